@@ -1,0 +1,41 @@
+# offshoot — set-up and checks. `make demo` and `make test` work on a fresh machine.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+STAMP := node_modules/.offshoot-install-stamp
+TSC := node_modules/.bin/tsc
+
+.PHONY: all install build check test demo bench fuzz torture clean
+
+all: build
+
+$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(STAMP)
+
+build: install
+	$(TSC) -p packages/offshoot/tsconfig.json
+	$(TSC) -p packages/client/tsconfig.json
+
+check: install
+	node scripts/check-layers.mjs
+	$(TSC) -p packages/offshoot/tsconfig.check.json
+
+test: build check
+	scripts/with-s3-server.sh scripts/run-tests.sh
+
+demo: build
+	scripts/demo.sh
+
+bench: build
+	node --import tsx packages/offshoot/bench/run.ts
+
+fuzz: build
+	OFFSHOOT_FUZZ_CASES=$${OFFSHOOT_FUZZ_CASES:-500000} scripts/run-tests.sh fuzz
+
+torture: build
+	OFFSHOOT_TORTURE_SECONDS=$${DURATION:-300} scripts/run-tests.sh torture
+
+clean:
+	rm -rf packages/*/dist

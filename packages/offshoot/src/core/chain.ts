@@ -1,0 +1,53 @@
+import { fail } from './errors.js';
+import type { DataObject } from './keys.js';
+import type { BasePointer } from './ref.js';
+
+/** The part of a chain that one lineage supplies, plus where (if anywhere) resolution continues in its base. */
+export interface LineageHalf {
+  /** Members in ascending txid order. */
+  members: DataObject[];
+  /** Set when resolution falls through the base pointer: the txid the base lineage must resolve to exactly. */
+  continueAt?: number;
+}
+
+/** Picks, for each maxTxid, the object of the highest epoch (snapshots and segments together). */
+export function dedupByEpoch(objects: readonly DataObject[]): Map<number, DataObject> {
+  const best = new Map<number, DataObject>();
+  for (const o of objects) {
+    const cur = best.get(o.maxTxid);
+    if (cur === undefined || o.epoch > cur.epoch || (o.epoch === cur.epoch && o.kind === 'snapshot' && cur.kind === 'segment')) {
+      best.set(o.maxTxid, o);
+    }
+  }
+  return best;
+}
+
+/**
+ * Resolves one lineage's half of a chain at `target`: the newest snapshot at or below it plus contiguous
+ * segments, never mixing in another lineage's objects; below the base pointer it stops and says where the
+ * base lineage must continue.
+ */
+export function resolveLineageHalf(lineage: string, objects: readonly DataObject[], target: number, base?: BasePointer): LineageHalf {
+  const best = dedupByEpoch(objects.filter((o) => o.lineage === lineage));
+  const members: DataObject[] = [];
+  let t = target;
+  for (;;) {
+    if (base !== undefined && t <= base.txid) {
+      members.reverse();
+      return { members, continueAt: t };
+    }
+    if (t <= 0) throw fail('CORRUPT', `chain of lineage ${lineage} at txid ${target} has no snapshot`, { hint: 'the store is missing objects; restore them or destroy the branch' });
+    const o = best.get(t);
+    if (o === undefined) {
+      throw fail('CORRUPT', `chain of lineage ${lineage} at txid ${target} has a gap: no object ends at txid ${t}`, {
+        hint: 'the store is missing objects; restore them or destroy the branch',
+      });
+    }
+    members.push(o);
+    if (o.kind === 'snapshot') {
+      members.reverse();
+      return { members };
+    }
+    t = o.minTxid - 1;
+  }
+}

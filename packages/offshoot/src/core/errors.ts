@@ -1,0 +1,73 @@
+/** Stable error codes: callers branch on these, never on messages or classes. */
+export type ErrorCode =
+  | 'USAGE'
+  | 'INVALID_NAME'
+  | 'INVALID_ARGUMENT'
+  | 'NOT_FOUND'
+  | 'NOT_INITIALIZED'
+  | 'ALREADY_EXISTS'
+  | 'CAS_CONFLICT'
+  | 'PROTECTED'
+  | 'LEASE_HELD'
+  | 'LEASE_LOST'
+  | 'FENCED'
+  | 'BUSY'
+  | 'SESSION_OPEN'
+  | 'CHECKSUM_MISMATCH'
+  | 'CORRUPT'
+  | 'LAYOUT_TOO_NEW'
+  | 'SCHEMA_TOO_NEW'
+  | 'UNSUPPORTED'
+  | 'TIMEOUT'
+  | 'UNAVAILABLE'
+  | 'IO'
+  | 'INTERNAL';
+
+/** Options accepted by every offshoot error. */
+export interface ErrorOptions {
+  hint?: string;
+  retryable?: boolean;
+  cause?: unknown;
+}
+
+/** The one error type offshoot raises: a stable code, a message, and a hint naming the fix. */
+export class OffshootError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly retryable: boolean;
+
+  constructor(code: ErrorCode, message: string, opts: ErrorOptions = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'OffshootError';
+    this.code = code;
+    this.hint = opts.hint;
+    this.retryable = opts.retryable ?? false;
+  }
+}
+
+/** Builds an OffshootError; shorthand used throughout the engine. */
+export function fail(code: ErrorCode, message: string, opts?: ErrorOptions): OffshootError {
+  return new OffshootError(code, message, opts);
+}
+
+/** True when err is an offshoot error carrying the given code (checked by code, not by class identity). */
+export function hasCode(err: unknown, code: ErrorCode): err is OffshootError {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code && 'retryable' in err;
+}
+
+/** Wraps any thrown value as an OffshootError, keeping offshoot errors as they are. */
+export function asOffshootError(err: unknown): OffshootError {
+  if (err instanceof OffshootError) return err;
+  if (typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' && 'retryable' in err) {
+    return err as OffshootError;
+  }
+  const e = err as NodeJS.ErrnoException;
+  if (e && typeof e.code === 'string') {
+    if (e.code === 'ENOENT') return fail('NOT_FOUND', e.message, { cause: err });
+    if (e.code === 'EEXIST') return fail('ALREADY_EXISTS', e.message, { cause: err });
+    if (e.code === 'ENOSPC' || e.code === 'EACCES' || e.code === 'EPERM' || e.code === 'EIO' || e.code === 'EROFS') {
+      return fail('IO', e.message, { cause: err });
+    }
+  }
+  return fail('INTERNAL', err instanceof Error ? err.message : String(err), { cause: err });
+}

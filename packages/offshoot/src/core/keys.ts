@@ -1,0 +1,75 @@
+import { fail } from './errors.js';
+
+/** The store manifest key. */
+export const MANIFEST_KEY = 'offshoot.json';
+/** The GC tombstone list key. */
+export const TOMBSTONES_KEY = 'gc/tombstones';
+
+const hex16 = (n: number): string => n.toString(16).padStart(16, '0');
+
+/** refs/{db}/{branch} */
+export function refKey(db: string, branch: string): string {
+  return `refs/${db}/${branch}`;
+}
+
+/** data/{lineage}/ — everything a lineage owns. */
+export function lineagePrefix(lineage: string): string {
+  return `data/${lineage}/`;
+}
+
+/** data/{lineage}/base.json — the create-only copy-on-write pointer. */
+export function baseKey(lineage: string): string {
+  return `data/${lineage}/base.json`;
+}
+
+/** data/{lineage}/{epoch}/snapshot-{txid:016x}.ltx */
+export function snapshotKey(lineage: string, epoch: number, txid: number): string {
+  return `data/${lineage}/${epoch}/snapshot-${hex16(txid)}.ltx`;
+}
+
+/** data/{lineage}/{epoch}/segment-{max:016x}-{min:016x}.ltx — max before min, as the layout has always been. */
+export function segmentKey(lineage: string, epoch: number, minTxid: number, maxTxid: number): string {
+  return `data/${lineage}/${epoch}/segment-${hex16(maxTxid)}-${hex16(minTxid)}.ltx`;
+}
+
+/** One LTX object of a lineage, as named by its key. */
+export interface DataObject {
+  key: string;
+  lineage: string;
+  epoch: number;
+  kind: 'snapshot' | 'segment';
+  minTxid: number;
+  maxTxid: number;
+  size?: number;
+}
+
+const DATA_RE = /^data\/([0-9a-z_-]+)\/([0-9]+)\/(?:snapshot-([0-9a-f]{16})|segment-([0-9a-f]{16})-([0-9a-f]{16}))\.ltx$/;
+
+/** Parses a data object key; returns undefined for keys that are not LTX objects (base.json, strays). */
+export function parseDataKey(key: string): DataObject | undefined {
+  const m = DATA_RE.exec(key);
+  if (!m) return undefined;
+  const lineage = m[1] as string;
+  const epoch = Number(m[2]);
+  if (m[3] !== undefined) {
+    const txid = parseInt(m[3], 16);
+    return { key, lineage, epoch, kind: 'snapshot', minTxid: 1, maxTxid: txid };
+  }
+  const max = parseInt(m[4] as string, 16);
+  const min = parseInt(m[5] as string, 16);
+  if (min > max) return undefined;
+  return { key, lineage, epoch, kind: 'segment', minTxid: min, maxTxid: max };
+}
+
+/** Parses refs/{db}/{branch}; undefined for anything else. */
+export function parseRefKey(key: string): { db: string; branch: string } | undefined {
+  const parts = key.split('/');
+  if (parts.length !== 3 || parts[0] !== 'refs' || !parts[1] || !parts[2]) return undefined;
+  return { db: parts[1], branch: parts[2] };
+}
+
+/** Throws CORRUPT for a lineage id that could escape its prefix. */
+export function checkLineageId(id: string): string {
+  if (!/^[0-9a-z_-]{1,64}$/.test(id)) throw fail('CORRUPT', `invalid lineage id ${JSON.stringify(id)}`);
+  return id;
+}

@@ -1,0 +1,159 @@
+import { fail } from './errors.js';
+import type { Meta } from './meta.js';
+
+/** The ref schema this build writes; schema 1 refs are upgraded in memory on read. */
+export const REF_SCHEMA = 2;
+
+/** A named point in a branch's history. */
+export interface Checkpoint {
+  txid: number;
+  epoch: number;
+  created_at?: string;
+  meta?: Meta;
+}
+
+/** A copy-on-write base pointer: the lineage and txid a branch reads through below its own objects. */
+export interface BasePointer {
+  lineage: string;
+  txid: number;
+}
+
+/** A branch ref, exactly the JSON stored at refs/{db}/{branch}; every change is a compare-and-swap. */
+export interface Ref {
+  schema: number;
+  lineage: string;
+  epoch: number;
+  head_txid: number;
+  head_epoch: number;
+  checkpoints: Record<string, Checkpoint>;
+  parent?: string;
+  protected?: boolean;
+  lease_holder?: string;
+  lease_expiry?: string;
+  ttl?: string;
+  touched_at?: string;
+  reaping?: boolean;
+  deleting?: boolean;
+  deleting_at?: string;
+  meta?: Meta;
+  base?: BasePointer;
+  /** Monotonic per write, so two writes of otherwise identical bytes never share an S3 ETag. */
+  generation?: number;
+}
+
+function corrupt(what: string): Error {
+  return fail('CORRUPT', `ref is malformed: ${what}`, { hint: 'restore the ref object from a backup or destroy the branch' });
+}
+
+function num(v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw corrupt(`${what} is not a non-negative integer`);
+  return v;
+}
+
+function optStr(v: unknown, what: string): string | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string') throw corrupt(`${what} is not a string`);
+  return v;
+}
+
+function optMeta(v: unknown, what: string): Meta | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) throw corrupt(`${what} is not an object`);
+  const out: Meta = {};
+  for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+    if (typeof val !== 'string') throw corrupt(`${what}.${k} is not a string`);
+    out[k] = val;
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
+function parseCheckpoint(v: unknown, name: string, schema: number, fallbackEpoch: number): Checkpoint {
+  // Schema 1 stored checkpoints as bare txids.
+  if (schema === 1 && typeof v === 'number') return { txid: num(v, `checkpoint ${name}`), epoch: fallbackEpoch };
+  if (typeof v !== 'object' || v === null) throw corrupt(`checkpoint ${name} is not an object`);
+  const o = v as Record<string, unknown>;
+  const cp: Checkpoint = { txid: num(o.txid, `checkpoint ${name}.txid`), epoch: o.epoch === undefined ? fallbackEpoch : num(o.epoch, `checkpoint ${name}.epoch`) };
+  const created = optStr(o.created_at, `checkpoint ${name}.created_at`);
+  if (created !== undefined) cp.created_at = created;
+  const meta = optMeta(o.meta, `checkpoint ${name}.meta`);
+  if (meta !== undefined) cp.meta = meta;
+  return cp;
+}
+
+/** Parses ref JSON bytes, upgrading schema 1 and refusing a schema newer than this build understands. */
+export function parseRef(bytes: Uint8Array): Ref {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch {
+    throw corrupt('not JSON');
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw corrupt('not an object');
+  const o = raw as Record<string, unknown>;
+  const schema = o.schema === undefined ? 1 : num(o.schema, 'schema');
+  if (schema > REF_SCHEMA) {
+    throw fail('SCHEMA_TOO_NEW', `ref schema ${schema} is newer than this binary supports (${REF_SCHEMA})`, { hint: 'upgrade offshoot' });
+  }
+  if (typeof o.lineage !== 'string' || o.lineage === '') throw corrupt('lineage is missing');
+  const epoch = num(o.epoch ?? 1, 'epoch');
+  const ref: Ref = {
+    schema: REF_SCHEMA,
+    lineage: o.lineage,
+    epoch,
+    head_txid: num(o.head_txid ?? 0, 'head_txid'),
+    head_epoch: num(o.head_epoch ?? epoch, 'head_epoch'),
+    checkpoints: {},
+  };
+  const cps = o.checkpoints;
+  if (cps !== undefined && cps !== null) {
+    if (typeof cps !== 'object' || Array.isArray(cps)) throw corrupt('checkpoints is not an object');
+    for (const [name, v] of Object.entries(cps as Record<string, unknown>)) ref.checkpoints[name] = parseCheckpoint(v, name, schema, ref.head_epoch);
+  }
+  const strFields = ['parent', 'lease_holder', 'lease_expiry', 'ttl', 'touched_at', 'deleting_at'] as const;
+  for (const f of strFields) {
+    const v = optStr(o[f], f);
+    if (v !== undefined) ref[f] = v;
+  }
+  if (o.protected === true) ref.protected = true;
+  if (o.reaping === true) ref.reaping = true;
+  if (o.deleting === true) ref.deleting = true;
+  const meta = optMeta(o.meta, 'meta');
+  if (meta !== undefined) ref.meta = meta;
+  if (o.base !== undefined && o.base !== null) {
+    const b = o.base as Record<string, unknown>;
+    if (typeof b !== 'object' || typeof b.lineage !== 'string' || b.lineage === '') throw corrupt('base is malformed');
+    ref.base = { lineage: b.lineage, txid: num(b.txid, 'base.txid') };
+  }
+  if (o.generation !== undefined) ref.generation = num(o.generation, 'generation');
+  return ref;
+}
+
+/** Serializes a ref with a bumped generation; field order is stable so output is deterministic. */
+export function serializeRef(ref: Ref): Buffer {
+  const out: Ref = {
+    schema: REF_SCHEMA,
+    lineage: ref.lineage,
+    epoch: ref.epoch,
+    head_txid: ref.head_txid,
+    head_epoch: ref.head_epoch,
+    checkpoints: ref.checkpoints,
+  };
+  if (ref.parent) out.parent = ref.parent;
+  if (ref.protected) out.protected = true;
+  if (ref.lease_holder) out.lease_holder = ref.lease_holder;
+  if (ref.lease_expiry) out.lease_expiry = ref.lease_expiry;
+  if (ref.ttl) out.ttl = ref.ttl;
+  if (ref.touched_at) out.touched_at = ref.touched_at;
+  if (ref.reaping) out.reaping = true;
+  if (ref.deleting) out.deleting = true;
+  if (ref.deleting_at) out.deleting_at = ref.deleting_at;
+  if (ref.meta && Object.keys(ref.meta).length > 0) out.meta = ref.meta;
+  if (ref.base) out.base = ref.base;
+  out.generation = (ref.generation ?? 0) + 1;
+  return Buffer.from(JSON.stringify(out, null, 2) + '\n');
+}
+
+/** A deep copy of a ref, so callers can mutate a candidate without touching the one they read. */
+export function cloneRef(ref: Ref): Ref {
+  return JSON.parse(JSON.stringify(ref)) as Ref;
+}

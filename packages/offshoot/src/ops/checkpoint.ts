@@ -1,0 +1,130 @@
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { fail } from '../core/errors.js';
+import { segmentKey, snapshotKey } from '../core/keys.js';
+import { validateMeta, type Meta } from '../core/meta.js';
+import { validateName } from '../core/names.js';
+import type { Ref } from '../core/ref.js';
+import type { Target } from '../core/target.js';
+import { backdateAndFingerprint, readSidecar, sameIdentity, writeSidecar } from '../sqlite/checkout-sidecar.js';
+import { diffPageSums, geometryOf, scanPageSums } from '../sqlite/page-scan.js';
+import { readPageSums, writePageSums, type PageSums } from '../sqlite/page-sums.js';
+import { FrozenCheckout } from '../sqlite/quiesce.js';
+import { ChainResolver } from '../store/chain-resolver.js';
+import type { VersionedRef } from '../store/store.js';
+import { headIdentity, readBranch, refuseForeignLease } from './branch-ref.js';
+import type { OpsContext } from './context.js';
+import { encodePages, type EncodePlan } from './encode-pages.js';
+import { checkoutPath } from './paths.js';
+import { withTempDir } from './temp-dir.js';
+import { uploadAtHead } from './upload-at-head.js';
+
+/** What a checkpoint wrote: a segment of changed pages, a full snapshot, or nothing (the checkout was unchanged). */
+export interface CheckpointResult {
+  name: string | undefined;
+  txid: number;
+  kind: 'segment' | 'snapshot' | 'none';
+  pages: number;
+  bytes: number;
+}
+
+/** A snapshot replaces a segment when this share of the pages changed (on databases of at least 64 pages). */
+const SNAPSHOT_SHARE = 0.5;
+
+function chooseSnapshot(changed: number, commit: number, chainLength: number, snapshotEvery: number): boolean {
+  if (chainLength >= snapshotEvery) return true;
+  return commit >= 64 && changed / commit >= SNAPSHOT_SHARE;
+}
+
+/**
+ * `offshoot checkpoint db[@branch] <name>` at rest (and, with no name, the implicit checkpoint fork/rollback/promote
+ * take of a dirty checkout): writes only the pages that changed since the checkout was materialized or last
+ * checkpointed, as a segment at head+1 — a snapshot on the cadence or when most pages changed — and records the
+ * name by compare-and-swap. An unchanged checkout writes no object; the name lands on the current head.
+ */
+export async function checkpoint(ctx: OpsContext, t: Target, name: string | undefined, meta?: Meta): Promise<CheckpointResult> {
+  if (name !== undefined) validateName('checkpoint', name);
+  validateMeta(meta);
+  const cur = await readBranch(ctx, t.db, t.branch);
+  if (name !== undefined && cur.ref.checkpoints[name]) {
+    throw fail('ALREADY_EXISTS', `checkpoint "${name}" already exists on ${t.db}@${t.branch}`, { hint: 'pick another checkpoint name' });
+  }
+  refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'checkpoint');
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  if (!existsSync(path)) {
+    throw fail('NOT_FOUND', `no checkout of ${t.db}@${t.branch} at ${path}`, { hint: `run 'offshoot checkout ${t.db}@${t.branch}' and write to it first` });
+  }
+  const frozen = FrozenCheckout.open(path);
+  try {
+    return await checkpointFrozen(ctx, t, name, meta, cur, frozen);
+  } finally {
+    frozen.release();
+  }
+}
+
+async function checkpointFrozen(ctx: OpsContext, t: Target, name: string | undefined, meta: Meta | undefined, cur: VersionedRef, frozen: FrozenCheckout): Promise<CheckpointResult> {
+  const { ref } = cur;
+  const sc = readSidecar(frozen.path);
+  const g = geometryOf(frozen, Number(frozen.stat.size), frozen.path);
+  const onHead = sameIdentity(sc, headIdentity(ref)) && sc?.ltx_checksum !== undefined;
+  const recorded = onHead ? await readPageSums(frozen.path) : undefined;
+  // Sums that disagree with the recorded head checksum cannot seed a segment; fall back to a snapshot.
+  const oldSums = recorded && sc?.ltx_checksum && recorded.rollingChecksum() === BigInt('0x' + sc.ltx_checksum) ? recorded : undefined;
+  const unchangedStat = onHead && sc?.mtime_ns === frozen.stat.mtimeNs.toString() && sc.size === Number(frozen.stat.size) && sc.ino === frozen.stat.ino.toString();
+
+  let sums: PageSums;
+  let plan: EncodePlan | undefined;
+  const txid = ref.head_txid + 1;
+  if (unchangedStat && oldSums) {
+    sums = oldSums;
+  } else if (oldSums && oldSums.pageSize === g.pageSize && sc?.ltx_checksum) {
+    const d = diffPageSums(frozen, g, oldSums);
+    sums = d.sums;
+    if (d.changed.length > 0 || g.pageCount !== oldSums.pageCount) {
+      const chain = await new ChainResolver(ctx.store).resolve(ref.lineage, ref.head_txid);
+      plan = chooseSnapshot(d.changed.length, g.pageCount, chain.members.length, ctx.snapshotEvery)
+        ? { kind: 'snapshot', txid }
+        : { kind: 'segment', txid, pages: d.changed, preApplyChecksum: BigInt('0x' + sc.ltx_checksum) };
+    }
+  } else {
+    sums = scanPageSums(frozen, g);
+    plan = { kind: 'snapshot', txid };
+  }
+
+  const checksum = sums.rollingChecksum();
+  const now = ctx.now();
+  let result: CheckpointResult;
+  let after: VersionedRef;
+  if (plan === undefined) {
+    after = await recordCheckpoint(ctx, t, cur, name, meta, ref.head_txid, undefined);
+    result = { name, txid: ref.head_txid, kind: 'none', pages: 0, bytes: 0 };
+  } else {
+    const p = plan;
+    const uploaded = await withTempDir(async (dir) => {
+      const out = join(dir, 'checkpoint.ltx');
+      const bytes = await encodePages(frozen, g, p, checksum, out, now.getTime());
+      const keyFor = (epoch: number) => (p.kind === 'snapshot' ? snapshotKey(ref.lineage, epoch, txid) : segmentKey(ref.lineage, epoch, txid, txid));
+      const up = await uploadAtHead(ctx, t.db, t.branch, cur, keyFor, { file: out });
+      return { ...up, bytes };
+    });
+    after = await recordCheckpoint(ctx, t, uploaded.current, name, meta, txid, uploaded.current.ref.epoch);
+    result = { name, txid, kind: p.kind, pages: p.kind === 'segment' ? p.pages.length : g.pageCount, bytes: uploaded.bytes };
+  }
+  // Still frozen: nobody can have written the main file since it was read, so these sidecars describe it exactly.
+  const fp = backdateAndFingerprint(frozen.path, now.getTime());
+  await writePageSums(frozen.path, sums);
+  await writeSidecar(frozen.path, { ...headIdentity(after.ref), ltx_checksum: checksum.toString(16), page_size: g.pageSize, commit: g.pageCount, ...fp });
+  return result;
+}
+
+async function recordCheckpoint(ctx: OpsContext, t: Target, cur: VersionedRef, name: string | undefined, meta: Meta | undefined, txid: number, epoch: number | undefined): Promise<VersionedRef> {
+  const now = ctx.now().toISOString();
+  const next: Ref = { ...cur.ref, checkpoints: { ...cur.ref.checkpoints }, touched_at: now };
+  if (epoch !== undefined) {
+    next.head_txid = txid;
+    next.head_epoch = epoch;
+  }
+  if (name !== undefined) next.checkpoints[name] = { txid, epoch: next.head_epoch, created_at: now, ...(meta ? { meta } : {}) };
+  const etag = await ctx.store.casRef(t.db, t.branch, cur.etag, next);
+  return { ref: { ...next, generation: (next.generation ?? 0) + 1 }, etag };
+}

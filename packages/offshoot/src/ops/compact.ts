@@ -1,0 +1,53 @@
+import { fail } from '../core/errors.js';
+import { newLineageId } from '../core/lineage.js';
+import type { Checkpoint, Ref } from '../core/ref.js';
+import type { Target } from '../core/target.js';
+import { ChainResolver } from '../store/chain-resolver.js';
+import { readBranch, refuseForeignLease } from './branch-ref.js';
+import { checkpointIfDirty } from './checkpoint-if-dirty.js';
+import type { OpsContext } from './context.js';
+import { copySnapshot } from './new-lineage.js';
+import { refreshCheckout } from './refresh-checkout.js';
+
+/** What compact did; `compacted` is false for a branch that was already self-contained. */
+export interface CompactResult {
+  db: string;
+  branch: string;
+  txid: number;
+  compacted: boolean;
+  snapshots: number;
+}
+
+/**
+ * `offshoot compact db[@b]`: turns a shared fork into a self-contained branch — one snapshot at head in a fresh
+ * lineage plus one per distinct checkpoint txid it keeps, the base pointer dropped, a `compact` checkpoint added.
+ * A no-op on a branch with no base. This is O(database size) by design: cutting the pointer is its purpose.
+ */
+export async function compact(ctx: OpsContext, t: Target): Promise<CompactResult> {
+  let cur = await readBranch(ctx, t.db, t.branch);
+  refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'compact');
+  if (await checkpointIfDirty(ctx, t, cur.ref)) cur = await readBranch(ctx, t.db, t.branch);
+  const resolver = new ChainResolver(ctx.store);
+  if (cur.ref.base === undefined && (await resolver.base(cur.ref.lineage)) === undefined) {
+    return { db: t.db, branch: t.branch, txid: cur.ref.head_txid, compacted: false, snapshots: 0 };
+  }
+  const lineage = newLineageId();
+  const head = cur.ref.head_txid;
+  const txids = new Set<number>([head, ...Object.values(cur.ref.checkpoints).map((c) => c.txid)]);
+  for (const x of txids) await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, lineage);
+  const now = ctx.now().toISOString();
+  const checkpoints: Record<string, Checkpoint> = {};
+  for (const [name, cp] of Object.entries(cur.ref.checkpoints)) checkpoints[name] = { ...cp, epoch: 1 };
+  checkpoints.compact = { txid: head, epoch: 1, created_at: now };
+  const next: Ref = { ...cur.ref, lineage, epoch: 1, head_txid: head, head_epoch: 1, checkpoints, touched_at: now };
+  delete next.base;
+  delete next.lease_holder;
+  delete next.lease_expiry;
+  try {
+    await ctx.store.casRef(t.db, t.branch, cur.etag, next);
+  } catch (err) {
+    throw fail('CAS_CONFLICT', `compact of ${t.db}@${t.branch} lost a race: the branch changed meanwhile`, { retryable: true, hint: 'retry the compact', cause: err });
+  }
+  await refreshCheckout(ctx, t.db, t.branch, next);
+  return { db: t.db, branch: t.branch, txid: head, compacted: true, snapshots: txids.size };
+}

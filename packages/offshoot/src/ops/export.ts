@@ -1,0 +1,31 @@
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { fail } from '../core/errors.js';
+import type { Target } from '../core/target.js';
+import { commitRename, tempPathFor } from '../platform/atomic-file.js';
+import type { OpsContext } from './context.js';
+import { materializeTo } from './materialize.js';
+import { resolveTargetChain } from './resolve-target.js';
+
+/**
+ * `offshoot export db[@b[@cp]] <out>`: writes the durable state (head, or a checkpoint) to any local path —
+ * atomically, every member verified before the rename; parent directories are created. No sidecar, no lease.
+ */
+export async function exportTo(ctx: OpsContext, t: Target, out: string, opts: { force?: boolean } = {}): Promise<{ path: string; txid: number }> {
+  const path = resolve(out);
+  if (existsSync(path) && !opts.force) {
+    throw fail('ALREADY_EXISTS', `${path} already exists`, { hint: 'pass --force to overwrite it, or choose another path' });
+  }
+  const chain = await resolveTargetChain(ctx, t);
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = tempPathFor(path);
+  try {
+    const m = await materializeTo(ctx, t.db, chain, tmp);
+    await commitRename(tmp, path);
+    return { path, txid: m.txid };
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,91 @@
+import { fail, hasCode } from '../core/errors.js';
+import { formatDuration, type TtlArg } from '../core/duration.js';
+import { validateMeta, type Meta } from '../core/meta.js';
+import { validateName } from '../core/names.js';
+import type { Ref } from '../core/ref.js';
+import type { Target } from '../core/target.js';
+import { ChainResolver } from '../store/chain-resolver.js';
+import { readBranch } from './branch-ref.js';
+import { checkpointIfDirty } from './checkpoint-if-dirty.js';
+import type { OpsContext } from './context.js';
+import { checkForkPointLive } from './fork-point-check.js';
+import { newLineageAt } from './new-lineage.js';
+
+/** Options of fork: a checkpoint to fork at (else the head), a TTL, meta tags. */
+export interface ForkOptions {
+  at?: string;
+  ttl?: TtlArg;
+  meta?: Meta;
+}
+
+/** What fork made. */
+export interface ForkResult {
+  db: string;
+  source: string;
+  branch: string;
+  txid: number;
+  mode: 'shared' | 'materialized';
+  path: 'fast' | 'slow' | undefined;
+  ttl: string | undefined;
+  expiresAt: string | undefined;
+}
+
+/** Resolves the txid a fork or rollback names: a checkpoint of the ref, or its head. */
+export function checkpointTxid(ref: Ref, t: Target, name: string): number {
+  const cp = ref.checkpoints[name];
+  if (cp === undefined) {
+    throw fail('NOT_FOUND', `no checkpoint "${name}" on ${t.db}@${t.branch}`, { hint: `list checkpoints with 'offshoot status'` });
+  }
+  return cp.txid;
+}
+
+/**
+ * `offshoot fork db[@src] <new>`: a copy-on-write child that shares the parent's durable objects through a
+ * create-only base pointer — two small writes (base.json and the child ref) whatever the database size. A dirty
+ * source checkout is checkpointed first (changed pages only) so the child holds everything committed before the
+ * call; a chain already at the depth floor is materialized instead of shared.
+ */
+export async function fork(ctx: OpsContext, src: Target, newBranch: string, opts: ForkOptions = {}): Promise<ForkResult> {
+  validateName('branch', newBranch);
+  const meta = validateMeta(opts.meta);
+  if (opts.ttl?.kind === 'none') throw fail('INVALID_ARGUMENT', 'a fork TTL must be positive', { hint: 'omit --ttl for a fork that never expires' });
+  if (await ctx.store.tryGetRef(src.db, newBranch)) {
+    throw fail('ALREADY_EXISTS', `branch ${src.db}@${newBranch} already exists`, { hint: 'pick another name, or destroy the existing branch first' });
+  }
+  let { ref } = await readBranch(ctx, src.db, src.branch);
+  let txid: number;
+  if (opts.at !== undefined) {
+    txid = checkpointTxid(ref, src, opts.at);
+  } else {
+    if (await checkpointIfDirty(ctx, src, ref)) ref = (await readBranch(ctx, src.db, src.branch)).ref;
+    txid = ref.head_txid;
+  }
+  const resolver = new ChainResolver(ctx.store);
+  const fresh = await newLineageAt(ctx, src.db, resolver, ref.lineage, txid);
+  const now = ctx.now();
+  const child: Ref = {
+    schema: 2,
+    lineage: fresh.lineage,
+    epoch: 1,
+    head_txid: txid,
+    head_epoch: 1,
+    checkpoints: { fork: { txid, epoch: 1, created_at: now.toISOString() } },
+    parent: `${src.db}@${src.branch}@${txid}`,
+    touched_at: now.toISOString(),
+  };
+  if (fresh.base) child.base = fresh.base;
+  if (opts.ttl?.kind === 'set') child.ttl = formatDuration(opts.ttl.ttl);
+  if (meta) child.meta = meta;
+  await ctx.store.createRef(src.db, newBranch, child);
+  try {
+    await checkForkPointLive(ctx, fresh.dependsOn);
+  } catch (err) {
+    if (hasCode(err, 'BUSY')) {
+      const mine = await ctx.store.tryGetRef(src.db, newBranch);
+      if (mine) await ctx.store.deleteRef(src.db, newBranch, mine.etag);
+    }
+    throw err;
+  }
+  const expiresAt = opts.ttl?.kind === 'set' ? new Date(now.getTime() + Number(opts.ttl.ttl / 1_000_000n)).toISOString() : undefined;
+  return { db: src.db, source: src.branch, branch: newBranch, txid, mode: fresh.mode, path: fresh.path, ttl: child.ttl, expiresAt };
+}

@@ -1,0 +1,67 @@
+import { durationMs, type Duration } from '../core/duration.js';
+import { readTombstones, writeTombstones, type Tombstones } from '../store/tombstones.js';
+import { clearStaleClaims } from './clear-claims.js';
+import type { OpsContext } from './context.js';
+import { keeps, markLive } from './gc-mark.js';
+import { reap } from './reap.js';
+
+/** What one object-GC pass did. */
+export interface CollectReport {
+  tombstoned: number;
+  deleted: number;
+  /** Stones still waiting out their grace period after this pass. */
+  backlog: number;
+}
+
+/** What `offshoot gc` did: reap, stale-claim clearing, then object GC. */
+export interface GcReport extends CollectReport {
+  reaped: string[];
+  reapErrors: string[];
+  clearedClaims: string[];
+}
+
+/**
+ * Two-phase, object-granular GC: objects no live chain reaches are tombstoned; a stone older than the grace period
+ * is re-marked against a fresh mark and re-listed, and only then deleted (batched). Revived objects lose their
+ * stone. Fails closed: any error before the deletes deletes nothing.
+ */
+export async function collectGarbage(ctx: OpsContext, grace: Duration): Promise<CollectReport> {
+  const backend = ctx.store.backend;
+  const now = ctx.now();
+  const first = await markLive(ctx);
+  const keys = (await backend.list('data/')).map((o) => o.key);
+  const { stones, etag } = await readTombstones(backend);
+  const next: Tombstones = { ...stones };
+  let tombstoned = 0;
+  for (const k of keys) {
+    if (keeps(first, k)) delete next[k];
+    else if (next[k] === undefined) {
+      next[k] = now.toISOString();
+      tombstoned++;
+    }
+  }
+  const graceMs = durationMs(grace);
+  const due = Object.keys(stones).filter((k) => next[k] !== undefined && now.getTime() - Date.parse(stones[k] ?? '') >= graceMs);
+  let deleted = 0;
+  if (due.length > 0) {
+    const second = await markLive(ctx);
+    const present = new Set((await backend.list('data/')).map((o) => o.key));
+    const doomed = due.filter((k) => !keeps(second, k) && present.has(k));
+    for (const k of due) if (keeps(second, k)) delete next[k];
+    await backend.deleteMany(doomed);
+    deleted = doomed.length;
+    for (const k of doomed) delete next[k];
+    for (const k of Object.keys(next)) if (!present.has(k)) delete next[k];
+  }
+  const changed = JSON.stringify(next) !== JSON.stringify(stones);
+  if (changed) await writeTombstones(backend, next, etag);
+  return { tombstoned, deleted, backlog: Object.keys(next).length };
+}
+
+/** `offshoot gc [--grace d]`: reap expired TTLs, clear stale delete claims, then collect unreachable objects. */
+export async function runGc(ctx: OpsContext, opts: { grace: Duration }): Promise<GcReport> {
+  const r = await reap(ctx);
+  const clearedClaims = await clearStaleClaims(ctx);
+  const c = await collectGarbage(ctx, opts.grace);
+  return { reaped: r.reaped, reapErrors: r.errors, clearedClaims, ...c };
+}

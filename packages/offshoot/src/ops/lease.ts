@@ -1,0 +1,64 @@
+import { fail } from '../core/errors.js';
+import { durationMs, parseDuration } from '../core/duration.js';
+import type { Target } from '../core/target.js';
+import { leaseLive } from './branch-ref.js';
+import type { OpsContext } from './context.js';
+
+/** One leased branch as `lease list` reports it. */
+export interface LeaseInfo {
+  db: string;
+  branch: string;
+  holder: string;
+  epoch: number;
+  expiry: string;
+  live: boolean;
+}
+
+/** The default lease length of `lease acquire`. */
+export const DEFAULT_LEASE_TTL = '30s';
+
+/** Every branch that carries a lease, live or expired. */
+export async function listLeases(ctx: OpsContext): Promise<LeaseInfo[]> {
+  const out: LeaseInfo[] = [];
+  for (const { db, branch } of await ctx.store.listAllBranches()) {
+    const got = await ctx.store.tryGetRef(db, branch);
+    if (!got?.ref.lease_holder) continue;
+    const r = got.ref;
+    out.push({ db, branch, holder: r.lease_holder ?? '', epoch: r.epoch, expiry: r.lease_expiry ?? '', live: leaseLive(r, ctx.now()) });
+  }
+  return out;
+}
+
+/**
+ * Acquires or renews a branch lease for ctx.holder. A fresh acquire (no live lease of ours) bumps the epoch, which
+ * fences any earlier writer; renewing our own live lease only extends it.
+ */
+export async function acquireLease(ctx: OpsContext, t: Target, ttl: string = DEFAULT_LEASE_TTL): Promise<{ epoch: number; expiry: string; renewed: boolean }> {
+  const ms = durationMs(parseDuration(ttl));
+  if (ms <= 0) throw fail('INVALID_ARGUMENT', `invalid lease ttl ${ttl}: must be positive`, { hint: 'use a duration such as 30s' });
+  let renewed = false;
+  const { ref } = await ctx.store.updateRef(t.db, t.branch, (r) => {
+    if (r.reaping || r.deleting) throw fail('BUSY', `${t.db}@${t.branch} is being reaped or destroyed`, { hint: 'the branch is going away; fork another' });
+    const now = ctx.now();
+    const live = leaseLive(r, now);
+    if (live && r.lease_holder !== ctx.holder) {
+      throw fail('LEASE_HELD', `${t.db}@${t.branch} is leased by ${r.lease_holder} until ${r.lease_expiry}`, { hint: 'wait for the lease to expire, or release it' });
+    }
+    renewed = live;
+    const next = { ...r, lease_holder: ctx.holder, lease_expiry: new Date(now.getTime() + ms).toISOString() };
+    if (!live) next.epoch = r.epoch + 1;
+    return next;
+  });
+  return { epoch: ref.epoch, expiry: ref.lease_expiry ?? '', renewed };
+}
+
+/** Releases a branch's lease (whoever holds it) and restarts its TTL clock. */
+export async function releaseLease(ctx: OpsContext, t: Target): Promise<void> {
+  await ctx.store.updateRef(t.db, t.branch, (r) => {
+    if (!r.lease_holder) throw fail('NOT_FOUND', `no lease on ${t.db}@${t.branch}`, { hint: `see 'offshoot lease list'` });
+    const next = { ...r, touched_at: ctx.now().toISOString() };
+    delete next.lease_holder;
+    delete next.lease_expiry;
+    return next;
+  });
+}

@@ -1,0 +1,21 @@
+import { join } from 'node:path';
+
+/** The writable checkout of a branch: checkouts/<db>/<branch>.db (stable across repoints). */
+export function checkoutPath(root: string, db: string, branch: string): string {
+  return join(root, 'checkouts', db, `${branch}.db`);
+}
+
+/** A read-only checkpoint checkout: checkouts-ro/<db>/<branch>@<checkpoint>.db. */
+export function readOnlyCheckoutPath(root: string, db: string, branch: string, checkpoint: string): string {
+  return join(root, 'checkouts-ro', db, `${branch}@${checkpoint}.db`);
+}
+
+/** The immutable per-chain cache directory of a database: checkouts-ro/<db>/~by-chain/. */
+export function chainCacheDir(root: string, db: string): string {
+  return join(root, 'checkouts-ro', db, '~by-chain');
+}
+
+/** Every local file that belongs to a writable checkout (database, WAL, shared memory, sidecars). */
+export function checkoutFiles(path: string): string[] {
+  return [path, `${path}-wal`, `${path}-shm`, `${path}.sum`, `${path}.pages`];
+}

@@ -1,0 +1,73 @@
+import { fail } from '../core/errors.js';
+import { validateName } from '../core/names.js';
+import type { Ref } from '../core/ref.js';
+import type { Target } from '../core/target.js';
+import { ChainResolver } from '../store/chain-resolver.js';
+import { readBranch, refuseForeignLease } from './branch-ref.js';
+import { checkpointIfDirty } from './checkpoint-if-dirty.js';
+import type { OpsContext } from './context.js';
+import { newLineageAt } from './new-lineage.js';
+import { refreshCheckout } from './refresh-checkout.js';
+import { keepSafetyFork } from './safety-fork.js';
+
+/** What promote did. */
+export interface PromoteResult {
+  db: string;
+  source: string;
+  target: string;
+  txid: number;
+  backup: string;
+  path: string;
+  refreshed: boolean;
+  mode: 'shared' | 'materialized';
+}
+
+/** Refuses a destructive change to a protected branch unless forced. */
+export function refuseProtected(ref: Ref, db: string, branch: string, what: string, force: boolean): void {
+  if (ref.protected && !force) {
+    throw fail('PROTECTED', `${db}@${branch} is protected; use --force to ${what} it`, {
+      hint: `pass --force deliberately, or run 'offshoot unprotect ${db}@${branch}' first`,
+    });
+  }
+}
+
+/**
+ * `offshoot promote db@src --onto tgt`: repoints the (existing) target at a fresh lineage reading through a base
+ * pointer at the source's head (or a copy with --materialize). The source is unchanged; the target keeps its TTL
+ * and protection, its checkpoints reset to `promote`, and its old head is kept as `<target>-pre-promote`.
+ */
+export async function promote(ctx: OpsContext, src: Target, onto: string, opts: { force?: boolean; materialize?: boolean } = {}): Promise<PromoteResult> {
+  validateName('branch', onto);
+  if (onto === src.branch) throw fail('INVALID_ARGUMENT', `cannot promote ${src.db}@${src.branch} onto itself`, { hint: 'name a different --onto branch' });
+  let source = await readBranch(ctx, src.db, src.branch);
+  const tgt = await readBranch(ctx, src.db, onto);
+  refuseProtected(tgt.ref, src.db, onto, 'promote onto', opts.force ?? false);
+  refuseForeignLease(ctx, src.db, onto, tgt.ref, 'promote onto');
+  if (await checkpointIfDirty(ctx, src, source.ref)) source = await readBranch(ctx, src.db, src.branch);
+  const resolver = new ChainResolver(ctx.store);
+  const backup = await keepSafetyFork(ctx, src.db, onto, tgt.ref, 'pre-promote', resolver);
+  const txid = source.ref.head_txid;
+  const fresh = await newLineageAt(ctx, src.db, resolver, source.ref.lineage, txid, { materialize: opts.materialize ?? false });
+  const now = ctx.now().toISOString();
+  const next: Ref = {
+    ...tgt.ref,
+    lineage: fresh.lineage,
+    epoch: 1,
+    head_txid: txid,
+    head_epoch: 1,
+    checkpoints: { promote: { txid, epoch: 1, created_at: now } },
+    parent: `${src.db}@${src.branch}@${txid}`,
+    touched_at: now,
+  };
+  delete next.base;
+  if (fresh.base) next.base = fresh.base;
+  delete next.lease_holder;
+  delete next.lease_expiry;
+  try {
+    await ctx.store.casRef(src.db, onto, tgt.etag, next);
+  } catch (err) {
+    throw fail('CAS_CONFLICT', `promote onto ${src.db}@${onto} lost a race: the target changed meanwhile`, { retryable: true, hint: 'retry the promote', cause: err });
+  }
+  const refreshed = await refreshCheckout(ctx, src.db, onto, next);
+  return { db: src.db, source: src.branch, target: onto, txid, backup, path: refreshed.path, refreshed: refreshed.refreshed, mode: fresh.mode };
+}

@@ -1,0 +1,56 @@
+import { fail } from '../core/errors.js';
+import type { Ref } from '../core/ref.js';
+import { leaseLive } from './branch-ref.js';
+import type { OpsContext } from './context.js';
+import { destroy } from './destroy.js';
+import { reapDeadline } from './status.js';
+
+/** Branches reaped, and per-branch failures (the pass continues past them). */
+export interface ReapReport {
+  reaped: string[];
+  errors: string[];
+}
+
+/**
+ * Expires unprotected, unleased branches whose TTL has run out from max(touched_at, lease_expiry): each is claimed
+ * with a `reaping` compare-and-swap (which a racing touch loses to, and vice versa) and then destroyed.
+ */
+export async function reap(ctx: OpsContext): Promise<ReapReport> {
+  const report: ReapReport = { reaped: [], errors: [] };
+  for (const { db, branch } of await ctx.store.listAllBranches()) {
+    const got = await ctx.store.tryGetRef(db, branch);
+    if (!got || !eligible(ctx, got.ref)) continue;
+    const name = `${db}@${branch}`;
+    try {
+      await ctx.store.updateRef(db, branch, (r) => {
+        if (!eligible(ctx, r)) throw fail('CAS_CONFLICT', `${name} is no longer due for reaping`);
+        return { ...r, reaping: true };
+      });
+    } catch (err) {
+      report.errors.push(`${name}: ${(err as Error).message}`);
+      continue;
+    }
+    try {
+      await destroy(ctx, { db, branch }, { reaping: true });
+      report.reaped.push(name);
+    } catch (err) {
+      report.errors.push(`${name}: ${(err as Error).message}`);
+      await ctx.store
+        .updateRef(db, branch, (r) => {
+          const next = { ...r };
+          delete next.reaping;
+          return next;
+        })
+        .catch(() => undefined);
+    }
+  }
+  return report;
+}
+
+function eligible(ctx: OpsContext, r: Ref): boolean {
+  if (r.protected || !r.ttl || r.reaping || r.deleting) return false;
+  const now = ctx.now();
+  if (leaseLive(r, now)) return false;
+  const deadline = reapDeadline(r.ttl, r.touched_at, r.lease_expiry);
+  return deadline !== undefined && deadline <= now.getTime();
+}

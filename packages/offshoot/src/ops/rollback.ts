@@ -1,0 +1,78 @@
+import { fail } from '../core/errors.js';
+import type { Ref, Checkpoint } from '../core/ref.js';
+import type { Target } from '../core/target.js';
+import { ChainResolver } from '../store/chain-resolver.js';
+import { readBranch, refuseForeignLease } from './branch-ref.js';
+import { checkpointIfDirty } from './checkpoint-if-dirty.js';
+import type { OpsContext } from './context.js';
+import { checkpointTxid } from './fork.js';
+import { copySnapshot, newLineageAt } from './new-lineage.js';
+import { refreshCheckout } from './refresh-checkout.js';
+import { keepSafetyFork } from './safety-fork.js';
+
+/** What rollback did: where the branch now stands, what it abandoned, and the undo point it kept. */
+export interface RollbackResult {
+  db: string;
+  branch: string;
+  checkpoint: string;
+  txid: number;
+  /** The txid range above the checkpoint that was abandoned, if any. */
+  abandoned: { from: number; to: number } | undefined;
+  backup: string;
+  path: string;
+  refreshed: boolean;
+  mode: 'shared' | 'materialized';
+}
+
+/**
+ * `offshoot rollback db[@b] --to <cp>`: repoints the branch at a fresh lineage that reads through a base pointer at
+ * the checkpoint (or owns a copy with --materialize), keeping checkpoints at or below it. The old head is kept first
+ * as `<branch>-pre-rollback`. Dirty checkout edits are checkpointed into the undo point, never silently lost.
+ */
+export async function rollback(ctx: OpsContext, t: Target, to: string, opts: { materialize?: boolean } = {}): Promise<RollbackResult> {
+  let cur = await readBranch(ctx, t.db, t.branch);
+  refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');
+  const target = checkpointTxid(cur.ref, t, to);
+  if (await checkpointIfDirty(ctx, t, cur.ref)) cur = await readBranch(ctx, t.db, t.branch);
+  const oldHead = cur.ref.head_txid;
+  const resolver = new ChainResolver(ctx.store);
+  const backup = await keepSafetyFork(ctx, t.db, t.branch, cur.ref, 'pre-rollback', resolver);
+  const fresh = await newLineageAt(ctx, t.db, resolver, cur.ref.lineage, target, { materialize: opts.materialize ?? false });
+  const kept: Record<string, Checkpoint> = {};
+  for (const [name, cp] of Object.entries(cur.ref.checkpoints)) if (cp.txid <= target) kept[name] = { ...cp, epoch: 1 };
+  if (fresh.mode === 'materialized') {
+    // A lineage with no base must own a snapshot for every checkpoint it keeps.
+    const txids = new Set(Object.values(kept).map((c) => c.txid).filter((x) => x !== target));
+    for (const x of txids) await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, fresh.lineage);
+  }
+  const next: Ref = {
+    ...cur.ref,
+    lineage: fresh.lineage,
+    epoch: 1,
+    head_txid: target,
+    head_epoch: 1,
+    checkpoints: kept,
+    touched_at: ctx.now().toISOString(),
+  };
+  delete next.base;
+  if (fresh.base) next.base = fresh.base;
+  delete next.lease_holder;
+  delete next.lease_expiry;
+  try {
+    await ctx.store.casRef(t.db, t.branch, cur.etag, next);
+  } catch (err) {
+    throw fail('CAS_CONFLICT', `rollback of ${t.db}@${t.branch} lost a race: the branch changed meanwhile`, { retryable: true, hint: 'retry the rollback', cause: err });
+  }
+  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next);
+  return {
+    db: t.db,
+    branch: t.branch,
+    checkpoint: to,
+    txid: target,
+    abandoned: oldHead > target ? { from: target + 1, to: oldHead } : undefined,
+    backup,
+    path: refreshed.path,
+    refreshed: refreshed.refreshed,
+    mode: fresh.mode,
+  };
+}

@@ -1,0 +1,25 @@
+import { fail } from '../core/errors.js';
+import { formatDuration, type TtlArg } from '../core/duration.js';
+import type { Target } from '../core/target.js';
+import type { OpsContext } from './context.js';
+
+/** What touch left: the TTL in force (canonical, or undefined for none) and the new activity time. */
+export interface TouchResult {
+  db: string;
+  branch: string;
+  ttl: string | undefined;
+  touchedAt: string;
+}
+
+/** `offshoot touch db[@b] [--ttl d|none]`: restarts the TTL clock, optionally setting or clearing the TTL. */
+export async function touch(ctx: OpsContext, t: Target, ttl: TtlArg = { kind: 'keep' }): Promise<TouchResult> {
+  const now = ctx.now().toISOString();
+  const { ref } = await ctx.store.updateRef(t.db, t.branch, (r) => {
+    if (r.reaping || r.deleting) throw fail('CAS_CONFLICT', `${t.db}@${t.branch} is being reaped; too late to touch`, { hint: 'the branch is about to be destroyed' });
+    const next = { ...r, touched_at: now };
+    if (ttl.kind === 'none') delete next.ttl;
+    if (ttl.kind === 'set') next.ttl = formatDuration(ttl.ttl);
+    return next;
+  });
+  return { db: t.db, branch: t.branch, ttl: ref.ttl, touchedAt: now };
+}

@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { close, fsync, open } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+
+const openP = promisify(open);
+const fsyncP = promisify(fsync);
+const closeP = promisify(close);
+
+/** A temp path beside `path` (same directory, so a rename is atomic), hidden by its `.tmp-` prefix. */
+export function tempPathFor(path: string): string {
+  return join(dirname(path), `.tmp-${basename(path)}-${randomBytes(6).toString('hex')}`);
+}
+
+/** fsyncs a file or directory by path. */
+export async function fsyncPath(path: string): Promise<void> {
+  const fd = await openP(path, 'r');
+  try {
+    await fsyncP(fd);
+  } finally {
+    await closeP(fd);
+  }
+}
+
+/** Renames tmp over path and fsyncs the directory, so the new name survives a crash. */
+export async function commitRename(tmp: string, path: string): Promise<void> {
+  await rename(tmp, path);
+  await fsyncPath(dirname(path));
+}
+
+/** Writes data to path atomically: temp file → fsync → rename → fsync the directory. */
+export async function writeFileAtomic(path: string, data: Uint8Array | string, opts: { mode?: number } = {}): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = tempPathFor(path);
+  try {
+    await writeFile(tmp, data, { mode: opts.mode ?? 0o644 });
+    await fsyncPath(tmp);
+    await commitRename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, readFileSync, statSync, utimesSync } from 'node:fs';
+import { writeFileAtomic } from '../platform/atomic-file.js';
+
+/** Which durable state a checkout holds. */
+export interface CheckoutIdentity {
+  lineage: string;
+  epoch: number;
+  txid: number;
+}
+
+/**
+ * The `.sum` sidecar beside a checkout. `hash` is the earlier implementation's SHA-256 fingerprint (read, and
+ * trusted only after hashing); ours adds size/mtime/inode so a clean checkout is proven clean without reading it.
+ */
+export interface Sidecar extends CheckoutIdentity {
+  hash?: string;
+  /** Rolling LTX checksum of the checkout's content, hex. */
+  ltx_checksum?: string;
+  page_size?: number;
+  commit?: number;
+  size?: number;
+  mtime_ns?: string;
+  ino?: string;
+}
+
+/** Is the checkout still exactly what its sidecar says? */
+export type CleanVerdict = 'clean' | 'modified' | 'unknown';
+
+/** The fingerprint fields of a file. */
+export interface Fingerprint {
+  size: number;
+  mtime_ns: string;
+  ino: string;
+}
+
+/** Path of the `.sum` sidecar for a checkout. */
+export function sidecarPath(dbPath: string): string {
+  return `${dbPath}.sum`;
+}
+
+/** Reads the sidecar; a missing or unreadable one reads as undefined ("unknown"). */
+export function readSidecar(dbPath: string): Sidecar | undefined {
+  try {
+    const s = JSON.parse(readFileSync(sidecarPath(dbPath), 'utf8')) as Sidecar;
+    if (typeof s.lineage !== 'string' || typeof s.txid !== 'number' || typeof s.epoch !== 'number') return undefined;
+    return s;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the sidecar atomically. */
+export async function writeSidecar(dbPath: string, s: Sidecar): Promise<void> {
+  await writeFileAtomic(sidecarPath(dbPath), JSON.stringify(s) + '\n');
+}
+
+function walBytes(dbPath: string): number {
+  try {
+    return statSync(`${dbPath}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Reads the current fingerprint of a file. */
+export function fingerprintOf(dbPath: string): Fingerprint {
+  const st = statSync(dbPath, { bigint: true });
+  return { size: Number(st.size), mtime_ns: st.mtimeNs.toString(), ino: st.ino.toString() };
+}
+
+/**
+ * Moves the file's mtime a minute into the past and returns the resulting fingerprint. Any later write stamps the
+ * current time, which can never equal the recorded one, so there is no racily-clean window to guard. Call it only
+ * while nobody can write the file (a private temp file, or under a FrozenCheckout).
+ */
+export function backdateAndFingerprint(dbPath: string, now: number = Date.now()): Fingerprint {
+  const past = (now - 60_000) / 1000;
+  utimesSync(dbPath, past, past);
+  return fingerprintOf(dbPath);
+}
+
+/** SHA-256 of a file, streamed (O(size); used only to trust a sidecar the earlier implementation wrote). */
+export async function sha256File(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+/**
+ * Decides whether a checkout still holds what its sidecar records: O(1) from the fingerprint (any -wal content
+ * means modified); a legacy sidecar with only a hash is checked by hashing once.
+ */
+export async function checkClean(dbPath: string, sidecar: Sidecar | undefined): Promise<CleanVerdict> {
+  if (sidecar === undefined) return 'unknown';
+  let fp: Fingerprint;
+  try {
+    fp = fingerprintOf(dbPath);
+  } catch {
+    return 'unknown';
+  }
+  if (walBytes(dbPath) > 0) return 'modified';
+  if (sidecar.mtime_ns !== undefined) {
+    return sidecar.size === fp.size && sidecar.mtime_ns === fp.mtime_ns && sidecar.ino === fp.ino ? 'clean' : 'modified';
+  }
+  if (sidecar.hash !== undefined) return (await sha256File(dbPath)) === sidecar.hash ? 'clean' : 'modified';
+  return 'unknown';
+}
+
+/** True when the sidecar records the same durable state as the identity. */
+export function sameIdentity(s: CheckoutIdentity | undefined, id: CheckoutIdentity): boolean {
+  return s !== undefined && s.lineage === id.lineage && s.epoch === id.epoch && s.txid === id.txid;
+}

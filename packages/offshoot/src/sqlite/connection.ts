@@ -1,0 +1,13 @@
+import Database from 'better-sqlite3';
+
+/** A better-sqlite3 connection. */
+export type Connection = Database.Database;
+
+/** Busy timeout for at-rest operations: wait this long for a foreign writer, then fail cleanly. */
+export const AT_REST_BUSY_TIMEOUT_MS = 3000;
+
+/** Opens an existing database file with a busy timeout; readonly opens never create -wal/-shm beyond SQLite's own. */
+export function openConnection(path: string, opts: { readonly?: boolean; busyTimeoutMs?: number } = {}): Connection {
+  const db = new Database(path, { readonly: opts.readonly ?? false, fileMustExist: true, timeout: opts.busyTimeoutMs ?? AT_REST_BUSY_TIMEOUT_MS });
+  return db;
+}

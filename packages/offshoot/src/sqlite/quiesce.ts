@@ -1,0 +1,98 @@
+import { closeSync, openSync, readSync, statSync, type BigIntStats } from 'node:fs';
+import { fail } from '../core/errors.js';
+import { AT_REST_BUSY_TIMEOUT_MS, openConnection, type Connection } from './connection.js';
+
+function busy(path: string): Error {
+  return fail('BUSY', `database is busy (live writer or reader): ${path}`, {
+    retryable: true,
+    hint: 'close the connections that hold the checkout (or their open transactions) and retry',
+  });
+}
+
+function walSize(path: string): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+function truncateCheckpoint(db: Connection, path: string): void {
+  const row = db.pragma('wal_checkpoint(TRUNCATE)', { simple: false }) as Array<{ busy: number }>;
+  if ((row[0]?.busy ?? 0) !== 0) throw busy(path);
+}
+
+/** Folds the -wal into the main file with a TRUNCATE checkpoint, waiting up to the busy timeout; BUSY otherwise. */
+export function quiesce(path: string, busyTimeoutMs: number = AT_REST_BUSY_TIMEOUT_MS): void {
+  const db = openConnection(path, { busyTimeoutMs });
+  try {
+    truncateCheckpoint(db, path);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * A checkout held still for reading: the -wal is folded and empty, and a read transaction on our own connection
+ * keeps every other connection from backfilling into the main file, so raw page reads see one consistent state.
+ * Writers may still append to the -wal meanwhile; that is theirs to checkpoint after release.
+ */
+export class FrozenCheckout {
+  private constructor(
+    readonly path: string,
+    private readonly db: Connection,
+    private readonly fd: number,
+    /** Stat of the main file taken under the read lock. */
+    readonly stat: BigIntStats,
+  ) {}
+
+  /** Quiesces path and takes the read lock; BUSY when a writer keeps the -wal busy past the timeout. */
+  static open(path: string, busyTimeoutMs: number = AT_REST_BUSY_TIMEOUT_MS): FrozenCheckout {
+    const deadline = Date.now() + busyTimeoutMs;
+    const db = openConnection(path, { busyTimeoutMs });
+    try {
+      for (;;) {
+        truncateCheckpoint(db, path);
+        db.exec('BEGIN');
+        db.prepare('SELECT count(*) FROM sqlite_master').get();
+        // A commit that slipped in between the checkpoint and the read lock lives only in the -wal: fold it too.
+        if (walSize(path) === 0) break;
+        db.exec('COMMIT');
+        if (Date.now() > deadline) throw busy(path);
+      }
+      // The raw descriptor is closed only after the connection (POSIX locks belong to the process and inode).
+      const fd = openSync(path, 'r');
+      return new FrozenCheckout(path, db, fd, statSync(path, { bigint: true }));
+    } catch (err) {
+      if (db.inTransaction) db.exec('COMMIT');
+      db.close();
+      throw err;
+    }
+  }
+
+  /** Reads length bytes at offset from the frozen main file into buf. */
+  read(buf: Buffer, offset: number, length: number = buf.length): number {
+    let done = 0;
+    while (done < length) {
+      const n = readSync(this.fd, buf, done, length - done, offset + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return done;
+  }
+
+  /** Re-stats the main file while still frozen (after the caller re-stamped its mtime). */
+  restat(): BigIntStats {
+    return statSync(this.path, { bigint: true });
+  }
+
+  /** Ends the read transaction, closes the connection, then the raw descriptor. */
+  release(): void {
+    try {
+      if (this.db.inTransaction) this.db.exec('COMMIT');
+      this.db.close();
+    } finally {
+      closeSync(this.fd);
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import type { Readable } from 'node:stream';
+
+/** What a put may carry: bytes in memory, or a file streamed from disk (large snapshots). */
+export type Body = Uint8Array | { file: string };
+
+/** A put's precondition: create-only, or replace only the version with this etag. */
+export type PutCondition = { ifNoneMatch: true } | { ifMatch: string };
+
+/** One listed object. */
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  etag?: string;
+}
+
+/** An object read whole. */
+export interface GetResult {
+  body: Buffer;
+  etag: string;
+}
+
+/** What a backend can do beyond the common contract. */
+export interface BackendCapabilities {
+  /** Delete-if-etag-matches is enforced by the backend itself. */
+  conditionalDelete: boolean;
+  /** Server-side copy or a filesystem clone makes copy O(1) in transferred bytes. */
+  cheapCopy: boolean;
+}
+
+/**
+ * The object store contract every backend meets (local directory, S3). Keys are `/`-separated. Errors are
+ * OffshootErrors: NOT_FOUND for a missing key, ALREADY_EXISTS when a create-only put finds the key, CAS_CONFLICT
+ * when an if-match put or delete finds another version.
+ */
+export interface Backend {
+  /** A description for messages, e.g. the store spec. */
+  readonly name: string;
+  readonly capabilities: BackendCapabilities;
+  /** Reads an object whole. */
+  get(key: string): Promise<GetResult>;
+  /** Opens an object for streaming reads (large snapshots are never held in memory). */
+  getStream(key: string): Promise<Readable>;
+  /** Streams an object to a local file (atomically: temp then rename), returning its size. */
+  getToFile(key: string, path: string): Promise<number>;
+  /** Size and etag, or undefined when the key is absent. */
+  stat(key: string): Promise<ObjectInfo | undefined>;
+  /** Writes an object, optionally create-only or compare-and-swap; returns the new etag. */
+  put(key: string, body: Body, cond?: PutCondition): Promise<string>;
+  /** Deletes a key; deleting a missing key succeeds. With ifMatch, only that version is deleted. */
+  delete(key: string, opts?: { ifMatch?: string }): Promise<void>;
+  /** Deletes many keys, missing ones included; batched where the backend allows. */
+  deleteMany(keys: readonly string[]): Promise<void>;
+  /** Every key starting with prefix, sorted by key (byte order). */
+  list(prefix: string): Promise<ObjectInfo[]>;
+  /** Copies src to dst without the data passing through the caller where the backend can. */
+  copy(src: string, dst: string, cond?: { ifNoneMatch: true }): Promise<void>;
+  /** Releases connections and handles. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,49 @@
+import { fail, hasCode } from '../core/errors.js';
+import { MANIFEST_KEY } from '../core/keys.js';
+import type { Backend } from './backend.js';
+
+/** The newest store layout this build reads and writes (2: copy-on-write base pointers). */
+export const LAYOUT_VERSION = 2;
+/** The layout a fresh store starts at; the first shared fork bumps it to 2, as the earlier implementation did. */
+export const INITIAL_LAYOUT_VERSION = 1;
+
+/** The store manifest at offshoot.json. */
+export interface Manifest {
+  layout_version: number;
+  created_at: string;
+}
+
+/** Reads the manifest, refusing a missing store or a layout newer than this build. */
+export async function readManifest(backend: Backend, specText: string): Promise<{ manifest: Manifest; etag: string }> {
+  let got;
+  try {
+    got = await backend.get(MANIFEST_KEY);
+  } catch (err) {
+    if (hasCode(err, 'NOT_FOUND')) {
+      throw fail('NOT_INITIALIZED', `open store ${specText}: no offshoot.json manifest (run 'offshoot init'?)`, {
+        hint: `run 'offshoot -store ${specText} init' to create the store`,
+      });
+    }
+    throw err;
+  }
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(got.body.toString('utf8')) as Manifest;
+  } catch {
+    throw fail('CORRUPT', `open store ${specText}: offshoot.json is not valid JSON`, { hint: 'restore offshoot.json from a backup' });
+  }
+  if (typeof manifest.layout_version !== 'number') {
+    throw fail('CORRUPT', `open store ${specText}: offshoot.json has no layout_version`, { hint: 'restore offshoot.json from a backup' });
+  }
+  if (manifest.layout_version > LAYOUT_VERSION) {
+    throw fail('LAYOUT_TOO_NEW', `open store ${specText}: layout version ${manifest.layout_version} is newer than this binary supports (${LAYOUT_VERSION})`, {
+      hint: 'upgrade offshoot to a version that understands this store',
+    });
+  }
+  return { manifest, etag: got.etag };
+}
+
+/** Serializes a manifest. */
+export function encodeManifest(m: Manifest): Buffer {
+  return Buffer.from(JSON.stringify(m, null, 2) + '\n');
+}

@@ -1,0 +1,39 @@
+import { isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fail } from '../core/errors.js';
+
+/** Where a store lives: a local directory or an S3 bucket (with an optional key prefix). */
+export type StoreSpec = { kind: 'local'; root: string; text: string } | { kind: 's3'; bucket: string; prefix: string; text: string };
+
+/** The store used when neither -store nor OFFSHOOT_STORE is given. */
+export const DEFAULT_STORE = '.offshoot';
+
+/** Parses a store spec: a path, `file:///abs/path`, or `s3://bucket[/prefix]`. */
+export function parseStoreSpec(text: string, cwd: string = process.cwd()): StoreSpec {
+  if (text === '') throw fail('USAGE', 'empty store spec', { hint: 'pass -store PATH or s3://bucket/prefix' });
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(text);
+  if (scheme) {
+    const s = (scheme[1] ?? '').toLowerCase();
+    if (s === 'file') {
+      const path = fileURLToPath(text);
+      return { kind: 'local', root: path, text };
+    }
+    if (s === 's3') {
+      const rest = text.slice('s3://'.length);
+      const slash = rest.indexOf('/');
+      const bucket = slash < 0 ? rest : rest.slice(0, slash);
+      const prefix = slash < 0 ? '' : rest.slice(slash + 1).replace(/^\/+|\/+$/g, '');
+      if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+        throw fail('USAGE', `invalid S3 bucket name ${JSON.stringify(bucket)} in store spec ${text}`, { hint: 'write the store as s3://bucket[/prefix]' });
+      }
+      return { kind: 's3', bucket, prefix, text };
+    }
+    throw fail('USAGE', `unsupported store scheme "${s}://" in ${text}`, { hint: 'use a path, file:///abs/path or s3://bucket[/prefix]' });
+  }
+  return { kind: 'local', root: isAbsolute(text) ? text : resolve(cwd, text), text };
+}
+
+/** Resolves the store spec from -store, then $OFFSHOOT_STORE, then ./.offshoot. */
+export function resolveStoreSpec(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd?: string): StoreSpec {
+  return parseStoreSpec(flag ?? env.OFFSHOOT_STORE ?? DEFAULT_STORE, cwd);
+}

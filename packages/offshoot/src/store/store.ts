@@ -1,0 +1,231 @@
+import { fail, hasCode } from '../core/errors.js';
+import { baseKey, checkLineageId, lineagePrefix, MANIFEST_KEY, parseDataKey, parseRefKey, refKey, type DataObject } from '../core/keys.js';
+import { parseRef, serializeRef, cloneRef, type BasePointer, type Ref } from '../core/ref.js';
+import type { Backend, Body } from './backend.js';
+import { encodeManifest, INITIAL_LAYOUT_VERSION, LAYOUT_VERSION, readManifest } from './manifest.js';
+import { openBackend } from './open-backend.js';
+import type { StoreSpec } from './store-spec.js';
+
+/** A ref as read, with the etag a compare-and-swap must name. */
+export interface VersionedRef {
+  ref: Ref;
+  etag: string;
+}
+
+/** How many times updateRef retries a lost compare-and-swap before giving up. */
+const CAS_RETRIES = 8;
+
+/** The store: manifest, refs changed only by compare-and-swap, and create-only data objects, over one backend. */
+export class Store {
+  private layout: number;
+
+  private constructor(
+    readonly backend: Backend,
+    readonly spec: StoreSpec,
+    layout: number,
+  ) {
+    this.layout = layout;
+  }
+
+  /** Opens an initialized store, refusing a missing manifest or a layout newer than this build. */
+  static async open(spec: StoreSpec, opts: { backend?: Backend; probe?: boolean } = {}): Promise<Store> {
+    const backend = opts.backend ?? (await openBackend(spec, { probe: opts.probe ?? true }));
+    const { manifest } = await readManifest(backend, spec.text);
+    return new Store(backend, spec, manifest.layout_version);
+  }
+
+  /** Creates the manifest create-only; refuses a store that already exists. */
+  static async init(spec: StoreSpec, opts: { backend?: Backend; now?: Date } = {}): Promise<Store> {
+    const backend = opts.backend ?? (await openBackend(spec, { probe: true }));
+    const created_at = (opts.now ?? new Date()).toISOString();
+    try {
+      await backend.put(MANIFEST_KEY, encodeManifest({ layout_version: INITIAL_LAYOUT_VERSION, created_at }), { ifNoneMatch: true });
+    } catch (err) {
+      if (hasCode(err, 'ALREADY_EXISTS') || hasCode(err, 'CAS_CONFLICT')) {
+        throw fail('ALREADY_EXISTS', `store ${spec.text} is already initialized`, { hint: 'use the existing store, or pick another -store' });
+      }
+      throw err;
+    }
+    return new Store(backend, spec, INITIAL_LAYOUT_VERSION);
+  }
+
+  /** The layout version read at open (or after a bump). */
+  get layoutVersion(): number {
+    return this.layout;
+  }
+
+  /** Bumps the manifest to layout 2 by compare-and-swap before the first base pointer is written; one-way. */
+  async ensureSharedLayout(): Promise<void> {
+    if (this.layout >= LAYOUT_VERSION) return;
+    for (let i = 0; i < CAS_RETRIES; i++) {
+      const { manifest, etag } = await readManifest(this.backend, this.spec.text);
+      if (manifest.layout_version >= LAYOUT_VERSION) {
+        this.layout = manifest.layout_version;
+        return;
+      }
+      try {
+        await this.backend.put(MANIFEST_KEY, encodeManifest({ ...manifest, layout_version: LAYOUT_VERSION }), { ifMatch: etag });
+        this.layout = LAYOUT_VERSION;
+        return;
+      } catch (err) {
+        if (!hasCode(err, 'CAS_CONFLICT')) throw err;
+      }
+    }
+    throw fail('CAS_CONFLICT', 'could not upgrade the store layout: the manifest kept changing', { retryable: true, hint: 'retry the command' });
+  }
+
+  /** Reads a ref, or undefined when the branch does not exist. */
+  async tryGetRef(db: string, branch: string): Promise<VersionedRef | undefined> {
+    try {
+      const got = await this.backend.get(refKey(db, branch));
+      return { ref: parseRef(got.body), etag: got.etag };
+    } catch (err) {
+      if (hasCode(err, 'NOT_FOUND')) return undefined;
+      throw err;
+    }
+  }
+
+  /** Reads a ref; NOT_FOUND names the branch and how to list what exists. */
+  async getRef(db: string, branch: string): Promise<VersionedRef> {
+    const got = await this.tryGetRef(db, branch);
+    if (got === undefined) {
+      throw fail('NOT_FOUND', `no branch ${db}@${branch}`, { hint: `run 'offshoot status' to list databases and branches, or 'offshoot create ${db}'` });
+    }
+    return got;
+  }
+
+  /** Creates a ref create-only; ALREADY_EXISTS when the branch exists. */
+  async createRef(db: string, branch: string, ref: Ref): Promise<string> {
+    try {
+      return await this.backend.put(refKey(db, branch), serializeRef(ref), { ifNoneMatch: true });
+    } catch (err) {
+      if (hasCode(err, 'ALREADY_EXISTS') || hasCode(err, 'CAS_CONFLICT')) {
+        throw fail('ALREADY_EXISTS', `branch ${db}@${branch} already exists`, { hint: 'pick another name, or destroy the existing branch first' });
+      }
+      throw err;
+    }
+  }
+
+  /** Replaces a ref only if it is still at etag; CAS_CONFLICT otherwise. */
+  async casRef(db: string, branch: string, etag: string, ref: Ref): Promise<string> {
+    try {
+      return await this.backend.put(refKey(db, branch), serializeRef(ref), { ifMatch: etag });
+    } catch (err) {
+      if (hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'NOT_FOUND')) {
+        throw fail('CAS_CONFLICT', `branch ${db}@${branch} changed concurrently`, { retryable: true, hint: 'retry the command', cause: err });
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Read-modify-write of a ref by compare-and-swap, retried on conflict. `mutate` gets a private copy and
+   * returns the new ref, or undefined to leave it unchanged; it may throw to abort.
+   */
+  async updateRef(db: string, branch: string, mutate: (ref: Ref, etag: string) => Ref | undefined | Promise<Ref | undefined>): Promise<VersionedRef> {
+    for (let i = 0; ; i++) {
+      const cur = await this.getRef(db, branch);
+      const next = await mutate(cloneRef(cur.ref), cur.etag);
+      if (next === undefined) return cur;
+      try {
+        const etag = await this.casRef(db, branch, cur.etag, next);
+        return { ref: { ...next, generation: (next.generation ?? 0) + 1 }, etag };
+      } catch (err) {
+        if (!hasCode(err, 'CAS_CONFLICT') || i >= CAS_RETRIES) throw err;
+      }
+    }
+  }
+
+  /** Deletes a ref only if it is still at etag (re-checked by read where the backend cannot delete conditionally). */
+  async deleteRef(db: string, branch: string, etag: string): Promise<void> {
+    const key = refKey(db, branch);
+    if (this.backend.capabilities.conditionalDelete) {
+      try {
+        await this.backend.delete(key, { ifMatch: etag });
+        return;
+      } catch (err) {
+        if (hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'NOT_FOUND')) {
+          throw fail('CAS_CONFLICT', `branch ${db}@${branch} changed concurrently`, { retryable: true, hint: 'retry the command', cause: err });
+        }
+        throw err;
+      }
+    }
+    const cur = await this.tryGetRef(db, branch);
+    if (cur === undefined) return;
+    if (cur.etag !== etag) throw fail('CAS_CONFLICT', `branch ${db}@${branch} changed concurrently`, { retryable: true, hint: 'retry the command' });
+    await this.backend.delete(key);
+  }
+
+  /** Every database that has at least one ref, sorted. */
+  async listDbs(): Promise<string[]> {
+    const dbs = new Set<string>();
+    for (const o of await this.backend.list('refs/')) {
+      const k = parseRefKey(o.key);
+      if (k) dbs.add(k.db);
+    }
+    return [...dbs].sort();
+  }
+
+  /** Every branch of a database, sorted. */
+  async listBranches(db: string): Promise<string[]> {
+    const out: string[] = [];
+    for (const o of await this.backend.list(`refs/${db}/`)) {
+      const k = parseRefKey(o.key);
+      if (k && k.db === db) out.push(k.branch);
+    }
+    return out.sort();
+  }
+
+  /** Every (db, branch) pair in the store, sorted. */
+  async listAllBranches(): Promise<Array<{ db: string; branch: string }>> {
+    const out: Array<{ db: string; branch: string }> = [];
+    for (const o of await this.backend.list('refs/')) {
+      const k = parseRefKey(o.key);
+      if (k) out.push(k);
+    }
+    return out;
+  }
+
+  /** Writes a data object create-only; an existing key is left as it is and reported ALREADY_EXISTS. */
+  async putData(key: string, body: Body): Promise<void> {
+    await this.backend.put(key, body, { ifNoneMatch: true });
+  }
+
+  /** Every LTX object of a lineage, with sizes. */
+  async listLineage(lineage: string): Promise<DataObject[]> {
+    checkLineageId(lineage);
+    const out: DataObject[] = [];
+    for (const o of await this.backend.list(lineagePrefix(lineage))) {
+      const d = parseDataKey(o.key);
+      if (d) out.push({ ...d, size: o.size });
+    }
+    return out;
+  }
+
+  /** The base pointer of a lineage, or undefined for a self-contained lineage. */
+  async readBase(lineage: string): Promise<BasePointer | undefined> {
+    try {
+      const got = await this.backend.get(baseKey(checkLineageId(lineage)));
+      const b = JSON.parse(got.body.toString('utf8')) as BasePointer;
+      if (typeof b.lineage !== 'string' || typeof b.txid !== 'number') throw new Error('malformed');
+      return { lineage: checkLineageId(b.lineage), txid: b.txid };
+    } catch (err) {
+      if (hasCode(err, 'NOT_FOUND')) return undefined;
+      if (err instanceof Error && !('code' in err && 'retryable' in err)) {
+        throw fail('CORRUPT', `base pointer of lineage ${lineage} is malformed`, { hint: 'restore data/<lineage>/base.json from a backup' });
+      }
+      throw err;
+    }
+  }
+
+  /** Writes a lineage's base pointer create-only (immutable once written), bumping the layout first. */
+  async writeBase(lineage: string, base: BasePointer): Promise<void> {
+    await this.ensureSharedLayout();
+    await this.backend.put(baseKey(lineage), Buffer.from(JSON.stringify(base) + '\n'), { ifNoneMatch: true });
+  }
+
+  /** Releases the backend. */
+  async close(): Promise<void> {
+    await this.backend.close();
+  }
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+// Fails when a module under packages/offshoot/src imports from a layer above it (docs/architecture.md).
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const src = join(root, 'packages/offshoot/src');
+
+// Each layer's allowed imports (the transitive closure of the arrows in docs/architecture.md).
+const ALLOWED = {
+  platform: [],
+  core: [],
+  ltx: ['platform', 'core'],
+  store: ['platform', 'core'],
+  sqlite: ['platform', 'core', 'ltx'],
+  capture: ['platform', 'core', 'ltx', 'sqlite'],
+  ops: ['platform', 'core', 'ltx', 'store', 'sqlite'],
+  protocol: ['platform', 'core'],
+  session: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops'],
+  daemon: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'session', 'protocol'],
+  mcp: ['platform', 'core', 'ltx', 'store', 'sqlite', 'ops', 'protocol', 'client'],
+  cli: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'session', 'protocol', 'daemon', 'mcp', 'client'],
+};
+const PACKAGES = { '@offshoot/client': 'client' };
+
+function* walk(dir) {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) yield* walk(p);
+    else if (p.endsWith('.ts')) yield p;
+  }
+}
+
+const problems = [];
+let files = 0;
+for (const file of walk(src)) {
+  files++;
+  const rel = relative(src, file);
+  const layer = rel.split('/')[0];
+  if (!rel.includes('/')) continue; // the package entry point re-exports everything
+  const allowed = ALLOWED[layer];
+  if (!allowed) {
+    problems.push(`${rel}: folder "${layer}" is not a known layer`);
+    continue;
+  }
+  const text = readFileSync(file, 'utf8');
+  const re = /(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+  for (const m of text.matchAll(re)) {
+    const spec = m[1] ?? m[2];
+    let target;
+    if (spec.startsWith('.')) {
+      const abs = resolve(dirname(file), spec);
+      const r = relative(src, abs);
+      if (r.startsWith('..')) {
+        problems.push(`${rel}: imports ${spec}, outside the package source`);
+        continue;
+      }
+      target = r.split('/')[0];
+      if (!r.includes('/')) target = '(entry)';
+    } else if (PACKAGES[spec] || Object.keys(PACKAGES).some((p) => spec.startsWith(p + '/'))) {
+      target = PACKAGES[spec] ?? 'client';
+    } else {
+      continue;
+    }
+    if (target === layer) continue;
+    if (!allowed.includes(target)) problems.push(`${rel}: layer "${layer}" may not import "${target}" (${spec})`);
+  }
+}
+const clientSrc = join(root, 'packages/client/src');
+for (const file of walk(clientSrc)) {
+  files++;
+  const text = readFileSync(file, 'utf8');
+  for (const m of text.matchAll(/from\s*['"]([^'"]+)['"]/g)) {
+    const spec = m[1];
+    if (!spec.startsWith('.') && !spec.startsWith('node:')) problems.push(`client/${relative(clientSrc, file)}: the client has no runtime dependencies, but imports ${spec}`);
+  }
+}
+if (problems.length > 0) {
+  console.error(`layer check: ${problems.length} violation(s)`);
+  for (const p of problems) console.error('  ' + p);
+  process.exit(1);
+}
+console.log(`layer check: ${files} files, imports point down only`);
