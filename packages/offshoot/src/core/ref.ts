@@ -150,7 +150,7 @@ export function serializeRef(ref: Ref): Buffer {
   if (ref.meta && Object.keys(ref.meta).length > 0) out.meta = ref.meta;
   if (ref.base) out.base = ref.base;
   out.generation = (ref.generation ?? 0) + 1;
-  return Buffer.from(JSON.stringify(out, null, 2) + '\n');
+  return Buffer.from(JSON.stringify(out));
 }
 
 /** A deep copy of a ref, so callers can mutate a candidate without touching the one they read. */

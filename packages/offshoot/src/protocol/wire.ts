@@ -1,0 +1,125 @@
+import { z } from 'zod';
+
+/** Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff and gc. */
+export const OPS = [
+  'open',
+  'flush',
+  'status',
+  'close',
+  'shutdown',
+  'subscribe',
+  'create',
+  'checkout',
+  'fork',
+  'destroy',
+  'rollback',
+  'promote',
+  'compact',
+  'touch',
+  'branches',
+  'dbs',
+  'export',
+  'checkout-at',
+  'protect',
+  'unprotect',
+  'diff',
+  'gc',
+] as const;
+
+/** One op name. */
+export type Op = (typeof OPS)[number];
+
+/**
+ * A request: one JSON object per line. `branch` doubles as the fork/promote source; `name` is the checkpoint, the
+ * new branch, the promote target or the export/checkout-at checkpoint, depending on the op. Unknown fields are
+ * ignored so newer clients keep working against this daemon.
+ */
+export const RequestSchema = z.object({
+  op: z.string(),
+  db: z.string().optional(),
+  branch: z.string().optional(),
+  name: z.string().optional(),
+  from: z.string().optional(),
+  ttl: z.string().optional(),
+  force: z.boolean().optional(),
+  path: z.string().optional(),
+  meta: z.record(z.string(), z.string()).optional(),
+  /** Additive: the right-hand target of a diff op, as `db[@branch[@checkpoint]]`. */
+  to: z.string().optional(),
+  /** Additive: gc grace as a Go duration. */
+  grace: z.string().optional(),
+  /** Additive: ask diff for counts only. */
+  summary: z.boolean().optional(),
+});
+
+/** A parsed request. */
+export type Request = z.infer<typeof RequestSchema>;
+
+/** A checkpoint in BranchInfo.checkpoints_v2. */
+export interface CheckpointInfo {
+  name: string;
+  txid: number;
+  created_at?: string;
+}
+
+/** One branch as the `branches` op reports it; `shared` and `state` are always present. */
+export interface BranchInfo {
+  branch: string;
+  head_txid: number;
+  protected: boolean;
+  ttl?: string;
+  ttl_remaining?: string;
+  lease_holder?: string;
+  checkpoints: string[];
+  touched_at?: string;
+  checkpoints_v2: CheckpointInfo[];
+  shared: boolean;
+  state: string;
+}
+
+/** One open session as the `status` op reports it. */
+export interface SessionInfo {
+  db: string;
+  branch: string;
+  checkout: string;
+  holder: string;
+  epoch: number;
+  durable_txid: number;
+  durable_age?: string;
+  last_flush_at?: string;
+  flush_error?: string;
+  capture_lag_bytes: number;
+  error?: string;
+}
+
+/** A response line: `ok` plus the op's result fields; on failure `error` (and, additively, `code` and `hint`). */
+export interface Response {
+  ok: boolean;
+  error?: string;
+  code?: string;
+  hint?: string;
+  retryable?: boolean;
+  checkout?: string;
+  txid?: number;
+  sessions?: SessionInfo[];
+  branches?: BranchInfo[];
+  databases?: string[];
+  /** Additive result payloads (diff, gc, touch, protect). */
+  result?: unknown;
+}
+
+/** The event envelope published to subscribers. */
+export interface EventEnvelope {
+  v: 1;
+  ts: string;
+  type: EventType;
+  db?: string;
+  branch?: string;
+  detail?: Record<string, unknown>;
+}
+
+/** The event types. */
+export type EventType = 'session_opened' | 'flushed' | 'flush_failed' | 'fenced' | 'session_closed' | 'reaped' | 'evicted' | 'dropped_slow_consumer';
+
+/** The largest request line the daemon reads (larger ones are refused). */
+export const MAX_REQUEST_BYTES = 1 << 20;

@@ -1,0 +1,37 @@
+import fs from 'node:fs';
+import Database from 'better-sqlite3';
+import { fail } from '../../core/errors.js';
+import { sqliteFailure } from './sqlite-failure.js';
+
+/**
+ * Opens one side of a diff read-only inside a read transaction, so every query sees one snapshot even if a writer
+ * is active. Integers come back as bigint so large values and their type survive comparison. better-sqlite3 builds
+ * SQLite without URI filenames, so `immutable=1` is unavailable: a WAL-mode file in a writable directory gets
+ * -wal/-shm siblings created by this read-only open.
+ */
+export function openDiffSide(file: string, label: string): Database.Database {
+  if (!fs.existsSync(file)) {
+    throw fail('NOT_FOUND', `diff: the ${label} database ${file} does not exist`, { hint: 'check the path, or materialize the target first' });
+  }
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    db.pragma('query_only = ON');
+    db.defaultSafeIntegers(true);
+    db.exec('BEGIN');
+    db.prepare('SELECT count(*) FROM sqlite_schema').get();
+    return db;
+  } catch (err) {
+    db?.close();
+    throw sqliteFailure(err, `the ${label} database ${file}`);
+  }
+}
+
+/** True when a -wal file with content sits next to the database, so its pages are not all in the main file. */
+export function hasPendingWal(file: string): boolean {
+  try {
+    return fs.statSync(`${file}-wal`).size > 0;
+  } catch {
+    return false;
+  }
+}

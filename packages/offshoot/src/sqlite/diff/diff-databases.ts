@@ -1,0 +1,131 @@
+import type Database from 'better-sqlite3';
+import type { DependentObject, DiffOptions, DiffResult, DiffStats, Row, SchemaChange, TableDiff, TableRebuild } from './diff-types.js';
+import { hasPendingWal, openDiffSide } from './diff-connection.js';
+import { fillValues } from './fill-values.js';
+import { diffTableRows } from './row-diff.js';
+import { isStatTable, objectKey, readCatalog, type SchemaCatalog } from './schema-catalog.js';
+import { diffSchema } from './schema-diff.js';
+import { quoteIdent } from './sql-literal.js';
+import { sqliteFailure } from './sqlite-failure.js';
+import { tablesOwningPages } from './table-pages.js';
+import { readTableShape, type TableShape } from './table-shape.js';
+
+/**
+ * Diffs two SQLite files, left → right: schema objects by DDL text, and rows of every ordinary table by key.
+ *
+ * With `changedPages` (pages whose bytes differ between the files), only tables owning such a page on either side
+ * (found with dbstat), tables whose DDL differs, and tables whose b-tree root pages moved are read; the rest are
+ * reported `same` without reading rows — and without counts, except in summary mode, where an untouched table is
+ * counted once, on the left, and that count is shown for both sides. changedPages is ignored (everything is
+ * compared) when the page sizes differ or either file has a non-empty -wal, since then file pages are not the
+ * database's pages.
+ *
+ * Tables without an INTEGER PRIMARY KEY are matched by rowid, which VACUUM may renumber: after a VACUUM on one side
+ * such a table can show rows as changed that only moved.
+ */
+export function diffDatabases(leftPath: string, rightPath: string, opts: DiffOptions = {}): DiffResult {
+  const trustPages = opts.changedPages !== undefined && !hasPendingWal(leftPath) && !hasPendingWal(rightPath);
+  const leftDb = openDiffSide(leftPath, 'left');
+  try {
+    const rightDb = openDiffSide(rightPath, 'right');
+    try {
+      return diffOpen(leftDb, rightDb, trustPages ? opts.changedPages : undefined, opts.summaryOnly === true);
+    } catch (err) {
+      throw sqliteFailure(err, `${leftPath} or ${rightPath}`);
+    } finally {
+      rightDb.close();
+    }
+  } finally {
+    leftDb.close();
+  }
+}
+
+function diffOpen(leftDb: Database.Database, rightDb: Database.Database, pages: ReadonlySet<number> | undefined, summaryOnly: boolean): DiffResult {
+  const lc = readCatalog(leftDb);
+  const rc = readCatalog(rightDb);
+  const schema = diffSchema(lc, rc);
+  const narrowed = pages !== undefined && leftDb.pragma('page_size', { simple: true }) === rightDb.pragma('page_size', { simple: true });
+  const touched = narrowed ? touchedTables(leftDb, rightDb, lc, rc, schema, pages) : undefined;
+  const stats: DiffStats = { tablesCompared: 0, rowsScanned: 0, narrowed };
+  const tables: TableDiff[] = [];
+  for (const name of diffableTables(lc, rc)) {
+    const inLeft = isOrdinary(lc, name);
+    const inRight = isOrdinary(rc, name);
+    if (touched !== undefined && !touched.has(name)) {
+      const same: TableDiff = { table: name, key: readTableShape(rightDb, name).key, added: [], removed: [], changed: [], status: 'same' };
+      if (summaryOnly) same.leftCount = same.rightCount = Number(leftDb.prepare(`SELECT count(*) FROM ${quoteIdent(name)}`).pluck().get() as bigint);
+      tables.push(same);
+      continue;
+    }
+    const left = inLeft ? readTableShape(leftDb, name) : undefined;
+    const right = inRight ? readTableShape(rightDb, name) : undefined;
+    const ddlChanged = left !== undefined && right !== undefined && schema.some((c) => c.type === 'table' && c.name === name && c.change === 'changed');
+    const fill = left && right && ddlChanged ? fillValues(left, right) : {};
+    const rows = diffTableRows(leftDb, rightDb, { table: name, left, right, fill, summaryOnly }, stats);
+    const diff: TableDiff = { table: name, key: (right ?? left)?.key ?? [], ...rows };
+    if (rc.tables.get(name) === 'shadow' || lc.tables.get(name) === 'shadow') diff.shadow = true;
+    if (left && right && ddlChanged) diff.rebuild = rebuildPlan(rightDb, rc, name, left, right, fill);
+    const dependents = left && right ? dependentsOf(lc, rc, name, diff.rebuild !== undefined) : [];
+    if (dependents.length > 0 && (diff.rebuild !== undefined || diff.status !== 'same')) diff.dependents = dependents;
+    tables.push(diff);
+  }
+  return { schema, tables, stats, summaryOnly };
+}
+
+/** Every ordinary or shadow table on either side, sorted; sqlite_sequence included, statistics tables not. */
+function diffableTables(lc: SchemaCatalog, rc: SchemaCatalog): string[] {
+  const names = new Set<string>();
+  for (const c of [lc, rc]) for (const name of c.tables.keys()) if (isOrdinary(c, name)) names.add(name);
+  return [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function isOrdinary(c: SchemaCatalog, name: string): boolean {
+  const kind = c.tables.get(name);
+  if (kind === undefined || kind === 'virtual') return false;
+  const lower = name.toLowerCase();
+  return lower !== 'sqlite_schema' && lower !== 'sqlite_master' && !isStatTable(name);
+}
+
+/**
+ * Tables worth reading: owners of changed pages on either side, tables whose DDL differs, tables that exist on one
+ * side only (shadow tables have no DDL of their own), and tables whose b-tree or an index's moved to another root.
+ */
+function touchedTables(
+  leftDb: Database.Database,
+  rightDb: Database.Database,
+  lc: SchemaCatalog,
+  rc: SchemaCatalog,
+  schema: SchemaChange[],
+  pages: ReadonlySet<number>,
+): Set<string> {
+  // An index created, dropped or redefined rewrites its own pages without changing any row of its table.
+  const newIndexes = new Set(schema.filter((c) => c.type === 'index').map((c) => c.name));
+  const touched = new Set([...tablesOwningPages(leftDb, lc, pages, newIndexes), ...tablesOwningPages(rightDb, rc, pages, newIndexes)]);
+  for (const c of schema) if (c.type === 'table') touched.add(c.name);
+  for (const [name, root] of rc.rootpages) {
+    const before = lc.rootpages.get(name);
+    if (before === undefined ? !rc.indexTable.has(name) : before !== root) touched.add(rc.indexTable.get(name) ?? name);
+  }
+  for (const name of lc.rootpages.keys()) if (!rc.rootpages.has(name) && !lc.indexTable.has(name)) touched.add(name);
+  return touched;
+}
+
+function rebuildPlan(rightDb: Database.Database, rc: SchemaCatalog, name: string, left: TableShape, right: TableShape, fill: Row): TableRebuild {
+  const copy = left.keyKind === right.keyKind ? right.columns.filter((c) => left.columns.includes(c)) : [];
+  const plan: TableRebuild = { copy, fill: copy.length > 0 ? fill : {} };
+  // DROP TABLE forgets the table's sequence and the copy re-seeds it from the highest rowid; restore the right's.
+  const seq = rc.tables.has('sqlite_sequence') ? rightDb.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').pluck().get(name) : undefined;
+  if (typeof seq === 'bigint') plan.sequence = seq;
+  else if (/\bAUTOINCREMENT\b/i.test(rc.byKey.get(objectKey('table', name))?.sql ?? '')) plan.sequence = null;
+  return plan;
+}
+
+/** Right-side triggers (and, when rebuilding, indexes) on the table whose DDL is identical on both sides. */
+function dependentsOf(lc: SchemaCatalog, rc: SchemaCatalog, table: string, rebuilding: boolean): DependentObject[] {
+  const out: DependentObject[] = [];
+  for (const o of rc.objects) {
+    if (o.tblName !== table || (o.type !== 'trigger' && !(rebuilding && o.type === 'index'))) continue;
+    if (lc.byKey.get(objectKey(o.type, o.name))?.sql === o.sql) out.push({ type: o.type, name: o.name, sql: o.sql });
+  }
+  return out;
+}

@@ -1,0 +1,82 @@
+/** One row of a table, keyed by column name; values are as SQLite stores them (bigint, number, string, Buffer, null). */
+export type Row = Record<string, unknown>;
+
+/** The kind of schema object a change is about. */
+export type SchemaObjectType = 'table' | 'index' | 'view' | 'trigger';
+
+/** A schema object that exists on one or both sides with different DDL. */
+export interface SchemaChange {
+  type: SchemaObjectType;
+  name: string;
+  change: 'added' | 'removed' | 'changed';
+  /** The left side's DDL (absent when added). */
+  left?: string;
+  /** The right side's DDL (absent when removed). */
+  right?: string;
+}
+
+/** A right-side index or trigger whose DDL is the same on both sides but which SQL rendering must recreate. */
+export interface DependentObject {
+  type: 'index' | 'trigger';
+  name: string;
+  sql: string;
+}
+
+/** How SQL rendering rebuilds a table whose DDL differs, before applying its row changes. */
+export interface TableRebuild {
+  /** Columns both sides share, key included, carried over from the left; empty when the key changed and every row is replaced. */
+  copy: string[];
+  /** Right-only columns and the value each carried-over row gets; the row diff compared against exactly these values. */
+  fill: Row;
+  /** The right side's sqlite_sequence value for the table, restored after the rebuild; null when it has no row there. */
+  sequence?: bigint | null;
+}
+
+/** The row-level difference of one table. */
+export interface TableDiff {
+  table: string;
+  /** Primary key column names, or the rowid alias (`rowid`, else `_rowid_` or `oid`) for tables without an INTEGER PRIMARY KEY. */
+  key: string[];
+  leftCount?: number;
+  rightCount?: number;
+  added: Row[];
+  removed: Row[];
+  /** Rows present on both sides whose compared columns differ: full rows on each side. */
+  changed: Array<{ key: Row; before: Row; after: Row }>;
+  status: 'same' | 'changed' | 'added' | 'removed';
+  /** Set when the table's DDL differs: SQL rendering drops and recreates it. */
+  rebuild?: TableRebuild;
+  /** Unchanged right-side triggers (and, for a rebuilt table, indexes) on this table, recreated around its row changes. */
+  dependents?: DependentObject[];
+  /** A virtual table's shadow table: its DDL belongs to the virtual table, which seeds it with rows of its own. */
+  shadow?: boolean;
+}
+
+/** Work counters, so callers and tests can see that a diff scaled with the change rather than the database. */
+export interface DiffStats {
+  /** Tables whose rows were read (merge-joined, listed, or scanned for a first difference). */
+  tablesCompared: number;
+  /** Rows read from both sides together. */
+  rowsScanned: number;
+  /** True when changedPages narrowed the comparison (false when it was absent or could not be trusted). */
+  narrowed: boolean;
+}
+
+/** The whole difference between two databases, left → right. */
+export interface DiffResult {
+  /** Schema changes in application order: removals in left schema order, then additions and changes in right schema order. */
+  schema: SchemaChange[];
+  /** One entry per ordinary (non-virtual) table on either side, sorted by name. */
+  tables: TableDiff[];
+  stats: DiffStats;
+  /** True when made with summaryOnly: statuses and counts only, no rows (so no SQL can be rendered from it). */
+  summaryOnly: boolean;
+}
+
+/** Options for diffDatabases. */
+export interface DiffOptions {
+  /** 1-based page numbers whose bytes differ between the two files; when given, only tables owning those pages are compared. */
+  changedPages?: ReadonlySet<number> | undefined;
+  /** Only decide each table's status and counts: stop at the first differing row and keep no rows. */
+  summaryOnly?: boolean;
+}

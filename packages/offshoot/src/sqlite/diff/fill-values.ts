@@ -1,0 +1,33 @@
+import Database from 'better-sqlite3';
+import type { Row } from './diff-types.js';
+import { quoteIdent } from './sql-literal.js';
+import type { TableShape } from './table-shape.js';
+
+/**
+ * The value each right-only column holds in a row carried over from the left: its DEFAULT with the column's
+ * affinity applied, exactly as SQLite stores it. A scratch in-memory table with the same declared types and defaults
+ * produces it, so `DEFAULT '0'` on an INTEGER column yields 0, not '0'. A default that cannot be evaluated yields
+ * NULL; the comparison and the rebuild copy use the same value either way, so the SQL stays exact.
+ */
+export function fillValues(left: TableShape, right: TableShape): Row {
+  const added = right.columns.filter((c) => !left.columns.includes(c));
+  const fill: Row = {};
+  if (added.length === 0) return fill;
+  for (const c of added) fill[c] = null;
+  const scratch = new Database(':memory:');
+  try {
+    scratch.defaultSafeIntegers(true);
+    const defs = added.map((c) => {
+      const d = right.declared.get(c);
+      return `${quoteIdent(c)} ${d?.type ?? ''}${d?.dflt ? ` DEFAULT ${d.dflt}` : ''}`;
+    });
+    scratch.exec(`CREATE TABLE fill(${defs.join(', ')}); INSERT INTO fill DEFAULT VALUES;`);
+    const values = scratch.prepare('SELECT * FROM fill').raw().get() as unknown[];
+    added.forEach((c, i) => (fill[c] = values[i] ?? null));
+  } catch {
+    return fill;
+  } finally {
+    scratch.close();
+  }
+  return fill;
+}

@@ -1,0 +1,161 @@
+import type Database from 'better-sqlite3';
+import type { DiffStats, Row, TableDiff } from './diff-types.js';
+import { quoteIdent } from './sql-literal.js';
+import { compareSqlValues, sqlValuesEqual } from './sql-value.js';
+import type { TableShape } from './table-shape.js';
+
+/** What to compare for one table; a side is absent when the table does not exist there. */
+export interface RowDiffPlan {
+  table: string;
+  left?: TableShape;
+  right?: TableShape;
+  /** Values assumed on the left for right-only columns (see TableRebuild.fill). */
+  fill: Row;
+  summaryOnly: boolean;
+}
+
+type RowDiffOutcome = Pick<TableDiff, 'added' | 'removed' | 'changed' | 'status' | 'leftCount' | 'rightCount'>;
+
+/**
+ * Diffs one table's rows. With the same key on both sides it merge-joins two key-ordered scans on separate
+ * connections, so memory holds only the differences; otherwise every left row is removed and every right row added.
+ * In summary mode it counts with COUNT(*) and reads rows only to find a first difference between equal counts.
+ */
+export function diffTableRows(leftDb: Database.Database, rightDb: Database.Database, plan: RowDiffPlan, stats: DiffStats): RowDiffOutcome {
+  const { left, right } = plan;
+  const out: RowDiffOutcome = { added: [], removed: [], changed: [], status: 'same' };
+  stats.tablesCompared++;
+  if (plan.summaryOnly) {
+    if (left) out.leftCount = countRows(leftDb, plan.table);
+    if (right) out.rightCount = countRows(rightDb, plan.table);
+    if (!left || !right) {
+      out.status = left ? 'removed' : 'added';
+      return out;
+    }
+    if (out.leftCount !== out.rightCount || left.keyKind !== right.keyKind) {
+      out.status = 'changed';
+      return out;
+    }
+    if (mergeJoin(leftDb, rightDb, plan, left, right, stats, out, true).differs) out.status = 'changed';
+    return out;
+  }
+  if (left && right && left.keyKind === right.keyKind) {
+    const walked = mergeJoin(leftDb, rightDb, plan, left, right, stats, out, false);
+    out.leftCount = walked.leftRows;
+    out.rightCount = walked.rightRows;
+  } else {
+    if (left) out.leftCount = collectAll(leftDb, plan.table, left, out.removed, stats);
+    if (right) out.rightCount = collectAll(rightDb, plan.table, right, out.added, stats);
+  }
+  if (!left) out.status = 'added';
+  else if (!right) out.status = 'removed';
+  else if (out.added.length + out.removed.length + out.changed.length > 0) out.status = 'changed';
+  return out;
+}
+
+function countRows(db: Database.Database, table: string): number {
+  const n = db.prepare(`SELECT count(*) FROM ${quoteIdent(table)}`).pluck().get() as bigint;
+  return Number(n);
+}
+
+function scan(db: Database.Database, table: string, shape: TableShape): IterableIterator<unknown[]> {
+  const cols = shape.columns.map(quoteIdent).join(', ');
+  const order = shape.key.map((k) => (shape.keyKind.startsWith('pk:') ? `${quoteIdent(k)} COLLATE BINARY` : quoteIdent(k))).join(', ');
+  return db.prepare(`SELECT ${cols} FROM ${quoteIdent(table)} ORDER BY ${order}`).raw().iterate() as IterableIterator<unknown[]>;
+}
+
+function collectAll(db: Database.Database, table: string, shape: TableShape, into: Row[], stats: DiffStats): number {
+  let n = 0;
+  for (const values of scan(db, table, shape)) {
+    into.push(toRow(shape.columns, values));
+    n++;
+  }
+  stats.rowsScanned += n;
+  return n;
+}
+
+/** Walks both key-ordered scans in step; with stopAtFirst it returns at the first difference, keeping no rows. */
+function mergeJoin(
+  leftDb: Database.Database,
+  rightDb: Database.Database,
+  plan: RowDiffPlan,
+  left: TableShape,
+  right: TableShape,
+  stats: DiffStats,
+  out: RowDiffOutcome,
+  stopAtFirst: boolean,
+): { differs: boolean; leftRows: number; rightRows: number } {
+  const lKey = left.key.map((k) => left.columns.indexOf(k));
+  const rKey = right.key.map((k) => right.columns.indexOf(k));
+  // Each right column is compared with its left counterpart, or with the fill value when the left lacks it.
+  const pairs = right.columns.map((c, ri) => ({ ri, li: left.columns.indexOf(c), fill: plan.fill[c] ?? null }));
+  const lit = scan(leftDb, plan.table, left);
+  const rit = scan(rightDb, plan.table, right);
+  let nl = 0;
+  let nr = 0;
+  let differs = false;
+  const result = () => ({ differs, leftRows: nl, rightRows: nr });
+  try {
+    let l = lit.next();
+    let r = rit.next();
+    while (!l.done || !r.done) {
+      let cmp: number;
+      if (l.done) cmp = 1;
+      else if (r.done) cmp = -1;
+      else cmp = compareKeyColumns(l.value, lKey, r.value, rKey);
+      if (cmp < 0) {
+        const lv = l.value as unknown[];
+        nl++;
+        differs = true;
+        if (stopAtFirst) return result();
+        out.removed.push(toRow(left.columns, lv));
+        l = lit.next();
+      } else if (cmp > 0) {
+        const rv = r.value as unknown[];
+        nr++;
+        differs = true;
+        if (stopAtFirst) return result();
+        out.added.push(toRow(right.columns, rv));
+        r = rit.next();
+      } else {
+        const lv = l.value as unknown[];
+        const rv = r.value as unknown[];
+        nl++;
+        nr++;
+        if (!pairs.every((p) => sqlValuesEqual(p.li < 0 ? p.fill : lv[p.li], rv[p.ri]))) {
+          differs = true;
+          if (stopAtFirst) return result();
+          const before = toRow(left.columns, lv);
+          out.changed.push({ key: toRow(left.key, pick(lv, lKey)), before, after: toRow(right.columns, rv) });
+        }
+        l = lit.next();
+        r = rit.next();
+      }
+    }
+    return result();
+  } finally {
+    stats.rowsScanned += nl + nr;
+    lit.return?.();
+    rit.return?.();
+  }
+}
+
+function compareKeyColumns(l: readonly unknown[], lKey: readonly number[], r: readonly unknown[], rKey: readonly number[]): number {
+  for (let i = 0; i < lKey.length; i++) {
+    const c = compareSqlValues(l[lKey[i] ?? 0], r[rKey[i] ?? 0]);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+function pick(values: readonly unknown[], idx: readonly number[]): unknown[] {
+  return idx.map((i) => values[i]);
+}
+
+function toRow(columns: readonly string[], values: readonly unknown[]): Row {
+  const row: Row = {};
+  columns.forEach((c, i) => {
+    row[c] = values[i] ?? null;
+  });
+  return row;
+}

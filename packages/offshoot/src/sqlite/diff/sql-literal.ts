@@ -1,0 +1,26 @@
+/** Quotes an identifier for SQLite: always double-quoted, embedded quotes doubled. */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** Renders a stored value (null, bigint, number, string or Buffer) as a SQL literal that reads back as the same type and value. */
+export function sqlLiteral(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'number') return realLiteral(v);
+  if (typeof v === 'string') {
+    // A NUL would end the statement text early in some clients, so such text travels as a blob cast back to text.
+    if (v.includes('\0')) return `CAST(X'${Buffer.from(v, 'utf8').toString('hex')}' AS TEXT)`;
+    return `'${v.replaceAll("'", "''")}'`;
+  }
+  return `X'${(v as Buffer).toString('hex')}'`;
+}
+
+// Shortest round-trip decimal; a decimal point or exponent keeps an integral value a REAL.
+function realLiteral(v: number): string {
+  if (v === Infinity) return '1e999';
+  if (v === -Infinity) return '-1e999';
+  if (Object.is(v, -0)) return '-0.0';
+  const s = String(v);
+  return /[.eE]/.test(s) ? s : `${s}.0`;
+}

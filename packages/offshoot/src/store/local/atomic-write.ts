@@ -1,0 +1,94 @@
+import { randomBytes, createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, rm } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Body } from '../backend.js';
+import { TEMP_PREFIX } from './key-path.js';
+
+/** Read size for streamed copies and hashes: large enough that a 256 MiB object takes few thread-pool trips. */
+export const STREAM_CHUNK = 1024 * 1024;
+
+/** A freshly created, still-open temp file. */
+export interface TempFile {
+  path: string;
+  handle: FileHandle;
+}
+
+/** A temp file written in full and fsynced, ready to be renamed or linked into place. */
+export interface WrittenTemp {
+  path: string;
+  etag: string;
+}
+
+/** Creates an empty `.tmp-*` file in dir, creating dir (again) when it is missing. */
+export async function openTemp(dir: string): Promise<TempFile> {
+  // A concurrent delete may prune the directory between our mkdir and open, so a missing dir is retried;
+  // once the temp file exists the directory is non-empty and can no longer be pruned under us.
+  for (let attempt = 0; ; attempt++) {
+    const path = join(dir, TEMP_PREFIX + randomBytes(8).toString('hex'));
+    try {
+      return { path, handle: await open(path, 'wx') };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 8) throw err;
+      await mkdir(dir, { recursive: true });
+    }
+  }
+}
+
+/** Writes body to a new temp file in dir and fsyncs it; large file bodies are streamed, never held whole. */
+export async function writeTemp(dir: string, body: Body): Promise<WrittenTemp> {
+  const { path, handle } = await openTemp(dir);
+  try {
+    const hash = createHash('sha256');
+    if (body instanceof Uint8Array) {
+      await handle.writeFile(body);
+      hash.update(body);
+    } else {
+      await pump(createReadStream(body.file, { highWaterMark: STREAM_CHUNK }), handle, (chunk) => hash.update(chunk));
+    }
+    await handle.sync();
+    await handle.close();
+    return { path, etag: hash.digest('hex') };
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    await rm(path, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * Appends every chunk of source to handle (continuing short writes) and returns the byte count. A plain loop
+ * rather than handle.createWriteStream(): such a stream pins the handle, so close() would wait on it forever.
+ */
+export async function pump(source: AsyncIterable<Buffer>, handle: FileHandle, onChunk?: (chunk: Buffer) => void): Promise<number> {
+  let total = 0;
+  for await (const chunk of source) {
+    onChunk?.(chunk);
+    for (let off = 0; off < chunk.length; ) {
+      off += (await handle.write(chunk, off, chunk.length - off)).bytesWritten;
+    }
+    total += chunk.length;
+  }
+  return total;
+}
+
+/** Flushes a file already written by another call (e.g. copyFile) to stable storage. */
+export async function fsyncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Makes renames, links and unlinks inside dir durable. */
+export async function fsyncDir(dir: string): Promise<void> {
+  try {
+    await fsyncFile(dir);
+  } catch (err) {
+    // A concurrent delete removed the entry we made and pruned the emptied directory: nothing is left to flush.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}

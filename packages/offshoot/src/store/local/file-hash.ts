@@ -1,0 +1,27 @@
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { STREAM_CHUNK } from './atomic-write.js';
+
+/** Hex SHA-256 of bytes: the local backend's etag. */
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** Hex SHA-256 of an open file's whole content, streamed (O(size) time, O(1) memory); leaves the handle open. */
+export async function hashHandle(handle: FileHandle): Promise<string> {
+  const hash = createHash('sha256');
+  const stream = handle.createReadStream({ autoClose: false, start: 0, highWaterMark: STREAM_CHUNK });
+  for await (const chunk of stream) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Hex SHA-256 of the file at path, streamed; rejects with the fs error (ENOENT…) when it cannot be opened. */
+export async function hashFile(path: string): Promise<string> {
+  const handle = await open(path, 'r');
+  try {
+    return await hashHandle(handle);
+  } finally {
+    await handle.close();
+  }
+}

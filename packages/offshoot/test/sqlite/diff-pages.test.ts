@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { diffDatabases } from '../../src/sqlite/diff/diff-databases.js';
+import { renderDiffSummary } from '../../src/sqlite/diff/diff-format.js';
+
+const TABLES = 20;
+const ROWS = 10_000;
+
+let dir: string;
+let base: string;
+before(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
+  base = path.join(dir, 'base.db');
+  const db = new Database(base);
+  db.pragma('journal_mode = DELETE');
+  // Durability is irrelevant for a throwaway fixture, and fsyncing 50 MB per write dominates the runtime.
+  db.pragma('synchronous = OFF');
+  db.transaction(() => {
+    for (let t = 0; t < TABLES; t++) {
+      db.exec(`CREATE TABLE t${t}(id INTEGER PRIMARY KEY, name TEXT, payload BLOB, score REAL)`);
+      db.exec(`CREATE INDEX t${t}_name ON t${t}(name)`);
+      db.exec(`WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${ROWS})
+               INSERT INTO t${t}(id, name, payload, score) SELECT i, printf('row-%06d', i), randomblob(200), i * 0.5 FROM s`);
+    }
+  })();
+  db.close();
+});
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** A fork is a file copy with some SQL applied in rollback-journal mode, so every change lands in the file. */
+function fork(name: string, sql: string): string {
+  const file = path.join(dir, `${name}.db`);
+  fs.copyFileSync(base, file);
+  const db = new Database(file);
+  db.pragma('synchronous = OFF');
+  db.exec(sql);
+  db.close();
+  return file;
+}
+
+/** Page numbers whose bytes differ, as the LTX chains would report them; pages past one file's end count too. */
+function changedPages(a: string, b: string): Set<number> {
+  const pageSize = Number(new Database(a, { readonly: true }).pragma('page_size', { simple: true }));
+  const x = fs.readFileSync(a);
+  const y = fs.readFileSync(b);
+  const pages = new Set<number>();
+  const count = Math.ceil(Math.max(x.length, y.length) / pageSize);
+  for (let p = 0; p < count; p++) {
+    const s = p * pageSize;
+    if (!x.subarray(s, s + pageSize).equals(y.subarray(s, s + pageSize))) pages.add(p + 1);
+  }
+  return pages;
+}
+
+test('the fixture is a ~50 MB database with 20 tables', () => {
+  const size = fs.statSync(base).size;
+  assert.ok(size > 45e6 && size < 80e6, `size ${size}`);
+});
+
+test('one changed row: with changedPages only the touched table is read', () => {
+  const right = fork('one-row', "UPDATE t7 SET name = 'edited' WHERE id = 4321");
+  const pages = changedPages(base, right);
+  assert.ok(pages.size > 0 && pages.size < 10, `${pages.size} pages differ`);
+  const narrow = diffDatabases(base, right, { changedPages: pages });
+  assert.equal(narrow.stats.narrowed, true);
+  assert.equal(narrow.stats.tablesCompared, 1);
+  assert.equal(narrow.stats.rowsScanned, 2 * ROWS);
+  const changed = narrow.tables.filter((t) => t.status !== 'same');
+  assert.deepEqual(
+    changed.map((t) => [t.table, t.changed.map((c) => [c.key.id, c.before.name, c.after.name])]),
+    [['t7', [[4321n, 'row-004321', 'edited']]]],
+  );
+  assert.equal(narrow.tables.length, TABLES);
+  const full = diffDatabases(base, right);
+  assert.equal(full.stats.narrowed, false);
+  assert.equal(full.stats.tablesCompared, TABLES);
+  assert.deepEqual(
+    full.tables.filter((t) => t.status !== 'same').map((t) => t.changed),
+    changed.map((t) => t.changed),
+  );
+});
+
+test('summary with changedPages counts untouched tables once and reads rows of the touched one only', () => {
+  const right = fork('summary', 'DELETE FROM t3 WHERE id <= 5; INSERT INTO t12(name) VALUES (\'x\')');
+  const result = diffDatabases(base, right, { changedPages: changedPages(base, right), summaryOnly: true });
+  assert.equal(result.stats.tablesCompared, 2);
+  assert.equal(result.stats.rowsScanned, 0, 'differing counts settle the status without reading rows');
+  const out = renderDiffSummary(result, 'L', 'R');
+  assert.match(out, /\nt3 +10000 +9995 +changed \(-5\)\n/);
+  assert.match(out, /\nt12 +10000 +10001 +changed \(\+1\)\n/);
+  assert.match(out, /\nt0 +10000 +10000 +same\n/);
+  assert.match(out, /\n20 tables: 18 same, 2 changed, 0 added, 0 removed\n$/);
+});
+
+test('an empty changedPages set still compares the schema; DDL changes force a table in', () => {
+  const right = fork('ddl', 'ALTER TABLE t5 ADD COLUMN extra INTEGER DEFAULT 3; CREATE INDEX t9_score ON t9(score)');
+  const result = diffDatabases(base, right, { changedPages: new Set() });
+  assert.deepEqual(
+    result.schema.map((c) => `${c.change} ${c.type} ${c.name}`),
+    ['changed table t5', 'added index t9_score'],
+  );
+  assert.equal(result.stats.tablesCompared, 1);
+  assert.equal(result.tables.find((t) => t.table === 't5')?.status, 'same');
+});
+
+test('a pending -wal makes changedPages untrustworthy, so everything is compared', () => {
+  const left = path.join(dir, 'small.db');
+  const setup = new Database(left);
+  setup.exec("CREATE TABLE a(id INTEGER PRIMARY KEY, v); CREATE TABLE b(id INTEGER PRIMARY KEY, v); INSERT INTO a VALUES (1, 'x'); INSERT INTO b VALUES (1, 'y');");
+  setup.close();
+  const right = path.join(dir, 'small-wal.db');
+  fs.copyFileSync(left, right);
+  const writer = new Database(right);
+  writer.pragma('journal_mode = WAL');
+  writer.pragma('wal_autocheckpoint = 0');
+  writer.exec("UPDATE b SET v = 'in-wal' WHERE id = 1");
+  try {
+    const pages = changedPages(left, right);
+    assert.ok(!pages.has(3), 'the change is in the -wal, not in the file');
+    const result = diffDatabases(left, right, { changedPages: pages });
+    assert.equal(result.stats.narrowed, false);
+    assert.equal(result.stats.tablesCompared, 2);
+    assert.deepEqual(
+      result.tables.filter((t) => t.status !== 'same').map((t) => t.table),
+      ['b'],
+    );
+  } finally {
+    writer.close();
+  }
+});
+
+test('different page sizes make changedPages meaningless, so everything is compared', () => {
+  const left = path.join(dir, 'ps1.db');
+  const right = path.join(dir, 'ps2.db');
+  for (const [file, size] of [[left, 4096], [right, 1024]] as const) {
+    const db = new Database(file);
+    db.pragma(`page_size = ${size}`);
+    db.exec("CREATE TABLE a(id INTEGER PRIMARY KEY, v); INSERT INTO a VALUES (1, 'x');");
+    db.close();
+  }
+  const result = diffDatabases(left, right, { changedPages: new Set() });
+  assert.equal(result.stats.narrowed, false);
+  assert.equal(result.stats.tablesCompared, 1);
+});
