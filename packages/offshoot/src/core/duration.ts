@@ -119,7 +119,9 @@ export function parseTtl(text: string | undefined, opts: { allowZeroAsNone?: boo
   const d = parseDuration(text);
   if (d <= 0n) {
     if (d === 0n && opts.allowZeroAsNone) return { kind: 'none' };
-    throw fail('INVALID_ARGUMENT', `invalid ttl ${JSON.stringify(text)}: must be positive`, { hint: 'use a positive duration such as 1h, or none' });
+    throw fail('INVALID_ARGUMENT', `invalid ttl ${JSON.stringify(text)}: must be positive`, {
+      hint: opts.allowNone === false ? 'use a positive duration such as 1h' : 'use a positive duration such as 1h, or none',
+    });
   }
   return { kind: 'set', ttl: d };
 }

@@ -20,7 +20,7 @@ export async function readManifest(backend: Backend, specText: string): Promise<
     got = await backend.get(MANIFEST_KEY);
   } catch (err) {
     if (hasCode(err, 'NOT_FOUND')) {
-      throw fail('NOT_INITIALIZED', `open store ${specText}: no offshoot.json manifest (run 'offshoot init'?)`, {
+      throw fail('NOT_INITIALIZED', `open store ${specText}: no offshoot.json manifest; the store is not initialized`, {
         hint: `run 'offshoot -store ${specText} init' to create the store`,
       });
     }

@@ -1,0 +1,70 @@
+import type { OpsContext } from '../ops/context.js';
+import type { StoreSpec } from '../store/store-spec.js';
+
+/** One flag a command accepts; every flag is spelled `-name` or `--name`, with `--name=value` for values. */
+export interface FlagSpec {
+  type: 'string' | 'boolean';
+  /** A value flag that may be given more than once (`--meta a=1 --meta b=2`). */
+  multiple?: boolean;
+  /** Placeholder for the value in help (`CP`, `DURATION`). */
+  value?: string;
+  description: string;
+}
+
+/** Flag values as parsed, read through typed accessors. */
+export interface FlagValues {
+  string(name: string): string | undefined;
+  boolean(name: string): boolean;
+  list(name: string): string[];
+}
+
+/** Output flags every command accepts (-store is taken out of argv before parsing). */
+export interface GlobalOptions {
+  json: boolean;
+  quiet: boolean;
+}
+
+/** Everything a command's run gets: its arguments and flags, and the store on demand. */
+export interface Invocation {
+  /** Positional arguments, arity already checked against the command's declaration. */
+  args: string[];
+  flags: FlagValues;
+  /** The positional argument at i; the arity check guarantees the required ones exist. */
+  arg(i: number): string;
+  /** The store spec from -store, $OFFSHOOT_STORE or ./.offshoot. */
+  storeSpec(): StoreSpec;
+  /** Opens the store (once per invocation, closed by the runner) and returns the ops context. */
+  context(): Promise<OpsContext>;
+}
+
+/** What a command produced: the JSON document for --json, the stdout text otherwise, and stderr notes. */
+export interface Outcome {
+  data: unknown;
+  /** Human stdout; empty for commands that print nothing. */
+  text: string;
+  /** Informational lines for stderr (suppressed by --quiet and --json). */
+  notes?: string[];
+  /** Partial failures that did not stop the command; always printed on stderr in text mode. */
+  problems?: string[];
+}
+
+/** A leaf command: its declaration (for parsing and help) and its run. */
+export interface Command {
+  /** Full name as typed, e.g. `fork` or `lease acquire`. */
+  name: string;
+  summary: string;
+  /** Arguments and flags after the name, for the usage line. */
+  usage: string;
+  /** Paragraphs shown by `offshoot <name> --help` below the usage line. */
+  help: string;
+  flags: Record<string, FlagSpec>;
+  args: { min: number; max: number };
+  run(inv: Invocation): Promise<Outcome>;
+}
+
+/** A command with subcommands (`lease list|acquire|release`). */
+export interface CommandGroup {
+  name: string;
+  summary: string;
+  subcommands: Command[];
+}

@@ -1,0 +1,46 @@
+import { fail } from '../../core/errors.js';
+import { validateName } from '../../core/names.js';
+import { parseTarget } from '../../core/target.js';
+import type { Command } from '../command.js';
+import { checkoutOutcome, pathOutcome } from '../output.js';
+
+/** `offshoot checkout <db>[@b] [--at cp --read-only [--force]]`: a writable checkout, or a read-only checkpoint. */
+export const checkoutCommand: Command = {
+  name: 'checkout',
+  summary: 'materialize a working copy (or, with --at --read-only, a checkpoint) and print its path',
+  usage: '<db>[@branch] [--at CP --read-only [--force]]',
+  help: [
+    'Prints the path of the branch\'s writable checkout (checkouts/<db>/<branch>.db), materializing the head unless the',
+    'existing file is clean and current. Uncheckpointed local edits in a stale checkout are discarded with a warning.',
+    '',
+    'With --at CP --read-only, materializes the named checkpoint as an immutable file under checkouts-ro/ instead;',
+    'repeat calls reuse it without touching the store, and --force re-materializes it.',
+  ].join('\n'),
+  flags: {
+    at: { type: 'string', value: 'CP', description: 'a named checkpoint (needs --read-only)' },
+    'read-only': { type: 'boolean', description: 'the read-only checkpoint checkout (needs --at)' },
+    force: { type: 'boolean', description: 're-materialize the read-only checkout even if cached' },
+  },
+  args: { min: 1, max: 1 },
+  async run(inv) {
+    const t = parseTarget(inv.arg(0));
+    const at = inv.flags.string('at');
+    const readOnly = inv.flags.boolean('read-only');
+    const force = inv.flags.boolean('force');
+    if ((at !== undefined) !== readOnly) {
+      throw fail('USAGE', '--at and --read-only must be given together', { hint: `write 'offshoot checkout ${inv.arg(0)} --at CP --read-only'` });
+    }
+    if (force && at === undefined) {
+      throw fail('USAGE', '--force only applies alongside --at --read-only', { hint: 'drop --force; a writable checkout is refreshed as needed' });
+    }
+    if (at !== undefined) {
+      validateName('checkpoint', at);
+      const ctx = await inv.context();
+      const { checkoutAt } = await import('../../ops/checkout-at.js');
+      return pathOutcome(await checkoutAt(ctx, t, at, { force }));
+    }
+    const ctx = await inv.context();
+    const { checkout } = await import('../../ops/checkout.js');
+    return checkoutOutcome(await checkout(ctx, t));
+  },
+};

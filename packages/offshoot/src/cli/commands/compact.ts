@@ -1,0 +1,22 @@
+import { parseTarget } from '../../core/target.js';
+import type { Command } from '../command.js';
+import { compactOutcome } from '../output.js';
+
+/** `offshoot compact <db>[@b]`: makes a shared fork self-contained. */
+export const compactCommand: Command = {
+  name: 'compact',
+  summary: 'make a shared fork self-contained (a no-op if it already is)',
+  usage: '<db>[@branch]',
+  help: [
+    'Copies the branch\'s head (and each checkpoint it keeps) into a fresh lineage and drops its base pointer, so the',
+    'ancestor\'s storage can be reclaimed by gc. Adds checkpoint "compact". O(database size) by design.',
+  ].join('\n'),
+  flags: {},
+  args: { min: 1, max: 1 },
+  async run(inv) {
+    const t = parseTarget(inv.arg(0));
+    const ctx = await inv.context();
+    const { compact } = await import('../../ops/compact.js');
+    return compactOutcome(await compact(ctx, t));
+  },
+};

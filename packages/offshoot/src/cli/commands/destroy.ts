@@ -1,0 +1,22 @@
+import { parseTarget } from '../../core/target.js';
+import type { Command } from '../command.js';
+import { destroyOutcome } from '../output.js';
+
+/** `offshoot destroy <db>[@b] [--force]`: deletes a branch and its local checkout. */
+export const destroyCommand: Command = {
+  name: 'destroy',
+  summary: 'delete a branch and its local checkout',
+  usage: '<db>[@branch] [--force]',
+  help: [
+    'Claims the branch, makes sure nothing holds its checkout, deletes the ref, then the checkout files. Storage',
+    'shared with forks lives on until gc finds it unreachable. Protected branches and live leases need --force.',
+  ].join('\n'),
+  flags: { force: { type: 'boolean', description: 'destroy a protected or leased branch' } },
+  args: { min: 1, max: 1 },
+  async run(inv) {
+    const t = parseTarget(inv.arg(0));
+    const ctx = await inv.context();
+    const { destroy } = await import('../../ops/destroy.js');
+    return destroyOutcome(await destroy(ctx, t, { force: inv.flags.boolean('force') }));
+  },
+};

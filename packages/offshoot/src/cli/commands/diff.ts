@@ -1,0 +1,33 @@
+import { fail } from '../../core/errors.js';
+import { parseTarget } from '../../core/target.js';
+import type { Command } from '../command.js';
+import { diffOutcome } from '../output.js';
+
+/** `offshoot diff <L> <R> [--summary|--sql]`: a row-level diff of two durable states. */
+export const diffCommand: Command = {
+  name: 'diff',
+  summary: 'compare two durable states (heads or checkpoints, any two databases)',
+  usage: '<db>[@branch[@checkpoint]] <db>[@branch[@checkpoint]] [--summary|--sql]',
+  help: [
+    'Reads both sides read-only from the store (durable state only, no lease; safe next to live sessions).',
+    'The first line is "left:  <L> right: <R>" with the targets as typed, then schema changes and per-table rows',
+    '(+ added, - removed, ~ changed). --summary prints per-table row counts; --sql prints SQL that turns the',
+    'left side into the right; --json prints the whole diff as one document.',
+  ].join('\n'),
+  flags: {
+    summary: { type: 'boolean', description: 'per-table counts and statuses only' },
+    sql: { type: 'boolean', description: 'SQL that turns the left side into the right' },
+  },
+  args: { min: 2, max: 2 },
+  async run(inv) {
+    const left = parseTarget(inv.arg(0), { allowCheckpoint: true });
+    const right = parseTarget(inv.arg(1), { allowCheckpoint: true });
+    const summary = inv.flags.boolean('summary');
+    const sql = inv.flags.boolean('sql');
+    if (summary && sql) throw fail('USAGE', '--summary and --sql are mutually exclusive', { hint: 'pick one output form' });
+    const ctx = await inv.context();
+    const { diff } = await import('../../ops/diff.js');
+    const result = await diff(ctx, left, right, { summaryOnly: summary });
+    return diffOutcome(result, inv.arg(0), inv.arg(1), summary ? 'summary' : sql ? 'sql' : 'text');
+  },
+};

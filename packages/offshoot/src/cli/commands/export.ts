@@ -1,0 +1,23 @@
+import { parseTarget } from '../../core/target.js';
+import type { Command } from '../command.js';
+import { pathOutcome } from '../output.js';
+
+/** `offshoot export <db[@b[@cp]]> <out> [--force]`: copies durable state out to a plain SQLite file. */
+export const exportCommand: Command = {
+  name: 'export',
+  summary: 'copy a branch head or checkpoint out to a plain SQLite file',
+  usage: '<db>[@branch[@checkpoint]] <out.db> [--force]',
+  help: [
+    'Writes the durable state (the head, or the named checkpoint) to <out.db>, atomically and verified; parent',
+    'directories are created. The file has no sidecar, lease or link to the store. Refuses an existing file without',
+    '--force. `export` then `create --from` moves a database between stores.',
+  ].join('\n'),
+  flags: { force: { type: 'boolean', description: 'overwrite an existing file' } },
+  args: { min: 2, max: 2 },
+  async run(inv) {
+    const t = parseTarget(inv.arg(0), { allowCheckpoint: true });
+    const ctx = await inv.context();
+    const { exportTo } = await import('../../ops/export.js');
+    return pathOutcome(await exportTo(ctx, t, inv.arg(1), { force: inv.flags.boolean('force') }));
+  },
+};

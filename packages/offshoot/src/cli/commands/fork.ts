@@ -1,0 +1,40 @@
+import { parseTtl } from '../../core/duration.js';
+import { parseMetaPairs } from '../../core/meta.js';
+import { validateName } from '../../core/names.js';
+import { parseTarget } from '../../core/target.js';
+import type { ForkOptions } from '../../ops/fork.js';
+import type { Command } from '../command.js';
+import { forkOutcome } from '../output.js';
+
+/** `offshoot fork <db>[@src] <new> [--at cp] [--ttl d] [--meta k=v]...`: a copy-on-write child branch. */
+export const forkCommand: Command = {
+  name: 'fork',
+  summary: 'fork a branch at its head or a checkpoint (copy-on-write)',
+  usage: '<db>[@src] <new> [--at CP] [--ttl DURATION] [--meta K=V]...',
+  help: [
+    'Creates branch <new> sharing the source\'s durable storage through a base pointer (a few hundred bytes at any',
+    'size). A dirty source checkout is checkpointed first, so the fork holds everything committed before the call.',
+    'The child gets checkpoint "fork", is unprotected, and is reaped once --ttl passes without activity.',
+    'The TTL must be positive; omit --ttl for a branch that never expires.',
+  ].join('\n'),
+  flags: {
+    at: { type: 'string', value: 'CP', description: 'fork at this checkpoint instead of the head' },
+    ttl: { type: 'string', value: 'DURATION', description: 'reap the fork after this long without activity (e.g. 24h)' },
+    meta: { type: 'string', multiple: true, value: 'K=V', description: 'tag the new branch' },
+  },
+  args: { min: 2, max: 2 },
+  async run(inv) {
+    const src = parseTarget(inv.arg(0));
+    const branch = validateName('branch', inv.arg(1));
+    const opts: ForkOptions = {};
+    const at = inv.flags.string('at');
+    if (at !== undefined) opts.at = validateName('checkpoint', at);
+    const ttl = inv.flags.string('ttl');
+    if (ttl !== undefined) opts.ttl = parseTtl(ttl, { allowNone: false });
+    const meta = parseMetaPairs(inv.flags.list('meta'));
+    if (meta) opts.meta = meta;
+    const ctx = await inv.context();
+    const { fork } = await import('../../ops/fork.js');
+    return forkOutcome(await fork(ctx, src, branch, opts));
+  },
+};

@@ -1,0 +1,26 @@
+import { parseDuration } from '../../core/duration.js';
+import { parseTarget } from '../../core/target.js';
+import type { Command } from '../command.js';
+import { leaseAcquireOutcome } from '../output.js';
+
+/** `offshoot lease acquire <db>[@b] [--ttl d]`: claims or renews a branch lease as hostname/pid. */
+export const leaseAcquireCommand: Command = {
+  name: 'lease acquire',
+  summary: 'claim or renew a branch lease',
+  usage: '<db>[@branch] [--ttl DURATION]',
+  help: [
+    'Acquires the branch lease as hostname/pid (a fresh acquire bumps the epoch, fencing earlier writers), or',
+    'extends our own live lease. The command exits immediately, so the lease lapses after --ttl (default 30s)',
+    'unless something renews it. Refused while another holder\'s lease is live or the branch is being destroyed.',
+  ].join('\n'),
+  flags: { ttl: { type: 'string', value: 'DURATION', description: 'lease length (default 30s)' } },
+  args: { min: 1, max: 1 },
+  async run(inv) {
+    const t = parseTarget(inv.arg(0));
+    const ttl = inv.flags.string('ttl');
+    if (ttl !== undefined) parseDuration(ttl);
+    const ctx = await inv.context();
+    const { acquireLease } = await import('../../ops/lease.js');
+    return leaseAcquireOutcome(t, ctx.holder, await acquireLease(ctx, t, ttl));
+  },
+};

@@ -1,0 +1,32 @@
+import { fail } from '../../core/errors.js';
+import { validateName } from '../../core/names.js';
+import { parseTarget } from '../../core/target.js';
+import type { Command } from '../command.js';
+import { rollbackOutcome } from '../output.js';
+
+/** `offshoot rollback <db>[@b] --to <cp> [--materialize]`: repoints a branch at one of its checkpoints. */
+export const rollbackCommand: Command = {
+  name: 'rollback',
+  summary: 'repoint a branch at one of its checkpoints; prints the checkout path',
+  usage: '<db>[@branch] --to CP [--materialize]',
+  help: [
+    'Repoints the branch at a fresh lineage reading through the checkpoint (or a full copy with --materialize).',
+    'Checkpoints at or below it are kept, later ones dropped. The previous head is kept first as the TTL\'d branch',
+    '<branch>-pre-rollback (the undo point); uncheckpointed checkout edits are checkpointed into it, never lost.',
+    'Prints the refreshed checkout path; what was abandoned and how to undo go to stderr.',
+  ].join('\n'),
+  flags: {
+    to: { type: 'string', value: 'CP', description: 'the checkpoint to roll back to (required)' },
+    materialize: { type: 'boolean', description: 'copy the checkpoint\'s state instead of sharing it' },
+  },
+  args: { min: 1, max: 1 },
+  async run(inv) {
+    const t = parseTarget(inv.arg(0));
+    const to = inv.flags.string('to');
+    if (to === undefined) throw fail('USAGE', 'rollback needs --to CP', { hint: `write 'offshoot rollback ${inv.arg(0)} --to CP'` });
+    validateName('checkpoint', to);
+    const ctx = await inv.context();
+    const { rollback } = await import('../../ops/rollback.js');
+    return rollbackOutcome(await rollback(ctx, t, to, { materialize: inv.flags.boolean('materialize') }));
+  },
+};

@@ -1,0 +1,19 @@
+import { parseTarget } from '../../core/target.js';
+import type { Command } from '../command.js';
+import { protectOutcome } from '../output.js';
+
+/** `offshoot unprotect <db>[@b]`: clears the protected flag. */
+export const unprotectCommand: Command = {
+  name: 'unprotect',
+  summary: 'clear a branch\'s protected flag',
+  usage: '<db>[@branch]',
+  help: 'Clears the branch\'s protected flag, so destroy and promote --onto no longer need --force. The TTL clock is left alone.',
+  flags: {},
+  args: { min: 1, max: 1 },
+  async run(inv) {
+    const t = parseTarget(inv.arg(0));
+    const ctx = await inv.context();
+    const { setProtected } = await import('../../ops/protect.js');
+    return protectOutcome(await setProtected(ctx, t, false));
+  },
+};

@@ -1,0 +1,230 @@
+import type { OffshootError } from '../core/errors.js';
+import { formatTarget, type Target } from '../core/target.js';
+import type { CheckoutResult } from '../ops/checkout.js';
+import type { CheckpointResult } from '../ops/checkpoint.js';
+import type { CompactResult } from '../ops/compact.js';
+import type { CreateResult } from '../ops/create.js';
+import type { DestroyResult } from '../ops/destroy.js';
+import type { ForkResult } from '../ops/fork.js';
+import type { GcReport } from '../ops/gc.js';
+import type { LeaseInfo } from '../ops/lease.js';
+import type { PromoteResult } from '../ops/promote.js';
+import type { RollbackResult } from '../ops/rollback.js';
+import type { StatusReport } from '../ops/status.js';
+import type { TouchResult } from '../ops/touch.js';
+import { renderDiffSummary, renderDiffText } from '../sqlite/diff/diff-format.js';
+import { diffToJson } from '../sqlite/diff/diff-json.js';
+import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
+import type { DiffResult } from '../sqlite/diff/diff-types.js';
+import type { Outcome } from './command.js';
+
+// Every human stdout line below keeps the wording of the original CLI: scripts parse it.
+
+/** A value emitted into JSON as is (keys not renamed): rows and other user-keyed data. */
+class Verbatim {
+  constructor(readonly value: unknown) {}
+}
+
+// Maps whose keys are user data (meta tags), never renamed.
+const USER_KEYED = new Set(['meta']);
+
+function snakeCase(key: string): string {
+  return key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+}
+
+function hex(v: bigint): string {
+  return v < 0n ? `-0x${(-v).toString(16)}` : `0x${v.toString(16)}`;
+}
+
+function jsonValue(v: unknown, renameKeys: boolean): unknown {
+  if (typeof v === 'bigint') return hex(v);
+  if (v instanceof Verbatim) return jsonValue(v.value, false);
+  if (v instanceof Date) return v.toISOString();
+  if (Buffer.isBuffer(v)) return v.toString('hex');
+  if (Array.isArray(v)) return v.map((x) => jsonValue(x, renameKeys));
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (x === undefined) continue;
+      out[renameKeys ? snakeCase(k) : k] = jsonValue(x, renameKeys && !USER_KEYED.has(k));
+    }
+    return out;
+  }
+  return v;
+}
+
+/** The one JSON document --json prints: camelCase keys become snake_case, bigints hex strings, undefined fields go. */
+export function toJsonDocument(data: unknown): string {
+  return JSON.stringify(jsonValue(data, true), null, 2);
+}
+
+function outcome(data: unknown, lines: string[] = [], extra: Pick<Outcome, 'notes' | 'problems'> = {}): Outcome {
+  return { data, text: lines.join('\n'), ...extra };
+}
+
+// Go's %v of a string slice: [a b c].
+function goList(items: readonly string[]): string {
+  return `[${items.join(' ')}]`;
+}
+
+// RFC 3339 at second precision, as the original printed lease times; an unparsable time is shown as stored.
+function rfc3339(iso: string): string {
+  const t = Date.parse(iso);
+  return Number.isFinite(t) ? new Date(t).toISOString().replace(/\.\d+Z$/, 'Z') : iso || '(none)';
+}
+
+/** `init`. */
+export function initOutcome(spec: string): Outcome {
+  return outcome({ store: spec, initialized: true }, [`initialized store at ${spec}`]);
+}
+
+/** `create` prints nothing. */
+export function createOutcome(r: CreateResult): Outcome {
+  return outcome(r);
+}
+
+/** Commands whose stdout is one path: checkout, checkout --at, path, export. */
+export function pathOutcome(data: { path: string } & Record<string, unknown>): Outcome {
+  return outcome(data, [data.path]);
+}
+
+/** `checkout` (writable). */
+export function checkoutOutcome(r: CheckoutResult): Outcome {
+  return pathOutcome({ ...r });
+}
+
+/** `checkpoint`. */
+export function checkpointOutcome(name: string, r: CheckpointResult): Outcome {
+  return outcome({ ...r, name }, [`checkpoint ${JSON.stringify(name)} at txid ${r.txid}`]);
+}
+
+/** `fork`. */
+export function forkOutcome(r: ForkResult): Outcome {
+  return outcome(r, [`forked ${r.db}@${r.source} -> ${r.db}@${r.branch} at txid ${r.txid}`]);
+}
+
+/** `touch`. */
+export function touchOutcome(r: TouchResult): Outcome {
+  return outcome(r, [`touched ${r.db}@${r.branch} ttl=${r.ttl ?? 'none'} touched_at=${r.touchedAt}`]);
+}
+
+/** `rollback`: stdout is the checkout path; what was abandoned and how to undo go to stderr. */
+export function rollbackOutcome(r: RollbackResult): Outcome {
+  const a = r.abandoned;
+  const abandoned = a === undefined ? 'nothing abandoned' : a.from === a.to ? `abandoned txid ${a.from}` : `abandoned txids ${a.from}-${a.to}`;
+  return outcome(r, [r.path], {
+    notes: [
+      `rolled back ${r.db}@${r.branch} to checkpoint ${JSON.stringify(r.checkpoint)} at txid ${r.txid}; ${abandoned}`,
+      `previous head kept as ${r.db}@${r.backup}; undo with 'offshoot promote ${r.db}@${r.backup} --onto ${r.branch}' (add --force if ${r.branch} is protected)`,
+    ],
+  });
+}
+
+/** `promote`. */
+export function promoteOutcome(r: PromoteResult): Outcome {
+  return outcome(r, [`promoted ${r.db}@${r.source} -> ${r.db}@${r.target} at txid ${r.txid}`], {
+    notes: [`previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`],
+  });
+}
+
+/** `compact`. */
+export function compactOutcome(r: CompactResult): Outcome {
+  return outcome(r, [`compacted ${r.db}@${r.branch} to txid ${r.txid}`]);
+}
+
+/** `destroy` prints nothing. */
+export function destroyOutcome(r: DestroyResult): Outcome {
+  return outcome(r);
+}
+
+/** `protect` / `unprotect`. */
+export function protectOutcome(r: { db: string; branch: string; protected: boolean; changed: boolean }): Outcome {
+  const t = `${r.db}@${r.branch}`;
+  const word = r.protected ? 'protected' : 'unprotected';
+  return outcome(r, [r.changed ? `${word} ${t}` : `${t} was already ${word}`]);
+}
+
+/** `status`: one line per branch, then the read-only cache summary. */
+export function statusOutcome(r: StatusReport): Outcome {
+  const lines = r.branches.map((b) => {
+    let line = `${b.db}@${b.branch} state=${b.state} storage=${b.storage} txid=${b.txid} checkpoints=[${b.checkpoints.join(',')}]`;
+    if (b.protected) line += ' protected';
+    if (b.checkedOut) line += ' checked-out';
+    if (b.ttl) line += ` ttl=${b.ttl}` + (b.remaining ? ` remaining=${b.remaining}` : '');
+    return line;
+  });
+  const { entries, bytes, budget } = r.roCache;
+  lines.push(`ro-cache: ${entries} entries, ${bytes} bytes used` + (budget ? `, budget ${budget} bytes` : ' (budget: unlimited)'));
+  return outcome(r, lines);
+}
+
+/** How `diff` renders for people. */
+export type DiffMode = 'text' | 'summary' | 'sql';
+
+/** `diff`: header and rows (default), the table summary, or SQL turning left into right; labels are as typed. */
+export function diffOutcome(r: DiffResult, left: string, right: string, mode: DiffMode): Outcome {
+  const j = diffToJson(r);
+  const data = { left, right, schema: j.schema, tables: new Verbatim(j.tables), stats: j.stats };
+  const text = mode === 'summary' ? renderDiffSummary(r, left, right) : mode === 'sql' ? renderDiffSql(r) : renderDiffText(r, left, right);
+  return { data, text: text.replace(/\n$/, '') };
+}
+
+/** `gc`: reaped and cleared lists only when non-empty, then the object counts; reap failures go to stderr. */
+export function gcOutcome(r: GcReport): Outcome {
+  const lines: string[] = [];
+  if (r.reaped.length > 0) lines.push(`gc: reaped ${goList(r.reaped)}`);
+  if (r.clearedClaims.length > 0) lines.push(`gc: cleared stale delete claim(s) ${goList(r.clearedClaims)}`);
+  lines.push(`gc: tombstoned ${r.tombstoned}, deleted ${r.deleted} objects`);
+  return outcome(r, lines, { problems: r.reapErrors.map((e) => `gc: reap: ${e}`) });
+}
+
+/** `lease list`. */
+export function leaseListOutcome(leases: LeaseInfo[]): Outcome {
+  const lines = leases.map((l) => `${l.db}@${l.branch} ${l.live ? 'held' : 'expired'} by ${l.holder} epoch=${l.epoch} until ${rfc3339(l.expiry)}`);
+  return outcome({ leases }, lines);
+}
+
+/** `lease acquire`: the lease lapses unless something renews it, which this command never does. */
+export function leaseAcquireOutcome(t: Target, holder: string, r: { epoch: number; expiry: string; renewed: boolean }): Outcome {
+  const name = formatTarget(t);
+  return outcome({ db: t.db, branch: t.branch, holder, ...r }, [`acquired ${name} as ${holder} (epoch ${r.epoch}) until ${rfc3339(r.expiry)}`], {
+    notes: ['this command exits immediately; the lease expires unless a long-running holder renews it'],
+  });
+}
+
+/** `lease release` prints nothing. */
+export function leaseReleaseOutcome(t: Target): Outcome {
+  return outcome({ db: t.db, branch: t.branch, released: true });
+}
+
+/** `version`. */
+export function versionOutcome(version: string): Outcome {
+  const data = { version, node: process.versions.node, os: process.platform, arch: process.arch };
+  return outcome(data, [`offshoot ${version} node${data.node} ${data.os}/${data.arch}`]);
+}
+
+/** The one stderr line for a failure: `offshoot: <message> (<hint>)`, newlines folded so it stays one line. */
+export function errorLine(err: OffshootError): string {
+  const message = err.message.replace(/\s*\n\s*/g, ' ');
+  return `offshoot: ${message}${err.hint ? ` (${err.hint})` : ''}`;
+}
+
+/** The one stderr JSON line for a failure under --json. */
+export function errorJsonLine(err: OffshootError): string {
+  return JSON.stringify({ error: { code: err.code, message: err.message, hint: err.hint ?? null, retryable: err.retryable } });
+}
+
+/** A warning line for stderr: text, or a JSON object under --json. */
+export function warningLine(message: string, json: boolean): string {
+  return json ? JSON.stringify({ warning: { message } }) : `offshoot: warning: ${message}`;
+}
+
+/** A note line for stderr (text mode only). */
+export function noteLine(message: string): string {
+  return `offshoot: note: ${message}`;
+}
+
+/** A partial-failure line for stderr (text mode only; under --json it is part of the document). */
+export function problemLine(message: string): string {
+  return `offshoot: ${message}`;
+}

@@ -1,0 +1,73 @@
+import type { Command, CommandGroup } from './command.js';
+import { checkoutCommand } from './commands/checkout.js';
+import { checkpointCommand } from './commands/checkpoint.js';
+import { compactCommand } from './commands/compact.js';
+import { createCommand } from './commands/create.js';
+import { destroyCommand } from './commands/destroy.js';
+import { diffCommand } from './commands/diff.js';
+import { exportCommand } from './commands/export.js';
+import { forkCommand } from './commands/fork.js';
+import { gcCommand } from './commands/gc.js';
+import { initCommand } from './commands/init.js';
+import { leaseAcquireCommand } from './commands/lease-acquire.js';
+import { leaseListCommand } from './commands/lease-list.js';
+import { leaseReleaseCommand } from './commands/lease-release.js';
+import { pathCommand } from './commands/path.js';
+import { promoteCommand } from './commands/promote.js';
+import { protectCommand } from './commands/protect.js';
+import { rollbackCommand } from './commands/rollback.js';
+import { statusCommand } from './commands/status.js';
+import { touchCommand } from './commands/touch.js';
+import { unprotectCommand } from './commands/unprotect.js';
+import { versionCommand } from './commands/version.js';
+
+/** A top-level entry: a command, or a group of subcommands. */
+export type Entry = Command | CommandGroup;
+
+/** `offshoot lease list|acquire|release`. */
+const leaseGroup: CommandGroup = {
+  name: 'lease',
+  summary: 'list, acquire or release branch leases',
+  subcommands: [leaseListCommand, leaseAcquireCommand, leaseReleaseCommand],
+};
+
+/**
+ * Every command, in the order usage lists them. Command modules hold only declarations; each loads the store and
+ * its op with a dynamic import when it runs, so parsing and help stay fast.
+ */
+export const ENTRIES: readonly Entry[] = [
+  initCommand,
+  createCommand,
+  checkoutCommand,
+  pathCommand,
+  exportCommand,
+  diffCommand,
+  checkpointCommand,
+  forkCommand,
+  touchCommand,
+  rollbackCommand,
+  promoteCommand,
+  compactCommand,
+  destroyCommand,
+  protectCommand,
+  unprotectCommand,
+  statusCommand,
+  gcCommand,
+  leaseGroup,
+  versionCommand,
+];
+
+/** True for a group of subcommands. */
+export function isGroup(e: Entry): e is CommandGroup {
+  return 'subcommands' in e;
+}
+
+/** The top-level entry with this name. */
+export function findEntry(name: string): Entry | undefined {
+  return ENTRIES.find((e) => e.name === name);
+}
+
+/** Every leaf command, groups expanded. */
+export function allCommands(): Command[] {
+  return ENTRIES.flatMap((e) => (isGroup(e) ? e.subcommands : [e]));
+}
