@@ -17,7 +17,7 @@ const ALLOWED = {
   capture: ['platform', 'core', 'ltx', 'sqlite'],
   ops: ['platform', 'core', 'ltx', 'store', 'sqlite'],
   protocol: ['platform', 'core'],
-  session: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops'],
+  session: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'protocol'],
   daemon: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'session', 'protocol'],
   mcp: ['platform', 'core', 'ltx', 'store', 'sqlite', 'ops', 'protocol', 'client'],
   cli: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'session', 'protocol', 'daemon', 'mcp', 'client'],
