@@ -31,7 +31,7 @@ export async function installCheckout(ctx: OpsContext, db: string, branch: strin
   const chain = await new ChainResolver(ctx.store).resolve(ref.lineage, ref.head_txid);
   const tmp = tempPathFor(path);
   try {
-    const m = await materializeTo(ctx, db, chain, tmp);
+    const m = await materializeTo(ctx, db, chain, tmp, `checkout ${db}@${branch}`);
     const fp = backdateAndFingerprint(tmp, ctx.now().getTime());
     await rm(sidecarPath(path), { force: true });
     await rm(pageSumsPath(path), { force: true });

@@ -21,7 +21,7 @@ export async function exportTo(ctx: OpsContext, t: Target, out: string, opts: { 
   await mkdir(dirname(path), { recursive: true });
   const tmp = tempPathFor(path);
   try {
-    const m = await materializeTo(ctx, t.db, chain, tmp);
+    const m = await materializeTo(ctx, t.db, chain, tmp, `export ${path}`);
     await commitRename(tmp, path);
     return { path, txid: m.txid };
   } catch (err) {

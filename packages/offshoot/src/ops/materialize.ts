@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import type { DataObject } from '../core/keys.js';
 import { applyChain, applySegments } from '../ltx/apply.js';
 import { commitRename, tempPathFor, writeFileAtomic } from '../platform/atomic-file.js';
@@ -37,8 +37,29 @@ export function chainId(members: readonly DataObject[]): string {
   return h.digest('hex');
 }
 
-function sourcesFor(ctx: OpsContext, members: readonly DataObject[]): Array<() => Promise<Readable>> {
-  return members.map((m) => () => ctx.store.backend.getStream(m.key));
+function sourcesFor(ctx: OpsContext, members: readonly DataObject[], label?: string): Array<() => Promise<Readable>> {
+  const total = members.reduce((a, m) => a + (m.size ?? 0), 0);
+  const bar = label !== undefined && total > 0 ? ctx.progress?.() : undefined;
+  if (!bar) return members.map((m) => () => ctx.store.backend.getStream(m.key));
+  let done = 0;
+  let opened = 0;
+  return members.map((m) => async () => {
+    if (opened++ === 0) bar.start(label as string, total);
+    const last = opened === members.length;
+    const counted = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        bar.update((done += chunk.length));
+        cb(null, chunk);
+      },
+      flush(cb) {
+        if (last) bar.stop();
+        cb();
+      },
+    });
+    const src = await ctx.store.backend.getStream(m.key);
+    src.on('error', (err) => counted.destroy(err));
+    return src.pipe(counted);
+  });
 }
 
 async function readEntry(dir: string, id: string): Promise<{ path: string; meta: EntryMeta } | undefined> {
@@ -66,7 +87,7 @@ function scanFile(path: string): PageSums {
  * needed: from the longest cached prefix plus the remaining segments, or from scratch. Entries are complete
  * before they are visible, and nothing reads a writable checkout to make one.
  */
-export async function cachedChain(ctx: OpsContext, db: string, chain: ResolvedChain): Promise<{ path: string; result: Materialized }> {
+export async function cachedChain(ctx: OpsContext, db: string, chain: ResolvedChain, label?: string): Promise<{ path: string; result: Materialized }> {
   const dir = chainCacheDir(ctx.checkoutRoot, db);
   const ids = chain.members.map((_, i) => chainId(chain.members.slice(0, i + 1)));
   const fullId = ids[ids.length - 1] as string;
@@ -89,10 +110,10 @@ export async function cachedChain(ctx: OpsContext, db: string, chain: ResolvedCh
         throw err;
       }
       await chmod(tmp, 0o644);
-      applied = await applySegments(tmp, BigInt('0x' + prefix.meta.checksum), sourcesFor(ctx, chain.members.slice(k + 1)));
+      applied = await applySegments(tmp, BigInt('0x' + prefix.meta.checksum), sourcesFor(ctx, chain.members.slice(k + 1), label));
     }
     if (applied === undefined) {
-      applied = await applyChain(sourcesFor(ctx, chain.members), tmp);
+      applied = await applyChain(sourcesFor(ctx, chain.members, label), tmp);
     }
     const sums = scanFile(tmp);
     const meta: EntryMeta = { txid: applied.txid, checksum: applied.checksum.toString(16), page_size: applied.pageSize, commit: applied.commit, keys: chain.members.map((m) => m.key) };
@@ -109,11 +130,12 @@ export async function cachedChain(ctx: OpsContext, db: string, chain: ResolvedCh
 
 /**
  * Materializes a chain into a new private file at `dest` (which must not be shared yet): a reflink clone of the
- * cache entry where the filesystem can, a copy otherwise. The caller renames it into place.
+ * cache entry where the filesystem can, a copy otherwise. The caller renames it into place. With a label, long
+ * downloads report progress (a bar on a terminal).
  */
-export async function materializeTo(ctx: OpsContext, db: string, chain: ResolvedChain, dest: string): Promise<Materialized> {
+export async function materializeTo(ctx: OpsContext, db: string, chain: ResolvedChain, dest: string, label?: string): Promise<Materialized> {
   for (let attempt = 0; ; attempt++) {
-    const entry = await cachedChain(ctx, db, chain);
+    const entry = await cachedChain(ctx, db, chain, label);
     try {
       await cloneOrCopy(entry.path, dest);
       await chmod(dest, 0o644);
