@@ -15,12 +15,13 @@ $(STAMP): package.json package-lock.json packages/offshoot/package.json packages
 install: $(STAMP)
 
 build: install
-	$(TSC) -p packages/offshoot/tsconfig.json
 	$(TSC) -p packages/client/tsconfig.json
+	$(TSC) -p packages/offshoot/tsconfig.json
 
 check: install
 	node scripts/check-layers.mjs
 	$(TSC) -p packages/offshoot/tsconfig.check.json
+	$(TSC) -p packages/client/tsconfig.check.json
 
 test: build check
 	scripts/with-s3-server.sh scripts/run-tests.sh

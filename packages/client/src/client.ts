@@ -1,0 +1,158 @@
+import { resolve } from 'node:path';
+import { Connection } from './connection.js';
+import { dial, type ConnectOptions } from './dial.js';
+import { subscribe } from './events.js';
+import { listField, requireCheckout, requireResult, requireTxid } from './result-fields.js';
+import { Session } from './session.js';
+import type { BranchInfo, EventEnvelope, ProtectResult, SessionInfo, TouchResult } from './types.js';
+
+/** Options of `fork`. */
+export interface ForkOptions {
+  /** Fork from this checkpoint instead of the source head. */
+  from?: string;
+  /** Reap the new branch after this long without a touch (a positive Go duration such as `30m` or `1h`). */
+  ttl?: string;
+  /** Metadata recorded on the new branch's `fork` checkpoint. */
+  meta?: Record<string, string>;
+}
+
+/** Options of the ops that take `force`. */
+export interface ForceOptions {
+  force?: boolean;
+}
+
+/** Options of `touch`. */
+export interface TouchOptions {
+  /** Omitted keeps the TTL, `none` clears it, a positive duration sets it. */
+  ttl?: string;
+}
+
+/** Options of `export`. */
+export interface ExportOptions extends ForceOptions {
+  /** Export this checkpoint instead of the head. */
+  checkpoint?: string;
+}
+
+/** A connection to the offshoot daemon with one typed method per op. Requests are answered one at a time, in order. */
+export class Client {
+  readonly #conn: Connection;
+  readonly #socketPath: string;
+  readonly #opts: ConnectOptions;
+
+  /** Made by `connect`. */
+  constructor(conn: Connection, socketPath: string, opts: ConnectOptions) {
+    this.#conn = conn;
+    this.#socketPath = socketPath;
+    this.#opts = opts;
+  }
+
+  /** Creates an empty database whose protected `main` branch has the checkpoint `init`. */
+  async create(db: string): Promise<void> {
+    await this.#conn.request({ op: 'create', db });
+  }
+
+  /** Opens a live session: leases the branch, checks it out and captures every commit until the session closes. */
+  async open(db: string, branch = 'main'): Promise<Session> {
+    const res = await this.#conn.request({ op: 'open', db, branch });
+    return new Session(this.#conn, db, branch, requireCheckout(res, 'open'));
+  }
+
+  /** Materializes the branch head as a writable checkout (without a session) and returns its path. */
+  async checkout(db: string, branch = 'main'): Promise<string> {
+    return requireCheckout(await this.#conn.request({ op: 'checkout', db, branch }), 'checkout');
+  }
+
+  /** Forks `source` (its head, or `opts.from`) into the new branch `newBranch`; returns the fork's txid. */
+  async fork(db: string, source: string, newBranch: string, opts: ForkOptions = {}): Promise<number> {
+    const res = await this.#conn.request({ op: 'fork', db, branch: source, name: newBranch, from: opts.from, ttl: opts.ttl, meta: opts.meta });
+    return requireTxid(res, 'fork');
+  }
+
+  /** Deletes a branch; `force` overrides protection and a live lease. */
+  async destroy(db: string, branch: string, opts: ForceOptions = {}): Promise<void> {
+    await this.#conn.request({ op: 'destroy', db, branch, force: opts.force });
+  }
+
+  /** Repoints the branch to the checkpoint `to`, dropping later checkpoints; returns the refreshed checkout path. */
+  async rollback(db: string, branch: string, to: string): Promise<string> {
+    return requireCheckout(await this.#conn.request({ op: 'rollback', db, branch, name: to }), 'rollback');
+  }
+
+  /** Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the new txid. */
+  async promote(db: string, source: string, onto: string, opts: ForceOptions = {}): Promise<number> {
+    return requireTxid(await this.#conn.request({ op: 'promote', db, branch: source, name: onto, force: opts.force }), 'promote');
+  }
+
+  /** Makes a shared branch self-contained; returns its head txid. */
+  async compact(db: string, branch: string): Promise<number> {
+    return requireTxid(await this.#conn.request({ op: 'compact', db, branch }), 'compact');
+  }
+
+  /** Restarts the branch's TTL clock, optionally changing the TTL. */
+  async touch(db: string, branch: string, opts: TouchOptions = {}): Promise<TouchResult> {
+    return requireResult<TouchResult>(await this.#conn.request({ op: 'touch', db, branch, ttl: opts.ttl }), 'touch');
+  }
+
+  /** Lists the branches of a database with their state and storage class. */
+  async branches(db: string): Promise<BranchInfo[]> {
+    return listField(await this.#conn.request({ op: 'branches', db }), 'branches', 'branches');
+  }
+
+  /** Lists the databases, sorted. */
+  async dbs(): Promise<string[]> {
+    return listField(await this.#conn.request({ op: 'dbs' }), 'databases', 'dbs');
+  }
+
+  /**
+   * Writes the durable state of a branch (its head, or `opts.checkpoint`) to `out` on the daemon host; a relative
+   * `out` is resolved against this process's working directory. Returns the exported txid.
+   */
+  async export(db: string, branch: string, out: string, opts: ExportOptions = {}): Promise<number> {
+    const res = await this.#conn.request({ op: 'export', db, branch, name: opts.checkpoint, path: resolve(out), force: opts.force });
+    return requireTxid(res, 'export');
+  }
+
+  /** Materializes a named checkpoint as a read-only file (cached; `force` rebuilds it) and returns its path. */
+  async checkoutAt(db: string, branch: string, checkpoint: string, opts: ForceOptions = {}): Promise<string> {
+    return requireCheckout(await this.#conn.request({ op: 'checkout-at', db, branch, name: checkpoint, force: opts.force }), 'checkout-at');
+  }
+
+  /** Lists the sessions open in the daemon. */
+  async status(): Promise<SessionInfo[]> {
+    return listField(await this.#conn.request({ op: 'status' }), 'sessions', 'status');
+  }
+
+  /** Marks a branch protected: destroying it or promoting onto it then needs `force`. */
+  async protect(db: string, branch: string): Promise<ProtectResult> {
+    return requireResult<ProtectResult>(await this.#conn.request({ op: 'protect', db, branch }), 'protect');
+  }
+
+  /** Clears a branch's protected flag. */
+  async unprotect(db: string, branch: string): Promise<ProtectResult> {
+    return requireResult<ProtectResult>(await this.#conn.request({ op: 'unprotect', db, branch }), 'unprotect');
+  }
+
+  /** Asks the daemon to shut down; it answers first, then closes its sessions and exits. */
+  async shutdown(): Promise<void> {
+    await this.#conn.request({ op: 'shutdown' });
+  }
+
+  /**
+   * Streams daemon events on a connection of its own, starting with those published after the subscription. The
+   * stream ends after `dropped_slow_consumer` (this reader fell too far behind) or when the daemon goes away;
+   * leaving the loop early closes the connection.
+   */
+  events(): AsyncGenerator<EventEnvelope, void, undefined> {
+    return subscribe(this.#socketPath, this.#opts);
+  }
+
+  /** Closes the connection; requests still waiting fail with CONNECTION_CLOSED. Sessions stay open in the daemon. */
+  close(): void {
+    this.#conn.close();
+  }
+}
+
+/** Connects to the daemon listening on `socketPath`. */
+export async function connect(socketPath: string, opts: ConnectOptions = {}): Promise<Client> {
+  return new Client(new Connection(await dial(socketPath, opts)), socketPath, opts);
+}

@@ -1,0 +1,65 @@
+/** Error codes the daemon sends; the same codes the offshoot CLI and engine use. */
+export type DaemonErrorCode =
+  | 'USAGE'
+  | 'INVALID_NAME'
+  | 'INVALID_ARGUMENT'
+  | 'NOT_FOUND'
+  | 'NOT_INITIALIZED'
+  | 'ALREADY_EXISTS'
+  | 'CAS_CONFLICT'
+  | 'PROTECTED'
+  | 'LEASE_HELD'
+  | 'LEASE_LOST'
+  | 'FENCED'
+  | 'BUSY'
+  | 'SESSION_OPEN'
+  | 'CHECKSUM_MISMATCH'
+  | 'CORRUPT'
+  | 'LAYOUT_TOO_NEW'
+  | 'SCHEMA_TOO_NEW'
+  | 'UNSUPPORTED'
+  | 'TIMEOUT'
+  | 'UNAVAILABLE'
+  | 'IO'
+  | 'INTERNAL';
+
+/**
+ * Codes raised by the client itself: the daemon could not be reached, it hung up (or this client was closed) before
+ * answering, or it answered something that is not the protocol.
+ */
+export type ClientErrorCode = 'CONNECTION_FAILED' | 'CONNECTION_CLOSED' | 'BAD_RESPONSE';
+
+/** Every code an OffshootError from this package can carry. */
+export type ErrorCode = DaemonErrorCode | ClientErrorCode;
+
+/** Options of an OffshootError. */
+export interface OffshootErrorOptions {
+  hint?: string;
+  retryable?: boolean;
+  cause?: unknown;
+}
+
+/** The one error type the client throws: a stable `code` to branch on, a message, and a `hint` naming the fix. */
+export class OffshootError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly retryable: boolean;
+
+  constructor(code: ErrorCode, message: string, opts: OffshootErrorOptions = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'OffshootError';
+    this.code = code;
+    this.hint = opts.hint;
+    this.retryable = opts.retryable ?? false;
+  }
+}
+
+/**
+ * True when `err` is an offshoot error, optionally with the given code. It checks the shape rather than the class,
+ * so errors from another copy of this package (or from the engine) qualify too.
+ */
+export function isOffshootError(err: unknown, code?: ErrorCode): err is OffshootError {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { code?: unknown; retryable?: unknown };
+  return typeof e.code === 'string' && typeof e.retryable === 'boolean' && (code === undefined || e.code === code);
+}

@@ -1,0 +1,19 @@
+export { Client, connect, type ExportOptions, type ForceOptions, type ForkOptions, type TouchOptions } from './client.js';
+export type { ConnectOptions } from './dial.js';
+export { isOffshootError, OffshootError, type ClientErrorCode, type DaemonErrorCode, type ErrorCode, type OffshootErrorOptions } from './errors.js';
+export { Session, type FlushOptions } from './session.js';
+export type {
+  BranchInfo,
+  BranchState,
+  CheckpointInfo,
+  EventDetails,
+  EventEnvelope,
+  EventType,
+  OffshootEvent,
+  Op,
+  ProtectResult,
+  SessionInfo,
+  TouchResult,
+  WireRequest,
+  WireResponse,
+} from './types.js';

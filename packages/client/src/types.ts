@@ -1,0 +1,156 @@
+/** The ops this client sends (the daemon also answers `diff` and `gc`, which this client does not wrap). */
+export type Op =
+  | 'open'
+  | 'flush'
+  | 'status'
+  | 'close'
+  | 'shutdown'
+  | 'subscribe'
+  | 'create'
+  | 'checkout'
+  | 'fork'
+  | 'destroy'
+  | 'rollback'
+  | 'promote'
+  | 'compact'
+  | 'touch'
+  | 'branches'
+  | 'dbs'
+  | 'export'
+  | 'checkout-at'
+  | 'protect'
+  | 'unprotect';
+
+/**
+ * One request line. `branch` doubles as the fork/promote source; `name` is the checkpoint, the new branch, the
+ * promote target or the export/checkout-at checkpoint, depending on the op.
+ */
+export interface WireRequest {
+  op: Op;
+  db?: string;
+  branch?: string;
+  name?: string;
+  from?: string;
+  ttl?: string;
+  force?: boolean;
+  path?: string;
+  meta?: Record<string, string>;
+}
+
+/** A checkpoint as `branches` lists it. */
+export interface CheckpointInfo {
+  name: string;
+  txid: number;
+  /** RFC 3339; absent for checkpoints written before creation times were recorded. */
+  created_at?: string;
+}
+
+/** The six branch states, in precedence order: error > pending > active > dirty > detached > idle. */
+export type BranchState = 'error' | 'pending' | 'active' | 'dirty' | 'detached' | 'idle';
+
+/** One branch as the `branches` op reports it. */
+export interface BranchInfo {
+  branch: string;
+  head_txid: number;
+  protected: boolean;
+  /** The TTL as a Go duration (`1h0m0s`); absent when the branch has none. */
+  ttl?: string;
+  /** Time left as a Go duration, or `expired`. */
+  ttl_remaining?: string;
+  lease_holder?: string;
+  /** Checkpoint names, oldest first. */
+  checkpoints: string[];
+  touched_at?: string;
+  checkpoints_v2: CheckpointInfo[];
+  /** True when the branch still shares objects with the branch it was forked from. */
+  shared: boolean;
+  state: BranchState;
+}
+
+/** One open session as the `status` op reports it. */
+export interface SessionInfo {
+  db: string;
+  branch: string;
+  /** The writable checkout path the session captures. */
+  checkout: string;
+  /** `hostname/pid` of the daemon holding the lease. */
+  holder: string;
+  epoch: number;
+  /** The last txid known durable in the store. */
+  durable_txid: number;
+  /** How long ago the session was last durable, as a Go duration. */
+  durable_age?: string;
+  /** RFC 3339 time of the last successful flush. */
+  last_flush_at?: string;
+  /** The last background flush failure, cleared by a later success. */
+  flush_error?: string;
+  /** WAL bytes captured but not yet flushed. */
+  capture_lag_bytes: number;
+  /** A terminal error (for example fenced); the session stays listed until closed. */
+  error?: string;
+}
+
+/** What `touch` reports. */
+export interface TouchResult {
+  /** The TTL now in force as a Go duration, or `none`. */
+  ttl: string;
+  touched_at: string;
+}
+
+/** What `protect` and `unprotect` report. */
+export interface ProtectResult {
+  protected: boolean;
+  /** False when the flag already had the requested value. */
+  changed: boolean;
+}
+
+/** One response line. */
+export interface WireResponse {
+  ok: boolean;
+  error?: string;
+  code?: string;
+  hint?: string;
+  retryable?: boolean;
+  checkout?: string;
+  txid?: number;
+  sessions?: SessionInfo[];
+  branches?: BranchInfo[];
+  databases?: string[];
+  result?: unknown;
+}
+
+/** The detail each event type carries. */
+export interface EventDetails {
+  session_opened: { holder: string; epoch: number };
+  flushed: { kind: 'auto' | 'manual'; txid: number; duration_seconds: number };
+  flush_failed: { kind: 'auto' | 'manual'; error: string; duration_seconds: number };
+  fenced: { cause: string };
+  session_closed: { error?: string };
+  reaped: Record<string, never>;
+  evicted: { checkpoint: string; bytes: number };
+  dropped_slow_consumer: Record<string, never>;
+}
+
+/** The event types. */
+export type EventType = keyof EventDetails;
+
+/** Event types whose detail may be left out because every field in it is optional. */
+type DetailOptional = 'session_closed' | 'reaped' | 'dropped_slow_consumer';
+
+/**
+ * One event, discriminated on `type` so `detail` is typed per event. `dropped_slow_consumer` is always the last event
+ * of a stream: the daemon dropped this subscriber because it read too slowly.
+ */
+export type EventEnvelope = {
+  [T in EventType]: {
+    v: 1;
+    /** RFC 3339, UTC. */
+    ts: string;
+    type: T;
+    db?: string;
+    branch?: string;
+  } & (T extends DetailOptional ? { detail?: EventDetails[T] } : { detail: EventDetails[T] });
+}[EventType];
+
+/** The name the earlier client used for an event. */
+export type OffshootEvent = EventEnvelope;

@@ -1,0 +1,358 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { fail, type ErrorCode } from '../core/errors.js';
+import { errorResponse } from '../protocol/errors.js';
+import { MAX_REQUEST_BYTES, type Response } from '../protocol/wire.js';
+import type { EventBus, Subscription } from './event-bus.js';
+import type { DaemonMetrics } from './metrics.js';
+
+/** The shortest explicit token `serve` accepts. */
+export const MIN_TOKEN_LENGTH = 16;
+
+const HEADERS_TIMEOUT_MS = 5_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const IDLE_TIMEOUT_MS = 120_000;
+const SSE_PING_MS = 15_000;
+const SSE_WRITE_DEADLINE_MS = 45_000;
+const SHUTDOWN_GRACE_MS = 5_000;
+
+/** True for the three names `serve -http` treats as loopback: 127.0.0.1, ::1 and localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return h === '127.0.0.1' || h === '::1' || h === 'localhost';
+}
+
+/** A fresh bearer token: 32 random bytes as 64 hex characters. */
+export function generateToken(): string {
+  return randomBytes(32).toString('hex');
+}
+
+/** A short, non-reversible tag for logs that lets an operator tell tokens apart without revealing any of one. */
+export function tokenFingerprint(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 8);
+}
+
+/** A parsed `-http` address; an empty host means every interface. */
+export interface HttpAddress {
+  host: string;
+  port: number;
+}
+
+/** Parses `host:port`, `[v6]:port` or `:port`. */
+export function parseHttpAddr(addr: string): HttpAddress {
+  const m = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/.exec(addr);
+  const port = Number(m?.[3]);
+  if (m === null || port > 65535) {
+    throw fail('USAGE', `-http: invalid address "${addr}"`, { hint: 'give host:port, e.g. -http 127.0.0.1:7878' });
+  }
+  return { host: m[1] ?? m[2] ?? '', port };
+}
+
+/** The HTTP-related `serve` flags as parsed from argv (absent flags undefined). */
+export interface HttpFlags {
+  http?: string;
+  token?: string;
+  allowNonLoopback?: boolean;
+}
+
+/** A validated HTTP listener configuration. */
+export interface HttpConfig extends HttpAddress {
+  addr: string;
+  token: string;
+  /** Where the token came from; a generated one must be printed once so the operator can use it. */
+  tokenSource: 'flag' | 'env' | 'generated';
+}
+
+/**
+ * Checks the HTTP flags of `serve` before anything listens: the token and the acknowledgment only make sense with
+ * -http, an explicit token (-token or OFFSHOOT_TOKEN) must be long enough, and a non-loopback bind needs both the
+ * acknowledgment flag and an explicit token. Returns undefined when HTTP is off.
+ */
+export function validateHttpFlags(flags: HttpFlags, env: Readonly<Record<string, string | undefined>> = process.env): HttpConfig | undefined {
+  if (flags.http === undefined || flags.http === '') {
+    if (flags.token !== undefined) {
+      throw fail('USAGE', '-token requires -http', { hint: 'add -http 127.0.0.1:PORT, or drop -token' });
+    }
+    if (flags.allowNonLoopback === true) {
+      throw fail('USAGE', '-http-allow-non-loopback requires -http', { hint: 'add -http HOST:PORT, or drop -http-allow-non-loopback' });
+    }
+    return undefined;
+  }
+  const address = parseHttpAddr(flags.http);
+  const envToken = env['OFFSHOOT_TOKEN'];
+  const explicit = flags.token ?? (envToken !== undefined && envToken !== '' ? envToken : undefined);
+  const tokenSource = flags.token !== undefined ? 'flag' : explicit !== undefined ? 'env' : 'generated';
+  if (explicit !== undefined) {
+    const origin = tokenSource === 'flag' ? '-token' : 'OFFSHOOT_TOKEN';
+    if (explicit.length < MIN_TOKEN_LENGTH) {
+      throw fail('USAGE', `${origin} is too short (${explicit.length} characters; at least ${MIN_TOKEN_LENGTH})`, {
+        hint: 'use a long random token, e.g. the output of `openssl rand -hex 32`',
+      });
+    }
+    if (!/^[\x21-\x7e]+$/.test(explicit)) {
+      throw fail('USAGE', `${origin} must be printable ASCII without spaces`, { hint: 'use a hex or base64url token' });
+    }
+  }
+  if (!isLoopbackHost(address.host)) {
+    if (flags.allowNonLoopback !== true) {
+      throw fail('USAGE', `-http ${flags.http}: refusing to listen on a non-loopback address`, {
+        hint: 'bind 127.0.0.1, or pass -http-allow-non-loopback together with an explicit token (OFFSHOOT_TOKEN or -token)',
+      });
+    }
+    if (explicit === undefined) {
+      throw fail('USAGE', `-http ${flags.http}: a non-loopback listener needs an explicit token`, {
+        hint: 'set OFFSHOOT_TOKEN to a long random value (preferred: -token is visible in ps)',
+      });
+    }
+  }
+  return { ...address, addr: flags.http, token: explicit ?? generateToken(), tokenSource };
+}
+
+/** What `startHttpServer` needs from the daemon. */
+export interface HttpServerOptions {
+  /** `host:port`; port 0 picks a free one (see the returned address). */
+  addr: string;
+  token: string;
+  /** The same dispatch the unix socket uses. */
+  dispatch: (req: unknown, transport: 'http') => Promise<Response>;
+  metrics: DaemonMetrics;
+  events: EventBus;
+  sessionCount: () => number;
+  /** SSE keepalive interval; 15 s unless a test needs it shorter. */
+  ssePingMs?: number;
+  /** How long one SSE write may stay unflushed before the connection is closed; 45 s unless a test needs it shorter. */
+  sseWriteDeadlineMs?: number;
+}
+
+/** A running HTTP listener. */
+export interface HttpServerHandle {
+  /** The bound address as `host:port` (`[v6]:port` for IPv6). */
+  address: string;
+  /** Ends event streams, lets in-flight requests finish (briefly), and stops listening. */
+  close(): Promise<void>;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = `${JSON.stringify(body)}\n`;
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, status: number, code: ErrorCode, message: string, hint: string): void {
+  sendJson(res, status, errorResponse(fail(code, message, { hint })));
+}
+
+function allowMethod(req: IncomingMessage, res: ServerResponse, method: 'GET' | 'POST'): boolean {
+  if (req.method === method) return true;
+  res.setHeader('Allow', method);
+  sendError(res, 405, 'USAGE', `${req.method ?? '?'} ${req.url ?? ''} is not allowed`, `use ${method}`);
+  return false;
+}
+
+/** Reads the request body up to the cap; undefined means a 413 has already been sent. */
+function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+  const tooLarge = (): undefined => {
+    // The rest of the body is left unread, so this connection cannot be reused.
+    res.setHeader('Connection', 'close');
+    sendError(res, 413, 'INVALID_ARGUMENT', `request body exceeds ${MAX_REQUEST_BYTES} bytes`, 'send one smaller request');
+    return undefined;
+  };
+  if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) return Promise.resolve(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= MAX_REQUEST_BYTES) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData);
+      req.off('end', onEnd);
+      resolve(tooLarge());
+    };
+    const onEnd = (): void => resolve(Buffer.concat(chunks));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.once('error', reject);
+  });
+}
+
+/** Starts the opt-in HTTP listener: /rpc, /metrics and /events behind the bearer token, /healthz open. */
+export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHandle> {
+  const { host, port } = parseHttpAddr(opts.addr);
+  const expected = createHash('sha256').update(opts.token).digest();
+  const pingMs = opts.ssePingMs ?? SSE_PING_MS;
+  const writeDeadlineMs = opts.sseWriteDeadlineMs ?? SSE_WRITE_DEADLINE_MS;
+  const streams = new Set<{ sub: Subscription; res: ServerResponse }>();
+  /** Requests in progress per connection, so shutdown can end idle connections and wait for busy ones. */
+  const inFlight = new Map<Socket, number>();
+  let closing = false;
+
+  // Both sides are hashed to equal-length digests first, so neither the length nor a prefix of the token leaks.
+  const authorized = (req: IncomingMessage): boolean => {
+    const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+    const got = createHash('sha256').update(m?.[1] ?? '').digest();
+    return timingSafeEqual(got, expected) && m !== null;
+  };
+  const deny = (res: ServerResponse): void => {
+    res.setHeader('WWW-Authenticate', 'Bearer realm="offshoot"');
+    sendError(res, 401, 'USAGE', 'missing or wrong bearer token', 'send Authorization: Bearer <token> (the token serve printed or OFFSHOOT_TOKEN)');
+  };
+
+  const rpc = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const mediaType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (mediaType !== 'application/json') {
+      sendError(res, 400, 'INVALID_ARGUMENT', 'POST /rpc needs Content-Type: application/json', 'set the Content-Type header');
+      return;
+    }
+    const body = await readBody(req, res);
+    if (body === undefined) return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      sendError(res, 400, 'INVALID_ARGUMENT', 'request body is not valid JSON', 'send one JSON object such as {"op":"status"}');
+      return;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      sendError(res, 400, 'INVALID_ARGUMENT', 'request body must be a JSON object', 'send one JSON object such as {"op":"status"}');
+      return;
+    }
+    const op = (parsed as { op?: unknown }).op;
+    if (op === 'export') {
+      sendError(res, 400, 'UNSUPPORTED', 'export is refused over HTTP', 'run export over the unix socket on the daemon host (offshoot export, or an SDK)');
+      return;
+    }
+    if (op === 'subscribe') {
+      sendJson(res, 200, errorResponse(fail('UNSUPPORTED', 'subscribe is not available over /rpc', { hint: 'use GET /events for the event stream over HTTP' })));
+      return;
+    }
+    sendJson(res, 200, await opts.dispatch(parsed, 'http'));
+  };
+
+  const metrics = async (res: ServerResponse): Promise<void> => {
+    const text = await opts.metrics.render();
+    res.writeHead(200, { 'Content-Type': opts.metrics.contentType, 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+
+  const events = (req: IncomingMessage, res: ServerResponse): void => {
+    const sub = opts.events.subscribe();
+    const stream = { sub, res };
+    streams.add(stream);
+    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
+    res.flushHeaders();
+    req.socket.setNoDelay(true);
+
+    // A reader that stops reading would otherwise pin this socket forever: unflushed output has a deadline.
+    let deadline: NodeJS.Timeout | undefined;
+    const clearDeadline = (): void => {
+      clearTimeout(deadline);
+      deadline = undefined;
+    };
+    const send = (chunk: string): boolean => {
+      const flushed = res.write(chunk);
+      if (!flushed && deadline === undefined) deadline = setTimeout(() => res.destroy(), writeDeadlineMs);
+      return flushed;
+    };
+    const drainedOrClosed = (): Promise<void> =>
+      new Promise((resolve) => {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    const ping = setInterval(() => send(': ping\n\n'), pingMs);
+    res.on('drain', clearDeadline);
+    res.on('close', () => {
+      clearInterval(ping);
+      clearDeadline();
+      sub.close();
+      streams.delete(stream);
+    });
+
+    void (async () => {
+      for await (const env of sub) {
+        if (!send(`data: ${JSON.stringify(env)}\n\n`)) await drainedOrClosed();
+        if (res.destroyed) return;
+      }
+      if (res.destroyed) return;
+      res.end();
+      if (res.writableNeedDrain && deadline === undefined) deadline = setTimeout(() => res.destroy(), writeDeadlineMs);
+    })();
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (closing) res.setHeader('Connection', 'close');
+    const socket = req.socket;
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    res.on('close', () => {
+      const left = (inFlight.get(socket) ?? 1) - 1;
+      inFlight.set(socket, left);
+      // A keep-alive connection whose last response finishes after close() began would otherwise linger.
+      if (closing && left === 0) socket.end();
+    });
+    const path = new URL(req.url ?? '/', 'http://offshoot').pathname;
+    switch (path) {
+      case '/healthz':
+        if (allowMethod(req, res, 'GET')) sendJson(res, 200, { ok: true, sessions: opts.sessionCount() });
+        return;
+      case '/rpc':
+        if (!allowMethod(req, res, 'POST')) return;
+        if (!authorized(req)) return deny(res);
+        return rpc(req, res);
+      case '/metrics':
+        if (!allowMethod(req, res, 'GET')) return;
+        if (!authorized(req)) return deny(res);
+        return metrics(res);
+      case '/events':
+        if (!allowMethod(req, res, 'GET')) return;
+        if (!authorized(req)) return deny(res);
+        return events(req, res);
+      default:
+        sendError(res, 404, 'NOT_FOUND', `no route ${path}`, 'the routes are POST /rpc, GET /metrics, GET /events and GET /healthz');
+    }
+  };
+
+  const server = createServer(
+    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
+    (req, res) => {
+      handle(req, res).catch((err: unknown) => {
+        if (res.headersSent) res.destroy();
+        else sendJson(res, 500, errorResponse(err));
+      });
+    },
+  );
+  server.keepAliveTimeout = IDLE_TIMEOUT_MS;
+  server.on('connection', (socket: Socket) => {
+    inFlight.set(socket, 0);
+    socket.on('close', () => inFlight.delete(socket));
+  });
+
+  const close = (): Promise<void> => {
+    closing = true;
+    for (const s of streams) s.sub.close();
+    const done = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const [socket, n] of inFlight) if (n === 0) socket.end();
+    const force = setTimeout(() => {
+      for (const socket of inFlight.keys()) socket.destroy();
+    }, SHUTDOWN_GRACE_MS);
+    return done.finally(() => clearTimeout(force));
+  };
+
+  return new Promise((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(fail('UNAVAILABLE', `http listen on ${opts.addr}: ${err.message}`, { hint: 'choose a free port, or stop whatever holds this one', cause: err }));
+    });
+    server.listen({ port, ...(host === '' ? {} : { host }) }, () => {
+      const a = server.address() as AddressInfo;
+      const address = a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+      resolve({ address, close });
+    });
+  });
+}
