@@ -48,7 +48,10 @@ export function checkpointTxid(ref: Ref, t: Target, name: string): number {
 export async function fork(ctx: OpsContext, src: Target, newBranch: string, opts: ForkOptions = {}): Promise<ForkResult> {
   validateName('branch', newBranch);
   const meta = validateMeta(opts.meta);
-  if (opts.ttl?.kind === 'none') throw fail('INVALID_ARGUMENT', 'a fork TTL must be positive', { hint: 'omit --ttl for a fork that never expires' });
+  // A zero or negative TTL would make the fork reapable the moment it exists; callers other than the CLI build TtlArgs too.
+  if (opts.ttl?.kind === 'none' || (opts.ttl?.kind === 'set' && opts.ttl.ttl <= 0n)) {
+    throw fail('INVALID_ARGUMENT', 'a fork TTL must be positive', { hint: 'pass a positive --ttl such as 1h, or omit it for a fork that never expires' });
+  }
   if (await ctx.store.tryGetRef(src.db, newBranch)) {
     throw fail('ALREADY_EXISTS', `branch ${src.db}@${newBranch} already exists`, { hint: 'pick another name, or destroy the existing branch first' });
   }

@@ -34,16 +34,19 @@ export function refuseProtected(ref: Ref, db: string, branch: string, what: stri
 /**
  * `offshoot promote db@src --onto tgt`: repoints the (existing) target at a fresh lineage reading through a base
  * pointer at the source's head (or a copy with --materialize). The source is unchanged; the target keeps its TTL
- * and protection, its checkpoints reset to `promote`, and its old head is kept as `<target>-pre-promote`.
+ * and protection, its checkpoints reset to `promote`, and its old head — with any uncheckpointed checkout edits —
+ * is kept as `<target>-pre-promote`.
  */
 export async function promote(ctx: OpsContext, src: Target, onto: string, opts: { force?: boolean; materialize?: boolean } = {}): Promise<PromoteResult> {
   validateName('branch', onto);
   if (onto === src.branch) throw fail('INVALID_ARGUMENT', `cannot promote ${src.db}@${src.branch} onto itself`, { hint: 'name a different --onto branch' });
   let source = await readBranch(ctx, src.db, src.branch);
-  const tgt = await readBranch(ctx, src.db, onto);
+  let tgt = await readBranch(ctx, src.db, onto);
   refuseProtected(tgt.ref, src.db, onto, 'promote onto', opts.force ?? false);
   refuseForeignLease(ctx, src.db, onto, tgt.ref, 'promote onto');
   if (await checkpointIfDirty(ctx, src, source.ref)) source = await readBranch(ctx, src.db, src.branch);
+  // The refresh below replaces the target's checkout, so its uncheckpointed edits go into the undo point first.
+  if (await checkpointIfDirty(ctx, { db: src.db, branch: onto }, tgt.ref)) tgt = await readBranch(ctx, src.db, onto);
   const resolver = new ChainResolver(ctx.store);
   const backup = await keepSafetyFork(ctx, src.db, onto, tgt.ref, 'pre-promote', resolver);
   const txid = source.ref.head_txid;

@@ -13,7 +13,9 @@ export interface ReapReport {
 
 /**
  * Expires unprotected, unleased branches whose TTL has run out from max(touched_at, lease_expiry): each is claimed
- * with a `reaping` compare-and-swap (which a racing touch loses to, and vice versa) and then destroyed.
+ * with a `reaping` compare-and-swap (which a racing touch loses to, and vice versa) and then destroyed. A claim
+ * already on the ref is taken over: it was left by a reaper that died before its destroy, and since a claimed
+ * branch can be neither touched nor leased it is still due; destroy's own claim picks one winner among reapers.
  */
 export async function reap(ctx: OpsContext): Promise<ReapReport> {
   const report: ReapReport = { reaped: [], errors: [] };
@@ -24,7 +26,7 @@ export async function reap(ctx: OpsContext): Promise<ReapReport> {
     try {
       await ctx.store.updateRef(db, branch, (r) => {
         if (!eligible(ctx, r)) throw fail('CAS_CONFLICT', `${name} is no longer due for reaping`);
-        return { ...r, reaping: true };
+        return r.reaping ? undefined : { ...r, reaping: true };
       });
     } catch (err) {
       report.errors.push(`${name}: ${(err as Error).message}`);
@@ -35,8 +37,10 @@ export async function reap(ctx: OpsContext): Promise<ReapReport> {
       report.reaped.push(name);
     } catch (err) {
       report.errors.push(`${name}: ${(err as Error).message}`);
+      // A destroy claim on the ref now belongs to another reaper's destroy, which this must not disturb.
       await ctx.store
         .updateRef(db, branch, (r) => {
+          if (r.deleting) return undefined;
           const next = { ...r };
           delete next.reaping;
           return next;
@@ -48,7 +52,7 @@ export async function reap(ctx: OpsContext): Promise<ReapReport> {
 }
 
 function eligible(ctx: OpsContext, r: Ref): boolean {
-  if (r.protected || !r.ttl || r.reaping || r.deleting) return false;
+  if (r.protected || !r.ttl || r.deleting) return false;
   const now = ctx.now();
   if (leaseLive(r, now)) return false;
   const deadline = reapDeadline(r.ttl, r.touched_at, r.lease_expiry);

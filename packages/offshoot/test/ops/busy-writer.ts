@@ -1,0 +1,54 @@
+// A foreign process holding a write transaction open on a checkout: the stock sqlite3 CLI reading its script from
+// stdin, stopped between `BEGIN IMMEDIATE; INSERT …;` and its COMMIT.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import Database from 'better-sqlite3';
+
+/** A held write transaction; `commit()` finishes it and waits for the process to exit. */
+export interface HeldWriter {
+  commit(): Promise<void>;
+  /** Kills the writer without committing (its insert is rolled back). */
+  kill(): Promise<void>;
+}
+
+function writeLocked(file: string): boolean {
+  const db = new Database(file, { timeout: 0, fileMustExist: true });
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    db.exec('ROLLBACK');
+    return false;
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_BUSY') return true;
+    throw err;
+  } finally {
+    db.close();
+  }
+}
+
+/** Starts sqlite3 on file, runs `BEGIN IMMEDIATE` and `sql`, and returns once the write lock is visibly held. */
+export async function holdWriteTransaction(file: string, sql: string): Promise<HeldWriter> {
+  const child = spawn('sqlite3', ['-bail', file], { stdio: ['pipe', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = once(child, 'exit');
+  child.stdin.write(`BEGIN IMMEDIATE;\n${sql}\n`);
+  const deadline = Date.now() + 5000;
+  while (!writeLocked(file)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`sqlite3 did not take the write lock: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return {
+    commit: async () => {
+      child.stdin.end('COMMIT;\n');
+      const [code] = await exited;
+      if (code !== 0) throw new Error(`sqlite3 writer exited ${code}: ${stderr}`);
+    },
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
