@@ -1,18 +1,8 @@
 import { createHash } from 'node:crypto';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { userCacheDir } from '../platform/user-cache-dir.js';
 import { s3ConfigFromEnv } from '../store/s3/s3-config.js';
 import type { StoreSpec } from '../store/store-spec.js';
-
-// Go's os.UserCacheDir, which the original used: XDG_CACHE_HOME (absolute only), else ~/Library/Caches on macOS,
-// else ~/.cache.
-function userCacheDir(env: NodeJS.ProcessEnv): string {
-  const xdg = env.XDG_CACHE_HOME;
-  if (xdg && xdg.startsWith('/')) return xdg;
-  const home = env.HOME || homedir();
-  if (process.platform === 'darwin') return join(home, 'Library', 'Caches');
-  return join(home, '.cache');
-}
 
 /**
  * Where checkouts/ and checkouts-ro/ live: the store directory for a local store; for an S3 store

@@ -16,6 +16,7 @@ import { renderDiffSummary, renderDiffText } from '../sqlite/diff/diff-format.js
 import { diffToJson } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
+import type { BranchInfo, SessionInfo } from '../protocol/wire.js';
 import type { Outcome } from './command.js';
 
 // Every human stdout line below keeps the wording of the original CLI: scripts parse it.
@@ -195,6 +196,51 @@ export function leaseAcquireOutcome(t: Target, holder: string, r: { epoch: numbe
 /** `lease release` prints nothing. */
 export function leaseReleaseOutcome(t: Target): Outcome {
   return outcome({ db: t.db, branch: t.branch, released: true });
+}
+
+/** `session open`: the live checkout path. */
+export function sessionOpenOutcome(t: Target, checkout: string): Outcome {
+  return pathOutcome({ db: t.db, branch: t.branch, path: checkout });
+}
+
+/** `session flush`. */
+export function sessionFlushOutcome(t: Target, name: string | undefined, txid: number): Outcome {
+  return outcome({ db: t.db, branch: t.branch, name, txid }, [`durable through txid ${txid}`]);
+}
+
+/** `session status`: one line per open session; failures are quoted since they hold spaces. */
+export function sessionStatusOutcome(sessions: SessionInfo[]): Outcome {
+  const lines = sessions.map((s) => {
+    let line = `${s.db}@${s.branch} durable=${s.durable_txid} epoch=${s.epoch} holder=${s.holder} checkout=${s.checkout} lag=${s.capture_lag_bytes}`;
+    if (s.last_flush_at) line += ` last_flush=${rfc3339(s.last_flush_at)}`;
+    if (s.durable_age) line += ` age=${s.durable_age}`;
+    if (s.flush_error) line += ` flush_error=${JSON.stringify(s.flush_error)}`;
+    if (s.error) line += ` ERROR=${JSON.stringify(s.error)}`;
+    return line;
+  });
+  return outcome({ sessions: new Verbatim(sessions) }, lines);
+}
+
+/** `session dbs`: one database per line. */
+export function sessionDbsOutcome(databases: string[]): Outcome {
+  return outcome({ databases }, databases);
+}
+
+/** `session branches`: one line per branch, as `status` prints them plus the daemon-only states. */
+export function sessionBranchesOutcome(db: string, branches: BranchInfo[]): Outcome {
+  const lines = branches.map((b) => {
+    let line = `${db}@${b.branch} state=${b.state} storage=${b.shared ? 'shared' : 'materialized'} txid=${b.head_txid} checkpoints=[${b.checkpoints.join(',')}]`;
+    if (b.protected) line += ' protected';
+    if (b.ttl) line += ` ttl=${b.ttl}` + (b.ttl_remaining ? ` remaining=${b.ttl_remaining}` : '');
+    if (b.lease_holder) line += ` holder=${b.lease_holder}`;
+    return line;
+  });
+  return outcome({ db, branches: new Verbatim(branches) }, lines);
+}
+
+/** `session close` and `session shutdown` print nothing. */
+export function sessionDoneOutcome(data: Record<string, unknown>): Outcome {
+  return outcome(data);
 }
 
 /** `version`. */

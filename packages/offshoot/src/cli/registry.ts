@@ -16,6 +16,14 @@ import { pathCommand } from './commands/path.js';
 import { promoteCommand } from './commands/promote.js';
 import { protectCommand } from './commands/protect.js';
 import { rollbackCommand } from './commands/rollback.js';
+import { serveCommand } from './commands/serve.js';
+import { sessionBranchesCommand } from './commands/session-branches.js';
+import { sessionCloseCommand } from './commands/session-close.js';
+import { sessionDbsCommand } from './commands/session-dbs.js';
+import { sessionFlushCommand } from './commands/session-flush.js';
+import { sessionOpenCommand } from './commands/session-open.js';
+import { sessionShutdownCommand } from './commands/session-shutdown.js';
+import { sessionStatusCommand } from './commands/session-status.js';
 import { statusCommand } from './commands/status.js';
 import { touchCommand } from './commands/touch.js';
 import { unprotectCommand } from './commands/unprotect.js';
@@ -29,6 +37,13 @@ const leaseGroup: CommandGroup = {
   name: 'lease',
   summary: 'list, acquire or release branch leases',
   subcommands: [leaseListCommand, leaseAcquireCommand, leaseReleaseCommand],
+};
+
+/** `offshoot session open|flush|status|close|shutdown|dbs|branches`: a running daemon's sessions. */
+const sessionGroup: CommandGroup = {
+  name: 'session',
+  summary: 'open, flush, inspect and close live sessions in a running daemon',
+  subcommands: [sessionOpenCommand, sessionFlushCommand, sessionStatusCommand, sessionCloseCommand, sessionShutdownCommand, sessionDbsCommand, sessionBranchesCommand],
 };
 
 /**
@@ -54,6 +69,8 @@ export const ENTRIES: readonly Entry[] = [
   statusCommand,
   gcCommand,
   leaseGroup,
+  serveCommand,
+  sessionGroup,
   versionCommand,
 ];
 

@@ -8,7 +8,7 @@ import { backdateAndFingerprint, checkClean, readSidecar, sameIdentity, sidecarP
 import { writePageSums, pageSumsPath } from '../sqlite/page-sums.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { headIdentity, readBranch } from './branch-ref.js';
+import { headIdentity, readBranch, refuseForeignLease } from './branch-ref.js';
 import type { OpsContext } from './context.js';
 import { materializeTo } from './materialize.js';
 import { checkoutPath } from './paths.js';
@@ -53,6 +53,7 @@ export async function installCheckout(ctx: OpsContext, db: string, branch: strin
  */
 export async function checkout(ctx: OpsContext, t: Target): Promise<CheckoutResult> {
   const { ref } = await readBranch(ctx, t.db, t.branch);
+  refuseForeignLease(ctx, t.db, t.branch, ref, 'checkout');
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
   const head = headIdentity(ref);
   if (existsSync(path)) {

@@ -1,4 +1,4 @@
-import { fail } from '../core/errors.js';
+import { fail, hasCode } from '../core/errors.js';
 import { newLineageId } from '../core/lineage.js';
 import type { Checkpoint, Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
@@ -46,6 +46,8 @@ export async function compact(ctx: OpsContext, t: Target): Promise<CompactResult
   try {
     await ctx.store.casRef(t.db, t.branch, cur.etag, next);
   } catch (err) {
+    // Only a lost compare-and-swap is a race; a store that failed to answer keeps its own code (UNAVAILABLE, TIMEOUT).
+    if (!hasCode(err, 'CAS_CONFLICT')) throw err;
     throw fail('CAS_CONFLICT', `compact of ${t.db}@${t.branch} lost a race: the branch changed meanwhile`, { retryable: true, hint: 'retry the compact', cause: err });
   }
   await refreshCheckout(ctx, t.db, t.branch, next);

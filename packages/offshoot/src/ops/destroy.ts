@@ -27,7 +27,7 @@ export async function destroy(ctx: OpsContext, t: Target, opts: { force?: boolea
     if (ref.deleting) throw fail('BUSY', `${t.db}@${t.branch} is already being destroyed`, { retryable: true, hint: `retry later, or run 'offshoot gc' to clear a stale claim` });
     if (!opts.reaping) refuseProtected(ref, t.db, t.branch, 'destroy', force);
     if (!force && leaseLive(ref, ctx.now()) && ref.lease_holder !== ctx.holder) {
-      throw fail('LEASE_HELD', `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder}`, { hint: 'close the session first, or pass --force' });
+      throw fail('LEASE_HELD', `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder}`, { hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or pass --force` });
     }
     return { ...ref, deleting: true, deleting_at: ctx.now().toISOString() };
   });

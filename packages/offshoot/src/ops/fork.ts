@@ -1,4 +1,4 @@
-import { fail, hasCode } from '../core/errors.js';
+import { fail } from '../core/errors.js';
 import { formatDuration, type TtlArg } from '../core/duration.js';
 import { validateMeta, type Meta } from '../core/meta.js';
 import { validateName } from '../core/names.js';
@@ -83,10 +83,10 @@ export async function fork(ctx: OpsContext, src: Target, newBranch: string, opts
   try {
     await checkForkPointLive(ctx, fresh.dependsOn);
   } catch (err) {
-    if (hasCode(err, 'BUSY')) {
-      const mine = await ctx.store.tryGetRef(src.db, newBranch);
-      if (mine) await ctx.store.deleteRef(src.db, newBranch, mine.etag);
-    }
+    // Whether GC condemned the fork point (BUSY) or the store failed before the check could vouch for it, the new
+    // ref is withdrawn: a failed fork has created no branch, so a retry starts clean.
+    const mine = await ctx.store.tryGetRef(src.db, newBranch).catch(() => undefined);
+    if (mine) await ctx.store.deleteRef(src.db, newBranch, mine.etag).catch(() => undefined);
     throw err;
   }
   const expiresAt = opts.ttl?.kind === 'set' ? new Date(now.getTime() + Number(opts.ttl.ttl / 1_000_000n)).toISOString() : undefined;

@@ -42,7 +42,7 @@ export async function acquireLease(ctx: OpsContext, t: Target, ttl: string = DEF
     const now = ctx.now();
     const live = leaseLive(r, now);
     if (live && r.lease_holder !== ctx.holder) {
-      throw fail('LEASE_HELD', `${t.db}@${t.branch} is leased by ${r.lease_holder} until ${r.lease_expiry}`, { hint: 'wait for the lease to expire, or release it' });
+      throw fail('LEASE_HELD', `${t.db}@${t.branch} is leased by ${r.lease_holder} until ${r.lease_expiry}`, { hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or wait for the lease to expire` });
     }
     renewed = live;
     const next = { ...r, lease_holder: ctx.holder, lease_expiry: new Date(now.getTime() + ms).toISOString() };

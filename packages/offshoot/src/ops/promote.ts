@@ -1,4 +1,4 @@
-import { fail } from '../core/errors.js';
+import { fail, hasCode } from '../core/errors.js';
 import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
@@ -69,6 +69,8 @@ export async function promote(ctx: OpsContext, src: Target, onto: string, opts: 
   try {
     await ctx.store.casRef(src.db, onto, tgt.etag, next);
   } catch (err) {
+    // Only a lost compare-and-swap is a race; a store that failed to answer keeps its own code (UNAVAILABLE, TIMEOUT).
+    if (!hasCode(err, 'CAS_CONFLICT')) throw err;
     throw fail('CAS_CONFLICT', `promote onto ${src.db}@${onto} lost a race: the target changed meanwhile`, { retryable: true, hint: 'retry the promote', cause: err });
   }
   const refreshed = await refreshCheckout(ctx, src.db, onto, next);

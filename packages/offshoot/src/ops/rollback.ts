@@ -1,4 +1,4 @@
-import { fail } from '../core/errors.js';
+import { fail, hasCode } from '../core/errors.js';
 import type { Ref, Checkpoint } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
@@ -61,6 +61,8 @@ export async function rollback(ctx: OpsContext, t: Target, to: string, opts: { m
   try {
     await ctx.store.casRef(t.db, t.branch, cur.etag, next);
   } catch (err) {
+    // Only a lost compare-and-swap is a race; a store that failed to answer keeps its own code (UNAVAILABLE, TIMEOUT).
+    if (!hasCode(err, 'CAS_CONFLICT')) throw err;
     throw fail('CAS_CONFLICT', `rollback of ${t.db}@${t.branch} lost a race: the branch changed meanwhile`, { retryable: true, hint: 'retry the rollback', cause: err });
   }
   const refreshed = await refreshCheckout(ctx, t.db, t.branch, next);

@@ -31,6 +31,14 @@ const COMMANDS: Array<[string, string[]]> = [
   ['lease list', []],
   ['lease acquire', ['--ttl']],
   ['lease release', []],
+  ['serve', ['--socket', '--flush-every', '--snapshot-every', '--reap-every', '--gc-grace', '--ro-cache-budget', '--http', '--token', '--http-allow-non-loopback']],
+  ['session open', ['--socket']],
+  ['session flush', ['--socket', '--meta']],
+  ['session status', ['--socket']],
+  ['session close', ['--socket']],
+  ['session shutdown', ['--socket']],
+  ['session dbs', ['--socket']],
+  ['session branches', ['--socket']],
   ['version', []],
 ];
 

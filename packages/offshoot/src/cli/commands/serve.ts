@@ -1,0 +1,123 @@
+import { readFileSync } from 'node:fs';
+import { durationMs, parseDuration } from '../../core/duration.js';
+import { fail } from '../../core/errors.js';
+import { parseByteSize } from '../byte-size.js';
+import type { Command, Invocation } from '../command.js';
+import { SOCKET_FLAG, socketFor } from '../daemon-request.js';
+
+function nonNegative(inv: Invocation, flag: string, fallback: string): ReturnType<typeof parseDuration> {
+  const d = parseDuration(inv.flags.string(flag) ?? fallback);
+  if (d < 0n) throw fail('INVALID_ARGUMENT', `-${flag} must not be negative`, { hint: `use 0 to disable, or a positive duration such as ${fallback}` });
+  return d;
+}
+
+function snapshotEvery(text: string | undefined): number {
+  if (text === undefined) return 16;
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n < 1) {
+    throw fail('INVALID_ARGUMENT', `-snapshot-every ${JSON.stringify(text)}: must be an integer of at least 1`, { hint: 'use e.g. -snapshot-every 16' });
+  }
+  return n;
+}
+
+// A short session lease lets tests watch fencing without waiting 30 s; renewal keeps its 1:3 ratio to the lease.
+function leaseTiming(env: NodeJS.ProcessEnv): { leaseTtlMs?: number; renewEveryMs?: number } {
+  const text = env.OFFSHOOT_LEASE_TTL_MS;
+  if (text === undefined || text === '') return {};
+  const ms = Number(text);
+  if (!Number.isSafeInteger(ms) || ms < 30) throw fail('INVALID_ARGUMENT', `OFFSHOOT_LEASE_TTL_MS=${text}: must be an integer of at least 30`, { hint: 'unset it for the default 30s lease' });
+  return { leaseTtlMs: ms, renewEveryMs: Math.floor(ms / 3) };
+}
+
+/** `offshoot serve [flags]`: the daemon, until SIGINT, SIGTERM or the shutdown op. */
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'run the daemon: live sessions, background flushes and the janitor, over a unix socket',
+  usage: '[-socket PATH] [-flush-every D] [-snapshot-every N] [-reap-every D] [-gc-grace D] [-ro-cache-budget BYTES] [-http ADDR [-token T] [-http-allow-non-loopback]]',
+  help: [
+    'Serves the store on a unix socket (mode 0600; a stale socket file is replaced, a live one refused) and prints',
+    '"offshoot serving on <socket>". One daemon per store: a second one on the same store refuses to start.',
+    'Sessions opened here hold their branch lease, capture the checkout\'s WAL live, and flush every -flush-every',
+    'when something is pending. The janitor reaps expired branches, clears stale destroy claims, collects garbage',
+    'older than -gc-grace and keeps checkouts-ro/ within -ro-cache-budget. -http also serves /rpc, /metrics and',
+    '/events behind a bearer token (-token, else $OFFSHOOT_TOKEN, else a generated one printed once on stderr);',
+    'a non-loopback address needs -http-allow-non-loopback and an explicit token.',
+    'SIGINT, SIGTERM or the shutdown op stop it gracefully: open sessions are flushed and closed (within 30s).',
+    '$OFFSHOOT_LEASE_TTL_MS shortens the 30s session lease (renewed every third of it), for tests.',
+  ].join('\n'),
+  flags: {
+    socket: SOCKET_FLAG,
+    'flush-every': { type: 'string', value: 'DURATION', description: 'background flush interval (default 30s; 0 disables)' },
+    'snapshot-every': { type: 'string', value: 'N', description: 'write a snapshot every N flushes; also the fork floor (default 16)' },
+    'reap-every': { type: 'string', value: 'DURATION', description: 'janitor interval (default 1m; 0 disables reap, GC and ro-cache eviction)' },
+    'gc-grace': { type: 'string', value: 'DURATION', description: 'how long unreachable objects wait before the janitor deletes them (default 15m)' },
+    'ro-cache-budget': { type: 'string', value: 'BYTES', description: 'cap on checkouts-ro/ (bytes or K/M/G/T, 1024-based; default 0 = unlimited)' },
+    http: { type: 'string', value: 'ADDR', description: 'also serve HTTP on host:port (loopback unless acknowledged)' },
+    token: { type: 'string', value: 'TOKEN', description: 'bearer token for -http (at least 16 characters; default $OFFSHOOT_TOKEN, else generated)' },
+    'http-allow-non-loopback': { type: 'boolean', description: 'allow -http on a non-loopback address (needs an explicit token)' },
+  },
+  args: { min: 0, max: 0 },
+  async run(inv) {
+    const flushEvery = nonNegative(inv, 'flush-every', '30s');
+    const reapEvery = nonNegative(inv, 'reap-every', '1m');
+    const gcGrace = nonNegative(inv, 'gc-grace', '15m');
+    const every = snapshotEvery(inv.flags.string('snapshot-every'));
+    const budgetText = inv.flags.string('ro-cache-budget');
+    const budget = budgetText === undefined ? 0 : parseByteSize(budgetText, '-ro-cache-budget');
+    const lease = leaseTiming(process.env);
+    const { validateHttpFlags, tokenFingerprint } = await import('../../daemon/http-server.js');
+    const token = inv.flags.string('token');
+    const http = validateHttpFlags({
+      ...(inv.flags.string('http') !== undefined ? { http: inv.flags.string('http') } : {}),
+      ...(token !== undefined ? { token } : {}),
+      allowNonLoopback: inv.flags.boolean('http-allow-non-loopback'),
+    });
+    const socket = socketFor(inv);
+    const ctx = await inv.context();
+    const { Daemon } = await import('../../daemon/daemon.js');
+    const log = (line: string): void => void process.stderr.write(`${line}\n`);
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const daemon = await Daemon.start(
+      ctx.store,
+      ctx.checkoutRoot,
+      {
+        socket,
+        flushEveryMs: durationMs(flushEvery),
+        snapshotEvery: every,
+        reapEveryMs: durationMs(reapEvery),
+        gcGrace,
+        roCacheBudget: budget,
+        ...(http ? { http: { addr: http.addr, token: http.token } } : {}),
+        ...lease,
+        log,
+      },
+      pkg.version ?? 'dev',
+    );
+    let stopping = false;
+    const signalled = (): void => {
+      if (stopping) {
+        log('offshoot: second signal: exiting without finishing the shutdown');
+        process.exit(1);
+      }
+      stopping = true;
+      void daemon.shutdown();
+    };
+    process.on('SIGINT', signalled);
+    process.on('SIGTERM', signalled);
+    const { socket: at, http: httpAt } = daemon.addresses;
+    if (http && httpAt !== undefined) {
+      if (http.tokenSource === 'generated') log(`offshoot: http: generated token ${http.token} (set OFFSHOOT_TOKEN or -token to choose one)`);
+      log(`offshoot: http: listening on ${httpAt} (token fingerprint ${tokenFingerprint(http.token)})`);
+    }
+    process.stdout.write(`offshoot serving on ${at}\n`);
+    try {
+      await daemon.done;
+    } finally {
+      process.off('SIGINT', signalled);
+      process.off('SIGTERM', signalled);
+    }
+    // A shutdown that had to abandon a stuck flush may leave its handles behind; the process still ends.
+    setTimeout(() => process.exit(), 5000).unref();
+    return { data: { socket: at, http: httpAt, stopped: true }, text: '' };
+  },
+};

@@ -1,0 +1,23 @@
+import { validateName } from '../../core/names.js';
+import type { Command } from '../command.js';
+import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { sessionBranchesOutcome } from '../output.js';
+
+/** `offshoot session branches <db>`: a database's branches with the daemon's view of their state. */
+export const sessionBranchesCommand: Command = {
+  name: 'session branches',
+  summary: 'list a database\'s branches through the daemon',
+  usage: '<db> [-socket PATH]',
+  help: [
+    'One line per branch: db@b state=S storage=shared|materialized txid=N checkpoints=[a,b] [protected] [ttl=X',
+    'remaining=D|expired] [holder=H]. Besides the at-rest states, the daemon reports error (its session there has a',
+    'terminal error) and pending (an open is in flight).',
+  ].join('\n'),
+  flags: { socket: SOCKET_FLAG },
+  args: { min: 1, max: 1 },
+  async run(inv) {
+    const db = validateName('database', inv.arg(0));
+    const res = await daemonRequest(socketFor(inv), { op: 'branches', db });
+    return sessionBranchesOutcome(db, res.branches ?? []);
+  },
+};

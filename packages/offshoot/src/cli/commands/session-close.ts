@@ -1,0 +1,22 @@
+import { parseTarget } from '../../core/target.js';
+import type { Command } from '../command.js';
+import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { sessionDoneOutcome } from '../output.js';
+
+/** `offshoot session close <db>[@b]`: flushes, stops capture and releases the lease. */
+export const sessionCloseCommand: Command = {
+  name: 'session close',
+  summary: 'flush and close an open session, releasing its lease',
+  usage: '<db>[@branch] [-socket PATH]',
+  help: [
+    'Flushes the session\'s pending writes, stops capture and releases the branch lease; the checkout stays where it',
+    'is. A fenced session is closed without flushing. Fails if no session is open on the branch.',
+  ].join('\n'),
+  flags: { socket: SOCKET_FLAG },
+  args: { min: 1, max: 1 },
+  async run(inv) {
+    const t = parseTarget(inv.arg(0));
+    await daemonRequest(socketFor(inv), { op: 'close', db: t.db, branch: t.branch });
+    return sessionDoneOutcome({ db: t.db, branch: t.branch, closed: true });
+  },
+};

@@ -1,0 +1,17 @@
+import type { Command } from '../command.js';
+import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { sessionDbsOutcome } from '../output.js';
+
+/** `offshoot session dbs`: the store's databases, as the daemon sees them. */
+export const sessionDbsCommand: Command = {
+  name: 'session dbs',
+  summary: 'list databases through the daemon',
+  usage: '[-socket PATH]',
+  help: 'Prints every database in the daemon\'s store, one per line, sorted.',
+  flags: { socket: SOCKET_FLAG },
+  args: { min: 0, max: 0 },
+  async run(inv) {
+    const res = await daemonRequest(socketFor(inv), { op: 'dbs' });
+    return sessionDbsOutcome(res.databases ?? []);
+  },
+};

@@ -1,0 +1,23 @@
+import { parseTarget } from '../../core/target.js';
+import type { Command } from '../command.js';
+import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { sessionOpenOutcome } from '../output.js';
+
+/** `offshoot session open <db>[@b]`: opens a live session in the daemon and prints its checkout path. */
+export const sessionOpenCommand: Command = {
+  name: 'session open',
+  summary: 'open a live session on a branch in the daemon',
+  usage: '<db>[@branch] [-socket PATH]',
+  help: [
+    'Asks the daemon to lease the branch, check it out (reusing a clean checkout) and capture its writes live; prints',
+    'the checkout path. Point any SQLite client at it; the daemon flushes in the background and on close.',
+    'Refused when the branch is already open, leased elsewhere, or the daemon is shutting down.',
+  ].join('\n'),
+  flags: { socket: SOCKET_FLAG },
+  args: { min: 1, max: 1 },
+  async run(inv) {
+    const t = parseTarget(inv.arg(0));
+    const res = await daemonRequest(socketFor(inv), { op: 'open', db: t.db, branch: t.branch });
+    return sessionOpenOutcome(t, res.checkout ?? '');
+  },
+};

@@ -1,0 +1,18 @@
+import type { Command } from '../command.js';
+import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { sessionDoneOutcome } from '../output.js';
+
+/** `offshoot session shutdown`: stops the daemon gracefully. */
+export const sessionShutdownCommand: Command = {
+  name: 'session shutdown',
+  summary: 'stop the daemon gracefully',
+  usage: '[-socket PATH]',
+  help: 'Asks the daemon to shut down: it flushes and closes every open session, then exits. Returns once asked.',
+  flags: { socket: SOCKET_FLAG },
+  args: { min: 0, max: 0 },
+  async run(inv) {
+    const socket = socketFor(inv);
+    await daemonRequest(socket, { op: 'shutdown' });
+    return sessionDoneOutcome({ socket, shutdown: true });
+  },
+};

@@ -1,0 +1,22 @@
+import type { Command } from '../command.js';
+import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { sessionStatusOutcome } from '../output.js';
+
+/** `offshoot session status`: the daemon's open sessions. */
+export const sessionStatusCommand: Command = {
+  name: 'session status',
+  summary: 'list the daemon\'s open sessions',
+  usage: '[-socket PATH]',
+  help: [
+    'One line per open session:',
+    '  db@b durable=N epoch=N holder=H checkout=P lag=BYTES [last_flush=T] [age=D] [flush_error="…"] [ERROR="…"]',
+    'flush_error is the last background flush failure (cleared by a later success); ERROR is a terminal error such as',
+    'being fenced, shown until the session is closed.',
+  ].join('\n'),
+  flags: { socket: SOCKET_FLAG },
+  args: { min: 0, max: 0 },
+  async run(inv) {
+    const res = await daemonRequest(socketFor(inv), { op: 'status' });
+    return sessionStatusOutcome(res.sessions ?? []);
+  },
+};

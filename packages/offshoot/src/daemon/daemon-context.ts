@@ -1,0 +1,28 @@
+import type { OpsContext } from '../ops/context.js';
+import type { DaemonOptions } from './daemon-options.js';
+import type { EventBus } from './event-bus.js';
+import type { DaemonMetrics } from './metrics.js';
+import type { SerialQueue } from './serial-queue.js';
+import type { SessionTable } from './session-table.js';
+
+/** Where a request arrived: the unix socket, or the opt-in HTTP listener (which refuses export and subscribe). */
+export type Transport = 'socket' | 'http';
+
+/** Everything an op handler, the flusher and the janitor share. */
+export interface DaemonContext {
+  /**
+   * Context for at-rest ops. Its holder differs from the sessions' holder, so an at-rest op treats a session's lease
+   * as foreign and never writes under a live session.
+   */
+  ops: OpsContext;
+  /** Context sessions are opened with; its holder is the lease holder every session reports. */
+  sessionCtx: OpsContext;
+  sessions: SessionTable;
+  events: EventBus;
+  metrics: DaemonMetrics;
+  options: DaemonOptions;
+  /** Janitor passes and the gc op run here one at a time, so two GC passes never race on the tombstones. */
+  maintenance: SerialQueue;
+  /** Starts a graceful shutdown after the current response is written. */
+  requestShutdown(): void;
+}

@@ -1,0 +1,148 @@
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { makeContext } from '../ops/context.js';
+import { checkSocketPath } from '../protocol/socket-path.js';
+import type { Store } from '../store/store.js';
+import type { DaemonContext } from './daemon-context.js';
+import { SHUTDOWN_TIMEOUT_MS, type DaemonOptions } from './daemon-options.js';
+import { dispatch } from './dispatch.js';
+import { EventBus } from './event-bus.js';
+import { BackgroundFlusher } from './flusher.js';
+import { startHttpServer, type HttpServerHandle } from './http-server.js';
+import { Janitor } from './janitor.js';
+import { DaemonMetrics } from './metrics.js';
+import { SerialQueue } from './serial-queue.js';
+import { closeLive } from './session-lifecycle.js';
+import { SessionTable } from './session-table.js';
+import { SocketServer } from './socket-server.js';
+import { StoreLock } from './store-lock.js';
+
+const ABANDON_WAIT_MS = 2000;
+
+/** What a started daemon listens on. */
+export interface DaemonAddresses {
+  socket: string;
+  /** The bound HTTP address, when -http is on. */
+  http: string | undefined;
+}
+
+/**
+ * `offshoot serve`: one daemon per store. It owns the live sessions (leases, capture, background flushes), answers
+ * the wire protocol on a private unix socket (and, opt-in, over HTTP), and runs the janitor.
+ */
+export class Daemon {
+  private stopping: Promise<void> | undefined;
+  private resolveDone: () => void = () => undefined;
+  /** Resolves once a shutdown (signal, shutdown op, or a call to shutdown) has finished. */
+  readonly done: Promise<void>;
+
+  private constructor(
+    private readonly d: DaemonContext,
+    private readonly lock: StoreLock,
+    private readonly server: SocketServer,
+    private readonly http: HttpServerHandle | undefined,
+    private readonly flusher: BackgroundFlusher,
+    private readonly janitor: Janitor,
+  ) {
+    this.done = new Promise((resolve) => {
+      this.resolveDone = resolve;
+    });
+  }
+
+  /**
+   * Starts serving the store: takes the store's daemon lock (refusing if another daemon holds it), listens on the
+   * socket (replacing a stale socket file, refusing a live one), then HTTP, the flusher and the janitor.
+   */
+  static async start(store: Store, checkoutRoot: string, options: DaemonOptions, version: string): Promise<Daemon> {
+    checkSocketPath(options.socket);
+    const lock = await StoreLock.acquire(checkoutRoot, options.socket);
+    let server: SocketServer | undefined;
+    try {
+      const warn = (m: string): void => options.log(`offshoot: warning: ${m}`);
+      const common = { warn, snapshotEvery: options.snapshotEvery, forkFloor: options.snapshotEvery };
+      const holder = `${hostname()}/${process.pid}`;
+      const metrics = await DaemonMetrics.create(version);
+      const events = new EventBus();
+      const sessions = new SessionTable((n) => metrics.sessionsOpen(n));
+      let daemon: Daemon | undefined;
+      const d: DaemonContext = {
+        ops: makeContext(store, checkoutRoot, { ...common, holder: `${holder}:at-rest` }),
+        sessionCtx: makeContext(store, checkoutRoot, { ...common, holder }),
+        sessions,
+        events,
+        metrics,
+        options,
+        maintenance: new SerialQueue(),
+        requestShutdown: () => setImmediate(() => void daemon?.shutdown()),
+      };
+      metrics.setSessionSource(() =>
+        sessions.live().map((s) => ({ db: s.target.db, branch: s.target.branch, captureLagBytes: s.session.info().capture_lag_bytes, durableAgeSeconds: s.session.durableAgeSeconds() })),
+      );
+      server = await SocketServer.listen(options.socket, { dispatch: (req) => dispatch(d, req, 'socket'), subscribe: () => events.subscribe() });
+      const http = options.http
+        ? await startHttpServer({ addr: options.http.addr, token: options.http.token, dispatch: (req, t) => dispatch(d, req, t), metrics, events, sessionCount: () => sessions.live().length })
+        : undefined;
+      daemon = new Daemon(d, lock, server, http, new BackgroundFlusher(d), new Janitor(d));
+      daemon.flusher.start();
+      daemon.janitor.start();
+      return daemon;
+    } catch (err) {
+      await server?.close();
+      await server?.removeFile();
+      await lock.release();
+      throw err;
+    }
+  }
+
+  /** The socket and (if on) HTTP addresses. */
+  get addresses(): DaemonAddresses {
+    return { socket: this.server.path, http: this.http?.address };
+  }
+
+  /**
+   * Graceful shutdown, in order: janitor and flusher, the socket listener and its connections (requests in flight
+   * are answered), HTTP, opens still in flight, then every session closed with a final flush, and the socket file.
+   * Past the shutdown timeout (30 s) whatever is left is abandoned: connections dropped, sessions released unflushed.
+   */
+  shutdown(): Promise<void> {
+    this.stopping ??= this.stop().finally(() => this.resolveDone());
+    return this.stopping;
+  }
+
+  private async stop(): Promise<void> {
+    const { d } = this;
+    d.sessions.stopOpening();
+    d.options.log('offshoot: shutting down');
+    const timeoutMs = d.options.shutdownTimeoutMs ?? SHUTDOWN_TIMEOUT_MS;
+    const timer = new AbortController();
+    const graceful = this.stopGracefully().then(() => true);
+    const finished = await Promise.race([graceful, sleep(timeoutMs, false, { signal: timer.signal }).catch(() => false)]);
+    timer.abort();
+    if (!finished) {
+      d.options.log(`offshoot: shutdown did not finish within ${timeoutMs / 1000}s; abandoning what is left`);
+      this.server.destroyAll();
+      // Whatever is stuck (a flush, a close) may never settle: give the abandons a moment, never more.
+      const abandoned = Promise.allSettled([this.server.close(), this.http?.close(), ...d.sessions.live().map((s) => s.session.abandon())]);
+      await Promise.race([abandoned, sleep(ABANDON_WAIT_MS)]);
+    }
+    await this.server.removeFile();
+    await this.lock.release();
+    d.options.log('offshoot: stopped');
+  }
+
+  private async stopGracefully(): Promise<void> {
+    const { d } = this;
+    await this.janitor.stop();
+    await this.flusher.stop();
+    await this.server.close();
+    await this.http?.close();
+    await d.sessions.whenNoPending();
+    await Promise.all(
+      d.sessions.live().map(async (slot) => {
+        if (slot.state === 'closing') return slot.queue.idle();
+        slot.state = 'closing';
+        await closeLive(d, slot).catch((err: Error) => d.options.log(`offshoot: session: ${slot.target.db}@${slot.target.branch}: close failed: ${err.message}`));
+      }),
+    );
+  }
+}

@@ -1,0 +1,75 @@
+import { fail } from '../core/errors.js';
+import { errorResponse } from '../protocol/errors.js';
+import { RequestSchema, type Op, type Response } from '../protocol/wire.js';
+import type { DaemonContext, Transport } from './daemon-context.js';
+import { branchesOp } from './handlers/branches.js';
+import { checkoutAtOp } from './handlers/checkout-at.js';
+import { checkoutOp } from './handlers/checkout.js';
+import { closeOp } from './handlers/close.js';
+import { compactOp } from './handlers/compact.js';
+import { createOp } from './handlers/create.js';
+import { dbsOp } from './handlers/dbs.js';
+import { destroyOp } from './handlers/destroy.js';
+import { diffOp } from './handlers/diff.js';
+import { exportOp } from './handlers/export.js';
+import { flushOp } from './handlers/flush.js';
+import { forkOp } from './handlers/fork.js';
+import { gcOp } from './handlers/gc.js';
+import type { OpHandler } from './handlers/op-handler.js';
+import { openOp } from './handlers/open.js';
+import { promoteOp } from './handlers/promote.js';
+import { protectOp, unprotectOp } from './handlers/protect.js';
+import { rollbackOp } from './handlers/rollback.js';
+import { shutdownOp } from './handlers/shutdown.js';
+import { statusOp } from './handlers/status.js';
+import { subscribeOp } from './handlers/subscribe.js';
+import { touchOp } from './handlers/touch.js';
+
+// A Record over every Op, so adding an op to the protocol without a handler fails to compile.
+const HANDLERS: Record<Op, OpHandler> = {
+  open: openOp,
+  flush: flushOp,
+  status: statusOp,
+  close: closeOp,
+  shutdown: shutdownOp,
+  subscribe: subscribeOp,
+  create: createOp,
+  checkout: checkoutOp,
+  fork: forkOp,
+  destroy: destroyOp,
+  rollback: rollbackOp,
+  promote: promoteOp,
+  compact: compactOp,
+  touch: touchOp,
+  branches: branchesOp,
+  dbs: dbsOp,
+  export: exportOp,
+  'checkout-at': checkoutAtOp,
+  protect: protectOp,
+  unprotect: unprotectOp,
+  diff: diffOp,
+  gc: gcOp,
+};
+
+/**
+ * Answers one request from either transport: validates it against the wire schema, runs the op's handler, and turns
+ * any failure into an error response (`daemon: <msg>` plus code and hint). Never throws.
+ */
+export async function dispatch(d: DaemonContext, raw: unknown, transport: Transport): Promise<Response> {
+  try {
+    const parsed = RequestSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue?.path.join('.') || 'request';
+      throw fail('INVALID_ARGUMENT', `bad request: ${where}: ${issue?.message ?? 'invalid'}`, { hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta' });
+    }
+    const req = parsed.data;
+    const handler = Object.hasOwn(HANDLERS, req.op) ? HANDLERS[req.op as Op] : undefined;
+    if (handler === undefined) {
+      throw fail('INVALID_ARGUMENT', `unknown op ${JSON.stringify(req.op)}`, { hint: `the ops are: ${Object.keys(HANDLERS).join(', ')}` });
+    }
+    return await handler(req, d, transport);
+  } catch (err) {
+    return errorResponse(err);
+  }
+}

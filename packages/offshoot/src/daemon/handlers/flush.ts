@@ -1,0 +1,11 @@
+import { optionalCheckpoint, requestTarget } from '../request-fields.js';
+import { flushLive } from '../session-lifecycle.js';
+import type { OpHandler } from './op-handler.js';
+
+/** `flush` db, branch, name?, meta? → txid: makes the session's captured writes durable, optionally named. */
+export const flushOp: OpHandler = async (req, d) => {
+  const slot = d.sessions.open(requestTarget(req));
+  const name = optionalCheckpoint(req);
+  const r = await flushLive(slot, { kind: 'manual', ...(name !== undefined ? { name } : {}), ...(req.meta !== undefined ? { meta: req.meta } : {}) });
+  return { ok: true, txid: r.txid };
+};

@@ -1,0 +1,16 @@
+import { setProtected } from '../../ops/protect.js';
+import type { Request, Response } from '../../protocol/wire.js';
+import type { DaemonContext } from '../daemon-context.js';
+import { requestTarget } from '../request-fields.js';
+import type { OpHandler } from './op-handler.js';
+
+async function setFlag(req: Request, d: DaemonContext, value: boolean): Promise<Response> {
+  const r = await setProtected(d.ops, requestTarget(req), value);
+  return { ok: true, result: { protected: r.protected, changed: r.changed } };
+}
+
+/** `protect` db, branch: destroy and promote-onto then need force. */
+export const protectOp: OpHandler = (req, d) => setFlag(req, d, true);
+
+/** `unprotect` db, branch. */
+export const unprotectOp: OpHandler = (req, d) => setFlag(req, d, false);

@@ -1,0 +1,18 @@
+import { fail } from '../../core/errors.js';
+import { formatTarget, type Target } from '../../core/target.js';
+import type { DaemonContext } from '../daemon-context.js';
+import { flushLive } from '../session-lifecycle.js';
+
+/**
+ * Makes a source branch's head include everything its session here has captured (fork and promote read the
+ * head): an open session is flushed first (unless the caller reads a checkpoint, not the head); an open still in
+ * flight is refused either way, since what it will hold cannot be known yet.
+ */
+export async function flushSourceSession(d: DaemonContext, src: Target, what: string, readsHead = true): Promise<void> {
+  const slot = d.sessions.get(src);
+  if (slot === undefined) return;
+  if (slot.state === 'pending') {
+    throw fail('SESSION_OPEN', `${what}: source ${formatTarget(src)} has a session being opened`, { retryable: true, hint: 'retry once the open has returned' });
+  }
+  if (readsHead) await flushLive(slot, { kind: 'manual' });
+}

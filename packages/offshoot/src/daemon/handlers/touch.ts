@@ -1,0 +1,11 @@
+import { parseTtl } from '../../core/duration.js';
+import { touch } from '../../ops/touch.js';
+import { requestTarget } from '../request-fields.js';
+import type { OpHandler } from './op-handler.js';
+
+/** `touch` db, branch, ttl: restarts the TTL clock; ttl "" keeps, "none" clears, a positive duration sets. */
+export const touchOp: OpHandler = async (req, d) => {
+  const t = requestTarget(req);
+  const r = await touch(d.ops, t, parseTtl(req.ttl));
+  return { ok: true, result: { ttl: r.ttl ?? 'none', touched_at: r.touchedAt } };
+};

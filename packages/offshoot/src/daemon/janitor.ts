@@ -1,0 +1,78 @@
+import { clearStaleClaims } from '../ops/clear-claims.js';
+import { collectGarbage } from '../ops/gc.js';
+import { reap } from '../ops/reap.js';
+import type { DaemonContext } from './daemon-context.js';
+import { janitorLogLine } from './log-line.js';
+import { announceReaped } from './reaped.js';
+import { enforceRoCacheBudget } from './ro-cache-budget.js';
+import { Ticker } from './ticker.js';
+
+/**
+ * The background maintenance loop, every -reap-every: reap expired branches, clear stale destroy claims, collect
+ * garbage past -gc-grace, and keep the read-only cache within -ro-cache-budget. Each step runs even if an earlier
+ * one failed; a failed step makes the run count as an error.
+ */
+export class Janitor {
+  private readonly ticker: Ticker;
+  private backlog = 0;
+
+  constructor(private readonly d: DaemonContext) {
+    this.ticker = new Ticker(d.options.reapEveryMs, () => this.d.maintenance.run(() => this.run()).then(() => undefined));
+  }
+
+  /** Starts the cadence (a -reap-every of 0 disables the janitor). */
+  start(): void {
+    this.ticker.start();
+  }
+
+  /** Stops the cadence, waiting for a run in progress. */
+  stop(): Promise<void> {
+    return this.ticker.stop();
+  }
+
+  private async step(what: string, fn: () => Promise<void>): Promise<boolean> {
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      this.d.options.log(janitorLogLine(`${what} failed: ${(err as Error).message}`));
+      return false;
+    }
+  }
+
+  /** One pass; resolves to its result as counted in janitor_runs_total. */
+  async run(): Promise<'ok' | 'error'> {
+    const { d } = this;
+    const log = (m: string): void => d.options.log(janitorLogLine(m));
+    const reaped = await this.step('reap', async () => {
+      const r = await reap(d.ops);
+      announceReaped(d, r.reaped);
+      for (const e of r.errors) log(`reap: ${e}`);
+    });
+    const cleared = await this.step('clear claims', async () => {
+      for (const name of await clearStaleClaims(d.ops)) log(`cleared stale delete claim on ${name}`);
+    });
+    const collected = await this.step('gc', async () => {
+      try {
+        const c = await collectGarbage(d.ops, d.options.gcGrace);
+        this.backlog = c.backlog;
+        d.metrics.gcPass(c);
+        if (c.tombstoned > 0 || c.deleted > 0) log(`gc: tombstoned ${c.tombstoned}, deleted ${c.deleted} objects (backlog ${c.backlog})`);
+      } catch (err) {
+        d.metrics.gcPass({ tombstoned: 0, deleted: 0, backlog: this.backlog, error: true });
+        throw err;
+      }
+    });
+    const cached = await this.step('ro-cache', async () => {
+      const r = await enforceRoCacheBudget(d.ops.checkoutRoot, d.options.roCacheBudget);
+      for (const e of r.evicted) {
+        d.events.publish('evicted', e.db, e.branch, { checkpoint: e.checkpoint, bytes: e.bytes });
+        log(`ro-cache: evicted ${e.db}${e.branch === undefined ? '' : `@${e.branch}`} ${e.checkpoint} (${e.bytes} bytes)`);
+      }
+      d.metrics.roCache(r.bytes, r.evicted.length);
+    });
+    const result = reaped && cleared && collected && cached ? 'ok' : 'error';
+    d.metrics.janitorRun(result);
+    return result;
+  }
+}

@@ -1,0 +1,27 @@
+import { fail } from '../core/errors.js';
+import { validateName, type NameKind } from '../core/names.js';
+import { MAIN_BRANCH, type Target } from '../core/target.js';
+import type { Request } from '../protocol/wire.js';
+
+/** The `db@branch` a request names: `db` is required, `branch` defaults to main. */
+export function requestTarget(req: Request): Target {
+  if (req.db === undefined || req.db === '') {
+    throw fail('INVALID_ARGUMENT', `${req.op}: db is required`, { hint: 'set "db" in the request' });
+  }
+  const db = validateName('database', req.db);
+  const branch = req.branch === undefined || req.branch === '' ? MAIN_BRANCH : validateName('branch', req.branch);
+  return { db, branch };
+}
+
+/** The request's `name` field when the op requires it (a checkpoint, a new branch or a promote target). */
+export function requiredName(req: Request, kind: NameKind, what: string): string {
+  if (req.name === undefined || req.name === '') {
+    throw fail('INVALID_ARGUMENT', `${req.op}: ${what} is required`, { hint: `set "name" to the ${what}` });
+  }
+  return validateName(kind, req.name);
+}
+
+/** The request's `name` as an optional checkpoint (empty means none). */
+export function optionalCheckpoint(req: Request): string | undefined {
+  return req.name === undefined || req.name === '' ? undefined : validateName('checkpoint', req.name);
+}

@@ -1,0 +1,78 @@
+import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fail } from '../core/errors.js';
+import { tempPathFor } from '../platform/atomic-file.js';
+
+/** The lock file's name under the checkout root; the local backend hides `.lock` names from listings. */
+const LOCK_NAME = 'daemon.lock';
+
+interface LockContent {
+  pid: number;
+  socket: string;
+  started_at: string;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function readLock(path: string): Promise<LockContent | undefined> {
+  try {
+    const c = JSON.parse(await readFile(path, 'utf8')) as LockContent;
+    return Number.isInteger(c.pid) && c.pid > 0 ? c : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One daemon per store: an exclusive lock file under the checkout root naming the serving pid and socket. It is
+ * created complete (written privately, then hard-linked into place, which fails if the name exists), so a reader
+ * never sees a half-written lock; a lock whose pid is gone is stale and replaced.
+ */
+export class StoreLock {
+  private constructor(
+    readonly path: string,
+    private readonly content: LockContent,
+  ) {}
+
+  /** Takes the store's daemon lock, or fails BUSY naming the daemon that holds it. */
+  static async acquire(checkoutRoot: string, socket: string): Promise<StoreLock> {
+    await mkdir(checkoutRoot, { recursive: true });
+    const path = join(checkoutRoot, LOCK_NAME);
+    const content: LockContent = { pid: process.pid, socket, started_at: new Date().toISOString() };
+    const tmp = tempPathFor(path);
+    await writeFile(tmp, JSON.stringify(content) + '\n', { mode: 0o600 });
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await link(tmp, path);
+          return new StoreLock(path, content);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw err;
+        }
+        const held = await readLock(path);
+        if (held && held.pid !== process.pid && alive(held.pid)) {
+          throw fail('BUSY', `another offshoot daemon (pid ${held.pid}) is already serving this store on ${held.socket}`, {
+            hint: `use that daemon (-socket ${held.socket}) or stop it first ('offshoot session shutdown -socket ${held.socket}'); if pid ${held.pid} is not an offshoot daemon, remove ${path}`,
+          });
+        }
+        await rm(path, { force: true });
+      }
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  }
+
+  /** Removes the lock if it is still ours. */
+  async release(): Promise<void> {
+    const held = await readLock(this.path);
+    if (held?.pid === this.content.pid && held.started_at === this.content.started_at) await rm(this.path, { force: true });
+  }
+}

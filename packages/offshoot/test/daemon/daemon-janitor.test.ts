@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, utimesSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { roCacheEntries } from '../../src/ops/ro-cache.js';
+import type { EventEnvelope } from '../../src/protocol/wire.js';
+import { dump, runSql } from '../ops/sqlite-cli.js';
+import { LineClient, makeStoreDir, startDaemon, until, type DaemonProcess, type StoreDir } from './daemon-process.js';
+
+const TOKEN = 'janitor-test-token-0123456789';
+
+function dataKeys(store: string): Set<string> {
+  return new Set(readdirSync(path.join(store, 'data'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ltx')));
+}
+
+describe('janitor: reap and gc', () => {
+  let s: StoreDir;
+  let d: DaemonProcess;
+  let metricsUrl = '';
+  const metric = async (line: RegExp): Promise<number> => {
+    const text = await (await fetch(metricsUrl, { headers: { Authorization: `Bearer ${TOKEN}` } })).text();
+    return Number(line.exec(text)?.[1] ?? NaN);
+  };
+
+  before(async () => {
+    s = makeStoreDir();
+    assert.equal(s.cli(['create', 'app']).code, 0);
+    d = await startDaemon(s, ['-reap-every', '200ms', '-gc-grace', '0s', '-flush-every', '0', '-http', '127.0.0.1:0'], { OFFSHOOT_TOKEN: TOKEN });
+    await until(() => /listening on /.test(d.stderr()), 'the http listener');
+    metricsUrl = `http://${/listening on (\S+)/.exec(d.stderr())?.[1]}/metrics`;
+  });
+
+  after(async () => {
+    await d.stop();
+    s.cleanup();
+  });
+
+  test('an expired fork is reaped, announced and counted', async () => {
+    const sub = await LineClient.connect(d.sock);
+    try {
+      assert.deepEqual(await sub.request({ op: 'subscribe' }), { ok: true });
+      const fk = await d.request({ op: 'fork', db: 'app', name: 'short', ttl: '1s' });
+      assert.equal(fk.ok, true, JSON.stringify(fk));
+      const reaped = (await sub.eventsUntil((e) => e.type === 'reaped')).pop() as EventEnvelope;
+      assert.equal(reaped.db, 'app');
+      assert.equal(reaped.branch, 'short');
+    } finally {
+      sub.close();
+    }
+    const names = (await d.request({ op: 'branches', db: 'app' })).branches?.map((b) => b.branch);
+    assert.deepEqual(names, ['main']);
+    assert.match(d.stderr(), /^offshoot: janitor: reaped app@short$/m);
+    assert.equal(await metric(/^offshoot_reap_total (\d+)$/m), 1);
+    assert.ok((await metric(/^offshoot_janitor_runs_total\{result="ok"\} (\d+)$/m)) >= 1);
+  });
+
+  test('objects left unreachable by a destroy are tombstoned, then deleted after the grace period', async () => {
+    assert.equal((await d.request({ op: 'fork', db: 'app', name: 'scratch' })).ok, true);
+    const before = dataKeys(s.store);
+    const opened = await d.request({ op: 'open', db: 'app', branch: 'scratch' });
+    runSql(opened.checkout ?? '', 'CREATE TABLE big(x); INSERT INTO big VALUES (randomblob(20000));');
+    assert.equal((await d.request({ op: 'flush', db: 'app', branch: 'scratch' })).ok, true);
+    assert.deepEqual(await d.request({ op: 'close', db: 'app', branch: 'scratch' }), { ok: true });
+    const written = [...dataKeys(s.store)].filter((k) => !before.has(k));
+    assert.ok(written.length >= 1, 'the session wrote objects of its own');
+    assert.deepEqual(await d.request({ op: 'destroy', db: 'app', branch: 'scratch' }), { ok: true });
+    await until(() => written.every((k) => !existsSync(path.join(s.store, 'data', k))), 'the janitor to delete the orphaned objects');
+    assert.ok((await metric(/^offshoot_gc_deleted_total (\d+)$/m)) >= written.length);
+    assert.ok((await metric(/^offshoot_gc_tombstoned_total (\d+)$/m)) >= written.length);
+    assert.equal(await metric(/^offshoot_gc_errors_total (\d+)$/m), 0);
+    const out = s.file('main.db');
+    assert.equal((await d.request({ op: 'export', db: 'app', path: out })).ok, true, 'the live branch is intact');
+  });
+});
+
+describe('janitor: read-only cache budget', () => {
+  let s: StoreDir;
+
+  before(() => {
+    s = makeStoreDir();
+    for (const args of [['create', 'app'], ['checkout', 'app']]) assert.equal(s.cli(args).code, 0);
+    const co = path.join(s.store, 'checkouts', 'app', 'main.db');
+    runSql(co, 'CREATE TABLE t(x); INSERT INTO t VALUES (randomblob(9000));');
+    assert.equal(s.cli(['checkpoint', 'app', 'c1']).code, 0);
+    runSql(co, 'INSERT INTO t VALUES (randomblob(9000));');
+    assert.equal(s.cli(['checkpoint', 'app', 'c2']).code, 0);
+    for (const cp of ['c1', 'c2']) assert.equal(s.cli(['checkout', 'app', '--at', cp, '--read-only']).code, 0);
+  });
+
+  after(() => s.cleanup());
+
+  test('evicts least-recently-used checkouts-ro entries down to the budget and never touches checkouts/', async () => {
+    const writable = path.join(s.store, 'checkouts', 'app', 'main.db');
+    const writableDump = dump(writable);
+    const keep = path.join(s.store, 'checkouts-ro', 'app', 'main@c2.db');
+    const entries = await roCacheEntries(s.store);
+    assert.ok(entries.length >= 3, `several cache entries to choose from: ${entries.map((e) => e.path).join(' ')}`);
+    // Ages by hand: c2 was used last, everything else earlier, one second apart.
+    const others = entries.filter((e) => e.path !== keep);
+    const base = Date.now() / 1000 - 3600;
+    others.forEach((e, i) => {
+      utimesSync(e.path, base + i, base + i);
+      if (existsSync(`${e.path}.last-used`)) utimesSync(`${e.path}.last-used`, base + i, base + i);
+    });
+    const budget = entries.find((e) => e.path === keep)?.bytes ?? 0;
+    assert.ok(budget > 0);
+
+    const d = await startDaemon(s, ['-reap-every', '200ms', '-ro-cache-budget', String(budget)]);
+    try {
+      await until(async () => (await roCacheEntries(s.store)).length === 1, 'the cache to shrink to the budget');
+      assert.deepEqual(
+        (await roCacheEntries(s.store)).map((e) => e.path),
+        [keep],
+      );
+      const evictions = (): number => [...d.stderr().matchAll(/^offshoot: janitor: ro-cache: evicted \S+ \S+ \(\d+ bytes\)$/gm)].length;
+      await until(() => evictions() >= others.length, 'one log line per eviction');
+      assert.equal(evictions(), others.length, d.stderr());
+      assert.equal(dump(writable), writableDump, 'the writable checkout is untouched');
+      assert.ok(existsSync(`${writable}.sum`));
+
+      // Using c1 again makes c2 the least recently used entry: the next pass evicts it and says so.
+      const sub = await LineClient.connect(d.sock);
+      try {
+        assert.deepEqual(await sub.request({ op: 'subscribe' }), { ok: true });
+        const again = await d.request({ op: 'checkout-at', db: 'app', name: 'c1' });
+        assert.equal(again.ok, true, JSON.stringify(again));
+        const ev = (await sub.eventsUntil((e) => e.type === 'evicted' && e.detail?.checkpoint === 'c2')).pop() as EventEnvelope;
+        assert.equal(ev.db, 'app');
+        assert.equal(ev.branch, 'main');
+        assert.equal(ev.detail?.bytes, budget);
+      } finally {
+        sub.close();
+      }
+      await until(async () => !existsSync(keep), 'c2 to be evicted');
+    } finally {
+      await d.stop();
+    }
+  });
+});

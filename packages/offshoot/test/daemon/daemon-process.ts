@@ -1,0 +1,230 @@
+// A real `offshoot serve` process on a throwaway store, plus a line-protocol client and the CLI, for the daemon suites.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { EventEnvelope, Response } from '../../src/protocol/wire.js';
+
+const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+const bin = path.join(repoRoot, 'offshoot');
+let built = false;
+
+function newestSource(): number {
+  const src = path.join(repoRoot, 'packages/offshoot/src');
+  let newest = 0;
+  for (const f of readdirSync(src, { recursive: true, encoding: 'utf8' })) {
+    if (f.endsWith('.ts')) newest = Math.max(newest, statSync(path.join(src, f)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Builds the CLI when dist/ is missing or older than a source file (tsc emits even when unrelated files fail to
+ * typecheck). A fresh build is never redone: rewriting dist/ under a daemon another test file is running would
+ * hand that daemon half-written modules.
+ */
+export function buildCli(): void {
+  if (built) return;
+  const main = path.join(repoRoot, 'packages/offshoot/dist/cli/main.js');
+  if (!existsSync(main) || statSync(main).mtimeMs < newestSource()) {
+    spawnSync(path.join(repoRoot, 'node_modules/.bin/tsc'), ['-p', 'packages/offshoot/tsconfig.json'], { cwd: repoRoot, stdio: 'ignore' });
+  }
+  assert.ok(existsSync(main), 'the CLI was built');
+  built = true;
+}
+
+/** A finished CLI run. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.OFFSHOOT_STORE;
+  delete env.OFFSHOOT_SOCKET;
+  delete env.OFFSHOOT_TOKEN;
+  delete env.OFFSHOOT_LEASE_TTL_MS;
+  Object.assign(env, extra);
+  return env;
+}
+
+/** Sleeps ms milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls cond until it holds, failing after ms. */
+export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** A private temp directory with an initialized store in it. */
+export interface StoreDir {
+  dir: string;
+  store: string;
+  /** A path inside the directory (kept short: socket paths must stay under 108 bytes). */
+  file(name: string): string;
+  /** Runs the CLI against this store. */
+  cli(args: string[], env?: NodeJS.ProcessEnv): CliRun;
+  cleanup(): void;
+}
+
+/** A fresh temp directory with `offshoot init` run on a store inside it. */
+export function makeStoreDir(): StoreDir {
+  buildCli();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
+  const store = path.join(dir, 's');
+  const cli = (args: string[], env?: NodeJS.ProcessEnv): CliRun => {
+    const r = spawnSync(bin, ['-store', store, ...args], { cwd: dir, env: cleanEnv(env), encoding: 'utf8' });
+    return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  };
+  const init = cli(['init']);
+  assert.equal(init.code, 0, init.stderr);
+  return { dir, store, file: (name) => path.join(dir, name), cli, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+// A test that fails before stopping its daemon must not leave it running once the test process ends.
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const p of running) p.kill('SIGKILL');
+});
+
+/** A running daemon process. */
+export interface DaemonProcess {
+  sock: string;
+  proc: ChildProcess;
+  /** Everything the daemon wrote to stderr so far. */
+  stderr(): string;
+  stdout(): string;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+  /** One request on a fresh connection. */
+  request(req: Record<string, unknown>): Promise<Response>;
+  /** SIGTERM, then wait for the exit (SIGKILL after ms). */
+  stop(ms?: number): Promise<number | null>;
+}
+
+/** Starts `offshoot serve` on the store (on sock, or with no -socket flag when sock is null) and waits for it to serve. */
+export async function startDaemon(s: StoreDir, flags: string[] = [], env: NodeJS.ProcessEnv = {}, socket: string | null = s.file('d.sock')): Promise<DaemonProcess> {
+  const args = ['-store', s.store, 'serve', ...(socket === null ? [] : ['-socket', socket]), ...flags];
+  const proc = spawn(bin, args, { cwd: s.dir, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  proc.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
+  proc.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
+  running.add(proc);
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  void exited.then(() => running.delete(proc));
+  let exitCode: number | null | undefined;
+  void exited.then((c) => (exitCode = c));
+  await until(() => out.includes('offshoot serving on') || exitCode !== undefined, 'the daemon to start');
+  assert.equal(exitCode, undefined, `daemon exited early: ${err}`);
+  const sock = /^offshoot serving on (.+)\n$/.exec(out)?.[1] ?? '';
+  if (socket !== null) assert.equal(sock, socket);
+  const stop = async (ms = 15_000): Promise<number | null> => {
+    if (exitCode !== undefined) return exitCode;
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), ms);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  };
+  return { sock, proc, stderr: () => err, stdout: () => out, exited, request: (req) => request(sock, req), stop };
+}
+
+/** A persistent connection speaking the line protocol: one request, one response, in order. */
+export class LineClient {
+  private buf = '';
+  private readonly waiting: Array<(line: string) => void> = [];
+  private readonly lines: string[] = [];
+  readonly closed: Promise<void>;
+
+  private constructor(readonly socket: Socket) {
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => {
+      this.buf += d;
+      for (let i = this.buf.indexOf('\n'); i >= 0; i = this.buf.indexOf('\n')) {
+        const line = this.buf.slice(0, i);
+        this.buf = this.buf.slice(i + 1);
+        const w = this.waiting.shift();
+        if (w) w(line);
+        else this.lines.push(line);
+      }
+    });
+    this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
+  }
+
+  /** Connects to a daemon socket. */
+  static connect(sock: string): Promise<LineClient> {
+    return new Promise((resolve, reject) => {
+      const s = createConnection(sock);
+      s.once('connect', () => resolve(new LineClient(s)));
+      s.once('error', reject);
+    });
+  }
+
+  /** The next line the daemon sends, parsed. */
+  next<T = Response>(ms = 10_000): Promise<T> {
+    const ready = this.lines.shift();
+    if (ready !== undefined) return Promise.resolve(JSON.parse(ready) as T);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no line from the daemon in time')), ms);
+      this.waiting.push((line) => {
+        clearTimeout(timer);
+        resolve(JSON.parse(line) as T);
+      });
+    });
+  }
+
+  /** Sends raw text. */
+  send(text: string): void {
+    this.socket.write(text);
+  }
+
+  /** Sends one request and returns its response. */
+  async request(req: Record<string, unknown>): Promise<Response> {
+    this.send(`${JSON.stringify(req)}\n`);
+    return this.next();
+  }
+
+  /** Reads events until one matches, returning every event seen. */
+  async eventsUntil(match: (e: EventEnvelope) => boolean, ms = 10_000): Promise<EventEnvelope[]> {
+    const seen: EventEnvelope[] = [];
+    for (;;) {
+      const e = await this.next<EventEnvelope>(ms);
+      seen.push(e);
+      if (match(e)) return seen;
+    }
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+/** One request on a fresh connection. */
+export async function request(sock: string, req: Record<string, unknown>): Promise<Response> {
+  const c = await LineClient.connect(sock);
+  try {
+    return await c.request(req);
+  } finally {
+    c.close();
+  }
+}
+
+/** Asserts an error response with this code, whose message starts with `daemon: ` and matches re. */
+export function assertDaemonError(res: Response, code: string, re?: RegExp): void {
+  assert.equal(res.ok, false, `expected an error, got ${JSON.stringify(res)}`);
+  assert.equal(res.code, code, `expected code ${code}: ${JSON.stringify(res)}`);
+  assert.match(res.error ?? '', /^daemon: /);
+  if (re) assert.match(res.error ?? '', re);
+}
