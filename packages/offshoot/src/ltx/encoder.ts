@@ -2,7 +2,7 @@ import { open, rm, type FileHandle } from 'node:fs/promises';
 import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
 import { CHECKSUM_FLAG, Crc64, EMPTY_DB_CHECKSUM, foldPage, lockPgno, pageChecksum } from './checksum.js';
 import { assertWalEmpty, readDbGeometry } from './db-file.js';
-import { encodeHeader, hasNoChecksum, isSnapshot, type LtxHeader } from './header.js';
+import { encodeHeader, hasNoChecksum, isSnapshot, offshootHeader, type LtxHeader } from './header.js';
 import { encodePageFrame } from './lz4-frame.js';
 import { readPageChunks } from './page-chunks.js';
 import { PageIndex } from './page-index.js';
@@ -241,20 +241,14 @@ export async function encodeSnapshotFromDb(
   try {
     const { pageSize, pageCount } = await readDbGeometry(db, dbPath);
     const headBefore = await readHead(db);
-    const enc = await LtxEncoder.create(outPath, {
-      flags: 0,
+    const enc = await LtxEncoder.create(outPath, offshootHeader({
       pageSize,
       commit: pageCount,
       minTxid: 1,
       maxTxid: opts.txid,
       timestamp: opts.timestamp ?? Date.now(),
       preApplyChecksum: 0n,
-      walOffset: 0,
-      walSize: 0,
-      walSalt1: 0,
-      walSalt2: 0,
-      nodeId: 0,
-    });
+    }));
     try {
       const lock = lockPgno(pageSize);
       for await (const { first, data } of readPageChunks(db, pageSize, 1, pageCount, () => changedUnderneath(dbPath))) {
@@ -311,20 +305,14 @@ export async function encodeSegment(outPath: string, spec: SegmentSpec): Promise
   if (spec.preApplyChecksum === 0n || spec.postApplyChecksum === 0n) {
     misuse('a segment needs non-zero pre- and post-apply checksums', 'pass the rolling checksums before and after the transaction');
   }
-  const enc = await LtxEncoder.create(outPath, {
-    flags: 0,
+  const enc = await LtxEncoder.create(outPath, offshootHeader({
     pageSize: spec.pageSize,
     commit: spec.commit,
     minTxid: spec.txid,
     maxTxid: spec.txid,
     timestamp: spec.timestamp ?? Date.now(),
     preApplyChecksum: spec.preApplyChecksum,
-    walOffset: 0,
-    walSize: 0,
-    walSalt1: 0,
-    walSalt2: 0,
-    nodeId: 0,
-  });
+  }));
   try {
     for await (const [pgno, data] of spec.pages) await enc.writePage(pgno, data);
     return { size: (await enc.finish(spec.postApplyChecksum)).size };

@@ -122,3 +122,11 @@ export function decodeHeader(buf: Uint8Array): LtxHeader {
   validateHeader(h, 'CORRUPT');
   return h;
 }
+
+/** The fields a writer chooses; offshoot writes no flags, no WAL position and node 0. */
+export type HeaderFields = Pick<LtxHeader, 'pageSize' | 'commit' | 'minTxid' | 'maxTxid' | 'timestamp' | 'preApplyChecksum'>;
+
+/** A header with offshoot's conventions around the fields a writer chooses. */
+export function offshootHeader(f: HeaderFields): LtxHeader {
+  return { flags: 0, ...f, walOffset: 0, walSize: 0, walSalt1: 0, walSalt2: 0, nodeId: 0 };
+}

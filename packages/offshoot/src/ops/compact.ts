@@ -1,4 +1,3 @@
-import { fail, hasCode } from '../core/errors.js';
 import { newLineageId } from '../core/lineage.js';
 import type { Checkpoint, Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
@@ -6,6 +5,7 @@ import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './branch-ref.js';
 import { checkpointIfDirty } from './checkpoint-if-dirty.js';
 import type { OpsContext } from './context.js';
+import { casRepoint } from './repoint.js';
 import { copySnapshot } from './new-lineage.js';
 import { refreshCheckout } from './refresh-checkout.js';
 
@@ -43,13 +43,7 @@ export async function compact(ctx: OpsContext, t: Target): Promise<CompactResult
   delete next.base;
   delete next.lease_holder;
   delete next.lease_expiry;
-  try {
-    await ctx.store.casRef(t.db, t.branch, cur.etag, next);
-  } catch (err) {
-    // Only a lost compare-and-swap is a race; a store that failed to answer keeps its own code (UNAVAILABLE, TIMEOUT).
-    if (!hasCode(err, 'CAS_CONFLICT')) throw err;
-    throw fail('CAS_CONFLICT', `compact of ${t.db}@${t.branch} lost a race: the branch changed meanwhile`, { retryable: true, hint: 'retry the compact', cause: err });
-  }
+  await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'compact');
   await refreshCheckout(ctx, t.db, t.branch, next);
   return { db: t.db, branch: t.branch, txid: head, compacted: true, snapshots: txids.size };
 }

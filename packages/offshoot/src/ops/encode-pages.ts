@@ -1,5 +1,6 @@
 import { CHECKSUM_FLAG } from '../ltx/checksum.js';
-import { LtxEncoder } from '../ltx/encoder.js';
+import { LtxEncoder, encodeSegment } from '../ltx/encoder.js';
+import { offshootHeader } from '../ltx/header.js';
 import type { Geometry, PageSource } from '../sqlite/page-scan.js';
 import { pagesOf, selectedPagesOf } from '../sqlite/page-scan.js';
 
@@ -8,30 +9,29 @@ export type EncodePlan =
   | { kind: 'snapshot'; txid: number }
   | { kind: 'segment'; txid: number; pages: readonly number[]; preApplyChecksum: bigint };
 
-/** Encodes pages read from src (a frozen checkout or a private file) into an LTX file at out; returns its size. */
-export async function encodePages(src: PageSource, g: Geometry, plan: EncodePlan, postApplyChecksum: bigint, out: string, timestamp: number): Promise<number> {
-  const snapshot = plan.kind === 'snapshot';
-  const enc = await LtxEncoder.create(out, {
-    flags: 0,
-    pageSize: g.pageSize,
-    commit: g.pageCount,
-    minTxid: snapshot ? 1 : plan.txid,
-    maxTxid: plan.txid,
-    timestamp,
-    preApplyChecksum: snapshot ? 0n : plan.preApplyChecksum | CHECKSUM_FLAG,
-    walOffset: 0,
-    walSize: 0,
-    walSalt1: 0,
-    walSalt2: 0,
-    nodeId: 0,
-  });
+/** Encodes every page of src as the snapshot of txid into out; returns its size. */
+export async function encodeSnapshotPages(src: PageSource, g: Geometry, txid: number, postApplyChecksum: bigint, out: string, timestamp: number): Promise<number> {
+  const enc = await LtxEncoder.create(out, offshootHeader({ pageSize: g.pageSize, commit: g.pageCount, minTxid: 1, maxTxid: txid, timestamp, preApplyChecksum: 0n }));
   try {
-    const pages = snapshot ? pagesOf(src, g) : selectedPagesOf(src, g, plan.pages);
-    for (const [pgno, data] of pages) await enc.writePage(pgno, data);
-    const { size } = await enc.finish(postApplyChecksum);
-    return size;
+    for (const [pgno, data] of pagesOf(src, g)) await enc.writePage(pgno, data);
+    return (await enc.finish(postApplyChecksum)).size;
   } catch (err) {
     await enc.abort();
     throw err;
   }
+}
+
+/** Encodes pages read from src (a frozen checkout or a private file) into an LTX file at out; returns its size. */
+export async function encodePages(src: PageSource, g: Geometry, plan: EncodePlan, postApplyChecksum: bigint, out: string, timestamp: number): Promise<number> {
+  if (plan.kind === 'snapshot') return encodeSnapshotPages(src, g, plan.txid, postApplyChecksum, out, timestamp);
+  const { size } = await encodeSegment(out, {
+    pageSize: g.pageSize,
+    commit: g.pageCount,
+    txid: plan.txid,
+    preApplyChecksum: plan.preApplyChecksum | CHECKSUM_FLAG,
+    postApplyChecksum,
+    pages: selectedPagesOf(src, g, plan.pages),
+    timestamp,
+  });
+  return size;
 }

@@ -1,4 +1,4 @@
-import { fail, hasCode } from '../core/errors.js';
+import { fail } from '../core/errors.js';
 import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
@@ -6,6 +6,7 @@ import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './branch-ref.js';
 import { checkpointIfDirty } from './checkpoint-if-dirty.js';
 import type { OpsContext } from './context.js';
+import { casRepoint } from './repoint.js';
 import { newLineageAt } from './new-lineage.js';
 import { refreshCheckout } from './refresh-checkout.js';
 import { keepSafetyFork } from './safety-fork.js';
@@ -66,13 +67,7 @@ export async function promote(ctx: OpsContext, src: Target, onto: string, opts: 
   if (fresh.base) next.base = fresh.base;
   delete next.lease_holder;
   delete next.lease_expiry;
-  try {
-    await ctx.store.casRef(src.db, onto, tgt.etag, next);
-  } catch (err) {
-    // Only a lost compare-and-swap is a race; a store that failed to answer keeps its own code (UNAVAILABLE, TIMEOUT).
-    if (!hasCode(err, 'CAS_CONFLICT')) throw err;
-    throw fail('CAS_CONFLICT', `promote onto ${src.db}@${onto} lost a race: the target changed meanwhile`, { retryable: true, hint: 'retry the promote', cause: err });
-  }
+  await casRepoint(ctx, src.db, onto, tgt.etag, next, 'promote');
   const refreshed = await refreshCheckout(ctx, src.db, onto, next);
   return { db: src.db, source: src.branch, target: onto, txid, backup, path: refreshed.path, refreshed: refreshed.refreshed, mode: fresh.mode };
 }

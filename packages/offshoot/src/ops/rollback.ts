@@ -1,10 +1,10 @@
-import { fail, hasCode } from '../core/errors.js';
 import type { Ref, Checkpoint } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './branch-ref.js';
 import { checkpointIfDirty } from './checkpoint-if-dirty.js';
 import type { OpsContext } from './context.js';
+import { casRepoint } from './repoint.js';
 import { checkpointTxid } from './fork.js';
 import { copySnapshot, newLineageAt } from './new-lineage.js';
 import { refreshCheckout } from './refresh-checkout.js';
@@ -58,13 +58,7 @@ export async function rollback(ctx: OpsContext, t: Target, to: string, opts: { m
   if (fresh.base) next.base = fresh.base;
   delete next.lease_holder;
   delete next.lease_expiry;
-  try {
-    await ctx.store.casRef(t.db, t.branch, cur.etag, next);
-  } catch (err) {
-    // Only a lost compare-and-swap is a race; a store that failed to answer keeps its own code (UNAVAILABLE, TIMEOUT).
-    if (!hasCode(err, 'CAS_CONFLICT')) throw err;
-    throw fail('CAS_CONFLICT', `rollback of ${t.db}@${t.branch} lost a race: the branch changed meanwhile`, { retryable: true, hint: 'retry the rollback', cause: err });
-  }
+  await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'rollback');
   const refreshed = await refreshCheckout(ctx, t.db, t.branch, next);
   return {
     db: t.db,

@@ -1,36 +1,22 @@
 import { copyFile, open } from 'node:fs/promises';
 import { CHECKSUM_FLAG } from '../ltx/checksum.js';
-import { LtxEncoder } from '../ltx/encoder.js';
-import { FileSource, geometryOf, pagesOf } from '../sqlite/page-scan.js';
+import { encodeSegment } from '../ltx/encoder.js';
+import { encodeSnapshotPages } from '../ops/encode-pages.js';
+import { FileSource, geometryOf } from '../sqlite/page-scan.js';
 import type { FlushBatch } from './session-sink.js';
-
-function header(batch: FlushBatch, minTxid: number, txid: number, timestamp: number, preApply: bigint) {
-  return {
-    flags: 0,
-    pageSize: batch.pageSize,
-    commit: batch.commit,
-    minTxid,
-    maxTxid: txid,
-    timestamp,
-    preApplyChecksum: preApply,
-    walOffset: 0,
-    walSize: 0,
-    walSalt1: 0,
-    walSalt2: 0,
-    nodeId: 0,
-  };
-}
 
 /** Encodes a flush batch's changed pages as the segment of txid; returns the file size. */
 export async function writeSegment(batch: FlushBatch, txid: number, out: string, timestamp: number): Promise<number> {
-  const enc = await LtxEncoder.create(out, header(batch, txid, txid, timestamp, batch.preApplyChecksum | CHECKSUM_FLAG));
-  try {
-    for (const [pgno, data] of batch.pages) await enc.writePage(pgno, data);
-    return (await enc.finish(batch.postApplyChecksum)).size;
-  } catch (err) {
-    await enc.abort();
-    throw err;
-  }
+  const { size } = await encodeSegment(out, {
+    pageSize: batch.pageSize,
+    commit: batch.commit,
+    txid,
+    preApplyChecksum: batch.preApplyChecksum | CHECKSUM_FLAG,
+    postApplyChecksum: batch.postApplyChecksum,
+    pages: batch.pages,
+    timestamp,
+  });
+  return size;
 }
 
 /**
@@ -47,13 +33,8 @@ export async function writeSnapshot(batch: FlushBatch, base: string, work: strin
     await fh.close();
   }
   const src = new FileSource(work);
-  const enc = await LtxEncoder.create(out, header(batch, 1, txid, timestamp, 0n));
   try {
-    for (const [pgno, data] of pagesOf(src, geometryOf(src, src.size, work))) await enc.writePage(pgno, data);
-    return (await enc.finish(batch.postApplyChecksum)).size;
-  } catch (err) {
-    await enc.abort();
-    throw err;
+    return await encodeSnapshotPages(src, geometryOf(src, src.size, work), txid, batch.postApplyChecksum, out, timestamp);
   } finally {
     src.close();
   }

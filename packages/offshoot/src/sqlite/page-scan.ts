@@ -1,5 +1,6 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { fail } from '../core/errors.js';
+import { readFully } from '../platform/read-fully.js';
 import { lockPgno, pageChecksum } from '../ltx/checksum.js';
 import { PageSums } from './page-sums.js';
 
@@ -88,13 +89,7 @@ export class FileSource implements PageSource {
 
   /** Reads up to length bytes at offset. */
   read(buf: Buffer, offset: number, length: number = buf.length): number {
-    let done = 0;
-    while (done < length) {
-      const n = readSync(this.fd, buf, done, length - done, offset + done);
-      if (n === 0) break;
-      done += n;
-    }
-    return done;
+    return readFully(this.fd, buf, offset, length);
   }
 
   /** Closes the descriptor. */

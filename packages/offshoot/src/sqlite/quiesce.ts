@@ -1,5 +1,6 @@
-import { closeSync, openSync, readSync, statSync, type BigIntStats } from 'node:fs';
+import { closeSync, openSync, statSync, type BigIntStats } from 'node:fs';
 import { fail } from '../core/errors.js';
+import { readFully } from '../platform/read-fully.js';
 import { AT_REST_BUSY_TIMEOUT_MS, openConnection, type Connection } from './connection.js';
 
 function busy(path: string): Error {
@@ -72,13 +73,7 @@ export class FrozenCheckout {
 
   /** Reads length bytes at offset from the frozen main file into buf. */
   read(buf: Buffer, offset: number, length: number = buf.length): number {
-    let done = 0;
-    while (done < length) {
-      const n = readSync(this.fd, buf, done, length - done, offset + done);
-      if (n === 0) break;
-      done += n;
-    }
-    return done;
+    return readFully(this.fd, buf, offset, length);
   }
 
   /** Re-stats the main file while still frozen (after the caller re-stamped its mtime). */

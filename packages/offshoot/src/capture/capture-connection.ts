@@ -1,0 +1,162 @@
+import Database from 'better-sqlite3';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fail, type OffshootError } from '../core/errors.js';
+
+/**
+ * SQLite busy waits are synchronous and would freeze the event loop, so no single call on the engine's connection
+ * may wait on a lock longer than this; longer budgets are made of asynchronous retries.
+ */
+export const STEP_BUSY_TIMEOUT_MS = 25;
+/** Total budget for one checkpoint, and for taking the read lock: the spec's 5 s busy timeout. */
+export const LOCK_BUDGET_MS = 5000;
+/** Pause between checkpoint attempts while the result says busy. */
+const CHECKPOINT_RETRY_MS = 50;
+const LOCK_FIRST_BACKOFF_MS = 10;
+const LOCK_MAX_BACKOFF_MS = 320;
+
+/** The row `PRAGMA wal_checkpoint(MODE)` returns. */
+export interface CheckpointResult {
+  /** 1 when the checkpoint could not complete within the budget. */
+  busy: number;
+  /** Frames in the WAL (mxFrame) when the checkpoint ran. */
+  log: number;
+  /** Frames backfilled into the main file. */
+  checkpointed: number;
+}
+
+/** The checkpoint modes the engine runs itself. */
+export type CheckpointMode = 'RESTART' | 'TRUNCATE';
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || code === 'SQLITE_PROTOCOL');
+}
+
+function sqliteFailure(err: unknown, what: string): OffshootError {
+  const code = (err as { code?: unknown }).code;
+  return fail(code === 'SQLITE_CANTOPEN' ? 'NOT_FOUND' : 'IO', `${what}: ${(err as Error).message}`, {
+    hint: 'check that the checkout exists, is a SQLite database and is readable and writable by the daemon',
+    cause: err,
+  });
+}
+
+// Retries fn while SQLite reports a lock conflict, sleeping asynchronously between attempts.
+async function whileBusy<T>(what: string, budgetMs: number, fn: () => T): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  let backoff = LOCK_FIRST_BACKOFF_MS;
+  for (;;) {
+    try {
+      return fn();
+    } catch (err) {
+      if (!isBusy(err)) throw sqliteFailure(err, what);
+      if (Date.now() >= deadline) {
+        throw fail('BUSY', `${what}: the database stayed locked for ${budgetMs} ms`, {
+          retryable: true,
+          hint: 'another connection holds the checkout locked; end its long transaction or checkpoint, then retry',
+        });
+      }
+    }
+    await sleep(Math.min(backoff, Math.max(1, deadline - Date.now())));
+    backoff = Math.min(backoff * 2, LOCK_MAX_BACKOFF_MS);
+  }
+}
+
+/**
+ * The capture engine's own connection to a checkout: WAL mode, never auto-checkpointing, and a read lock
+ * (`BEGIN` + a first read, since a deferred BEGIN takes no snapshot) that keeps any other connection from
+ * resetting the WAL while it is held.
+ */
+export class CaptureConnection {
+  /** The database file this connection is open on. */
+  readonly dbPath: string;
+  /** `PRAGMA page_size`, read once at open: SQLite cannot change it in WAL mode. */
+  readonly pageSize: number;
+  readonly #db: Database.Database;
+
+  private constructor(db: Database.Database, dbPath: string, pageSize: number) {
+    this.#db = db;
+    this.dbPath = dbPath;
+    this.pageSize = pageSize;
+  }
+
+  /** Opens dbPath (which must exist), switches it to WAL mode and turns this connection's autocheckpoint off. */
+  static async open(dbPath: string): Promise<CaptureConnection> {
+    let db: Database.Database;
+    try {
+      db = new Database(dbPath, { fileMustExist: true, timeout: STEP_BUSY_TIMEOUT_MS });
+    } catch (err) {
+      throw sqliteFailure(err, `cannot open ${dbPath}`);
+    }
+    try {
+      db.pragma('wal_autocheckpoint = 0');
+      const mode = await whileBusy(`cannot switch ${dbPath} to WAL mode`, LOCK_BUDGET_MS, () => db.pragma('journal_mode = WAL', { simple: true }));
+      if (mode !== 'wal') {
+        throw fail('UNSUPPORTED', `${dbPath} cannot be put in WAL mode (journal_mode is ${String(mode)})`, {
+          hint: 'live capture needs a file-backed database on a filesystem that supports shared memory',
+        });
+      }
+      const pageSize = await whileBusy(`cannot read the page size of ${dbPath}`, LOCK_BUDGET_MS, () => db.pragma('page_size', { simple: true }));
+      return new CaptureConnection(db, dbPath, Number(pageSize));
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  /** True while the read transaction is open. */
+  get locked(): boolean {
+    return this.#db.inTransaction;
+  }
+
+  /** Takes the read lock, retrying with backoff (10 ms doubling) for up to budgetMs; BUSY when it cannot. */
+  async lock(budgetMs: number = LOCK_BUDGET_MS): Promise<void> {
+    if (this.locked) return;
+    await whileBusy(`cannot take the read lock on ${this.dbPath}`, budgetMs, () => {
+      this.#db.exec('BEGIN');
+      try {
+        this.#db.prepare('SELECT count(*) FROM sqlite_master').get();
+      } catch (err) {
+        if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+        throw err;
+      }
+    });
+  }
+
+  /** Ends the read transaction, if one is open. */
+  unlock(): void {
+    if (!this.locked) return;
+    try {
+      this.#db.exec('COMMIT');
+    } catch (err) {
+      throw sqliteFailure(err, `cannot release the read lock on ${this.dbPath}`);
+    }
+  }
+
+  /**
+   * Runs `PRAGMA wal_checkpoint(mode)`, retrying every 50 ms while it reports busy, for up to budgetMs. Returns the
+   * last result, which still says busy when the budget ran out. The read lock must be released first.
+   */
+  async checkpoint(mode: CheckpointMode, budgetMs: number = LOCK_BUDGET_MS): Promise<CheckpointResult> {
+    const deadline = Date.now() + budgetMs;
+    for (;;) {
+      let result: CheckpointResult = { busy: 1, log: -1, checkpointed: -1 };
+      try {
+        const [row] = this.#db.pragma(`wal_checkpoint(${mode})`) as CheckpointResult[];
+        if (row !== undefined) result = { busy: Number(row.busy), log: Number(row.log), checkpointed: Number(row.checkpointed) };
+      } catch (err) {
+        if (!isBusy(err)) throw sqliteFailure(err, `wal_checkpoint(${mode}) failed on ${this.dbPath}`);
+      }
+      if (result.busy === 0 || Date.now() >= deadline) return result;
+      await sleep(Math.min(CHECKPOINT_RETRY_MS, Math.max(1, deadline - Date.now())));
+    }
+  }
+
+  /** Ends any read transaction and closes the connection (SQLite checkpoints and removes -wal if it was the last). */
+  close(): void {
+    try {
+      if (this.locked) this.#db.exec('COMMIT');
+    } finally {
+      this.#db.close();
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import { fstatSync, openSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fail } from '../core/errors.js';
+
+interface CachedFd {
+  fd: number;
+  dev: bigint;
+  ino: bigint;
+}
+
+// POSIX record locks belong to the (process, inode) pair: closing ANY descriptor on a database file drops every
+// lock this process's SQLite connections hold on it, and SQLite never notices. So raw readers of a live database
+// share one descriptor per file that is never closed. A descriptor whose path now names another inode is
+// forgotten but deliberately leaked, for the same reason.
+const cache = new Map<string, CachedFd>();
+
+/**
+ * A read-only descriptor on the database file currently at path, shared process-wide and never closed. The only
+ * sanctioned way to read the main file of a database that SQLite connections in this process may hold open.
+ */
+export function dbFileFd(path: string): number {
+  const key = resolve(path);
+  try {
+    const now = statSync(key, { bigint: true });
+    const hit = cache.get(key);
+    if (hit !== undefined && hit.dev === now.dev && hit.ino === now.ino) return hit.fd;
+    const fd = openSync(key, 'r');
+    const opened = fstatSync(fd, { bigint: true });
+    cache.set(key, { fd, dev: opened.dev, ino: opened.ino });
+    return fd;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw fail(code === 'ENOENT' ? 'NOT_FOUND' : 'IO', `cannot open database file ${key}: ${(err as Error).message}`, {
+      hint: 'check that the checkout still exists and is readable by the daemon',
+      cause: err,
+    });
+  }
+}

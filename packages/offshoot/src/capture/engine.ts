@@ -1,0 +1,583 @@
+import { statSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
+import { WAL_FRAME_HEADER_SIZE, WAL_HEADER_SIZE } from '../sqlite/wal-header.js';
+import { WalReader, isWalRestarted, readAllTransactions, type WalRestartedError, type WalSalts, type WalTransaction } from '../sqlite/wal-reader.js';
+import { CaptureConnection, LOCK_BUDGET_MS } from './capture-connection.js';
+import { loadCaptureState, saveCaptureState } from './capture-state.js';
+import { copyMainFile, hashMainFile } from './main-file.js';
+import { readWalIndexHeader, sameGeneration, type WalIndexHeader } from './wal-index.js';
+import type { CaptureSink } from './sink.js';
+
+/** Options of a CaptureEngine. */
+export interface CaptureEngineOptions {
+  /** The live checkout to capture; it must exist. */
+  dbPath: string;
+  /** Private directory for capture-state.json and the rebase snapshot; reusing it is what allows a clean resume. */
+  scratchDir: string;
+  sink: CaptureSink;
+  /** Poll interval of the -wal (default 10 ms). */
+  pollMs?: number;
+  /** Transactions captured before the engine checkpoints the WAL itself (default 64). */
+  takeoverTransactions?: number;
+  /** Quiet time after the last commit before a takeover of whatever was captured (default 5000 ms). */
+  idleTakeoverMs?: number;
+  log?: (msg: string) => void;
+}
+
+/** How one drain step ended. */
+type Step = 'applied' | 'regenerated' | 'idle';
+
+const DRAIN_BUDGET_MS = 2000;
+const DRAIN_NOW_DEADLINE_MS = 15_000;
+const SHUTDOWN_BUDGET_MS = 5000;
+const SNAPSHOT_FILE = 'snapshot.db';
+
+/**
+ * Live WAL capture of one checkout. It holds a read transaction on its own connection so that no other
+ * connection can reset the WAL, hands every committed transaction to the sink exactly once, owns checkpointing
+ * (takeovers), re-baselines the sink whenever continuity cannot be proven, and on a verified clean stop leaves a
+ * fingerprint that lets the next engine on the same scratch directory resume without a rebase.
+ */
+export class CaptureEngine {
+  readonly #dbPath: string;
+  readonly #walPath: string;
+  readonly #shmPath: string;
+  readonly #scratchDir: string;
+  readonly #sink: CaptureSink;
+  readonly #pollMs: number;
+  readonly #takeoverTransactions: number;
+  readonly #idleTakeoverMs: number;
+  readonly #log: (msg: string) => void;
+
+  #conn: CaptureConnection | undefined;
+  #reader: WalReader | undefined;
+  #pageSize = 0;
+  // Byte offset just past the last transaction the sink applied, in the reader's generation (0: none yet).
+  #consumedOff = 0;
+  // Length of the previous generation's file when an expected restart landed; RESTART never shrinks the -wal.
+  #deadTail = 0;
+  #captured = 0;
+  #lastCommitAt = 0;
+  #expectRestart = false;
+  #positionDirty = false;
+
+  #rebases = 0;
+  #takeovers = 0;
+  #resumed = false;
+  #stateSaves = 0;
+
+  #phase: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
+  #starting: Promise<unknown> | undefined;
+  #stopping: Promise<{ clean: boolean }> | undefined;
+  #failure: OffshootError | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  #loop: Promise<void> | undefined;
+  readonly #wake = new AbortController();
+
+  constructor(opts: CaptureEngineOptions) {
+    this.#dbPath = opts.dbPath;
+    this.#walPath = `${opts.dbPath}-wal`;
+    this.#shmPath = `${opts.dbPath}-shm`;
+    this.#scratchDir = opts.scratchDir;
+    this.#sink = opts.sink;
+    this.#pollMs = opts.pollMs ?? 10;
+    this.#takeoverTransactions = opts.takeoverTransactions ?? 64;
+    this.#idleTakeoverMs = opts.idleTakeoverMs ?? 5000;
+    this.#log = opts.log ?? (() => {});
+  }
+
+  /** Rebases performed (the startup one included). */
+  get rebases(): number {
+    return this.#rebases;
+  }
+
+  /** Successful engine checkpoints (RESTART that completed), whether they ended clean or in a rebase. */
+  get takeovers(): number {
+    return this.#takeovers;
+  }
+
+  /** True when start() resumed from a verified clean shutdown instead of rebasing. */
+  get resumed(): boolean {
+    return this.#resumed;
+  }
+
+  /** Durable writes of capture-state.json so far (observability: one per burst, not per transaction). */
+  get stateSaves(): number {
+    return this.#stateSaves;
+  }
+
+  /** The fatal error that stopped the engine, if any; drainNow rejects with it from then on. */
+  get failure(): OffshootError | undefined {
+    return this.#failure;
+  }
+
+  /**
+   * Opens the engine's connection, takes the read lock, then resumes from a clean shutdown recorded in the scratch
+   * directory or else rebases the sink, and starts polling.
+   */
+  start(): Promise<{ resumed: boolean }> {
+    if (this.#phase !== 'new') {
+      return Promise.reject(fail('INVALID_ARGUMENT', `capture engine for ${this.#dbPath} was already started`, {
+        hint: 'create a new CaptureEngine for every start',
+      }));
+    }
+    this.#phase = 'starting';
+    const started = this.#enqueue(() => this.#startOnce());
+    this.#starting = started.catch(() => undefined);
+    return started;
+  }
+
+  async #startOnce(): Promise<{ resumed: boolean }> {
+    try {
+      await mkdir(this.#scratchDir, { recursive: true });
+      const conn = await CaptureConnection.open(this.#dbPath);
+      this.#conn = conn;
+      this.#pageSize = conn.pageSize;
+      this.#reader = this.#freshReader();
+      this.#resumed = await this.#tryResume(conn);
+      if (!this.#resumed) await this.#rebase('starting without a verified clean shutdown');
+    } catch (err) {
+      this.#closeConnection();
+      this.#phase = 'stopped';
+      throw asOffshootError(err);
+    }
+    this.#lastCommitAt = Date.now();
+    this.#phase = 'running';
+    this.#loop = this.#run();
+    return { resumed: this.#resumed };
+  }
+
+  /**
+   * Captures everything committed before the call: drains the -wal up to its size when the request is serviced,
+   * following an expected restart into the new generation. Rejects with TIMEOUT after 15 s. Any failure is fatal:
+   * the engine stops and keeps rejecting.
+   */
+  drainNow(): Promise<void> {
+    return this.#guarded(() => this.#drainToTarget());
+  }
+
+  /** Bytes of -wal not yet captured; reads the position before the file size, so it under-reports, never over. */
+  lag(): number {
+    const seen = Math.max(this.#consumedOff, this.#deadTail);
+    return Math.max(0, this.#walSize() - seen);
+  }
+
+  /**
+   * Stops polling and shuts down: a final drain, then RESTART proving nothing unseen was folded, TRUNCATE, and the
+   * main file's SHA-256 saved as a clean state. clean is false when any step could not be proven; never throws.
+   */
+  stop(): Promise<{ clean: boolean }> {
+    this.#stopping ??= this.#stopOnce();
+    return this.#stopping;
+  }
+
+  async #stopOnce(): Promise<{ clean: boolean }> {
+    if (this.#phase === 'starting') await this.#starting;
+    if (this.#phase === 'new' || this.#phase === 'stopped') {
+      this.#phase = 'stopped';
+      return { clean: false };
+    }
+    this.#phase = 'stopping';
+    this.#wake.abort();
+    await this.#loop;
+    const clean = await this.#enqueue(() => this.#shutdown());
+    this.#phase = 'stopped';
+    return { clean };
+  }
+
+  async #run(): Promise<void> {
+    while (this.#phase === 'running') {
+      try {
+        await sleep(this.#pollMs, undefined, { signal: this.#wake.signal });
+      } catch {
+        return;
+      }
+      if (this.#phase !== 'running') return;
+      try {
+        await this.#guarded(() => this.#tick());
+      } catch {
+        return;
+      }
+    }
+  }
+
+  // Every use of the connection and the reader runs through this queue, one at a time, in request order.
+  #enqueue<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.#queue.then(fn);
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
+  // A queued operation whose failure is fatal: it records the failure and shuts the connection.
+  #guarded(fn: () => Promise<void>): Promise<void> {
+    return this.#enqueue(async () => {
+      if (this.#failure !== undefined) throw this.#failure;
+      if (this.#conn === undefined) {
+        throw fail('UNAVAILABLE', `capture of ${this.#dbPath} is not running`, { hint: 'start a new capture engine' });
+      }
+      try {
+        await fn();
+      } catch (err) {
+        throw await this.#fail(err);
+      }
+    });
+  }
+
+  async #fail(err: unknown): Promise<OffshootError> {
+    const failure = asOffshootError(err);
+    this.#failure = failure;
+    this.#phase = 'stopped';
+    this.#wake.abort();
+    this.#log(`capture of ${this.#dbPath} stopped: ${failure.message}`);
+    try {
+      await this.#saveState(false);
+    } catch (saveErr) {
+      this.#log(`cannot record the capture position of ${this.#dbPath}: ${(saveErr as Error).message}`);
+    }
+    this.#closeConnection();
+    return failure;
+  }
+
+  #closeConnection(): void {
+    const conn = this.#conn;
+    this.#conn = undefined;
+    try {
+      conn?.close();
+    } catch (err) {
+      this.#log(`closing the capture connection to ${this.#dbPath} failed: ${(err as Error).message}`);
+    }
+  }
+
+  #requireConn(): CaptureConnection {
+    if (this.#conn === undefined) throw fail('INTERNAL', `capture connection to ${this.#dbPath} is closed`);
+    return this.#conn;
+  }
+
+  #requireReader(): WalReader {
+    if (this.#reader === undefined) throw fail('INTERNAL', `capture of ${this.#dbPath} has no WAL reader`);
+    return this.#reader;
+  }
+
+  #freshReader(): WalReader {
+    return new WalReader(this.#walPath, this.#pageSize);
+  }
+
+  #walSize(): number {
+    try {
+      return statSync(this.#walPath, { throwIfNoEntry: false })?.size ?? 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  // Number of frames before byte offset off of the -wal (0 for 0: nothing read).
+  #frameAt(off: number): number {
+    if (off === 0) return 0;
+    return (off - WAL_HEADER_SIZE) / (WAL_FRAME_HEADER_SIZE + this.#pageSize);
+  }
+
+  #framesConsumed(): number {
+    return this.#frameAt(this.#consumedOff);
+  }
+
+  // The read lock is taken before looking: the -wal and the main file cannot change behind the checks.
+  async #tryResume(conn: CaptureConnection): Promise<boolean> {
+    const state = await loadCaptureState(this.#scratchDir);
+    if (state?.clean !== true || state.main_hash === undefined) return false;
+    await conn.lock();
+    const walBytes = this.#walSize();
+    if (walBytes >= WAL_HEADER_SIZE) {
+      this.#log(`not resuming capture of ${this.#dbPath}: its -wal holds ${walBytes} bytes written while capture was down`);
+      conn.unlock();
+      return false;
+    }
+    if ((await hashMainFile(this.#dbPath)) !== state.main_hash) {
+      this.#log(`not resuming capture of ${this.#dbPath}: the main file changed while capture was down`);
+      conn.unlock();
+      return false;
+    }
+    // From here a crash must not look like a clean shutdown: the sink is about to move past main_hash.
+    await this.#saveState(false);
+    return true;
+  }
+
+  async #tick(): Promise<void> {
+    await this.#drainFor(DRAIN_BUDGET_MS);
+    await this.#savePositionIfDirty();
+    await this.#maybeTakeover();
+  }
+
+  // A bounded drain: a writer that never pauses must not starve the loop (flush requests, shutdown).
+  async #drainFor(budgetMs: number): Promise<void> {
+    const started = Date.now();
+    while (Date.now() - started < budgetMs) {
+      if ((await this.#step()) === 'idle') return;
+    }
+  }
+
+  async #drainToTarget(): Promise<void> {
+    const deadline = Date.now() + DRAIN_NOW_DEADLINE_MS;
+    let target = this.#walSize();
+    for (;;) {
+      // next() first: only its salt check notices a restart, after which a stale offset may exceed the new size.
+      const step = await this.#step();
+      if (step === 'idle') break;
+      if (step === 'regenerated') target = this.#walSize();
+      else if (this.#requireReader().offset >= target) break;
+      if (Date.now() > deadline) {
+        throw fail('TIMEOUT', `capture of ${this.#dbPath} could not catch up with its -wal within ${DRAIN_NOW_DEADLINE_MS / 1000} s`, {
+          retryable: true,
+          hint: 'the writer is outpacing capture; pause heavy writes, then reopen the session',
+        });
+      }
+    }
+    await this.#savePositionIfDirty();
+    await this.#maybeTakeover();
+  }
+
+  async #step(): Promise<Step> {
+    const reader = this.#requireReader();
+    // The wal-index is read before the frames. Frames up to its mxFrame are committed and final; a complete
+    // transaction beyond it may be a writer's between publishing and committing, or a killed writer's that was
+    // never committed and that the next writer will overwrite.
+    const index = readWalIndexHeader(this.#shmPath);
+    // Copies disagree: a writer is mid-commit (or died there, and the next connection to read recovers it).
+    if (index === undefined) return 'idle';
+    const wasBound = reader.bound;
+    const indexedGeneration = sameGeneration(reader.salts, index);
+    if (wasBound && indexedGeneration && index.mxFrame <= this.#frameAt(reader.offset)) return 'idle';
+    let txn;
+    try {
+      txn = await reader.next();
+    } catch (err) {
+      if (!isWalRestarted(err)) throw err;
+      await this.#onRestart(err as WalRestartedError);
+      return 'regenerated';
+    }
+    if (txn === undefined) return 'idle';
+    const committed = sameGeneration(reader.salts, index) && this.#frameAt(txn.endOffset) <= index.mxFrame;
+    if (!committed) {
+      // Not committed when the index was read. An unbound reader just binds again later.
+      if (!wasBound) {
+        this.#reader = this.#freshReader();
+        return 'idle';
+      }
+      // The index already moved to a new generation: this is the dead tail of ours, and the reset is noticed next.
+      if (!indexedGeneration) return 'idle';
+      // Frames between our position and mxFrame end on a commit frame: reaching past it means we lost the chain.
+      await this.#rebase('the WAL reader ran past the last committed frame');
+      return 'regenerated';
+    }
+    await this.#apply(txn);
+    return 'applied';
+  }
+
+  // The position moves only once the sink has the transaction.
+  async #apply(txn: WalTransaction): Promise<void> {
+    await this.#sink.apply(this.#pageSize, txn);
+    this.#consumedOff = txn.endOffset;
+    this.#captured++;
+    this.#lastCommitAt = Date.now();
+    this.#positionDirty = true;
+  }
+
+  async #onRestart(err: WalRestartedError): Promise<void> {
+    // Each WAL reset adds exactly 1 to salt-1. A larger step means generations we never saw: a reset, writes and
+    // another reset (or a foreign TRUNCATE) inside the window between our RESTART and re-taking the read lock.
+    const oneReset = ((err.previous.salt1 + 1) >>> 0) === err.current.salt1;
+    if (this.#expectRestart && oneReset) {
+      this.#deadTail = this.#walSize();
+      this.#reader = this.#freshReader();
+      this.#consumedOff = 0;
+      this.#captured = 0;
+      this.#expectRestart = false;
+      this.#positionDirty = true;
+      return;
+    }
+    await this.#rebase(this.#expectRestart ? 'the WAL was reset more than once since the last takeover' : 'the WAL was reset by another connection');
+  }
+
+  async #maybeTakeover(): Promise<void> {
+    if (this.#captured === 0) return;
+    const idle = Date.now() - this.#lastCommitAt >= this.#idleTakeoverMs;
+    if (this.#captured < this.#takeoverTransactions && !idle) return;
+    await this.#takeover();
+  }
+
+  async #takeover(): Promise<void> {
+    const conn = this.#requireConn();
+    const consumed = this.#framesConsumed();
+    const locked = readWalIndexHeader(this.#shmPath);
+    conn.unlock();
+    let result;
+    try {
+      result = await conn.checkpoint('RESTART');
+    } catch (err) {
+      this.#log(`takeover of ${this.#dbPath} postponed: ${(err as Error).message}`);
+      await conn.lock();
+      return;
+    }
+    if (result.busy !== 0) {
+      // Nothing was reset by us; anything a foreign writer did meanwhile shows up as a restart or in the next count.
+      this.#log(`takeover of ${this.#dbPath} postponed: wal_checkpoint(RESTART) stayed busy`);
+      await conn.lock();
+      return;
+    }
+    this.#takeovers++;
+    const reset = this.#resetWhileUnlocked(locked);
+    if (reset !== undefined) {
+      await this.#rebase(reset);
+      return;
+    }
+    await conn.lock();
+    if (result.log !== consumed && !(await this.#catchUp(result.log, locked))) {
+      await this.#rebase(`RESTART folded ${result.log} frames, ${consumed} were captured, and the rest could not be read back`);
+      return;
+    }
+    // The reset is lazy: the old frames stay readable until the next writer starts, so the reader is kept (a fresh
+    // one would re-read them) and the new generation is expected instead.
+    this.#captured = 0;
+    this.#expectRestart = true;
+  }
+
+  // Why the generation may have changed while the read lock was released, or undefined if it provably did not.
+  // Without this, a commit, a full backfill and new commits (a foreign reset) could leave RESTART a count that
+  // matches ours by coincidence, for frames we never saw.
+  #resetWhileUnlocked(locked: WalIndexHeader | undefined): string | undefined {
+    const now = readWalIndexHeader(this.#shmPath);
+    if (locked === undefined || now === undefined) return 'the wal-index could not be read around RESTART';
+    const bound = this.#reader?.salts;
+    if (!sameGeneration(locked, now) || (bound !== undefined && !sameGeneration(bound, locked))) {
+      return 'the WAL was reset while the read lock was released';
+    }
+    return undefined;
+  }
+
+  // Commits that landed while the read lock was released were folded by RESTART; within one generation their frames
+  // stay in the -wal until a writer resets it, and every frame up to RESTART's count is committed. Reading them back
+  // is cheaper than a rebase, and the reader's salt and checksum checks notice any frame a reset has overwritten.
+  async #catchUp(log: number, generation: WalSalts | undefined): Promise<boolean> {
+    const reader = this.#requireReader();
+    while (this.#framesConsumed() < log) {
+      let txn;
+      try {
+        txn = await reader.next();
+      } catch (err) {
+        if (isWalRestarted(err)) return false;
+        throw err;
+      }
+      if (txn === undefined || !sameGeneration(reader.salts, generation) || this.#frameAt(txn.endOffset) > log) return false;
+      await this.#apply(txn);
+    }
+    return this.#framesConsumed() === log;
+  }
+
+  async #rebase(reason: string): Promise<void> {
+    const conn = this.#requireConn();
+    this.#log(`rebasing capture of ${this.#dbPath}: ${reason}`);
+    this.#expectRestart = false;
+    conn.unlock();
+    const result = await conn.checkpoint('TRUNCATE');
+    if (result.busy !== 0) {
+      throw fail('BUSY', `cannot rebase capture of ${this.#dbPath}: wal_checkpoint(TRUNCATE) stayed busy for ${LOCK_BUDGET_MS / 1000} s`, {
+        retryable: true,
+        hint: 'end long-running transactions on the checkout, then reopen the session',
+      });
+    }
+    // Locked before the copy: right after TRUNCATE our snapshot sits at mark 0, which blocks any backfill, so the
+    // main file is frozen; had a commit slipped in, mark > 0 blocks a reset and the fresh reader replays it.
+    await conn.lock();
+    const snapshot = join(this.#scratchDir, SNAPSHOT_FILE);
+    await copyMainFile(this.#dbPath, snapshot);
+    await this.#sink.rebase(snapshot);
+    this.#reader = this.#freshReader();
+    this.#consumedOff = 0;
+    this.#deadTail = 0;
+    this.#captured = 0;
+    this.#rebases++;
+    await this.#saveState(false);
+  }
+
+  async #saveState(clean: boolean, mainHash?: string): Promise<void> {
+    const salts = this.#reader?.salts;
+    await saveCaptureState(this.#scratchDir, {
+      off: this.#consumedOff,
+      salt1: salts?.salt1 ?? 0,
+      salt2: salts?.salt2 ?? 0,
+      clean,
+      ...(mainHash === undefined ? {} : { main_hash: mainHash }),
+    });
+    this.#stateSaves++;
+    this.#positionDirty = false;
+  }
+
+  async #savePositionIfDirty(): Promise<void> {
+    if (this.#positionDirty) await this.#saveState(false);
+  }
+
+  async #shutdown(): Promise<boolean> {
+    const conn = this.#conn;
+    if (this.#failure !== undefined || conn === undefined) return false;
+    try {
+      const verdict = await this.#shutdownSteps(conn, Date.now() + SHUTDOWN_BUDGET_MS);
+      if (verdict !== undefined) this.#log(`capture of ${this.#dbPath} did not stop clean: ${verdict}`);
+      return verdict === undefined;
+    } catch (err) {
+      this.#log(`capture of ${this.#dbPath} did not stop clean: ${(err as Error).message}`);
+      return false;
+    } finally {
+      this.#closeConnection();
+    }
+  }
+
+  // Returns why the shutdown is not clean, or undefined once {clean: true} is saved.
+  async #shutdownSteps(conn: CaptureConnection, deadline: number): Promise<string | undefined> {
+    const left = (): number => Math.max(0, deadline - Date.now());
+    try {
+      await this.#drainFor(Math.min(DRAIN_BUDGET_MS, left()));
+    } finally {
+      await this.#saveState(false);
+    }
+    const consumed = this.#framesConsumed();
+    const locked = readWalIndexHeader(this.#shmPath);
+    conn.unlock();
+    const restart = await conn.checkpoint('RESTART', left());
+    if (restart.busy !== 0) return 'wal_checkpoint(RESTART) stayed busy';
+    const reset = this.#resetWhileUnlocked(locked);
+    if (reset !== undefined) return reset;
+    if (restart.log !== consumed && !(await this.#catchUp(restart.log, locked))) {
+      return `RESTART folded ${restart.log} frames, ${consumed} were captured, and the rest could not be read back`;
+    }
+    // Hashed twice, around the checks and TRUNCATE: a commit that TRUNCATE folds right after the race check (or a
+    // foreign commit plus checkpoint before the lock) changes the main file between the two, so no window is left.
+    const before = await hashMainFile(this.#dbPath);
+    const raced = await this.#walRacedSinceRestart(this.#framesConsumed(), this.#reader?.salts);
+    if (raced !== undefined) return raced;
+    const truncate = await conn.checkpoint('TRUNCATE', left());
+    if (truncate.busy !== 0) return 'wal_checkpoint(TRUNCATE) stayed busy';
+    // Under the read lock with an empty -wal our snapshot sits at mark 0, which blocks any backfill: main is frozen.
+    await conn.lock(left());
+    if (this.#walSize() !== 0) return 'a commit landed right after TRUNCATE';
+    const mainHash = await hashMainFile(this.#dbPath);
+    if (mainHash !== before) return 'the main file changed during shutdown';
+    await this.#saveState(true, mainHash);
+    return undefined;
+  }
+
+  // RESTART's count proves nothing was folded unseen before it; this proves nothing was written after it.
+  async #walRacedSinceRestart(consumed: number, salts: WalSalts | undefined): Promise<string | undefined> {
+    const size = this.#walSize();
+    if (size === 0) return salts === undefined ? undefined : 'the -wal was truncated by another connection';
+    const scan = await readAllTransactions(this.#walPath, this.#pageSize);
+    if (scan.header === undefined) return 'the -wal header is torn';
+    if (salts !== undefined && (scan.header.salt1 !== salts.salt1 || scan.header.salt2 !== salts.salt2)) {
+      return 'the WAL was reset after RESTART';
+    }
+    const frames = scan.transactions.reduce((n, t) => n + t.frames.length, 0);
+    if (frames > consumed) return `the -wal holds ${frames} committed frames, ${consumed} were captured`;
+    return undefined;
+  }
+}
