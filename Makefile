@@ -30,7 +30,7 @@ demo: build
 	scripts/demo.sh
 
 bench: build
-	node --import tsx packages/offshoot/bench/run.ts
+	scripts/with-s3-server.sh node --import tsx packages/offshoot/bench/run.ts
 
 fuzz: build
 	OFFSHOOT_FUZZ_CASES=$${OFFSHOOT_FUZZ_CASES:-500000} scripts/run-tests.sh fuzz

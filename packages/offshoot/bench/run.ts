@@ -1,7 +1,9 @@
 import { cpus, totalmem } from 'node:os';
 import { engineBench } from './engine-bench.js';
 import { ltxBench } from './ltx-bench.js';
+import { s3Bench } from './s3-bench.js';
 
 console.log(`offshoot bench — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
 await ltxBench();
 await engineBench();
+await s3Bench();

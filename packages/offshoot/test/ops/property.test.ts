@@ -43,6 +43,7 @@ describe('random histories match the model after every step', () => {
   it('seed 2 (default floors)', async () => runHistory(2, STEPS ?? 110));
   it('seed 3 (forkFloor 4, snapshotEvery 4)', async () => runHistory(3, STEPS ?? 110, { forkFloor: 4, snapshotEvery: 4 }));
   it('seed 4 (forkFloor 2, snapshotEvery 3)', async () => runHistory(4, STEPS ?? 80, { forkFloor: 2, snapshotEvery: 3 }));
+  it('seed 23 (a replaced undo point with a checkout)', async () => runHistory(23, STEPS ?? 80));
 });
 
 describe('implicit checkpoints never lose uncheckpointed edits', () => {

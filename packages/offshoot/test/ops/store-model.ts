@@ -54,11 +54,14 @@ export class StoreModel {
     return b;
   }
 
-  /** Adds or replaces a branch; a replaced branch's checkout survives, marked stale (nobody refreshes it). */
+  /** Adds or replaces a branch; a replaced branch's checkout is refreshed to the new head, as the engine does. */
   put(b: BranchModel): void {
     const old = this.branches.get(`${b.db}@${b.branch}`);
-    if (old?.checkout) b.checkout = { ...old.checkout, stale: true };
     this.branches.set(`${b.db}@${b.branch}`, b);
+    if (old?.checkout) {
+      b.checkout = old.checkout;
+      this.materialize(b);
+    }
   }
 
   /** Forgets a branch and its checkout copy. */
