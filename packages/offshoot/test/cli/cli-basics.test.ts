@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { ensureBuilt } from '../support/built-cli.js';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 const bin = join(repoRoot, 'offshoot');
@@ -83,9 +84,7 @@ function assertOneCleanErrorLine(r: Run): void {
 }
 
 before(() => {
-  // tsc emits even when unrelated in-progress files fail to typecheck, so only the emitted entry point is checked.
-  spawnSync(join(repoRoot, 'node_modules/.bin/tsc'), ['-p', 'packages/offshoot/tsconfig.json'], { cwd: repoRoot, stdio: 'ignore' });
-  assert.ok(existsSync(join(repoRoot, 'packages/offshoot/dist/cli/main.js')), 'the CLI was built');
+  ensureBuilt();
   tmp = mkdtempSync(join(tmpdir(), 'offshoot-'));
   store = join(tmp, 'store');
 });

@@ -1,40 +1,19 @@
 // A real `offshoot serve` process on a throwaway store, plus a line-protocol client and the CLI, for the daemon suites.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventEnvelope, Response } from '../../src/protocol/wire.js';
+import { ensureBuilt } from '../support/built-cli.js';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 const bin = path.join(repoRoot, 'offshoot');
-let built = false;
 
-function newestSource(): number {
-  const src = path.join(repoRoot, 'packages/offshoot/src');
-  let newest = 0;
-  for (const f of readdirSync(src, { recursive: true, encoding: 'utf8' })) {
-    if (f.endsWith('.ts')) newest = Math.max(newest, statSync(path.join(src, f)).mtimeMs);
-  }
-  return newest;
-}
-
-/**
- * Builds the CLI when dist/ is missing or older than a source file (tsc emits even when unrelated files fail to
- * typecheck). A fresh build is never redone: rewriting dist/ under a daemon another test file is running would
- * hand that daemon half-written modules.
- */
-export function buildCli(): void {
-  if (built) return;
-  const main = path.join(repoRoot, 'packages/offshoot/dist/cli/main.js');
-  if (!existsSync(main) || statSync(main).mtimeMs < newestSource()) {
-    spawnSync(path.join(repoRoot, 'node_modules/.bin/tsc'), ['-p', 'packages/offshoot/tsconfig.json'], { cwd: repoRoot, stdio: 'ignore' });
-  }
-  assert.ok(existsSync(main), 'the CLI was built');
-  built = true;
-}
+/** Builds the CLI unless dist/ is already fresh (shared with every suite that spawns it). */
+export const buildCli = ensureBuilt;
 
 /** A finished CLI run. */
 export interface CliRun {
