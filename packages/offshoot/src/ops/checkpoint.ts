@@ -65,6 +65,13 @@ export async function checkpoint(ctx: OpsContext, t: Target, name: string | unde
 async function checkpointFrozen(ctx: OpsContext, t: Target, name: string | undefined, meta: Meta | undefined, cur: VersionedRef, frozen: FrozenCheckout): Promise<CheckpointResult> {
   const { ref } = cur;
   const sc = readSidecar(frozen.path);
+  if (sc !== undefined && sc.lineage !== ref.lineage) {
+    // The file was materialized from another lineage: the branch was repointed (a rollback or promote whose refresh
+    // found it busy) or destroyed and recreated. Recording it would silently overwrite the branch with that content.
+    throw fail('CAS_CONFLICT', `the checkout of ${t.db}@${t.branch} holds another lineage than the branch (it was repointed or recreated since ${frozen.path} was materialized)`, {
+      hint: `run 'offshoot checkout ${t.db}@${t.branch}' to refresh it (its local changes are discarded), or copy the file and import it with 'offshoot create <db> --from'`,
+    });
+  }
   const g = geometryOf(frozen, Number(frozen.stat.size), frozen.path);
   const onHead = sameIdentity(sc, headIdentity(ref)) && sc?.ltx_checksum !== undefined;
   const recorded = onHead ? await readPageSums(frozen.path) : undefined;

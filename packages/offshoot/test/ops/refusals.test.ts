@@ -268,6 +268,31 @@ describe('a busy checkout', () => {
     }
   });
 
+  it('a checkout left detached by a busy rollback refuses checkpoint, so it cannot overwrite the repointed branch', async () => {
+    const ts = await openTestStore({ warn: () => undefined });
+    try {
+      const path = await seeded(ts);
+      await checkpoint(ts.ctx, MAIN, 'before');
+      runSql(path, "INSERT INTO t(v) VALUES ('after');");
+      await checkpoint(ts.ctx, MAIN, 'later');
+      const writer = await holdWriteTransaction(path, "INSERT INTO t(v) VALUES ('held');");
+      let r;
+      try {
+        r = await rollback(ts.ctx, MAIN, 'before');
+      } finally {
+        await writer.commit();
+      }
+      assert.equal(r.refreshed, false, 'the busy checkout was left as it was');
+      const head = await exportDump(ts, MAIN);
+      await refusedCleanly(ts, () => checkpoint(ts.ctx, MAIN, 'stale-content'), 'CAS_CONFLICT');
+      assert.equal(await exportDump(ts, MAIN), head, 'the rolled-back head is untouched');
+      await checkout(ts.ctx, MAIN);
+      assert.equal((await checkpoint(ts.ctx, MAIN, 'fresh')).kind, 'none', 'after a refresh the checkout is the head again');
+    } finally {
+      await ts.cleanup();
+    }
+  });
+
   it('destroy of a busy checkout is refused with BUSY and its claim is unwound', async () => {
     const ts = await openTestStore();
     try {

@@ -11,7 +11,7 @@ export const checkoutCommand: Command = {
   usage: '<db>[@branch] [--at CP --read-only [--force]]',
   help: [
     'Prints the path of the branch\'s writable checkout (checkouts/<db>/<branch>.db), materializing the head unless the',
-    'existing file is clean and current. Uncheckpointed local edits in a stale checkout are discarded with a warning.',
+    'existing file is clean and current. Local edits that were never checkpointed are discarded with a warning (checkpoint first to keep them).',
     '',
     'With --at CP --read-only, materializes the named checkpoint as an immutable file under checkouts-ro/ instead;',
     'repeat calls reuse it without touching the store, and --force re-materializes it.',
