@@ -66,8 +66,10 @@ async function benchSize(size: number): Promise<string[][]> {
     const co = await checkout(ctx, main);
     await checkpoint(ctx, main, 'base');
 
-    const cp = await timeMedian(3, (i) => execFileSync('cp', [src, join(dir, `cp-${i}.db`)]), (i) => rmSync(join(dir, `cp-${i - 1}.db`), { force: true }));
-    rmSync(join(dir, 'cp-2.db'), { force: true });
+    // Every timed copy starts from a flushed page cache state, so writeback of earlier steps does not land in it.
+    const settle = () => execFileSync('sync');
+    const cp = await timeMedian(3, (i) => execFileSync('cp', [src, join(dir, `cp-${i}.db`)]), settle);
+    for (let i = 0; i < 3; i++) rmSync(join(dir, `cp-${i}.db`), { force: true });
     const vacuum = await timeMedian(3, (i) => {
       const db = new Database(src, { readonly: true });
       db.exec(`VACUUM INTO '${join(dir, `vac-${i}.db`)}'`);
@@ -94,8 +96,11 @@ async function benchSize(size: number): Promise<string[][]> {
       cpBytes = Math.max(cpBytes, r.bytes);
     }, (i) => execFileSync('sqlite3', [co.path, `UPDATE items SET k = 'changed-${i}' WHERE id = ${1 + i * 7}`]));
 
-    const cold = await timeMedian(3, (i) => checkout(ctx, { db: 'bench', branch: `head-${i}` }), () => rmSync(chainCacheDir(root, 'bench'), { recursive: true, force: true }));
-    const warm = await timeMedian(3, (i) => checkout(ctx, { db: 'bench', branch: `at-${i}` }));
+    const cold = await timeMedian(3, (i) => checkout(ctx, { db: 'bench', branch: `head-${i}` }), () => {
+      rmSync(chainCacheDir(root, 'bench'), { recursive: true, force: true });
+      settle();
+    });
+    const warm = await timeMedian(3, (i) => checkout(ctx, { db: 'bench', branch: `at-${i}` }), settle);
     const clean = await timeMedian(5, () => checkout(ctx, main));
 
     await fork(ctx, main, 'left');
