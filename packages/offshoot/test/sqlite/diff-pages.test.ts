@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { closeRawDb, mapBtreePages, openRawDb } from '../../src/sqlite/diff/btree-walk.js';
 import { diffDatabases } from '../../src/sqlite/diff/diff-databases.js';
 import { renderDiffSummary } from '../../src/sqlite/diff/diff-format.js';
 
@@ -69,6 +70,8 @@ test('one changed row: with changedPages only the touched table is read', () => 
   assert.equal(narrow.stats.narrowed, true);
   assert.equal(narrow.stats.tablesCompared, 1);
   assert.equal(narrow.stats.rowsScanned, 2 * ROWS);
+  const filePages = fs.statSync(base).size / 4096;
+  assert.ok(narrow.stats.pagesRead > 0 && narrow.stats.pagesRead < filePages / 20, `${narrow.stats.pagesRead} of ${filePages} pages read`);
   const changed = narrow.tables.filter((t) => t.status !== 'same');
   assert.deepEqual(
     changed.map((t) => [t.table, t.changed.map((c) => [c.key.id, c.before.name, c.after.name])]),
@@ -77,6 +80,7 @@ test('one changed row: with changedPages only the touched table is read', () => 
   assert.equal(narrow.tables.length, TABLES);
   const full = diffDatabases(base, right);
   assert.equal(full.stats.narrowed, false);
+  assert.equal(full.stats.pagesRead, 0);
   assert.equal(full.stats.tablesCompared, TABLES);
   assert.deepEqual(
     full.tables.filter((t) => t.status !== 'same').map((t) => t.changed),
@@ -144,5 +148,54 @@ test('different page sizes make changedPages meaningless, so everything is compa
   }
   const result = diffDatabases(left, right, { changedPages: new Set() });
   assert.equal(result.stats.narrowed, false);
+  assert.equal(result.stats.tablesCompared, 1);
+});
+
+test('the interior-page walk places every b-tree page where dbstat does', () => {
+  const db = new Database(base, { readonly: true });
+  const roots = new Map<number, string>([[1, 'sqlite_schema']]);
+  for (const r of db.prepare('SELECT name, rootpage FROM sqlite_schema WHERE rootpage > 0').all() as Array<{ name: string; rootpage: number }>) {
+    roots.set(r.rootpage, r.name);
+  }
+  const expected = new Map((db.prepare("SELECT pageno, name FROM dbstat WHERE pagetype != 'overflow'").all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]));
+  db.close();
+  const raw = openRawDb(base);
+  assert.ok(raw !== undefined);
+  try {
+    const { owners, pagesRead } = mapBtreePages(raw, roots);
+    assert.deepEqual(owners, expected);
+    assert.ok(pagesRead < raw.pageCount / 20, `${pagesRead} of ${raw.pageCount} pages read`);
+  } finally {
+    closeRawDb(raw);
+  }
+});
+
+test('a changed overflow page is not reached by the walk, so that side falls back to dbstat and the row still shows', () => {
+  const left = path.join(dir, 'overflow.db');
+  const setup = new Database(left);
+  setup.pragma('page_size = 1024');
+  setup.exec('CREATE TABLE a(id INTEGER PRIMARY KEY, v BLOB); CREATE TABLE b(id INTEGER PRIMARY KEY, v)');
+  setup.exec("INSERT INTO a VALUES (1, zeroblob(5000)); INSERT INTO b VALUES (1, 'x')");
+  setup.close();
+  const right = path.join(dir, 'overflow-edited.db');
+  fs.copyFileSync(left, right);
+  const writer = new Database(right);
+  // Same length, new last byte: SQLite overwrites the cell in place, so only the chain's last overflow page differs.
+  writer.exec("UPDATE a SET v = CAST(zeroblob(4999) || x'01' AS BLOB) WHERE id = 1");
+  writer.close();
+  const pages = changedPages(left, right);
+  const reader = new Database(right, { readonly: true });
+  const overflow = new Set(reader.prepare("SELECT pageno FROM dbstat WHERE pagetype = 'overflow'").pluck().all() as number[]);
+  reader.close();
+  assert.ok([...pages].some((p) => overflow.has(p)), `changed pages ${[...pages]} include an overflow page`);
+  assert.ok([...pages].every((p) => p === 1 || overflow.has(p)), `changed pages ${[...pages]}: no b-tree page of a differs`);
+  const result = diffDatabases(left, right, { changedPages: pages });
+  assert.equal(result.stats.narrowed, true);
+  const filePages = fs.statSync(left).size / 1024;
+  assert.ok(result.stats.pagesRead >= 2 * filePages, `${result.stats.pagesRead} pages read: both sides fell back to a full dbstat pass`);
+  assert.deepEqual(
+    result.tables.map((t) => [t.table, t.status, t.changed.map((c) => c.key.id)]),
+    [['a', 'changed', [1n]], ['b', 'same', []]],
+  );
   assert.equal(result.stats.tablesCompared, 1);
 });

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { DependentObject, DiffOptions, DiffResult, DiffStats, Row, SchemaChange, TableDiff, TableRebuild } from './diff-types.js';
+import { closeRawDb, openRawDb, type RawDbFile } from './btree-walk.js';
 import { hasPendingWal, openDiffSide } from './diff-connection.js';
 import { fillValues } from './fill-values.js';
 import { diffTableRows } from './row-diff.js';
@@ -14,9 +15,10 @@ import { readTableShape, type TableShape } from './table-shape.js';
  * Diffs two SQLite files, left → right: schema objects by DDL text, and rows of every ordinary table by key.
  *
  * With `changedPages` (pages whose bytes differ between the files), only tables owning such a page on either side
- * (found with dbstat), tables whose DDL differs, and tables whose b-tree root pages moved are read; the rest are
- * reported `same` without reading rows — and without counts, except in summary mode, where an untouched table is
- * counted once, on the left, and that count is shown for both sides. changedPages is ignored (everything is
+ * (found by walking b-tree interior pages, or with dbstat when a changed page is not a b-tree page), tables whose
+ * DDL differs, and tables whose b-tree root pages moved are read; the rest are reported `same` without reading
+ * rows — and without counts, except in summary mode, where an untouched table is counted once, on the left, and
+ * that count is shown for both sides. changedPages is ignored (everything is
  * compared) when the page sizes differ or either file has a non-empty -wal, since then file pages are not the
  * database's pages.
  *
@@ -25,28 +27,46 @@ import { readTableShape, type TableShape } from './table-shape.js';
  */
 export function diffDatabases(leftPath: string, rightPath: string, opts: DiffOptions = {}): DiffResult {
   const trustPages = opts.changedPages !== undefined && !hasPendingWal(leftPath) && !hasPendingWal(rightPath);
-  const leftDb = openDiffSide(leftPath, 'left');
+  // Raw-read fds open before SQLite's and close after them: closing an fd drops the process's locks on that file.
+  const raw: RawSides = trustPages ? { left: openRawDb(leftPath), right: openRawDb(rightPath) } : {};
   try {
-    const rightDb = openDiffSide(rightPath, 'right');
+    const leftDb = openDiffSide(leftPath, 'left');
     try {
-      return diffOpen(leftDb, rightDb, trustPages ? opts.changedPages : undefined, opts.summaryOnly === true);
-    } catch (err) {
-      throw sqliteFailure(err, `${leftPath} or ${rightPath}`);
+      const rightDb = openDiffSide(rightPath, 'right');
+      try {
+        return diffOpen(leftDb, rightDb, trustPages ? opts.changedPages : undefined, raw, opts.summaryOnly === true);
+      } catch (err) {
+        throw sqliteFailure(err, `${leftPath} or ${rightPath}`);
+      } finally {
+        rightDb.close();
+      }
     } finally {
-      rightDb.close();
+      leftDb.close();
     }
   } finally {
-    leftDb.close();
+    closeRawDb(raw.left);
+    closeRawDb(raw.right);
   }
 }
 
-function diffOpen(leftDb: Database.Database, rightDb: Database.Database, pages: ReadonlySet<number> | undefined, summaryOnly: boolean): DiffResult {
+interface RawSides {
+  left?: RawDbFile | undefined;
+  right?: RawDbFile | undefined;
+}
+
+function diffOpen(
+  leftDb: Database.Database,
+  rightDb: Database.Database,
+  pages: ReadonlySet<number> | undefined,
+  raw: RawSides,
+  summaryOnly: boolean,
+): DiffResult {
   const lc = readCatalog(leftDb);
   const rc = readCatalog(rightDb);
   const schema = diffSchema(lc, rc);
   const narrowed = pages !== undefined && leftDb.pragma('page_size', { simple: true }) === rightDb.pragma('page_size', { simple: true });
-  const touched = narrowed ? touchedTables(leftDb, rightDb, lc, rc, schema, pages) : undefined;
-  const stats: DiffStats = { tablesCompared: 0, rowsScanned: 0, narrowed };
+  const stats: DiffStats = { tablesCompared: 0, rowsScanned: 0, narrowed, pagesRead: 0 };
+  const touched = narrowed ? touchedTables(leftDb, rightDb, lc, rc, schema, pages, raw, stats) : undefined;
   const tables: TableDiff[] = [];
   for (const name of diffableTables(lc, rc)) {
     const inLeft = isOrdinary(lc, name);
@@ -97,10 +117,15 @@ function touchedTables(
   rc: SchemaCatalog,
   schema: SchemaChange[],
   pages: ReadonlySet<number>,
+  raw: RawSides,
+  stats: DiffStats,
 ): Set<string> {
   // An index created, dropped or redefined rewrites its own pages without changing any row of its table.
   const newIndexes = new Set(schema.filter((c) => c.type === 'index').map((c) => c.name));
-  const touched = new Set([...tablesOwningPages(leftDb, lc, pages, newIndexes), ...tablesOwningPages(rightDb, rc, pages, newIndexes)]);
+  const touched = new Set([
+    ...tablesOwningPages(leftDb, lc, pages, newIndexes, raw.left, stats),
+    ...tablesOwningPages(rightDb, rc, pages, newIndexes, raw.right, stats),
+  ]);
   for (const c of schema) if (c.type === 'table') touched.add(c.name);
   for (const [name, root] of rc.rootpages) {
     const before = lc.rootpages.get(name);

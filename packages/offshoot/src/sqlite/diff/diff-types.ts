@@ -60,6 +60,8 @@ export interface DiffStats {
   rowsScanned: number;
   /** True when changedPages narrowed the comparison (false when it was absent or could not be trusted). */
   narrowed: boolean;
+  /** Database pages read, both sides together, to learn which tables own the changed pages (0 when not narrowed). */
+  pagesRead: number;
 }
 
 /** The whole difference between two databases, left → right. */

@@ -1,0 +1,117 @@
+import fs from 'node:fs';
+import { DB_HEADER_SIZE, parseDbHeader } from '../db-header.js';
+
+/** SQLite b-trees are balanced and a 4-billion-page file is well under this depth; deeper means a damaged file. */
+const MAX_DEPTH = 20;
+
+const TABLE_INTERIOR = 0x05;
+const INDEX_INTERIOR = 0x02;
+const TABLE_LEAF = 0x0d;
+const INDEX_LEAF = 0x0a;
+
+/** A database file open for raw page reads, its geometry checked. */
+export interface RawDbFile {
+  fd: number;
+  pageSize: number;
+  /** Bytes of each page that b-tree content may use (page size less the reserved tail). */
+  usableSize: number;
+  pageCount: number;
+}
+
+/** The b-tree owning each page reached, and how many pages were read to learn it. */
+export interface BtreeMap<T> {
+  /** Undefined when a page did not look like a b-tree page (damage, or a layout this walk does not follow). */
+  owners: Map<number, T> | undefined;
+  pagesRead: number;
+}
+
+/**
+ * Opens `file` read-only for raw page reads. Undefined when it is missing, not an SQLite file, or not a whole
+ * number of pages: the caller then maps pages through SQLite, which reports any damage properly. Close the fd only
+ * after every SQLite connection to the file has closed, since closing any fd of a file drops this process's POSIX
+ * locks on it, SQLite's included.
+ */
+export function openRawDb(file: string): RawDbFile | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const head = Buffer.alloc(DB_HEADER_SIZE);
+    if (fs.readSync(fd, head, 0, DB_HEADER_SIZE, 0) === DB_HEADER_SIZE) {
+      const { pageSize, reservedBytes } = parseDbHeader(head);
+      const { size } = fs.fstatSync(fd);
+      if (size % pageSize === 0) return { fd, pageSize, usableSize: pageSize - reservedBytes, pageCount: size / pageSize };
+    }
+  } catch {
+    // Not an SQLite file: SQLite's own open says so with a proper error.
+  }
+  fs.closeSync(fd);
+  return undefined;
+}
+
+/** Closes a file opened by openRawDb (no-op for undefined). */
+export function closeRawDb(file: RawDbFile | undefined): void {
+  if (file !== undefined) fs.closeSync(file.fd);
+}
+
+/**
+ * Maps every page of the b-trees rooted at `roots` (root page → owner) to its owner, reading interior pages only.
+ * Every leaf of an SQLite b-tree sits at the same depth, so once the first page of a level is a leaf the rest of
+ * that level is recorded unread. Overflow, freelist and pointer-map pages are never reached. Each page is claimed
+ * once and the depth is bounded, so a damaged file ends the walk (owners undefined) instead of looping.
+ */
+export function mapBtreePages<T>(file: RawDbFile, roots: ReadonlyMap<number, T>): BtreeMap<T> {
+  const owners = new Map<number, T>();
+  const page = Buffer.allocUnsafe(file.pageSize);
+  let pagesRead = 0;
+
+  /** Child page numbers of an interior page, [] for a leaf, undefined for anything else. */
+  const children = (pgno: number): number[] | undefined => {
+    if (fs.readSync(file.fd, page, 0, file.pageSize, (pgno - 1) * file.pageSize) !== file.pageSize) return undefined;
+    pagesRead++;
+    const hdr = pgno === 1 ? DB_HEADER_SIZE : 0;
+    const type = page[hdr];
+    if (type === TABLE_LEAF || type === INDEX_LEAF) return [];
+    if (type !== TABLE_INTERIOR && type !== INDEX_INTERIOR) return undefined;
+    const cells = page.readUInt16BE(hdr + 3);
+    const pointers = hdr + 12;
+    if (pointers + 2 * cells > file.usableSize) return undefined;
+    const out: number[] = [];
+    for (let i = 0; i < cells; i++) {
+      const at = page.readUInt16BE(pointers + 2 * i);
+      if (at < pointers + 2 * cells || at + 4 > file.usableSize) return undefined;
+      out.push(page.readUInt32BE(at));
+    }
+    out.push(page.readUInt32BE(hdr + 8));
+    return out;
+  };
+
+  const claim = (pgno: number, owner: T): boolean => {
+    if (pgno < 1 || pgno > file.pageCount || owners.has(pgno)) return false;
+    owners.set(pgno, owner);
+    return true;
+  };
+
+  for (const [root, owner] of roots) {
+    if (!claim(root, owner)) return { owners: undefined, pagesRead };
+    let level = [root];
+    for (let depth = 0; level.length > 0; depth++) {
+      if (depth > MAX_DEPTH) return { owners: undefined, pagesRead };
+      const next: number[] = [];
+      for (const [i, pgno] of level.entries()) {
+        const kids = children(pgno);
+        if (kids === undefined) return { owners: undefined, pagesRead };
+        if (kids.length === 0 && i === 0) break;
+        for (const kid of kids) {
+          if (!claim(kid, owner)) return { owners: undefined, pagesRead };
+          next.push(kid);
+        }
+      }
+      level = next;
+    }
+  }
+  return { owners, pagesRead };
+}
