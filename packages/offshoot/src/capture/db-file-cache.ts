@@ -15,8 +15,8 @@ interface CachedFd {
 const cache = new Map<string, CachedFd>();
 
 /**
- * A read-only descriptor on the database file currently at path, shared process-wide and never closed. The only
- * sanctioned way to read the main file of a database that SQLite connections in this process may hold open.
+ * A read-only descriptor on the file currently at path, shared process-wide and never closed. The only sanctioned
+ * way to read the main file (or -shm) of a database that SQLite connections in this process may hold open.
  */
 export function dbFileFd(path: string): number {
   const key = resolve(path);

@@ -357,18 +357,23 @@ export class CaptureEngine {
       await this.#onRestart(err as WalRestartedError);
       return 'regenerated';
     }
+    if (!wasBound && !sameGeneration(reader.salts, index)) {
+      // A new -wal header is written before the index learns its salts (a first commit after TRUNCATE uses fresh
+      // random salts): stay unbound until the index vouches for the generation, whose frames are then read again.
+      this.#reader = this.#freshReader();
+      return 'idle';
+    }
     if (txn === undefined) return 'idle';
-    const committed = sameGeneration(reader.salts, index) && this.#frameAt(txn.endOffset) <= index.mxFrame;
-    if (!committed) {
-      // Not committed when the index was read. An unbound reader just binds again later.
+    if (!sameGeneration(reader.salts, index) || this.#frameAt(txn.endOffset) > index.mxFrame) {
       if (!wasBound) {
         this.#reader = this.#freshReader();
         return 'idle';
       }
-      // The index already moved to a new generation: this is the dead tail of ours, and the reset is noticed next.
-      if (!indexedGeneration) return 'idle';
+      // Bound to a generation the index vouched for, which has since been reset: after a verified takeover its
+      // uncommitted tail is dead; otherwise the reset was not ours, and nothing but a rebase is safe.
+      if (!indexedGeneration && this.#expectRestart) return 'idle';
       // Frames between our position and mxFrame end on a commit frame: reaching past it means we lost the chain.
-      await this.#rebase('the WAL reader ran past the last committed frame');
+      await this.#rebase(indexedGeneration ? 'the WAL reader ran past the last committed frame' : 'the WAL was reset by another connection');
       return 'regenerated';
     }
     await this.#apply(txn);

@@ -1,0 +1,431 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fail, hasCode } from '../../src/core/errors.js';
+import { captureStatePath } from '../../src/capture/capture-state.js';
+import { cli, converge, dump, fixture, injectAt, waitFor } from './capture-fixture.js';
+
+const HOUR = 3_600_000;
+
+function readState(scratch: string): { off: number; clean: boolean; main_hash?: string } {
+  return JSON.parse(fs.readFileSync(captureStatePath(scratch), 'utf8')) as { off: number; clean: boolean; main_hash?: string };
+}
+
+test('an in-process writer and the stock CLI writer are both captured', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine();
+    assert.deepEqual(await engine.start(), { resumed: false });
+    assert.equal(engine.rebases, 1);
+    f.insert(5);
+    await cli(f.db, '.timeout 5000\nINSERT INTO t(body) VALUES (randomblob(3000));\nUPDATE t SET n = n + 1 WHERE id <= 3;\n');
+    f.writer.exec('DELETE FROM t WHERE id = 2');
+    await converge(engine, f);
+    assert.match(await dump(f.sink.path), /INSERT INTO t VALUES\(6,0,X'/);
+    assert.ok(f.sink.applies >= 8, `every transaction applied (${f.sink.applies})`);
+    assert.equal(engine.rebases, 1);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('the read lock survives the startup copy and a resume hash: a foreign CLI commit and exit leaves -wal', async () => {
+  const f = fixture();
+  try {
+    f.writer.close();
+    const first = f.engine({ pollMs: HOUR });
+    await first.start();
+    await cli(f.db, 'INSERT INTO t(body) VALUES (randomblob(10));\n');
+    assert.ok(fs.existsSync(`${f.db}-wal`), 'the CLI, not the last connection, could not fold and delete -wal');
+    assert.ok(fs.statSync(`${f.db}-wal`).size > 32);
+    await converge(first, f);
+    assert.deepEqual(await first.stop(), { clean: true });
+
+    const second = f.engine({ pollMs: HOUR });
+    assert.deepEqual(await second.start(), { resumed: true });
+    await cli(f.db, 'INSERT INTO t(body) VALUES (randomblob(10));\n');
+    assert.ok(fs.existsSync(`${f.db}-wal`), 'hashing the main file kept the locks too');
+    await converge(second, f);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('takeover under writes: 64 transactions trigger one clean takeover, 40 more follow the restart', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine();
+    await engine.start();
+    f.insert(64);
+    await waitFor('the takeover', () => engine.takeovers === 1);
+    f.insert(40);
+    await converge(engine, f);
+    assert.equal(engine.rebases, 1, 'the takeover and its restart were followed without a rebase');
+    assert.equal(engine.takeovers, 1);
+    assert.equal((await dump(f.db)).match(/INSERT INTO t VALUES/g)?.length, 104);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('takeover without the ticker: drainNow drives the takeover and follows the lazy restart', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR });
+    await engine.start();
+    f.insert(60);
+    await engine.drainNow();
+    assert.equal(engine.takeovers, 0);
+    f.insert(10);
+    await engine.drainNow();
+    assert.equal(engine.takeovers, 1);
+    const header = fs.readFileSync(`${f.db}-wal`).subarray(0, 32);
+    f.insert(5);
+    assert.ok(!fs.readFileSync(`${f.db}-wal`).subarray(0, 32).equals(header), 'the next writer reset the WAL');
+    await engine.drainNow();
+    assert.equal(f.sink.applies, 75);
+    assert.equal(engine.rebases, 1);
+    assert.equal(engine.takeovers, 1);
+    await converge(engine, f);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+// Frames of the -wal's current generation: a run from frame 1 whose salts match the header.
+function currentGenerationFrames(walPath: string, pageSize: number): number {
+  const wal = fs.readFileSync(walPath);
+  let n = 0;
+  for (let off = 32; off + 24 + pageSize <= wal.length; off += 24 + pageSize) {
+    if (wal.readUInt32BE(off + 8) !== wal.readUInt32BE(16) || wal.readUInt32BE(off + 12) !== wal.readUInt32BE(20)) break;
+    n++;
+  }
+  return n;
+}
+
+test('a reset inside the takeover\'s unlock window is caught even when RESTART\'s count matches by coincidence', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR, takeoverTransactions: 2 });
+    await engine.start();
+    const walPath = `${f.db}-wal`;
+    const pageSize = Number(f.writer.pragma('page_size', { simple: true }));
+    f.insert(2);
+    const consumed = currentGenerationFrames(walPath, pageSize);
+    // Unseen: a commit, a checkpoint that backfills everything, then commits that reset the WAL and fill the new
+    // generation with exactly as many frames as the engine consumed from the old one.
+    const salt1 = (): number => fs.readFileSync(walPath).readUInt32BE(16);
+    const before = salt1();
+    const restore = injectAt('pragma', 'wal_checkpoint(RESTART)', 'before', () => {
+      f.insert(1);
+      f.writer.pragma('wal_checkpoint(PASSIVE)');
+      do f.insert(1);
+      while (salt1() === before || currentGenerationFrames(walPath, pageSize) < consumed);
+      assert.equal(currentGenerationFrames(walPath, pageSize), consumed);
+    });
+    try {
+      await engine.drainNow();
+    } finally {
+      restore();
+    }
+    assert.equal(engine.takeovers, 1);
+    assert.equal(engine.rebases, 2, 'the folded generation was detected');
+    await converge(engine, f);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('commits in the takeover\'s unlock window are folded by RESTART, then read back from the -wal: no rebase', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR, takeoverTransactions: 8 });
+    await engine.start();
+    f.insert(8);
+    const restore = injectAt('pragma', 'wal_checkpoint(RESTART)', 'before', () => f.insert(3));
+    try {
+      await engine.drainNow();
+    } finally {
+      restore();
+    }
+    assert.equal(engine.takeovers, 1);
+    assert.equal(f.sink.applies, 11, 'the three unseen commits were applied once each');
+    assert.equal(engine.rebases, 1);
+    f.insert(2);
+    await converge(engine, f);
+    assert.equal(engine.rebases, 1, 'the reset that followed was the expected one');
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('commits folded in the unlock window whose frames a reset then overwrote force a rebase', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR, takeoverTransactions: 8 });
+    await engine.start();
+    const walPath = `${f.db}-wal`;
+    const pageSize = Number(f.writer.pragma('page_size', { simple: true }));
+    f.insert(8);
+    const consumed = currentGenerationFrames(walPath, pageSize);
+    let restoreBegin = (): void => {};
+    const restore = injectAt('pragma', 'wal_checkpoint(RESTART)', 'before', () => {
+      f.insert(1);
+      // After RESTART verified the generation, before the read-back: new commits reset the WAL and overwrite it.
+      restoreBegin = injectAt('exec', 'BEGIN', 'before', () => {
+        const salt1 = fs.readFileSync(walPath).readUInt32BE(16);
+        do f.insert(1);
+        while (fs.readFileSync(walPath).readUInt32BE(16) === salt1 || currentGenerationFrames(walPath, pageSize) <= consumed);
+      });
+    });
+    try {
+      await engine.drainNow();
+    } finally {
+      restore();
+      restoreBegin();
+    }
+    assert.equal(engine.takeovers, 1);
+    assert.equal(engine.rebases, 2);
+    await converge(engine, f);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('two WAL generations inside the takeover\'s relock window are not taken for the expected restart', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR, takeoverTransactions: 8 });
+    await engine.start();
+    f.insert(8);
+    // After the clean RESTART has been verified, before the read lock is back: a commit resets the WAL, a foreign
+    // TRUNCATE folds it, the next commit starts yet another generation.
+    let restoreBegin = (): void => {};
+    const restore = injectAt('pragma', 'wal_checkpoint(RESTART)', 'after', () => {
+      restoreBegin = injectAt('exec', 'BEGIN', 'before', () => {
+        f.insert(1);
+        f.writer.pragma('wal_checkpoint(TRUNCATE)');
+        f.insert(1);
+      });
+    });
+    try {
+      await engine.drainNow();
+    } finally {
+      restore();
+      restoreBegin();
+    }
+    assert.equal(engine.takeovers, 1);
+    assert.equal(engine.rebases, 1, 'the takeover itself was verified clean');
+    await engine.drainNow();
+    assert.equal(engine.rebases, 2, 'the skipped generation forced a rebase instead of a continuation');
+    await converge(engine, f);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('state is saved once per burst, not per transaction, and not at all when idle', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR });
+    await engine.start();
+    const saves = engine.stateSaves;
+    f.insert(50);
+    await engine.drainNow();
+    assert.equal(engine.stateSaves, saves + 1);
+    const state = readState(f.scratch);
+    assert.ok(state.off > 0);
+    assert.equal(state.clean, false);
+    await engine.drainNow();
+    assert.equal(engine.stateSaves, saves + 1, 'an idle drain saves nothing');
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('foreign PASSIVE checkpoints, and foreign RESTART/TRUNCATE attempts, cause no extra rebase', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine();
+    await engine.start();
+    for (let i = 0; i < 10; i++) {
+      f.insert(1);
+      f.writer.pragma('wal_checkpoint(PASSIVE)');
+    }
+    await cli(f.db, '.timeout 5000\nINSERT INTO t(body) VALUES (randomblob(50));\nPRAGMA wal_checkpoint(PASSIVE);\n');
+    f.writer.pragma('busy_timeout = 20');
+    for (const mode of ['RESTART', 'TRUNCATE']) {
+      const [row] = f.writer.pragma(`wal_checkpoint(${mode})`) as Array<{ busy: number }>;
+      assert.equal(row?.busy, 1, `the engine's read lock keeps a foreign ${mode} from resetting the WAL`);
+    }
+    f.writer.pragma('busy_timeout = 5000');
+    f.insert(3);
+    await converge(engine, f);
+    assert.equal(engine.rebases, 1);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('drainNow captures a pending transaction itself; with nothing pending it returns fast without applying', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR });
+    await engine.start();
+    f.insert(1);
+    assert.equal(f.sink.applies, 0);
+    await engine.drainNow();
+    assert.equal(f.sink.applies, 1);
+    const t0 = performance.now();
+    await engine.drainNow();
+    assert.ok(performance.now() - t0 < 200, 'an idle drainNow is quick');
+    assert.equal(f.sink.applies, 1);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('a failing apply fails drainNow and stops the engine, recording the last applied position', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR });
+    await engine.start();
+    f.insert(2);
+    await engine.drainNow();
+    const applied = readState(f.scratch).off;
+    f.sink.failWith = fail('IO', 'replica disk is full', { hint: 'free space' });
+    f.insert(1);
+    await assert.rejects(engine.drainNow(), (err: unknown) => hasCode(err, 'IO') && /disk is full/.test((err as Error).message));
+    assert.equal(engine.failure?.code, 'IO');
+    await assert.rejects(engine.drainNow(), (err: unknown) => hasCode(err, 'IO'), 'the engine stays stopped');
+    const state = readState(f.scratch);
+    assert.equal(state.off, applied, 'the position of the transaction that failed was not recorded');
+    assert.equal(state.clean, false);
+    assert.deepEqual(await engine.stop(), { clean: false });
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('a failing apply on the ticker path stops the engine too', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine();
+    await engine.start();
+    f.sink.failWith = new Error('sink exploded');
+    f.insert(1);
+    await waitFor('the fatal error', () => engine.failure !== undefined);
+    assert.match(engine.failure?.message ?? '', /sink exploded/);
+    await assert.rejects(engine.drainNow(), /sink exploded/);
+    assert.deepEqual(await engine.stop(), { clean: false });
+    assert.equal(readState(f.scratch).clean, false);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('lag reports the backlog, then 0 once drained', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR });
+    await engine.start();
+    assert.equal(engine.lag(), 0);
+    f.insert(20, 2000);
+    const size = fs.statSync(`${f.db}-wal`).size;
+    assert.equal(engine.lag(), size);
+    await engine.drainNow();
+    assert.equal(engine.lag(), 0);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('a restart landing between lag\'s position loads and its stat under-reports (0), never over-reports', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR });
+    await engine.start();
+    f.insert(20, 2000);
+    await engine.drainNow();
+    f.insert(3, 2000);
+    const backlog = engine.lag();
+    assert.ok(backlog > 0);
+    // lag() is synchronous, so no engine step can interleave; what can change between its loads and its stat is
+    // the file. Here the stat sees it as a TRUNCATE plus one new commit would leave it: far below the position.
+    const walPath = `${f.db}-wal`;
+    const mutableFs = fs as { statSync: typeof fs.statSync };
+    const realStat = fs.statSync;
+    mutableFs.statSync = ((p: fs.PathLike, opts?: fs.StatSyncOptions) => {
+      const st = realStat(p, opts);
+      return String(p) === walPath && st !== undefined ? Object.assign(st, { size: 32 + 24 + 4096 }) : st;
+    }) as typeof fs.statSync;
+    syncBuiltinESMExports();
+    let lag: number;
+    try {
+      lag = engine.lag();
+    } finally {
+      mutableFs.statSync = realStat;
+      syncBuiltinESMExports();
+    }
+    assert.equal(lag, 0);
+    assert.equal(engine.lag(), backlog, 'the real stat is back');
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('after an idle takeover and a write, lag is 0: the old generation is a dead tail, not a backlog', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ idleTakeoverMs: 150 });
+    await engine.start();
+    f.insert(30, 3000);
+    await waitFor('the idle takeover', () => engine.takeovers === 1);
+    const applies = f.sink.applies;
+    f.insert(1, 10);
+    await waitFor('the write after the restart', () => f.sink.applies === applies + 1);
+    assert.equal(engine.lag(), 0);
+    assert.ok(fs.statSync(`${f.db}-wal`).size > 30 * 3000, 'RESTART left the old generation in the file');
+    assert.equal(engine.rebases, 1);
+    await converge(engine, f);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('the event loop stays responsive while a foreign reader keeps the takeover busy', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR, takeoverTransactions: 4 });
+    await engine.start();
+    f.insert(2);
+    const pin = new (f.writer.constructor as new (p: string) => typeof f.writer)(f.db);
+    pin.exec('BEGIN');
+    pin.prepare('SELECT count(*) FROM t').get();
+    f.insert(4);
+    let worst = 0;
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 5);
+    const t0 = performance.now();
+    await engine.drainNow();
+    clearInterval(timer);
+    pin.exec('COMMIT');
+    pin.close();
+    assert.ok(performance.now() - t0 >= 4500, 'the takeover tried for its whole 5 s budget');
+    assert.equal(engine.takeovers, 0, 'a busy takeover is postponed, not counted');
+    // A 5 s busy timeout would freeze the loop for the whole budget; the bound leaves room for a loaded machine.
+    assert.ok(worst < 1000, `no synchronous stall of the event loop (worst gap ${worst.toFixed(0)} ms)`);
+    await sleep(1);
+    await converge(engine, f);
+    assert.equal(engine.takeovers, 1, 'the postponed takeover ran once the reader was gone');
+    assert.equal(engine.rebases, 1);
+  } finally {
+    await f.cleanup();
+  }
+});
