@@ -1,4 +1,5 @@
 import { cpus, totalmem } from 'node:os';
+import { daemonBench } from './daemon-bench.js';
 import { engineBench } from './engine-bench.js';
 import { ltxBench } from './ltx-bench.js';
 import { s3Bench } from './s3-bench.js';
@@ -7,3 +8,4 @@ console.log(`offshoot bench — node ${process.version}, ${cpus().length} × ${c
 await ltxBench();
 await engineBench();
 await s3Bench();
+await daemonBench();

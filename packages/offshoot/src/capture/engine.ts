@@ -25,6 +25,11 @@ export interface CaptureEngineOptions {
   /** Quiet time after the last commit before a takeover of whatever was captured (default 5000 ms). */
   idleTakeoverMs?: number;
   log?: (msg: string) => void;
+  /**
+   * Called under the read lock when no verified clean shutdown is recorded: true when the caller can prove the main
+   * file is exactly what its sink was seeded with (an O(1) fingerprint), so capture starts without a rebase copy.
+   */
+  provenClean?: () => boolean;
 }
 
 /** How one drain step ended. */
@@ -51,6 +56,7 @@ export class CaptureEngine {
   readonly #takeoverTransactions: number;
   readonly #idleTakeoverMs: number;
   readonly #log: (msg: string) => void;
+  readonly #provenClean: (() => boolean) | undefined;
 
   #conn: CaptureConnection | undefined;
   #reader: WalReader | undefined;
@@ -87,6 +93,7 @@ export class CaptureEngine {
     this.#takeoverTransactions = opts.takeoverTransactions ?? 64;
     this.#idleTakeoverMs = opts.idleTakeoverMs ?? 5000;
     this.#log = opts.log ?? (() => {});
+    this.#provenClean = opts.provenClean;
   }
 
   /** Rebases performed (the startup one included). */
@@ -286,7 +293,8 @@ export class CaptureEngine {
   // The read lock is taken before looking: the -wal and the main file cannot change behind the checks.
   async #tryResume(conn: CaptureConnection): Promise<boolean> {
     const state = await loadCaptureState(this.#scratchDir);
-    if (state?.clean !== true || state.main_hash === undefined) return false;
+    const byHash = state?.clean === true && state.main_hash !== undefined;
+    if (!byHash && this.#provenClean === undefined) return false;
     await conn.lock();
     const walBytes = this.#walSize();
     if (walBytes >= WAL_HEADER_SIZE) {
@@ -294,12 +302,13 @@ export class CaptureEngine {
       conn.unlock();
       return false;
     }
-    if ((await hashMainFile(this.#dbPath)) !== state.main_hash) {
+    const proven = byHash ? (await hashMainFile(this.#dbPath)) === state?.main_hash : (this.#provenClean?.() ?? false);
+    if (!proven) {
       this.#log(`not resuming capture of ${this.#dbPath}: the main file changed while capture was down`);
       conn.unlock();
       return false;
     }
-    // From here a crash must not look like a clean shutdown: the sink is about to move past main_hash.
+    // From here a crash must not look like a clean shutdown: the sink is about to move past the proven state.
     await this.#saveState(false);
     return true;
   }

@@ -15,6 +15,7 @@ import { cachedChain } from '../ops/materialize.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
 import type { EventType, SessionInfo } from '../protocol/wire.js';
+import { cleanProof } from './clean-proof.js';
 import { restampClean } from './restamp.js';
 import { SessionSink } from './session-sink.js';
 import { writeSegment, writeSnapshot } from './segment-file.js';
@@ -80,7 +81,15 @@ export class Session {
       const { ref } = await ctx.store.getRef(t.db, t.branch);
       scratch = await mkdtemp(join(tmpdir(), 'offshoot-session-'));
       const sink = new SessionSink(scratch);
-      const engine = new CaptureEngine({ dbPath: co.path, scratchDir: join(scratch, 'capture'), sink, log: opts.log ?? (() => undefined) });
+      const proof = await cleanProof(co.path, ref);
+      if (proof) sink.seedClean(proof.sums, proof.checksum);
+      const engine = new CaptureEngine({
+        dbPath: co.path,
+        scratchDir: join(scratch, 'capture'),
+        sink,
+        log: opts.log ?? (() => undefined),
+        ...(proof ? { provenClean: proof.stillClean } : {}),
+      });
       await engine.start();
       const s = new Session(ctx, t.db, t.branch, co.path, scratch, sink, engine, opts, lease.epoch, ref.head_txid);
       s.renewTimer = setInterval(() => void s.renew(), opts.renewEveryMs ?? DEFAULT_RENEW_MS);
