@@ -3,9 +3,12 @@
 import { execFileSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 
-/** Runs SQL on a database file through the sqlite3 CLI (a separate process, like any foreign writer). */
+/**
+ * Runs SQL on a database file through the sqlite3 CLI (a separate process, like any foreign writer), with a busy
+ * timeout as real clients set one: a capture engine's own checkpoints may briefly hold the write lock.
+ */
 export function runSql(file: string, sql: string): void {
-  execFileSync('sqlite3', ['-bail', file], { input: sql, stdio: ['pipe', 'pipe', 'pipe'] });
+  execFileSync('sqlite3', ['-bail', '-cmd', '.timeout 5000', file], { input: sql, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 /** The `.dump` of one database file. */
