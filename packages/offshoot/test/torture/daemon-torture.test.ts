@@ -6,6 +6,7 @@
 // the stale socket, the stale lock and (once it expires) the orphaned lease. Nothing the daemon reported durable
 // may ever be lost; writes it never reported durable may be.
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { makeStoreDir, sleep } from '../daemon/daemon-process.js';
@@ -172,7 +173,7 @@ class TortureRun {
   }
 
   /** After the run: the daemon is stopped and the at-rest CLI exports the head, which must be the last durable state. */
-  async finalCheck(exported: string): Promise<void> {
+  finalCheck(exported: string): void {
     this.checks++;
     const dump = dumpOf(exported);
     if (dump !== this.last.dump) this.diverged(this.rounds, 'at-rest export after the last shutdown', dumpDifference(this.last.dump, dump));
@@ -203,24 +204,25 @@ class TortureRun {
 test(`daemon torture: SIGKILLed writers, graceful restarts and daemon SIGKILLs for ${SECONDS} s lose nothing durable`, { timeout: (SECONDS + 300) * 1000 }, async () => {
   const store = makeStoreDir();
   assert.equal(store.cli(['create', DB]).code, 0);
-  const live = await LiveSession.start(store, DB, ['-flush-every', '0'], { OFFSHOOT_LEASE_TTL_MS: String(LEASE_TTL_MS) });
+  // A SIGKILLed daemon cannot remove its session scratch directory: keep them all inside the test's own directory.
+  const scratch = store.file('tmp');
+  mkdirSync(scratch);
+  const live = await LiveSession.start(store, DB, ['-flush-every', '0'], { OFFSHOOT_LEASE_TTL_MS: String(LEASE_TTL_MS), TMPDIR: scratch });
   const run = new TortureRun(live, store.file('restore.db'));
   const started = performance.now();
   try {
     await run.seed();
     const end = Date.now() + SECONDS * 1000;
-    while (Date.now() < end) {
-      await run.round();
-    }
-    await live.close();
+    while (Date.now() < end) await run.round();
+    await live.stopGracefully();
     const atRest = store.file('at-rest.db');
     const ex = store.cli(['export', DB, atRest]);
     assert.equal(ex.code, 0, ex.stderr);
-    await run.finalCheck(atRest);
+    run.finalCheck(atRest);
   } finally {
     console.log(run.summary((performance.now() - started) / 1000));
     if (run.divergences.length > 0) console.log(['divergences:', ...run.divergences.slice(0, 10)].join('\n'));
-    await live.close().catch(() => undefined);
+    await live.stopGracefully().catch(() => undefined);
     store.cleanup();
   }
   assert.ok(run.rounds > 0, 'at least one round ran');

@@ -50,8 +50,7 @@ export class LiveSession {
   static async start(store: StoreDir, db: string, flags: string[], env: NodeJS.ProcessEnv): Promise<LiveSession> {
     const daemon = await startDaemon(store, flags, env);
     const client = await connect(daemon.sock);
-    const live = new LiveSession(store, db, flags, env, daemon, client, await client.open(db));
-    return live;
+    return new LiveSession(store, db, flags, env, daemon, client, await client.open(db));
   }
 
   /** The session's checkout. */
@@ -122,10 +121,5 @@ export class LiveSession {
   /** Every line the daemons logged that matches re. */
   logLines(re: RegExp): string[] {
     return this.log().split('\n').filter((l) => re.test(l));
-  }
-
-  /** Stops the daemon gracefully (the session is closed with a final flush). */
-  async close(): Promise<void> {
-    await this.stopGracefully();
   }
 }
