@@ -75,9 +75,14 @@ export function fingerprintOf(dbPath: string): Fingerprint {
  * while nobody can write the file (a private temp file, or under a FrozenCheckout).
  */
 export function backdateAndFingerprint(dbPath: string, now: number = Date.now()): Fingerprint {
-  const past = (now - 60_000) / 1000;
+  const past = backdatedSeconds(now);
   utimesSync(dbPath, past, past);
   return fingerprintOf(dbPath);
+}
+
+/** The mtime a stamped checkout gets: a whole second a minute back (exactly representable, so it can be planned). */
+export function backdatedSeconds(now: number): number {
+  return Math.floor(now / 1000) - 60;
 }
 
 /** SHA-256 of a file, streamed (O(size); used only to trust a sidecar the earlier implementation wrote). */
