@@ -54,6 +54,7 @@ export class Session {
   private renewTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private depth: { lineage: string; head: number; members: number } | undefined;
 
   private constructor(
     private readonly ctx: OpsContext,
@@ -200,15 +201,15 @@ export class Session {
     const batch = this.sink.take();
     try {
       const txid = cur.ref.head_txid + 1;
-      const chain = await new ChainResolver(this.ctx.store).resolve(cur.ref.lineage, cur.ref.head_txid);
+      const depth = await this.chainDepth(cur.ref);
       const snapshot =
         batch.forceSnapshot ||
-        chain.members.length >= this.opts.snapshotEvery ||
+        depth >= this.opts.snapshotEvery ||
         (batch.commit >= 64 && batch.pages.length / batch.commit >= 0.5);
       const out = join(this.scratch, `flush-${txid}.ltx`);
       try {
         if (snapshot) {
-          const base = batch.rebaseImage ?? (await cachedChain(this.ctx, this.db, chain)).path;
+          const base = batch.rebaseImage ?? (await cachedChain(this.ctx, this.db, await new ChainResolver(this.ctx.store).resolve(cur.ref.lineage, cur.ref.head_txid))).path;
           await writeSnapshot(batch, base, join(this.scratch, 'snapshot-work.db'), txid, out, Date.now());
         } else {
           await writeSegment(batch, txid, out, Date.now());
@@ -232,11 +233,23 @@ export class Session {
       }
       await this.sink.committed(batch);
       this.durable = txid;
+      this.depth = { lineage: cur.ref.lineage, head: txid, members: snapshot ? 1 : depth + 1 };
       return { txid, kind: snapshot ? 'snapshot' : 'segment', durationMs: Date.now() - started };
     } catch (err) {
       this.sink.restore(batch);
       throw err;
     }
+  }
+
+  /**
+   * How many members the chain at the ref's head has, for the snapshot cadence: resolved from the store once, then
+   * carried forward by this session's own flushes, so a flush costs no listing of the lineage.
+   */
+  private async chainDepth(ref: Ref): Promise<number> {
+    if (this.depth && this.depth.lineage === ref.lineage && this.depth.head === ref.head_txid) return this.depth.members;
+    const chain = await new ChainResolver(this.ctx.store).resolve(ref.lineage, ref.head_txid);
+    this.depth = { lineage: ref.lineage, head: ref.head_txid, members: chain.members.length };
+    return this.depth.members;
   }
 
   /** Re-reads the ref and fails FENCED if the lease is no longer ours at our epoch. */
