@@ -1,3 +1,4 @@
+import { fsyncPath } from '../../platform/atomic-file.js';
 import { randomBytes, createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
@@ -73,20 +74,10 @@ export async function pump(source: AsyncIterable<Buffer>, handle: FileHandle, on
   return total;
 }
 
-/** Flushes a file already written by another call (e.g. copyFile) to stable storage. */
-export async function fsyncFile(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Makes renames, links and unlinks inside dir durable. */
 export async function fsyncDir(dir: string): Promise<void> {
   try {
-    await fsyncFile(dir);
+    await fsyncPath(dir);
   } catch (err) {
     // A concurrent delete removed the entry we made and pruned the emptied directory: nothing is left to flush.
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;

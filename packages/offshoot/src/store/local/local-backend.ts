@@ -5,7 +5,8 @@ import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fail, hasCode } from '../../core/errors.js';
 import type { Backend, BackendCapabilities, Body, GetResult, ObjectInfo, PutCondition } from '../backend.js';
-import { STREAM_CHUNK, fsyncDir, fsyncFile, openTemp, pump, writeTemp } from './atomic-write.js';
+import { fsyncPath } from '../../platform/atomic-file.js';
+import { STREAM_CHUNK, fsyncDir, openTemp, pump, writeTemp } from './atomic-write.js';
 import { hashFile, hashHandle, sha256Hex } from './file-hash.js';
 import { isMissing, notFound, storeError } from './fs-errors.js';
 import { DEFAULT_LOCK_TIMINGS, withKeyLock } from './key-lock.js';
@@ -181,7 +182,7 @@ export class LocalBackend implements Backend {
     try {
       // FICLONE asks for a reflink (btrfs, xfs, APFS) and silently falls back to a byte copy elsewhere.
       await copyFile(from, tmpPath, constants.COPYFILE_FICLONE);
-      await fsyncFile(tmpPath);
+      await fsyncPath(tmpPath);
     } catch (err) {
       await rm(tmpPath, { force: true });
       throw storeError(err, src, 'read');
