@@ -1,6 +1,6 @@
 // The torture's foreign client: the stock sqlite3 CLI, one process per step, writing the mixed script and reading
 // `.dump`, the logical content every durability check compares.
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 
 /** The table every round writes. */
@@ -57,17 +57,27 @@ export function runWriter(db: string, script: string, killAfterMs?: number): Pro
   });
 }
 
+/** Runs the sqlite3 CLI on file with stdin input; rejects on a failure or any stderr output. */
+function sqlite3(file: string, args: string[], input: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('sqlite3', ['-bail', '-cmd', '.timeout 5000', file, ...args], { encoding: 'utf8', maxBuffer: 256 << 20 }, (err, stdout, stderr) => {
+      if (err || stderr !== '') reject(new Error(`sqlite3 ${file} ${args.join(' ')} failed (${err?.message ?? 'exit 0'}): ${stderr}`));
+      else resolve(stdout);
+    });
+    // sqlite3 need not read its input (a `.dump` argument): a closed pipe is expected then.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(input);
+  });
+}
+
 /** The `.dump` of a database file through the sqlite3 CLI; fails loudly rather than return a partial dump. */
-export function dumpOf(file: string): string {
-  const r = spawnSync('sqlite3', ['-bail', '-cmd', '.timeout 5000', file, '.dump'], { encoding: 'utf8', maxBuffer: 256 << 20 });
-  if (r.status !== 0 || r.stderr !== '') throw new Error(`sqlite3 .dump ${file} failed (exit ${String(r.status)}): ${r.stderr}`);
-  return r.stdout;
+export function dumpOf(file: string): Promise<string> {
+  return sqlite3(file, ['.dump'], '');
 }
 
 /** Runs SQL through the sqlite3 CLI, failing on the first error. */
-export function execSql(file: string, sql: string): void {
-  const r = spawnSync('sqlite3', ['-bail', '-cmd', '.timeout 5000', file], { input: sql, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`sqlite3 ${file} failed (exit ${String(r.status)}): ${r.stderr}`);
+export async function execSql(file: string, sql: string): Promise<void> {
+  await sqlite3(file, [], sql);
 }
 
 /** A short description of how two dumps differ: rows missing from got, rows only in got. */
