@@ -20,8 +20,10 @@ export interface CaptureEngineOptions {
   sink: CaptureSink;
   /** Poll interval of the -wal (default 10 ms). */
   pollMs?: number;
-  /** Transactions captured before the engine checkpoints the WAL itself (default 64). */
+  /** Transactions captured before the engine checkpoints the WAL itself (default: no limit; frames decide). */
   takeoverTransactions?: number;
+  /** Frames of the -wal's current generation before the engine checkpoints it itself (default 1000, SQLite's own). */
+  takeoverFrames?: number;
   /** Quiet time after the last commit before a takeover of whatever was captured (default 5000 ms). */
   idleTakeoverMs?: number;
   log?: (msg: string) => void;
@@ -39,6 +41,8 @@ const DRAIN_BUDGET_MS = 2000;
 const DRAIN_NOW_DEADLINE_MS = 15_000;
 const SHUTDOWN_BUDGET_MS = 5000;
 const SNAPSHOT_FILE = 'snapshot.db';
+/** SQLite's default wal_autocheckpoint: the -wal size (in frames) a plain writer would checkpoint at. */
+const DEFAULT_TAKEOVER_FRAMES = 1000;
 
 /**
  * Live WAL capture of one checkout. It holds a read transaction on its own connection so that no other
@@ -54,6 +58,7 @@ export class CaptureEngine {
   readonly #sink: CaptureSink;
   readonly #pollMs: number;
   readonly #takeoverTransactions: number;
+  readonly #takeoverFrames: number;
   readonly #idleTakeoverMs: number;
   readonly #log: (msg: string) => void;
   readonly #provenClean: (() => boolean) | undefined;
@@ -90,7 +95,8 @@ export class CaptureEngine {
     this.#scratchDir = opts.scratchDir;
     this.#sink = opts.sink;
     this.#pollMs = opts.pollMs ?? 10;
-    this.#takeoverTransactions = opts.takeoverTransactions ?? 64;
+    this.#takeoverTransactions = opts.takeoverTransactions ?? Infinity;
+    this.#takeoverFrames = opts.takeoverFrames ?? DEFAULT_TAKEOVER_FRAMES;
     this.#idleTakeoverMs = opts.idleTakeoverMs ?? 5000;
     this.#log = opts.log ?? (() => {});
     this.#provenClean = opts.provenClean;
@@ -417,7 +423,9 @@ export class CaptureEngine {
   async #maybeTakeover(): Promise<void> {
     if (this.#captured === 0) return;
     const idle = Date.now() - this.#lastCommitAt >= this.#idleTakeoverMs;
-    if (this.#captured < this.#takeoverTransactions && !idle) return;
+    // Every takeover makes the writer wait out a RESTART, so they come at the WAL size SQLite itself would checkpoint
+    // at, not per handful of transactions: the -wal stays bounded and the writer barely notices.
+    if (this.#captured < this.#takeoverTransactions && this.#framesConsumed() < this.#takeoverFrames && !idle) return;
     await this.#takeover();
   }
 

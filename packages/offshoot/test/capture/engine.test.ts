@@ -56,7 +56,7 @@ test('the read lock survives the startup copy and a resume hash: a foreign CLI c
 test('takeover under writes: 64 transactions trigger one clean takeover, 40 more follow the restart', async () => {
   const f = fixture();
   try {
-    const engine = f.engine();
+    const engine = f.engine({ takeoverTransactions: 64 });
     await engine.start();
     f.insert(64);
     await waitFor('the takeover', () => engine.takeovers === 1);
@@ -73,7 +73,7 @@ test('takeover under writes: 64 transactions trigger one clean takeover, 40 more
 test('takeover without the ticker: drainNow drives the takeover and follows the lazy restart', async () => {
   const f = fixture();
   try {
-    const engine = f.engine({ pollMs: HOUR });
+    const engine = f.engine({ pollMs: HOUR, takeoverTransactions: 64 });
     await engine.start();
     f.insert(60);
     await engine.drainNow();
@@ -87,6 +87,24 @@ test('takeover without the ticker: drainNow drives the takeover and follows the 
     await engine.drainNow();
     assert.equal(f.sink.applies, 75);
     assert.equal(engine.rebases, 1);
+    assert.equal(engine.takeovers, 1);
+    await converge(engine, f);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+test('by default a takeover waits for 1000 frames of -wal, however many transactions that takes', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: HOUR });
+    await engine.start();
+    f.insert(200);
+    await engine.drainNow();
+    assert.equal(engine.takeovers, 0, '200 small transactions stay well under 1000 frames');
+    // Rows of a page each: every transaction adds at least one frame.
+    f.insert(900, 3000);
+    await engine.drainNow();
     assert.equal(engine.takeovers, 1);
     await converge(engine, f);
   } finally {
