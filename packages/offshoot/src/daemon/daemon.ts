@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeContext } from '../ops/context.js';
 import { checkSocketPath } from '../protocol/socket-path.js';
+import { sweepSessionScratch } from '../session/scratch-dir.js';
 import type { Store } from '../store/store.js';
 import type { DaemonContext } from './daemon-context.js';
 import { SHUTDOWN_TIMEOUT_MS, type DaemonOptions } from './daemon-options.js';
@@ -58,6 +59,8 @@ export class Daemon {
     const lock = await StoreLock.acquire(checkoutRoot, options.socket);
     let server: SocketServer | undefined;
     try {
+      const swept = await sweepSessionScratch(checkoutRoot);
+      if (swept > 0) options.log(`offshoot: removed ${swept} session scratch dir(s) left by an earlier daemon`);
       const warn = (m: string): void => options.log(`offshoot: warning: ${m}`);
       const common = { warn, snapshotEvery: options.snapshotEvery, forkFloor: options.snapshotEvery };
       const holder = `${hostname()}/${process.pid}`;

@@ -1,5 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CaptureEngine } from '../capture/engine.js';
 import { asOffshootError, fail, hasCode, type OffshootError } from '../core/errors.js';
@@ -17,6 +16,7 @@ import type { VersionedRef } from '../store/store.js';
 import type { EventType, SessionInfo } from '../protocol/wire.js';
 import { cleanProof } from './clean-proof.js';
 import { restampClean } from './restamp.js';
+import { makeSessionScratch } from './scratch-dir.js';
 import { SessionSink } from './session-sink.js';
 import { writeSegment, writeSnapshot } from './segment-file.js';
 
@@ -80,7 +80,7 @@ export class Session {
     try {
       const co = await checkout(ctx, t);
       const { ref } = await ctx.store.getRef(t.db, t.branch);
-      scratch = await mkdtemp(join(tmpdir(), 'offshoot-session-'));
+      scratch = await makeSessionScratch(ctx.checkoutRoot);
       const sink = new SessionSink(scratch);
       const proof = await cleanProof(co.path, ref);
       if (proof) sink.seedClean(proof.sums, proof.checksum);

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fail } from '../../core/errors.js';
 import { TEMP_PREFIX } from './key-path.js';
+import { holderIsDeadHere, holderText } from './lock-holder.js';
 
 /** How long to wait for a key lock, when to treat one as abandoned, and how often to look again. */
 export interface LockTimings {
@@ -20,7 +20,8 @@ const code = (err: unknown): string | undefined => (err as NodeJS.ErrnoException
 
 /**
  * Runs fn while holding the O_CREAT|O_EXCL lock file at lockPath; rejects with BUSY (retryable) after
- * timings.timeoutMs. Mutual exclusion holds as long as no holder keeps the lock longer than timings.staleMs.
+ * timings.timeoutMs. Mutual exclusion holds as long as no holder keeps the lock longer than timings.staleMs; a lock
+ * whose holder was a process of this host that is gone is broken at once.
  */
 export async function withKeyLock<T>(lockPath: string, timings: LockTimings, fn: () => Promise<T>): Promise<T> {
   const mine = await acquire(lockPath, timings);
@@ -42,23 +43,109 @@ async function acquire(lockPath: string, timings: LockTimings): Promise<LockIden
   for (;;) {
     const mine = await tryCreate(lockPath);
     if (mine !== undefined) return mine;
-    const held = await stat(lockPath).catch((err: unknown) => {
-      if (code(err) === 'ENOENT') return undefined;
-      throw err;
-    });
+    const held = await inspect(lockPath);
     if (held === undefined) continue;
-    if (Date.now() - held.mtimeMs > timings.staleMs) {
-      await breakStale(lockPath, timings.staleMs);
-      continue;
-    }
+    if (abandoned(held, timings) && (await breakAbandoned(lockPath, timings))) continue;
     if (Date.now() >= deadline) {
       const staleS = Math.round(timings.staleMs / 1000);
       throw fail('BUSY', `timed out after ${timings.timeoutMs} ms waiting for lock ${lockPath}`, {
         retryable: true,
-        hint: `retry; if no offshoot process is writing to this store, remove ${lockPath} (it is broken once ${staleS} s old)`,
+        hint: `retry; if no offshoot process is writing to this store, remove ${lockPath} (a lock left by a dead process of this host is broken at once, any other once ${staleS} s old)`,
       });
     }
     await sleep(timings.pollMs);
+  }
+}
+
+/** A lock is abandoned once it is older than staleMs, or at once when its holder was a process of this host that is gone. */
+function abandoned(held: HeldLock, timings: LockTimings): boolean {
+  return Date.now() - held.mtimeMs > timings.staleMs || holderIsDeadHere(held.holder);
+}
+
+/**
+ * Removes the lock at lockPath if it is still abandoned. Waiters judge and remove it one at a time, under a breaker
+ * lock beside it: a waiter acting on what it saw a moment ago could otherwise remove the fresh lock of the writer
+ * that broke the old one first. Returns false when another waiter is breaking it, leaving the caller to poll.
+ */
+async function breakAbandoned(lockPath: string, timings: LockTimings): Promise<boolean> {
+  const breaker = breakerPath(lockPath);
+  const mine = await tryCreate(breaker);
+  if (mine === undefined) {
+    await clearDeadBreaker(breaker, timings);
+    return false;
+  }
+  try {
+    // Under the breaker nobody else removes the lock, and its holder is gone (or past staleMs): what is seen is removed.
+    const held = await inspect(lockPath);
+    if (held !== undefined && abandoned(held, timings)) {
+      await unlink(lockPath).catch((err: unknown) => {
+        if (code(err) !== 'ENOENT') throw err;
+      });
+    }
+  } finally {
+    await release(breaker, mine);
+  }
+  return true;
+}
+
+/** The breaker lock of a key lock: hidden from listings, and named by a hash so any key's fits in a file name. */
+function breakerPath(lockPath: string): string {
+  const id = createHash('sha256').update(basename(lockPath)).digest('hex').slice(0, 16);
+  return join(dirname(lockPath), `${TEMP_PREFIX}lock-breaker-${id}`);
+}
+
+/**
+ * Removes a breaker lock left by a breaker that died during its few microseconds of work. The breaker lock has no
+ * breaker of its own: it is renamed aside (so of several waiters one takes it) and linked back when what was taken
+ * is not the abandoned file inspected. The gap before that link is the one race left, and only a crash opens it.
+ */
+async function clearDeadBreaker(breaker: string, timings: LockTimings): Promise<void> {
+  const held = await inspect(breaker);
+  if (held === undefined || !abandoned(held, timings)) return;
+  const aside = join(dirname(breaker), `${TEMP_PREFIX}broken-lock-${randomBytes(8).toString('hex')}`);
+  try {
+    await rename(breaker, aside);
+  } catch (err) {
+    if (code(err) === 'ENOENT') return;
+    throw err;
+  }
+  try {
+    const taken = await stat(aside);
+    if (taken.ino !== held.ino || taken.mtimeMs !== held.mtimeMs) {
+      await link(aside, breaker).catch((err: unknown) => {
+        if (code(err) !== 'EEXIST') throw err;
+      });
+    }
+  } finally {
+    await unlink(aside);
+  }
+}
+
+/** A lock file as found: its identity and the holder it names. */
+interface HeldLock extends LockIdentity {
+  holder: string;
+}
+
+// A holder line is a host name and a pid; anything longer than this is not one.
+const HOLDER_MAX_BYTES = 512;
+
+/** Reads the lock file's holder and identity from one open file, or undefined when it has just gone. */
+async function inspect(lockPath: string): Promise<HeldLock | undefined> {
+  let handle;
+  try {
+    handle = await open(lockPath, 'r');
+  } catch (err) {
+    if (code(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const buf = Buffer.alloc(HOLDER_MAX_BYTES);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    // Stat after reading: a holder line read complete was written before this mtime was taken.
+    const { ino, mtimeMs } = await handle.stat();
+    return { ino, mtimeMs, holder: buf.subarray(0, bytesRead).toString('utf8') };
+  } finally {
+    await handle.close();
   }
 }
 
@@ -76,7 +163,7 @@ async function tryCreate(lockPath: string): Promise<LockIdentity | undefined> {
   }
   try {
     // Who holds it, for whoever finds the file in the way.
-    await handle.writeFile(`${hostname()}/${process.pid}\n`);
+    await handle.writeFile(holderText());
     const { ino, mtimeMs } = await handle.stat();
     await handle.close();
     return { ino, mtimeMs };
@@ -84,30 +171,6 @@ async function tryCreate(lockPath: string): Promise<LockIdentity | undefined> {
     await handle.close().catch(() => undefined);
     await unlink(lockPath).catch(() => undefined);
     throw err;
-  }
-}
-
-/**
- * Removes an abandoned lock. It is first renamed aside so that of several waiters only one takes it; if the
- * file taken turns out to be fresh (another waiter broke the stale one and a writer re-locked in between),
- * it is linked back so its holder keeps it.
- */
-async function breakStale(lockPath: string, staleMs: number): Promise<void> {
-  const aside = join(dirname(lockPath), `${TEMP_PREFIX}stale-lock-${randomBytes(8).toString('hex')}`);
-  try {
-    await rename(lockPath, aside);
-  } catch (err) {
-    if (code(err) === 'ENOENT') return;
-    throw err;
-  }
-  try {
-    if (Date.now() - (await stat(aside)).mtimeMs <= staleMs) {
-      await link(aside, lockPath).catch((err: unknown) => {
-        if (code(err) !== 'EEXIST') throw err;
-      });
-    }
-  } finally {
-    await unlink(aside);
   }
 }
 
