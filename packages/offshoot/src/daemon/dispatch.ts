@@ -61,7 +61,8 @@ export async function dispatch(d: DaemonContext, raw: unknown, transport: Transp
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue?.path.join('.') || 'request';
-      throw fail('INVALID_ARGUMENT', `bad request: ${where}: ${issue?.message ?? 'invalid'}`, { hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta' });
+      const expected = issue?.code === 'invalid_type' ? ` (expected ${issue.expected})` : '';
+      throw fail('INVALID_ARGUMENT', `bad request: ${where}: ${issue?.message ?? 'invalid'}${expected}`, { hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta' });
     }
     const req = parsed.data;
     const handler = Object.hasOwn(HANDLERS, req.op) ? HANDLERS[req.op as Op] : undefined;

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+// zod/mini: the same validation with a fraction of the import cost, which every daemon start pays.
+import { z } from 'zod/mini';
 
 /** Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff and gc. */
 export const OPS = [
@@ -36,20 +37,20 @@ export type Op = (typeof OPS)[number];
  */
 export const RequestSchema = z.object({
   op: z.string(),
-  db: z.string().optional(),
-  branch: z.string().optional(),
-  name: z.string().optional(),
-  from: z.string().optional(),
-  ttl: z.string().optional(),
-  force: z.boolean().optional(),
-  path: z.string().optional(),
-  meta: z.record(z.string(), z.string()).optional(),
+  db: z.optional(z.string()),
+  branch: z.optional(z.string()),
+  name: z.optional(z.string()),
+  from: z.optional(z.string()),
+  ttl: z.optional(z.string()),
+  force: z.optional(z.boolean()),
+  path: z.optional(z.string()),
+  meta: z.optional(z.record(z.string(), z.string())),
   /** Additive: the right-hand target of a diff op, as `db[@branch[@checkpoint]]`. */
-  to: z.string().optional(),
+  to: z.optional(z.string()),
   /** Additive: gc grace as a Go duration. */
-  grace: z.string().optional(),
+  grace: z.optional(z.string()),
   /** Additive: ask diff for counts only. */
-  summary: z.boolean().optional(),
+  summary: z.optional(z.boolean()),
 });
 
 /** A parsed request. */
