@@ -264,7 +264,7 @@ test(`daemon torture: ${LANES} lanes of SIGKILLed writers, graceful restarts and
   const store = makeStoreDir();
   const dbs = Array.from({ length: LANES }, (_, i) => `torture${i}`);
   for (const db of dbs) assert.equal(store.cli(['create', db]).code, 0);
-  // A SIGKILLed daemon cannot remove what it had in TMPDIR: keep that inside the test's own directory.
+  // A daemon SIGKILLed inside an export cannot remove its temp dir: keep TMPDIR inside the test's own directory.
   const tmp = store.file('tmp');
   mkdirSync(tmp);
   const live = await LiveDaemon.start(store, dbs, ['-flush-every', '0'], { OFFSHOOT_LEASE_TTL_MS: String(LEASE_TTL_MS), TMPDIR: tmp });

@@ -1,7 +1,7 @@
 // A real `offshoot serve` process holding one live session per database, restartable both ways the torture needs:
 // a graceful SIGTERM (the daemon closes every session with a final flush) and a SIGKILL (stale socket, stale lock
 // and orphaned leases left behind, which the next daemon must cope with).
-import { readdirSync, utimesSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { connect, isOffshootError, type Client, type Session } from '@offshoot/client';
@@ -10,21 +10,11 @@ import { sleep, startDaemon, type DaemonProcess, type StoreDir } from '../daemon
 /** How long a reopen keeps retrying while the killed daemon's lease is still live. */
 const REOPEN_DEADLINE_MS = 60_000;
 const REOPEN_RETRY_MS = 25;
-/** Older than the local backend's 30 s stale-lock threshold. */
-const AGED_LOCK_MS = 120_000;
 
-// The killed daemon may have died holding a key lock of the local store (a ref update: lease renewal, flush CAS).
-// Its locks are aged past the backend's stale threshold, so the next writer breaks them through the backend's own
-// stale-lock path whether or not it recognises the holder as dead.
-function ageKeyLocks(dir: string): number {
-  let aged = 0;
-  const past = (Date.now() - AGED_LOCK_MS) / 1000;
-  for (const f of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
-    if (!f.endsWith('.lock') || path.basename(f) === 'daemon.lock') continue;
-    utimesSync(path.join(dir, f), past, past);
-    aged++;
-  }
-  return aged;
+// Store key locks (a ref update the daemon died in: lease renewal, flush CAS) are left as they are: they name the
+// dead pid, and the backend must break them at once for the next writer, or the reopen and flush time out BUSY.
+function keyLocks(dir: string): number {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.lock') && path.basename(f) !== 'daemon.lock').length;
 }
 
 /** A client connection and the session it opened. */
@@ -40,7 +30,7 @@ interface Lane {
 export class LiveDaemon {
   /** Milliseconds the last restart spent waiting for orphaned leases to expire. */
   leaseWaitMs = 0;
-  /** Store key locks the killed daemons left behind (aged so the next writer breaks them). */
+  /** Store key locks the killed daemons left behind (each broken by the next writer of its key). */
   staleLocks = 0;
   /** Daemon logs of every process started so far, oldest first. */
   private readonly logs: string[] = [];
@@ -98,7 +88,7 @@ export class LiveDaemon {
     this.closeClients();
     this.daemon.proc.kill('SIGKILL');
     await this.daemon.exited;
-    this.staleLocks += ageKeyLocks(this.store.store);
+    this.staleLocks += keyLocks(this.store.store);
   }
 
   /** Starts a new daemon on the same socket and reopens every session, retrying while an old lease is live. */
