@@ -2,6 +2,7 @@ import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fail } from '../core/errors.js';
 import { tempPathFor } from '../platform/atomic-file.js';
+import { processAlive } from '../platform/process-alive.js';
 
 /** The lock file's name under the checkout root; the local backend hides `.lock` names from listings. */
 const LOCK_NAME = 'daemon.lock';
@@ -10,16 +11,6 @@ interface LockContent {
   pid: number;
   socket: string;
   started_at: string;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function readLock(path: string): Promise<LockContent | undefined> {
@@ -58,7 +49,7 @@ export class StoreLock {
           if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw err;
         }
         const held = await readLock(path);
-        if (held && held.pid !== process.pid && alive(held.pid)) {
+        if (held && held.pid !== process.pid && processAlive(held.pid)) {
           throw fail('BUSY', `another offshoot daemon (pid ${held.pid}) is already serving this store on ${held.socket}`, {
             hint: `use that daemon (-socket ${held.socket}) or stop it first ('offshoot session shutdown -socket ${held.socket}'); if pid ${held.pid} is not an offshoot daemon, remove ${path}`,
           });

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { processAlive } from '../../platform/process-alive.js';
 
 /** The text a key lock file holds: `host/pid` and a newline, which marks it as completely written. */
 export function holderText(): string {
@@ -14,11 +15,5 @@ export function holderIsDeadHere(text: string): boolean {
   if (m === null || m[1] !== hostname()) return false;
   const pid = Number(m[2]);
   if (pid === process.pid || pid > 0x7fffffff) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    // EPERM means the process exists under another user: only ESRCH proves it is gone.
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return !processAlive(pid);
 }
