@@ -35,8 +35,9 @@ bench: build
 fuzz: build
 	OFFSHOOT_FUZZ_CASES=$${OFFSHOOT_FUZZ_CASES:-500000} scripts/run-tests.sh fuzz
 
+# One torture at a time, each with the machine to itself; LANES sets the daemon torture's concurrent sessions.
 torture: build
-	OFFSHOOT_TORTURE_SECONDS=$${DURATION:-300} scripts/run-tests.sh torture
+	OFFSHOOT_TEST_CONCURRENCY=1 OFFSHOOT_TORTURE_LANES=$${LANES:-6} OFFSHOOT_TORTURE_SECONDS=$${DURATION:-300} scripts/run-tests.sh torture
 
 clean:
 	rm -rf packages/*/dist
