@@ -8,8 +8,8 @@ import { bytes, median, ms, printTable, timeMedian } from './measure.js';
 
 const MiB = 1 << 20;
 /** Single-insert transactions per writer run. */
-const WRITER_TXNS = Number(process.env.OFFSHOOT_BENCH_WRITER_TXNS ?? 2000);
-const WRITER_RUNS = 7;
+const WRITER_TXNS = Number(process.env.OFFSHOOT_BENCH_WRITER_TXNS ?? 5000);
+const WRITER_RUNS = 9;
 const FLUSH_RUNS = 5;
 const OPEN_RUNS = 3;
 /** Rows of this many bytes fill a 4 KiB page each, so changing k rows changes k pages. */

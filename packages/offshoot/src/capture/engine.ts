@@ -22,7 +22,7 @@ export interface CaptureEngineOptions {
   pollMs?: number;
   /** Transactions captured before the engine checkpoints the WAL itself (default: no limit; frames decide). */
   takeoverTransactions?: number;
-  /** Frames of the -wal's current generation before the engine checkpoints it itself (default 1000, SQLite's own). */
+  /** Frames of the -wal's current generation before the engine checkpoints it itself (default 128). */
   takeoverFrames?: number;
   /** Quiet time after the last commit before a takeover of whatever was captured (default 5000 ms). */
   idleTakeoverMs?: number;
@@ -41,8 +41,11 @@ const DRAIN_BUDGET_MS = 2000;
 const DRAIN_NOW_DEADLINE_MS = 15_000;
 const SHUTDOWN_BUDGET_MS = 5000;
 const SNAPSHOT_FILE = 'snapshot.db';
-/** SQLite's default wal_autocheckpoint: the -wal size (in frames) a plain writer would checkpoint at. */
-const DEFAULT_TAKEOVER_FRAMES = 1000;
+/**
+ * The -wal size (in frames) at which the engine checkpoints it. Kept well under SQLite's own autocheckpoint size
+ * (1000): once a -wal the capture reader pins grows past that, the writer tries a checkpoint at every commit.
+ */
+const DEFAULT_TAKEOVER_FRAMES = 128;
 
 /**
  * Live WAL capture of one checkout. It holds a read transaction on its own connection so that no other
@@ -73,7 +76,6 @@ export class CaptureEngine {
   #captured = 0;
   #lastCommitAt = 0;
   #expectRestart = false;
-  #positionDirty = false;
 
   #rebases = 0;
   #takeovers = 0;
@@ -117,7 +119,10 @@ export class CaptureEngine {
     return this.#resumed;
   }
 
-  /** Durable writes of capture-state.json so far (observability: one per burst, not per transaction). */
+  /**
+   * Durable writes of capture-state.json so far: at start, at each rebase and at a clean stop, never per captured
+   * burst (its fsyncs would compete with the writer's own, and nothing resumes from a mid-run position).
+   */
   get stateSaves(): number {
     return this.#stateSaves;
   }
@@ -321,7 +326,6 @@ export class CaptureEngine {
 
   async #tick(): Promise<void> {
     await this.#drainFor(DRAIN_BUDGET_MS);
-    await this.#savePositionIfDirty();
     await this.#maybeTakeover();
   }
 
@@ -349,7 +353,6 @@ export class CaptureEngine {
         });
       }
     }
-    await this.#savePositionIfDirty();
     await this.#maybeTakeover();
   }
 
@@ -401,7 +404,6 @@ export class CaptureEngine {
     this.#consumedOff = txn.endOffset;
     this.#captured++;
     this.#lastCommitAt = Date.now();
-    this.#positionDirty = true;
   }
 
   async #onRestart(err: WalRestartedError): Promise<void> {
@@ -414,7 +416,6 @@ export class CaptureEngine {
       this.#consumedOff = 0;
       this.#captured = 0;
       this.#expectRestart = false;
-      this.#positionDirty = true;
       return;
     }
     await this.#rebase(this.#expectRestart ? 'the WAL was reset more than once since the last takeover' : 'the WAL was reset by another connection');
@@ -423,8 +424,8 @@ export class CaptureEngine {
   async #maybeTakeover(): Promise<void> {
     if (this.#captured === 0) return;
     const idle = Date.now() - this.#lastCommitAt >= this.#idleTakeoverMs;
-    // Every takeover makes the writer wait out a RESTART, so they come at the WAL size SQLite itself would checkpoint
-    // at, not per handful of transactions: the -wal stays bounded and the writer barely notices.
+    // Counted in frames, not transactions, so one bulk transaction is followed by a takeover as promptly as many
+    // small ones, and the -wal stays small whatever the transactions look like.
     if (this.#captured < this.#takeoverTransactions && this.#framesConsumed() < this.#takeoverFrames && !idle) return;
     await this.#takeover();
   }
@@ -533,11 +534,6 @@ export class CaptureEngine {
       ...(mainHash === undefined ? {} : { main_hash: mainHash }),
     });
     this.#stateSaves++;
-    this.#positionDirty = false;
-  }
-
-  async #savePositionIfDirty(): Promise<void> {
-    if (this.#positionDirty) await this.#saveState(false);
   }
 
   async #shutdown(): Promise<boolean> {
