@@ -1,4 +1,5 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { OffshootError, fail, hasCode } from '../core/errors.js';
 import { walChecksum } from './wal-checksum.js';
 import { WAL_FRAME_HEADER_SIZE, WAL_HEADER_SIZE, isValidPageSize, parseWalHeader, type WalHeader } from './wal-header.js';
@@ -70,7 +71,9 @@ export function isWalRestarted(err: unknown): boolean {
  * Reads committed transactions from a live -wal, one per next() call. It binds to the first valid header it
  * sees (always at frame 1, seeded with the header checksum) and only a complete, valid transaction moves it.
  * It opens and closes the -wal on every call, which is safe because SQLite takes no fcntl locks on -wal;
- * it never touches the main database file, whose locks a raw close would drop.
+ * it never touches the main database file, whose locks a raw close would drop. Reads are synchronous: a capture
+ * reads one small transaction at a time from the page cache, where a thread-pool round trip per call cost more
+ * than the read; a transaction larger than one read yields to the event loop between reads.
  */
 export class WalReader {
   /** Path of the -wal file being read. */
@@ -141,16 +144,16 @@ export class WalReader {
   }
 
   async #next(): Promise<WalTransaction | undefined> {
-    let fh: FileHandle;
+    let fd: number;
     try {
-      fh = await open(this.walPath, 'r');
+      fd = openSync(this.walPath, 'r');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
     }
     try {
       const head = Buffer.alloc(WAL_HEADER_SIZE);
-      const { bytesRead } = await fh.read(head, 0, WAL_HEADER_SIZE, 0);
+      const bytesRead = readSync(fd, head, 0, WAL_HEADER_SIZE, 0);
       const header = parseWalHeader(head.subarray(0, bytesRead));
       if (header === undefined) return undefined;
       const bound = this.#header ?? this.#bind(header);
@@ -159,9 +162,9 @@ export class WalReader {
         throw new WalRestartedError(this.walPath, previous, { salt1: header.salt1, salt2: header.salt2 });
       }
       if (header.pageSize !== bound.pageSize) throw this.#pageSizeMismatch(header.pageSize, bound.pageSize);
-      return await this.#readTransaction(fh, bound);
+      return await this.#readTransaction(fd, bound);
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
   }
 
@@ -183,7 +186,7 @@ export class WalReader {
 
   // Works on local copies of the position and checksum and commits them only at a commit frame, so a torn,
   // stale or uncommitted tail leaves the reader exactly where it was.
-  async #readTransaction(fh: FileHandle, header: WalHeader): Promise<WalTransaction | undefined> {
+  async #readTransaction(fd: number, header: WalHeader): Promise<WalTransaction | undefined> {
     const pageSize = header.pageSize;
     const frameSize = WAL_FRAME_HEADER_SIZE + pageSize;
     const maxFrames = Math.max(1, Math.floor(MAX_READ_BYTES / frameSize));
@@ -194,8 +197,9 @@ export class WalReader {
     let s1 = this.#s1;
     let s2 = this.#s2;
     let want = Math.min(FIRST_READ_FRAMES, maxFrames);
-    for (;;) {
-      const { bytesRead } = await fh.read(scratch, 0, want * frameSize, pos);
+    for (let reads = 0; ; reads++) {
+      if (reads > 0) await yieldToLoop();
+      const bytesRead = readSync(fd, scratch, 0, want * frameSize, pos);
       const whole = Math.floor(bytesRead / frameSize);
       if (whole === 0) return undefined;
       for (let k = 0; k < whole; k++) {
