@@ -107,7 +107,7 @@ async function checkpointFrozen(ctx: OpsContext, t: Target, name: string | undef
     result = { name, txid: ref.head_txid, kind: 'none', pages: 0, bytes: 0 };
   } else {
     const p = plan;
-    const uploaded = await withTempDir(async (dir) => {
+    const uploaded = await withTempDir(ctx, async (dir) => {
       const out = join(dir, 'checkpoint.ltx');
       const bytes = await encodePages(frozen, g, p, checksum, out, now.getTime());
       const keyFor = (epoch: number) => (p.kind === 'snapshot' ? snapshotKey(ref.lineage, epoch, txid) : segmentKey(ref.lineage, epoch, txid, txid));

@@ -56,7 +56,7 @@ export async function create(ctx: OpsContext, db: string, opts: { from?: string 
   if ((await ctx.store.listBranches(db)).length > 0) {
     throw fail('ALREADY_EXISTS', `database ${db} already exists`, { hint: `pick another name, or work on a branch of it: offshoot fork ${db} <branch>` });
   }
-  return withTempDir(async (dir) => {
+  return withTempDir(ctx, async (dir) => {
     const file = join(dir, 'import.db');
     if (opts.from !== undefined) await importCopy(ctx, opts.from, file);
     const conn = new Database(file);

@@ -31,7 +31,7 @@ export async function copySnapshot(ctx: OpsContext, db: string, resolver: ChainR
     await ctx.store.backend.copy(only.key, dst, { ifNoneMatch: true });
     return 'fast';
   }
-  await withTempDir(async (dir) => {
+  await withTempDir(ctx, async (dir) => {
     const file = join(dir, 'state.db');
     await materializeTo(ctx, db, chain, file);
     const ltx = join(dir, 'snapshot.ltx');

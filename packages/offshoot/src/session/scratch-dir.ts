@@ -1,9 +1,10 @@
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SCRATCH_DIR } from '../ops/temp-dir.js';
 
 // Under the checkout root, so a daemon that dies without cleaning up leaves its scratch where the next daemon on
 // the same store finds it; the leading '.' keeps it apart from anything named after a database.
-const SESSIONS_DIR = ['.scratch', 'sessions'];
+const SESSIONS_DIR = [SCRATCH_DIR, 'sessions'];
 const SESSION_PREFIX = 'session-';
 
 /** The directory that holds every session scratch dir of the checkout root. */

@@ -545,9 +545,11 @@ describe('SIGKILL inside checkpoint, fork, rollback, promote and gc', () => {
     for (const line of crash.trace) t.diagnostic(line);
     const tmpLeft = filesUnder(ts.store, (name) => name.startsWith('.tmp-')).length;
     const tmpDirsLeft = readdirSync(ts.path('tmp')).length;
+    const staging = join(ts.store, '.scratch', 'tmp');
+    const stagingLeft = existsSync(staging) ? readdirSync(staging).length : 0;
     const s = crash.stats;
     t.diagnostic(`killed ${JSON.stringify(s.killed)}; completed ${JSON.stringify(s.completed)}; landed ${JSON.stringify(s.landed)}`);
-    t.diagnostic(`kills that left orphan objects: ${s.orphanKills}; locks aged past stale: ${s.locksAged}; delete claims aged: ${s.claimsAged}; .tmp- files left in the store: ${tmpLeft}; temp dirs left in TMPDIR: ${tmpDirsLeft}`);
+    t.diagnostic(`kills that left orphan objects: ${s.orphanKills}; locks aged past stale: ${s.locksAged}; delete claims aged: ${s.claimsAged}; .tmp- files left in the store: ${tmpLeft}; temp dirs left in TMPDIR: ${tmpDirsLeft}; staging dirs left under the store (swept by the next staging op): ${stagingLeft}`);
     t.diagnostic(`${rounds} rounds; startup ${crash.startup} ms; estimated op durations (ms): ${JSON.stringify(Object.fromEntries(Object.entries(crash.estimate).map(([k, v]) => [k, Math.round(v)])))}; elapsed ${Math.round((Date.now() - started) / 1000)} s`);
     assert.ok(OPS.every((op) => s.killed[op] + s.completed[op] > 0));
   });
