@@ -20,7 +20,7 @@ export interface CaptureEngineOptions {
   sink: CaptureSink;
   /** Poll interval of the -wal (default 10 ms). */
   pollMs?: number;
-  /** Transactions captured before the engine checkpoints the WAL itself (default: no limit; frames decide). */
+  /** Also take over after this many captured transactions (no limit by default; a knob for tests to force one). */
   takeoverTransactions?: number;
   /** Frames of the -wal's current generation before the engine checkpoints it itself (default 128). */
   takeoverFrames?: number;
@@ -120,8 +120,9 @@ export class CaptureEngine {
   }
 
   /**
-   * Durable writes of capture-state.json so far: at start, at each rebase and at a clean stop, never per captured
-   * burst (its fsyncs would compete with the writer's own, and nothing resumes from a mid-run position).
+   * Durable writes of capture-state.json so far: at start, at each rebase, on a failure and at stop (two for a
+   * clean one), never per captured burst (its fsyncs would compete with the writer's own, and nothing resumes from
+   * a mid-run position).
    */
   get stateSaves(): number {
     return this.#stateSaves;
@@ -424,8 +425,8 @@ export class CaptureEngine {
   async #maybeTakeover(): Promise<void> {
     if (this.#captured === 0) return;
     const idle = Date.now() - this.#lastCommitAt >= this.#idleTakeoverMs;
-    // Counted in frames, not transactions, so one bulk transaction is followed by a takeover as promptly as many
-    // small ones, and the -wal stays small whatever the transactions look like.
+    // Frames decide, so one bulk transaction is followed by a takeover as promptly as many small ones, and the -wal
+    // stays small whatever the transactions look like.
     if (this.#captured < this.#takeoverTransactions && this.#framesConsumed() < this.#takeoverFrames && !idle) return;
     await this.#takeover();
   }

@@ -59,7 +59,10 @@ export class Daemon {
     const lock = await StoreLock.acquire(checkoutRoot, options.socket);
     let server: SocketServer | undefined;
     try {
-      const swept = await sweepSessionScratch(checkoutRoot);
+      const swept = await sweepSessionScratch(checkoutRoot).catch((err: Error) => {
+        options.log(`offshoot: warning: cannot sweep session scratch under ${checkoutRoot}: ${err.message}`);
+        return 0;
+      });
       if (swept > 0) options.log(`offshoot: removed ${swept} session scratch dir(s) left by an earlier daemon`);
       const warn = (m: string): void => options.log(`offshoot: warning: ${m}`);
       const common = { warn, snapshotEvery: options.snapshotEvery, forkFloor: options.snapshotEvery };

@@ -19,3 +19,8 @@ export function chainCacheDir(root: string, db: string): string {
 export function checkoutFiles(path: string): string[] {
   return [path, `${path}-wal`, `${path}-shm`, `${path}.sum`, `${path}.pages`];
 }
+
+/** The hidden staging area under the checkout root: .scratch/<area> (no database name starts with '.'). */
+export function scratchDir(root: string, area: 'tmp' | 'sessions'): string {
+  return join(root, '.scratch', area);
+}

@@ -1,14 +1,13 @@
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { fail } from '../core/errors.js';
 import { processAlive } from '../platform/process-alive.js';
+import { processSpace } from '../platform/process-space.js';
 import type { OpsContext } from './context.js';
+import { scratchDir } from './paths.js';
 
-/** The hidden directory under a checkout root where offshoot stages files; no database name starts with '.'. */
-export const SCRATCH_DIR = '.scratch';
-
-// Named `<pid>+<host>+<random>`: '+' appears in neither, so a leftover's owner can be read back from its name.
-const OWNER = /^(\d+)\+(.+)\+[^+]*$/;
+// Named `<pid>+<host:pidns>+<random>`: '+' appears in neither, so a leftover's owner can be read back from its name.
+const OWNER = /^(\d+)\+([^+]+)\+[^+]*$/;
 
 /**
  * Runs fn with a fresh private temp directory, removed afterwards whatever happens. It lives under the checkout
@@ -16,10 +15,18 @@ const OWNER = /^(\d+)\+(.+)\+[^+]*$/;
  * directory left by a killed process of this host is removed by the next call.
  */
 export async function withTempDir<T>(ctx: OpsContext, fn: (dir: string) => Promise<T>): Promise<T> {
-  const parent = join(ctx.checkoutRoot, SCRATCH_DIR, 'tmp');
-  await mkdir(parent, { recursive: true, mode: 0o700 });
-  await sweepDeadOwners(parent);
-  const dir = await mkdtemp(join(parent, `${process.pid}+${hostname()}+`));
+  const parent = scratchDir(ctx.checkoutRoot, 'tmp');
+  let dir: string;
+  try {
+    await mkdir(parent, { recursive: true });
+    await sweepDeadOwners(parent);
+    dir = await mkdtemp(join(parent, `${process.pid}+${processSpace()}+`));
+  } catch (err) {
+    throw fail('IO', `cannot make a staging directory under ${parent}: ${(err as Error).message}`, {
+      hint: `check that ${parent} is writable by this user`,
+      cause: err,
+    });
+  }
   try {
     return await fn(dir);
   } finally {
@@ -27,13 +34,12 @@ export async function withTempDir<T>(ctx: OpsContext, fn: (dir: string) => Promi
   }
 }
 
-/** Removes the temp dirs in parent whose owner was a process of this host that is gone; returns how many. */
-export async function sweepDeadOwners(parent: string): Promise<number> {
-  const host = hostname();
+// Best effort: a leftover that cannot be removed must not fail the command that merely came across it.
+async function sweepDeadOwners(parent: string): Promise<void> {
+  const space = processSpace();
   const dead = (await readdir(parent)).filter((name) => {
     const m = OWNER.exec(name);
-    return m !== null && m[2] === host && Number(m[1]) !== process.pid && !processAlive(Number(m[1]));
+    return m !== null && m[2] === space && Number(m[1]) !== process.pid && !processAlive(Number(m[1]));
   });
-  await Promise.all(dead.map((name) => rm(join(parent, name), { recursive: true, force: true })));
-  return dead.length;
+  await Promise.all(dead.map((name) => rm(join(parent, name), { recursive: true, force: true }).catch(() => undefined)));
 }

@@ -2,10 +2,11 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { SCRATCH_DIR, withTempDir } from '../../src/ops/temp-dir.js';
+import { scratchDir } from '../../src/ops/paths.js';
+import { withTempDir } from '../../src/ops/temp-dir.js';
+import { processSpace } from '../../src/platform/process-space.js';
 import { openTestStore, type TestStore } from './harness.js';
 
 let ts: TestStore;
@@ -13,7 +14,7 @@ let parent: string;
 
 before(async () => {
   ts = await openTestStore();
-  parent = join(ts.ctx.checkoutRoot, SCRATCH_DIR, 'tmp');
+  parent = scratchDir(ts.ctx.checkoutRoot, 'tmp');
 });
 
 after(() => ts.cleanup());
@@ -30,7 +31,7 @@ test('a staging dir is made under the checkout root, named for its owner, and re
   const out = await withTempDir(ts.ctx, async (dir) => {
     seen = dir;
     assert.equal(dirname(dir), parent);
-    assert.match(dir, new RegExp(`/${process.pid}\\+${hostname().replace(/[.]/g, '\\.')}\\+[^/+]+$`));
+    assert.ok(dir.startsWith(join(parent, `${process.pid}+${processSpace()}+`)), dir);
     assert.ok(existsSync(dir));
     return 42;
   });
@@ -46,18 +47,19 @@ test('a staging dir is made under the checkout root, named for its owner, and re
   assert.equal(existsSync(seen), false, 'removed after a failure too');
 });
 
-test("the next staging dir sweeps a dead local owner's leftovers, never a live or remote owner's", async () => {
+test("the next staging dir sweeps a dead local owner's leftovers, never a live, remote or other-namespace owner's", async () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   try {
     const names = {
-      dead: `${deadPid()}+${hostname()}+abc123`,
-      live: `${child.pid}+${hostname()}+def456`,
-      remote: `${deadPid()}+another-host.example+ghi789`,
+      dead: `${deadPid()}+${processSpace()}+abc123`,
+      live: `${String(child.pid)}+${processSpace()}+def456`,
+      remote: `${deadPid()}+another-host.example:1+ghi789`,
+      otherNamespace: `${deadPid()}+${processSpace()}0+jkl012`,
       foreign: 'not-ours',
     };
     for (const n of Object.values(names)) mkdirSync(join(parent, n, 'inner'), { recursive: true });
     await withTempDir(ts.ctx, async () => undefined);
-    assert.deepEqual(readdirSync(parent).sort(), [names.foreign, names.live, names.remote].sort());
+    assert.deepEqual(readdirSync(parent).sort(), [names.foreign, names.live, names.remote, names.otherNamespace].sort());
   } finally {
     child.kill();
   }

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { hasCode } from '../../src/core/errors.js';
+import { processSpace } from '../../src/platform/process-space.js';
 import { LocalBackend } from '../../src/store/local/local-backend.js';
 
 const HOLD_WORKER = fileURLToPath(new URL('./lock-hold-worker.ts', import.meta.url));
@@ -20,6 +21,9 @@ function deadPid(): number {
   assert.ok(pid !== undefined && pid > 0);
   return pid;
 }
+
+/** What a lock taken by pid of this host and pid namespace holds. */
+const holderOf = (pid: number | undefined): string => `${String(pid)}@${processSpace()}\n`;
 
 /** Resolves once the child has exited and been reaped. */
 function exitOf(child: ChildProcess): Promise<NodeJS.Signals | null> {
@@ -46,7 +50,7 @@ describe('key locks left by a dead or stale holder', () => {
   it('a lock naming a dead process of this host is broken at once, long before it is stale', async () => {
     const b = new LocalBackend(root);
     const e1 = await b.put(KEY, bytes('v1'));
-    writeFileSync(lock, `${os.hostname()}/${deadPid()}\n`);
+    writeFileSync(lock, holderOf(deadPid()));
     const started = Date.now();
     await b.put(KEY, bytes('v2'), { ifMatch: e1 });
     assert.ok(Date.now() - started < 1_000, `took ${Date.now() - started} ms against a 30 s stale time`);
@@ -60,7 +64,7 @@ describe('key locks left by a dead or stale holder', () => {
       assert.ok(holder.pid !== undefined);
       const b = new LocalBackend(root, { lockTimeoutMs: 300 });
       const e1 = await b.put(KEY, bytes('v1'));
-      const text = `${os.hostname()}/${holder.pid}\n`;
+      const text = holderOf(holder.pid);
       writeFileSync(lock, text);
       const started = Date.now();
       let busy: unknown;
@@ -87,15 +91,15 @@ describe('key locks left by a dead or stale holder', () => {
   it('a lock naming this process is never taken for a dead one', async () => {
     const b = new LocalBackend(root, { lockTimeoutMs: 150 });
     await b.put(KEY, bytes('v1'));
-    writeFileSync(lock, `${os.hostname()}/${process.pid}\n`);
+    writeFileSync(lock, holderOf(process.pid));
     await assert.rejects(b.put(KEY, bytes('v2')), (err: unknown) => hasCode(err, 'BUSY'));
     assert.equal(existsSync(lock), true);
   });
 
-  it('a lock of another host is waited on even when its pid does not exist here', async () => {
+  it('a lock of another host or pid namespace is waited on even when its pid does not exist here', async () => {
     const b = new LocalBackend(root, { lockTimeoutMs: 200 });
     const e1 = await b.put(KEY, bytes('v1'));
-    const text = `not-${os.hostname()}/${deadPid()}\n`;
+    const text = `${deadPid()}@not-${processSpace()}\n`;
     writeFileSync(lock, text);
     const started = Date.now();
     await assert.rejects(b.put(KEY, bytes('v2'), { ifMatch: e1 }), (err: unknown) => hasCode(err, 'BUSY'));
@@ -103,10 +107,11 @@ describe('key locks left by a dead or stale holder', () => {
     assert.equal(readFileSync(lock, 'utf8'), text);
   });
 
-  it('an empty, half-written or garbled lock falls back to the age rule', async () => {
+  it('an empty, half-written, garbled or old-format lock falls back to the age rule', async () => {
     const dead = deadPid();
-    const host = os.hostname();
-    const garbage = ['', `${host}/`, `${host}/${dead}`, `${host}/${dead}\nextra`, `${host}/-${dead}\n`, `${host}/0\n`, `/${dead}\n`, `${host}/${dead} \n`, 'x'.repeat(4096)];
+    const space = processSpace();
+    // The earlier `host/pid` format names no pid namespace, so it is aged out like garbage.
+    const garbage = ['', `${dead}@`, `${dead}@${space}`, `${dead}@${space}\nextra`, `-${dead}@${space}\n`, `0@${space}\n`, `@${space}\n`, `${dead}@${space} \n`, `${os.hostname()}/${dead}\n`, 'x'.repeat(4096)];
     const b = new LocalBackend(root, { lockStaleMs: 150, lockTimeoutMs: 5_000, lockPollMs: 5 });
     let etag = await b.put(KEY, bytes('v0'));
     for (const [i, text] of garbage.entries()) {
@@ -130,7 +135,7 @@ describe('key locks left by a dead or stale holder', () => {
           const old = new Date(Date.now() - 60_000);
           utimesSync(lock, old, old);
         } else {
-          writeFileSync(lock, `${os.hostname()}/${deadPid()}\n`);
+          writeFileSync(lock, holderOf(deadPid()));
         }
         const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, w) => b.put(KEY, bytes(`round ${round} writer ${w}`), { ifMatch: etag })));
         const won = outcomes.filter((o): o is PromiseFulfilledResult<string> => o.status === 'fulfilled');
@@ -145,11 +150,11 @@ describe('key locks left by a dead or stale holder', () => {
   it('a breaker lock left by a breaker that died is cleared too', async () => {
     const b = new LocalBackend(root);
     const e1 = await b.put(KEY, bytes('v1'));
-    writeFileSync(lock, `${os.hostname()}/${deadPid()}\n`);
+    writeFileSync(lock, holderOf(deadPid()));
     // Named as the backend names it: by a hash of the lock file's name, beside it.
     const id = createHash('sha256').update(path.basename(lock)).digest('hex').slice(0, 16);
     const breaker = path.join(path.dirname(lock), `.tmp-lock-breaker-${id}`);
-    writeFileSync(breaker, `${os.hostname()}/${deadPid()}\n`);
+    writeFileSync(breaker, holderOf(deadPid()));
     const started = Date.now();
     await b.put(KEY, bytes('v2'), { ifMatch: e1 });
     assert.ok(Date.now() - started < 1_000, `took ${Date.now() - started} ms`);
@@ -160,10 +165,10 @@ describe('key locks left by a dead or stale holder', () => {
   it('a live breaker lock is waited on: the key lock is not broken behind its back', async () => {
     const b = new LocalBackend(root, { lockTimeoutMs: 200 });
     const e1 = await b.put(KEY, bytes('v1'));
-    writeFileSync(lock, `${os.hostname()}/${deadPid()}\n`);
+    writeFileSync(lock, holderOf(deadPid()));
     const id = createHash('sha256').update(path.basename(lock)).digest('hex').slice(0, 16);
     const breaker = path.join(path.dirname(lock), `.tmp-lock-breaker-${id}`);
-    writeFileSync(breaker, `${os.hostname()}/${process.pid}\n`);
+    writeFileSync(breaker, holderOf(process.pid));
     await assert.rejects(b.put(KEY, bytes('v2'), { ifMatch: e1 }), (err: unknown) => hasCode(err, 'BUSY'));
     assert.equal(existsSync(lock), true);
     rmSync(breaker);
@@ -179,7 +184,7 @@ describe('key locks left by a dead or stale holder', () => {
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     try {
-      const held = `${os.hostname()}/${child.pid}\n`;
+      const held = holderOf(child.pid);
       const deadline = Date.now() + 20_000;
       while (!existsSync(lock) || readFileSync(lock, 'utf8') !== held) {
         assert.ok(Date.now() < deadline && child.exitCode === null, `the worker never took the lock: ${stderr}`);

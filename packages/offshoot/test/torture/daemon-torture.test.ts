@@ -7,7 +7,6 @@
 // new daemon must take over the stale socket, the stale lock and (once they expire) the orphaned leases. Nothing the
 // daemon reported durable may ever be lost; writes it never reported durable may be.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { makeStoreDir, sleep } from '../daemon/daemon-process.js';
@@ -264,10 +263,7 @@ test(`daemon torture: ${LANES} lanes of SIGKILLed writers, graceful restarts and
   const store = makeStoreDir();
   const dbs = Array.from({ length: LANES }, (_, i) => `torture${i}`);
   for (const db of dbs) assert.equal(store.cli(['create', db]).code, 0);
-  // A daemon SIGKILLed inside an export cannot remove its temp dir: keep TMPDIR inside the test's own directory.
-  const tmp = store.file('tmp');
-  mkdirSync(tmp);
-  const live = await LiveDaemon.start(store, dbs, ['-flush-every', '0'], { OFFSHOOT_LEASE_TTL_MS: String(LEASE_TTL_MS), TMPDIR: tmp });
+  const live = await LiveDaemon.start(store, dbs, ['-flush-every', '0'], { OFFSHOOT_LEASE_TTL_MS: String(LEASE_TTL_MS) });
   const run = new TortureRun(live, dbs, (db) => store.file(`restore-${db}.db`));
   const started = performance.now();
   try {

@@ -113,7 +113,8 @@ export class LiveDaemon {
         this.lanes.set(db, { client, session: await client.open(db) });
         return waited;
       } catch (err) {
-        const waitable = isOffshootError(err, 'LEASE_HELD') || isOffshootError(err, 'BUSY');
+        // Only the lease is waited out: a key lock of the killed daemon must never make the reopen BUSY.
+        const waitable = isOffshootError(err, 'LEASE_HELD');
         if (!waitable || performance.now() - t0 > REOPEN_DEADLINE_MS) {
           client.close();
           throw err;

@@ -75,17 +75,39 @@ async function breakAbandoned(lockPath: string, timings: LockTimings): Promise<b
     return false;
   }
   try {
-    // Under the breaker nobody else removes the lock, and its holder is gone (or past staleMs): what is seen is removed.
+    // Under the breaker no other waiter removes the lock, but a holder past staleMs may still be alive, release it
+    // and a newcomer take it between this look and the removal: so the file is taken aside and checked first.
     const held = await inspect(lockPath);
-    if (held !== undefined && abandoned(held, timings)) {
-      await unlink(lockPath).catch((err: unknown) => {
-        if (code(err) !== 'ENOENT') throw err;
-      });
-    }
+    if (held !== undefined && abandoned(held, timings)) await removeIfSame(lockPath, held);
   } finally {
     await release(breaker, mine);
   }
   return true;
+}
+
+/**
+ * Removes the file at path if it is still the one identified by seen: it is renamed aside (so of several callers
+ * one takes it) and linked back when what was taken is another file. The gap before that link is the one race
+ * left, and only a holder outliving the stale time, or a breaker dying mid-way, opens it.
+ */
+async function removeIfSame(path: string, seen: LockIdentity): Promise<void> {
+  const aside = join(dirname(path), `${TEMP_PREFIX}broken-lock-${randomBytes(8).toString('hex')}`);
+  try {
+    await rename(path, aside);
+  } catch (err) {
+    if (code(err) === 'ENOENT') return;
+    throw err;
+  }
+  try {
+    const taken = await stat(aside);
+    if (taken.ino !== seen.ino || taken.mtimeMs !== seen.mtimeMs) {
+      await link(aside, path).catch((err: unknown) => {
+        if (code(err) !== 'EEXIST') throw err;
+      });
+    }
+  } finally {
+    await unlink(aside);
+  }
 }
 
 /** The breaker lock of a key lock: hidden from listings, and named by a hash so any key's fits in a file name. */
@@ -94,31 +116,10 @@ function breakerPath(lockPath: string): string {
   return join(dirname(lockPath), `${TEMP_PREFIX}lock-breaker-${id}`);
 }
 
-/**
- * Removes a breaker lock left by a breaker that died during its few microseconds of work. The breaker lock has no
- * breaker of its own: it is renamed aside (so of several waiters one takes it) and linked back when what was taken
- * is not the abandoned file inspected. The gap before that link is the one race left, and only a crash opens it.
- */
+/** Removes a breaker lock left by a breaker that died during its brief work; the breaker has no breaker of its own. */
 async function clearDeadBreaker(breaker: string, timings: LockTimings): Promise<void> {
   const held = await inspect(breaker);
-  if (held === undefined || !abandoned(held, timings)) return;
-  const aside = join(dirname(breaker), `${TEMP_PREFIX}broken-lock-${randomBytes(8).toString('hex')}`);
-  try {
-    await rename(breaker, aside);
-  } catch (err) {
-    if (code(err) === 'ENOENT') return;
-    throw err;
-  }
-  try {
-    const taken = await stat(aside);
-    if (taken.ino !== held.ino || taken.mtimeMs !== held.mtimeMs) {
-      await link(aside, breaker).catch((err: unknown) => {
-        if (code(err) !== 'EEXIST') throw err;
-      });
-    }
-  } finally {
-    await unlink(aside);
-  }
+  if (held !== undefined && abandoned(held, timings)) await removeIfSame(breaker, held);
 }
 
 /** A lock file as found: its identity and the holder it names. */
