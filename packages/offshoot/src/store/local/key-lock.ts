@@ -127,7 +127,7 @@ interface HeldLock extends LockIdentity {
   holder: string;
 }
 
-// A holder line is a host name and a pid; anything longer than this is not one.
+// A holder line is `pid@host:pidns`; anything longer than this is not one.
 const HOLDER_MAX_BYTES = 512;
 
 /** Reads the lock file's holder and identity from one open file, or undefined when it has just gone. */
