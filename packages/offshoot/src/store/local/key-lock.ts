@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { link, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fail } from '../../core/errors.js';
@@ -150,28 +150,30 @@ async function inspect(lockPath: string): Promise<HeldLock | undefined> {
   }
 }
 
-/** Creates the lock file, or returns undefined when someone else holds it. */
+/**
+ * Creates the lock file, or returns undefined when someone else holds it. The holder line is written to a private
+ * file first and hard-linked into place (link fails if the name exists, atomically): a writer killed at any point
+ * never leaves an empty lock, which nobody could tell from a live one's and only the age rule would break.
+ */
 async function tryCreate(lockPath: string): Promise<LockIdentity | undefined> {
-  let handle;
+  const tmp = join(dirname(lockPath), `${TEMP_PREFIX}lock-${randomBytes(8).toString('hex')}`);
   try {
-    handle = await open(lockPath, 'wx');
+    await writeFile(tmp, holderText(), { flag: 'wx' });
   } catch (err) {
-    if (code(err) === 'EEXIST') return undefined;
     if (code(err) !== 'ENOENT') throw err;
     // The directory was pruned by a concurrent delete (or never existed): create it and try once more.
     await mkdir(dirname(lockPath), { recursive: true });
     return tryCreate(lockPath);
   }
   try {
-    // Who holds it, for whoever finds the file in the way.
-    await handle.writeFile(holderText());
-    const { ino, mtimeMs } = await handle.stat();
-    await handle.close();
+    const { ino, mtimeMs } = await stat(tmp);
+    await link(tmp, lockPath);
     return { ino, mtimeMs };
   } catch (err) {
-    await handle.close().catch(() => undefined);
-    await unlink(lockPath).catch(() => undefined);
+    if (code(err) === 'EEXIST') return undefined;
     throw err;
+  } finally {
+    await unlink(tmp).catch(() => undefined);
   }
 }
 
