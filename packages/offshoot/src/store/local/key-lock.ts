@@ -19,9 +19,9 @@ export const DEFAULT_LOCK_TIMINGS: LockTimings = { timeoutMs: 5_000, staleMs: 30
 const code = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
 
 /**
- * Runs fn while holding the O_CREAT|O_EXCL lock file at lockPath; rejects with BUSY (retryable) after
- * timings.timeoutMs. Mutual exclusion holds as long as no holder keeps the lock longer than timings.staleMs; a lock
- * whose holder was a process of this host that is gone is broken at once.
+ * Runs fn while holding the exclusive lock file at lockPath (created by an atomic link); rejects with BUSY
+ * (retryable) after timings.timeoutMs. Mutual exclusion holds as long as no holder keeps the lock longer than
+ * timings.staleMs; a lock whose holder was a process of this host and pid namespace that is gone is broken at once.
  */
 export async function withKeyLock<T>(lockPath: string, timings: LockTimings, fn: () => Promise<T>): Promise<T> {
   const mine = await acquire(lockPath, timings);

@@ -28,7 +28,7 @@ const DELETE_CONCURRENCY = 16;
 /**
  * A store in a plain directory: one file per key, etag = hex SHA-256 of the content. Every write lands in a
  * `.tmp-*` file that is fsynced and renamed (or, create-only, hard-linked) into place; replacing or deleting
- * an existing key happens under that key's `<key>.lock` (O_CREAT|O_EXCL), which is what makes if-match a true
+ * an existing key happens under that key's exclusive `<key>.lock`, which is what makes if-match a true
  * compare-and-swap across processes. The directory's filesystem must support hard links.
  */
 export class LocalBackend implements Backend {
