@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, wr
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test, type TestContext } from 'node:test';
+import { Prng } from '../ops/prng.js';
 import { assertCleanError, dumpHash, ensureBuilt, filesUnder, finished, sql, statusMap, tempStore, type StatusBranch, type TempStore } from './cli-harness.js';
 
 const ROUNDS = Number(process.env.OFFSHOOT_CRASH_ROUNDS ?? 15);
@@ -25,18 +26,6 @@ const LOCK_STALE_MS = 30_000;
 
 type Op = 'checkpoint' | 'fork' | 'rollback' | 'promote' | 'gc';
 const OPS: readonly Op[] = ['checkpoint', 'fork', 'rollback', 'promote', 'gc'];
-
-/** mulberry32: a seeded source, so a failing run replays from the seed it prints. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What the model says a branch durably holds: `.dump` hashes of its head and of each checkpoint. */
 interface BranchModel {
@@ -72,7 +61,8 @@ class CrashRun {
   startup = 0;
   /** Off while calibrating: the first run of each op completes and measures how long it takes. */
   killing = false;
-  private readonly rand: () => number;
+  // Seeded, so a failing run replays from the seed it prints.
+  private readonly rand: Prng;
   private births = 0;
   // .dump is a function of the file's bytes, so a state already dumped once is recognised by a byte hash.
   private readonly dumpOfBytes = new Map<string, string>();
@@ -84,20 +74,19 @@ class CrashRun {
     readonly ts: TempStore,
     seed: number,
   ) {
-    this.rand = prng(seed);
+    this.rand = new Prng(seed);
   }
 
   int(lo: number, hi: number): number {
-    return lo + Math.floor(this.rand() * (hi - lo + 1));
+    return this.rand.int(lo, hi);
   }
 
   pick<T>(items: readonly T[]): T {
-    assert.ok(items.length > 0);
-    return items[this.int(0, items.length - 1)] as T;
+    return this.rand.pick(items);
   }
 
   chance(p: number): boolean {
-    return this.rand() < p;
+    return this.rand.chance(p);
   }
 
   checkoutOf(branch: string): string {
@@ -145,7 +134,7 @@ class CrashRun {
   async runKilled(op: Op, args: string[]): Promise<boolean> {
     const floor = Math.min(0.9 * this.startup, 0.8 * this.estimate[op]);
     // A little past the typical end too, so some kills land after the ref moved, in the cleanup that follows.
-    const delay = floor + this.rand() * (1.25 * this.estimate[op] - floor);
+    const delay = floor + this.rand.next() * (1.25 * this.estimate[op] - floor);
     const started = Date.now();
     const child = this.ts.spawn(args);
     const done = finished(child);

@@ -2,22 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasCode } from '../../src/core/errors.js';
 import type { DecodedLtx } from '../../src/ltx/decoder.js';
+import { Prng } from '../ops/prng.js';
 import { VECTOR_NAMES, decodeBytes, vectorBytes } from './vector-files.js';
 
 const CASES = Number(process.env.OFFSHOOT_FUZZ_CASES ?? 10_000);
 const SEED = 0x17f0_2026;
-
-/** mulberry32: small, seeded and fast, so every failing case reproduces from its index. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 0x100000000;
-  };
-}
 
 const INTERESTING_U32 = [0, 1, 0x7f, 0x80, 0xff, 0x100, 0x1000, 0xffff, 0x10000, 0x7fffffff, 0x80000000, 0x80000001, 0xffffffff, 512, 4096, 0x184d2204];
 
@@ -83,7 +72,9 @@ const signature = (d: DecodedLtx): string =>
   JSON.stringify([d.header, d.pages.map((p) => [p.pgno, p.data.toString('base64')]), d.trailer], (_k, v) => (typeof v === 'bigint' ? v.toString(16) : v));
 
 test(`LTX decoder mutation fuzz (${CASES} cases)`, { timeout: Math.max(120_000, CASES * 5) }, async () => {
-  const rnd = prng(SEED);
+  // mulberry32, seeded: every failing case reproduces from its index.
+  const source = new Prng(SEED);
+  const rnd = (): number => source.next();
   const files = VECTOR_NAMES.map((name) => ({ name, bytes: vectorBytes(name) }));
   const originals = new Map<string, string>();
   for (const f of files) originals.set(f.name, signature(await decodeBytes(f.bytes)));

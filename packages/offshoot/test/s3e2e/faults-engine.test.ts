@@ -25,7 +25,7 @@ import { rollback } from '../../src/ops/rollback.js';
 import { dump, emptyDump, runSql } from '../ops/sqlite-cli.js';
 import { faultBackend, type BackendMethod, type Fault, type FaultBackend } from '../store/fault-backend.js';
 import { s3Unavailable } from '../store/s3-test-env.js';
-import { branchAt, DumpVerifier, type BranchDumps, type DumpModel, type StateModel } from './dump-model.js';
+import { branchAt, DumpVerifier, type BranchDumps, type DumpModel, type StateModel } from '../ops/dump-model.js';
 import { openS3TestStore, type S3TestStore } from './s3-store.js';
 
 /**

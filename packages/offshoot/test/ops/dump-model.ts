@@ -7,8 +7,8 @@ import path from 'node:path';
 import { makeContext, type OpsContext } from '../../src/ops/context.js';
 import { chainId, materializeTo } from '../../src/ops/materialize.js';
 import { ChainResolver } from '../../src/store/chain-resolver.js';
-import type { TestStore } from '../ops/harness.js';
-import { dumpMany } from '../ops/sqlite-cli.js';
+import type { TestStore } from './harness.js';
+import { dumpMany } from './sqlite-cli.js';
 
 /** One state a branch must materialize to. */
 export interface StateModel {
