@@ -1,4 +1,4 @@
-import type { ProgressSink } from '../ops/context.js';
+import type { ProgressSink } from '../ops/helpers/context.js';
 
 /**
  * A progress-bar factory drawing on `stream`, or undefined when the stream is not a terminal (pipes, CI logs and

@@ -1,4 +1,4 @@
-import type { OpsContext } from '../ops/context.js';
+import type { OpsContext } from '../ops/helpers/context.js';
 import type { DaemonOptions } from './daemon-options.js';
 import type { EventBus } from './event-bus.js';
 import type { DaemonMetrics } from './metrics.js';

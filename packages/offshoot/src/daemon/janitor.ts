@@ -1,4 +1,4 @@
-import { clearStaleClaims } from '../ops/clear-claims.js';
+import { clearStaleClaims } from '../ops/helpers/clear-claims.js';
 import { collectGarbage } from '../ops/gc.js';
 import { reap } from '../ops/reap.js';
 import type { DaemonContext } from './daemon-context.js';

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { roCacheEntries, type RoCacheEntry } from '../ops/ro-cache.js';
+import { roCacheEntries, type RoCacheEntry } from '../ops/helpers/ro-cache.js';
 import { pageSumsPath } from '../sqlite/page-sums.js';
 
 /** One evicted read-only checkout: which database (and branch, for a named checkpoint) and what it held. */

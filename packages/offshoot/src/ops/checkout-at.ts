@@ -3,10 +3,10 @@ import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Target } from '../core/target.js';
 import { commitRename, tempPathFor } from '../platform/atomic-file.js';
-import type { OpsContext } from './context.js';
-import { materializeTo } from './materialize.js';
-import { readOnlyCheckoutPath } from './paths.js';
-import { resolveTargetChain } from './resolve-target.js';
+import type { OpsContext } from './helpers/context.js';
+import { materializeTo } from './helpers/materialize.js';
+import { readOnlyCheckoutPath } from './helpers/paths.js';
+import { resolveTargetChain } from './helpers/resolve-target.js';
 
 /**
  * `offshoot checkout db[@b] --at <cp> --read-only`: an immutable (0444) checkout of a named checkpoint under

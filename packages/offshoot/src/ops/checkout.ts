@@ -9,10 +9,10 @@ import { cloneOrCopy } from '../sqlite/clone-file.js';
 import { writePageSums } from '../sqlite/page-sums.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { headIdentity, readBranch, refuseForeignLease } from './branch-ref.js';
-import type { OpsContext } from './context.js';
-import { cachedChain } from './materialize.js';
-import { checkoutPath } from './paths.js';
+import { headIdentity, readBranch, refuseForeignLease } from './helpers/branch-ref.js';
+import type { OpsContext } from './helpers/context.js';
+import { cachedChain } from './helpers/materialize.js';
+import { checkoutPath } from './helpers/paths.js';
 
 /** Result of a checkout: where the file is, and whether the existing one was proven current and kept. */
 export interface CheckoutResult {

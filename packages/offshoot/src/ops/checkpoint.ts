@@ -12,12 +12,12 @@ import { readPageSums, writePageSums, type PageSums } from '../sqlite/page-sums.
 import { FrozenCheckout } from '../sqlite/quiesce.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
-import { headIdentity, readBranch, refuseForeignLease } from './branch-ref.js';
-import type { OpsContext } from './context.js';
-import { encodePages, type EncodePlan } from './encode-pages.js';
-import { checkoutPath } from './paths.js';
-import { withTempDir } from './temp-dir.js';
-import { uploadAtHead } from './upload-at-head.js';
+import { headIdentity, readBranch, refuseForeignLease } from './helpers/branch-ref.js';
+import type { OpsContext } from './helpers/context.js';
+import { encodePages, type EncodePlan } from './helpers/encode-pages.js';
+import { checkoutPath } from './helpers/paths.js';
+import { withTempDir } from './helpers/temp-dir.js';
+import { uploadAtHead } from './helpers/upload-at-head.js';
 
 /** What a checkpoint wrote: a segment of changed pages, a full snapshot, or nothing (the checkout was unchanged). */
 export interface CheckpointResult {

@@ -2,12 +2,12 @@ import { newLineageId } from '../core/lineage.js';
 import type { Checkpoint, Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { readBranch, refuseForeignLease } from './branch-ref.js';
-import { checkpointIfDirty } from './checkpoint-if-dirty.js';
-import type { OpsContext } from './context.js';
-import { casRepoint } from './repoint.js';
-import { copySnapshot } from './new-lineage.js';
-import { refreshCheckout } from './refresh-checkout.js';
+import { readBranch, refuseForeignLease } from './helpers/branch-ref.js';
+import { checkpointIfDirty } from './helpers/checkpoint-if-dirty.js';
+import type { OpsContext } from './helpers/context.js';
+import { casRepoint } from './helpers/repoint.js';
+import { copySnapshot } from './helpers/new-lineage.js';
+import { refreshCheckout } from './helpers/refresh-checkout.js';
 
 /** What compact did; `compacted` is false for a branch that was already self-contained. */
 export interface CompactResult {

@@ -7,8 +7,8 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import { MAIN_BRANCH } from '../core/target.js';
 import { encodeSnapshotFromDb } from '../ltx/encoder.js';
-import type { OpsContext } from './context.js';
-import { withTempDir } from './temp-dir.js';
+import type { OpsContext } from './helpers/context.js';
+import { withTempDir } from './helpers/temp-dir.js';
 
 /** What create made. */
 export interface CreateResult {

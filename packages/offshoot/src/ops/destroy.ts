@@ -3,9 +3,9 @@ import { existsSync } from 'node:fs';
 import { fail, hasCode } from '../core/errors.js';
 import type { Target } from '../core/target.js';
 import { quiesce } from '../sqlite/quiesce.js';
-import { leaseLive } from './branch-ref.js';
-import type { OpsContext } from './context.js';
-import { checkoutFiles, checkoutPath } from './paths.js';
+import { leaseLive } from './helpers/branch-ref.js';
+import type { OpsContext } from './helpers/context.js';
+import { checkoutFiles, checkoutPath } from './helpers/paths.js';
 import { refuseProtected } from './promote.js';
 
 /** What destroy removed. */

@@ -4,9 +4,9 @@ import { LtxDecoder } from '../ltx/decoder.js';
 import { diffDatabases } from '../sqlite/diff/diff-databases.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
 import { ChainResolver, type ResolvedChain } from '../store/chain-resolver.js';
-import type { OpsContext } from './context.js';
-import { cachedChain } from './materialize.js';
-import { resolveTargetChain } from './resolve-target.js';
+import type { OpsContext } from './helpers/context.js';
+import { cachedChain } from './helpers/materialize.js';
+import { resolveTargetChain } from './helpers/resolve-target.js';
 
 async function segmentPages(ctx: OpsContext, member: DataObject, into: Set<number>): Promise<void> {
   const dec = new LtxDecoder(await ctx.store.backend.getStream(member.key));

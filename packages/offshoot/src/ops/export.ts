@@ -4,9 +4,9 @@ import { dirname, resolve } from 'node:path';
 import { fail } from '../core/errors.js';
 import type { Target } from '../core/target.js';
 import { commitRename, tempPathFor } from '../platform/atomic-file.js';
-import type { OpsContext } from './context.js';
-import { materializeTo } from './materialize.js';
-import { resolveTargetChain } from './resolve-target.js';
+import type { OpsContext } from './helpers/context.js';
+import { materializeTo } from './helpers/materialize.js';
+import { resolveTargetChain } from './helpers/resolve-target.js';
 
 /**
  * `offshoot export db[@b[@cp]] <out>`: writes the durable state (head, or a checkpoint) to any local path —

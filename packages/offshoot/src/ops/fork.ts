@@ -5,11 +5,11 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { readBranch } from './branch-ref.js';
-import { checkpointIfDirty } from './checkpoint-if-dirty.js';
-import type { OpsContext } from './context.js';
-import { checkForkPointLive } from './fork-point-check.js';
-import { newLineageAt } from './new-lineage.js';
+import { readBranch } from './helpers/branch-ref.js';
+import { checkpointIfDirty } from './helpers/checkpoint-if-dirty.js';
+import type { OpsContext } from './helpers/context.js';
+import { checkForkPointLive } from './helpers/fork-point-check.js';
+import { newLineageAt } from './helpers/new-lineage.js';
 
 /** Options of fork: a checkpoint to fork at (else the head), a TTL, meta tags. */
 export interface ForkOptions {

@@ -1,8 +1,8 @@
 import { durationMs, type Duration } from '../core/duration.js';
 import { readTombstones, writeTombstones, type Tombstones } from '../store/tombstones.js';
-import { clearStaleClaims } from './clear-claims.js';
-import type { OpsContext } from './context.js';
-import { keeps, markLive } from './gc-mark.js';
+import { clearStaleClaims } from './helpers/clear-claims.js';
+import type { OpsContext } from './helpers/context.js';
+import { keeps, markLive } from './helpers/gc-mark.js';
 import { reap } from './reap.js';
 
 /** What one object-GC pass did. */

@@ -1,8 +1,8 @@
 import { fail } from '../core/errors.js';
 import { durationMs, parseDuration } from '../core/duration.js';
 import type { Target } from '../core/target.js';
-import { leaseLive } from './branch-ref.js';
-import type { OpsContext } from './context.js';
+import { leaseLive } from './helpers/branch-ref.js';
+import type { OpsContext } from './helpers/context.js';
 
 /** One leased branch as `lease list` reports it. */
 export interface LeaseInfo {

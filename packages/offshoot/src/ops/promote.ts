@@ -3,13 +3,13 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { readBranch, refuseForeignLease } from './branch-ref.js';
-import { checkpointIfDirty } from './checkpoint-if-dirty.js';
-import type { OpsContext } from './context.js';
-import { casRepoint } from './repoint.js';
-import { newLineageAt } from './new-lineage.js';
-import { refreshCheckout } from './refresh-checkout.js';
-import { keepSafetyFork } from './safety-fork.js';
+import { readBranch, refuseForeignLease } from './helpers/branch-ref.js';
+import { checkpointIfDirty } from './helpers/checkpoint-if-dirty.js';
+import type { OpsContext } from './helpers/context.js';
+import { casRepoint } from './helpers/repoint.js';
+import { newLineageAt } from './helpers/new-lineage.js';
+import { refreshCheckout } from './helpers/refresh-checkout.js';
+import { keepSafetyFork } from './helpers/safety-fork.js';
 
 /** What promote did. */
 export interface PromoteResult {

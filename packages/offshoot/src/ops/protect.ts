@@ -1,5 +1,5 @@
 import type { Target } from '../core/target.js';
-import type { OpsContext } from './context.js';
+import type { OpsContext } from './helpers/context.js';
 
 /** `offshoot protect` / `unprotect`: sets or clears a branch's protected flag; the TTL clock is left alone. */
 export async function setProtected(ctx: OpsContext, t: Target, value: boolean): Promise<{ db: string; branch: string; protected: boolean; changed: boolean }> {

@@ -1,7 +1,7 @@
 import { fail } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
-import { leaseLive } from './branch-ref.js';
-import type { OpsContext } from './context.js';
+import { leaseLive } from './helpers/branch-ref.js';
+import type { OpsContext } from './helpers/context.js';
 import { destroy } from './destroy.js';
 import { reapDeadline } from './status.js';
 

@@ -1,14 +1,14 @@
 import type { Ref, Checkpoint } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { readBranch, refuseForeignLease } from './branch-ref.js';
-import { checkpointIfDirty } from './checkpoint-if-dirty.js';
-import type { OpsContext } from './context.js';
-import { casRepoint } from './repoint.js';
+import { readBranch, refuseForeignLease } from './helpers/branch-ref.js';
+import { checkpointIfDirty } from './helpers/checkpoint-if-dirty.js';
+import type { OpsContext } from './helpers/context.js';
+import { casRepoint } from './helpers/repoint.js';
 import { checkpointTxid } from './fork.js';
-import { copySnapshot, newLineageAt } from './new-lineage.js';
-import { refreshCheckout } from './refresh-checkout.js';
-import { keepSafetyFork } from './safety-fork.js';
+import { copySnapshot, newLineageAt } from './helpers/new-lineage.js';
+import { refreshCheckout } from './helpers/refresh-checkout.js';
+import { keepSafetyFork } from './helpers/safety-fork.js';
 
 /** What rollback did: where the branch now stands, what it abandoned, and the undo point it kept. */
 export interface RollbackResult {

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { durationMs, formatDuration, msDuration, parseDuration } from '../core/duration.js';
 import type { Meta } from '../core/meta.js';
-import { branchState, type BranchState } from './branch-state.js';
-import type { OpsContext } from './context.js';
-import { checkoutPath } from './paths.js';
-import { roCacheEntries } from './ro-cache.js';
+import { branchState, type BranchState } from './helpers/branch-state.js';
+import type { OpsContext } from './helpers/context.js';
+import { checkoutPath } from './helpers/paths.js';
+import { roCacheEntries } from './helpers/ro-cache.js';
 
 /** One checkpoint as status reports it. */
 export interface CheckpointStatus {

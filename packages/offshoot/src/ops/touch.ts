@@ -1,7 +1,7 @@
 import { fail } from '../core/errors.js';
 import { formatDuration, type TtlArg } from '../core/duration.js';
 import type { Target } from '../core/target.js';
-import type { OpsContext } from './context.js';
+import type { OpsContext } from './helpers/context.js';
 
 /** What touch left: the TTL in force (canonical, or undefined for none) and the new activity time. */
 export interface TouchResult {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { roCacheEntries } from '../../src/ops/ro-cache.js';
+import { roCacheEntries } from '../../src/ops/helpers/ro-cache.js';
 import type { EventEnvelope } from '../../src/protocol/wire.js';
 import { dump, runSql } from '../ops/sqlite-cli.js';
 import { LineClient, makeStoreDir, startDaemon, until, type DaemonProcess, type StoreDir } from './daemon-process.js';

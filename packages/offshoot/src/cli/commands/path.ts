@@ -13,7 +13,7 @@ export const pathCommand: Command = {
   async run(inv) {
     const t = parseTarget(inv.arg(0));
     const ctx = await inv.context();
-    const { checkoutPath } = await import('../../ops/paths.js');
+    const { checkoutPath } = await import('../../ops/helpers/paths.js');
     return pathOutcome({ path: checkoutPath(ctx.checkoutRoot, t.db, t.branch) });
   },
 };

@@ -1,7 +1,7 @@
-import { fail } from '../core/errors.js';
-import type { Ref } from '../core/ref.js';
-import type { CheckoutIdentity } from '../sqlite/checkout-sidecar.js';
-import type { VersionedRef } from '../store/store.js';
+import { fail } from '../../core/errors.js';
+import type { Ref } from '../../core/ref.js';
+import type { CheckoutIdentity } from '../../sqlite/checkout-sidecar.js';
+import type { VersionedRef } from '../../store/store.js';
 import type { OpsContext } from './context.js';
 
 /** Reads a branch that is not being destroyed; NOT_FOUND otherwise. */

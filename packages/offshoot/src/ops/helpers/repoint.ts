@@ -1,5 +1,5 @@
-import { fail, hasCode } from '../core/errors.js';
-import type { Ref } from '../core/ref.js';
+import { fail, hasCode } from '../../core/errors.js';
+import type { Ref } from '../../core/ref.js';
 import type { OpsContext } from './context.js';
 
 /**

@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fail } from '../core/errors.js';
-import { processAlive } from '../platform/process-alive.js';
-import { processSpace } from '../platform/process-space.js';
+import { fail } from '../../core/errors.js';
+import { processAlive } from '../../platform/process-alive.js';
+import { processSpace } from '../../platform/process-space.js';
 import type { OpsContext } from './context.js';
 import { scratchDir } from './paths.js';
 

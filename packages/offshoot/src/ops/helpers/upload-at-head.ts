@@ -1,6 +1,6 @@
-import { hasCode } from '../core/errors.js';
-import type { Body } from '../store/backend.js';
-import type { VersionedRef } from '../store/store.js';
+import { hasCode } from '../../core/errors.js';
+import type { Body } from '../../store/backend.js';
+import type { VersionedRef } from '../../store/store.js';
 import type { OpsContext } from './context.js';
 
 /**

@@ -1,6 +1,6 @@
-import { fail, hasCode } from '../core/errors.js';
-import type { Ref } from '../core/ref.js';
-import type { ChainResolver } from '../store/chain-resolver.js';
+import { fail, hasCode } from '../../core/errors.js';
+import type { Ref } from '../../core/ref.js';
+import type { ChainResolver } from '../../store/chain-resolver.js';
 import { refuseForeignLease } from './branch-ref.js';
 import type { OpsContext } from './context.js';
 import { refreshCheckout } from './refresh-checkout.js';

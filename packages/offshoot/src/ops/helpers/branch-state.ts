@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import type { Ref } from '../core/ref.js';
-import { checkClean, readSidecar } from '../sqlite/checkout-sidecar.js';
+import type { Ref } from '../../core/ref.js';
+import { checkClean, readSidecar } from '../../sqlite/checkout-sidecar.js';
 import { leaseLive } from './branch-ref.js';
 
 /** The six branch states, in precedence order; `error` and `pending` only a daemon reports. */

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { snapshotKey } from '../core/keys.js';
-import { newLineageId } from '../core/lineage.js';
-import type { BasePointer } from '../core/ref.js';
-import { encodeSnapshotFromDb } from '../ltx/encoder.js';
-import type { ChainResolver } from '../store/chain-resolver.js';
+import { snapshotKey } from '../../core/keys.js';
+import { newLineageId } from '../../core/lineage.js';
+import type { BasePointer } from '../../core/ref.js';
+import { encodeSnapshotFromDb } from '../../ltx/encoder.js';
+import type { ChainResolver } from '../../store/chain-resolver.js';
 import type { OpsContext } from './context.js';
 import { materializeTo } from './materialize.js';
 import { withTempDir } from './temp-dir.js';

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { hasCode } from '../core/errors.js';
-import type { Ref } from '../core/ref.js';
-import type { Target } from '../core/target.js';
-import { checkClean, readSidecar, sameIdentity } from '../sqlite/checkout-sidecar.js';
+import { hasCode } from '../../core/errors.js';
+import type { Ref } from '../../core/ref.js';
+import type { Target } from '../../core/target.js';
+import { checkClean, readSidecar, sameIdentity } from '../../sqlite/checkout-sidecar.js';
 import { headIdentity } from './branch-ref.js';
-import { checkpoint } from './checkpoint.js';
+import { checkpoint } from '../checkpoint.js';
 import type { OpsContext } from './context.js';
 import { checkoutPath } from './paths.js';
 

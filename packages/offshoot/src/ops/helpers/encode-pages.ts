@@ -1,8 +1,8 @@
-import { CHECKSUM_FLAG } from '../ltx/checksum.js';
-import { LtxEncoder, encodeSegment } from '../ltx/encoder.js';
-import { offshootHeader } from '../ltx/header.js';
-import type { Geometry, PageSource } from '../sqlite/page-scan.js';
-import { pagesOf, selectedPagesOf } from '../sqlite/page-scan.js';
+import { CHECKSUM_FLAG } from '../../ltx/checksum.js';
+import { LtxEncoder, encodeSegment } from '../../ltx/encoder.js';
+import { offshootHeader } from '../../ltx/header.js';
+import type { Geometry, PageSource } from '../../sqlite/page-scan.js';
+import { pagesOf, selectedPagesOf } from '../../sqlite/page-scan.js';
 
 /** What to encode from a page source: a full snapshot at txid, or a segment of the listed pages. */
 export type EncodePlan =

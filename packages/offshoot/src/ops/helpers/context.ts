@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { Store } from '../store/store.js';
+import type { Store } from '../../store/store.js';
 
 /** Progress of one long step (import, export, materialize): total and done in bytes or pages. */
 export interface ProgressSink {

@@ -1,8 +1,8 @@
-import type { Target } from '../core/target.js';
-import { ChainResolver, type ResolvedChain } from '../store/chain-resolver.js';
+import type { Target } from '../../core/target.js';
+import { ChainResolver, type ResolvedChain } from '../../store/chain-resolver.js';
 import { readBranch } from './branch-ref.js';
 import type { OpsContext } from './context.js';
-import { checkpointTxid } from './fork.js';
+import { checkpointTxid } from '../fork.js';
 
 /** Resolves `db@branch[@checkpoint]` to the durable chain it names (the head when no checkpoint is given). */
 export async function resolveTargetChain(ctx: OpsContext, t: Target, resolver: ChainResolver = new ChainResolver(ctx.store)): Promise<ResolvedChain> {

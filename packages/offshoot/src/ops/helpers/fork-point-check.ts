@@ -1,5 +1,5 @@
-import { fail } from '../core/errors.js';
-import { readTombstones } from '../store/tombstones.js';
+import { fail } from '../../core/errors.js';
+import { readTombstones } from '../../store/tombstones.js';
 import type { OpsContext } from './context.js';
 
 /**

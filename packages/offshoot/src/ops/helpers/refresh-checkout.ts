@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
-import type { Ref } from '../core/ref.js';
-import { quiesce } from '../sqlite/quiesce.js';
+import type { Ref } from '../../core/ref.js';
+import { quiesce } from '../../sqlite/quiesce.js';
 import type { OpsContext } from './context.js';
-import { installCheckout } from './checkout.js';
+import { installCheckout } from '../checkout.js';
 import { checkoutPath } from './paths.js';
 
 /**

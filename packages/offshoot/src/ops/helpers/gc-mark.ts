@@ -1,5 +1,5 @@
-import { baseKey, parseDataKey } from '../core/keys.js';
-import { ChainResolver } from '../store/chain-resolver.js';
+import { baseKey, parseDataKey } from '../../core/keys.js';
+import { ChainResolver } from '../../store/chain-resolver.js';
 import type { OpsContext } from './context.js';
 
 /** A live branch's own lineage position: objects above its head at or above its epoch may be a flush in flight. */
