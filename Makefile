@@ -3,8 +3,9 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 STAMP := node_modules/.offshoot-install-stamp
 TSC := node_modules/.bin/tsc
+BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check test demo bench fuzz torture clean
+.PHONY: all install build check format test demo bench fuzz torture clean
 
 all: build
 
@@ -19,6 +20,7 @@ build: install
 	$(TSC) -p packages/offshoot/tsconfig.json
 
 check: install
+	$(BIOME) check .
 	node scripts/check-layers.mjs
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
@@ -38,6 +40,9 @@ fuzz: build
 # One torture at a time, each with the machine to itself; LANES sets the daemon torture's concurrent sessions.
 torture: build
 	OFFSHOOT_TEST_CONCURRENCY=1 OFFSHOOT_TORTURE_LANES=$${LANES:-6} OFFSHOOT_TORTURE_SECONDS=$${DURATION:-300} scripts/run-tests.sh torture
+
+format: install
+	$(BIOME) check --write .
 
 clean:
 	rm -rf packages/*/dist

@@ -7,7 +7,7 @@ import { join } from 'node:path';
  */
 export function userCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env.XDG_CACHE_HOME;
-  if (xdg && xdg.startsWith('/')) return xdg;
+  if (xdg?.startsWith('/')) return xdg;
   const home = env.HOME || homedir();
   if (process.platform === 'darwin') return join(home, 'Library', 'Caches');
   return join(home, '.cache');

@@ -139,7 +139,7 @@ export class RandomHistory {
   /** What an implicit checkpoint of b's checkout will make its head, if it has uncheckpointed edits to capture. */
   private pending(b: BranchModel): string | undefined {
     const c = b.checkout;
-    return c && c.dirty && !c.stale ? dump(c.file) : undefined;
+    return c?.dirty && !c.stale ? dump(c.file) : undefined;
   }
 
   /** Applies an implicit checkpoint that landed at txid, checking it against the head it replaced. */

@@ -78,7 +78,7 @@ interface Bench {
 /** One run of the operation under test, prepared (without faults) by its scenario. */
 interface Attempt {
   /** Runs the operation; resolves false when it finished but reported part of its work as failed. */
-  run(ctx: OpsContext): Promise<boolean | void>;
+  run(ctx: OpsContext): Promise<boolean | undefined>;
   /** Reads the store and moves the model to whatever landed; true once the operation's whole effect is in. */
   observe(): Promise<boolean>;
   /** What a later, fault-free run does to finish the job (default: run again). */

@@ -50,7 +50,9 @@ function fuzzTest(title: string, fn: (c: Case, walPath: string, rand: (n: number
 
 fuzzTest('a truncated WAL yields exactly the transactions that end within it', async ({ name, bytes, original }, walPath, rand) => {
   const cuts = new Set([0, 1, 31, 32, 33, bytes.length - 1, bytes.length]);
-  for (const t of original) [t.endOffset - 1, t.endOffset, t.endOffset + 1].forEach((c) => cuts.add(c));
+  for (const t of original) {
+      for (const c of [t.endOffset - 1, t.endOffset, t.endOffset + 1]) cuts.add(c);
+    }
   while (cuts.size < 150) cuts.add(rand(bytes.length + 1));
   for (const cut of cuts) {
     fs.writeFileSync(walPath, bytes.subarray(0, Math.min(cut, bytes.length)));

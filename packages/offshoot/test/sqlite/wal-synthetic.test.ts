@@ -72,7 +72,9 @@ function assertSameTransactions(got: Array<{ frames: SyntheticFrame[]; commitSiz
     const w = want[i] as SyntheticTxn;
     assert.equal(t.commitSize, w.commitSize, `txn ${i} commit size`);
     assert.deepEqual(t.frames.map((f) => f.pgno), w.frames.map((f) => f.pgno), `txn ${i} pages`);
-    t.frames.forEach((f, k) => assert.ok(f.data.equals((w.frames[k] as SyntheticFrame).data), `txn ${i} frame ${k} data`));
+    for (const [k, f] of t.frames.entries()) {
+      assert.ok(f.data.equals((w.frames[k] as SyntheticFrame).data), `txn ${i} frame ${k} data`);
+    }
   });
 }
 

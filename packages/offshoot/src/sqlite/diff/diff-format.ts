@@ -87,6 +87,8 @@ function summaryStatus(t: TableDiff): string {
 // Every column but the last is padded to its widest cell plus two spaces (as Go's tabwriter did).
 function alignColumns(rows: string[][]): string[] {
   const widths: number[] = [];
-  for (const r of rows) r.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  for (const r of rows) {
+    for (const [i, cell] of r.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
+  }
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd((widths[i] ?? 0) + 2))).join(''));
 }

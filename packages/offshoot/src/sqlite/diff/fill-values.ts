@@ -23,7 +23,7 @@ export function fillValues(left: TableShape, right: TableShape): Row {
     });
     scratch.exec(`CREATE TABLE fill(${defs.join(', ')}); INSERT INTO fill DEFAULT VALUES;`);
     const values = scratch.prepare('SELECT * FROM fill').raw().get() as unknown[];
-    added.forEach((c, i) => (fill[c] = values[i] ?? null));
+    for (const [i, c] of added.entries()) fill[c] = values[i] ?? null;
   } catch {
     return fill;
   } finally {
