@@ -20,7 +20,20 @@ const ALLOWED = {
   session: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'protocol'],
   daemon: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'session', 'protocol'],
   mcp: ['platform', 'core', 'ltx', 'store', 'sqlite', 'ops', 'protocol', 'client'],
-  cli: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'session', 'protocol', 'daemon', 'mcp', 'client'],
+  cli: [
+    'platform',
+    'core',
+    'ltx',
+    'store',
+    'sqlite',
+    'capture',
+    'ops',
+    'session',
+    'protocol',
+    'daemon',
+    'mcp',
+    'client',
+  ],
 };
 const PACKAGES = { '@offshoot/client': 'client' };
 
@@ -73,7 +86,8 @@ for (const file of walk(clientSrc)) {
   const text = readFileSync(file, 'utf8');
   for (const m of text.matchAll(/from\s*['"]([^'"]+)['"]/g)) {
     const spec = m[1];
-    if (!spec.startsWith('.') && !spec.startsWith('node:')) problems.push(`client/${relative(clientSrc, file)}: the client has no runtime dependencies, but imports ${spec}`);
+    if (!spec.startsWith('.') && !spec.startsWith('node:'))
+      problems.push(`client/${relative(clientSrc, file)}: the client has no runtime dependencies, but imports ${spec}`);
   }
 }
 if (problems.length > 0) {

@@ -78,7 +78,14 @@ function forward(req, res, url, action) {
   const headers = { ...req.headers, host: upstream.host };
   delete headers.connection;
   for (const name of action?.stripHeaders ?? []) delete headers[name];
-  const up = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: url.pathname + url.search, headers, agent: false });
+  const up = http.request({
+    host: upstream.hostname,
+    port: upstream.port,
+    method: req.method,
+    path: url.pathname + url.search,
+    headers,
+    agent: false,
+  });
   const dropBoth = () => {
     up.destroy();
     req.socket.destroy();

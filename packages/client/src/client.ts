@@ -64,7 +64,15 @@ export class Client {
 
   /** Forks `source` (its head, or `opts.from`) into the new branch `newBranch`; returns the fork's txid. */
   async fork(db: string, source: string, newBranch: string, opts: ForkOptions = {}): Promise<number> {
-    const res = await this.#conn.request({ op: 'fork', db, branch: source, name: newBranch, from: opts.from, ttl: opts.ttl, meta: opts.meta });
+    const res = await this.#conn.request({
+      op: 'fork',
+      db,
+      branch: source,
+      name: newBranch,
+      from: opts.from,
+      ttl: opts.ttl,
+      meta: opts.meta,
+    });
     return requireTxid(res, 'fork');
   }
 
@@ -80,7 +88,10 @@ export class Client {
 
   /** Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the new txid. */
   async promote(db: string, source: string, onto: string, opts: ForceOptions = {}): Promise<number> {
-    return requireTxid(await this.#conn.request({ op: 'promote', db, branch: source, name: onto, force: opts.force }), 'promote');
+    return requireTxid(
+      await this.#conn.request({ op: 'promote', db, branch: source, name: onto, force: opts.force }),
+      'promote',
+    );
   }
 
   /** Makes a shared branch self-contained; returns its head txid. */
@@ -108,13 +119,23 @@ export class Client {
    * `out` is resolved against this process's working directory. Returns the exported txid.
    */
   async export(db: string, branch: string, out: string, opts: ExportOptions = {}): Promise<number> {
-    const res = await this.#conn.request({ op: 'export', db, branch, name: opts.checkpoint, path: resolve(out), force: opts.force });
+    const res = await this.#conn.request({
+      op: 'export',
+      db,
+      branch,
+      name: opts.checkpoint,
+      path: resolve(out),
+      force: opts.force,
+    });
     return requireTxid(res, 'export');
   }
 
   /** Materializes a named checkpoint as a read-only file (cached; `force` rebuilds it) and returns its path. */
   async checkoutAt(db: string, branch: string, checkpoint: string, opts: ForceOptions = {}): Promise<string> {
-    return requireCheckout(await this.#conn.request({ op: 'checkout-at', db, branch, name: checkpoint, force: opts.force }), 'checkout-at');
+    return requireCheckout(
+      await this.#conn.request({ op: 'checkout-at', db, branch, name: checkpoint, force: opts.force }),
+      'checkout-at',
+    );
   }
 
   /** Lists the sessions open in the daemon. */

@@ -5,7 +5,10 @@ import type { EventEnvelope } from './types.js';
 import { badResponse, decodeResponse, encodeRequest, MAX_RESPONSE_BYTES, parseObject } from './wire-codec.js';
 
 /** Subscribes on a fresh connection and yields events until the daemon drops or ends the stream. */
-export async function* subscribe(socketPath: string, opts: ConnectOptions): AsyncGenerator<EventEnvelope, void, undefined> {
+export async function* subscribe(
+  socketPath: string,
+  opts: ConnectOptions,
+): AsyncGenerator<EventEnvelope, void, undefined> {
   const socket = await dial(socketPath, opts);
   try {
     socket.write(encodeRequest({ op: 'subscribe' }));
@@ -27,9 +30,15 @@ export async function* subscribe(socketPath: string, opts: ConnectOptions): Asyn
       }
     } catch (err) {
       if (isOffshootError(err)) throw err;
-      throw new OffshootError('CONNECTION_CLOSED', 'daemon closed the connection', { hint: 'reconnect and subscribe again', cause: err });
+      throw new OffshootError('CONNECTION_CLOSED', 'daemon closed the connection', {
+        hint: 'reconnect and subscribe again',
+        cause: err,
+      });
     }
-    if (!acked) throw new OffshootError('CONNECTION_CLOSED', 'daemon closed the connection before acknowledging subscribe', { hint: 'check the daemon log' });
+    if (!acked)
+      throw new OffshootError('CONNECTION_CLOSED', 'daemon closed the connection before acknowledging subscribe', {
+        hint: 'check the daemon log',
+      });
   } finally {
     socket.destroy();
   }

@@ -1,6 +1,20 @@
-export { Client, connect, type ExportOptions, type ForceOptions, type ForkOptions, type TouchOptions } from './client.js';
+export {
+  Client,
+  connect,
+  type ExportOptions,
+  type ForceOptions,
+  type ForkOptions,
+  type TouchOptions,
+} from './client.js';
 export type { ConnectOptions } from './dial.js';
-export { isOffshootError, OffshootError, type ClientErrorCode, type DaemonErrorCode, type ErrorCode, type OffshootErrorOptions } from './errors.js';
+export {
+  isOffshootError,
+  OffshootError,
+  type ClientErrorCode,
+  type DaemonErrorCode,
+  type ErrorCode,
+  type OffshootErrorOptions,
+} from './errors.js';
 export { Session, type FlushOptions } from './session.js';
 export type {
   BranchInfo,

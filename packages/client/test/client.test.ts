@@ -45,7 +45,10 @@ describe('client against a real daemon', { timeout: 120_000 }, () => {
     await c.create('app');
     assert.deepEqual(await c.dbs(), ['app', 'zeta']);
     await assert.rejects(c.create('app'), (e) => isOffshootError(e, 'ALREADY_EXISTS'));
-    await assert.rejects(c.create('Bad Name'), (e) => isOffshootError(e, 'INVALID_NAME') || isOffshootError(e, 'INVALID_ARGUMENT'));
+    await assert.rejects(
+      c.create('Bad Name'),
+      (e) => isOffshootError(e, 'INVALID_NAME') || isOffshootError(e, 'INVALID_ARGUMENT'),
+    );
   });
 
   test('a session captures writes; status is fully typed; flush makes them durable as a checkpoint', async () => {
@@ -58,7 +61,10 @@ describe('client against a real daemon', { timeout: 120_000 }, () => {
 
     sql(s.path, 'CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t(v) VALUES (1),(2),(3);');
     // Capture usually catches up within one poll, so the lag is only checked for its type here.
-    const lagging = await until(async () => (await c.status()).find((x) => x.db === 'app' && x.branch === 'main'), 'the session in status');
+    const lagging = await until(
+      async () => (await c.status()).find((x) => x.db === 'app' && x.branch === 'main'),
+      'the session in status',
+    );
     assert.ok(Number.isInteger(lagging.capture_lag_bytes) && lagging.capture_lag_bytes >= 0);
     assert.equal(lagging.db, 'app');
     assert.equal(lagging.checkout, s.path);
@@ -144,7 +150,10 @@ describe('client against a real daemon', { timeout: 120_000 }, () => {
     await assert.rejects(c.destroy('app', 'keep'), (e) => isOffshootError(e, 'PROTECTED'));
     assert.deepEqual(await c.unprotect('app', 'keep'), { protected: false, changed: true });
     await c.destroy('app', 'keep');
-    assert.equal((await c.branches('app')).some((b) => b.branch === 'keep'), false);
+    assert.equal(
+      (await c.branches('app')).some((b) => b.branch === 'keep'),
+      false,
+    );
     await assert.rejects(c.destroy('app', 'keep'), (e) => isOffshootError(e, 'NOT_FOUND'));
   });
 

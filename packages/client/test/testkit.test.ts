@@ -44,12 +44,17 @@ describe('testkit against a real daemon', { timeout: 120_000 }, () => {
     const second = seedOnce(daemon, { seed: SEED });
     assert.equal(first, second, 'the promise is memoized');
     assert.deepEqual(await first, { db: 'eval-default', checkpoint: 'seed', name: 'default' });
-    await assert.rejects(seedOnce(daemon, { seed: `${SEED}INSERT INTO users(name) VALUES ('x');` }), (e) => isOffshootError(e, 'INVALID_ARGUMENT'));
+    await assert.rejects(seedOnce(daemon, { seed: `${SEED}INSERT INTO users(name) VALUES ('x');` }), (e) =>
+      isOffshootError(e, 'INVALID_ARGUMENT'),
+    );
   });
 
   test('a .sql file in .dump form (its own transaction) and a callback both seed', async () => {
     const src = join(tmp, 'src.db');
-    sql(src, "CREATE TABLE items(id INTEGER PRIMARY KEY, label TEXT); INSERT INTO items(label) VALUES ('one'), ('two');");
+    sql(
+      src,
+      "CREATE TABLE items(id INTEGER PRIMARY KEY, label TEXT); INSERT INTO items(label) VALUES ('one'), ('two');",
+    );
     const file = join(tmp, 'items.sql');
     writeFileSync(file, sql(src, '.dump'));
     assert.match(sql(src, '.dump'), /^PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;/);
@@ -61,7 +66,9 @@ describe('testkit against a real daemon', { timeout: 120_000 }, () => {
     };
     const fromCallback = await seedOnce(daemon, { name: 'cb', seed: cb });
     assert.equal(await seedOnce(daemon, { name: 'cb', seed: cb }), fromCallback);
-    await assert.rejects(seedOnce(daemon, { name: 'cb', seed: async () => undefined }), (e) => isOffshootError(e, 'INVALID_ARGUMENT'));
+    await assert.rejects(seedOnce(daemon, { name: 'cb', seed: async () => undefined }), (e) =>
+      isOffshootError(e, 'INVALID_ARGUMENT'),
+    );
 
     const items = await forkPerTest(daemon, fromFile);
     const k = await forkPerTest(daemon, 'cb');
@@ -75,7 +82,10 @@ describe('testkit against a real daemon', { timeout: 120_000 }, () => {
   });
 
   test('bad seed SQL fails the seeding', async () => {
-    await assert.rejects(seedOnce(daemon, { name: 'broken', seed: 'CREATE TABLE ok(a); INSERT INTO missing VALUES (1);' }), (e) => isOffshootError(e, 'INVALID_ARGUMENT') && /missing/.test(e.message));
+    await assert.rejects(
+      seedOnce(daemon, { name: 'broken', seed: 'CREATE TABLE ok(a); INSERT INTO missing VALUES (1);' }),
+      (e) => isOffshootError(e, 'INVALID_ARGUMENT') && /missing/.test(e.message),
+    );
   });
 
   test('forkPerTest gives each test an isolated, writable branch that close() destroys', async () => {
@@ -133,7 +143,10 @@ describe('startDaemon failures and stop', { timeout: 60_000 }, () => {
   });
 
   test('a daemon that exits during start-up is reported with its stderr', async () => {
-    await assert.rejects(startDaemon({ serveArgs: ['-flush-every', '-5s'] }), (e) => isOffshootError(e, 'UNAVAILABLE') && /flush-every/.test(e.message));
+    await assert.rejects(
+      startDaemon({ serveArgs: ['-flush-every', '-5s'] }),
+      (e) => isOffshootError(e, 'UNAVAILABLE') && /flush-every/.test(e.message),
+    );
   });
 
   test('stop is idempotent, ends the process and removes the temp dir', async () => {

@@ -94,7 +94,15 @@ test('requests are queued FIFO and never pipelined', async () => {
 });
 
 test('daemon errors come back as OffshootError with code, hint and retryable', async () => {
-  reset(() => JSON.stringify({ ok: false, error: 'daemon: db@main is protected', code: 'PROTECTED', hint: 'pass force', retryable: false }));
+  reset(() =>
+    JSON.stringify({
+      ok: false,
+      error: 'daemon: db@main is protected',
+      code: 'PROTECTED',
+      hint: 'pass force',
+      retryable: false,
+    }),
+  );
   const c = await connect(fake.sock);
   await assert.rejects(c.destroy('db', 'main'), (e: unknown) => {
     assert.ok(e instanceof OffshootError);
@@ -122,7 +130,10 @@ test('a malformed response fails with BAD_RESPONSE and breaks the connection', a
 
   const d = await connect(fake.sock);
   reset(() => '{"ok":true}');
-  await assert.rejects(d.compact('app', 'main'), (e) => isOffshootError(e, 'BAD_RESPONSE') && /no txid/.test(e.message));
+  await assert.rejects(
+    d.compact('app', 'main'),
+    (e) => isOffshootError(e, 'BAD_RESPONSE') && /no txid/.test(e.message),
+  );
   d.close();
   const e2 = await connect(fake.sock);
   reset(() => '[1,2]');
@@ -136,7 +147,10 @@ test('a daemon that hangs up mid-request fails with CONNECTION_CLOSED; a closed 
     return undefined;
   });
   const c = await connect(fake.sock);
-  await assert.rejects(c.status(), (e) => isOffshootError(e, 'CONNECTION_CLOSED') && e.message === 'daemon closed the connection');
+  await assert.rejects(
+    c.status(),
+    (e) => isOffshootError(e, 'CONNECTION_CLOSED') && e.message === 'daemon closed the connection',
+  );
   reset(() => '{"ok":true}');
   const d = await connect(fake.sock);
   d.close();
@@ -157,7 +171,9 @@ test('events() streams on its own connection and ends after dropped_slow_consume
   reset((req, socket) => {
     if (req['op'] !== 'subscribe') return '{"ok":true}';
     setImmediate(() => {
-      socket.write('{"v":1,"ts":"2025-01-01T00:00:00.000Z","type":"flushed","db":"a","branch":"main","detail":{"kind":"auto","txid":2,"duration_seconds":0.1}}\n');
+      socket.write(
+        '{"v":1,"ts":"2025-01-01T00:00:00.000Z","type":"flushed","db":"a","branch":"main","detail":{"kind":"auto","txid":2,"duration_seconds":0.1}}\n',
+      );
       socket.write('{"v":1,"ts":"2025-01-01T00:00:01.000Z","type":"dropped_slow_consumer"}\n');
       socket.write('{"v":1,"ts":"2025-01-01T00:00:02.000Z","type":"reaped"}\n');
     });
@@ -178,7 +194,10 @@ test('leaving the events loop early closes its socket; a refused subscribe throw
   let eventSocketClosed = false;
   reset((req, socket) => {
     if (req['op'] !== 'subscribe') return '{"ok":true}';
-    const t = setInterval(() => socket.write('{"v":1,"ts":"2025-01-01T00:00:00.000Z","type":"reaped","db":"a","branch":"b"}\n'), 2);
+    const t = setInterval(
+      () => socket.write('{"v":1,"ts":"2025-01-01T00:00:00.000Z","type":"reaped","db":"a","branch":"b"}\n'),
+      2,
+    );
     socket.on('close', () => {
       clearInterval(t);
       eventSocketClosed = true;

@@ -46,7 +46,11 @@ function buildPageRows(path: string, pages: number): void {
 }
 
 async function captureCaughtUp(client: Client, db: string): Promise<void> {
-  await until(async () => (await client.status()).find((s) => s.db === db)?.capture_lag_bytes === 0, `capture of ${db} to catch up`, 120_000);
+  await until(
+    async () => (await client.status()).find((s) => s.db === db)?.capture_lag_bytes === 0,
+    `capture of ${db} to catch up`,
+    120_000,
+  );
 }
 
 /** Writer throughput on a plain WAL file and on a checkout under a live session, runs interleaved. */
@@ -77,7 +81,12 @@ async function writerThroughput(s: StoreDir, client: Client): Promise<string[][]
   const what = `sqlite3 writer, ${WRITER_TXNS} single-insert transactions`;
   return [
     [what, 'plain WAL file', rate(median(plainRates)), ''],
-    [what, 'checkout under a live session', rate(median(liveRates)), `${median(ratios).toFixed(2)}× plain, median of ${WRITER_RUNS} pairs (goal ≥ 0.9×)`],
+    [
+      what,
+      'checkout under a live session',
+      rate(median(liveRates)),
+      `${median(ratios).toFixed(2)}× plain, median of ${WRITER_RUNS} pairs (goal ≥ 0.9×)`,
+    ],
   ];
 }
 
@@ -98,7 +107,12 @@ async function flushLatency(s: StoreDir, client: Client): Promise<string[][]> {
         await captureCaughtUp(client, 'flush');
       },
     );
-    rows.push([`flush of ${k.toLocaleString('en-US')} changed page${k === 1 ? '' : 's'}`, `${bytes(FLUSH_DB_PAGES * 4096)} checkout`, ms(t), 'segment; capture caught up first']);
+    rows.push([
+      `flush of ${k.toLocaleString('en-US')} changed page${k === 1 ? '' : 's'}`,
+      `${bytes(FLUSH_DB_PAGES * 4096)} checkout`,
+      ms(t),
+      'segment; capture caught up first',
+    ]);
   }
   await session.close();
   return rows;

@@ -21,7 +21,9 @@ const MiB = 1 << 20;
 function buildDatabase(path: string, size: number): void {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
-  db.exec('CREATE TABLE items(id INTEGER PRIMARY KEY, k TEXT, body BLOB); CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT)');
+  db.exec(
+    'CREATE TABLE items(id INTEGER PRIMARY KEY, k TEXT, body BLOB); CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT)',
+  );
   const ins = db.prepare('INSERT INTO items(k, body) VALUES (?, randomblob(3000))');
   const rows = Math.ceil(size / 3200);
   db.transaction(() => {
@@ -91,15 +93,23 @@ async function benchSize(size: number): Promise<string[][]> {
     const perForkBytes = (after.bytes - before.bytes) / 5;
 
     let cpBytes = 0;
-    const oneRow = await timeMedian(3, async (i) => {
-      const r = await checkpoint(ctx, main, `row-${i}`);
-      cpBytes = Math.max(cpBytes, r.bytes);
-    }, (i) => execFileSync('sqlite3', [co.path, `UPDATE items SET k = 'changed-${i}' WHERE id = ${1 + i * 7}`]));
+    const oneRow = await timeMedian(
+      3,
+      async (i) => {
+        const r = await checkpoint(ctx, main, `row-${i}`);
+        cpBytes = Math.max(cpBytes, r.bytes);
+      },
+      (i) => execFileSync('sqlite3', [co.path, `UPDATE items SET k = 'changed-${i}' WHERE id = ${1 + i * 7}`]),
+    );
 
-    const cold = await timeMedian(3, (i) => checkout(ctx, { db: 'bench', branch: `head-${i}` }), () => {
-      rmSync(chainCacheDir(root, 'bench'), { recursive: true, force: true });
-      settle();
-    });
+    const cold = await timeMedian(
+      3,
+      (i) => checkout(ctx, { db: 'bench', branch: `head-${i}` }),
+      () => {
+        rmSync(chainCacheDir(root, 'bench'), { recursive: true, force: true });
+        settle();
+      },
+    );
     const warm = await timeMedian(3, (i) => checkout(ctx, { db: 'bench', branch: `at-${i}` }), settle);
     const clean = await timeMedian(5, () => checkout(ctx, main));
 
@@ -109,7 +119,9 @@ async function benchSize(size: number): Promise<string[][]> {
     execFileSync('sqlite3', [right.path, "UPDATE items SET k = 'diff' WHERE id = 3"]);
     await checkpoint(ctx, { db: 'bench', branch: 'right' }, 'one-row');
     await diff(ctx, { db: 'bench', branch: 'left' }, { db: 'bench', branch: 'right' });
-    const diffMs = await timeMedian(3, () => diff(ctx, { db: 'bench', branch: 'left' }, { db: 'bench', branch: 'right' }));
+    const diffMs = await timeMedian(3, () =>
+      diff(ctx, { db: 'bench', branch: 'left' }, { db: 'bench', branch: 'right' }),
+    );
 
     const label = bytes(fileSize);
     const ratio = (x: number) => `${((100 * x) / cp).toFixed(1)}% of cp`;
@@ -117,7 +129,12 @@ async function benchSize(size: number): Promise<string[][]> {
       [label, 'cp (baseline)', ms(cp), ''],
       [label, 'VACUUM INTO', ms(vacuum), ratio(vacuum)],
       [label, 'backup API', ms(backup), ratio(backup)],
-      [label, 'fork at head', ms(forkHead), `${ratio(forkHead)}; ${perForkObjects} objects, ${bytes(perForkBytes)} per fork`],
+      [
+        label,
+        'fork at head',
+        ms(forkHead),
+        `${ratio(forkHead)}; ${perForkObjects} objects, ${bytes(perForkBytes)} per fork`,
+      ],
       [label, 'fork at checkpoint', ms(forkAt), ratio(forkAt)],
       [label, 'checkpoint, one row changed', ms(oneRow), `${bytes(cpBytes)} written`],
       [label, 'checkout, cold', ms(cold), ratio(cold)],

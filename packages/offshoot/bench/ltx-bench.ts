@@ -37,7 +37,13 @@ function buildDatabase(path: string): void {
  * Segments that each rewrite a spread of existing pages with fresh bytes, with checksums kept exact so the
  * chain verifies end to end (apply does not need the pages to be valid b-tree pages).
  */
-async function buildSegments(dbPath: string, snapshotChecksum: bigint, pageSize: number, commit: number, dir: string): Promise<string[]> {
+async function buildSegments(
+  dbPath: string,
+  snapshotChecksum: bigint,
+  pageSize: number,
+  commit: number,
+  dir: string,
+): Promise<string[]> {
   const fh = await open(dbPath, 'r');
   const current = new Map<number, Buffer>();
   const files: string[] = [];
@@ -63,7 +69,14 @@ async function buildSegments(dbPath: string, snapshotChecksum: bigint, pageSize:
       }
       pages.sort((a, b) => a[0] - b[0]);
       const file = join(dir, `segment-${s + 2}.ltx`);
-      await encodeSegment(file, { pageSize, commit, txid: s + 2, preApplyChecksum, postApplyChecksum: checksum, pages });
+      await encodeSegment(file, {
+        pageSize,
+        commit,
+        txid: s + 2,
+        preApplyChecksum,
+        postApplyChecksum: checksum,
+        pages,
+      });
       files.push(file);
     }
   } finally {
@@ -95,11 +108,15 @@ export async function ltxBench(): Promise<void> {
     const members = [snap, ...segments].map((f) => async () => createReadStream(f, { highWaterMark: MiB }));
     const applyMs = await timeMedian(RUNS, () => applyChain(members, join(dir, 'restored.db')));
     const rate = (t: number): string => `${(dbSize / MiB / (t / 1000)).toFixed(1)} MB/s`;
-    printTable('ltx (medians of 5)', ['operation', 'input', 'median', 'throughput'], [
-      ['encode snapshot', bytes(dbSize), ms(encodeMs), rate(encodeMs)],
-      ['decode + verify snapshot', `${bytes(encoded.size)} ltx`, ms(decodeMs), rate(decodeMs)],
-      [`apply chain (snapshot + ${SEGMENTS} segments)`, bytes(dbSize), ms(applyMs), rate(applyMs)],
-    ]);
+    printTable(
+      'ltx (medians of 5)',
+      ['operation', 'input', 'median', 'throughput'],
+      [
+        ['encode snapshot', bytes(dbSize), ms(encodeMs), rate(encodeMs)],
+        ['decode + verify snapshot', `${bytes(encoded.size)} ltx`, ms(decodeMs), rate(decodeMs)],
+        [`apply chain (snapshot + ${SEGMENTS} segments)`, bytes(dbSize), ms(applyMs), rate(applyMs)],
+      ],
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -8,7 +8,11 @@ export function median(xs: readonly number[]): number {
 }
 
 /** Runs fn `runs` times (after `setup` each time, untimed) and returns the median wall time in milliseconds. */
-export async function timeMedian(runs: number, fn: (i: number) => Promise<unknown> | unknown, setup?: (i: number) => Promise<unknown> | unknown): Promise<number> {
+export async function timeMedian(
+  runs: number,
+  fn: (i: number) => Promise<unknown> | unknown,
+  setup?: (i: number) => Promise<unknown> | unknown,
+): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     if (setup) await setup(i);

@@ -31,7 +31,13 @@ interface Cost {
 }
 
 /** The operations measured, in table order. */
-const OPS = ['fork (shared)', 'checkpoint, one row changed', 'checkout, cold (empty cache)', 'checkout, warm (cached chain)', 'session flush, one row changed'] as const;
+const OPS = [
+  'fork (shared)',
+  'checkpoint, one row changed',
+  'checkout, cold (empty cache)',
+  'checkout, warm (cached chain)',
+  'session flush, one row changed',
+] as const;
 type Op = (typeof OPS)[number];
 
 /** A ~32 MiB database: one incompressible row per page, so stored objects are as large as the file. */
@@ -54,7 +60,12 @@ function requestsOf(c: CountingBackend): string {
 }
 
 /** Times `runs` runs of fn (each after an untimed setup) and keeps the last run's request counts. */
-async function measure(counter: CountingBackend, runs: number, fn: (i: number) => Promise<unknown>, setup?: (i: number) => unknown): Promise<Cost> {
+async function measure(
+  counter: CountingBackend,
+  runs: number,
+  fn: (i: number) => Promise<unknown>,
+  setup?: (i: number) => unknown,
+): Promise<Cost> {
   const median = await timeMedian(runs, fn, async (i) => {
     await setup?.(i);
     counter.reset();
@@ -84,7 +95,15 @@ async function benchStore(spec: StoreSpec, backend: Backend, dir: string, src: s
         (i) => execFileSync('sqlite3', [co.path, `UPDATE items SET k = 'changed-${i}' WHERE id = ${1 + i * 7}`]),
       ),
     );
-    out.set(OPS[2], await measure(counter, 3, (i) => checkout(ctx, { db: 'bench', branch: `f${i}` }), () => rmSync(chainCacheDir(root, 'bench'), { recursive: true, force: true })));
+    out.set(
+      OPS[2],
+      await measure(
+        counter,
+        3,
+        (i) => checkout(ctx, { db: 'bench', branch: `f${i}` }),
+        () => rmSync(chainCacheDir(root, 'bench'), { recursive: true, force: true }),
+      ),
+    );
     out.set(
       OPS[3],
       await measure(
@@ -132,7 +151,13 @@ export async function s3Bench(): Promise<void> {
     await (await Store.init(localSpec)).close();
     const local = await benchStore(localSpec, new LocalBackend(localRoot), join(dir, 'local'), src);
     const s3Spec = parseStoreSpec(`s3://${bucket.name}/bench`);
-    const s3Options = { bucket: bucket.name, prefix: 'bench', endpoint: S3_ENDPOINT, region: 'us-east-1', pathStyle: true };
+    const s3Options = {
+      bucket: bucket.name,
+      prefix: 'bench',
+      endpoint: S3_ENDPOINT,
+      region: 'us-east-1',
+      pathStyle: true,
+    };
     await (await Store.init(s3Spec, { backend: await openS3Backend(s3Options) })).close();
     const s3 = await benchStore(s3Spec, await openS3Backend(s3Options), join(dir, 's3'), src);
     const rows = OPS.map((op) => {
@@ -140,7 +165,11 @@ export async function s3Bench(): Promise<void> {
       const r = s3.get(op);
       return [op, l ? ms(l.ms) : '-', l?.requests ?? '-', r ? ms(r.ms) : '-', r?.requests ?? '-'];
     });
-    printTable(`s3 vs local store (${bytes(statSync(src).size)} database, medians; requests of one run)`, ['operation', 'local', 'local requests', 's3 (moto)', 's3 requests'], rows);
+    printTable(
+      `s3 vs local store (${bytes(statSync(src).size)} database, medians; requests of one run)`,
+      ['operation', 'local', 'local requests', 's3 (moto)', 's3 requests'],
+      rows,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await bucket.remove();

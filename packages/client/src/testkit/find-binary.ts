@@ -26,5 +26,7 @@ export function findOffshootBinary(explicit?: string, env: NodeJS.ProcessEnv = p
     const candidate = join(dir === '' ? '.' : dir, 'offshoot');
     if (isExecutableFile(candidate)) return candidate;
   }
-  throw new OffshootError('NOT_FOUND', 'offshoot is not on PATH', { hint: 'install offshoot, or set OFFSHOOT_BIN to its path' });
+  throw new OffshootError('NOT_FOUND', 'offshoot is not on PATH', {
+    hint: 'install offshoot, or set OFFSHOOT_BIN to its path',
+  });
 }

@@ -49,7 +49,11 @@ async function resolveSeed(daemon: TestDaemon, seed: SeedHandle | string): Promi
  * Forks the seed checkpoint into a fresh branch `t-<worker>-<name>-<n>` and opens a session on it, one connection per
  * fork. `seed` is a handle from `seedOnce` or a seed name.
  */
-export async function forkPerTest(daemon: TestDaemon, seed: SeedHandle | string, opts: ForkPerTestOptions = {}): Promise<TestFork> {
+export async function forkPerTest(
+  daemon: TestDaemon,
+  seed: SeedHandle | string,
+  opts: ForkPerTestOptions = {},
+): Promise<TestFork> {
   const handle = await resolveSeed(daemon, seed);
   const branch = `t-${workerId()}-${sanitize(opts.name ?? 'test')}-${++forks}`;
   const client = await connect(daemon.sock);
@@ -65,10 +69,14 @@ export async function forkPerTest(daemon: TestDaemon, seed: SeedHandle | string,
       flush: (name?: string) => session.flush(name),
       close: () =>
         (closing ??= (async () => {
-          await session.close().catch((err: unknown) => console.warn(`offshoot testkit: closing ${handle.db}@${branch}: ${String(err)}`));
+          await session
+            .close()
+            .catch((err: unknown) => console.warn(`offshoot testkit: closing ${handle.db}@${branch}: ${String(err)}`));
           await client
             .destroy(handle.db, branch, { force: true })
-            .catch((err: unknown) => console.warn(`offshoot testkit: destroying ${handle.db}@${branch}: ${String(err)}`));
+            .catch((err: unknown) =>
+              console.warn(`offshoot testkit: destroying ${handle.db}@${branch}: ${String(err)}`),
+            );
           client.close();
         })()),
     };

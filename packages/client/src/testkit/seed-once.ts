@@ -39,7 +39,9 @@ async function waitForForeignSeed(client: Client, db: string): Promise<void> {
     const main = (await client.branches(db)).find((b) => b.branch === 'main');
     if (main?.checkpoints.includes('seed') === true) return;
     if (Date.now() > deadline) {
-      throw new OffshootError('TIMEOUT', `${db} exists but never got its seed checkpoint`, { hint: `destroy ${db} or use another seed name` });
+      throw new OffshootError('TIMEOUT', `${db} exists but never got its seed checkpoint`, {
+        hint: `destroy ${db} or use another seed name`,
+      });
     }
     await new Promise((r) => setTimeout(r, 100));
   }

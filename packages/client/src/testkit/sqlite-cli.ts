@@ -14,7 +14,9 @@ function run(args: string[], input: string | undefined, what: string): Promise<s
     child.once('error', (e: NodeJS.ErrnoException) => {
       reject(
         e.code === 'ENOENT'
-          ? new OffshootError('NOT_FOUND', `${what}: the sqlite3 shell is not on PATH`, { hint: 'install the sqlite3 command-line shell' })
+          ? new OffshootError('NOT_FOUND', `${what}: the sqlite3 shell is not on PATH`, {
+              hint: 'install the sqlite3 command-line shell',
+            })
           : e,
       );
     });
@@ -22,7 +24,11 @@ function run(args: string[], input: string | undefined, what: string): Promise<s
       if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
       else {
         const msg = Buffer.concat(err).toString('utf8').trim();
-        reject(new OffshootError('INVALID_ARGUMENT', `${what} failed (sqlite3 exit ${code}): ${msg}`, { hint: 'fix the SQL; sqlite3 stops at the first error' }));
+        reject(
+          new OffshootError('INVALID_ARGUMENT', `${what} failed (sqlite3 exit ${code}): ${msg}`, {
+            hint: 'fix the SQL; sqlite3 stops at the first error',
+          }),
+        );
       }
     });
     if (input !== undefined) {

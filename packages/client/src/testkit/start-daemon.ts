@@ -52,7 +52,13 @@ function initStore(bin: string, store: string, timeoutMs: number): Promise<void>
   return new Promise((resolve, reject) => {
     execFile(bin, ['-store', store, 'init'], { timeout: timeoutMs }, (err, _stdout, stderr) => {
       if (err === null) resolve();
-      else reject(new OffshootError('UNAVAILABLE', `offshoot init failed: ${stderr.trim() || err.message}`, { hint: `check that ${bin} is a working offshoot`, cause: err }));
+      else
+        reject(
+          new OffshootError('UNAVAILABLE', `offshoot init failed: ${stderr.trim() || err.message}`, {
+            hint: `check that ${bin} is a working offshoot`,
+            cause: err,
+          }),
+        );
     });
   });
 }
@@ -73,7 +79,9 @@ export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDa
     throw err;
   }
 
-  const proc = spawn(bin, ['-store', store, 'serve', '-socket', sock, ...(opts.serveArgs ?? [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(bin, ['-store', store, 'serve', '-socket', sock, ...(opts.serveArgs ?? [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const stderrLines: string[] = [];
   let partial = '';
   proc.stderr?.setEncoding('utf8');
@@ -115,15 +123,23 @@ export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDa
   while (!(await canConnect(sock))) {
     if (proc.exitCode !== null || proc.signalCode !== null) {
       await stop();
-      throw new OffshootError('UNAVAILABLE', `offshoot serve exited during start-up (${proc.exitCode ?? proc.signalCode}):\n${stderrTail()}`, {
-        hint: 'read the daemon output above',
-      });
+      throw new OffshootError(
+        'UNAVAILABLE',
+        `offshoot serve exited during start-up (${proc.exitCode ?? proc.signalCode}):\n${stderrTail()}`,
+        {
+          hint: 'read the daemon output above',
+        },
+      );
     }
     if (Date.now() - started > timeoutMs) {
       await stop();
-      throw new OffshootError('TIMEOUT', `offshoot serve did not accept connections within ${timeoutMs} ms:\n${stderrTail()}`, {
-        hint: 'raise timeoutMs, or read the daemon output above',
-      });
+      throw new OffshootError(
+        'TIMEOUT',
+        `offshoot serve did not accept connections within ${timeoutMs} ms:\n${stderrTail()}`,
+        {
+          hint: 'raise timeoutMs, or read the daemon output above',
+        },
+      );
     }
     await sleep(25);
   }

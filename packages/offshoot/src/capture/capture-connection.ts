@@ -29,7 +29,10 @@ export type CheckpointMode = 'RESTART' | 'TRUNCATE';
 
 function isBusy(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || code === 'SQLITE_PROTOCOL');
+  return (
+    typeof code === 'string' &&
+    (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || code === 'SQLITE_PROTOCOL')
+  );
 }
 
 function sqliteFailure(err: unknown, what: string): OffshootError {
@@ -89,13 +92,17 @@ export class CaptureConnection {
     }
     try {
       db.pragma('wal_autocheckpoint = 0');
-      const mode = await whileBusy(`cannot switch ${dbPath} to WAL mode`, LOCK_BUDGET_MS, () => db.pragma('journal_mode = WAL', { simple: true }));
+      const mode = await whileBusy(`cannot switch ${dbPath} to WAL mode`, LOCK_BUDGET_MS, () =>
+        db.pragma('journal_mode = WAL', { simple: true }),
+      );
       if (mode !== 'wal') {
         throw fail('UNSUPPORTED', `${dbPath} cannot be put in WAL mode (journal_mode is ${String(mode)})`, {
           hint: 'live capture needs a file-backed database on a filesystem that supports shared memory',
         });
       }
-      const pageSize = await whileBusy(`cannot read the page size of ${dbPath}`, LOCK_BUDGET_MS, () => db.pragma('page_size', { simple: true }));
+      const pageSize = await whileBusy(`cannot read the page size of ${dbPath}`, LOCK_BUDGET_MS, () =>
+        db.pragma('page_size', { simple: true }),
+      );
       return new CaptureConnection(db, dbPath, Number(pageSize));
     } catch (err) {
       db.close();
@@ -142,7 +149,8 @@ export class CaptureConnection {
       let result: CheckpointResult = { busy: 1, log: -1, checkpointed: -1 };
       try {
         const [row] = this.#db.pragma(`wal_checkpoint(${mode})`) as CheckpointResult[];
-        if (row !== undefined) result = { busy: Number(row.busy), log: Number(row.log), checkpointed: Number(row.checkpointed) };
+        if (row !== undefined)
+          result = { busy: Number(row.busy), log: Number(row.log), checkpointed: Number(row.checkpointed) };
       } catch (err) {
         if (!isBusy(err)) throw sqliteFailure(err, `wal_checkpoint(${mode}) failed on ${this.dbPath}`);
       }

@@ -34,10 +34,17 @@ export async function loadCaptureState(scratchDir: string): Promise<CaptureState
   }
   if (typeof raw !== 'object' || raw === null) return undefined;
   const s = raw as Record<string, unknown>;
-  if (!Number.isSafeInteger(s.off) || (s.off as number) < 0 || !isU32(s.salt1) || !isU32(s.salt2) || typeof s.clean !== 'boolean') {
+  if (
+    !Number.isSafeInteger(s.off) ||
+    (s.off as number) < 0 ||
+    !isU32(s.salt1) ||
+    !isU32(s.salt2) ||
+    typeof s.clean !== 'boolean'
+  ) {
     return undefined;
   }
-  if (s.main_hash !== undefined && (typeof s.main_hash !== 'string' || !/^[0-9a-f]{64}$/.test(s.main_hash))) return undefined;
+  if (s.main_hash !== undefined && (typeof s.main_hash !== 'string' || !/^[0-9a-f]{64}$/.test(s.main_hash)))
+    return undefined;
   const state: CaptureState = { off: s.off as number, salt1: s.salt1, salt2: s.salt2, clean: s.clean };
   if (s.main_hash !== undefined) state.main_hash = s.main_hash;
   return state;

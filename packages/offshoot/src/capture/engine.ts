@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
 import { WAL_FRAME_HEADER_SIZE, WAL_HEADER_SIZE } from '../sqlite/wal-header.js';
-import { WalReader, isWalRestarted, readAllTransactions, type WalRestartedError, type WalSalts, type WalTransaction } from '../sqlite/wal-reader.js';
+import {
+  WalReader,
+  isWalRestarted,
+  readAllTransactions,
+  type WalRestartedError,
+  type WalSalts,
+  type WalTransaction,
+} from '../sqlite/wal-reader.js';
 import { CaptureConnection, LOCK_BUDGET_MS } from './capture-connection.js';
 import { loadCaptureState, saveCaptureState } from './capture-state.js';
 import { copyMainFile, hashMainFile } from './main-file.js';
@@ -139,9 +146,11 @@ export class CaptureEngine {
    */
   start(): Promise<{ resumed: boolean }> {
     if (this.#phase !== 'new') {
-      return Promise.reject(fail('INVALID_ARGUMENT', `capture engine for ${this.#dbPath} was already started`, {
-        hint: 'create a new CaptureEngine for every start',
-      }));
+      return Promise.reject(
+        fail('INVALID_ARGUMENT', `capture engine for ${this.#dbPath} was already started`, {
+          hint: 'create a new CaptureEngine for every start',
+        }),
+      );
     }
     this.#phase = 'starting';
     const started = this.#enqueue(() => this.#startOnce());
@@ -310,7 +319,9 @@ export class CaptureEngine {
     await conn.lock();
     const walBytes = this.#walSize();
     if (walBytes >= WAL_HEADER_SIZE) {
-      this.#log(`not resuming capture of ${this.#dbPath}: its -wal holds ${walBytes} bytes written while capture was down`);
+      this.#log(
+        `not resuming capture of ${this.#dbPath}: its -wal holds ${walBytes} bytes written while capture was down`,
+      );
       conn.unlock();
       return false;
     }
@@ -348,10 +359,14 @@ export class CaptureEngine {
       if (step === 'regenerated') target = this.#walSize();
       else if (this.#requireReader().offset >= target) break;
       if (Date.now() > deadline) {
-        throw fail('TIMEOUT', `capture of ${this.#dbPath} could not catch up with its -wal within ${DRAIN_NOW_DEADLINE_MS / 1000} s`, {
-          retryable: true,
-          hint: 'the writer is outpacing capture; pause heavy writes, then reopen the session',
-        });
+        throw fail(
+          'TIMEOUT',
+          `capture of ${this.#dbPath} could not catch up with its -wal within ${DRAIN_NOW_DEADLINE_MS / 1000} s`,
+          {
+            retryable: true,
+            hint: 'the writer is outpacing capture; pause heavy writes, then reopen the session',
+          },
+        );
       }
     }
     await this.#maybeTakeover();
@@ -392,7 +407,11 @@ export class CaptureEngine {
       // uncommitted tail is dead; otherwise the reset was not ours, and nothing but a rebase is safe.
       if (!indexedGeneration && this.#expectRestart) return 'idle';
       // Frames between our position and mxFrame end on a commit frame: reaching past it means we lost the chain.
-      await this.#rebase(indexedGeneration ? 'the WAL reader ran past the last committed frame' : 'the WAL was reset by another connection');
+      await this.#rebase(
+        indexedGeneration
+          ? 'the WAL reader ran past the last committed frame'
+          : 'the WAL was reset by another connection',
+      );
       return 'regenerated';
     }
     await this.#apply(txn);
@@ -410,7 +429,7 @@ export class CaptureEngine {
   async #onRestart(err: WalRestartedError): Promise<void> {
     // Each WAL reset adds exactly 1 to salt-1. A larger step means generations we never saw: a reset, writes and
     // another reset (or a foreign TRUNCATE) inside the window between our RESTART and re-taking the read lock.
-    const oneReset = ((err.previous.salt1 + 1) >>> 0) === err.current.salt1;
+    const oneReset = (err.previous.salt1 + 1) >>> 0 === err.current.salt1;
     if (this.#expectRestart && oneReset) {
       this.#deadTail = this.#walSize();
       this.#reader = this.#freshReader();
@@ -419,7 +438,11 @@ export class CaptureEngine {
       this.#expectRestart = false;
       return;
     }
-    await this.#rebase(this.#expectRestart ? 'the WAL was reset more than once since the last takeover' : 'the WAL was reset by another connection');
+    await this.#rebase(
+      this.#expectRestart
+        ? 'the WAL was reset more than once since the last takeover'
+        : 'the WAL was reset by another connection',
+    );
   }
 
   async #maybeTakeover(): Promise<void> {
@@ -458,7 +481,9 @@ export class CaptureEngine {
     }
     await conn.lock();
     if (result.log !== consumed && !(await this.#catchUp(result.log, locked))) {
-      await this.#rebase(`RESTART folded ${result.log} frames, ${consumed} were captured, and the rest could not be read back`);
+      await this.#rebase(
+        `RESTART folded ${result.log} frames, ${consumed} were captured, and the rest could not be read back`,
+      );
       return;
     }
     // The reset is lazy: the old frames stay readable until the next writer starts, so the reader is kept (a fresh
@@ -493,7 +518,8 @@ export class CaptureEngine {
         if (isWalRestarted(err)) return false;
         throw err;
       }
-      if (txn === undefined || !sameGeneration(reader.salts, generation) || this.#frameAt(txn.endOffset) > log) return false;
+      if (txn === undefined || !sameGeneration(reader.salts, generation) || this.#frameAt(txn.endOffset) > log)
+        return false;
       await this.#apply(txn);
     }
     return this.#framesConsumed() === log;
@@ -506,10 +532,14 @@ export class CaptureEngine {
     conn.unlock();
     const result = await conn.checkpoint('TRUNCATE');
     if (result.busy !== 0) {
-      throw fail('BUSY', `cannot rebase capture of ${this.#dbPath}: wal_checkpoint(TRUNCATE) stayed busy for ${LOCK_BUDGET_MS / 1000} s`, {
-        retryable: true,
-        hint: 'end long-running transactions on the checkout, then reopen the session',
-      });
+      throw fail(
+        'BUSY',
+        `cannot rebase capture of ${this.#dbPath}: wal_checkpoint(TRUNCATE) stayed busy for ${LOCK_BUDGET_MS / 1000} s`,
+        {
+          retryable: true,
+          hint: 'end long-running transactions on the checkout, then reopen the session',
+        },
+      );
     }
     // Locked before the copy: right after TRUNCATE our snapshot sits at mark 0, which blocks any backfill, so the
     // main file is frozen; had a commit slipped in, mark > 0 blocks a reset and the fresh reader replays it.

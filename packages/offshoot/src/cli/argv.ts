@@ -49,7 +49,8 @@ export function extractStore(argv: readonly string[]): { store: string | undefin
     const t = toDoubleDash(token);
     if (t === '--store') {
       const value = argv[i + 1];
-      if (value === undefined) throw fail('USAGE', 'flag --store needs a value', { hint: 'write --store PATH or --store s3://bucket/prefix' });
+      if (value === undefined)
+        throw fail('USAGE', 'flag --store needs a value', { hint: 'write --store PATH or --store s3://bucket/prefix' });
       store = value;
       i++;
     } else if (t.startsWith('--store=')) {
@@ -96,11 +97,17 @@ function normalize(tokens: readonly string[], flags: Record<string, FlagSpec>): 
     const t = toDoubleDash(raw);
     out.push(t);
     const name = flagName(t);
-    if (name === undefined || t.includes('=') || !Object.hasOwn(flags, name) || flags[name]?.type !== 'string') continue;
+    if (name === undefined || t.includes('=') || !Object.hasOwn(flags, name) || flags[name]?.type !== 'string')
+      continue;
     const next = tokens[i + 1];
     if (next === undefined || !next.startsWith('-') || next === END_OF_FLAGS) continue;
     const nextName = flagName(toDoubleDash(next));
-    if (next === '-h' || (nextName !== undefined && (Object.hasOwn(flags, nextName) || Object.hasOwn(GLOBAL_FLAGS, nextName) || nextName === 'store'))) continue;
+    if (
+      next === '-h' ||
+      (nextName !== undefined &&
+        (Object.hasOwn(flags, nextName) || Object.hasOwn(GLOBAL_FLAGS, nextName) || nextName === 'store'))
+    )
+      continue;
     out[out.length - 1] = `${t}=${next}`;
     i++;
   }
@@ -112,7 +119,8 @@ function usageError(err: unknown, command: string): Error {
   const message = e.message ?? String(err);
   const flag = /'(-{1,2}[^' =]+)/.exec(message)?.[1] ?? '';
   const hint = command === '' ? `see 'offshoot --help'` : `see 'offshoot ${command} --help'`;
-  if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return fail('USAGE', command === '' ? `unknown flag ${flag}` : `unknown flag ${flag} for ${command}`, { hint });
+  if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION')
+    return fail('USAGE', command === '' ? `unknown flag ${flag}` : `unknown flag ${flag} for ${command}`, { hint });
   if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
     if (message.includes('does not take an argument')) return fail('USAGE', `flag ${flag} takes no value`, { hint });
     return fail('USAGE', `flag ${flag} needs a value`, { hint });
@@ -124,10 +132,18 @@ function usageError(err: unknown, command: string): Error {
  * Parses a command's argv (command words already removed) against its flags plus the global ones, strictly;
  * `command` ('' before any command) names where usage errors point for help.
  */
-export function parseCommandArgs(tokens: readonly string[], flags: Record<string, FlagSpec>, command: string): ParsedCommandArgs {
+export function parseCommandArgs(
+  tokens: readonly string[],
+  flags: Record<string, FlagSpec>,
+  command: string,
+): ParsedCommandArgs {
   const options: NonNullable<ParseArgsConfig['options']> = {};
   for (const [name, spec] of Object.entries({ ...flags, ...GLOBAL_FLAGS })) {
-    options[name] = { type: spec.type, ...(spec.multiple ? { multiple: true } : {}), ...('short' in spec && spec.short ? { short: spec.short } : {}) };
+    options[name] = {
+      type: spec.type,
+      ...(spec.multiple ? { multiple: true } : {}),
+      ...('short' in spec && spec.short ? { short: spec.short } : {}),
+    };
   }
   let parsed;
   try {
@@ -148,5 +164,10 @@ export function parseCommandArgs(tokens: readonly string[], flags: Record<string
       return typeof v === 'string' ? [v] : [];
     },
   };
-  return { positionals: parsed.positionals, flags: flagValues, json: values.json === true, quiet: values.quiet === true };
+  return {
+    positionals: parsed.positionals,
+    flags: flagValues,
+    json: values.json === true,
+    quiet: values.quiet === true,
+  };
 }

@@ -17,7 +17,10 @@ const SUFFIXES: Array<[string, number]> = [
  * case-insensitive; a bare B is bytes). Zero means unlimited; negatives and sizes past 2^53 are refused.
  */
 export function parseByteSize(text: string, flag: string): number {
-  const bad = (why: string) => fail('INVALID_ARGUMENT', `${flag} ${JSON.stringify(text)}: ${why}`, { hint: `write ${flag} as bytes or with a K, M, G or T suffix, e.g. 512M` });
+  const bad = (why: string) =>
+    fail('INVALID_ARGUMENT', `${flag} ${JSON.stringify(text)}: ${why}`, {
+      hint: `write ${flag} as bytes or with a K, M, G or T suffix, e.g. 512M`,
+    });
   let s = text.trim();
   let mult = 1;
   const upper = s.toUpperCase();

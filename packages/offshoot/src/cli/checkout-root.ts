@@ -13,7 +13,14 @@ export function checkoutRootFor(spec: StoreSpec, env: NodeJS.ProcessEnv = proces
   if (spec.kind === 'local') return spec.root;
   if (env.OFFSHOOT_CHECKOUTS) return resolve(env.OFFSHOOT_CHECKOUTS);
   const s3 = s3ConfigFromEnv(env);
-  const identity = ['s3', spec.bucket, spec.prefix, s3.endpoint ?? '', s3.region ?? '', String(s3.pathStyle ?? false)].join('|');
+  const identity = [
+    's3',
+    spec.bucket,
+    spec.prefix,
+    s3.endpoint ?? '',
+    s3.region ?? '',
+    String(s3.pathStyle ?? false),
+  ].join('|');
   const id = createHash('sha256').update(identity).digest('hex').slice(0, 16);
   return join(userCacheDir(env), 'offshoot', id);
 }

@@ -9,7 +9,8 @@ import type { FlagSpec, Invocation } from './command.js';
 export const SOCKET_FLAG: FlagSpec = {
   type: 'string',
   value: 'PATH',
-  description: 'the daemon socket (default $OFFSHOOT_SOCKET, else one derived from the store spec under the user cache dir)',
+  description:
+    'the daemon socket (default $OFFSHOOT_SOCKET, else one derived from the store spec under the user cache dir)',
 };
 
 /** The socket this invocation uses: -socket, else $OFFSHOOT_SOCKET, else the store's default socket. */
@@ -43,7 +44,11 @@ function exchange(socket: string, req: Record<string, unknown>): Promise<Respons
         try {
           resolve(JSON.parse(text) as Response);
         } catch {
-          reject(fail('INTERNAL', `the daemon at ${socket} sent a malformed response`, { hint: 'check that -socket names an offshoot daemon' }));
+          reject(
+            fail('INTERNAL', `the daemon at ${socket} sent a malformed response`, {
+              hint: 'check that -socket names an offshoot daemon',
+            }),
+          );
         }
       });
     });
@@ -51,12 +56,26 @@ function exchange(socket: string, req: Record<string, unknown>): Promise<Respons
       settle(() =>
         reject(
           UNREACHABLE.has(err.code ?? '')
-            ? fail('UNAVAILABLE', `no daemon is running at ${socket}`, { hint: `start one with 'offshoot serve -socket ${socket}', or pass the right -socket` })
-            : fail('UNAVAILABLE', `cannot reach the daemon at ${socket}: ${err.message}`, { hint: 'check the -socket path and its permissions', cause: err }),
+            ? fail('UNAVAILABLE', `no daemon is running at ${socket}`, {
+                hint: `start one with 'offshoot serve -socket ${socket}', or pass the right -socket`,
+              })
+            : fail('UNAVAILABLE', `cannot reach the daemon at ${socket}: ${err.message}`, {
+                hint: 'check the -socket path and its permissions',
+                cause: err,
+              }),
         ),
       ),
     );
-    conn.once('close', () => settle(() => reject(fail('UNAVAILABLE', `the daemon at ${socket} closed the connection`, { retryable: true, hint: 'retry; the daemon may be shutting down' }))));
+    conn.once('close', () =>
+      settle(() =>
+        reject(
+          fail('UNAVAILABLE', `the daemon at ${socket} closed the connection`, {
+            retryable: true,
+            hint: 'retry; the daemon may be shutting down',
+          }),
+        ),
+      ),
+    );
   });
 }
 
@@ -68,7 +87,10 @@ export async function daemonRequest(socket: string, req: Record<string, unknown>
   const res = await exchange(socket, req);
   if (!res.ok) {
     const e = errorFromResponse(res);
-    throw new OffshootError(e.code, res.error ?? e.message, { ...(e.hint !== undefined ? { hint: e.hint } : {}), retryable: e.retryable });
+    throw new OffshootError(e.code, res.error ?? e.message, {
+      ...(e.hint !== undefined ? { hint: e.hint } : {}),
+      retryable: e.retryable,
+    });
   }
   return res;
 }

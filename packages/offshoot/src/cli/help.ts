@@ -6,7 +6,8 @@ import { allCommands } from './registry.js';
 const STORE_FLAG: FlagSpec = {
   type: 'string',
   value: 'SPEC',
-  description: 'the store: a path, file:///abs/path or s3://bucket[/prefix] (default $OFFSHOOT_STORE, else ./.offshoot)',
+  description:
+    'the store: a path, file:///abs/path or s3://bucket[/prefix] (default $OFFSHOOT_STORE, else ./.offshoot)',
 };
 
 function flagRows(flags: Record<string, FlagSpec>): Array<[string, string]> {
@@ -30,7 +31,14 @@ const FLAG_SPELLING = 'Flags take one dash or two (-at CP, --at CP, --at=CP) and
 
 /** `offshoot <command> --help`. */
 export function commandHelp(cmd: Command): string {
-  const lines = [`usage: offshoot ${cmd.name}${cmd.usage ? ` ${cmd.usage}` : ''}`, '', `${cmd.summary}.`, '', cmd.help, ''];
+  const lines = [
+    `usage: offshoot ${cmd.name}${cmd.usage ? ` ${cmd.usage}` : ''}`,
+    '',
+    `${cmd.summary}.`,
+    '',
+    cmd.help,
+    '',
+  ];
   if (Object.keys(cmd.flags).length > 0) lines.push('flags:', ...table(flagRows(cmd.flags)), '');
   lines.push(...globalSection(), '', FLAG_SPELLING, EXIT_CODES_HELP);
   return lines.join('\n') + '\n';
@@ -39,7 +47,14 @@ export function commandHelp(cmd: Command): string {
 /** `offshoot <group> --help`: the group's subcommands. */
 export function groupHelp(group: CommandGroup): string {
   const rows = group.subcommands.map((c): [string, string] => [`${c.name}${c.usage ? ` ${c.usage}` : ''}`, c.summary]);
-  const lines = [`usage: offshoot ${group.name} <${group.subcommands.map((c) => c.name.split(' ').pop()).join('|')}> ...`, '', `${group.summary}.`, '', 'commands:', ...table(rows)];
+  const lines = [
+    `usage: offshoot ${group.name} <${group.subcommands.map((c) => c.name.split(' ').pop()).join('|')}> ...`,
+    '',
+    `${group.summary}.`,
+    '',
+    'commands:',
+    ...table(rows),
+  ];
   lines.push('', `Run 'offshoot ${group.name} <subcommand> --help' for one of them.`);
   return lines.join('\n') + '\n';
 }
@@ -63,7 +78,7 @@ export function usageText(): string {
     'environment:',
     '  OFFSHOOT_STORE         the store when -store is not given',
     '  OFFSHOOT_S3_ENDPOINT   S3-compatible endpoint URL; OFFSHOOT_S3_REGION (auto when an endpoint is set); OFFSHOOT_S3_PATH_STYLE=1',
-    '  OFFSHOOT_CHECKOUTS     where an S3 store\'s checkouts live (default: a per-store directory in the user cache dir)',
+    "  OFFSHOOT_CHECKOUTS     where an S3 store's checkouts live (default: a per-store directory in the user cache dir)",
     '  OFFSHOOT_SOCKET        the daemon socket when -socket is not given (default: derived from the store spec)',
     '  OFFSHOOT_TOKEN         the bearer token of serve -http when -token is not given',
     '  OFFSHOOT_DEBUG=1       print a stack trace for internal errors',

@@ -112,7 +112,12 @@ export function touchOutcome(r: TouchResult): Outcome {
 /** `rollback`: stdout is the checkout path; what was abandoned and how to undo go to stderr. */
 export function rollbackOutcome(r: RollbackResult): Outcome {
   const a = r.abandoned;
-  const abandoned = a === undefined ? 'nothing abandoned' : a.from === a.to ? `abandoned txid ${a.from}` : `abandoned txids ${a.from}-${a.to}`;
+  const abandoned =
+    a === undefined
+      ? 'nothing abandoned'
+      : a.from === a.to
+        ? `abandoned txid ${a.from}`
+        : `abandoned txids ${a.from}-${a.to}`;
   return outcome(r, [r.path], {
     notes: [
       `rolled back ${r.db}@${r.branch} to checkpoint ${JSON.stringify(r.checkpoint)} at txid ${r.txid}; ${abandoned}`,
@@ -155,7 +160,10 @@ export function statusOutcome(r: StatusReport): Outcome {
     return line;
   });
   const { entries, bytes, budget } = r.roCache;
-  lines.push(`ro-cache: ${entries} entries, ${bytes} bytes used` + (budget ? `, budget ${budget} bytes` : ' (budget: unlimited)'));
+  lines.push(
+    `ro-cache: ${entries} entries, ${bytes} bytes used` +
+      (budget ? `, budget ${budget} bytes` : ' (budget: unlimited)'),
+  );
   return outcome(r, lines);
 }
 
@@ -166,7 +174,12 @@ export type DiffMode = 'text' | 'summary' | 'sql';
 export function diffOutcome(r: DiffResult, left: string, right: string, mode: DiffMode): Outcome {
   const j = diffToJson(r);
   const data = { left, right, schema: j.schema, tables: new Verbatim(j.tables), stats: j.stats };
-  const text = mode === 'summary' ? renderDiffSummary(r, left, right) : mode === 'sql' ? renderDiffSql(r) : renderDiffText(r, left, right);
+  const text =
+    mode === 'summary'
+      ? renderDiffSummary(r, left, right)
+      : mode === 'sql'
+        ? renderDiffSql(r)
+        : renderDiffText(r, left, right);
   return { data, text: text.replace(/\n$/, '') };
 }
 
@@ -181,16 +194,27 @@ export function gcOutcome(r: GcReport): Outcome {
 
 /** `lease list`. */
 export function leaseListOutcome(leases: LeaseInfo[]): Outcome {
-  const lines = leases.map((l) => `${l.db}@${l.branch} ${l.live ? 'held' : 'expired'} by ${l.holder} epoch=${l.epoch} until ${rfc3339(l.expiry)}`);
+  const lines = leases.map(
+    (l) =>
+      `${l.db}@${l.branch} ${l.live ? 'held' : 'expired'} by ${l.holder} epoch=${l.epoch} until ${rfc3339(l.expiry)}`,
+  );
   return outcome({ leases }, lines);
 }
 
 /** `lease acquire`: the lease lapses unless something renews it, which this command never does. */
-export function leaseAcquireOutcome(t: Target, holder: string, r: { epoch: number; expiry: string; renewed: boolean }): Outcome {
+export function leaseAcquireOutcome(
+  t: Target,
+  holder: string,
+  r: { epoch: number; expiry: string; renewed: boolean },
+): Outcome {
   const name = formatTarget(t);
-  return outcome({ db: t.db, branch: t.branch, holder, ...r }, [`acquired ${name} as ${holder} (epoch ${r.epoch}) until ${rfc3339(r.expiry)}`], {
-    notes: ['this command exits immediately; the lease expires unless a long-running holder renews it'],
-  });
+  return outcome(
+    { db: t.db, branch: t.branch, holder, ...r },
+    [`acquired ${name} as ${holder} (epoch ${r.epoch}) until ${rfc3339(r.expiry)}`],
+    {
+      notes: ['this command exits immediately; the lease expires unless a long-running holder renews it'],
+    },
+  );
 }
 
 /** `lease release` prints nothing. */
@@ -257,7 +281,9 @@ export function errorLine(err: OffshootError): string {
 
 /** The one stderr JSON line for a failure under --json. */
 export function errorJsonLine(err: OffshootError): string {
-  return JSON.stringify({ error: { code: err.code, message: err.message, hint: err.hint ?? null, retryable: err.retryable } });
+  return JSON.stringify({
+    error: { code: err.code, message: err.message, hint: err.hint ?? null, retryable: err.retryable },
+  });
 }
 
 /** A warning line for stderr: text, or a JSON object under --json. */

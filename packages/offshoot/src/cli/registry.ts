@@ -43,7 +43,15 @@ const leaseGroup: CommandGroup = {
 const sessionGroup: CommandGroup = {
   name: 'session',
   summary: 'open, flush, inspect and close live sessions in a running daemon',
-  subcommands: [sessionOpenCommand, sessionFlushCommand, sessionStatusCommand, sessionCloseCommand, sessionShutdownCommand, sessionDbsCommand, sessionBranchesCommand],
+  subcommands: [
+    sessionOpenCommand,
+    sessionFlushCommand,
+    sessionStatusCommand,
+    sessionCloseCommand,
+    sessionShutdownCommand,
+    sessionDbsCommand,
+    sessionBranchesCommand,
+  ],
 };
 
 /**

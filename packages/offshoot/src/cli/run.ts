@@ -30,25 +30,37 @@ function resolveCommand(tokens: readonly string[]): Resolved {
   if (entry === undefined) {
     throw fail('USAGE', `unknown command ${JSON.stringify(word)}`, { hint: "run 'offshoot --help' to list commands" });
   }
-  if (!isGroup(entry)) return wantsHelp(rest) ? { kind: 'help', text: commandHelp(entry) } : { kind: 'command', command: entry, tokens: rest };
+  if (!isGroup(entry))
+    return wantsHelp(rest)
+      ? { kind: 'help', text: commandHelp(entry) }
+      : { kind: 'command', command: entry, tokens: rest };
   const sub = takeWord(rest);
   const names = entry.subcommands.map((c) => c.name.slice(entry.name.length + 1));
   if (sub.word === undefined) {
     if (wantsHelp(rest)) return { kind: 'help', text: groupHelp(entry) };
-    throw fail('USAGE', `${entry.name} needs a subcommand: ${names.join(', ')}`, { hint: `see 'offshoot ${entry.name} --help'` });
+    throw fail('USAGE', `${entry.name} needs a subcommand: ${names.join(', ')}`, {
+      hint: `see 'offshoot ${entry.name} --help'`,
+    });
   }
   const command = entry.subcommands.find((c) => c.name === `${entry.name} ${sub.word}`);
   if (command === undefined) {
-    throw fail('USAGE', `unknown ${entry.name} subcommand ${JSON.stringify(sub.word)}`, { hint: `use one of: ${names.join(', ')}` });
+    throw fail('USAGE', `unknown ${entry.name} subcommand ${JSON.stringify(sub.word)}`, {
+      hint: `use one of: ${names.join(', ')}`,
+    });
   }
-  return wantsHelp(sub.rest) ? { kind: 'help', text: commandHelp(command) } : { kind: 'command', command, tokens: sub.rest };
+  return wantsHelp(sub.rest)
+    ? { kind: 'help', text: commandHelp(command) }
+    : { kind: 'command', command, tokens: sub.rest };
 }
 
 function checkArity(cmd: Command, positionals: readonly string[]): void {
   const { min, max } = cmd.args;
   if (positionals.length >= min && positionals.length <= max) return;
-  const got = positionals.length > max ? `unexpected argument ${JSON.stringify(positionals[max])}` : 'missing arguments';
-  throw fail('USAGE', `${got}; usage: offshoot ${cmd.name}${cmd.usage ? ` ${cmd.usage}` : ''}`, { hint: `see 'offshoot ${cmd.name} --help'` });
+  const got =
+    positionals.length > max ? `unexpected argument ${JSON.stringify(positionals[max])}` : 'missing arguments';
+  throw fail('USAGE', `${got}; usage: offshoot ${cmd.name}${cmd.usage ? ` ${cmd.usage}` : ''}`, {
+    hint: `see 'offshoot ${cmd.name} --help'`,
+  });
 }
 
 function write(stream: NodeJS.WritableStream, line: string): void {
@@ -69,7 +81,9 @@ function printError(io: CliIo, err: OffshootError, json: boolean): void {
   const debug = io.env.OFFSHOOT_DEBUG === '1';
   const shown =
     err.code === 'INTERNAL' && err.hint === undefined && !debug
-      ? fail('INTERNAL', err.message, { hint: 'this is a bug: rerun with OFFSHOOT_DEBUG=1 for a stack trace and report it' })
+      ? fail('INTERNAL', err.message, {
+          hint: 'this is a bug: rerun with OFFSHOOT_DEBUG=1 for a stack trace and report it',
+        })
       : err;
   write(io.stderr, json ? errorJsonLine(shown) : errorLine(shown));
   if (err.code === 'INTERNAL' && debug) {

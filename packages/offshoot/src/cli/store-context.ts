@@ -13,7 +13,13 @@ export interface ContextIo {
  * around it. The store and ops modules load here, on first use, so help, version and usage errors never pay for them.
  */
 export async function openOpsContext(spec: StoreSpec, env: NodeJS.ProcessEnv, io: ContextIo): Promise<OpsContext> {
-  const [{ Store }, { makeContext }] = await Promise.all([import('../store/store.js'), import('../ops/helpers/context.js')]);
+  const [{ Store }, { makeContext }] = await Promise.all([
+    import('../store/store.js'),
+    import('../ops/helpers/context.js'),
+  ]);
   const store = await Store.open(spec);
-  return makeContext(store, checkoutRootFor(spec, env), { warn: io.warn, ...(io.progress ? { progress: io.progress } : {}) });
+  return makeContext(store, checkoutRootFor(spec, env), {
+    warn: io.warn,
+    ...(io.progress ? { progress: io.progress } : {}),
+  });
 }

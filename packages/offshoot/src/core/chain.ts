@@ -15,7 +15,11 @@ export function dedupByEpoch(objects: readonly DataObject[]): Map<number, DataOb
   const best = new Map<number, DataObject>();
   for (const o of objects) {
     const cur = best.get(o.maxTxid);
-    if (cur === undefined || o.epoch > cur.epoch || (o.epoch === cur.epoch && o.kind === 'snapshot' && cur.kind === 'segment')) {
+    if (
+      cur === undefined ||
+      o.epoch > cur.epoch ||
+      (o.epoch === cur.epoch && o.kind === 'snapshot' && cur.kind === 'segment')
+    ) {
       best.set(o.maxTxid, o);
     }
   }
@@ -27,7 +31,12 @@ export function dedupByEpoch(objects: readonly DataObject[]): Map<number, DataOb
  * segments, never mixing in another lineage's objects; below the base pointer it stops and says where the
  * base lineage must continue.
  */
-export function resolveLineageHalf(lineage: string, objects: readonly DataObject[], target: number, base?: BasePointer): LineageHalf {
+export function resolveLineageHalf(
+  lineage: string,
+  objects: readonly DataObject[],
+  target: number,
+  base?: BasePointer,
+): LineageHalf {
   const best = dedupByEpoch(objects.filter((o) => o.lineage === lineage));
   const members: DataObject[] = [];
   let t = target;
@@ -36,7 +45,10 @@ export function resolveLineageHalf(lineage: string, objects: readonly DataObject
       members.reverse();
       return { members, continueAt: t };
     }
-    if (t <= 0) throw fail('CORRUPT', `chain of lineage ${lineage} at txid ${target} has no snapshot`, { hint: 'the store is missing objects; restore them or destroy the branch' });
+    if (t <= 0)
+      throw fail('CORRUPT', `chain of lineage ${lineage} at txid ${target} has no snapshot`, {
+        hint: 'the store is missing objects; restore them or destroy the branch',
+      });
     const o = best.get(t);
     if (o === undefined) {
       throw fail('CORRUPT', `chain of lineage ${lineage} at txid ${target} has a gap: no object ends at txid ${t}`, {

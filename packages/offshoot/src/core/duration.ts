@@ -6,8 +6,8 @@ export type Duration = bigint;
 const UNITS: Record<string, bigint> = {
   ns: 1n,
   us: 1_000n,
-  'µs': 1_000n,
-  'μs': 1_000n,
+  µs: 1_000n,
+  μs: 1_000n,
   ms: 1_000_000n,
   s: 1_000_000_000n,
   m: 60_000_000_000n,
@@ -108,11 +108,16 @@ export function msDuration(ms: number): Duration {
 export type TtlArg = { kind: 'keep' } | { kind: 'none' } | { kind: 'set'; ttl: Duration };
 
 /** Parses a TTL flag value: `none` clears; a positive Go duration sets; zero and negatives are refused unless allowZeroAsNone. */
-export function parseTtl(text: string | undefined, opts: { allowZeroAsNone?: boolean; allowNone?: boolean } = {}): TtlArg {
+export function parseTtl(
+  text: string | undefined,
+  opts: { allowZeroAsNone?: boolean; allowNone?: boolean } = {},
+): TtlArg {
   if (text === undefined || text === '') return { kind: 'keep' };
   if (text === 'none') {
     if (opts.allowNone === false) {
-      throw fail('INVALID_ARGUMENT', `invalid ttl "none": a fork's TTL must be positive`, { hint: 'omit --ttl for a branch that never expires' });
+      throw fail('INVALID_ARGUMENT', `invalid ttl "none": a fork's TTL must be positive`, {
+        hint: 'omit --ttl for a branch that never expires',
+      });
     }
     return { kind: 'none' };
   }
@@ -120,7 +125,8 @@ export function parseTtl(text: string | undefined, opts: { allowZeroAsNone?: boo
   if (d <= 0n) {
     if (d === 0n && opts.allowZeroAsNone) return { kind: 'none' };
     throw fail('INVALID_ARGUMENT', `invalid ttl ${JSON.stringify(text)}: must be positive`, {
-      hint: opts.allowNone === false ? 'use a positive duration such as 1h' : 'use a positive duration such as 1h, or none',
+      hint:
+        opts.allowNone === false ? 'use a positive duration such as 1h' : 'use a positive duration such as 1h, or none',
     });
   }
   return { kind: 'set', ttl: d };

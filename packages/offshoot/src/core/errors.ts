@@ -58,7 +58,12 @@ export function hasCode(err: unknown, code: ErrorCode): err is OffshootError {
 /** Wraps any thrown value as an OffshootError, keeping offshoot errors as they are. */
 export function asOffshootError(err: unknown): OffshootError {
   if (err instanceof OffshootError) return err;
-  if (typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' && 'retryable' in err) {
+  if (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as { code?: unknown }).code === 'string' &&
+    'retryable' in err
+  ) {
     return err as OffshootError;
   }
   const e = err as NodeJS.ErrnoException;

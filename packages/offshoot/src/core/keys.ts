@@ -43,7 +43,8 @@ export interface DataObject {
   size?: number;
 }
 
-const DATA_RE = /^data\/([0-9a-z_-]+)\/([0-9]+)\/(?:snapshot-([0-9a-f]{16})|segment-([0-9a-f]{16})-([0-9a-f]{16}))\.ltx$/;
+const DATA_RE =
+  /^data\/([0-9a-z_-]+)\/([0-9]+)\/(?:snapshot-([0-9a-f]{16})|segment-([0-9a-f]{16})-([0-9a-f]{16}))\.ltx$/;
 
 /** Parses a data object key; returns undefined for keys that are not LTX objects (base.json, strays). */
 export function parseDataKey(key: string): DataObject | undefined {

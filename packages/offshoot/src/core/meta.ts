@@ -11,17 +11,28 @@ export function validateMeta(meta: Meta | undefined): Meta | undefined {
   if (meta === undefined) return undefined;
   const keys = Object.keys(meta);
   if (keys.length > META_LIMITS.maxKeys) {
-    throw fail('INVALID_ARGUMENT', `meta has ${keys.length} keys; at most ${META_LIMITS.maxKeys} are allowed`, { hint: 'drop some --meta entries' });
+    throw fail('INVALID_ARGUMENT', `meta has ${keys.length} keys; at most ${META_LIMITS.maxKeys} are allowed`, {
+      hint: 'drop some --meta entries',
+    });
   }
   for (const k of keys) {
     const v = meta[k];
-    if (k.length === 0) throw fail('INVALID_ARGUMENT', 'meta key must not be empty', { hint: 'write --meta key=value' });
+    if (k.length === 0)
+      throw fail('INVALID_ARGUMENT', 'meta key must not be empty', { hint: 'write --meta key=value' });
     if (Buffer.byteLength(k) > META_LIMITS.maxKeyBytes) {
-      throw fail('INVALID_ARGUMENT', `meta key ${JSON.stringify(k.slice(0, 20))}… is longer than ${META_LIMITS.maxKeyBytes} bytes`, { hint: 'shorten the meta key' });
+      throw fail(
+        'INVALID_ARGUMENT',
+        `meta key ${JSON.stringify(k.slice(0, 20))}… is longer than ${META_LIMITS.maxKeyBytes} bytes`,
+        { hint: 'shorten the meta key' },
+      );
     }
     if (typeof v !== 'string') throw fail('INVALID_ARGUMENT', `meta value for ${JSON.stringify(k)} must be a string`);
     if (Buffer.byteLength(v) > META_LIMITS.maxValueBytes) {
-      throw fail('INVALID_ARGUMENT', `meta value for ${JSON.stringify(k)} is longer than ${META_LIMITS.maxValueBytes} bytes`, { hint: 'shorten the meta value' });
+      throw fail(
+        'INVALID_ARGUMENT',
+        `meta value for ${JSON.stringify(k)} is longer than ${META_LIMITS.maxValueBytes} bytes`,
+        { hint: 'shorten the meta value' },
+      );
     }
   }
   return keys.length === 0 ? undefined : meta;
@@ -33,7 +44,10 @@ export function parseMetaPairs(pairs: readonly string[]): Meta | undefined {
   const meta: Meta = {};
   for (const p of pairs) {
     const i = p.indexOf('=');
-    if (i <= 0) throw fail('USAGE', `invalid --meta ${JSON.stringify(p)}: expected key=value`, { hint: 'write --meta key=value' });
+    if (i <= 0)
+      throw fail('USAGE', `invalid --meta ${JSON.stringify(p)}: expected key=value`, {
+        hint: 'write --meta key=value',
+      });
     meta[p.slice(0, i)] = p.slice(i + 1);
   }
   return validateMeta(meta);

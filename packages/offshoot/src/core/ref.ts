@@ -42,11 +42,14 @@ export interface Ref {
 }
 
 function corrupt(what: string): Error {
-  return fail('CORRUPT', `ref is malformed: ${what}`, { hint: 'restore the ref object from a backup or destroy the branch' });
+  return fail('CORRUPT', `ref is malformed: ${what}`, {
+    hint: 'restore the ref object from a backup or destroy the branch',
+  });
 }
 
 function num(v: unknown, what: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw corrupt(`${what} is not a non-negative integer`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+    throw corrupt(`${what} is not a non-negative integer`);
   return v;
 }
 
@@ -72,7 +75,10 @@ function parseCheckpoint(v: unknown, name: string, schema: number, fallbackEpoch
   if (schema === 1 && typeof v === 'number') return { txid: num(v, `checkpoint ${name}`), epoch: fallbackEpoch };
   if (typeof v !== 'object' || v === null) throw corrupt(`checkpoint ${name} is not an object`);
   const o = v as Record<string, unknown>;
-  const cp: Checkpoint = { txid: num(o.txid, `checkpoint ${name}.txid`), epoch: o.epoch === undefined ? fallbackEpoch : num(o.epoch, `checkpoint ${name}.epoch`) };
+  const cp: Checkpoint = {
+    txid: num(o.txid, `checkpoint ${name}.txid`),
+    epoch: o.epoch === undefined ? fallbackEpoch : num(o.epoch, `checkpoint ${name}.epoch`),
+  };
   const created = optStr(o.created_at, `checkpoint ${name}.created_at`);
   if (created !== undefined) cp.created_at = created;
   const meta = optMeta(o.meta, `checkpoint ${name}.meta`);
@@ -92,7 +98,9 @@ export function parseRef(bytes: Uint8Array): Ref {
   const o = raw as Record<string, unknown>;
   const schema = o.schema === undefined ? 1 : num(o.schema, 'schema');
   if (schema > REF_SCHEMA) {
-    throw fail('SCHEMA_TOO_NEW', `ref schema ${schema} is newer than this binary supports (${REF_SCHEMA})`, { hint: 'upgrade offshoot' });
+    throw fail('SCHEMA_TOO_NEW', `ref schema ${schema} is newer than this binary supports (${REF_SCHEMA})`, {
+      hint: 'upgrade offshoot',
+    });
   }
   if (typeof o.lineage !== 'string' || o.lineage === '') throw corrupt('lineage is missing');
   const epoch = num(o.epoch ?? 1, 'epoch');
@@ -107,7 +115,8 @@ export function parseRef(bytes: Uint8Array): Ref {
   const cps = o.checkpoints;
   if (cps !== undefined && cps !== null) {
     if (typeof cps !== 'object' || Array.isArray(cps)) throw corrupt('checkpoints is not an object');
-    for (const [name, v] of Object.entries(cps as Record<string, unknown>)) ref.checkpoints[name] = parseCheckpoint(v, name, schema, ref.head_epoch);
+    for (const [name, v] of Object.entries(cps as Record<string, unknown>))
+      ref.checkpoints[name] = parseCheckpoint(v, name, schema, ref.head_epoch);
   }
   const strFields = ['parent', 'lease_holder', 'lease_expiry', 'ttl', 'touched_at', 'deleting_at'] as const;
   for (const f of strFields) {

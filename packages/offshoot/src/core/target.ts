@@ -16,9 +16,15 @@ export function parseTarget(text: string, opts: { allowCheckpoint?: boolean } = 
   const parts = text.split('@');
   const max = opts.allowCheckpoint ? 3 : 2;
   if (parts.length > max) {
-    throw fail('INVALID_ARGUMENT', `invalid target ${JSON.stringify(text)}: expected ${opts.allowCheckpoint ? 'db[@branch[@checkpoint]]' : 'db[@branch]'}`, {
-      hint: opts.allowCheckpoint ? 'write the target as db, db@branch or db@branch@checkpoint' : 'write the target as db or db@branch',
-    });
+    throw fail(
+      'INVALID_ARGUMENT',
+      `invalid target ${JSON.stringify(text)}: expected ${opts.allowCheckpoint ? 'db[@branch[@checkpoint]]' : 'db[@branch]'}`,
+      {
+        hint: opts.allowCheckpoint
+          ? 'write the target as db, db@branch or db@branch@checkpoint'
+          : 'write the target as db or db@branch',
+      },
+    );
   }
   const db = validateName('database', parts[0] ?? '');
   const branch = parts.length > 1 ? validateName('branch', parts[1] ?? '') : MAIN_BRANCH;

@@ -23,7 +23,11 @@ export function branchInfo(b: BranchStatus, state: string): BranchInfo {
     ...(b.leaseHolder !== undefined ? { lease_holder: b.leaseHolder } : {}),
     checkpoints: b.checkpoints,
     ...(b.touchedAt !== undefined ? { touched_at: b.touchedAt } : {}),
-    checkpoints_v2: b.checkpointsV2.map((c) => ({ name: c.name, txid: c.txid, ...(c.createdAt !== undefined ? { created_at: c.createdAt } : {}) })),
+    checkpoints_v2: b.checkpointsV2.map((c) => ({
+      name: c.name,
+      txid: c.txid,
+      ...(c.createdAt !== undefined ? { created_at: c.createdAt } : {}),
+    })),
     shared: b.storage === 'shared',
     state,
   };

@@ -20,7 +20,13 @@ function parseLine(line: string): { req: unknown } | { error: Response } {
   } catch {
     // Reported below, like a non-object.
   }
-  return { error: errorResponse(fail('INVALID_ARGUMENT', 'bad request: not a JSON object', { hint: 'send one JSON object per line, e.g. {"op":"status"}' })) };
+  return {
+    error: errorResponse(
+      fail('INVALID_ARGUMENT', 'bad request: not a JSON object', {
+        hint: 'send one JSON object per line, e.g. {"op":"status"}',
+      }),
+    ),
+  };
 }
 
 /**
@@ -82,7 +88,9 @@ export class Connection {
     this.closing = true;
     this.buffered = [];
     this.lines.length = 0;
-    const res = errorResponse(fail('INVALID_ARGUMENT', `request line exceeds ${MAX_REQUEST_BYTES} bytes`, { hint: 'send smaller requests' }));
+    const res = errorResponse(
+      fail('INVALID_ARGUMENT', `request line exceeds ${MAX_REQUEST_BYTES} bytes`, { hint: 'send smaller requests' }),
+    );
     this.finish(`${JSON.stringify(res)}\n`);
   }
 

@@ -82,11 +82,26 @@ export class Daemon {
         requestShutdown: () => setImmediate(() => void daemon?.shutdown()),
       };
       metrics.setSessionSource(() =>
-        sessions.live().map((s) => ({ db: s.target.db, branch: s.target.branch, captureLagBytes: s.session.info().capture_lag_bytes, durableAgeSeconds: s.session.durableAgeSeconds() })),
+        sessions.live().map((s) => ({
+          db: s.target.db,
+          branch: s.target.branch,
+          captureLagBytes: s.session.info().capture_lag_bytes,
+          durableAgeSeconds: s.session.durableAgeSeconds(),
+        })),
       );
-      server = await SocketServer.listen(options.socket, { dispatch: (req) => dispatch(d, req, 'socket'), subscribe: () => events.subscribe() });
+      server = await SocketServer.listen(options.socket, {
+        dispatch: (req) => dispatch(d, req, 'socket'),
+        subscribe: () => events.subscribe(),
+      });
       const http = options.http
-        ? await startHttpServer({ addr: options.http.addr, token: options.http.token, dispatch: (req, t) => dispatch(d, req, t), metrics, events, sessionCount: () => sessions.live().length })
+        ? await startHttpServer({
+            addr: options.http.addr,
+            token: options.http.token,
+            dispatch: (req, t) => dispatch(d, req, t),
+            metrics,
+            events,
+            sessionCount: () => sessions.live().length,
+          })
         : undefined;
       daemon = new Daemon(d, lock, server, http, new BackgroundFlusher(d), new Janitor(d));
       daemon.flusher.start();
@@ -122,13 +137,20 @@ export class Daemon {
     const timeoutMs = d.options.shutdownTimeoutMs ?? SHUTDOWN_TIMEOUT_MS;
     const timer = new AbortController();
     const graceful = this.stopGracefully().then(() => true);
-    const finished = await Promise.race([graceful, sleep(timeoutMs, false, { signal: timer.signal }).catch(() => false)]);
+    const finished = await Promise.race([
+      graceful,
+      sleep(timeoutMs, false, { signal: timer.signal }).catch(() => false),
+    ]);
     timer.abort();
     if (!finished) {
       d.options.log(`offshoot: shutdown did not finish within ${timeoutMs / 1000}s; abandoning what is left`);
       this.server.destroyAll();
       // Whatever is stuck (a flush, a close) may never settle: give the abandons a moment, never more.
-      const abandoned = Promise.allSettled([this.server.close(), this.http?.close(), ...d.sessions.live().map((s) => s.session.abandon())]);
+      const abandoned = Promise.allSettled([
+        this.server.close(),
+        this.http?.close(),
+        ...d.sessions.live().map((s) => s.session.abandon()),
+      ]);
       await Promise.race([abandoned, sleep(ABANDON_WAIT_MS)]);
     }
     await this.server.removeFile();
@@ -147,7 +169,9 @@ export class Daemon {
       d.sessions.live().map(async (slot) => {
         if (slot.state === 'closing') return slot.queue.idle();
         slot.state = 'closing';
-        await closeLive(d, slot).catch((err: Error) => d.options.log(`offshoot: session: ${slot.target.db}@${slot.target.branch}: close failed: ${err.message}`));
+        await closeLive(d, slot).catch((err: Error) =>
+          d.options.log(`offshoot: session: ${slot.target.db}@${slot.target.branch}: close failed: ${err.message}`),
+        );
       }),
     );
   }

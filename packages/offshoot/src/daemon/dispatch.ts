@@ -62,12 +62,16 @@ export async function dispatch(d: DaemonContext, raw: unknown, transport: Transp
       const issue = parsed.error.issues[0];
       const where = issue?.path.join('.') || 'request';
       const expected = issue?.code === 'invalid_type' ? ` (expected ${issue.expected})` : '';
-      throw fail('INVALID_ARGUMENT', `bad request: ${where}: ${issue?.message ?? 'invalid'}${expected}`, { hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta' });
+      throw fail('INVALID_ARGUMENT', `bad request: ${where}: ${issue?.message ?? 'invalid'}${expected}`, {
+        hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta',
+      });
     }
     const req = parsed.data;
     const handler = Object.hasOwn(HANDLERS, req.op) ? HANDLERS[req.op as Op] : undefined;
     if (handler === undefined) {
-      throw fail('INVALID_ARGUMENT', `unknown op ${JSON.stringify(req.op)}`, { hint: `the ops are: ${Object.keys(HANDLERS).join(', ')}` });
+      throw fail('INVALID_ARGUMENT', `unknown op ${JSON.stringify(req.op)}`, {
+        hint: `the ops are: ${Object.keys(HANDLERS).join(', ')}`,
+      });
     }
     return await handler(req, d, transport);
   } catch (err) {

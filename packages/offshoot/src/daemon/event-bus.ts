@@ -10,7 +10,12 @@ export interface Subscription extends AsyncIterableIterator<EventEnvelope> {
 }
 
 /** Builds one envelope; both transports (socket and SSE) serialize it with JSON.stringify unchanged. */
-export function makeEnvelope(type: EventType, db?: string, branch?: string, detail?: Record<string, unknown>): EventEnvelope {
+export function makeEnvelope(
+  type: EventType,
+  db?: string,
+  branch?: string,
+  detail?: Record<string, unknown>,
+): EventEnvelope {
   const env: EventEnvelope = { v: 1, ts: new Date().toISOString(), type };
   if (db !== undefined && db !== '') env.db = db;
   if (branch !== undefined && branch !== '') env.branch = branch;

@@ -25,7 +25,12 @@ export class BackgroundFlusher {
   }
 
   private async tick(): Promise<void> {
-    const due = this.d.sessions.live().filter((s) => s.state === 'open' && !s.session.error && (s.session.dirty || s.session.info().flush_error !== undefined));
+    const due = this.d.sessions
+      .live()
+      .filter(
+        (s) =>
+          s.state === 'open' && !s.session.error && (s.session.dirty || s.session.info().flush_error !== undefined),
+      );
     // Failures are already on the session and in its events; nothing else to do with them here.
     await Promise.allSettled(due.map((s) => flushLive(s, { kind: 'auto' })));
   }

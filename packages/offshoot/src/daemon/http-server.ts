@@ -69,13 +69,18 @@ export interface HttpConfig extends HttpAddress {
  * -http, an explicit token (-token or OFFSHOOT_TOKEN) must be long enough, and a non-loopback bind needs both the
  * acknowledgment flag and an explicit token. Returns undefined when HTTP is off.
  */
-export function validateHttpFlags(flags: HttpFlags, env: Readonly<Record<string, string | undefined>> = process.env): HttpConfig | undefined {
+export function validateHttpFlags(
+  flags: HttpFlags,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): HttpConfig | undefined {
   if (flags.http === undefined || flags.http === '') {
     if (flags.token !== undefined) {
       throw fail('USAGE', '-token requires -http', { hint: 'add -http 127.0.0.1:PORT, or drop -token' });
     }
     if (flags.allowNonLoopback === true) {
-      throw fail('USAGE', '-http-allow-non-loopback requires -http', { hint: 'add -http HOST:PORT, or drop -http-allow-non-loopback' });
+      throw fail('USAGE', '-http-allow-non-loopback requires -http', {
+        hint: 'add -http HOST:PORT, or drop -http-allow-non-loopback',
+      });
     }
     return undefined;
   }
@@ -155,7 +160,13 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | u
   const tooLarge = (): undefined => {
     // The rest of the body is left unread, so this connection cannot be reused.
     res.setHeader('Connection', 'close');
-    sendError(res, 413, 'INVALID_ARGUMENT', `request body exceeds ${MAX_REQUEST_BYTES} bytes`, 'send one smaller request');
+    sendError(
+      res,
+      413,
+      'INVALID_ARGUMENT',
+      `request body exceeds ${MAX_REQUEST_BYTES} bytes`,
+      'send one smaller request',
+    );
     return undefined;
   };
   if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) return Promise.resolve(tooLarge());
@@ -193,18 +204,32 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
   // Both sides are hashed to equal-length digests first, so neither the length nor a prefix of the token leaks.
   const authorized = (req: IncomingMessage): boolean => {
     const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
-    const got = createHash('sha256').update(m?.[1] ?? '').digest();
+    const got = createHash('sha256')
+      .update(m?.[1] ?? '')
+      .digest();
     return timingSafeEqual(got, expected) && m !== null;
   };
   const deny = (res: ServerResponse): void => {
     res.setHeader('WWW-Authenticate', 'Bearer realm="offshoot"');
-    sendError(res, 401, 'USAGE', 'missing or wrong bearer token', 'send Authorization: Bearer <token> (the token serve printed or OFFSHOOT_TOKEN)');
+    sendError(
+      res,
+      401,
+      'USAGE',
+      'missing or wrong bearer token',
+      'send Authorization: Bearer <token> (the token serve printed or OFFSHOOT_TOKEN)',
+    );
   };
 
   const rpc = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (mediaType !== 'application/json') {
-      sendError(res, 400, 'INVALID_ARGUMENT', 'POST /rpc needs Content-Type: application/json', 'set the Content-Type header');
+      sendError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        'POST /rpc needs Content-Type: application/json',
+        'set the Content-Type header',
+      );
       return;
     }
     const body = await readBody(req, res);
@@ -213,20 +238,46 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
     try {
       parsed = JSON.parse(body.toString('utf8'));
     } catch {
-      sendError(res, 400, 'INVALID_ARGUMENT', 'request body is not valid JSON', 'send one JSON object such as {"op":"status"}');
+      sendError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        'request body is not valid JSON',
+        'send one JSON object such as {"op":"status"}',
+      );
       return;
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      sendError(res, 400, 'INVALID_ARGUMENT', 'request body must be a JSON object', 'send one JSON object such as {"op":"status"}');
+      sendError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        'request body must be a JSON object',
+        'send one JSON object such as {"op":"status"}',
+      );
       return;
     }
     const op = (parsed as { op?: unknown }).op;
     if (op === 'export') {
-      sendError(res, 400, 'UNSUPPORTED', 'export is refused over HTTP', 'run export over the unix socket on the daemon host (offshoot export, or an SDK)');
+      sendError(
+        res,
+        400,
+        'UNSUPPORTED',
+        'export is refused over HTTP',
+        'run export over the unix socket on the daemon host (offshoot export, or an SDK)',
+      );
       return;
     }
     if (op === 'subscribe') {
-      sendJson(res, 200, errorResponse(fail('UNSUPPORTED', 'subscribe is not available over /rpc', { hint: 'use GET /events for the event stream over HTTP' })));
+      sendJson(
+        res,
+        200,
+        errorResponse(
+          fail('UNSUPPORTED', 'subscribe is not available over /rpc', {
+            hint: 'use GET /events for the event stream over HTTP',
+          }),
+        ),
+      );
       return;
     }
     sendJson(res, 200, await opts.dispatch(parsed, 'http'));
@@ -242,7 +293,11 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
     const sub = opts.events.subscribe();
     const stream = { sub, res };
     streams.add(stream);
-    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      'X-Accel-Buffering': 'no',
+    });
     res.flushHeaders();
     req.socket.setNoDelay(true);
 
@@ -315,7 +370,13 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
         if (!authorized(req)) return deny(res);
         return events(req, res);
       default:
-        sendError(res, 404, 'NOT_FOUND', `no route ${path}`, 'the routes are POST /rpc, GET /metrics, GET /events and GET /healthz');
+        sendError(
+          res,
+          404,
+          'NOT_FOUND',
+          `no route ${path}`,
+          'the routes are POST /rpc, GET /metrics, GET /events and GET /healthz',
+        );
     }
   };
 
@@ -347,7 +408,12 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
 
   return new Promise((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(fail('UNAVAILABLE', `http listen on ${opts.addr}: ${err.message}`, { hint: 'choose a free port, or stop whatever holds this one', cause: err }));
+      reject(
+        fail('UNAVAILABLE', `http listen on ${opts.addr}: ${err.message}`, {
+          hint: 'choose a free port, or stop whatever holds this one',
+          cause: err,
+        }),
+      );
     });
     server.listen({ port, ...(host === '' ? {} : { host }) }, () => {
       const a = server.address() as AddressInfo;

@@ -17,7 +17,9 @@ export class Janitor {
   private backlog = 0;
 
   constructor(private readonly d: DaemonContext) {
-    this.ticker = new Ticker(d.options.reapEveryMs, () => this.d.maintenance.run(() => this.run()).then(() => undefined));
+    this.ticker = new Ticker(d.options.reapEveryMs, () =>
+      this.d.maintenance.run(() => this.run()).then(() => undefined),
+    );
   }
 
   /** Starts the cadence (a -reap-every of 0 disables the janitor). */
@@ -57,7 +59,8 @@ export class Janitor {
         const c = await collectGarbage(d.ops, d.options.gcGrace);
         this.backlog = c.backlog;
         d.metrics.gcPass(c);
-        if (c.tombstoned > 0 || c.deleted > 0) log(`gc: tombstoned ${c.tombstoned}, deleted ${c.deleted} objects (backlog ${c.backlog})`);
+        if (c.tombstoned > 0 || c.deleted > 0)
+          log(`gc: tombstoned ${c.tombstoned}, deleted ${c.deleted} objects (backlog ${c.backlog})`);
       } catch (err) {
         d.metrics.gcPass({ tombstoned: 0, deleted: 0, backlog: this.backlog, error: true });
         throw err;
@@ -67,7 +70,9 @@ export class Janitor {
       const r = await enforceRoCacheBudget(d.ops.checkoutRoot, d.options.roCacheBudget);
       for (const e of r.evicted) {
         d.events.publish('evicted', e.db, e.branch, { checkpoint: e.checkpoint, bytes: e.bytes });
-        log(`ro-cache: evicted ${e.db}${e.branch === undefined ? '' : `@${e.branch}`} ${e.checkpoint} (${e.bytes} bytes)`);
+        log(
+          `ro-cache: evicted ${e.db}${e.branch === undefined ? '' : `@${e.branch}`} ${e.checkpoint} (${e.bytes} bytes)`,
+        );
       }
       d.metrics.roCache(r.bytes, r.evicted.length);
     });

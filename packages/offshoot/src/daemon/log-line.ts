@@ -4,7 +4,12 @@ function value(v: unknown): string {
 }
 
 /** `offshoot: session: db@b: <event> k=v …`, values quoted only when they hold spaces, quotes or `=`. */
-export function sessionLogLine(db: string, branch: string, event: string, detail: Record<string, unknown> = {}): string {
+export function sessionLogLine(
+  db: string,
+  branch: string,
+  event: string,
+  detail: Record<string, unknown> = {},
+): string {
   const kv = Object.entries(detail)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => ` ${k}=${value(v)}`)

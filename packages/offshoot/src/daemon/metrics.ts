@@ -61,7 +61,11 @@ export class DaemonMetrics {
       registers,
     });
     buildInfo.set({ version }, 1);
-    this.#sessionsOpen = new prom.Gauge({ name: 'offshoot_sessions_open', help: 'Sessions open in this daemon.', registers });
+    this.#sessionsOpen = new prom.Gauge({
+      name: 'offshoot_sessions_open',
+      help: 'Sessions open in this daemon.',
+      registers,
+    });
     new prom.Gauge({
       name: 'offshoot_capture_lag_bytes',
       help: 'WAL bytes committed in an open session but not yet flushed to the store.',
@@ -99,7 +103,8 @@ export class DaemonMetrics {
       labelNames: ['result', 'kind'],
       registers,
     });
-    for (const result of ['ok', 'error']) for (const kind of ['auto', 'manual']) this.#flushTotal.inc({ result, kind }, 0);
+    for (const result of ['ok', 'error'])
+      for (const kind of ['auto', 'manual']) this.#flushTotal.inc({ result, kind }, 0);
     this.#forkTotal = new prom.Counter({
       name: 'offshoot_fork_total',
       help: 'Forks by path: fast reuses the source chain, slow uploads a fork point first.',
@@ -114,13 +119,21 @@ export class DaemonMetrics {
       registers,
     });
     for (const mode of ['shared', 'materialized']) this.#forkModeTotal.inc({ mode }, 0);
-    this.#reapTotal = new prom.Counter({ name: 'offshoot_reap_total', help: 'Branches reaped after their TTL.', registers });
+    this.#reapTotal = new prom.Counter({
+      name: 'offshoot_reap_total',
+      help: 'Branches reaped after their TTL.',
+      registers,
+    });
     this.#gcTombstoned = new prom.Counter({
       name: 'offshoot_gc_tombstoned_total',
       help: 'Objects tombstoned by GC as unreachable.',
       registers,
     });
-    this.#gcDeleted = new prom.Counter({ name: 'offshoot_gc_deleted_total', help: 'Objects deleted by GC.', registers });
+    this.#gcDeleted = new prom.Counter({
+      name: 'offshoot_gc_deleted_total',
+      help: 'Objects deleted by GC.',
+      registers,
+    });
     this.#gcErrors = new prom.Counter({ name: 'offshoot_gc_errors_total', help: 'GC passes that failed.', registers });
     this.#roCacheEvictions = new prom.Counter({
       name: 'offshoot_ro_cache_evictions_total',

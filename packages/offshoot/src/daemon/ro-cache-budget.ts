@@ -33,7 +33,8 @@ async function evict(e: RoCacheEntry): Promise<void> {
   await rm(e.path, { force: true });
   await rm(`${e.path}.last-used`, { force: true });
   await rm(pageSumsPath(e.path), { force: true });
-  if (basename(dirname(e.path)) === '~by-chain') await rm(join(dirname(e.path), `${basename(e.path, '.db')}.json`), { force: true });
+  if (basename(dirname(e.path)) === '~by-chain')
+    await rm(join(dirname(e.path), `${basename(e.path, '.db')}.json`), { force: true });
 }
 
 /**

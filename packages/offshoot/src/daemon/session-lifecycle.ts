@@ -35,7 +35,10 @@ export async function openSession(d: DaemonContext, t: Target): Promise<LiveSlot
 }
 
 /** Flushes a live session, serialized with its other flushes and its close. */
-export function flushLive(slot: LiveSlot, opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' }): Promise<FlushOutcome> {
+export function flushLive(
+  slot: LiveSlot,
+  opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
+): Promise<FlushOutcome> {
   return slot.queue.run(() => slot.session.flush(opts));
 }
 

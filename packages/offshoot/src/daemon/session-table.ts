@@ -42,13 +42,21 @@ export class SessionTable {
 
   /** Reserves a pending slot for an open; refused when the branch has a slot already or the daemon is stopping. */
   reserve(t: Target): void {
-    if (this.shuttingDown) throw fail('UNAVAILABLE', 'daemon is shutting down', { retryable: true, hint: 'start a new daemon and open the session there' });
+    if (this.shuttingDown)
+      throw fail('UNAVAILABLE', 'daemon is shutting down', {
+        retryable: true,
+        hint: 'start a new daemon and open the session there',
+      });
     const slot = this.slots.get(key(t));
     if (slot !== undefined) {
       const name = formatTarget(t);
-      throw fail('SESSION_OPEN', slot.state === 'pending' ? `session ${name} is already being opened` : `session ${name} is already open`, {
-        hint: `use the open session, or close it first with 'offshoot session close ${name}'`,
-      });
+      throw fail(
+        'SESSION_OPEN',
+        slot.state === 'pending' ? `session ${name} is already being opened` : `session ${name} is already open`,
+        {
+          hint: `use the open session, or close it first with 'offshoot session close ${name}'`,
+        },
+      );
     }
     this.slots.set(key(t), { state: 'pending', target: t });
   }
@@ -77,7 +85,11 @@ export class SessionTable {
     const slot = this.slots.get(key(t));
     if (slot === undefined) throw notOpen(t);
     if (slot.state !== 'open') {
-      throw fail('BUSY', `session ${formatTarget(t)} is ${slot.state === 'pending' ? 'still being opened' : 'closing'}`, { retryable: true, hint: 'retry in a moment' });
+      throw fail(
+        'BUSY',
+        `session ${formatTarget(t)} is ${slot.state === 'pending' ? 'still being opened' : 'closing'}`,
+        { retryable: true, hint: 'retry in a moment' },
+      );
     }
     return slot;
   }
@@ -98,7 +110,9 @@ export class SessionTable {
     if (slot === undefined) return;
     const name = formatTarget(t);
     const why = slot.state === 'pending' ? 'a session is being opened on it' : 'it has a session open in this daemon';
-    throw fail('SESSION_OPEN', `${what} ${name}: ${why}; close the session first`, { hint: `run 'offshoot session close ${name}', then retry` });
+    throw fail('SESSION_OPEN', `${what} ${name}: ${why}; close the session first`, {
+      hint: `run 'offshoot session close ${name}', then retry`,
+    });
   }
 
   /** Live sessions (open or closing), ordered by branch. */

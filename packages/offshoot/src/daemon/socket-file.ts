@@ -29,7 +29,9 @@ export async function clearStaleSocket(path: string): Promise<void> {
   const st = await lstat(path).catch(() => undefined);
   if (st === undefined) return;
   if (!st.isSocket()) {
-    throw fail('ALREADY_EXISTS', `${path} exists and is not a socket`, { hint: 'pass another -socket path, or move that file away' });
+    throw fail('ALREADY_EXISTS', `${path} exists and is not a socket`, {
+      hint: 'pass another -socket path, or move that file away',
+    });
   }
   if (await answers(path)) {
     throw fail('BUSY', `socket ${path} is in use: another daemon is listening on it`, {
@@ -46,7 +48,9 @@ export async function clearStaleSocket(path: string): Promise<void> {
 export async function listenPrivate(server: Server, path: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => {
-      reject(fail('UNAVAILABLE', `listen on ${path}: ${err.message}`, { hint: 'pass another -socket path', cause: err }));
+      reject(
+        fail('UNAVAILABLE', `listen on ${path}: ${err.message}`, { hint: 'pass another -socket path', cause: err }),
+      );
     };
     server.once('error', onError);
     const old = process.umask(0o077);

@@ -50,9 +50,13 @@ export class StoreLock {
         }
         const held = await readLock(path);
         if (held && held.pid !== process.pid && processAlive(held.pid)) {
-          throw fail('BUSY', `another offshoot daemon (pid ${held.pid}) is already serving this store on ${held.socket}`, {
-            hint: `use that daemon (-socket ${held.socket}) or stop it first ('offshoot session shutdown -socket ${held.socket}'); if pid ${held.pid} is not an offshoot daemon, remove ${path}`,
-          });
+          throw fail(
+            'BUSY',
+            `another offshoot daemon (pid ${held.pid}) is already serving this store on ${held.socket}`,
+            {
+              hint: `use that daemon (-socket ${held.socket}) or stop it first ('offshoot session shutdown -socket ${held.socket}'); if pid ${held.pid} is not an offshoot daemon, remove ${path}`,
+            },
+          );
         }
         await rm(path, { force: true });
       }
@@ -64,6 +68,7 @@ export class StoreLock {
   /** Removes the lock if it is still ours. */
   async release(): Promise<void> {
     const held = await readLock(this.path);
-    if (held?.pid === this.content.pid && held.started_at === this.content.started_at) await rm(this.path, { force: true });
+    if (held?.pid === this.content.pid && held.started_at === this.content.started_at)
+      await rm(this.path, { force: true });
   }
 }

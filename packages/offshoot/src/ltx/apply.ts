@@ -28,7 +28,8 @@ function corrupt(msg: string): never {
 
 /** Writes a snapshot into an empty file; the decoder has already verified its rolling checksum. */
 async function applySnapshot(dec: LtxDecoder, h: LtxHeader, file: PageFile): Promise<ChainResult> {
-  if (!isSnapshot(h)) corrupt(`chain member 1 is a segment (txids ${h.minTxid}-${h.maxTxid}); a chain starts with a snapshot`);
+  if (!isSnapshot(h))
+    corrupt(`chain member 1 is a segment (txids ${h.minTxid}-${h.maxTxid}); a chain starts with a snapshot`);
   if (hasNoChecksum(h)) corrupt('chain member 1 carries no checksums');
   // The target file starts empty, so all-zero pages can stay holes: they read back as zeros.
   const zeros = Buffer.alloc(h.pageSize);
@@ -42,16 +43,28 @@ async function applySnapshot(dec: LtxDecoder, h: LtxHeader, file: PageFile): Pro
  * Applies one segment on top of `st`, keeping the rolling checksum incrementally: each page folds its old
  * bytes out and new bytes in, pages dropped by a shrink fold out, zero pages added by a grow fold in.
  */
-async function applySegment(dec: LtxDecoder, h: LtxHeader, file: PageFile, st: ChainResult, member: number): Promise<ChainResult> {
+async function applySegment(
+  dec: LtxDecoder,
+  h: LtxHeader,
+  file: PageFile,
+  st: ChainResult,
+  member: number,
+): Promise<ChainResult> {
   const where = `chain member ${member} (txids ${h.minTxid}-${h.maxTxid})`;
   if (isSnapshot(h)) corrupt(`${where} is a snapshot; only the first member may be one`);
   if (hasNoChecksum(h)) corrupt(`${where} carries no checksums`);
   if (h.pageSize !== st.pageSize) corrupt(`${where} has page size ${h.pageSize}, the chain ${st.pageSize}`);
   if (h.minTxid !== st.txid + 1) {
-    corrupt(`${where} does not follow txid ${st.txid}: ${h.minTxid > st.txid + 1 ? 'a gap in the chain' : 'members overlap or are out of order'}`);
+    corrupt(
+      `${where} does not follow txid ${st.txid}: ${h.minTxid > st.txid + 1 ? 'a gap in the chain' : 'members overlap or are out of order'}`,
+    );
   }
   if (h.preApplyChecksum !== st.checksum) {
-    throw fail('CHECKSUM_MISMATCH', `${where} applies to checksum ${hex(h.preApplyChecksum)} but the chain is at ${hex(st.checksum)}`, { hint: HINT });
+    throw fail(
+      'CHECKSUM_MISMATCH',
+      `${where} applies to checksum ${hex(h.preApplyChecksum)} but the chain is at ${hex(st.checksum)}`,
+      { hint: HINT },
+    );
   }
   const lock = lockPgno(h.pageSize);
   const prev = st.commit;
@@ -82,7 +95,11 @@ async function applySegment(dec: LtxDecoder, h: LtxHeader, file: PageFile, st: C
   }
   await file.resize(h.commit);
   if (c !== postApplyChecksum) {
-    throw fail('CHECKSUM_MISMATCH', `${where} yields checksum ${hex(c)} but its trailer says ${hex(postApplyChecksum)}`, { hint: HINT });
+    throw fail(
+      'CHECKSUM_MISMATCH',
+      `${where} yields checksum ${hex(c)} but its trailer says ${hex(postApplyChecksum)}`,
+      { hint: HINT },
+    );
   }
   return { txid: h.maxTxid, checksum: c, pageSize: h.pageSize, commit: h.commit };
 }
@@ -120,7 +137,8 @@ async function syncDir(dir: string): Promise<void> {
  * removed. On any failure no destination file is created (an existing one is left untouched).
  */
 export async function applyChain(sources: readonly LtxOpener[], destPath: string): Promise<ChainResult> {
-  if (sources.length === 0) throw fail('INVALID_ARGUMENT', 'an LTX chain needs at least one member', { hint: 'pass the snapshot first' });
+  if (sources.length === 0)
+    throw fail('INVALID_ARGUMENT', 'an LTX chain needs at least one member', { hint: 'pass the snapshot first' });
   const tmp = join(dirname(destPath), `.${basename(destPath)}.${randomBytes(6).toString('hex')}.tmp`);
   let fh: FileHandle | undefined;
   try {
@@ -173,7 +191,12 @@ export async function applySegments(
   }
   try {
     const geo = await readDbGeometry(fh, dbPath);
-    let st: ChainResult = { txid: opts.txid ?? 0, checksum: startChecksum, pageSize: geo.pageSize, commit: geo.pageCount };
+    let st: ChainResult = {
+      txid: opts.txid ?? 0,
+      checksum: startChecksum,
+      pageSize: geo.pageSize,
+      commit: geo.pageCount,
+    };
     let file: PageFile | undefined;
     for (const [i, openSource] of sources.entries()) {
       st = await withDecoder(openSource, async (dec, h) => {

@@ -113,5 +113,7 @@ export class ByteReader {
 function toBuffer(v: unknown): Buffer {
   if (Buffer.isBuffer(v)) return v;
   if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-  throw fail('INVALID_ARGUMENT', 'LTX source yielded a non-binary chunk', { hint: 'read LTX data as bytes (no stream encoding)' });
+  throw fail('INVALID_ARGUMENT', 'LTX source yielded a non-binary chunk', {
+    hint: 'read LTX data as bytes (no stream encoding)',
+  });
 }

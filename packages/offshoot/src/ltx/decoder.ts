@@ -55,7 +55,8 @@ export class LtxDecoder {
   /** Reads and validates the header (once; later calls return the same header). */
   async header(): Promise<LtxHeader> {
     if (this.hdr !== undefined) return this.hdr;
-    if (this.state !== 'fresh') throw fail('INVALID_ARGUMENT', 'LTX decoder already failed', { hint: 'open a new decoder' });
+    if (this.state !== 'fresh')
+      throw fail('INVALID_ARGUMENT', 'LTX decoder already failed', { hint: 'open a new decoder' });
     try {
       const raw = await this.reader.read(HEADER_SIZE, 'header');
       this.hdr = decodeHeader(raw);
@@ -71,7 +72,8 @@ export class LtxDecoder {
   /** Yields every page in file order, then verifies the end marker, page index, trailer and checksums. */
   async *pages(): AsyncGenerator<LtxPage> {
     const h = await this.header();
-    if (this.state !== 'header') throw fail('INVALID_ARGUMENT', 'LTX pages can be read only once', { hint: 'open a new decoder' });
+    if (this.state !== 'header')
+      throw fail('INVALID_ARGUMENT', 'LTX pages can be read only once', { hint: 'open a new decoder' });
     this.state = 'pages';
     const r = this.reader;
     const snapshot = isSnapshot(h);
@@ -138,7 +140,11 @@ export class LtxDecoder {
     const fileChecksum = trailer.readBigUInt64BE(8);
     const computed = CHECKSUM_FLAG | this.fileCrc.update(idx, trailer.subarray(0, 8)).digest();
     if (computed !== fileChecksum) {
-      throw fail('CHECKSUM_MISMATCH', `LTX file checksum mismatch: trailer ${hex(fileChecksum)}, computed ${hex(computed)}`, { hint: HINT });
+      throw fail(
+        'CHECKSUM_MISMATCH',
+        `LTX file checksum mismatch: trailer ${hex(fileChecksum)}, computed ${hex(computed)}`,
+        { hint: HINT },
+      );
     }
     if (hasNoChecksum(h)) {
       if (postApplyChecksum !== 0n) corrupt('no-checksum file carries a post-apply checksum');
@@ -148,7 +154,11 @@ export class LtxDecoder {
       corrupt('an empty database must have the empty post-apply checksum');
     }
     if (rolling !== undefined && rolling !== postApplyChecksum) {
-      throw fail('CHECKSUM_MISMATCH', `snapshot pages checksum to ${hex(rolling)} but the trailer says ${hex(postApplyChecksum)}`, { hint: HINT });
+      throw fail(
+        'CHECKSUM_MISMATCH',
+        `snapshot pages checksum to ${hex(rolling)} but the trailer says ${hex(postApplyChecksum)}`,
+        { hint: HINT },
+      );
     }
     this.trl = { postApplyChecksum, fileChecksum };
     this.state = 'done';
@@ -158,7 +168,9 @@ export class LtxDecoder {
   /** The verified trailer; available once pages() has run to completion. */
   trailer(): LtxTrailer {
     if (this.trl === undefined) {
-      throw fail('INVALID_ARGUMENT', 'the LTX trailer is known only after every page was read', { hint: 'iterate pages() to the end first' });
+      throw fail('INVALID_ARGUMENT', 'the LTX trailer is known only after every page was read', {
+        hint: 'iterate pages() to the end first',
+      });
     }
     return this.trl;
   }

@@ -65,7 +65,8 @@ export class LtxEncoder {
 
   /** Rolling checksum of the pages written so far (snapshots only: segments do not hold every page). */
   get rollingChecksum(): bigint {
-    if (!this.snapshot) misuse('a segment has no rolling checksum of its own', 'compute it from the database the segment applies to');
+    if (!this.snapshot)
+      misuse('a segment has no rolling checksum of its own', 'compute it from the database the segment applies to');
     return this.rolling;
   }
 
@@ -90,11 +91,16 @@ export class LtxEncoder {
 
   private checkPage(pgno: number, data: Uint8Array): void {
     const h = this.header;
-    const hint = 'write pages 1..commit in order (skipping the lock page) for a snapshot, strictly ascending for a segment';
+    const hint =
+      'write pages 1..commit in order (skipping the lock page) for a snapshot, strictly ascending for a segment';
     if (!Number.isInteger(pgno) || pgno < 1) misuse(`invalid page number ${pgno}`, hint);
     if (pgno > h.commit) misuse(`page ${pgno} is beyond the commit size ${h.commit}`, hint);
     if (pgno === this.lock) misuse(`page ${pgno} is the lock page and is never stored`, hint);
-    if (data.length !== h.pageSize) misuse(`page ${pgno} is ${data.length} bytes, not ${h.pageSize}`, 'pass exactly one page of the header page size');
+    if (data.length !== h.pageSize)
+      misuse(
+        `page ${pgno} is ${data.length} bytes, not ${h.pageSize}`,
+        'pass exactly one page of the header page size',
+      );
     if (this.snapshot) {
       const want = this.last + 1 === this.lock ? this.last + 2 : this.last + 1;
       if (pgno !== want) misuse(`snapshot page ${pgno} out of sequence (expected ${want})`, hint);
@@ -130,7 +136,8 @@ export class LtxEncoder {
   private checkTrailer(postApplyChecksum: bigint): void {
     const h = this.header;
     const hint = 'pass the rolling checksum of the database after this file applies';
-    if (typeof postApplyChecksum !== 'bigint' || postApplyChecksum < 0n || postApplyChecksum >= 1n << 64n) misuse('post-apply checksum out of range', hint);
+    if (typeof postApplyChecksum !== 'bigint' || postApplyChecksum < 0n || postApplyChecksum >= 1n << 64n)
+      misuse('post-apply checksum out of range', hint);
     if (hasNoChecksum(h)) {
       if (postApplyChecksum !== 0n) misuse('a no-checksum file must have a zero post-apply checksum', hint);
     } else if ((postApplyChecksum & CHECKSUM_FLAG) === 0n) {
@@ -138,8 +145,16 @@ export class LtxEncoder {
     } else if (h.commit === 0 && postApplyChecksum !== EMPTY_DB_CHECKSUM) {
       misuse('an empty database has the post-apply checksum 0x8000000000000000', hint);
     }
-    if (this.snapshot && h.commit > 0 && this.last !== h.commit && !(h.commit === this.lock && this.last === this.lock - 1)) {
-      misuse(`snapshot stops at page ${this.last} of ${h.commit}`, 'a snapshot holds every page 1..commit except the lock page');
+    if (
+      this.snapshot &&
+      h.commit > 0 &&
+      this.last !== h.commit &&
+      !(h.commit === this.lock && this.last === this.lock - 1)
+    ) {
+      misuse(
+        `snapshot stops at page ${this.last} of ${h.commit}`,
+        'a snapshot holds every page 1..commit except the lock page',
+      );
     }
     if (this.snapshot && !hasNoChecksum(h) && postApplyChecksum !== this.rolling) {
       misuse('post-apply checksum does not match the snapshot pages', hint);
@@ -160,7 +175,8 @@ export class LtxEncoder {
   }
 
   private assertIdle(): void {
-    if (this.state === 'busy') misuse('LTX encoder call while another is in flight', 'await each writePage() before the next');
+    if (this.state === 'busy')
+      misuse('LTX encoder call while another is in flight', 'await each writePage() before the next');
     if (this.state !== 'open') misuse(`LTX encoder is ${this.state}`, 'create a new encoder');
   }
 
@@ -241,14 +257,17 @@ export async function encodeSnapshotFromDb(
   try {
     const { pageSize, pageCount } = await readDbGeometry(db, dbPath);
     const headBefore = await readHead(db);
-    const enc = await LtxEncoder.create(outPath, offshootHeader({
-      pageSize,
-      commit: pageCount,
-      minTxid: 1,
-      maxTxid: opts.txid,
-      timestamp: opts.timestamp ?? Date.now(),
-      preApplyChecksum: 0n,
-    }));
+    const enc = await LtxEncoder.create(
+      outPath,
+      offshootHeader({
+        pageSize,
+        commit: pageCount,
+        minTxid: 1,
+        maxTxid: opts.txid,
+        timestamp: opts.timestamp ?? Date.now(),
+        preApplyChecksum: 0n,
+      }),
+    );
     try {
       const lock = lockPgno(pageSize);
       for await (const { first, data } of readPageChunks(db, pageSize, 1, pageCount, () => changedUnderneath(dbPath))) {
@@ -257,7 +276,8 @@ export async function encodeSnapshotFromDb(
         }
       }
       const headAfter = await readHead(db);
-      if (!headAfter.equals(headBefore) || (await db.stat()).size !== pageCount * pageSize) throw changedUnderneath(dbPath);
+      if (!headAfter.equals(headBefore) || (await db.stat()).size !== pageCount * pageSize)
+        throw changedUnderneath(dbPath);
       await assertWalEmpty(dbPath);
       const postApplyChecksum = enc.rollingChecksum;
       const { size } = await enc.finish(postApplyChecksum);
@@ -303,16 +323,22 @@ export async function encodeSegment(outPath: string, spec: SegmentSpec): Promise
     misuse(`segment txid must be 2 or more, got ${spec.txid}`, 'txid 1 is always a snapshot; use encodeSnapshotFromDb');
   }
   if (spec.preApplyChecksum === 0n || spec.postApplyChecksum === 0n) {
-    misuse('a segment needs non-zero pre- and post-apply checksums', 'pass the rolling checksums before and after the transaction');
+    misuse(
+      'a segment needs non-zero pre- and post-apply checksums',
+      'pass the rolling checksums before and after the transaction',
+    );
   }
-  const enc = await LtxEncoder.create(outPath, offshootHeader({
-    pageSize: spec.pageSize,
-    commit: spec.commit,
-    minTxid: spec.txid,
-    maxTxid: spec.txid,
-    timestamp: spec.timestamp ?? Date.now(),
-    preApplyChecksum: spec.preApplyChecksum,
-  }));
+  const enc = await LtxEncoder.create(
+    outPath,
+    offshootHeader({
+      pageSize: spec.pageSize,
+      commit: spec.commit,
+      minTxid: spec.txid,
+      maxTxid: spec.txid,
+      timestamp: spec.timestamp ?? Date.now(),
+      preApplyChecksum: spec.preApplyChecksum,
+    }),
+  );
   try {
     for await (const [pgno, data] of spec.pages) await enc.writePage(pgno, data);
     return { size: (await enc.finish(spec.postApplyChecksum)).size };

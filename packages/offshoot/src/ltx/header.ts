@@ -52,10 +52,17 @@ function validateHeader(h: LtxHeader, code: ErrorCode): void {
   const bad = (what: string): never => {
     throw fail(code, `invalid LTX header: ${what}`, { hint });
   };
-  if (!isUint(h.flags, 0xffffffff) || (h.flags & ~HEADER_FLAG_NO_CHECKSUM) !== 0) bad(`flags 0x${h.flags.toString(16)}`);
+  if (!isUint(h.flags, 0xffffffff) || (h.flags & ~HEADER_FLAG_NO_CHECKSUM) !== 0)
+    bad(`flags 0x${h.flags.toString(16)}`);
   if (!isValidPageSize(h.pageSize)) bad(`page size ${h.pageSize}`);
   if (!isUint(h.commit, 0xffffffff)) bad(`commit ${h.commit}`);
-  for (const [name, v] of [['minTxid', h.minTxid], ['maxTxid', h.maxTxid], ['nodeId', h.nodeId], ['walOffset', h.walOffset], ['walSize', h.walSize]] as const) {
+  for (const [name, v] of [
+    ['minTxid', h.minTxid],
+    ['maxTxid', h.maxTxid],
+    ['nodeId', h.nodeId],
+    ['walOffset', h.walOffset],
+    ['walSize', h.walSize],
+  ] as const) {
     if (!isUint(v, Number.MAX_SAFE_INTEGER)) bad(`${name} ${v}`);
   }
   if (!Number.isSafeInteger(h.timestamp)) bad(`timestamp ${h.timestamp}`);
@@ -98,13 +105,18 @@ export function encodeHeader(h: LtxHeader): Buffer {
 /** Parses and validates a 100-byte header; any violation is CORRUPT. */
 export function decodeHeader(buf: Uint8Array): LtxHeader {
   if (buf.length < HEADER_SIZE) {
-    throw fail('CORRUPT', `LTX header truncated: ${buf.length} of ${HEADER_SIZE} bytes`, { hint: 'the LTX file is damaged; re-fetch or re-create it' });
+    throw fail('CORRUPT', `LTX header truncated: ${buf.length} of ${HEADER_SIZE} bytes`, {
+      hint: 'the LTX file is damaged; re-fetch or re-create it',
+    });
   }
   const b = Buffer.from(buf.buffer, buf.byteOffset, HEADER_SIZE);
   if (b.toString('latin1', 0, 4) !== MAGIC) {
-    throw fail('CORRUPT', 'not an LTX file (bad magic)', { hint: 'the LTX file is damaged or of another format; re-fetch or re-create it' });
+    throw fail('CORRUPT', 'not an LTX file (bad magic)', {
+      hint: 'the LTX file is damaged or of another format; re-fetch or re-create it',
+    });
   }
-  const num = (v: bigint): number => (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER) ? Number.NaN : Number(v));
+  const num = (v: bigint): number =>
+    v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER) ? Number.NaN : Number(v);
   const h: LtxHeader = {
     flags: b.readUInt32BE(4),
     pageSize: b.readUInt32BE(8),
@@ -124,7 +136,10 @@ export function decodeHeader(buf: Uint8Array): LtxHeader {
 }
 
 /** The fields a writer chooses; offshoot writes no flags, no WAL position and node 0. */
-export type HeaderFields = Pick<LtxHeader, 'pageSize' | 'commit' | 'minTxid' | 'maxTxid' | 'timestamp' | 'preApplyChecksum'>;
+export type HeaderFields = Pick<
+  LtxHeader,
+  'pageSize' | 'commit' | 'minTxid' | 'maxTxid' | 'timestamp' | 'preApplyChecksum'
+>;
 
 /** A header with offshoot's conventions around the fields a writer chooses. */
 export function offshootHeader(f: HeaderFields): LtxHeader {

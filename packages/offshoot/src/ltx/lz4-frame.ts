@@ -37,7 +37,10 @@ FRAME_PREFIX[6] = headerChecksum(FRAME_PREFIX.subarray(4, 6));
  * not shrink it), end mark, xxh32 content checksum.
  */
 export function encodePageFrame(page: Uint8Array): Buffer {
-  if (page.length > 0x10000) throw fail('INVALID_ARGUMENT', `page of ${page.length} bytes exceeds the 64 KiB LZ4 block`, { hint: 'pages are at most 65536 bytes' });
+  if (page.length > 0x10000)
+    throw fail('INVALID_ARGUMENT', `page of ${page.length} bytes exceeds the 64 KiB LZ4 block`, {
+      hint: 'pages are at most 65536 bytes',
+    });
   const packed = compressBlock(page);
   const stored = packed.length >= page.length;
   const body = stored ? page : packed;
@@ -80,7 +83,9 @@ export async function readPageFrame(r: ByteReader, pageSize: number): Promise<Bu
   const hc = extra[extra.length - 1] as number;
   // Nearly every frame carries the v0.5.1 descriptor, whose checksum is known; hash only the others.
   const knownDescriptor = flg === WRITE_FLG && bd === WRITE_BD && extra.length === 1;
-  const wantHc = knownDescriptor ? FRAME_PREFIX[6] : headerChecksum(Buffer.concat([head.subarray(4, 6), extra.subarray(0, extra.length - 1)]));
+  const wantHc = knownDescriptor
+    ? FRAME_PREFIX[6]
+    : headerChecksum(Buffer.concat([head.subarray(4, 6), extra.subarray(0, extra.length - 1)]));
   if (hc !== wantHc) corrupt('descriptor checksum mismatch');
   if (hasContentSize && extra.readBigUInt64LE(0) !== BigInt(pageSize)) {
     corrupt(`content size ${extra.readBigUInt64LE(0)} is not the page size ${pageSize}`);
@@ -115,7 +120,8 @@ export async function readPageFrame(r: ByteReader, pageSize: number): Promise<Bu
     }
     produced += out.length;
   }
-  if (produced !== pageSize || page === undefined) corrupt(`frame holds ${produced} bytes, not the page size ${pageSize}`);
+  if (produced !== pageSize || page === undefined)
+    corrupt(`frame holds ${produced} bytes, not the page size ${pageSize}`);
   if (contentChecksum && (await r.read(4, 'LZ4 content checksum')).readUInt32LE(0) !== xxh32(page)) {
     throw fail('CHECKSUM_MISMATCH', 'LZ4 content checksum mismatch', { hint: CORRUPT_HINT });
   }
@@ -135,7 +141,8 @@ function compressBound(n: number): number {
 export async function readPageBlock(r: ByteReader, pageSize: number): Promise<{ sizeField: Buffer; page: Buffer }> {
   const sizeField = await r.read(4, 'LZ4 block size');
   const len = sizeField.readUInt32BE(0);
-  if (len === 0 || len > compressBound(pageSize)) corrupt(`block size ${len} is impossible for a ${pageSize}-byte page`);
+  if (len === 0 || len > compressBound(pageSize))
+    corrupt(`block size ${len} is impossible for a ${pageSize}-byte page`);
   const page = decompressBlock(await r.read(len, 'LZ4 block'), pageSize);
   if (page.length !== pageSize) corrupt(`block holds ${page.length} bytes, not the page size ${pageSize}`);
   return { sizeField, page };

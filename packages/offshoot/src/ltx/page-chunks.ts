@@ -24,7 +24,13 @@ async function readFully(fh: FileHandle, buf: Buffer, position: number): Promise
  * Reads pages from..to (inclusive) of a file in 1 MiB chunks, keeping the next read in flight while the
  * caller works on the current chunk. A file shorter than `to` pages throws `short()`.
  */
-export async function* readPageChunks(fh: FileHandle, pageSize: number, from: number, to: number, short: () => OffshootError): AsyncGenerator<PageChunk> {
+export async function* readPageChunks(
+  fh: FileHandle,
+  pageSize: number,
+  from: number,
+  to: number,
+  short: () => OffshootError,
+): AsyncGenerator<PageChunk> {
   const perChunk = Math.max(1, Math.floor(CHUNK_BYTES / pageSize));
   const buffers = [Buffer.allocUnsafe(perChunk * pageSize), Buffer.allocUnsafe(perChunk * pageSize)] as const;
   let turn = 0;

@@ -49,7 +49,9 @@ export class PageFile {
     const page = Buffer.allocUnsafe(this.pageSize);
     const { bytesRead } = await this.fh.read(page, 0, this.pageSize, (pgno - 1) * this.pageSize);
     if (bytesRead !== this.pageSize) {
-      throw fail('CORRUPT', `database file ends before page ${pgno}`, { hint: 'the database copy is incomplete; rebuild it from its chain' });
+      throw fail('CORRUPT', `database file ends before page ${pgno}`, {
+        hint: 'the database copy is incomplete; rebuild it from its chain',
+      });
     }
     return page;
   }
@@ -57,9 +59,13 @@ export class PageFile {
   /** Calls `fn` for each page from..to (inclusive), reading 1 MiB at a time. */
   async scan(from: number, to: number, fn: (pgno: number, data: Buffer) => void): Promise<void> {
     await this.flush();
-    const short = () => fail('CORRUPT', `database file ends before page ${to}`, { hint: 'the database copy is incomplete; rebuild it from its chain' });
+    const short = () =>
+      fail('CORRUPT', `database file ends before page ${to}`, {
+        hint: 'the database copy is incomplete; rebuild it from its chain',
+      });
     for await (const { first, data } of readPageChunks(this.fh, this.pageSize, from, to, short)) {
-      for (let off = 0, pgno = first; off < data.length; off += this.pageSize, pgno++) fn(pgno, data.subarray(off, off + this.pageSize));
+      for (let off = 0, pgno = first; off < data.length; off += this.pageSize, pgno++)
+        fn(pgno, data.subarray(off, off + this.pageSize));
     }
   }
 

@@ -13,7 +13,12 @@ import { resolveTargetChain } from './helpers/resolve-target.js';
  * checkouts-ro/. A repeat call is served from that file with no store access (checkpoints never change); --force
  * re-materializes it.
  */
-export async function checkoutAt(ctx: OpsContext, t: Target, checkpoint: string, opts: { force?: boolean } = {}): Promise<{ path: string; cached: boolean }> {
+export async function checkoutAt(
+  ctx: OpsContext,
+  t: Target,
+  checkpoint: string,
+  opts: { force?: boolean } = {},
+): Promise<{ path: string; cached: boolean }> {
   const path = readOnlyCheckoutPath(ctx.checkoutRoot, t.db, t.branch, checkpoint);
   const marker = `${path}.last-used`;
   if (existsSync(path) && !opts.force) {

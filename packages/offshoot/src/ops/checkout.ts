@@ -4,7 +4,14 @@ import { dirname } from 'node:path';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { tempPathFor } from '../platform/atomic-file.js';
-import { backdatedSeconds, checkClean, fingerprintOf, readSidecar, sameIdentity, writeSidecar } from '../sqlite/checkout-sidecar.js';
+import {
+  backdatedSeconds,
+  checkClean,
+  fingerprintOf,
+  readSidecar,
+  sameIdentity,
+  writeSidecar,
+} from '../sqlite/checkout-sidecar.js';
 import { cloneOrCopy } from '../sqlite/clone-file.js';
 import { writePageSums } from '../sqlite/page-sums.js';
 import { quiesce } from '../sqlite/quiesce.js';
@@ -39,10 +46,20 @@ export async function installCheckout(ctx: OpsContext, db: string, branch: strin
       const entry = await cachedChain(ctx, db, chain, `checkout ${db}@${branch}`);
       await writeFile(tmp, '', { mode: 0o644 });
       const past = backdatedSeconds(ctx.now().getTime());
-      const planned = { size: entry.result.commit * entry.result.pageSize, mtime_ns: (BigInt(past) * 1_000_000_000n).toString(), ino: statSync(tmp, { bigint: true }).ino.toString() };
+      const planned = {
+        size: entry.result.commit * entry.result.pageSize,
+        mtime_ns: (BigInt(past) * 1_000_000_000n).toString(),
+        ino: statSync(tmp, { bigint: true }).ino.toString(),
+      };
       const m = entry.result;
       await writePageSums(path, m.sums);
-      await writeSidecar(path, { ...headIdentity(ref), ltx_checksum: m.checksum.toString(16), page_size: m.pageSize, commit: m.commit, ...planned });
+      await writeSidecar(path, {
+        ...headIdentity(ref),
+        ltx_checksum: m.checksum.toString(16),
+        page_size: m.pageSize,
+        commit: m.commit,
+        ...planned,
+      });
       try {
         await cloneOrCopy(entry.path, tmp);
       } catch (err) {
@@ -54,7 +71,13 @@ export async function installCheckout(ctx: OpsContext, db: string, branch: strin
       utimesSync(tmp, past, past);
       const fp = fingerprintOf(tmp);
       if (fp.size !== planned.size || fp.mtime_ns !== planned.mtime_ns || fp.ino !== planned.ino) {
-        await writeSidecar(path, { ...headIdentity(ref), ltx_checksum: m.checksum.toString(16), page_size: m.pageSize, commit: m.commit, ...fp });
+        await writeSidecar(path, {
+          ...headIdentity(ref),
+          ltx_checksum: m.checksum.toString(16),
+          page_size: m.pageSize,
+          commit: m.commit,
+          ...fp,
+        });
       }
       break;
     }
@@ -81,12 +104,15 @@ export async function checkout(ctx: OpsContext, t: Target): Promise<CheckoutResu
   const head = headIdentity(ref);
   if (existsSync(path)) {
     const sc = readSidecar(path);
-    if (sameIdentity(sc, head) && (await checkClean(path, sc)) === 'clean') return { path, reused: true, txid: ref.head_txid };
+    if (sameIdentity(sc, head) && (await checkClean(path, sc)) === 'clean')
+      return { path, reused: true, txid: ref.head_txid };
     quiesce(path);
     const verdict = await checkClean(path, sc);
     if (verdict === 'clean' && sameIdentity(sc, head)) return { path, reused: true, txid: ref.head_txid };
     if (verdict !== 'clean') {
-      ctx.warn(`replacing ${path}: its local changes were never checkpointed and are discarded (checkpoint before checkout to keep them)`);
+      ctx.warn(
+        `replacing ${path}: its local changes were never checkpointed and are discarded (checkpoint before checkout to keep them)`,
+      );
     }
   }
   await installCheckout(ctx, t.db, t.branch, ref);

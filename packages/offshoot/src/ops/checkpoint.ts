@@ -42,17 +42,26 @@ function chooseSnapshot(changed: number, commit: number, chainLength: number, sn
  * checkpointed, as a segment at head+1 — a snapshot on the cadence or when most pages changed — and records the
  * name by compare-and-swap. An unchanged checkout writes no object; the name lands on the current head.
  */
-export async function checkpoint(ctx: OpsContext, t: Target, name: string | undefined, meta?: Meta): Promise<CheckpointResult> {
+export async function checkpoint(
+  ctx: OpsContext,
+  t: Target,
+  name: string | undefined,
+  meta?: Meta,
+): Promise<CheckpointResult> {
   if (name !== undefined) validateName('checkpoint', name);
   validateMeta(meta);
   const cur = await readBranch(ctx, t.db, t.branch);
   if (name !== undefined && cur.ref.checkpoints[name]) {
-    throw fail('ALREADY_EXISTS', `checkpoint "${name}" already exists on ${t.db}@${t.branch}`, { hint: 'pick another checkpoint name' });
+    throw fail('ALREADY_EXISTS', `checkpoint "${name}" already exists on ${t.db}@${t.branch}`, {
+      hint: 'pick another checkpoint name',
+    });
   }
   refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'checkpoint');
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
   if (!existsSync(path)) {
-    throw fail('NOT_FOUND', `no checkout of ${t.db}@${t.branch} at ${path}`, { hint: `run 'offshoot checkout ${t.db}@${t.branch}' and write to it first` });
+    throw fail('NOT_FOUND', `no checkout of ${t.db}@${t.branch} at ${path}`, {
+      hint: `run 'offshoot checkout ${t.db}@${t.branch}' and write to it first`,
+    });
   }
   const frozen = FrozenCheckout.open(path);
   try {
@@ -62,22 +71,40 @@ export async function checkpoint(ctx: OpsContext, t: Target, name: string | unde
   }
 }
 
-async function checkpointFrozen(ctx: OpsContext, t: Target, name: string | undefined, meta: Meta | undefined, cur: VersionedRef, frozen: FrozenCheckout): Promise<CheckpointResult> {
+async function checkpointFrozen(
+  ctx: OpsContext,
+  t: Target,
+  name: string | undefined,
+  meta: Meta | undefined,
+  cur: VersionedRef,
+  frozen: FrozenCheckout,
+): Promise<CheckpointResult> {
   const { ref } = cur;
   const sc = readSidecar(frozen.path);
   if (sc !== undefined && sc.lineage !== ref.lineage) {
     // The file was materialized from another lineage: the branch was repointed (a rollback or promote whose refresh
     // found it busy) or destroyed and recreated. Recording it would silently overwrite the branch with that content.
-    throw fail('CAS_CONFLICT', `the checkout of ${t.db}@${t.branch} holds another lineage than the branch (it was repointed or recreated since ${frozen.path} was materialized)`, {
-      hint: `run 'offshoot checkout ${t.db}@${t.branch}' to refresh it (its local changes are discarded), or copy the file and import it with 'offshoot create <db> --from'`,
-    });
+    throw fail(
+      'CAS_CONFLICT',
+      `the checkout of ${t.db}@${t.branch} holds another lineage than the branch (it was repointed or recreated since ${frozen.path} was materialized)`,
+      {
+        hint: `run 'offshoot checkout ${t.db}@${t.branch}' to refresh it (its local changes are discarded), or copy the file and import it with 'offshoot create <db> --from'`,
+      },
+    );
   }
   const g = geometryOf(frozen, Number(frozen.stat.size), frozen.path);
   const onHead = sameIdentity(sc, headIdentity(ref)) && sc?.ltx_checksum !== undefined;
   const recorded = onHead ? await readPageSums(frozen.path) : undefined;
   // Sums that disagree with the recorded head checksum cannot seed a segment; fall back to a snapshot.
-  const oldSums = recorded && sc?.ltx_checksum && recorded.rollingChecksum() === BigInt('0x' + sc.ltx_checksum) ? recorded : undefined;
-  const unchangedStat = onHead && sc?.mtime_ns === frozen.stat.mtimeNs.toString() && sc.size === Number(frozen.stat.size) && sc.ino === frozen.stat.ino.toString();
+  const oldSums =
+    recorded && sc?.ltx_checksum && recorded.rollingChecksum() === BigInt('0x' + sc.ltx_checksum)
+      ? recorded
+      : undefined;
+  const unchangedStat =
+    onHead &&
+    sc?.mtime_ns === frozen.stat.mtimeNs.toString() &&
+    sc.size === Number(frozen.stat.size) &&
+    sc.ino === frozen.stat.ino.toString();
 
   let sums: PageSums;
   let plan: EncodePlan | undefined;
@@ -110,28 +137,50 @@ async function checkpointFrozen(ctx: OpsContext, t: Target, name: string | undef
     const uploaded = await withTempDir(ctx, async (dir) => {
       const out = join(dir, 'checkpoint.ltx');
       const bytes = await encodePages(frozen, g, p, checksum, out, now.getTime());
-      const keyFor = (epoch: number) => (p.kind === 'snapshot' ? snapshotKey(ref.lineage, epoch, txid) : segmentKey(ref.lineage, epoch, txid, txid));
+      const keyFor = (epoch: number) =>
+        p.kind === 'snapshot' ? snapshotKey(ref.lineage, epoch, txid) : segmentKey(ref.lineage, epoch, txid, txid);
       const up = await uploadAtHead(ctx, t.db, t.branch, cur, keyFor, { file: out });
       return { ...up, bytes };
     });
     after = await recordCheckpoint(ctx, t, uploaded.current, name, meta, txid, uploaded.current.ref.epoch);
-    result = { name, txid, kind: p.kind, pages: p.kind === 'segment' ? p.pages.length : g.pageCount, bytes: uploaded.bytes };
+    result = {
+      name,
+      txid,
+      kind: p.kind,
+      pages: p.kind === 'segment' ? p.pages.length : g.pageCount,
+      bytes: uploaded.bytes,
+    };
   }
   // Still frozen: nobody can have written the main file since it was read, so these sidecars describe it exactly.
   const fp = backdateAndFingerprint(frozen.path, now.getTime());
   await writePageSums(frozen.path, sums);
-  await writeSidecar(frozen.path, { ...headIdentity(after.ref), ltx_checksum: checksum.toString(16), page_size: g.pageSize, commit: g.pageCount, ...fp });
+  await writeSidecar(frozen.path, {
+    ...headIdentity(after.ref),
+    ltx_checksum: checksum.toString(16),
+    page_size: g.pageSize,
+    commit: g.pageCount,
+    ...fp,
+  });
   return result;
 }
 
-async function recordCheckpoint(ctx: OpsContext, t: Target, cur: VersionedRef, name: string | undefined, meta: Meta | undefined, txid: number, epoch: number | undefined): Promise<VersionedRef> {
+async function recordCheckpoint(
+  ctx: OpsContext,
+  t: Target,
+  cur: VersionedRef,
+  name: string | undefined,
+  meta: Meta | undefined,
+  txid: number,
+  epoch: number | undefined,
+): Promise<VersionedRef> {
   const now = ctx.now().toISOString();
   const next: Ref = { ...cur.ref, checkpoints: { ...cur.ref.checkpoints }, touched_at: now };
   if (epoch !== undefined) {
     next.head_txid = txid;
     next.head_epoch = epoch;
   }
-  if (name !== undefined) next.checkpoints[name] = { txid, epoch: next.head_epoch, created_at: now, ...(meta ? { meta } : {}) };
+  if (name !== undefined)
+    next.checkpoints[name] = { txid, epoch: next.head_epoch, created_at: now, ...(meta ? { meta } : {}) };
   const etag = await ctx.store.casRef(t.db, t.branch, cur.etag, next);
   return { ref: { ...next, generation: (next.generation ?? 0) + 1 }, etag };
 }

@@ -25,7 +25,10 @@ async function importCopy(ctx: OpsContext, from: string, dest: string): Promise<
     src = new Database(from, { readonly: true, fileMustExist: true });
     src.prepare('SELECT count(*) FROM sqlite_master').get();
   } catch (err) {
-    throw fail('INVALID_ARGUMENT', `cannot import ${from}: ${(err as Error).message}`, { hint: 'pass the path of an existing SQLite database file', cause: err });
+    throw fail('INVALID_ARGUMENT', `cannot import ${from}: ${(err as Error).message}`, {
+      hint: 'pass the path of an existing SQLite database file',
+      cause: err,
+    });
   }
   const bar = ctx.progress?.();
   try {
@@ -54,7 +57,9 @@ async function importCopy(ctx: OpsContext, from: string, dest: string): Promise<
 export async function create(ctx: OpsContext, db: string, opts: { from?: string } = {}): Promise<CreateResult> {
   validateName('database', db);
   if ((await ctx.store.listBranches(db)).length > 0) {
-    throw fail('ALREADY_EXISTS', `database ${db} already exists`, { hint: `pick another name, or work on a branch of it: offshoot fork ${db} <branch>` });
+    throw fail('ALREADY_EXISTS', `database ${db} already exists`, {
+      hint: `pick another name, or work on a branch of it: offshoot fork ${db} <branch>`,
+    });
   }
   return withTempDir(ctx, async (dir) => {
     const file = join(dir, 'import.db');

@@ -21,13 +21,23 @@ export interface DestroyResult {
  * force. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
  * unreachable.
  */
-export async function destroy(ctx: OpsContext, t: Target, opts: { force?: boolean; reaping?: boolean } = {}): Promise<DestroyResult> {
+export async function destroy(
+  ctx: OpsContext,
+  t: Target,
+  opts: { force?: boolean; reaping?: boolean } = {},
+): Promise<DestroyResult> {
   const force = opts.force ?? false;
   const claimed = await ctx.store.updateRef(t.db, t.branch, (ref) => {
-    if (ref.deleting) throw fail('BUSY', `${t.db}@${t.branch} is already being destroyed`, { retryable: true, hint: `retry later, or run 'offshoot gc' to clear a stale claim` });
+    if (ref.deleting)
+      throw fail('BUSY', `${t.db}@${t.branch} is already being destroyed`, {
+        retryable: true,
+        hint: `retry later, or run 'offshoot gc' to clear a stale claim`,
+      });
     if (!opts.reaping) refuseProtected(ref, t.db, t.branch, 'destroy', force);
     if (!force && leaseLive(ref, ctx.now()) && ref.lease_holder !== ctx.holder) {
-      throw fail('LEASE_HELD', `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder}`, { hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or pass --force` });
+      throw fail('LEASE_HELD', `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder}`, {
+        hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or pass --force`,
+      });
     }
     return { ...ref, deleting: true, deleting_at: ctx.now().toISOString() };
   });

@@ -21,9 +21,19 @@ async function segmentPages(ctx: OpsContext, member: DataObject, into: Set<numbe
  * The pages that can differ between two chains: the pages of every segment past their common prefix. Undefined
  * (compare everything) when either side diverges through a snapshot, since a snapshot rewrites every page.
  */
-export async function changedPagesBetween(ctx: OpsContext, left: ResolvedChain, right: ResolvedChain, commits: [number, number]): Promise<Set<number> | undefined> {
+export async function changedPagesBetween(
+  ctx: OpsContext,
+  left: ResolvedChain,
+  right: ResolvedChain,
+  commits: [number, number],
+): Promise<Set<number> | undefined> {
   let common = 0;
-  while (common < left.members.length && common < right.members.length && left.members[common]?.key === right.members[common]?.key) common++;
+  while (
+    common < left.members.length &&
+    common < right.members.length &&
+    left.members[common]?.key === right.members[common]?.key
+  )
+    common++;
   if (common === 0) return undefined;
   const rest = [...left.members.slice(common), ...right.members.slice(common)];
   if (rest.some((m) => m.kind === 'snapshot')) return undefined;
@@ -39,11 +49,20 @@ export async function changedPagesBetween(ctx: OpsContext, left: ResolvedChain, 
  * different databases), read from the immutable per-chain cache with no lease — safe next to live sessions. Forks
  * that share history compare only the tables owning the pages their chains changed.
  */
-export async function diff(ctx: OpsContext, left: Target, right: Target, opts: { summaryOnly?: boolean } = {}): Promise<DiffResult> {
+export async function diff(
+  ctx: OpsContext,
+  left: Target,
+  right: Target,
+  opts: { summaryOnly?: boolean } = {},
+): Promise<DiffResult> {
   const resolver = new ChainResolver(ctx.store);
-  const [lc, rc] = await Promise.all([resolveTargetChain(ctx, left, resolver), resolveTargetChain(ctx, right, resolver)]);
+  const [lc, rc] = await Promise.all([
+    resolveTargetChain(ctx, left, resolver),
+    resolveTargetChain(ctx, right, resolver),
+  ]);
   const l = await cachedChain(ctx, left.db, lc);
   const r = await cachedChain(ctx, right.db, rc);
-  const changedPages = left.db === right.db ? await changedPagesBetween(ctx, lc, rc, [l.result.commit, r.result.commit]) : undefined;
+  const changedPages =
+    left.db === right.db ? await changedPagesBetween(ctx, lc, rc, [l.result.commit, r.result.commit]) : undefined;
   return diffDatabases(l.path, r.path, { changedPages, summaryOnly: opts.summaryOnly ?? false });
 }

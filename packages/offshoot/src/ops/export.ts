@@ -12,10 +12,17 @@ import { resolveTargetChain } from './helpers/resolve-target.js';
  * `offshoot export db[@b[@cp]] <out>`: writes the durable state (head, or a checkpoint) to any local path —
  * atomically, every member verified before the rename; parent directories are created. No sidecar, no lease.
  */
-export async function exportTo(ctx: OpsContext, t: Target, out: string, opts: { force?: boolean } = {}): Promise<{ path: string; txid: number }> {
+export async function exportTo(
+  ctx: OpsContext,
+  t: Target,
+  out: string,
+  opts: { force?: boolean } = {},
+): Promise<{ path: string; txid: number }> {
   const path = resolve(out);
   if (existsSync(path) && !opts.force) {
-    throw fail('ALREADY_EXISTS', `${path} already exists`, { hint: 'pass --force to overwrite it, or choose another path' });
+    throw fail('ALREADY_EXISTS', `${path} already exists`, {
+      hint: 'pass --force to overwrite it, or choose another path',
+    });
   }
   const chain = await resolveTargetChain(ctx, t);
   await mkdir(dirname(path), { recursive: true });

@@ -34,7 +34,9 @@ export interface ForkResult {
 export function checkpointTxid(ref: Ref, t: Target, name: string): number {
   const cp = ref.checkpoints[name];
   if (cp === undefined) {
-    throw fail('NOT_FOUND', `no checkpoint "${name}" on ${t.db}@${t.branch}`, { hint: `list checkpoints with 'offshoot status'` });
+    throw fail('NOT_FOUND', `no checkpoint "${name}" on ${t.db}@${t.branch}`, {
+      hint: `list checkpoints with 'offshoot status'`,
+    });
   }
   return cp.txid;
 }
@@ -45,15 +47,24 @@ export function checkpointTxid(ref: Ref, t: Target, name: string): number {
  * source checkout is checkpointed first (changed pages only) so the child holds everything committed before the
  * call; a chain already at the depth floor is materialized instead of shared.
  */
-export async function fork(ctx: OpsContext, src: Target, newBranch: string, opts: ForkOptions = {}): Promise<ForkResult> {
+export async function fork(
+  ctx: OpsContext,
+  src: Target,
+  newBranch: string,
+  opts: ForkOptions = {},
+): Promise<ForkResult> {
   validateName('branch', newBranch);
   const meta = validateMeta(opts.meta);
   // A zero or negative TTL would make the fork reapable the moment it exists; callers other than the CLI build TtlArgs too.
   if (opts.ttl?.kind === 'none' || (opts.ttl?.kind === 'set' && opts.ttl.ttl <= 0n)) {
-    throw fail('INVALID_ARGUMENT', 'a fork TTL must be positive', { hint: 'pass a positive --ttl such as 1h, or omit it for a fork that never expires' });
+    throw fail('INVALID_ARGUMENT', 'a fork TTL must be positive', {
+      hint: 'pass a positive --ttl such as 1h, or omit it for a fork that never expires',
+    });
   }
   if (await ctx.store.tryGetRef(src.db, newBranch)) {
-    throw fail('ALREADY_EXISTS', `branch ${src.db}@${newBranch} already exists`, { hint: 'pick another name, or destroy the existing branch first' });
+    throw fail('ALREADY_EXISTS', `branch ${src.db}@${newBranch} already exists`, {
+      hint: 'pick another name, or destroy the existing branch first',
+    });
   }
   let { ref } = await readBranch(ctx, src.db, src.branch);
   let txid: number;
@@ -89,6 +100,16 @@ export async function fork(ctx: OpsContext, src: Target, newBranch: string, opts
     if (mine) await ctx.store.deleteRef(src.db, newBranch, mine.etag).catch(() => undefined);
     throw err;
   }
-  const expiresAt = opts.ttl?.kind === 'set' ? new Date(now.getTime() + Number(opts.ttl.ttl / 1_000_000n)).toISOString() : undefined;
-  return { db: src.db, source: src.branch, branch: newBranch, txid, mode: fresh.mode, path: fresh.path, ttl: child.ttl, expiresAt };
+  const expiresAt =
+    opts.ttl?.kind === 'set' ? new Date(now.getTime() + Number(opts.ttl.ttl / 1_000_000n)).toISOString() : undefined;
+  return {
+    db: src.db,
+    source: src.branch,
+    branch: newBranch,
+    txid,
+    mode: fresh.mode,
+    path: fresh.path,
+    ttl: child.ttl,
+    expiresAt,
+  };
 }

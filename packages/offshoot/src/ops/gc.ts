@@ -41,7 +41,9 @@ export async function collectGarbage(ctx: OpsContext, grace: Duration): Promise<
     }
   }
   const graceMs = durationMs(grace);
-  const due = Object.keys(stones).filter((k) => next[k] !== undefined && now.getTime() - Date.parse(stones[k] ?? '') >= graceMs);
+  const due = Object.keys(stones).filter(
+    (k) => next[k] !== undefined && now.getTime() - Date.parse(stones[k] ?? '') >= graceMs,
+  );
   let deleted = 0;
   if (due.length > 0) {
     const second = await markLive(ctx);

@@ -24,7 +24,14 @@ export async function listLeases(ctx: OpsContext): Promise<LeaseInfo[]> {
     const got = await ctx.store.tryGetRef(db, branch);
     if (!got?.ref.lease_holder) continue;
     const r = got.ref;
-    out.push({ db, branch, holder: r.lease_holder ?? '', epoch: r.epoch, expiry: r.lease_expiry ?? '', live: leaseLive(r, ctx.now()) });
+    out.push({
+      db,
+      branch,
+      holder: r.lease_holder ?? '',
+      epoch: r.epoch,
+      expiry: r.lease_expiry ?? '',
+      live: leaseLive(r, ctx.now()),
+    });
   }
   return out;
 }
@@ -33,16 +40,28 @@ export async function listLeases(ctx: OpsContext): Promise<LeaseInfo[]> {
  * Acquires or renews a branch lease for ctx.holder. A fresh acquire (no live lease of ours) bumps the epoch, which
  * fences any earlier writer; renewing our own live lease only extends it.
  */
-export async function acquireLease(ctx: OpsContext, t: Target, ttl: string = DEFAULT_LEASE_TTL): Promise<{ epoch: number; expiry: string; renewed: boolean }> {
+export async function acquireLease(
+  ctx: OpsContext,
+  t: Target,
+  ttl: string = DEFAULT_LEASE_TTL,
+): Promise<{ epoch: number; expiry: string; renewed: boolean }> {
   const ms = durationMs(parseDuration(ttl));
-  if (ms <= 0) throw fail('INVALID_ARGUMENT', `invalid lease ttl ${ttl}: must be positive`, { hint: 'use a duration such as 30s' });
+  if (ms <= 0)
+    throw fail('INVALID_ARGUMENT', `invalid lease ttl ${ttl}: must be positive`, {
+      hint: 'use a duration such as 30s',
+    });
   let renewed = false;
   const { ref } = await ctx.store.updateRef(t.db, t.branch, (r) => {
-    if (r.reaping || r.deleting) throw fail('BUSY', `${t.db}@${t.branch} is being reaped or destroyed`, { hint: 'the branch is going away; fork another' });
+    if (r.reaping || r.deleting)
+      throw fail('BUSY', `${t.db}@${t.branch} is being reaped or destroyed`, {
+        hint: 'the branch is going away; fork another',
+      });
     const now = ctx.now();
     const live = leaseLive(r, now);
     if (live && r.lease_holder !== ctx.holder) {
-      throw fail('LEASE_HELD', `${t.db}@${t.branch} is leased by ${r.lease_holder} until ${r.lease_expiry}`, { hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or wait for the lease to expire` });
+      throw fail('LEASE_HELD', `${t.db}@${t.branch} is leased by ${r.lease_holder} until ${r.lease_expiry}`, {
+        hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or wait for the lease to expire`,
+      });
     }
     renewed = live;
     const next = { ...r, lease_holder: ctx.holder, lease_expiry: new Date(now.getTime() + ms).toISOString() };
@@ -55,7 +74,8 @@ export async function acquireLease(ctx: OpsContext, t: Target, ttl: string = DEF
 /** Releases a branch's lease (whoever holds it) and restarts its TTL clock. */
 export async function releaseLease(ctx: OpsContext, t: Target): Promise<void> {
   await ctx.store.updateRef(t.db, t.branch, (r) => {
-    if (!r.lease_holder) throw fail('NOT_FOUND', `no lease on ${t.db}@${t.branch}`, { hint: `see 'offshoot lease list'` });
+    if (!r.lease_holder)
+      throw fail('NOT_FOUND', `no lease on ${t.db}@${t.branch}`, { hint: `see 'offshoot lease list'` });
     const next = { ...r, touched_at: ctx.now().toISOString() };
     delete next.lease_holder;
     delete next.lease_expiry;

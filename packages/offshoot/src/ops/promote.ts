@@ -38,9 +38,17 @@ export function refuseProtected(ref: Ref, db: string, branch: string, what: stri
  * and protection, its checkpoints reset to `promote`, and its old head — with any uncheckpointed checkout edits —
  * is kept as `<target>-pre-promote`.
  */
-export async function promote(ctx: OpsContext, src: Target, onto: string, opts: { force?: boolean; materialize?: boolean } = {}): Promise<PromoteResult> {
+export async function promote(
+  ctx: OpsContext,
+  src: Target,
+  onto: string,
+  opts: { force?: boolean; materialize?: boolean } = {},
+): Promise<PromoteResult> {
   validateName('branch', onto);
-  if (onto === src.branch) throw fail('INVALID_ARGUMENT', `cannot promote ${src.db}@${src.branch} onto itself`, { hint: 'name a different --onto branch' });
+  if (onto === src.branch)
+    throw fail('INVALID_ARGUMENT', `cannot promote ${src.db}@${src.branch} onto itself`, {
+      hint: 'name a different --onto branch',
+    });
   let source = await readBranch(ctx, src.db, src.branch);
   let tgt = await readBranch(ctx, src.db, onto);
   refuseProtected(tgt.ref, src.db, onto, 'promote onto', opts.force ?? false);
@@ -51,7 +59,9 @@ export async function promote(ctx: OpsContext, src: Target, onto: string, opts: 
   const resolver = new ChainResolver(ctx.store);
   const backup = await keepSafetyFork(ctx, src.db, onto, tgt.ref, 'pre-promote', resolver);
   const txid = source.ref.head_txid;
-  const fresh = await newLineageAt(ctx, src.db, resolver, source.ref.lineage, txid, { materialize: opts.materialize ?? false });
+  const fresh = await newLineageAt(ctx, src.db, resolver, source.ref.lineage, txid, {
+    materialize: opts.materialize ?? false,
+  });
   const now = ctx.now().toISOString();
   const next: Ref = {
     ...tgt.ref,
@@ -69,5 +79,14 @@ export async function promote(ctx: OpsContext, src: Target, onto: string, opts: 
   delete next.lease_expiry;
   await casRepoint(ctx, src.db, onto, tgt.etag, next, 'promote');
   const refreshed = await refreshCheckout(ctx, src.db, onto, next);
-  return { db: src.db, source: src.branch, target: onto, txid, backup, path: refreshed.path, refreshed: refreshed.refreshed, mode: fresh.mode };
+  return {
+    db: src.db,
+    source: src.branch,
+    target: onto,
+    txid,
+    backup,
+    path: refreshed.path,
+    refreshed: refreshed.refreshed,
+    mode: fresh.mode,
+  };
 }

@@ -2,7 +2,11 @@ import type { Target } from '../core/target.js';
 import type { OpsContext } from './helpers/context.js';
 
 /** `offshoot protect` / `unprotect`: sets or clears a branch's protected flag; the TTL clock is left alone. */
-export async function setProtected(ctx: OpsContext, t: Target, value: boolean): Promise<{ db: string; branch: string; protected: boolean; changed: boolean }> {
+export async function setProtected(
+  ctx: OpsContext,
+  t: Target,
+  value: boolean,
+): Promise<{ db: string; branch: string; protected: boolean; changed: boolean }> {
   let changed = false;
   await ctx.store.updateRef(t.db, t.branch, (r) => {
     if ((r.protected ?? false) === value) return undefined;

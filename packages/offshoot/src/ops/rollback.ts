@@ -29,7 +29,12 @@ export interface RollbackResult {
  * the checkpoint (or owns a copy with --materialize), keeping checkpoints at or below it. The old head is kept first
  * as `<branch>-pre-rollback`. Dirty checkout edits are checkpointed into the undo point, never silently lost.
  */
-export async function rollback(ctx: OpsContext, t: Target, to: string, opts: { materialize?: boolean } = {}): Promise<RollbackResult> {
+export async function rollback(
+  ctx: OpsContext,
+  t: Target,
+  to: string,
+  opts: { materialize?: boolean } = {},
+): Promise<RollbackResult> {
   let cur = await readBranch(ctx, t.db, t.branch);
   refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');
   const target = checkpointTxid(cur.ref, t, to);
@@ -37,12 +42,18 @@ export async function rollback(ctx: OpsContext, t: Target, to: string, opts: { m
   const oldHead = cur.ref.head_txid;
   const resolver = new ChainResolver(ctx.store);
   const backup = await keepSafetyFork(ctx, t.db, t.branch, cur.ref, 'pre-rollback', resolver);
-  const fresh = await newLineageAt(ctx, t.db, resolver, cur.ref.lineage, target, { materialize: opts.materialize ?? false });
+  const fresh = await newLineageAt(ctx, t.db, resolver, cur.ref.lineage, target, {
+    materialize: opts.materialize ?? false,
+  });
   const kept: Record<string, Checkpoint> = {};
   for (const [name, cp] of Object.entries(cur.ref.checkpoints)) if (cp.txid <= target) kept[name] = { ...cp, epoch: 1 };
   if (fresh.mode === 'materialized') {
     // A lineage with no base must own a snapshot for every checkpoint it keeps.
-    const txids = new Set(Object.values(kept).map((c) => c.txid).filter((x) => x !== target));
+    const txids = new Set(
+      Object.values(kept)
+        .map((c) => c.txid)
+        .filter((x) => x !== target),
+    );
     for (const x of txids) await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, fresh.lineage);
   }
   const next: Ref = {

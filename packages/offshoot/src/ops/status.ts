@@ -43,16 +43,26 @@ export interface StatusReport {
 }
 
 /** The reap deadline of a ref: max(touched_at, lease_expiry) + ttl, in ms; undefined without a TTL. */
-export function reapDeadline(ttl: string | undefined, touchedAt: string | undefined, leaseExpiry: string | undefined): number | undefined {
+export function reapDeadline(
+  ttl: string | undefined,
+  touchedAt: string | undefined,
+  leaseExpiry: string | undefined,
+): number | undefined {
   if (!ttl) return undefined;
   const from = Math.max(Date.parse(touchedAt ?? '') || 0, Date.parse(leaseExpiry ?? '') || 0);
   return from + durationMs(parseDuration(ttl));
 }
 
 /** `offshoot status`: every branch's state, storage class, head, checkpoints, protection and TTL — no database reads. */
-export async function status(ctx: OpsContext, opts: { db?: string; roCacheBudget?: number } = {}): Promise<StatusReport> {
+export async function status(
+  ctx: OpsContext,
+  opts: { db?: string; roCacheBudget?: number } = {},
+): Promise<StatusReport> {
   const now = ctx.now();
-  const pairs = opts.db !== undefined ? (await ctx.store.listBranches(opts.db)).map((branch) => ({ db: opts.db as string, branch })) : await ctx.store.listAllBranches();
+  const pairs =
+    opts.db !== undefined
+      ? (await ctx.store.listBranches(opts.db)).map((branch) => ({ db: opts.db as string, branch }))
+      : await ctx.store.listAllBranches();
   const branches: BranchStatus[] = [];
   for (const { db, branch } of pairs) {
     const got = await ctx.store.tryGetRef(db, branch);
@@ -64,7 +74,11 @@ export async function status(ctx: OpsContext, opts: { db?: string; roCacheBudget
       .sort((a, b) => a.txid - b.txid || a.name.localeCompare(b.name));
     const deadline = r.protected ? undefined : reapDeadline(r.ttl, r.touched_at, r.lease_expiry);
     let remaining: string | undefined;
-    if (deadline !== undefined) remaining = deadline <= now.getTime() ? 'expired' : formatDuration(msDuration(Math.ceil((deadline - now.getTime()) / 1000) * 1000));
+    if (deadline !== undefined)
+      remaining =
+        deadline <= now.getTime()
+          ? 'expired'
+          : formatDuration(msDuration(Math.ceil((deadline - now.getTime()) / 1000) * 1000));
     branches.push({
       db,
       branch,
@@ -85,5 +99,12 @@ export async function status(ctx: OpsContext, opts: { db?: string; roCacheBudget
     });
   }
   const entries = await roCacheEntries(ctx.checkoutRoot);
-  return { branches, roCache: { entries: entries.length, bytes: entries.reduce((a, e) => a + e.bytes, 0), budget: opts.roCacheBudget || undefined } };
+  return {
+    branches,
+    roCache: {
+      entries: entries.length,
+      bytes: entries.reduce((a, e) => a + e.bytes, 0),
+      budget: opts.roCacheBudget || undefined,
+    },
+  };
 }

@@ -13,10 +13,16 @@ export interface TouchResult {
 
 /** `offshoot touch db[@b] [--ttl d|none]`: restarts the TTL clock, optionally setting or clearing the TTL. */
 export async function touch(ctx: OpsContext, t: Target, ttl: TtlArg = { kind: 'keep' }): Promise<TouchResult> {
-  if (ttl.kind === 'set' && ttl.ttl <= 0n) throw fail('INVALID_ARGUMENT', 'a TTL must be positive', { hint: 'use a positive duration such as 1h, or none to clear it' });
+  if (ttl.kind === 'set' && ttl.ttl <= 0n)
+    throw fail('INVALID_ARGUMENT', 'a TTL must be positive', {
+      hint: 'use a positive duration such as 1h, or none to clear it',
+    });
   const now = ctx.now().toISOString();
   const { ref } = await ctx.store.updateRef(t.db, t.branch, (r) => {
-    if (r.reaping || r.deleting) throw fail('CAS_CONFLICT', `${t.db}@${t.branch} is being reaped; too late to touch`, { hint: 'the branch is about to be destroyed' });
+    if (r.reaping || r.deleting)
+      throw fail('CAS_CONFLICT', `${t.db}@${t.branch} is being reaped; too late to touch`, {
+        hint: 'the branch is about to be destroyed',
+      });
     const next = { ...r, touched_at: now };
     if (ttl.kind === 'none') delete next.ttl;
     if (ttl.kind === 'set') next.ttl = formatDuration(ttl.ttl);

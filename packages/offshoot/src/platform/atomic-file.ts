@@ -30,7 +30,11 @@ export async function commitRename(tmp: string, path: string): Promise<void> {
 }
 
 /** Writes data to path atomically: temp file → fsync → rename → fsync the directory. */
-export async function writeFileAtomic(path: string, data: Uint8Array | string, opts: { mode?: number } = {}): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: Uint8Array | string,
+  opts: { mode?: number } = {},
+): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = tempPathFor(path);
   try {

@@ -19,7 +19,11 @@ export function defaultSocketPath(storeSpecText: string, env: NodeJS.ProcessEnv 
 }
 
 /** The socket a command talks to or serves on: the -socket flag, else $OFFSHOOT_SOCKET, else the default. */
-export function resolveSocketPath(flag: string | undefined, storeSpecText: string, env: NodeJS.ProcessEnv = process.env): string {
+export function resolveSocketPath(
+  flag: string | undefined,
+  storeSpecText: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   if (flag !== undefined && flag !== '') return flag;
   if (env.OFFSHOOT_SOCKET) return env.OFFSHOOT_SOCKET;
   return defaultSocketPath(storeSpecText, env);
@@ -29,9 +33,13 @@ export function resolveSocketPath(flag: string | undefined, storeSpecText: strin
 export function checkSocketPath(path: string): string {
   const bytes = Buffer.byteLength(path);
   if (bytes > MAX_SOCKET_PATH_BYTES) {
-    throw fail('INVALID_ARGUMENT', `socket path ${path} is ${bytes} bytes; a unix socket path may be at most ${MAX_SOCKET_PATH_BYTES}`, {
-      hint: 'pass a shorter -socket path (or set OFFSHOOT_SOCKET), e.g. under /tmp',
-    });
+    throw fail(
+      'INVALID_ARGUMENT',
+      `socket path ${path} is ${bytes} bytes; a unix socket path may be at most ${MAX_SOCKET_PATH_BYTES}`,
+      {
+        hint: 'pass a shorter -socket path (or set OFFSHOOT_SOCKET), e.g. under /tmp',
+      },
+    );
   }
   return path;
 }

@@ -120,7 +120,15 @@ export interface EventEnvelope {
 }
 
 /** The event types. */
-export type EventType = 'session_opened' | 'flushed' | 'flush_failed' | 'fenced' | 'session_closed' | 'reaped' | 'evicted' | 'dropped_slow_consumer';
+export type EventType =
+  | 'session_opened'
+  | 'flushed'
+  | 'flush_failed'
+  | 'fenced'
+  | 'session_closed'
+  | 'reaped'
+  | 'evicted'
+  | 'dropped_slow_consumer';
 
 /** The largest request line the daemon reads (larger ones are refused). */
 export const MAX_REQUEST_BYTES = 1 << 20;

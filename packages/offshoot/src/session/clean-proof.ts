@@ -18,7 +18,8 @@ export interface CleanProof {
  */
 export async function cleanProof(path: string, ref: Ref): Promise<CleanProof | undefined> {
   const sc = readSidecar(path);
-  if (!sameIdentity(sc, headIdentity(ref)) || sc?.ltx_checksum === undefined || sc.mtime_ns === undefined) return undefined;
+  if (!sameIdentity(sc, headIdentity(ref)) || sc?.ltx_checksum === undefined || sc.mtime_ns === undefined)
+    return undefined;
   const sums = await readPageSums(path);
   const checksum = BigInt('0x' + sc.ltx_checksum);
   if (!sums || sums.rollingChecksum() !== checksum) return undefined;

@@ -20,7 +20,13 @@ export async function restampClean(ctx: OpsContext, path: string, ref: Ref, sink
     const sums = sink.pageSums;
     const fp = backdateAndFingerprint(path, ctx.now().getTime());
     await writePageSums(path, sums);
-    await writeSidecar(path, { ...headIdentity(ref), ltx_checksum: sink.currentChecksum.toString(16), page_size: sums.pageSize, commit: sums.pageCount, ...fp });
+    await writeSidecar(path, {
+      ...headIdentity(ref),
+      ltx_checksum: sink.currentChecksum.toString(16),
+      page_size: sums.pageSize,
+      commit: sums.pageCount,
+      ...fp,
+    });
   } finally {
     frozen.release();
   }

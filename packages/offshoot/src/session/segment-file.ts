@@ -23,7 +23,14 @@ export async function writeSegment(batch: FlushBatch, txid: number, out: string,
  * Encodes a snapshot of txid: a private copy of `base` (the last rebase image, or the durable head) with the batch's
  * pages written over it and its length set to the batch's commit. Returns the file size.
  */
-export async function writeSnapshot(batch: FlushBatch, base: string, work: string, txid: number, out: string, timestamp: number): Promise<number> {
+export async function writeSnapshot(
+  batch: FlushBatch,
+  base: string,
+  work: string,
+  txid: number,
+  out: string,
+  timestamp: number,
+): Promise<number> {
   await copyFile(base, work);
   const fh = await open(work, 'r+');
   try {
@@ -34,7 +41,14 @@ export async function writeSnapshot(batch: FlushBatch, base: string, work: strin
   }
   const src = new FileSource(work);
   try {
-    return await encodeSnapshotPages(src, geometryOf(src, src.size, work), txid, batch.postApplyChecksum, out, timestamp);
+    return await encodeSnapshotPages(
+      src,
+      geometryOf(src, src.size, work),
+      txid,
+      batch.postApplyChecksum,
+      out,
+      timestamp,
+    );
   } finally {
     src.close();
   }

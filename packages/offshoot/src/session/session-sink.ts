@@ -159,7 +159,8 @@ export class SessionSink implements CaptureSink {
   /** Puts a failed flush's pages back under anything captured since (newer bytes win). */
   restore(batch: FlushBatch): void {
     if (batch.generation !== this.gen) return;
-    for (const [pgno, data] of batch.pages) if (!this.pending.has(pgno) && pgno <= this.commit) this.pending.set(pgno, data);
+    for (const [pgno, data] of batch.pages)
+      if (!this.pending.has(pgno) && pgno <= this.commit) this.pending.set(pgno, data);
   }
 
   /** Records a durable flush: its post-apply checksum is the new base, and a used rebase image is dropped. */

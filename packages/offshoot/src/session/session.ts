@@ -168,36 +168,56 @@ export class Session {
   private async flushOnce(opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' }): Promise<FlushOutcome> {
     const started = Date.now();
     if (opts.name !== undefined) validateName('checkpoint', opts.name);
-    if (opts.meta !== undefined && opts.name === undefined) throw fail('INVALID_ARGUMENT', 'flush meta needs a checkpoint name', { hint: 'pass a checkpoint name with the meta' });
+    if (opts.meta !== undefined && opts.name === undefined)
+      throw fail('INVALID_ARGUMENT', 'flush meta needs a checkpoint name', {
+        hint: 'pass a checkpoint name with the meta',
+      });
     validateMeta(opts.meta);
     if (this.terminal) throw this.terminal;
     try {
       await this.engine.drainNow();
       const cur = await this.fenceCheck();
       if (opts.name !== undefined && cur.ref.checkpoints[opts.name]) {
-        throw fail('ALREADY_EXISTS', `checkpoint "${opts.name}" already exists on ${this.db}@${this.branch}`, { hint: 'pick another checkpoint name' });
+        throw fail('ALREADY_EXISTS', `checkpoint "${opts.name}" already exists on ${this.db}@${this.branch}`, {
+          hint: 'pick another checkpoint name',
+        });
       }
       let outcome: FlushOutcome;
       if (!this.sink.dirty) {
-        if (opts.name !== undefined) await this.record(cur, cur.ref.head_txid, cur.ref.head_epoch, opts.name, opts.meta);
+        if (opts.name !== undefined)
+          await this.record(cur, cur.ref.head_txid, cur.ref.head_epoch, opts.name, opts.meta);
         outcome = { txid: cur.ref.head_txid, kind: 'none', durationMs: Date.now() - started };
       } else {
         outcome = await this.writeFlush(cur, opts.name, opts.meta, started);
       }
       this.flushError = undefined;
       this.lastFlushAt = new Date();
-      if (outcome.kind !== 'none') this.opts.onEvent?.('flushed', { kind: opts.kind, txid: outcome.txid, duration_seconds: outcome.durationMs / 1000 });
+      if (outcome.kind !== 'none')
+        this.opts.onEvent?.('flushed', {
+          kind: opts.kind,
+          txid: outcome.txid,
+          duration_seconds: outcome.durationMs / 1000,
+        });
       return outcome;
     } catch (err) {
       const e = asOffshootError(err);
       if (e.code === 'FENCED') this.fence(e);
       else if (opts.kind === 'auto') this.flushError = e.message;
-      this.opts.onEvent?.('flush_failed', { kind: opts.kind, error: e.message, duration_seconds: (Date.now() - started) / 1000 });
+      this.opts.onEvent?.('flush_failed', {
+        kind: opts.kind,
+        error: e.message,
+        duration_seconds: (Date.now() - started) / 1000,
+      });
       throw e;
     }
   }
 
-  private async writeFlush(cur: VersionedRef, name: string | undefined, meta: Meta | undefined, started: number): Promise<FlushOutcome> {
+  private async writeFlush(
+    cur: VersionedRef,
+    name: string | undefined,
+    meta: Meta | undefined,
+    started: number,
+  ): Promise<FlushOutcome> {
     const batch = this.sink.take();
     try {
       const txid = cur.ref.head_txid + 1;
@@ -209,14 +229,24 @@ export class Session {
       const out = join(this.scratch, `flush-${txid}.ltx`);
       try {
         if (snapshot) {
-          const base = batch.rebaseImage ?? (await cachedChain(this.ctx, this.db, await new ChainResolver(this.ctx.store).resolve(cur.ref.lineage, cur.ref.head_txid))).path;
+          const base =
+            batch.rebaseImage ??
+            (
+              await cachedChain(
+                this.ctx,
+                this.db,
+                await new ChainResolver(this.ctx.store).resolve(cur.ref.lineage, cur.ref.head_txid),
+              )
+            ).path;
           await writeSnapshot(batch, base, join(this.scratch, 'snapshot-work.db'), txid, out, Date.now());
         } else {
           await writeSegment(batch, txid, out, Date.now());
         }
         let vref = cur;
         for (let attempt = 0; ; attempt++) {
-          const key = snapshot ? snapshotKey(vref.ref.lineage, this.epochValue, txid) : segmentKey(vref.ref.lineage, this.epochValue, txid, txid);
+          const key = snapshot
+            ? snapshotKey(vref.ref.lineage, this.epochValue, txid)
+            : segmentKey(vref.ref.lineage, this.epochValue, txid, txid);
           try {
             await this.ctx.store.putData(key, { file: out });
             break;
@@ -246,7 +276,8 @@ export class Session {
    * carried forward by this session's own flushes, so a flush costs no listing of the lineage.
    */
   private async chainDepth(ref: Ref): Promise<number> {
-    if (this.depth && this.depth.lineage === ref.lineage && this.depth.head === ref.head_txid) return this.depth.members;
+    if (this.depth && this.depth.lineage === ref.lineage && this.depth.head === ref.head_txid)
+      return this.depth.members;
     const chain = await new ChainResolver(this.ctx.store).resolve(ref.lineage, ref.head_txid);
     this.depth = { lineage: ref.lineage, head: ref.head_txid, members: chain.members.length };
     return this.depth.members;
@@ -256,9 +287,13 @@ export class Session {
   private async fenceCheck(): Promise<VersionedRef> {
     const cur = await this.ctx.store.getRef(this.db, this.branch);
     if (cur.ref.lease_holder !== this.holder || cur.ref.epoch !== this.epochValue) {
-      throw fail('FENCED', `session ${this.db}@${this.branch} was fenced: the lease is now held by ${cur.ref.lease_holder ?? 'nobody'} at epoch ${cur.ref.epoch} (ours: ${this.epochValue})`, {
-        hint: `close the session (offshoot session close ${this.db}@${this.branch}) and open it again`,
-      });
+      throw fail(
+        'FENCED',
+        `session ${this.db}@${this.branch} was fenced: the lease is now held by ${cur.ref.lease_holder ?? 'nobody'} at epoch ${cur.ref.epoch} (ours: ${this.epochValue})`,
+        {
+          hint: `close the session (offshoot session close ${this.db}@${this.branch}) and open it again`,
+        },
+      );
     }
     return cur;
   }
@@ -271,12 +306,24 @@ export class Session {
   }
 
   /** Advances the head (and records a checkpoint) by CAS, retrying only while nothing but a lease renewal moved. */
-  private async record(cur: VersionedRef, txid: number, epoch: number, name: string | undefined, meta: Meta | undefined): Promise<void> {
+  private async record(
+    cur: VersionedRef,
+    txid: number,
+    epoch: number,
+    name: string | undefined,
+    meta: Meta | undefined,
+  ): Promise<void> {
     let vref = cur;
     const prevHead = cur.ref.head_txid;
     for (let attempt = 0; ; attempt++) {
       const now = new Date().toISOString();
-      const next: Ref = { ...vref.ref, head_txid: txid, head_epoch: epoch, touched_at: now, checkpoints: { ...vref.ref.checkpoints } };
+      const next: Ref = {
+        ...vref.ref,
+        head_txid: txid,
+        head_epoch: epoch,
+        touched_at: now,
+        checkpoints: { ...vref.ref.checkpoints },
+      };
       if (name !== undefined) next.checkpoints[name] = { txid, epoch, created_at: now, ...(meta ? { meta } : {}) };
       try {
         await this.ctx.store.casRef(this.db, this.branch, vref.etag, next);
@@ -285,7 +332,9 @@ export class Session {
         if (!hasCode(err, 'CAS_CONFLICT') || attempt >= CAS_RETRIES) throw err;
         vref = await this.fenceCheck();
         if (vref.ref.head_txid !== prevHead || vref.ref.lineage !== cur.ref.lineage) {
-          throw fail('FENCED', `${this.db}@${this.branch} moved under the session (head ${vref.ref.head_txid})`, { hint: 'close the session and open it again' });
+          throw fail('FENCED', `${this.db}@${this.branch} moved under the session (head ${vref.ref.head_txid})`, {
+            hint: 'close the session and open it again',
+          });
         }
       }
     }
@@ -297,9 +346,13 @@ export class Session {
     try {
       await this.ctx.store.updateRef(this.db, this.branch, (r) => {
         if (r.lease_holder !== this.holder || r.epoch !== this.epochValue) {
-          throw fail('FENCED', `session ${this.db}@${this.branch} lost its lease to ${r.lease_holder ?? 'nobody'} (epoch ${r.epoch})`, {
-            hint: `close the session (offshoot session close ${this.db}@${this.branch}) and open it again`,
-          });
+          throw fail(
+            'FENCED',
+            `session ${this.db}@${this.branch} lost its lease to ${r.lease_holder ?? 'nobody'} (epoch ${r.epoch})`,
+            {
+              hint: `close the session (offshoot session close ${this.db}@${this.branch}) and open it again`,
+            },
+          );
         }
         return { ...r, lease_expiry: new Date(Date.now() + ms).toISOString() };
       });
@@ -347,7 +400,9 @@ export class Session {
     if (mayRestamp && clean && !this.sink.dirty && !this.terminal) {
       const cur = await this.ctx.store.getRef(this.db, this.branch).catch(() => undefined);
       if (cur && cur.ref.head_txid === this.durable && cur.ref.lease_holder === this.holder) {
-        await restampClean(this.ctx, this.path, cur.ref, this.sink).catch((err) => this.opts.log?.(`checkout not re-stamped: ${(err as Error).message}`));
+        await restampClean(this.ctx, this.path, cur.ref, this.sink).catch((err) =>
+          this.opts.log?.(`checkout not re-stamped: ${(err as Error).message}`),
+        );
       }
     }
     const cur = await this.ctx.store.tryGetRef(this.db, this.branch).catch(() => undefined);

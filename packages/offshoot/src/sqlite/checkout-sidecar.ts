@@ -106,7 +106,9 @@ export async function checkClean(dbPath: string, sidecar: Sidecar | undefined): 
   }
   if (walBytes(dbPath) > 0) return 'modified';
   if (sidecar.mtime_ns !== undefined) {
-    return sidecar.size === fp.size && sidecar.mtime_ns === fp.mtime_ns && sidecar.ino === fp.ino ? 'clean' : 'modified';
+    return sidecar.size === fp.size && sidecar.mtime_ns === fp.mtime_ns && sidecar.ino === fp.ino
+      ? 'clean'
+      : 'modified';
   }
   if (sidecar.hash !== undefined) return (await sha256File(dbPath)) === sidecar.hash ? 'clean' : 'modified';
   return 'unknown';

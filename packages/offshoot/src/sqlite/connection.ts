@@ -8,6 +8,10 @@ export const AT_REST_BUSY_TIMEOUT_MS = 3000;
 
 /** Opens an existing database file with a busy timeout; readonly opens never create -wal/-shm beyond SQLite's own. */
 export function openConnection(path: string, opts: { readonly?: boolean; busyTimeoutMs?: number } = {}): Connection {
-  const db = new Database(path, { readonly: opts.readonly ?? false, fileMustExist: true, timeout: opts.busyTimeoutMs ?? AT_REST_BUSY_TIMEOUT_MS });
+  const db = new Database(path, {
+    readonly: opts.readonly ?? false,
+    fileMustExist: true,
+    timeout: opts.busyTimeoutMs ?? AT_REST_BUSY_TIMEOUT_MS,
+  });
   return db;
 }

@@ -47,12 +47,15 @@ export interface DbHeader {
 }
 
 function notSqlite(message: string): never {
-  throw fail('CORRUPT', message, { hint: 'point offshoot at an SQLite 3 database file (or restore it from a checkpoint)' });
+  throw fail('CORRUPT', message, {
+    hint: 'point offshoot at an SQLite 3 database file (or restore it from a checkpoint)',
+  });
 }
 
 /** Parses the first 100 bytes of an SQLite database; throws CORRUPT for anything that is not an SQLite 3 file. */
 export function parseDbHeader(buf: Uint8Array): DbHeader {
-  if (buf.byteLength < DB_HEADER_SIZE) notSqlite(`database header is ${buf.byteLength} bytes, expected at least ${DB_HEADER_SIZE}`);
+  if (buf.byteLength < DB_HEADER_SIZE)
+    notSqlite(`database header is ${buf.byteLength} bytes, expected at least ${DB_HEADER_SIZE}`);
   if (!MAGIC.equals(buf.subarray(0, MAGIC.length))) notSqlite('not an SQLite 3 database: the header magic is missing');
   const view = new DataView(buf.buffer, buf.byteOffset, DB_HEADER_SIZE);
   const rawPageSize = view.getUint16(16);

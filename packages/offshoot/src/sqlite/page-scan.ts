@@ -27,7 +27,9 @@ export function geometryOf(src: PageSource, byteSize: number, path: string): Geo
   const raw = hdr.readUInt16BE(16);
   const pageSize = raw === 1 ? 65536 : raw;
   if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0 || byteSize % pageSize !== 0) {
-    throw fail('CORRUPT', `${path} has an invalid page size or a partial page`, { hint: 'restore the database from a good copy' });
+    throw fail('CORRUPT', `${path} has an invalid page size or a partial page`, {
+      hint: 'restore the database from a good copy',
+    });
   }
   return { pageSize, pageCount: byteSize / pageSize };
 }
@@ -40,7 +42,8 @@ export function* pagesOf(src: PageSource, g: Geometry): Generator<[number, Buffe
   for (let first = 1; first <= g.pageCount; first += perChunk) {
     const n = Math.min(perChunk, g.pageCount - first + 1);
     const want = n * g.pageSize;
-    if (src.read(buf, (first - 1) * g.pageSize, want) < want) throw fail('CORRUPT', 'database file shrank while it was being read', { retryable: true });
+    if (src.read(buf, (first - 1) * g.pageSize, want) < want)
+      throw fail('CORRUPT', 'database file shrank while it was being read', { retryable: true });
     for (let i = 0; i < n; i++) {
       const pgno = first + i;
       if (pgno !== lock) yield [pgno, buf.subarray(i * g.pageSize, (i + 1) * g.pageSize)];
@@ -52,7 +55,8 @@ export function* pagesOf(src: PageSource, g: Geometry): Generator<[number, Buffe
 export function* selectedPagesOf(src: PageSource, g: Geometry, pgnos: readonly number[]): Generator<[number, Buffer]> {
   const buf = Buffer.allocUnsafe(g.pageSize);
   for (const pgno of pgnos) {
-    if (src.read(buf, (pgno - 1) * g.pageSize, g.pageSize) < g.pageSize) throw fail('CORRUPT', 'database file shrank while it was being read', { retryable: true });
+    if (src.read(buf, (pgno - 1) * g.pageSize, g.pageSize) < g.pageSize)
+      throw fail('CORRUPT', 'database file shrank while it was being read', { retryable: true });
     yield [pgno, buf];
   }
 }

@@ -53,7 +53,8 @@ export class PageSums {
 
   /** Parses the serialized form; CORRUPT on anything else. */
   static decode(buf: Buffer): PageSums {
-    if (buf.length < HEADER || !buf.subarray(0, MAGIC.length).equals(MAGIC)) throw fail('CORRUPT', 'page checksum sidecar is malformed');
+    if (buf.length < HEADER || !buf.subarray(0, MAGIC.length).equals(MAGIC))
+      throw fail('CORRUPT', 'page checksum sidecar is malformed');
     const pageSize = buf.readUInt32BE(MAGIC.length);
     const count = buf.readUInt32BE(MAGIC.length + 4);
     if (buf.length !== HEADER + count * 8) throw fail('CORRUPT', 'page checksum sidecar has the wrong length');

@@ -17,8 +17,8 @@ export function walChecksum(data: Uint8Array, bigEndian: boolean, s1: number, s2
   let a = s1 | 0;
   let b = s2 | 0;
   for (let i = 0; i < n; i += 8) {
-    a = ((a + view.getInt32(i, le)) | 0) + b | 0;
-    b = ((b + view.getInt32(i + 4, le)) | 0) + a | 0;
+    a = (((a + view.getInt32(i, le)) | 0) + b) | 0;
+    b = (((b + view.getInt32(i + 4, le)) | 0) + a) | 0;
   }
   return [a >>> 0, b >>> 0];
 }

@@ -2,7 +2,13 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { OffshootError, fail, hasCode } from '../core/errors.js';
 import { walChecksum } from './wal-checksum.js';
-import { WAL_FRAME_HEADER_SIZE, WAL_HEADER_SIZE, isValidPageSize, parseWalHeader, type WalHeader } from './wal-header.js';
+import {
+  WAL_FRAME_HEADER_SIZE,
+  WAL_HEADER_SIZE,
+  isValidPageSize,
+  parseWalHeader,
+  type WalHeader,
+} from './wal-header.js';
 
 /** One page image from a WAL frame; data is a private copy that nothing else references. */
 export interface WalFrame {
@@ -54,7 +60,9 @@ export class WalRestartedError extends OffshootError {
       'UNAVAILABLE',
       `WAL ${walPath} was restarted: salts ${hex(previous.salt1)}/${hex(previous.salt2)} became ` +
         `${hex(current.salt1)}/${hex(current.salt2)}`,
-      { hint: 'bind a fresh WalReader to the new generation if this restart was expected, otherwise rebase from the main database' },
+      {
+        hint: 'bind a fresh WalReader to the new generation if this restart was expected, otherwise rebase from the main database',
+      },
     );
     this.name = 'WalRestartedError';
     this.previous = previous;

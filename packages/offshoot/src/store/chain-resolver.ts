@@ -55,7 +55,9 @@ export class ChainResolver {
     let t = txid;
     for (;;) {
       if (spine.length >= MAX_SPINE || spine.includes(lin)) {
-        throw fail('CORRUPT', `base pointers of lineage ${lineage} form a cycle or are too deep`, { hint: 'the store is damaged; restore it from a backup' });
+        throw fail('CORRUPT', `base pointers of lineage ${lineage} form a cycle or are too deep`, {
+          hint: 'the store is damaged; restore it from a backup',
+        });
       }
       spine.push(lin);
       const [base, objs] = await Promise.all([this.base(lin), this.objects(lin)]);
@@ -79,6 +81,8 @@ export class ChainResolver {
       if (base === undefined || txid > base.txid) return { lineage: lin, txid };
       lin = base.lineage;
     }
-    throw fail('CORRUPT', `base pointers of lineage ${lineage} are too deep`, { hint: 'the store is damaged; restore it from a backup' });
+    throw fail('CORRUPT', `base pointers of lineage ${lineage} are too deep`, {
+      hint: 'the store is damaged; restore it from a backup',
+    });
   }
 }

@@ -30,15 +30,23 @@ export async function readManifest(backend: Backend, specText: string): Promise<
   try {
     manifest = JSON.parse(got.body.toString('utf8')) as Manifest;
   } catch {
-    throw fail('CORRUPT', `open store ${specText}: offshoot.json is not valid JSON`, { hint: 'restore offshoot.json from a backup' });
+    throw fail('CORRUPT', `open store ${specText}: offshoot.json is not valid JSON`, {
+      hint: 'restore offshoot.json from a backup',
+    });
   }
   if (typeof manifest.layout_version !== 'number') {
-    throw fail('CORRUPT', `open store ${specText}: offshoot.json has no layout_version`, { hint: 'restore offshoot.json from a backup' });
+    throw fail('CORRUPT', `open store ${specText}: offshoot.json has no layout_version`, {
+      hint: 'restore offshoot.json from a backup',
+    });
   }
   if (manifest.layout_version > LAYOUT_VERSION) {
-    throw fail('LAYOUT_TOO_NEW', `open store ${specText}: layout version ${manifest.layout_version} is newer than this binary supports (${LAYOUT_VERSION})`, {
-      hint: 'upgrade offshoot to a version that understands this store',
-    });
+    throw fail(
+      'LAYOUT_TOO_NEW',
+      `open store ${specText}: layout version ${manifest.layout_version} is newer than this binary supports (${LAYOUT_VERSION})`,
+      {
+        hint: 'upgrade offshoot to a version that understands this store',
+      },
+    );
   }
   return { manifest, etag: got.etag };
 }

@@ -3,7 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { fail } from '../core/errors.js';
 
 /** Where a store lives: a local directory or an S3 bucket (with an optional key prefix). */
-export type StoreSpec = { kind: 'local'; root: string; text: string } | { kind: 's3'; bucket: string; prefix: string; text: string };
+export type StoreSpec =
+  | { kind: 'local'; root: string; text: string }
+  | { kind: 's3'; bucket: string; prefix: string; text: string };
 
 /** The store used when neither -store nor OFFSHOOT_STORE is given. */
 export const DEFAULT_STORE = '.offshoot';
@@ -24,16 +26,24 @@ export function parseStoreSpec(text: string, cwd: string = process.cwd()): Store
       const bucket = slash < 0 ? rest : rest.slice(0, slash);
       const prefix = slash < 0 ? '' : rest.slice(slash + 1).replace(/^\/+|\/+$/g, '');
       if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
-        throw fail('USAGE', `invalid S3 bucket name ${JSON.stringify(bucket)} in store spec ${text}`, { hint: 'write the store as s3://bucket[/prefix]' });
+        throw fail('USAGE', `invalid S3 bucket name ${JSON.stringify(bucket)} in store spec ${text}`, {
+          hint: 'write the store as s3://bucket[/prefix]',
+        });
       }
       return { kind: 's3', bucket, prefix, text };
     }
-    throw fail('USAGE', `unsupported store scheme "${s}://" in ${text}`, { hint: 'use a path, file:///abs/path or s3://bucket[/prefix]' });
+    throw fail('USAGE', `unsupported store scheme "${s}://" in ${text}`, {
+      hint: 'use a path, file:///abs/path or s3://bucket[/prefix]',
+    });
   }
   return { kind: 'local', root: isAbsolute(text) ? text : resolve(cwd, text), text };
 }
 
 /** Resolves the store spec from -store, then $OFFSHOOT_STORE, then ./.offshoot. */
-export function resolveStoreSpec(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd?: string): StoreSpec {
+export function resolveStoreSpec(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd?: string,
+): StoreSpec {
   return parseStoreSpec(flag ?? env.OFFSHOOT_STORE ?? DEFAULT_STORE, cwd);
 }

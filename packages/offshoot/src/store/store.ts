@@ -1,5 +1,14 @@
 import { fail, hasCode } from '../core/errors.js';
-import { baseKey, checkLineageId, lineagePrefix, MANIFEST_KEY, parseDataKey, parseRefKey, refKey, type DataObject } from '../core/keys.js';
+import {
+  baseKey,
+  checkLineageId,
+  lineagePrefix,
+  MANIFEST_KEY,
+  parseDataKey,
+  parseRefKey,
+  refKey,
+  type DataObject,
+} from '../core/keys.js';
 import { parseRef, serializeRef, cloneRef, type BasePointer, type Ref } from '../core/ref.js';
 import type { Backend, Body } from './backend.js';
 import { encodeManifest, INITIAL_LAYOUT_VERSION, LAYOUT_VERSION, readManifest } from './manifest.js';
@@ -39,10 +48,14 @@ export class Store {
     const backend = opts.backend ?? (await openBackend(spec, { probe: true }));
     const created_at = (opts.now ?? new Date()).toISOString();
     try {
-      await backend.put(MANIFEST_KEY, encodeManifest({ layout_version: INITIAL_LAYOUT_VERSION, created_at }), { ifNoneMatch: true });
+      await backend.put(MANIFEST_KEY, encodeManifest({ layout_version: INITIAL_LAYOUT_VERSION, created_at }), {
+        ifNoneMatch: true,
+      });
     } catch (err) {
       if (hasCode(err, 'ALREADY_EXISTS') || hasCode(err, 'CAS_CONFLICT')) {
-        throw fail('ALREADY_EXISTS', `store ${spec.text} is already initialized`, { hint: 'use the existing store, or pick another -store' });
+        throw fail('ALREADY_EXISTS', `store ${spec.text} is already initialized`, {
+          hint: 'use the existing store, or pick another -store',
+        });
       }
       throw err;
     }
@@ -64,14 +77,19 @@ export class Store {
         return;
       }
       try {
-        await this.backend.put(MANIFEST_KEY, encodeManifest({ ...manifest, layout_version: LAYOUT_VERSION }), { ifMatch: etag });
+        await this.backend.put(MANIFEST_KEY, encodeManifest({ ...manifest, layout_version: LAYOUT_VERSION }), {
+          ifMatch: etag,
+        });
         this.layout = LAYOUT_VERSION;
         return;
       } catch (err) {
         if (!hasCode(err, 'CAS_CONFLICT')) throw err;
       }
     }
-    throw fail('CAS_CONFLICT', 'could not upgrade the store layout: the manifest kept changing', { retryable: true, hint: 'retry the command' });
+    throw fail('CAS_CONFLICT', 'could not upgrade the store layout: the manifest kept changing', {
+      retryable: true,
+      hint: 'retry the command',
+    });
   }
 
   /** Reads a ref, or undefined when the branch does not exist. */
@@ -89,7 +107,9 @@ export class Store {
   async getRef(db: string, branch: string): Promise<VersionedRef> {
     const got = await this.tryGetRef(db, branch);
     if (got === undefined) {
-      throw fail('NOT_FOUND', `no branch ${db}@${branch}`, { hint: `run 'offshoot status' to list databases and branches, or 'offshoot create ${db}'` });
+      throw fail('NOT_FOUND', `no branch ${db}@${branch}`, {
+        hint: `run 'offshoot status' to list databases and branches, or 'offshoot create ${db}'`,
+      });
     }
     return got;
   }
@@ -100,7 +120,9 @@ export class Store {
       return await this.backend.put(refKey(db, branch), serializeRef(ref), { ifNoneMatch: true });
     } catch (err) {
       if (hasCode(err, 'ALREADY_EXISTS') || hasCode(err, 'CAS_CONFLICT')) {
-        throw fail('ALREADY_EXISTS', `branch ${db}@${branch} already exists`, { hint: 'pick another name, or destroy the existing branch first' });
+        throw fail('ALREADY_EXISTS', `branch ${db}@${branch} already exists`, {
+          hint: 'pick another name, or destroy the existing branch first',
+        });
       }
       throw err;
     }
@@ -112,7 +134,11 @@ export class Store {
       return await this.backend.put(refKey(db, branch), serializeRef(ref), { ifMatch: etag });
     } catch (err) {
       if (hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'NOT_FOUND')) {
-        throw fail('CAS_CONFLICT', `branch ${db}@${branch} changed concurrently`, { retryable: true, hint: 'retry the command', cause: err });
+        throw fail('CAS_CONFLICT', `branch ${db}@${branch} changed concurrently`, {
+          retryable: true,
+          hint: 'retry the command',
+          cause: err,
+        });
       }
       throw err;
     }
@@ -122,7 +148,11 @@ export class Store {
    * Read-modify-write of a ref by compare-and-swap, retried on conflict. `mutate` gets a private copy and
    * returns the new ref, or undefined to leave it unchanged; it may throw to abort.
    */
-  async updateRef(db: string, branch: string, mutate: (ref: Ref, etag: string) => Ref | undefined | Promise<Ref | undefined>): Promise<VersionedRef> {
+  async updateRef(
+    db: string,
+    branch: string,
+    mutate: (ref: Ref, etag: string) => Ref | undefined | Promise<Ref | undefined>,
+  ): Promise<VersionedRef> {
     for (let i = 0; ; i++) {
       const cur = await this.getRef(db, branch);
       const next = await mutate(cloneRef(cur.ref), cur.etag);
@@ -145,14 +175,22 @@ export class Store {
         return;
       } catch (err) {
         if (hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'NOT_FOUND')) {
-          throw fail('CAS_CONFLICT', `branch ${db}@${branch} changed concurrently`, { retryable: true, hint: 'retry the command', cause: err });
+          throw fail('CAS_CONFLICT', `branch ${db}@${branch} changed concurrently`, {
+            retryable: true,
+            hint: 'retry the command',
+            cause: err,
+          });
         }
         throw err;
       }
     }
     const cur = await this.tryGetRef(db, branch);
     if (cur === undefined) return;
-    if (cur.etag !== etag) throw fail('CAS_CONFLICT', `branch ${db}@${branch} changed concurrently`, { retryable: true, hint: 'retry the command' });
+    if (cur.etag !== etag)
+      throw fail('CAS_CONFLICT', `branch ${db}@${branch} changed concurrently`, {
+        retryable: true,
+        hint: 'retry the command',
+      });
     await this.backend.delete(key);
   }
 
@@ -212,7 +250,9 @@ export class Store {
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) return undefined;
       if (err instanceof Error && !('code' in err && 'retryable' in err)) {
-        throw fail('CORRUPT', `base pointer of lineage ${lineage} is malformed`, { hint: 'restore data/<lineage>/base.json from a backup' });
+        throw fail('CORRUPT', `base pointer of lineage ${lineage} is malformed`, {
+          hint: 'restore data/<lineage>/base.json from a backup',
+        });
       }
       throw err;
     }

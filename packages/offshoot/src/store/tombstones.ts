@@ -15,7 +15,9 @@ export async function readTombstones(backend: Backend): Promise<{ stones: Tombst
   } catch (err) {
     if (hasCode(err, 'NOT_FOUND')) return { stones: {}, etag: undefined };
     if (err instanceof SyntaxError || (err instanceof Error && err.message === 'not an object')) {
-      throw fail('CORRUPT', 'gc/tombstones is not a JSON object', { hint: 'delete gc/tombstones; the next gc run rebuilds it' });
+      throw fail('CORRUPT', 'gc/tombstones is not a JSON object', {
+        hint: 'delete gc/tombstones; the next gc run rebuilds it',
+      });
     }
     throw err;
   }

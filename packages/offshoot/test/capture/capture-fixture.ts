@@ -108,7 +108,13 @@ export interface Convergence {
 }
 
 /** Drains and compares `.dump` of the checkout and the replica until they match or timeoutMs passes. */
-export async function convergeWithin(engine: CaptureEngine, db: string, replica: string, scratch: string, timeoutMs: number): Promise<Convergence> {
+export async function convergeWithin(
+  engine: CaptureEngine,
+  db: string,
+  replica: string,
+  scratch: string,
+  timeoutMs: number,
+): Promise<Convergence> {
   const started = Date.now();
   for (;;) {
     await engine.drainNow();
@@ -129,7 +135,12 @@ export async function converge(engine: CaptureEngine, f: Fixture, timeoutMs = 15
  * Wraps every connection's `pragma` or `exec`: just before (or after) the first call with exactly `source`, inject()
  * runs once. Returns the function that restores the original.
  */
-export function injectAt(method: 'pragma' | 'exec', source: string, when: 'before' | 'after', inject: () => void): () => void {
+export function injectAt(
+  method: 'pragma' | 'exec',
+  source: string,
+  when: 'before' | 'after',
+  inject: () => void,
+): () => void {
   type Method = (this: Database.Database, src: string, opts?: unknown) => unknown;
   const proto = Database.prototype as unknown as Record<'pragma' | 'exec', Method>;
   const real = proto[method];

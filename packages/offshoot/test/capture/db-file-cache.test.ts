@@ -7,7 +7,7 @@ import path from 'node:path';
 import { dbFileFd } from '../../src/capture/db-file-cache.js';
 import { copyMainFile, hashMainFile } from '../../src/capture/main-file.js';
 
-test('one descriptor per inode, revalidated by path, and a replaced file\'s descriptor is never closed', async () => {
+test("one descriptor per inode, revalidated by path, and a replaced file's descriptor is never closed", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
   try {
     const file = path.join(dir, 'a.db');

@@ -10,7 +10,11 @@ import { cli, converge, dump, fixture, injectAt, waitFor } from './capture-fixtu
 const HOUR = 3_600_000;
 
 function readState(scratch: string): { off: number; clean: boolean; main_hash?: string } {
-  return JSON.parse(fs.readFileSync(captureStatePath(scratch), 'utf8')) as { off: number; clean: boolean; main_hash?: string };
+  return JSON.parse(fs.readFileSync(captureStatePath(scratch), 'utf8')) as {
+    off: number;
+    clean: boolean;
+    main_hash?: string;
+  };
 }
 
 test('an in-process writer and the stock CLI writer are both captured', async () => {
@@ -20,7 +24,10 @@ test('an in-process writer and the stock CLI writer are both captured', async ()
     assert.deepEqual(await engine.start(), { resumed: false });
     assert.equal(engine.rebases, 1);
     f.insert(5);
-    await cli(f.db, '.timeout 5000\nINSERT INTO t(body) VALUES (randomblob(3000));\nUPDATE t SET n = n + 1 WHERE id <= 3;\n');
+    await cli(
+      f.db,
+      '.timeout 5000\nINSERT INTO t(body) VALUES (randomblob(3000));\nUPDATE t SET n = n + 1 WHERE id <= 3;\n',
+    );
     f.writer.exec('DELETE FROM t WHERE id = 2');
     await converge(engine, f);
     assert.match(await dump(f.sink.path), /INSERT INTO t VALUES\(6,0,X'/);
@@ -117,13 +124,14 @@ function currentGenerationFrames(walPath: string, pageSize: number): number {
   const wal = fs.readFileSync(walPath);
   let n = 0;
   for (let off = 32; off + 24 + pageSize <= wal.length; off += 24 + pageSize) {
-    if (wal.readUInt32BE(off + 8) !== wal.readUInt32BE(16) || wal.readUInt32BE(off + 12) !== wal.readUInt32BE(20)) break;
+    if (wal.readUInt32BE(off + 8) !== wal.readUInt32BE(16) || wal.readUInt32BE(off + 12) !== wal.readUInt32BE(20))
+      break;
     n++;
   }
   return n;
 }
 
-test('a reset inside the takeover\'s unlock window is caught even when RESTART\'s count matches by coincidence', async () => {
+test("a reset inside the takeover's unlock window is caught even when RESTART's count matches by coincidence", async () => {
   const f = fixture();
   try {
     const engine = f.engine({ pollMs: HOUR, takeoverTransactions: 2 });
@@ -156,7 +164,7 @@ test('a reset inside the takeover\'s unlock window is caught even when RESTART\'
   }
 });
 
-test('commits in the takeover\'s unlock window are folded by RESTART, then read back from the -wal: no rebase', async () => {
+test("commits in the takeover's unlock window are folded by RESTART, then read back from the -wal: no rebase", async () => {
   const f = fixture();
   try {
     const engine = f.engine({ pollMs: HOUR, takeoverTransactions: 8 });
@@ -195,7 +203,10 @@ test('commits folded in the unlock window whose frames a reset then overwrote fo
       restoreBegin = injectAt('exec', 'BEGIN', 'before', () => {
         const salt1 = fs.readFileSync(walPath).readUInt32BE(16);
         do f.insert(1);
-        while (fs.readFileSync(walPath).readUInt32BE(16) === salt1 || currentGenerationFrames(walPath, pageSize) <= consumed);
+        while (
+          fs.readFileSync(walPath).readUInt32BE(16) === salt1 ||
+          currentGenerationFrames(walPath, pageSize) <= consumed
+        );
       });
     });
     try {
@@ -212,7 +223,7 @@ test('commits folded in the unlock window whose frames a reset then overwrote fo
   }
 });
 
-test('two WAL generations inside the takeover\'s relock window are not taken for the expected restart', async () => {
+test("two WAL generations inside the takeover's relock window are not taken for the expected restart", async () => {
   const f = fixture();
   try {
     const engine = f.engine({ pollMs: HOUR, takeoverTransactions: 8 });
@@ -317,11 +328,18 @@ test('a failing apply fails drainNow and stops the engine, recording the last ap
     const applied = fs.statSync(`${f.db}-wal`).size;
     f.sink.failWith = fail('IO', 'replica disk is full', { hint: 'free space' });
     f.insert(1);
-    await assert.rejects(engine.drainNow(), (err: unknown) => hasCode(err, 'IO') && /disk is full/.test((err as Error).message));
+    await assert.rejects(
+      engine.drainNow(),
+      (err: unknown) => hasCode(err, 'IO') && /disk is full/.test((err as Error).message),
+    );
     assert.equal(engine.failure?.code, 'IO');
     await assert.rejects(engine.drainNow(), (err: unknown) => hasCode(err, 'IO'), 'the engine stays stopped');
     const state = readState(f.scratch);
-    assert.equal(state.off, applied, 'the failure recorded the position of the last applied transaction, not of the one that failed');
+    assert.equal(
+      state.off,
+      applied,
+      'the failure recorded the position of the last applied transaction, not of the one that failed',
+    );
     assert.equal(state.clean, false);
     assert.deepEqual(await engine.stop(), { clean: false });
   } finally {
@@ -362,7 +380,7 @@ test('lag reports the backlog, then 0 once drained', async () => {
   }
 });
 
-test('a restart landing between lag\'s position loads and its stat under-reports (0), never over-reports', async () => {
+test("a restart landing between lag's position loads and its stat under-reports (0), never over-reports", async () => {
   const f = fixture();
   try {
     const engine = f.engine({ pollMs: HOUR });

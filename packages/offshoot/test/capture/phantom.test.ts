@@ -22,7 +22,13 @@ function phantomLeaf(live: Database.Database, row: string, pageSize: number): { 
 }
 
 // A checksum-chained frame for page 2 that commits a database of `pages` pages.
-function commitFrame(page: Buffer, pages: number, salts: { salt1: number; salt2: number }, bigEndian: boolean, seed: [number, number]): Buffer {
+function commitFrame(
+  page: Buffer,
+  pages: number,
+  salts: { salt1: number; salt2: number },
+  bigEndian: boolean,
+  seed: [number, number],
+): Buffer {
   const frame = Buffer.alloc(24 + page.length);
   frame.writeUInt32BE(2, 0);
   frame.writeUInt32BE(pages, 4);
@@ -47,11 +53,14 @@ function appendPhantomCommit(dbPath: string, live: Database.Database, row: strin
   const frameSize = 24 + header.pageSize;
   const last = 32 + (Math.floor((wal.length - 32) / frameSize) - 1) * frameSize;
   const { page, pages } = phantomLeaf(live, row, header.pageSize);
-  const frame = commitFrame(page, pages, header, header.bigEndianChecksum, [wal.readUInt32BE(last + 16), wal.readUInt32BE(last + 20)]);
+  const frame = commitFrame(page, pages, header, header.bigEndianChecksum, [
+    wal.readUInt32BE(last + 16),
+    wal.readUInt32BE(last + 20),
+  ]);
   fs.appendFileSync(walPath, frame);
 }
 
-test('a killed writer\'s published-but-uncommitted frames are never applied, even when the next writer overwrites them with a same-size commit', async () => {
+test("a killed writer's published-but-uncommitted frames are never applied, even when the next writer overwrites them with a same-size commit", async () => {
   const f = fixture();
   try {
     const engine = f.engine({ pollMs: HOUR });
@@ -68,7 +77,7 @@ test('a killed writer\'s published-but-uncommitted frames are never applied, eve
     f.writer.prepare('INSERT INTO t(body) VALUES (?)').run(Buffer.from('genuine'));
     await engine.drainNow();
     assert.deepEqual(count.get(Buffer.from('genuine')), { n: 1 });
-    assert.equal(fs.statSync(`${f.db}-wal`).size, withPhantom, 'the genuine one-frame commit took the phantom\'s place');
+    assert.equal(fs.statSync(`${f.db}-wal`).size, withPhantom, "the genuine one-frame commit took the phantom's place");
     assert.equal(f.sink.applies, applies + 1, 'the genuine commit that overwrote the phantom is applied');
     await converge(engine, f, 2000);
   } finally {

@@ -66,9 +66,11 @@ test('a same-size in-place UPDATE folded by a last close while down is caught by
   const f = fixture();
   try {
     f.writer.close();
-    assert.deepEqual(await firstLife(f, () => cli(f.db, 'INSERT INTO t(body) VALUES (randomblob(100));\n')), { clean: true });
+    assert.deepEqual(await firstLife(f, () => cli(f.db, 'INSERT INTO t(body) VALUES (randomblob(100));\n')), {
+      clean: true,
+    });
     const size = fs.statSync(f.db).size;
-    await cli(f.db, "UPDATE t SET n = 7 WHERE id = 1;\n");
+    await cli(f.db, 'UPDATE t SET n = 7 WHERE id = 1;\n');
     assert.ok(!fs.existsSync(`${f.db}-wal`), 'the CLI was the last connection: it folded and deleted -wal');
     assert.equal(fs.statSync(f.db).size, size, 'the main file kept its size');
     const engine = f.engine({ pollMs: HOUR });
@@ -80,7 +82,7 @@ test('a same-size in-place UPDATE folded by a last close while down is caught by
   }
 });
 
-test('a write between shutdown\'s unlock and its RESTART is read back: the stop stays clean and the next start resumes', async () => {
+test("a write between shutdown's unlock and its RESTART is read back: the stop stays clean and the next start resumes", async () => {
   const f = fixture();
   try {
     const engine = f.engine({ pollMs: HOUR });
@@ -105,7 +107,7 @@ test('a write between shutdown\'s unlock and its RESTART is read back: the stop 
   }
 });
 
-test('a reset between shutdown\'s unlock and its RESTART is detected: not clean, next start rebases', async () => {
+test("a reset between shutdown's unlock and its RESTART is detected: not clean, next start rebases", async () => {
   const f = fixture();
   try {
     const engine = f.engine({ pollMs: HOUR });
@@ -134,7 +136,7 @@ test('a reset between shutdown\'s unlock and its RESTART is detected: not clean,
   }
 });
 
-test('a write right after shutdown\'s RESTART is detected: not clean', async () => {
+test("a write right after shutdown's RESTART is detected: not clean", async () => {
   const f = fixture();
   try {
     const engine = f.engine({ pollMs: HOUR });
@@ -161,7 +163,7 @@ test('a write right after shutdown\'s RESTART is detected: not clean', async () 
   }
 });
 
-test('a write folded by shutdown\'s own TRUNCATE is detected by the second hash', async () => {
+test("a write folded by shutdown's own TRUNCATE is detected by the second hash", async () => {
   const f = fixture();
   try {
     const engine = f.engine({ pollMs: HOUR });

@@ -43,7 +43,9 @@ function writerRound(db: string, killAfterMs: number | undefined): Promise<boole
   });
 }
 
-test(`torture: a SIGKILLed CLI writer and engine bounces for ${SECONDS} s never diverge`, { timeout: (SECONDS + 300) * 1000 }, async () => {
+test(`torture: a SIGKILLed CLI writer and engine bounces for ${SECONDS} s never diverge`, {
+  timeout: (SECONDS + 300) * 1000,
+}, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
   const db = path.join(dir, 'checkout.db');
   const scratch = path.join(dir, 'scratch');
@@ -61,7 +63,16 @@ test(`torture: a SIGKILLed CLI writer and engine bounces for ${SECONDS} s never 
   };
   const make = (): CaptureEngine => new CaptureEngine({ dbPath: db, scratchDir: scratch, sink, log });
   let engine = make();
-  const stats = { rounds: 0, kills: 0, bounces: 0, cleanStops: 0, resumes: 0, rebases: 0, takeovers: 0, worstConvergeMs: 0 };
+  const stats = {
+    rounds: 0,
+    kills: 0,
+    bounces: 0,
+    cleanStops: 0,
+    resumes: 0,
+    rebases: 0,
+    takeovers: 0,
+    worstConvergeMs: 0,
+  };
   let divergence: { round: number; want: string; got: string } | undefined;
   // The engine shares this event loop: the longest gap between 10 ms ticks is how long it ever blocked it.
   let worstStallMs = 0;
@@ -119,9 +130,12 @@ test(`torture: a SIGKILLed CLI writer and engine bounces for ${SECONDS} s never 
     const got = new Set(divergence.got.split('\n'));
     const missing = [...want].filter((l) => !got.has(l)).slice(0, 10);
     const extra = [...got].filter((l) => !want.has(l)).slice(0, 10);
-    console.log(['engine log:', ...recent, 'missing from the replica:', ...missing, 'only in the replica:', ...extra].join('\n'));
+    console.log(
+      ['engine log:', ...recent, 'missing from the replica:', ...missing, 'only in the replica:', ...extra].join('\n'),
+    );
   }
-  if (divergence !== undefined) assert.equal(divergence.got, divergence.want, `replica diverged in round ${divergence.round}`);
+  if (divergence !== undefined)
+    assert.equal(divergence.got, divergence.want, `replica diverged in round ${divergence.round}`);
   assert.ok(stats.rounds > 0);
   assert.ok(stats.rebases >= 1, 'the first start rebases');
   if (stats.bounces > 0) assert.ok(stats.resumes >= 1, 'at least one bounce is a proven clean resume');

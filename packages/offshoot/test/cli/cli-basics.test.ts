@@ -32,7 +32,20 @@ const COMMANDS: Array<[string, string[]]> = [
   ['lease list', []],
   ['lease acquire', ['--ttl']],
   ['lease release', []],
-  ['serve', ['--socket', '--flush-every', '--snapshot-every', '--reap-every', '--gc-grace', '--ro-cache-budget', '--http', '--token', '--http-allow-non-loopback']],
+  [
+    'serve',
+    [
+      '--socket',
+      '--flush-every',
+      '--snapshot-every',
+      '--reap-every',
+      '--gc-grace',
+      '--ro-cache-budget',
+      '--http',
+      '--token',
+      '--http-allow-non-loopback',
+    ],
+  ],
   ['session open', ['--socket']],
   ['session flush', ['--socket', '--meta']],
   ['session status', ['--socket']],
@@ -113,7 +126,11 @@ describe('usage and help', () => {
   });
 
   test('-h and -help work anywhere on the line, even after arguments', async () => {
-    const cases = [['fork', 'app', '-h'], ['-help', 'touch'], ['lease', '--help']];
+    const cases = [
+      ['fork', 'app', '-h'],
+      ['-help', 'touch'],
+      ['lease', '--help'],
+    ];
     const runs = await Promise.all(cases.map((args) => runAsync(args)));
     runs.forEach((r, i) => {
       assert.equal(r.code, 0, cases[i]?.join(' '));
@@ -130,7 +147,16 @@ describe('usage and help', () => {
   });
 
   test('unknown flags, missing values and wrong arity are usage errors', async () => {
-    const cases = [['status', '--bogus'], ['fork', 'app', 'x', '--at'], ['fork', 'app', 'x', '--ttl', '--at', 'c'], ['destroy', 'app', '--force=yes'], ['checkout'], ['path', 'a', 'b'], ['lease'], ['--bogus']];
+    const cases = [
+      ['status', '--bogus'],
+      ['fork', 'app', 'x', '--at'],
+      ['fork', 'app', 'x', '--ttl', '--at', 'c'],
+      ['destroy', 'app', '--force=yes'],
+      ['checkout'],
+      ['path', 'a', 'b'],
+      ['lease'],
+      ['--bogus'],
+    ];
     const runs = await Promise.all(cases.map((args) => runAsync(['-store', store, ...args])));
     runs.forEach((r, i) => {
       assert.equal(r.code, 2, `${cases[i]?.join(' ')}: ${r.stderr}`);
@@ -165,7 +191,12 @@ describe('against a store', () => {
     assert.equal(init.stdout, `initialized store at ${store}\n`);
     assert.equal(run(['init', '--store', store]).code, 4, 'a second init is a conflict');
     assert.equal(run(['create', 'app', '-store', store]).code, 0);
-    const cases = [['-store', store, 'status'], ['status', '-store', store], [`--store=${store}`, 'status'], ['status', `-store=${store}`]];
+    const cases = [
+      ['-store', store, 'status'],
+      ['status', '-store', store],
+      [`--store=${store}`, 'status'],
+      ['status', `-store=${store}`],
+    ];
     const runs = await Promise.all(cases.map((args) => runAsync(args)));
     runs.forEach((r, i) => {
       assert.equal(r.code, 0, `${cases[i]?.join(' ')}: ${r.stderr}`);
@@ -183,7 +214,12 @@ describe('against a store', () => {
   });
 
   test('-flag, --flag and --flag=value are the same flag', () => {
-    const spellings = [['f1', '-ttl', '1h'], ['f2', '--ttl', '1h'], ['f3', '--ttl=1h'], ['f4', '-ttl=1h']];
+    const spellings = [
+      ['f1', '-ttl', '1h'],
+      ['f2', '--ttl', '1h'],
+      ['f3', '--ttl=1h'],
+      ['f4', '-ttl=1h'],
+    ];
     for (const [branch, ...flag] of spellings) {
       const r = run(['-store', store, 'fork', 'app', branch as string, ...flag]);
       assert.equal(r.code, 0, r.stderr);

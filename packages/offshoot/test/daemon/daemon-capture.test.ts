@@ -31,7 +31,10 @@ describe('live capture through the daemon and the session CLI', () => {
     assert.equal(open.code, 0, open.stderr);
     const checkout = open.stdout.trim();
     assert.equal(checkout, path.join(s.store, 'checkouts', 'app', 'main.db'));
-    runSql(checkout, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('a'), ('b'), (randomblob(300));");
+    runSql(
+      checkout,
+      "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('a'), ('b'), (randomblob(300));",
+    );
     const f = session(['flush', 'app', 'first', '--meta', 'by=test']);
     assert.equal(f.code, 0, f.stderr);
     const txid = Number(/^durable through txid (\d+)$/.exec(f.stdout.trim())?.[1]);
@@ -54,11 +57,19 @@ describe('live capture through the daemon and the session CLI', () => {
     const st = session(['status']);
     assert.equal(st.code, 0, st.stderr);
     const line = st.stdout.trim();
-    assert.match(line, /^app@main durable=\d+ epoch=\d+ holder=\S+\/\d+ checkout=\S+main\.db lag=\d+ last_flush=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ age=\d+s$/);
+    assert.match(
+      line,
+      /^app@main durable=\d+ epoch=\d+ holder=\S+\/\d+ checkout=\S+main\.db lag=\d+ last_flush=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ age=\d+s$/,
+    );
     assert.equal(session(['dbs']).stdout, 'app\nlogs\n');
     const br = session(['branches', 'app']);
-    assert.match(br.stdout, /^app@main state=active storage=materialized txid=\d+ checkpoints=\[init,first\] protected holder=\S+$/m);
-    const json = JSON.parse(s.cli(['session', 'status', '-socket', d.sock, '--json']).stdout) as { sessions: Array<{ db: string }> };
+    assert.match(
+      br.stdout,
+      /^app@main state=active storage=materialized txid=\d+ checkpoints=\[init,first\] protected holder=\S+$/m,
+    );
+    const json = JSON.parse(s.cli(['session', 'status', '-socket', d.sock, '--json']).stdout) as {
+      sessions: Array<{ db: string }>;
+    };
     assert.deepEqual(
       json.sessions.map((x) => x.db),
       ['app'],
@@ -83,7 +94,10 @@ describe('live capture through the daemon and the session CLI', () => {
     const before = await durable();
     runSql(checkout, "INSERT INTO notes(body) VALUES ('background');");
     await until(async () => (await durable()) > before, 'a background flush');
-    await until(async () => (await d.request({ op: 'status' })).sessions?.[0]?.capture_lag_bytes === 0, 'the lag to drain');
+    await until(
+      async () => (await d.request({ op: 'status' })).sessions?.[0]?.capture_lag_bytes === 0,
+      'the lag to drain',
+    );
     const settled = await durable();
     const objects = dataObjects(s.store).length;
     await sleep(1200);

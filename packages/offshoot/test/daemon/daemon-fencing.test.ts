@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { EventEnvelope } from '../../src/protocol/wire.js';
 import { runSql } from '../ops/sqlite-cli.js';
-import { assertDaemonError, LineClient, makeStoreDir, sleep, startDaemon, until, type DaemonProcess, type StoreDir } from './daemon-process.js';
+import {
+  assertDaemonError,
+  LineClient,
+  makeStoreDir,
+  sleep,
+  startDaemon,
+  until,
+  type DaemonProcess,
+  type StoreDir,
+} from './daemon-process.js';
 
 // A short lease (renewed every 500 ms) so that pausing the daemon for a few seconds lets it lapse.
 const LEASE_MS = 1500;
@@ -14,7 +23,9 @@ describe('fencing a daemon session', () => {
   before(async () => {
     s = makeStoreDir();
     assert.equal(s.cli(['create', 'app']).code, 0);
-    d = await startDaemon(s, ['-flush-every', '200ms', '-reap-every', '0'], { OFFSHOOT_LEASE_TTL_MS: String(LEASE_MS) });
+    d = await startDaemon(s, ['-flush-every', '200ms', '-reap-every', '0'], {
+      OFFSHOOT_LEASE_TTL_MS: String(LEASE_MS),
+    });
   });
 
   after(async () => {
@@ -66,6 +77,9 @@ describe('fencing a daemon session', () => {
     assert.deepEqual(await d.request({ op: 'status' }), { ok: true, sessions: [] });
     await until(() => d.stderr().includes('app@main: session_closed'), 'the close to be logged');
     const leases = s.cli(['lease', 'list']).stdout;
-    assert.ok(leases.includes(`app@main held by ${outsider} `), `closing a fenced session leaves the new holder's lease alone: ${leases}`);
+    assert.ok(
+      leases.includes(`app@main held by ${outsider} `),
+      `closing a fenced session leaves the new holder's lease alone: ${leases}`,
+    );
   });
 });

@@ -10,7 +10,9 @@ import { LineClient, makeStoreDir, startDaemon, until, type DaemonProcess, type 
 const TOKEN = 'janitor-test-token-0123456789';
 
 function dataKeys(store: string): Set<string> {
-  return new Set(readdirSync(path.join(store, 'data'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ltx')));
+  return new Set(
+    readdirSync(path.join(store, 'data'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ltx')),
+  );
 }
 
 describe('janitor: reap and gc', () => {
@@ -25,7 +27,9 @@ describe('janitor: reap and gc', () => {
   before(async () => {
     s = makeStoreDir();
     assert.equal(s.cli(['create', 'app']).code, 0);
-    d = await startDaemon(s, ['-reap-every', '200ms', '-gc-grace', '0s', '-flush-every', '0', '-http', '127.0.0.1:0'], { OFFSHOOT_TOKEN: TOKEN });
+    d = await startDaemon(s, ['-reap-every', '200ms', '-gc-grace', '0s', '-flush-every', '0', '-http', '127.0.0.1:0'], {
+      OFFSHOOT_TOKEN: TOKEN,
+    });
     await until(() => /listening on /.test(d.stderr()), 'the http listener');
     metricsUrl = `http://${/listening on (\S+)/.exec(d.stderr())?.[1]}/metrics`;
   });
@@ -64,7 +68,10 @@ describe('janitor: reap and gc', () => {
     const written = [...dataKeys(s.store)].filter((k) => !before.has(k));
     assert.ok(written.length >= 1, 'the session wrote objects of its own');
     assert.deepEqual(await d.request({ op: 'destroy', db: 'app', branch: 'scratch' }), { ok: true });
-    await until(() => written.every((k) => !existsSync(path.join(s.store, 'data', k))), 'the janitor to delete the orphaned objects');
+    await until(
+      () => written.every((k) => !existsSync(path.join(s.store, 'data', k))),
+      'the janitor to delete the orphaned objects',
+    );
     assert.ok((await metric(/^offshoot_gc_deleted_total (\d+)$/m)) >= written.length);
     assert.ok((await metric(/^offshoot_gc_tombstoned_total (\d+)$/m)) >= written.length);
     assert.equal(await metric(/^offshoot_gc_errors_total (\d+)$/m), 0);
@@ -78,7 +85,11 @@ describe('janitor: read-only cache budget', () => {
 
   before(() => {
     s = makeStoreDir();
-    for (const args of [['create', 'app'], ['checkout', 'app']]) assert.equal(s.cli(args).code, 0);
+    for (const args of [
+      ['create', 'app'],
+      ['checkout', 'app'],
+    ])
+      assert.equal(s.cli(args).code, 0);
     const co = path.join(s.store, 'checkouts', 'app', 'main.db');
     runSql(co, 'CREATE TABLE t(x); INSERT INTO t VALUES (randomblob(9000));');
     assert.equal(s.cli(['checkpoint', 'app', 'c1']).code, 0);
@@ -112,7 +123,8 @@ describe('janitor: read-only cache budget', () => {
         (await roCacheEntries(s.store)).map((e) => e.path),
         [keep],
       );
-      const evictions = (): number => [...d.stderr().matchAll(/^offshoot: janitor: ro-cache: evicted \S+ \S+ \(\d+ bytes\)$/gm)].length;
+      const evictions = (): number =>
+        [...d.stderr().matchAll(/^offshoot: janitor: ro-cache: evicted \S+ \S+ \(\d+ bytes\)$/gm)].length;
       await until(() => evictions() >= others.length, 'one log line per eviction');
       assert.equal(evictions(), others.length, d.stderr());
       assert.equal(dump(writable), writableDump, 'the writable checkout is untouched');
@@ -124,7 +136,9 @@ describe('janitor: read-only cache budget', () => {
         assert.deepEqual(await sub.request({ op: 'subscribe' }), { ok: true });
         const again = await d.request({ op: 'checkout-at', db: 'app', name: 'c1' });
         assert.equal(again.ok, true, JSON.stringify(again));
-        const ev = (await sub.eventsUntil((e) => e.type === 'evicted' && e.detail?.checkpoint === 'c2')).pop() as EventEnvelope;
+        const ev = (
+          await sub.eventsUntil((e) => e.type === 'evicted' && e.detail?.checkpoint === 'c2')
+        ).pop() as EventEnvelope;
         assert.equal(ev.db, 'app');
         assert.equal(ev.branch, 'main');
         assert.equal(ev.detail?.bytes, budget);

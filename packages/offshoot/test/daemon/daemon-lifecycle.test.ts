@@ -32,13 +32,21 @@ describe('serve: socket, lock and flags', () => {
       const st = lstatSync(d.sock);
       assert.ok(st.isSocket());
       assert.equal(st.mode & 0o777, 0o600);
-      const lock = JSON.parse(readFileSync(path.join(s.store, 'daemon.lock'), 'utf8')) as { pid: number; socket: string };
+      const lock = JSON.parse(readFileSync(path.join(s.store, 'daemon.lock'), 'utf8')) as {
+        pid: number;
+        socket: string;
+      };
       assert.equal(lock.pid, d.proc.pid);
       assert.equal(lock.socket, d.sock);
 
       const second = serveFails(s, ['-socket', s.file('other.sock')]);
       assert.equal(second.code, 6, 'busy class');
-      assert.match(second.stderr, new RegExp(`another offshoot daemon \\(pid ${d.proc.pid}\\) is already serving this store on ${d.sock.replace(/[.]/g, '\\.')}`));
+      assert.match(
+        second.stderr,
+        new RegExp(
+          `another offshoot daemon \\(pid ${d.proc.pid}\\) is already serving this store on ${d.sock.replace(/[.]/g, '\\.')}`,
+        ),
+      );
       assert.ok(!existsSync(s.file('other.sock')), 'the refused daemon left no socket behind');
 
       // Another store on the same (live) socket is refused too, and the live socket is left alone.
@@ -60,11 +68,17 @@ describe('serve: socket, lock and flags', () => {
   test('a stale socket file and a stale lock (dead pid) are replaced', async () => {
     const sock = s.file('stale.sock');
     // A listener killed with SIGKILL never unlinks its socket.
-    const child = spawn(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(sock)}, () => process.kill(process.pid, 'SIGKILL'))`]);
+    const child = spawn(process.execPath, [
+      '-e',
+      `require('net').createServer().listen(${JSON.stringify(sock)}, () => process.kill(process.pid, 'SIGKILL'))`,
+    ]);
     await new Promise((r) => child.once('exit', r));
     assert.ok(lstatSync(sock).isSocket(), 'a stale socket file is left behind');
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
-    writeFileSync(path.join(s.store, 'daemon.lock'), JSON.stringify({ pid: dead, socket: '/gone.sock', started_at: new Date().toISOString() }));
+    writeFileSync(
+      path.join(s.store, 'daemon.lock'),
+      JSON.stringify({ pid: dead, socket: '/gone.sock', started_at: new Date().toISOString() }),
+    );
     const d = await startDaemon(s, [], {}, sock);
     try {
       assert.deepEqual(await d.request({ op: 'dbs' }), { ok: true, databases: ['app'] });
@@ -107,7 +121,7 @@ describe('serve: socket, lock and flags', () => {
     assert.ok(!existsSync(s.file('f.sock')));
   });
 
-  test('without -socket, serve and the session commands meet at the store\'s default socket', async () => {
+  test("without -socket, serve and the session commands meet at the store's default socket", async () => {
     const env = { XDG_CACHE_HOME: s.file('c') };
     const d = await startDaemon(s, [], env, null);
     try {
@@ -123,7 +137,10 @@ describe('serve: socket, lock and flags', () => {
     const r = s.cli(['session', 'status', '-socket', s.file('nobody.sock')]);
     assert.equal(r.code, 8);
     assert.equal(r.stderr.trim().split('\n').length, 1);
-    assert.match(r.stderr, new RegExp(`^offshoot: no daemon is running at ${s.file('nobody.sock').replace(/[.]/g, '\\.')}`));
+    assert.match(
+      r.stderr,
+      new RegExp(`^offshoot: no daemon is running at ${s.file('nobody.sock').replace(/[.]/g, '\\.')}`),
+    );
   });
 
   test('the HTTP listener shares the dispatch, refuses export and reports health', async () => {
@@ -136,7 +153,11 @@ describe('serve: socket, lock and flags', () => {
       const health = (await (await fetch(`http://${addr}/healthz`)).json()) as { ok: boolean; sessions: number };
       assert.deepEqual(health, { ok: true, sessions: 0 });
       const rpc = async (body: unknown): Promise<{ status: number; body: Response }> => {
-        const res = await fetch(`http://${addr}/rpc`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        const res = await fetch(`http://${addr}/rpc`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         return { status: res.status, body: (await res.json()) as Response };
       };
       assert.deepEqual((await rpc({ op: 'dbs' })).body, { ok: true, databases: ['app'] });
@@ -148,7 +169,9 @@ describe('serve: socket, lock and flags', () => {
       assert.equal(opened.body.ok, true, JSON.stringify(opened.body));
       const again = (await (await fetch(`http://${addr}/healthz`)).json()) as { sessions: number };
       assert.equal(again.sessions, 1);
-      const metrics = await (await fetch(`http://${addr}/metrics`, { headers: { Authorization: `Bearer ${token}` } })).text();
+      const metrics = await (
+        await fetch(`http://${addr}/metrics`, { headers: { Authorization: `Bearer ${token}` } })
+      ).text();
       assert.match(metrics, /^offshoot_sessions_open 1$/m);
       assert.match(metrics, /^offshoot_capture_lag_bytes\{db="app",branch="main"\} \d+$/m);
       assert.deepEqual((await rpc({ op: 'close', db: 'app' })).body, { ok: true });
@@ -199,7 +222,11 @@ describe('graceful shutdown', () => {
         assert.equal(dump(out), dump(checkout), 'the head holds every write made before the shutdown');
         assert.ok(statSync(out).size > 0);
         const st = s.cli(['status', 'app']);
-        assert.match(st.stdout, new RegExp(`app@main state=idle .*txid=${before + 1} `), 'the shutdown flushed once and released the lease');
+        assert.match(
+          st.stdout,
+          new RegExp(`app@main state=idle .*txid=${before + 1} `),
+          'the shutdown flushed once and released the lease',
+        );
       } finally {
         await d.stop();
       }

@@ -4,7 +4,14 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { BranchInfo, EventEnvelope } from '../../src/protocol/wire.js';
 import { dump, runSql } from '../ops/sqlite-cli.js';
-import { assertDaemonError, LineClient, makeStoreDir, startDaemon, type DaemonProcess, type StoreDir } from './daemon-process.js';
+import {
+  assertDaemonError,
+  LineClient,
+  makeStoreDir,
+  startDaemon,
+  type DaemonProcess,
+  type StoreDir,
+} from './daemon-process.js';
 
 describe('daemon ops over the unix socket', () => {
   let s: StoreDir;
@@ -41,7 +48,8 @@ describe('daemon ops over the unix socket', () => {
       const badType = await c.request({ op: 'branches', db: 'alpha', force: 'yes' });
       assertDaemonError(badType, 'INVALID_ARGUMENT');
       assert.equal(badType.error, 'daemon: bad request: force: Invalid input (expected boolean)');
-      for (let i = 0; i < 5; i++) assert.deepEqual(await c.request({ op: 'dbs' }), { ok: true, databases: ['alpha', 'zeta'] });
+      for (let i = 0; i < 5; i++)
+        assert.deepEqual(await c.request({ op: 'dbs' }), { ok: true, databases: ['alpha', 'zeta'] });
       // Requests written back to back are still answered one by one, in order.
       c.send(`${JSON.stringify({ op: 'dbs' })}\n${JSON.stringify({ op: 'status' })}\n`);
       assert.deepEqual(await c.next(), { ok: true, databases: ['alpha', 'zeta'] });
@@ -56,7 +64,11 @@ describe('daemon ops over the unix socket', () => {
     c.send(JSON.stringify({ op: 'dbs', path: 'x'.repeat((1 << 20) + 10) }) + '\n');
     assertDaemonError(await c.next(), 'INVALID_ARGUMENT', /exceeds 1048576 bytes/);
     await c.closed;
-    assert.deepEqual(await d.request({ op: 'dbs' }), { ok: true, databases: ['alpha', 'zeta'] }, 'the daemon keeps serving');
+    assert.deepEqual(
+      await d.request({ op: 'dbs' }),
+      { ok: true, databases: ['alpha', 'zeta'] },
+      'the daemon keeps serving',
+    );
   });
 
   test('open, status, flush and close, with the guards that protect an open branch', async () => {
@@ -86,7 +98,10 @@ describe('daemon ops over the unix socket', () => {
       assertDaemonError(await d.request({ op, db: 'alpha', ...extra }), 'SESSION_OPEN', /close the session first/);
     }
 
-    runSql(opened.checkout ?? '', 'CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO t(b) VALUES (\'one\'), (\'two\');');
+    runSql(
+      opened.checkout ?? '',
+      "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO t(b) VALUES ('one'), ('two');",
+    );
     assertDaemonError(await d.request({ op: 'flush', db: 'alpha', meta: { k: 'v' } }), 'INVALID_ARGUMENT', /meta/);
     const f = await d.request({ op: 'flush', db: 'alpha', name: 'two-rows', meta: { run: '7' } });
     assert.equal(f.ok, true);
@@ -113,7 +128,11 @@ describe('daemon ops over the unix socket', () => {
     assert.ok(!JSON.stringify(br).includes('"run"'), 'no meta values are ever returned');
 
     // checkout-at is safe next to the session and needs a checkpoint.
-    assertDaemonError(await d.request({ op: 'checkout-at', db: 'alpha' }), 'INVALID_ARGUMENT', /checkpoint is required/);
+    assertDaemonError(
+      await d.request({ op: 'checkout-at', db: 'alpha' }),
+      'INVALID_ARGUMENT',
+      /checkpoint is required/,
+    );
     const at = await d.request({ op: 'checkout-at', db: 'alpha', name: 'two-rows' });
     assert.equal(at.checkout, path.join(s.store, 'checkouts-ro', 'alpha', 'main@two-rows.db'));
     assert.equal(statSync(at.checkout ?? '').mode & 0o777, 0o444);
@@ -128,11 +147,18 @@ describe('daemon ops over the unix socket', () => {
     assert.equal(fk.ok, true, JSON.stringify(fk));
     assert.ok((fk.txid ?? 0) > (f.txid ?? 0), 'the fork point includes the pre-fork flush');
     const out = s.file('f1.db');
-    assert.deepEqual(await d.request({ op: 'export', db: 'alpha', branch: 'f1', path: out }), { ok: true, txid: fk.txid });
+    assert.deepEqual(await d.request({ op: 'export', db: 'alpha', branch: 'f1', path: out }), {
+      ok: true,
+      txid: fk.txid,
+    });
     assert.equal(dump(out), dump(opened.checkout ?? ''));
 
     // The session's branch is the target of a promote here: refused, whatever force says.
-    assertDaemonError(await d.request({ op: 'promote', db: 'alpha', branch: 'f1', name: 'main', force: true }), 'SESSION_OPEN', /close the session first/);
+    assertDaemonError(
+      await d.request({ op: 'promote', db: 'alpha', branch: 'f1', name: 'main', force: true }),
+      'SESSION_OPEN',
+      /close the session first/,
+    );
 
     assert.deepEqual(await d.request({ op: 'close', db: 'alpha' }), { ok: true });
     assertDaemonError(await d.request({ op: 'close', db: 'alpha' }), 'NOT_FOUND');
@@ -152,7 +178,8 @@ describe('daemon ops over the unix socket', () => {
   });
 
   test('the at-rest ops: touch, protect, promote, rollback, compact, export, diff, gc, destroy', async () => {
-    const ttl = async (): Promise<string | undefined> => (await d.request({ op: 'branches', db: 'alpha' })).branches?.find((b) => b.branch === 'f1')?.ttl;
+    const ttl = async (): Promise<string | undefined> =>
+      (await d.request({ op: 'branches', db: 'alpha' })).branches?.find((b) => b.branch === 'f1')?.ttl;
     assert.equal(await ttl(), '1h0m0s');
     assert.equal((await d.request({ op: 'touch', db: 'alpha', branch: 'f1' })).ok, true);
     assert.equal(await ttl(), '1h0m0s', 'an empty ttl keeps it');
@@ -163,11 +190,21 @@ describe('daemon ops over the unix socket', () => {
     assertDaemonError(await d.request({ op: 'touch', db: 'alpha', branch: 'f1', ttl: '0s' }), 'INVALID_ARGUMENT');
     assertDaemonError(await d.request({ op: 'touch', db: 'alpha', branch: 'f1', ttl: '-5s' }), 'INVALID_ARGUMENT');
 
-    assert.deepEqual(await d.request({ op: 'protect', db: 'alpha', branch: 'f1' }), { ok: true, result: { protected: true, changed: true } });
+    assert.deepEqual(await d.request({ op: 'protect', db: 'alpha', branch: 'f1' }), {
+      ok: true,
+      result: { protected: true, changed: true },
+    });
     assertDaemonError(await d.request({ op: 'destroy', db: 'alpha', branch: 'f1' }), 'PROTECTED');
-    assert.deepEqual(await d.request({ op: 'unprotect', db: 'alpha', branch: 'f1' }), { ok: true, result: { protected: false, changed: true } });
+    assert.deepEqual(await d.request({ op: 'unprotect', db: 'alpha', branch: 'f1' }), {
+      ok: true,
+      result: { protected: false, changed: true },
+    });
 
-    assertDaemonError(await d.request({ op: 'promote', db: 'alpha', branch: 'f1' }), 'INVALID_ARGUMENT', /target branch is required/);
+    assertDaemonError(
+      await d.request({ op: 'promote', db: 'alpha', branch: 'f1' }),
+      'INVALID_ARGUMENT',
+      /target branch is required/,
+    );
     assertDaemonError(await d.request({ op: 'promote', db: 'alpha', branch: 'f1', name: 'main' }), 'PROTECTED');
     const pr = await d.request({ op: 'promote', db: 'alpha', branch: 'main', name: 'f1' });
     assert.equal(typeof pr.txid, 'number');
@@ -178,7 +215,11 @@ describe('daemon ops over the unix socket', () => {
     const cp = await d.request({ op: 'compact', db: 'alpha', branch: 'f1' });
     assert.equal(cp.txid, pr.txid);
 
-    assertDaemonError(await d.request({ op: 'export', db: 'alpha', path: 'relative.db' }), 'INVALID_ARGUMENT', /must be absolute/);
+    assertDaemonError(
+      await d.request({ op: 'export', db: 'alpha', path: 'relative.db' }),
+      'INVALID_ARGUMENT',
+      /must be absolute/,
+    );
     assertDaemonError(await d.request({ op: 'export', db: 'alpha' }), 'INVALID_ARGUMENT', /path is required/);
     const out = s.file('at-init.db');
     assert.equal((await d.request({ op: 'export', db: 'zeta', name: 'init', path: out })).txid, 1);

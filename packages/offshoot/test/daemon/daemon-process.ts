@@ -68,7 +68,13 @@ export function makeStoreDir(): StoreDir {
   };
   const init = cli(['init']);
   assert.equal(init.code, 0, init.stderr);
-  return { dir, store, file: (name) => path.join(dir, name), cli, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    store,
+    file: (name) => path.join(dir, name),
+    cli,
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 // A test that fails before stopping its daemon must not leave it running once the test process ends.
@@ -93,7 +99,12 @@ export interface DaemonProcess {
 }
 
 /** Starts `offshoot serve` on the store (on sock, or with no -socket flag when sock is null) and waits for it to serve. */
-export async function startDaemon(s: StoreDir, flags: string[] = [], env: NodeJS.ProcessEnv = {}, socket: string | null = s.file('d.sock')): Promise<DaemonProcess> {
+export async function startDaemon(
+  s: StoreDir,
+  flags: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+  socket: string | null = s.file('d.sock'),
+): Promise<DaemonProcess> {
   const args = ['-store', s.store, 'serve', ...(socket === null ? [] : ['-socket', socket]), ...flags];
   const proc = spawn(bin, args, { cwd: s.dir, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

@@ -37,7 +37,11 @@ describe('session scratch of a SIGKILLed daemon', () => {
       assert.match(names[0] ?? '', /^session-/);
       scratch = path.join(sessions, names[0] ?? '');
       assert.ok(existsSync(path.join(scratch, 'capture')), 'the capture engine works in it');
-      assert.deepEqual(readdirSync(tmp).filter((n) => n.startsWith('offshoot-session-')), [], 'no session scratch in TMPDIR');
+      assert.deepEqual(
+        readdirSync(tmp).filter((n) => n.startsWith('offshoot-session-')),
+        [],
+        'no session scratch in TMPDIR',
+      );
     } finally {
       d1.proc.kill('SIGKILL');
       await d1.exited;
@@ -47,7 +51,9 @@ describe('session scratch of a SIGKILLed daemon', () => {
     // At-rest commands see only the database, never the hidden scratch.
     const status = s.cli(['status', '--json']);
     assert.equal(status.code, 0, status.stderr);
-    const listed = (JSON.parse(status.stdout) as { branches: Array<{ db: string; branch: string }> }).branches.map((b) => `${b.db}@${b.branch}`);
+    const listed = (JSON.parse(status.stdout) as { branches: Array<{ db: string; branch: string }> }).branches.map(
+      (b) => `${b.db}@${b.branch}`,
+    );
     assert.deepEqual(listed, ['app@main']);
     assert.doesNotMatch(status.stdout, /scratch|session-/);
     const gc = s.cli(['gc', '--grace', '0s']);

@@ -26,7 +26,14 @@ test('subscribers see events in publish order, with the envelope shape', async (
       got.map((e) => e.type),
       ['session_opened', 'flushed', 'reaped'],
     );
-    assert.deepEqual(got[0], { v: 1, ts: got[0]!.ts, type: 'session_opened', db: 'app', branch: 'main', detail: { holder: 'h/1', epoch: 3 } });
+    assert.deepEqual(got[0], {
+      v: 1,
+      ts: got[0]!.ts,
+      type: 'session_opened',
+      db: 'app',
+      branch: 'main',
+      detail: { holder: 'h/1', epoch: 3 },
+    });
     assert.match(got[0]!.ts, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     assert.equal('detail' in got[2]!, false, 'no empty detail');
   }

@@ -4,7 +4,13 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { hasCode } from '../../src/core/errors.js';
 import { EventBus } from '../../src/daemon/event-bus.js';
-import { generateToken, isLoopbackHost, startHttpServer, validateHttpFlags, type HttpServerHandle } from '../../src/daemon/http-server.js';
+import {
+  generateToken,
+  isLoopbackHost,
+  startHttpServer,
+  validateHttpFlags,
+  type HttpServerHandle,
+} from '../../src/daemon/http-server.js';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
 import type { EventEnvelope, Response } from '../../src/protocol/wire.js';
 
@@ -19,7 +25,10 @@ async function until(cond: () => boolean, what: string, ms = 5000): Promise<void
 }
 
 /** Reads SSE frames until `n` data frames arrived; returns them and every comment line seen. */
-async function readFrames(body: ReadableStream<Uint8Array>, n: number): Promise<{ events: EventEnvelope[]; comments: string[] }> {
+async function readFrames(
+  body: ReadableStream<Uint8Array>,
+  n: number,
+): Promise<{ events: EventEnvelope[]; comments: string[] }> {
   const events: EventEnvelope[] = [];
   const comments: string[] = [];
   let text = '';
@@ -73,9 +82,18 @@ describe('HTTP listener', () => {
   });
 
   test('a missing, wrong or differently sized token gets 401 on every guarded route', async () => {
-    const attempts: Array<Record<string, string>> = [{}, { Authorization: `Bearer ${TOKEN}x` }, { Authorization: 'Bearer short' }, { Authorization: TOKEN }];
+    const attempts: Array<Record<string, string>> = [
+      {},
+      { Authorization: `Bearer ${TOKEN}x` },
+      { Authorization: 'Bearer short' },
+      { Authorization: TOKEN },
+    ];
     for (const headers of attempts) {
-      const rpc = await fetch(`${base}/rpc`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: '{"op":"dbs"}' });
+      const rpc = await fetch(`${base}/rpc`, {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json' },
+        body: '{"op":"dbs"}',
+      });
       assert.equal(rpc.status, 401);
       assert.match(rpc.headers.get('www-authenticate') ?? '', /^Bearer/);
       assert.equal(((await rpc.json()) as Response).ok, false);
@@ -88,7 +106,11 @@ describe('HTTP listener', () => {
   });
 
   test('POST /rpc dispatches the parsed request with the http transport', async () => {
-    const res = await fetch(`${base}/rpc`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json; charset=utf-8' }, body: '{"op":"dbs"}' });
+    const res = await fetch(`${base}/rpc`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json; charset=utf-8' },
+      body: '{"op":"dbs"}',
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { ok: true, databases: ['a', 'b'] });
     assert.deepEqual(calls.at(-1), { req: { op: 'dbs' }, transport: 'http' });
@@ -100,7 +122,11 @@ describe('HTTP listener', () => {
     assert.equal(get.status, 405);
     assert.equal(get.headers.get('allow'), 'POST');
     assert.equal((await fetch(`${base}/metrics`, { method: 'POST', headers: auth })).status, 405);
-    const text = await fetch(`${base}/rpc`, { method: 'POST', headers: { ...auth, 'Content-Type': 'text/plain' }, body: '{"op":"dbs"}' });
+    const text = await fetch(`${base}/rpc`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'text/plain' },
+      body: '{"op":"dbs"}',
+    });
     assert.equal(text.status, 400);
     const bad = await fetch(`${base}/rpc`, { method: 'POST', headers: json, body: '{"op":' });
     assert.equal(bad.status, 400);
@@ -112,7 +138,11 @@ describe('HTTP listener', () => {
 
   test('export is refused with 400 and subscribe in-band, neither reaching dispatch', async () => {
     const before = calls.length;
-    const exp = await fetch(`${base}/rpc`, { method: 'POST', headers: json, body: JSON.stringify({ op: 'export', db: 'a', path: '/tmp/x.db' }) });
+    const exp = await fetch(`${base}/rpc`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ op: 'export', db: 'a', path: '/tmp/x.db' }),
+    });
     assert.equal(exp.status, 400);
     const expBody = (await exp.json()) as Response;
     assert.equal(expBody.ok, false);
@@ -141,7 +171,11 @@ describe('HTTP listener', () => {
       req.end('y'.repeat(64 * 1024));
     });
     assert.equal(status, 413);
-    const fine = await fetch(`${base}/rpc`, { method: 'POST', headers: json, body: JSON.stringify({ op: 'dbs', pad: 'x'.repeat(1000) }) });
+    const fine = await fetch(`${base}/rpc`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ op: 'dbs', pad: 'x'.repeat(1000) }),
+    });
     assert.equal(fine.status, 200);
   });
 
@@ -171,7 +205,9 @@ describe('HTTP listener', () => {
     await until(() => bus.subscriberCount === 0, 'the subscription to end after the reader left');
   });
 
-  test('an SSE reader that stops reading is dropped and its connection closed at the write deadline', { timeout: 10_000 }, async () => {
+  test('an SSE reader that stops reading is dropped and its connection closed at the write deadline', {
+    timeout: 10_000,
+  }, async () => {
     const sock = connect(Number(server.address.split(':').at(-1)), '127.0.0.1');
     sock.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
     sock.pause();
@@ -197,14 +233,25 @@ describe('HTTP listener', () => {
     await new Promise<void>((resolve) => sock.on('close', () => resolve()));
     assert.match(text, /^HTTP\/1\.1 200/);
     assert.ok(text.includes('data: {"v":1'), 'some frames were delivered');
-    assert.equal(text.includes('dropped_slow_consumer'), false, 'the final notice was never written, the socket was closed');
+    assert.equal(
+      text.includes('dropped_slow_consumer'),
+      false,
+      'the final notice was never written, the socket was closed',
+    );
     assert.equal(text.endsWith('0\r\n\r\n'), false, 'the chunked body was not terminated');
   });
 
   test('close() ends open event streams and stops listening', async () => {
     const metrics = await DaemonMetrics.create('x');
     const events = new EventBus();
-    const s = await startHttpServer({ addr: 'localhost:0', token: TOKEN, dispatch: async () => ({ ok: true }), metrics, events, sessionCount: () => 0 });
+    const s = await startHttpServer({
+      addr: 'localhost:0',
+      token: TOKEN,
+      dispatch: async () => ({ ok: true }),
+      metrics,
+      events,
+      sessionCount: () => 0,
+    });
     const res = await fetch(`http://${s.address}/events`, { headers: auth });
     await until(() => events.subscriberCount === 1, 'subscription');
     const drained = (async () => {
@@ -221,7 +268,8 @@ describe('HTTP listener', () => {
 describe('HTTP flag validation', () => {
   test('loopback hosts and generated tokens', () => {
     for (const h of ['127.0.0.1', '::1', '[::1]', 'localhost', 'LOCALHOST']) assert.equal(isLoopbackHost(h), true, h);
-    for (const h of ['0.0.0.0', '', '10.0.0.1', '127.0.0.2', 'example.com', '::']) assert.equal(isLoopbackHost(h), false, h);
+    for (const h of ['0.0.0.0', '', '10.0.0.1', '127.0.0.2', 'example.com', '::'])
+      assert.equal(isLoopbackHost(h), false, h);
     const t = generateToken();
     assert.match(t, /^[0-9a-f]{64}$/);
     assert.notEqual(generateToken(), t);
@@ -230,7 +278,10 @@ describe('HTTP flag validation', () => {
   test('HTTP off: token and acknowledgment flags are errors on their own, the env token is not', () => {
     assert.equal(validateHttpFlags({}, {}), undefined);
     assert.equal(validateHttpFlags({}, { OFFSHOOT_TOKEN: 'x' }), undefined);
-    assert.throws(() => validateHttpFlags({ token: TOKEN }, {}), (e) => hasCode(e, 'USAGE') && /-token requires -http/.test(e.message));
+    assert.throws(
+      () => validateHttpFlags({ token: TOKEN }, {}),
+      (e) => hasCode(e, 'USAGE') && /-token requires -http/.test(e.message),
+    );
     assert.throws(
       () => validateHttpFlags({ allowNonLoopback: true }, {}),
       (e) => hasCode(e, 'USAGE') && /-http-allow-non-loopback requires -http/.test(e.message),
@@ -245,10 +296,22 @@ describe('HTTP flag validation', () => {
     assert.equal(validateHttpFlags({ http: '[::1]:80' }, { OFFSHOOT_TOKEN: TOKEN })?.tokenSource, 'env');
     const flag = validateHttpFlags({ http: 'localhost:0', token: TOKEN }, { OFFSHOOT_TOKEN: 'other-token-0123456789' });
     assert.deepEqual([flag?.tokenSource, flag?.token], ['flag', TOKEN]);
-    assert.throws(() => validateHttpFlags({ http: '127.0.0.1:1', token: 'x'.repeat(15) }, {}), (e) => hasCode(e, 'USAGE') && /too short/.test(e.message));
-    assert.throws(() => validateHttpFlags({ http: '127.0.0.1:1' }, { OFFSHOOT_TOKEN: 'short' }), (e) => hasCode(e, 'USAGE') && /OFFSHOOT_TOKEN/.test(e.message));
-    assert.throws(() => validateHttpFlags({ http: '127.0.0.1' }, {}), (e) => hasCode(e, 'USAGE'));
-    assert.throws(() => validateHttpFlags({ http: '127.0.0.1:99999' }, {}), (e) => hasCode(e, 'USAGE'));
+    assert.throws(
+      () => validateHttpFlags({ http: '127.0.0.1:1', token: 'x'.repeat(15) }, {}),
+      (e) => hasCode(e, 'USAGE') && /too short/.test(e.message),
+    );
+    assert.throws(
+      () => validateHttpFlags({ http: '127.0.0.1:1' }, { OFFSHOOT_TOKEN: 'short' }),
+      (e) => hasCode(e, 'USAGE') && /OFFSHOOT_TOKEN/.test(e.message),
+    );
+    assert.throws(
+      () => validateHttpFlags({ http: '127.0.0.1' }, {}),
+      (e) => hasCode(e, 'USAGE'),
+    );
+    assert.throws(
+      () => validateHttpFlags({ http: '127.0.0.1:99999' }, {}),
+      (e) => hasCode(e, 'USAGE'),
+    );
   });
 
   test('non-loopback binds fail two distinct ways without the acknowledgment and an explicit token', () => {

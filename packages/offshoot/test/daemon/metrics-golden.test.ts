@@ -6,7 +6,12 @@ import { DaemonMetrics, DURATION_BUCKETS } from '../../src/daemon/metrics.js';
 
 /** The frozen surface: every family with its type, HELP text and label names. Renaming any of these breaks dashboards. */
 const GOLDEN: Array<{ name: string; type: 'gauge' | 'counter' | 'histogram'; help: string; labels: string[] }> = [
-  { name: 'offshoot_build_info', type: 'gauge', help: 'Build information; the value is always 1.', labels: ['version'] },
+  {
+    name: 'offshoot_build_info',
+    type: 'gauge',
+    help: 'Build information; the value is always 1.',
+    labels: ['version'],
+  },
   { name: 'offshoot_sessions_open', type: 'gauge', help: 'Sessions open in this daemon.', labels: [] },
   {
     name: 'offshoot_capture_lag_bytes',
@@ -20,23 +25,43 @@ const GOLDEN: Array<{ name: string; type: 'gauge' | 'counter' | 'histogram'; hel
     help: 'Seconds since an open session was last durable in the store.',
     labels: ['db', 'branch'],
   },
-  { name: 'offshoot_gc_backlog', type: 'gauge', help: 'Tombstoned objects waiting out the GC grace period after the last pass.', labels: [] },
+  {
+    name: 'offshoot_gc_backlog',
+    type: 'gauge',
+    help: 'Tombstoned objects waiting out the GC grace period after the last pass.',
+    labels: [],
+  },
   {
     name: 'offshoot_ro_cache_bytes',
     type: 'gauge',
     help: 'Bytes used by read-only checkpoint checkouts, measured once per janitor pass.',
     labels: [],
   },
-  { name: 'offshoot_flush_total', type: 'counter', help: 'Session flushes by result and kind.', labels: ['result', 'kind'] },
+  {
+    name: 'offshoot_flush_total',
+    type: 'counter',
+    help: 'Session flushes by result and kind.',
+    labels: ['result', 'kind'],
+  },
   {
     name: 'offshoot_fork_total',
     type: 'counter',
     help: 'Forks by path: fast reuses the source chain, slow uploads a fork point first.',
     labels: ['path'],
   },
-  { name: 'offshoot_fork_mode_total', type: 'counter', help: 'Forks by storage class of the new branch.', labels: ['mode'] },
+  {
+    name: 'offshoot_fork_mode_total',
+    type: 'counter',
+    help: 'Forks by storage class of the new branch.',
+    labels: ['mode'],
+  },
   { name: 'offshoot_reap_total', type: 'counter', help: 'Branches reaped after their TTL.', labels: [] },
-  { name: 'offshoot_gc_tombstoned_total', type: 'counter', help: 'Objects tombstoned by GC as unreachable.', labels: [] },
+  {
+    name: 'offshoot_gc_tombstoned_total',
+    type: 'counter',
+    help: 'Objects tombstoned by GC as unreachable.',
+    labels: [],
+  },
   { name: 'offshoot_gc_deleted_total', type: 'counter', help: 'Objects deleted by GC.', labels: [] },
   { name: 'offshoot_gc_errors_total', type: 'counter', help: 'GC passes that failed.', labels: [] },
   {
@@ -46,9 +71,19 @@ const GOLDEN: Array<{ name: string; type: 'gauge' | 'counter' | 'histogram'; hel
     labels: [],
   },
   { name: 'offshoot_janitor_runs_total', type: 'counter', help: 'Janitor ticks by result.', labels: ['result'] },
-  { name: 'offshoot_flush_duration_seconds', type: 'histogram', help: 'Duration of session flushes, auto and manual.', labels: [] },
+  {
+    name: 'offshoot_flush_duration_seconds',
+    type: 'histogram',
+    help: 'Duration of session flushes, auto and manual.',
+    labels: [],
+  },
   { name: 'offshoot_fork_duration_seconds', type: 'histogram', help: 'Duration of forks.', labels: [] },
-  { name: 'offshoot_checkpoint_duration_seconds', type: 'histogram', help: 'Duration of at-rest checkpoints.', labels: [] },
+  {
+    name: 'offshoot_checkpoint_duration_seconds',
+    type: 'histogram',
+    help: 'Duration of at-rest checkpoints.',
+    labels: [],
+  },
 ];
 
 interface Family {
@@ -125,7 +160,12 @@ test('every label combination of the labelled counters is pre-registered at 0', 
     assert.deepEqual([...samples.keys()].sort(), [...keys].sort(), name);
     for (const k of keys) assert.equal(samples.get(k), 0, `${name}${k}`);
   }
-  for (const name of ['offshoot_reap_total', 'offshoot_gc_tombstoned_total', 'offshoot_gc_deleted_total', 'offshoot_gc_errors_total']) {
+  for (const name of [
+    'offshoot_reap_total',
+    'offshoot_gc_tombstoned_total',
+    'offshoot_gc_deleted_total',
+    'offshoot_gc_errors_total',
+  ]) {
     assert.equal(families.get(name)!.samples.get(''), 0, name);
   }
 });
@@ -205,17 +245,27 @@ test('per-session gauges cover exactly the sessions the source reports at scrape
 
   sessions = [{ db: 'app', branch: 'exp', captureLagBytes: 10, durableAgeSeconds: 1 }];
   f = parse(await m.render());
-  assert.deepEqual([...f.get('offshoot_capture_lag_bytes')!.samples], [['{db="app",branch="exp"}', 10]], 'a closed session disappears');
+  assert.deepEqual(
+    [...f.get('offshoot_capture_lag_bytes')!.samples],
+    [['{db="app",branch="exp"}', 10]],
+    'a closed session disappears',
+  );
   assert.deepEqual([...f.get('offshoot_durable_age_seconds')!.samples], [['{db="app",branch="exp"}', 1]]);
 });
 
 test('the operator docs and the Grafana dashboard use exactly the golden families', () => {
-  const read = (name: string): string => readFileSync(fileURLToPath(new URL(`../../../../docs/${name}`, import.meta.url)), 'utf8');
+  const read = (name: string): string =>
+    readFileSync(fileURLToPath(new URL(`../../../../docs/${name}`, import.meta.url)), 'utf8');
   const names = new Set(GOLDEN.map((g) => g.name));
-  const dashboard = JSON.parse(read('grafana-dashboard.json')) as { panels: Array<{ targets?: Array<{ expr: string }> }> };
+  const dashboard = JSON.parse(read('grafana-dashboard.json')) as {
+    panels: Array<{ targets?: Array<{ expr: string }> }>;
+  };
   const exprs = dashboard.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr);
-  const used = new Set(exprs.flatMap((e) => [...e.matchAll(/\boffshoot_\w+/g)].map((m) => m[0].replace(/_bucket$/, ''))));
+  const used = new Set(
+    exprs.flatMap((e) => [...e.matchAll(/\boffshoot_\w+/g)].map((m) => m[0].replace(/_bucket$/, ''))),
+  );
   assert.deepEqual([...used].sort(), [...names].sort(), 'the dashboard covers every family and invents none');
   const doc = read('operations.md');
-  for (const g of GOLDEN) assert.ok(doc.includes(`| \`${g.name}\` | ${g.type} |`), `docs/operations.md lists ${g.name} as a ${g.type}`);
+  for (const g of GOLDEN)
+    assert.ok(doc.includes(`| \`${g.name}\` | ${g.type} |`), `docs/operations.md lists ${g.name} as a ${g.type}`);
 });

@@ -16,9 +16,18 @@ test('a reserved (pending) slot blocks a second open and every repointing op, an
   const counts: number[] = [];
   const table = new SessionTable((n) => counts.push(n));
   table.reserve(t);
-  assert.throws(() => table.reserve(t), (e) => hasCode(e, 'SESSION_OPEN') && /already being opened/.test(e.message));
-  assert.throws(() => table.refuseIfPresent(t, 'rollback'), (e) => hasCode(e, 'SESSION_OPEN') && /session is being opened on it; close the session first/.test(e.message));
-  assert.throws(() => table.open(t), (e) => hasCode(e, 'BUSY') && /still being opened/.test(e.message));
+  assert.throws(
+    () => table.reserve(t),
+    (e) => hasCode(e, 'SESSION_OPEN') && /already being opened/.test(e.message),
+  );
+  assert.throws(
+    () => table.refuseIfPresent(t, 'rollback'),
+    (e) => hasCode(e, 'SESSION_OPEN') && /session is being opened on it; close the session first/.test(e.message),
+  );
+  assert.throws(
+    () => table.open(t),
+    (e) => hasCode(e, 'BUSY') && /still being opened/.test(e.message),
+  );
   assert.equal(daemonState('idle', table.get(t)), 'pending');
   assert.deepEqual(table.live(), [], 'reserved slots are not listed');
 
@@ -31,7 +40,10 @@ test('a reserved (pending) slot blocks a second open and every repointing op, an
   assert.equal(table.live().length, 1);
   assert.deepEqual(counts, [1]);
   assert.equal(daemonState('active', table.get(t)), 'active');
-  assert.throws(() => table.refuseIfPresent(t, 'destroy'), /it has a session open in this daemon; close the session first/);
+  assert.throws(
+    () => table.refuseIfPresent(t, 'destroy'),
+    /it has a session open in this daemon; close the session first/,
+  );
   table.refuseIfPresent({ db: 'app', branch: 'other' }, 'destroy');
 });
 
@@ -42,15 +54,30 @@ test('a session with a terminal error reports error above every other state; a s
   assert.equal(daemonState('active', table.get(t)), 'error');
   const closing = table.beginClose(t);
   assert.equal(closing.state, 'closing');
-  assert.throws(() => table.open(t), (e) => hasCode(e, 'BUSY') && /closing/.test(e.message));
+  assert.throws(
+    () => table.open(t),
+    (e) => hasCode(e, 'BUSY') && /closing/.test(e.message),
+  );
   table.remove(t);
-  assert.throws(() => table.open(t), (e) => hasCode(e, 'NOT_FOUND') && /no session open on app@main/.test(e.message));
+  assert.throws(
+    () => table.open(t),
+    (e) => hasCode(e, 'NOT_FOUND') && /no session open on app@main/.test(e.message),
+  );
   table.stopOpening();
-  assert.throws(() => table.reserve(t), (e) => hasCode(e, 'UNAVAILABLE') && /shutting down/.test(e.message));
+  assert.throws(
+    () => table.reserve(t),
+    (e) => hasCode(e, 'UNAVAILABLE') && /shutting down/.test(e.message),
+  );
 });
 
 test('session log lines quote only values that need it', () => {
-  assert.equal(sessionLogLine('app', 'main', 'flushed', { kind: 'auto', txid: 7, duration_seconds: 0.25 }), 'offshoot: session: app@main: flushed kind=auto txid=7 duration_seconds=0.25');
-  assert.equal(sessionLogLine('app', 'b', 'flush_failed', { error: 'store down: 503', kind: 'auto' }), 'offshoot: session: app@b: flush_failed error="store down: 503" kind=auto');
+  assert.equal(
+    sessionLogLine('app', 'main', 'flushed', { kind: 'auto', txid: 7, duration_seconds: 0.25 }),
+    'offshoot: session: app@main: flushed kind=auto txid=7 duration_seconds=0.25',
+  );
+  assert.equal(
+    sessionLogLine('app', 'b', 'flush_failed', { error: 'store down: 503', kind: 'auto' }),
+    'offshoot: session: app@b: flush_failed error="store down: 503" kind=auto',
+  );
   assert.equal(sessionLogLine('app', 'main', 'session_closed'), 'offshoot: session: app@main: session_closed');
 });

@@ -7,7 +7,14 @@ import { runSql } from '../ops/sqlite-cli.js';
 
 const TOKEN = 'parity-token-0123456789abcdef';
 // Fields that name the moment rather than the state: they may differ between two otherwise identical runs.
-const VOLATILE = new Set(['touched_at', 'created_at', 'last_flush_at', 'durable_age', 'ttl_remaining', 'capture_lag_bytes']);
+const VOLATILE = new Set([
+  'touched_at',
+  'created_at',
+  'last_flush_at',
+  'durable_age',
+  'ttl_remaining',
+  'capture_lag_bytes',
+]);
 
 function normalize(value: unknown, db: string): unknown {
   if (typeof value === 'string') return value.split(db).join('DB');
@@ -69,7 +76,11 @@ describe('socket and HTTP parity', () => {
   });
 
   async function viaHttp(body: unknown): Promise<Response> {
-    const res = await fetch(`http://${addr}/rpc`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`http://${addr}/rpc`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return (await res.json()) as Response;
   }
 
@@ -92,10 +103,24 @@ describe('socket and HTTP parity', () => {
     const overSocket = await run('viasock', (req) => request(d.sock, req));
     const overHttp = await run('viahttp', viaHttp);
     assert.equal(overSocket.length, overHttp.length);
-    for (let i = 0; i < overSocket.length; i++) assert.deepEqual(overHttp[i], overSocket[i], `step ${i}: ${JSON.stringify(script('db').filter((x) => !('write' in x))[i])}`);
-    assert.ok(overSocket.some((a) => (a as Response).ok === false), 'the script covers refusals too');
+    for (let i = 0; i < overSocket.length; i++)
+      assert.deepEqual(
+        overHttp[i],
+        overSocket[i],
+        `step ${i}: ${JSON.stringify(script('db').filter((x) => !('write' in x))[i])}`,
+      );
+    assert.ok(
+      overSocket.some((a) => (a as Response).ok === false),
+      'the script covers refusals too',
+    );
     assert.ok(overSocket.filter((a) => (a as Response).ok === true).length >= 15, 'and successes');
-    assert.ok(overSocket.some((a) => typeof (a as Response).txid === 'number' && ((a as Response).txid ?? 0) > 1), 'flushes and forks report txids');
-    assert.ok(overSocket.some((a) => ((a as Response).branches?.length ?? 0) >= 2), 'branches are listed in full');
+    assert.ok(
+      overSocket.some((a) => typeof (a as Response).txid === 'number' && ((a as Response).txid ?? 0) > 1),
+      'flushes and forks report txids',
+    );
+    assert.ok(
+      overSocket.some((a) => ((a as Response).branches?.length ?? 0) >= 2),
+      'branches are listed in full',
+    );
   });
 });

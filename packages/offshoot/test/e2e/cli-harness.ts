@@ -38,21 +38,40 @@ export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 
 function checkCode(args: readonly string[], r: CliResult, expect: number | 'any' | undefined): CliResult {
   const want = expect ?? 0;
-  if (want !== 'any') assert.equal(r.code, want, `offshoot ${args.join(' ')} exited ${r.code}, expected ${want}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  if (want !== 'any')
+    assert.equal(
+      r.code,
+      want,
+      `offshoot ${args.join(' ')} exited ${r.code}, expected ${want}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`,
+    );
   return r;
 }
 
 /** Runs `./offshoot args` to completion and checks its exit code (0 unless opts.expectCode says otherwise). */
 export function run(args: readonly string[], opts: RunOptions = {}): CliResult {
-  const r = spawnSync(offshootBin, args, { cwd: opts.cwd ?? repoRoot, env: baseEnv(opts.env), encoding: 'utf8', maxBuffer: BIG_OUTPUT, timeout: RUN_TIMEOUT_MS });
+  const r = spawnSync(offshootBin, args, {
+    cwd: opts.cwd ?? repoRoot,
+    env: baseEnv(opts.env),
+    encoding: 'utf8',
+    maxBuffer: BIG_OUTPUT,
+    timeout: RUN_TIMEOUT_MS,
+  });
   if (r.error) throw r.error;
-  assert.equal(r.signal, null, `offshoot ${args.join(' ')} was stopped by ${r.signal} (hung past ${RUN_TIMEOUT_MS} ms?)\nstderr: ${r.stderr}`);
+  assert.equal(
+    r.signal,
+    null,
+    `offshoot ${args.join(' ')} was stopped by ${r.signal} (hung past ${RUN_TIMEOUT_MS} ms?)\nstderr: ${r.stderr}`,
+  );
   return checkCode(args, { stdout: r.stdout, stderr: r.stderr, code: r.status ?? -1 }, opts.expectCode);
 }
 
 /** Starts `./offshoot args` without waiting: for runs that overlap, or that a test kills. */
 export function spawnCli(args: readonly string[], opts: Omit<RunOptions, 'expectCode'> = {}): ChildProcess {
-  return spawn(offshootBin, args, { cwd: opts.cwd ?? repoRoot, env: baseEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(offshootBin, args, {
+    cwd: opts.cwd ?? repoRoot,
+    env: baseEnv(opts.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** Collects a child's output and exit; a run ended by a signal reports code -1 and the signal. */
@@ -75,7 +94,12 @@ export async function runAsync(args: readonly string[], opts: RunOptions = {}): 
 
 /** Runs SQL on a database file through the stock sqlite3 CLI (-bail), returning what it printed. */
 export function sql(path: string, text: string): string {
-  const r = spawnSync('sqlite3', ['-bail', path], { input: text, encoding: 'utf8', maxBuffer: BIG_OUTPUT, timeout: RUN_TIMEOUT_MS });
+  const r = spawnSync('sqlite3', ['-bail', path], {
+    input: text,
+    encoding: 'utf8',
+    maxBuffer: BIG_OUTPUT,
+    timeout: RUN_TIMEOUT_MS,
+  });
   if (r.error) throw r.error;
   assert.equal(r.status, 0, `sqlite3 ${path} failed: ${r.stderr}\n${text}`);
   return r.stdout;

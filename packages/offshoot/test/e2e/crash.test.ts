@@ -10,7 +10,18 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { Prng } from '../ops/prng.js';
-import { assertCleanError, dumpHash, ensureBuilt, filesUnder, finished, sql, statusMap, tempStore, type StatusBranch, type TempStore } from './cli-harness.js';
+import {
+  assertCleanError,
+  dumpHash,
+  ensureBuilt,
+  filesUnder,
+  finished,
+  sql,
+  statusMap,
+  tempStore,
+  type StatusBranch,
+  type TempStore,
+} from './cli-harness.js';
 
 const ROUNDS = Number(process.env.OFFSHOOT_CRASH_ROUNDS ?? 15);
 /** Without an explicit round count, rounds stop once this many seconds have gone (each op still gets killed). */
@@ -52,7 +63,14 @@ const zero = (): Record<Op, number> => ({ checkpoint: 0, fork: 0, rollback: 0, p
 /** One crash run: the store, the model of what it durably holds, and the random source that drives both. */
 class CrashRun {
   readonly model = new Map<string, BranchModel>();
-  readonly stats: Stats = { killed: zero(), completed: zero(), landed: zero(), orphanKills: 0, locksLeft: 0, claimsAged: 0 };
+  readonly stats: Stats = {
+    killed: zero(),
+    completed: zero(),
+    landed: zero(),
+    orphanKills: 0,
+    locksLeft: 0,
+    claimsAged: 0,
+  };
   /** One line per killing round: what ran, when it was killed, what landed. */
   readonly trace: string[] = [];
   /** Typical uninterrupted duration per op (ms): kills land between about startup and a little past this. */
@@ -114,8 +132,11 @@ class CrashRun {
     const path = this.checkoutOf(branch);
     if (!existsSync(path)) await this.ts.runAsync(['checkout', `${DB}@${branch}`]);
     const oneIn = this.pick([2, 4, 8, 16, 64]);
-    sql(path, `UPDATE big SET v = v + 1, pad = hex(randomblob(450)) WHERE abs(random()) % ${oneIn} = 0;
-      INSERT INTO log(note) VALUES ('round ${round} on ${branch}');`);
+    sql(
+      path,
+      `UPDATE big SET v = v + 1, pad = hex(randomblob(450)) WHERE abs(random()) % ${oneIn} = 0;
+      INSERT INTO log(note) VALUES ('round ${round} on ${branch}');`,
+    );
     return this.stateOf(path);
   }
 
@@ -185,20 +206,35 @@ class CrashRun {
   /** Every branch checks out, and every head and checkpoint exports to exactly what the model says. */
   async verify(label: string): Promise<void> {
     const status = statusMap(this.ts);
-    const inStore = [...status.keys()].filter((k) => k.startsWith(`${DB}@`)).map((k) => k.slice(DB.length + 1)).sort();
+    const inStore = [...status.keys()]
+      .filter((k) => k.startsWith(`${DB}@`))
+      .map((k) => k.slice(DB.length + 1))
+      .sort();
     assert.deepEqual(inStore, [...this.model.keys()].sort(), `${label}: the store's branches are the model's`);
     const jobs: Array<() => Promise<void>> = [];
     for (const [branch, m] of this.model) {
       const s = status.get(`${DB}@${branch}`) as StatusBranch;
-      assert.deepEqual([...s.checkpoints].sort(), [...m.checkpoints.keys()].sort(), `${label}: checkpoints of ${branch}`);
+      assert.deepEqual(
+        [...s.checkpoints].sort(),
+        [...m.checkpoints.keys()].sort(),
+        `${label}: checkpoints of ${branch}`,
+      );
       jobs.push(async () => {
         const r = await this.ts.runAsync(['checkout', `${DB}@${branch}`]);
         assert.equal(r.stdout, `${this.checkoutOf(branch)}\n`);
-        assert.equal(await this.stateOf(this.checkoutOf(branch)), m.head, `${label}: checkout of ${branch} holds its head`);
+        assert.equal(
+          await this.stateOf(this.checkoutOf(branch)),
+          m.head,
+          `${label}: checkout of ${branch} holds its head`,
+        );
       });
-      jobs.push(async () => assert.equal(await this.exported(`${DB}@${branch}`), m.head, `${label}: head of ${branch}`));
+      jobs.push(async () =>
+        assert.equal(await this.exported(`${DB}@${branch}`), m.head, `${label}: head of ${branch}`),
+      );
       for (const [cp, want] of m.checkpoints) {
-        jobs.push(async () => assert.equal(await this.exported(`${DB}@${branch}@${cp}`), want, `${label}: ${branch}@${cp}`));
+        jobs.push(async () =>
+          assert.equal(await this.exported(`${DB}@${branch}@${cp}`), want, `${label}: ${branch}@${cp}`),
+        );
       }
     }
     await runLimited(jobs, 4);
@@ -265,7 +301,9 @@ class CrashRun {
     // written source): the model tracks only what a round itself wrote, so no dirty checkout may outlive its round.
     await this.verify(`round ${n} (${op}${landed ? ', landed' : ''})`);
     this.cap();
-    if (this.killing) this.trace[this.trace.length - 1] += ` [round ${Date.now() - roundStarted} ms, verify ${Date.now() - verifyStarted} ms]`;
+    if (this.killing)
+      this.trace[this.trace.length - 1] +=
+        ` [round ${Date.now() - roundStarted} ms, verify ${Date.now() - verifyStarted} ms]`;
   }
 
   private observe(): Map<string, StatusBranch> {
@@ -274,7 +312,13 @@ class CrashRun {
     return statusMap(this.ts);
   }
 
-  private decideCheckpoint(pre: Map<string, StatusBranch>, post: Map<string, StatusBranch>, b: string, name: string, content: string): boolean {
+  private decideCheckpoint(
+    pre: Map<string, StatusBranch>,
+    post: Map<string, StatusBranch>,
+    b: string,
+    name: string,
+    content: string,
+  ): boolean {
     const before = pre.get(`${DB}@${b}`) as StatusBranch;
     const after = post.get(`${DB}@${b}`);
     assert.ok(after, `checkpoint never removes ${b}`);
@@ -289,7 +333,12 @@ class CrashRun {
   }
 
   /** The source's head after an implicit checkpoint of its dirty checkout, if that landed. */
-  private advanceIfCheckpointed(pre: Map<string, StatusBranch>, post: Map<string, StatusBranch>, b: string, content: string | undefined): boolean {
+  private advanceIfCheckpointed(
+    pre: Map<string, StatusBranch>,
+    post: Map<string, StatusBranch>,
+    b: string,
+    content: string | undefined,
+  ): boolean {
     const before = pre.get(`${DB}@${b}`) as StatusBranch;
     const after = post.get(`${DB}@${b}`) as StatusBranch;
     if (after.txid !== before.txid + 1 || content === undefined) return false;
@@ -305,7 +354,14 @@ class CrashRun {
     return before === undefined || before.touched_at !== after.touched_at;
   }
 
-  private decideFork(pre: Map<string, StatusBranch>, post: Map<string, StatusBranch>, src: string, child: string, at: string | undefined, content: string | undefined): boolean {
+  private decideFork(
+    pre: Map<string, StatusBranch>,
+    post: Map<string, StatusBranch>,
+    src: string,
+    child: string,
+    at: string | undefined,
+    content: string | undefined,
+  ): boolean {
     assert.ok(post.has(`${DB}@${src}`));
     this.advanceIfCheckpointed(pre, post, src, at === undefined ? content : undefined);
     assert.ok((post.get(`${DB}@${src}`) as StatusBranch).txid <= (pre.get(`${DB}@${src}`) as StatusBranch).txid + 1);
@@ -318,7 +374,13 @@ class CrashRun {
     return true;
   }
 
-  private decideRollback(pre: Map<string, StatusBranch>, post: Map<string, StatusBranch>, b: string, to: string, content: string | undefined): boolean {
+  private decideRollback(
+    pre: Map<string, StatusBranch>,
+    post: Map<string, StatusBranch>,
+    b: string,
+    to: string,
+    content: string | undefined,
+  ): boolean {
     const before = pre.get(`${DB}@${b}`) as StatusBranch;
     const after = post.get(`${DB}@${b}`) as StatusBranch;
     const m = this.model.get(b) as BranchModel;
@@ -338,7 +400,14 @@ class CrashRun {
     return true;
   }
 
-  private decidePromote(pre: Map<string, StatusBranch>, post: Map<string, StatusBranch>, src: string, tgt: string, srcContent: string | undefined, tgtContent: string | undefined): boolean {
+  private decidePromote(
+    pre: Map<string, StatusBranch>,
+    post: Map<string, StatusBranch>,
+    src: string,
+    tgt: string,
+    srcContent: string | undefined,
+    tgtContent: string | undefined,
+  ): boolean {
     const backup = `${tgt}-pre-promote`;
     const replaced = this.rewritten(pre, post, backup);
     if (!(src === backup && replaced)) this.advanceIfCheckpointed(pre, post, src, srcContent);
@@ -381,7 +450,8 @@ class CrashRun {
 
   /** Every expired branch is gone once gc has run past any claim a killed gc left (aged instead of waited for). */
   async settleExpired(): Promise<void> {
-    const expiring = () => [...statusMap(this.ts).keys()].some((k) => this.model.get(k.slice(DB.length + 1))?.expiring === true);
+    const expiring = () =>
+      [...statusMap(this.ts).keys()].some((k) => this.model.get(k.slice(DB.length + 1))?.expiring === true);
     if (!expiring()) {
       for (const [branch, m] of [...this.model]) if (m.expiring) this.model.delete(branch);
       return;
@@ -423,11 +493,14 @@ before(() => {
 after(() => ts.cleanup());
 
 function makeBigDatabase(path: string): void {
-  sql(path, `PRAGMA journal_mode=WAL;
+  sql(
+    path,
+    `PRAGMA journal_mode=WAL;
     CREATE TABLE big(id INTEGER PRIMARY KEY, v INTEGER NOT NULL, pad TEXT NOT NULL);
     WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${ROWS})
       INSERT INTO big SELECT i, 0, hex(randomblob(450)) FROM c;
-    CREATE TABLE log(id INTEGER PRIMARY KEY, note TEXT NOT NULL);`);
+    CREATE TABLE log(id INTEGER PRIMARY KEY, note TEXT NOT NULL);`,
+  );
 }
 
 describe('leftovers of a killed process', () => {
@@ -437,7 +510,10 @@ describe('leftovers of a killed process', () => {
     writeFileSync(lock, 'some-host/1\n');
     const fresh = ts.run(['touch', 'locks'], { expectCode: 'any' });
     assertCleanError(fresh, 6, /waiting for lock .*main\.lock/);
-    assert.match(fresh.stderr, /remove .*main\.lock \(a lock left by a dead process of this host is broken at once, any other once 30 s old\)/);
+    assert.match(
+      fresh.stderr,
+      /remove .*main\.lock \(a lock left by a dead process of this host is broken at once, any other once 30 s old\)/,
+    );
     const old = (Date.now() - LOCK_STALE_MS - 5_000) / 1000;
     utimesSync(lock, old, old);
     const started = Date.now();
@@ -485,7 +561,11 @@ describe('claims of a killed gc', () => {
   test('a reap killed inside its destroy is finished once the destroy claim goes stale', async () => {
     ts.run(['fork', 'claims', 'half-dead', '--ttl', '1s']);
     await sleep(1100);
-    setRefFields('half-dead', { reaping: true, deleting: true, deleting_at: new Date(Date.now() - 3_600_000).toISOString() });
+    setRefFields('half-dead', {
+      reaping: true,
+      deleting: true,
+      deleting_at: new Date(Date.now() - 3_600_000).toISOString(),
+    });
     assert.match(ts.run(['gc']).stdout, /^gc: cleared stale delete claim\(s\) \[claims@half-dead\]$/m);
     assert.match(ts.run(['gc']).stdout, /^gc: reaped \[claims@half-dead\]$/m);
     assert.equal(statusMap(ts).has('claims@half-dead'), false);
@@ -493,7 +573,9 @@ describe('claims of a killed gc', () => {
 });
 
 describe('SIGKILL inside checkpoint, fork, rollback, promote and gc', () => {
-  test('random kills: what the model says is durable is never lost', { timeout: 30 * 60_000 }, async (t: TestContext) => {
+  test('random kills: what the model says is durable is never lost', {
+    timeout: 30 * 60_000,
+  }, async (t: TestContext) => {
     const started = Date.now();
     t.diagnostic(`seed ${SEED} (set OFFSHOOT_CRASH_SEED to replay), up to ${ROUNDS} rounds (OFFSHOOT_CRASH_ROUNDS)`);
     const crash = new CrashRun(ts, SEED);
@@ -532,9 +614,15 @@ describe('SIGKILL inside checkpoint, fork, rollback, promote and gc', () => {
     const staging = join(ts.store, '.scratch', 'tmp');
     const stagingLeft = existsSync(staging) ? readdirSync(staging).length : 0;
     const s = crash.stats;
-    t.diagnostic(`killed ${JSON.stringify(s.killed)}; completed ${JSON.stringify(s.completed)}; landed ${JSON.stringify(s.landed)}`);
-    t.diagnostic(`kills that left orphan objects: ${s.orphanKills}; key locks left by kills (broken by the next writer): ${s.locksLeft}; delete claims aged: ${s.claimsAged}; .tmp- files left in the store: ${tmpLeft}; staging dirs left under the store (swept by the next staging op): ${stagingLeft}`);
-    t.diagnostic(`${rounds} rounds; startup ${crash.startup} ms; estimated op durations (ms): ${JSON.stringify(Object.fromEntries(Object.entries(crash.estimate).map(([k, v]) => [k, Math.round(v)])))}; elapsed ${Math.round((Date.now() - started) / 1000)} s`);
+    t.diagnostic(
+      `killed ${JSON.stringify(s.killed)}; completed ${JSON.stringify(s.completed)}; landed ${JSON.stringify(s.landed)}`,
+    );
+    t.diagnostic(
+      `kills that left orphan objects: ${s.orphanKills}; key locks left by kills (broken by the next writer): ${s.locksLeft}; delete claims aged: ${s.claimsAged}; .tmp- files left in the store: ${tmpLeft}; staging dirs left under the store (swept by the next staging op): ${stagingLeft}`,
+    );
+    t.diagnostic(
+      `${rounds} rounds; startup ${crash.startup} ms; estimated op durations (ms): ${JSON.stringify(Object.fromEntries(Object.entries(crash.estimate).map(([k, v]) => [k, Math.round(v)])))}; elapsed ${Math.round((Date.now() - started) / 1000)} s`,
+    );
     assert.ok(OPS.every((op) => s.killed[op] + s.completed[op] > 0));
   });
 });

@@ -5,7 +5,17 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { baseEnv, dump, ensureBuilt, holdSqlite3, repoRoot, sql, statusMap, tempStore, type TempStore } from './cli-harness.js';
+import {
+  baseEnv,
+  dump,
+  ensureBuilt,
+  holdSqlite3,
+  repoRoot,
+  sql,
+  statusMap,
+  tempStore,
+  type TempStore,
+} from './cli-harness.js';
 
 let ts: TempStore;
 let mainDb: string;
@@ -24,7 +34,10 @@ function rows(db: string, query: string): string {
 }
 
 function statusLine(name: string): string {
-  const line = ts.run(['status']).stdout.split('\n').find((l) => l.startsWith(`${name} `));
+  const line = ts
+    .run(['status'])
+    .stdout.split('\n')
+    .find((l) => l.startsWith(`${name} `));
   assert.ok(line, `status lists ${name}`);
   return line;
 }
@@ -60,16 +73,22 @@ describe('README quickstart with sqlite3 as the writer', () => {
   test('create app: an empty database whose main is protected, with checkpoint init', () => {
     const r = ts.run(['create', 'app']);
     assert.equal(r.stdout, '');
-    assert.match(statusLine('app@main'), /^app@main state=idle storage=materialized txid=1 checkpoints=\[init\] protected$/);
+    assert.match(
+      statusLine('app@main'),
+      /^app@main state=idle storage=materialized txid=1 checkpoints=\[init\] protected$/,
+    );
     const out = exported('app', 'app-init');
-    assert.equal(rows(out, "SELECT count(*) FROM sqlite_master"), '0');
+    assert.equal(rows(out, 'SELECT count(*) FROM sqlite_master'), '0');
     assert.equal(rows(out, 'PRAGMA journal_mode'), 'wal');
   });
 
   test('create --from imports a file with a pending -wal of a still-open connection, and never touches it', async () => {
     const src = ts.path('existing.db');
-    sql(src, `PRAGMA journal_mode=WAL; CREATE TABLE legacy(id INTEGER PRIMARY KEY, v TEXT);
-      INSERT INTO legacy VALUES (1, 'in the main file'), (2, 'also main');`);
+    sql(
+      src,
+      `PRAGMA journal_mode=WAL; CREATE TABLE legacy(id INTEGER PRIMARY KEY, v TEXT);
+      INSERT INTO legacy VALUES (1, 'in the main file'), (2, 'also main');`,
+    );
     // A writer that stays open keeps its commits in the -wal (no checkpoint on close, no autocheckpoint).
     const writer = await holdSqlite3(
       src,
@@ -88,12 +107,18 @@ describe('README quickstart with sqlite3 as the writer', () => {
       assert.ok(readFileSync(src).equals(mainBefore), 'the source main file is byte-identical');
       assert.ok(readFileSync(`${src}-wal`).equals(walBefore), 'the source -wal is byte-identical');
       const out = exported('legacy', 'legacy-init');
-      assert.equal(rows(out, 'SELECT id, v FROM legacy ORDER BY id'), '1|changed in the wal\n2|also main\n3|only in the wal');
+      assert.equal(
+        rows(out, 'SELECT id, v FROM legacy ORDER BY id'),
+        '1|changed in the wal\n2|also main\n3|only in the wal',
+      );
       assert.equal(dump(out), dump(src));
     } finally {
       await writer.close();
     }
-    assert.match(statusLine('legacy@main'), /^legacy@main state=idle storage=materialized txid=1 checkpoints=\[init\] protected$/);
+    assert.match(
+      statusLine('legacy@main'),
+      /^legacy@main state=idle storage=materialized txid=1 checkpoints=\[init\] protected$/,
+    );
   });
 
   test('checkout prints a plain SQLite file in WAL mode at a stable path', () => {
@@ -108,13 +133,20 @@ describe('README quickstart with sqlite3 as the writer', () => {
   test('sqlite3 writes to the checkout; status reads dirty until a checkpoint', () => {
     sql(mainDb, SEED_SQL);
     assert.match(statusLine('app@main'), /^app@main state=dirty /);
-    assert.equal(rows(exported('app', 'app-before-seed'), 'SELECT count(*) FROM sqlite_master'), '0', 'writes are not durable before a checkpoint');
+    assert.equal(
+      rows(exported('app', 'app-before-seed'), 'SELECT count(*) FROM sqlite_master'),
+      '0',
+      'writes are not durable before a checkpoint',
+    );
   });
 
   test('checkpoint app seeded records the writes at txid 2', () => {
     const r = ts.run(['checkpoint', 'app', 'seeded']);
     assert.equal(r.stdout, 'checkpoint "seeded" at txid 2\n');
-    assert.match(statusLine('app@main'), /^app@main state=idle storage=materialized txid=2 checkpoints=\[init,seeded\] protected checked-out$/);
+    assert.match(
+      statusLine('app@main'),
+      /^app@main state=idle storage=materialized txid=2 checkpoints=\[init,seeded\] protected checked-out$/,
+    );
     dumps.seeded = dump(mainDb);
     assert.equal(dump(exported('app', 'app-seeded')), dumps.seeded);
     assert.equal(dump(exported('app@main@seeded', 'app-main-seeded')), dumps.seeded);
@@ -124,7 +156,10 @@ describe('README quickstart with sqlite3 as the writer', () => {
   test('fork app attempt-1 --ttl 1h shares storage and starts at checkpoint fork', () => {
     const r = ts.run(['fork', 'app', 'attempt-1', '--ttl', '1h']);
     assert.equal(r.stdout, 'forked app@main -> app@attempt-1 at txid 2\n');
-    assert.match(statusLine('app@attempt-1'), /^app@attempt-1 state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=1h0m0s remaining=(1h)?\d+m\d+s$/);
+    assert.match(
+      statusLine('app@attempt-1'),
+      /^app@attempt-1 state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=1h0m0s remaining=(1h)?\d+m\d+s$/,
+    );
     assert.equal(dump(exported('app@attempt-1', 'attempt-fork')), dumps.seeded);
   });
 
@@ -134,7 +169,10 @@ describe('README quickstart with sqlite3 as the writer', () => {
     sql(attemptDb, ATTEMPT_SQL);
     const r = ts.run(['checkpoint', 'app@attempt-1', 'tests-pass']);
     assert.equal(r.stdout, 'checkpoint "tests-pass" at txid 3\n');
-    assert.match(statusLine('app@attempt-1'), /^app@attempt-1 state=idle storage=shared txid=3 checkpoints=\[fork,tests-pass\] checked-out ttl=1h0m0s/);
+    assert.match(
+      statusLine('app@attempt-1'),
+      /^app@attempt-1 state=idle storage=shared txid=3 checkpoints=\[fork,tests-pass\] checked-out ttl=1h0m0s/,
+    );
     dumps.attempt = dump(attemptDb);
     assert.equal(dump(exported('app@attempt-1', 'attempt-pass')), dumps.attempt);
     assert.equal(rows(attemptDb, 'SELECT x FROM t ORDER BY x'), '1\n2');
@@ -168,7 +206,10 @@ describe('README quickstart with sqlite3 as the writer', () => {
 
   test('diff --summary prints per-table counts and statuses', () => {
     const r = ts.run(['diff', 'app', 'app@attempt-1', '--summary']);
-    const lines = r.stdout.trimEnd().split('\n').map((l) => l.split(/\s+/).join(' '));
+    const lines = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split(/\s+/).join(' '));
     assert.deepEqual(lines, [
       'left: app right: app@attempt-1',
       'TABLE app app@attempt-1 STATUS',
@@ -184,7 +225,15 @@ describe('README quickstart with sqlite3 as the writer', () => {
       left: string;
       right: string;
       schema: unknown[];
-      tables: Array<{ table: string; status: string; added: unknown[]; removed: unknown[]; changed: unknown[]; left_count: number; right_count: number }>;
+      tables: Array<{
+        table: string;
+        status: string;
+        added: unknown[];
+        removed: unknown[];
+        changed: unknown[];
+        left_count: number;
+        right_count: number;
+      }>;
     }>(['diff', 'app', 'app@attempt-1']);
     assert.equal(doc.left, 'app');
     assert.equal(doc.right, 'app@attempt-1');
@@ -207,7 +256,10 @@ describe('README quickstart with sqlite3 as the writer', () => {
     copyFileSync(left, copy);
     sql(copy, script);
     assert.equal(dump(copy), dump(right));
-    assert.equal(ts.run(['diff', 'app@attempt-1', 'app@attempt-1@tests-pass']).stdout, 'left:  app@attempt-1 right: app@attempt-1@tests-pass\nno differences\n');
+    assert.equal(
+      ts.run(['diff', 'app@attempt-1', 'app@attempt-1@tests-pass']).stdout,
+      'left:  app@attempt-1 right: app@attempt-1@tests-pass\nno differences\n',
+    );
   });
 
   test('diff --sql over a rebuilt table (a column added) carries the same rows and schema', () => {
@@ -228,8 +280,14 @@ describe('README quickstart with sqlite3 as the writer', () => {
     const r = ts.run(['promote', 'app@attempt-1', '--onto', 'main', '--force']);
     assert.equal(r.stdout, 'promoted app@attempt-1 -> app@main at txid 3\n');
     assert.equal(r.stderr, 'offshoot: note: previous head of app@main kept as app@main-pre-promote\n');
-    assert.match(statusLine('app@main'), /^app@main state=idle storage=shared txid=3 checkpoints=\[promote\] protected checked-out$/);
-    assert.match(statusLine('app@main-pre-promote'), /^app@main-pre-promote state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=24h0m0s remaining=/);
+    assert.match(
+      statusLine('app@main'),
+      /^app@main state=idle storage=shared txid=3 checkpoints=\[promote\] protected checked-out$/,
+    );
+    assert.match(
+      statusLine('app@main-pre-promote'),
+      /^app@main-pre-promote state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=24h0m0s remaining=/,
+    );
     assert.equal(dump(mainDb), dumps.attempt, 'the main checkout was refreshed in place');
     assert.equal(dump(exported('app', 'main-promoted')), dumps.attempt);
     assert.equal(dump(exported('app@main-pre-promote', 'pre-promote')), dumps.seeded);
@@ -258,16 +316,31 @@ describe('README quickstart with sqlite3 as the writer', () => {
     const undo = exported('app@main-pre-rollback', 'pre-rollback');
     assert.equal(dump(undo), dumps.beforeRollback, 'the undo point holds the dirty edit too');
     assert.equal(rows(undo, 'SELECT body FROM notes WHERE id = 9'), 'never checkpointed');
-    assert.match(statusLine('app@main'), /^app@main state=idle storage=shared txid=3 checkpoints=\[promote\] protected checked-out$/);
+    assert.match(
+      statusLine('app@main'),
+      /^app@main state=idle storage=shared txid=3 checkpoints=\[promote\] protected checked-out$/,
+    );
   });
 
   test('status lists every branch with state, storage, head, checkpoints and TTL, then the ro-cache', () => {
     const lines = ts.run(['status']).stdout.trimEnd().split('\n');
     assert.equal(lines.length, 6);
-    assert.match(lines[0] ?? '', /^app@attempt-1 state=idle storage=shared txid=3 checkpoints=\[fork,tests-pass\] checked-out ttl=1h0m0s remaining=(1h)?\d+m\d+s$/);
-    assert.match(lines[1] ?? '', /^app@main state=idle storage=shared txid=3 checkpoints=\[promote\] protected checked-out$/);
-    assert.match(lines[2] ?? '', /^app@main-pre-promote state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s$/);
-    assert.match(lines[3] ?? '', /^app@main-pre-rollback state=idle storage=shared txid=5 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s$/);
+    assert.match(
+      lines[0] ?? '',
+      /^app@attempt-1 state=idle storage=shared txid=3 checkpoints=\[fork,tests-pass\] checked-out ttl=1h0m0s remaining=(1h)?\d+m\d+s$/,
+    );
+    assert.match(
+      lines[1] ?? '',
+      /^app@main state=idle storage=shared txid=3 checkpoints=\[promote\] protected checked-out$/,
+    );
+    assert.match(
+      lines[2] ?? '',
+      /^app@main-pre-promote state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s$/,
+    );
+    assert.match(
+      lines[3] ?? '',
+      /^app@main-pre-rollback state=idle storage=shared txid=5 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s$/,
+    );
     assert.match(lines[4] ?? '', /^legacy@main state=idle storage=materialized txid=1 checkpoints=\[init\] protected$/);
     assert.match(lines[5] ?? '', /^ro-cache: \d+ entries, \d+ bytes used \(budget: unlimited\)$/);
     assert.match(ts.run(['status', 'legacy']).stdout, /^legacy@main [^\n]*\nro-cache: /);
@@ -300,7 +373,11 @@ describe('README quickstart with sqlite3 as the writer', () => {
 
 describe('make demo', () => {
   test('scripts/demo.sh runs the quickstart to completion with exit 0', () => {
-    const r = spawnSync(join(repoRoot, 'scripts/demo.sh'), [], { cwd: ts.dir, env: baseEnv({ TMPDIR: ts.path('tmp') }), encoding: 'utf8' });
+    const r = spawnSync(join(repoRoot, 'scripts/demo.sh'), [], {
+      cwd: ts.dir,
+      env: baseEnv({ TMPDIR: ts.path('tmp') }),
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 0, `demo.sh failed:\n${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout, /demo done: forked, diffed, promoted, rolled back, and cleaned up\n$/);
     assert.match(r.stdout, /promoted app@attempt-1 -> app@main at txid 3/);

@@ -4,7 +4,17 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { assertCleanError, dump, ensureBuilt, filesUnder, holdSqlite3, sql, statusMap, tempStore, type TempStore } from './cli-harness.js';
+import {
+  assertCleanError,
+  dump,
+  ensureBuilt,
+  filesUnder,
+  holdSqlite3,
+  sql,
+  statusMap,
+  tempStore,
+  type TempStore,
+} from './cli-harness.js';
 
 let ts: TempStore;
 let mainDb: string;
@@ -15,7 +25,10 @@ function dataFiles(): string[] {
 }
 
 function exportDump(target: string): string {
-  const out = ts.path('exports', `${target.replaceAll('@', '_')}-${Date.now()}-${Math.random().toString(16).slice(2)}.db`);
+  const out = ts.path(
+    'exports',
+    `${target.replaceAll('@', '_')}-${Date.now()}-${Math.random().toString(16).slice(2)}.db`,
+  );
   ts.run(['export', target, out]);
   return dump(out);
 }
@@ -90,7 +103,14 @@ describe('checkout and path', () => {
     assert.equal(later.ino, before.ino, 'the same file is served, not re-materialized');
     assert.equal(later.mtimeMs, before.mtimeMs);
     assert.ok(existsSync(`${first.path}.last-used`));
-    const forced = ts.json<{ path: string; cached: boolean }>(['checkout', 'app', '--at', 'one', '--read-only', '--force']);
+    const forced = ts.json<{ path: string; cached: boolean }>([
+      'checkout',
+      'app',
+      '--at',
+      'one',
+      '--read-only',
+      '--force',
+    ]);
     assert.equal(forced.cached, false);
     assert.equal(dump(forced.path), oneDump);
   });
@@ -115,14 +135,22 @@ describe('checkpoint', () => {
   });
 
   test('records the edit at head+1 with --meta; without changes it names the current head', () => {
-    const doc = ts.json<{ name: string; txid: number; kind: string; pages: number }>(['checkpoint', 'app', 'two', '--meta', 'run=e2e']);
+    const doc = ts.json<{ name: string; txid: number; kind: string; pages: number }>([
+      'checkpoint',
+      'app',
+      'two',
+      '--meta',
+      'run=e2e',
+    ]);
     assert.equal(doc.name, 'two');
     assert.equal(doc.txid, 3);
     assert.equal(doc.kind, 'segment');
     assert.ok(doc.pages >= 1);
     const same = ts.run(['checkpoint', 'app', 'two-again']);
     assert.equal(same.stdout, 'checkpoint "two-again" at txid 3\n');
-    const cp = statusMap(ts).get('app@main')?.checkpoints_v2.find((c) => c.name === 'two');
+    const cp = statusMap(ts)
+      .get('app@main')
+      ?.checkpoints_v2.find((c) => c.name === 'two');
     assert.equal(cp?.txid, 3);
     assert.equal(exportDump('app@main@two'), dump(mainDb));
   });
@@ -142,7 +170,10 @@ describe('checkpoint', () => {
 describe('fork', () => {
   test('at the head and --at a checkpoint', () => {
     assert.equal(ts.run(['fork', 'app', 'f-head']).stdout, 'forked app@main -> app@f-head at txid 3\n');
-    assert.equal(ts.run(['fork', 'app', 'f-one', '--at', 'one', '--ttl', '30m']).stdout, 'forked app@main -> app@f-one at txid 2\n');
+    assert.equal(
+      ts.run(['fork', 'app', 'f-one', '--at', 'one', '--ttl', '30m']).stdout,
+      'forked app@main -> app@f-one at txid 2\n',
+    );
     assert.equal(exportDump('app@f-one'), oneDump);
     assert.equal(exportDump('app@f-head'), dump(mainDb));
     const s = statusMap(ts);
@@ -220,7 +251,11 @@ describe('destroy, protect and unprotect', () => {
 describe('promote and rollback', () => {
   test('promote onto a protected branch without --force is refused (5) and changes nothing', () => {
     const before = statusMap(ts).get('app@main');
-    assertCleanError(ts.run(['promote', 'app@f-one', '--onto', 'main'], { expectCode: 'any' }), 5, /app@main is protected; use --force/);
+    assertCleanError(
+      ts.run(['promote', 'app@f-one', '--onto', 'main'], { expectCode: 'any' }),
+      5,
+      /app@main is protected; use --force/,
+    );
     const after = statusMap(ts).get('app@main');
     assert.deepEqual(after, before);
     assert.equal(statusMap(ts).has('app@main-pre-promote'), false);
@@ -241,7 +276,9 @@ describe('promote and rollback', () => {
   test('rollback needs --to a known checkpoint', () => {
     assertCleanError(ts.run(['rollback', 'app'], { expectCode: 'any' }), 2);
     assertCleanError(ts.run(['rollback', 'app', '--to', 'nope'], { expectCode: 'any' }), 3, /no checkpoint "nope"/);
-    const doc = ts.json<{ txid: number; checkpoint: string; abandoned?: { from: number; to: number }; backup: string }>(['rollback', 'app@f-head', '--to', 'promote']);
+    const doc = ts.json<{ txid: number; checkpoint: string; abandoned?: { from: number; to: number }; backup: string }>(
+      ['rollback', 'app@f-head', '--to', 'promote'],
+    );
     assert.equal(doc.txid, 2);
     assert.equal(doc.backup, 'f-head-pre-rollback');
   });
@@ -250,11 +287,17 @@ describe('promote and rollback', () => {
 describe('lease', () => {
   test('acquire, list, release; another holder is refused (6)', () => {
     const acquired = ts.run(['lease', 'acquire', 'app@f-one', '--ttl', '1m']);
-    assert.match(acquired.stdout, /^acquired app@f-one as \S+\/\d+ \(epoch \d+\) until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$/);
+    assert.match(
+      acquired.stdout,
+      /^acquired app@f-one as \S+\/\d+ \(epoch \d+\) until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$/,
+    );
     assert.match(acquired.stderr, /^offshoot: note: this command exits immediately; the lease expires unless/);
     const list = ts.run(['lease', 'list']);
     assert.match(list.stdout, /^app@f-one held by \S+ epoch=\d+ until \d{4}-/m);
-    const leases = ts.json<{ leases: Array<{ branch: string; live: boolean; holder: string }> }>(['lease', 'list']).leases;
+    const leases = ts.json<{ leases: Array<{ branch: string; live: boolean; holder: string }> }>([
+      'lease',
+      'list',
+    ]).leases;
     assert.equal(leases.find((l) => l.branch === 'f-one')?.live, true);
     // Every CLI run is a new process, so a new holder: the live lease belongs to someone else.
     assertCleanError(ts.run(['lease', 'acquire', 'app@f-one'], { expectCode: 'any' }), 6, /leased by/);
@@ -348,7 +391,10 @@ describe('a busy checkout', () => {
     ts.run(['fork', 'app', 'busy']);
     const db = ts.run(['checkout', 'app@busy']).stdout.trim();
     // One committed write (the checkout is dirty), then a write transaction left open.
-    const writer = await holdSqlite3(db, "INSERT INTO t VALUES (10, 'committed'); BEGIN IMMEDIATE; INSERT INTO t VALUES (11, 'uncommitted');");
+    const writer = await holdSqlite3(
+      db,
+      "INSERT INTO t VALUES (10, 'committed'); BEGIN IMMEDIATE; INSERT INTO t VALUES (11, 'uncommitted');",
+    );
     const before = dataFiles();
     const head = statusMap(ts).get('app@busy');
     try {
@@ -357,7 +403,10 @@ describe('a busy checkout', () => {
       assertCleanError(cp, 6, /busy/);
       assert.ok(Date.now() - started >= 2500, 'it waited out the busy timeout first');
       assert.deepEqual(dataFiles(), before, 'nothing new in data/');
-      assert.deepEqual(filesUnder(join(ts.store, 'data'), (n) => n.startsWith('.tmp-')), []);
+      assert.deepEqual(
+        filesUnder(join(ts.store, 'data'), (n) => n.startsWith('.tmp-')),
+        [],
+      );
       const co = ts.run(['checkout', 'app@busy'], { expectCode: 'any' });
       assertCleanError(co, 6, /busy/);
       assert.deepEqual(dataFiles(), before);
@@ -366,7 +415,10 @@ describe('a busy checkout', () => {
       await writer.close();
     }
     // The writer is gone: its committed row is checkpointed, the uncommitted one never existed.
-    assert.equal(ts.run(['checkpoint', 'app@busy', 'held']).stdout, `checkpoint "held" at txid ${(head?.txid ?? 0) + 1}\n`);
+    assert.equal(
+      ts.run(['checkpoint', 'app@busy', 'held']).stdout,
+      `checkpoint "held" at txid ${(head?.txid ?? 0) + 1}\n`,
+    );
     const out = ts.path('busy-held.db');
     ts.run(['export', 'app@busy@held', out]);
     assert.equal(sql(out, 'SELECT id FROM t WHERE id >= 10;').trim(), '10');

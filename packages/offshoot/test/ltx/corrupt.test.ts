@@ -12,23 +12,35 @@ import { PageIndex } from '../../src/ltx/page-index.js';
 import { buildLtx, type RawPage } from './ltx-builder.js';
 import { VECTOR_NAMES, VECTORS, decodeBytes, vectorBytes } from './vector-files.js';
 
-const isTyped = (...codes: ErrorCode[]) => (e: unknown) => codes.some((c) => hasCode(e, c));
+const isTyped =
+  (...codes: ErrorCode[]) =>
+  (e: unknown) =>
+    codes.some((c) => hasCode(e, c));
 const corruptOrMismatch = isTyped('CORRUPT', 'CHECKSUM_MISMATCH');
 
 /** Byte ranges holding compressed LZ4 payload, where a flip may legitimately decode to the same page. */
 function payloadRanges(name: string): Array<[number, number]> {
-  return VECTORS.files[name]!.pages
-    .filter((p) => !p.lz4_block_stored_uncompressed)
-    .map((p) => [p.frame_offset + 6 + 7 + 4, p.frame_offset + p.frame_size - 8]);
+  return VECTORS.files[name]!.pages.filter((p) => !p.lz4_block_stored_uncompressed).map((p) => [
+    p.frame_offset + 6 + 7 + 4,
+    p.frame_offset + p.frame_size - 8,
+  ]);
 }
 
 for (const name of VECTOR_NAMES) {
   test(`${name}: truncation at every offset is rejected`, async () => {
     const bytes = vectorBytes(name);
     for (let n = 0; n < bytes.length; n++) {
-      await assert.rejects(decodeBytes(bytes.subarray(0, n), [n % 7 + 1, 64]), corruptOrMismatch, `truncated to ${n}`);
+      await assert.rejects(
+        decodeBytes(bytes.subarray(0, n), [(n % 7) + 1, 64]),
+        corruptOrMismatch,
+        `truncated to ${n}`,
+      );
     }
-    await assert.rejects(decodeBytes(Buffer.concat([bytes, Buffer.from([0])])), isTyped('CORRUPT'), 'one trailing byte');
+    await assert.rejects(
+      decodeBytes(Buffer.concat([bytes, Buffer.from([0])])),
+      isTyped('CORRUPT'),
+      'one trailing byte',
+    );
   });
 
   test(`${name}: flipped bytes fail, or (inside compressed payload) decode to identical pages`, async () => {
@@ -49,7 +61,10 @@ for (const name of VECTOR_NAMES) {
           continue;
         }
         assert.ok(inPayload(i), `flip 0x${mask.toString(16)} at ${i} (outside any payload) went undetected`);
-        assert.deepEqual(decoded.pages.map((p) => [p.pgno, p.data]), original.pages.map((p) => [p.pgno, p.data]));
+        assert.deepEqual(
+          decoded.pages.map((p) => [p.pgno, p.data]),
+          original.pages.map((p) => [p.pgno, p.data]),
+        );
         assert.deepEqual(decoded.header, original.header);
         assert.deepEqual(decoded.trailer, original.trailer);
         undetected++;
@@ -64,12 +79,18 @@ test('a corrupt chain member leaves no output file', async () => {
   try {
     const [a, b, c] = VECTORS.chain as [string, string, string];
     const dest = path.join(dir, 'out.db');
-    for (const [victim, at] of [[a, 50], [b, 120], [c, 390], [c, 410]] as const) {
+    for (const [victim, at] of [
+      [a, 50],
+      [b, 120],
+      [c, 390],
+      [c, 410],
+    ] as const) {
       const bad = Buffer.from(vectorBytes(victim));
       bad[at]! ^= 0x80;
-      const open = (n: string) => async () => (async function* () {
-        yield n === victim ? bad : vectorBytes(n);
-      })();
+      const open = (n: string) => async () =>
+        (async function* () {
+          yield n === victim ? bad : vectorBytes(n);
+        })();
       await assert.rejects(applyChain([a, b, c].map(open), dest), corruptOrMismatch, `${victim}@${at}`);
       assert.deepEqual(fs.readdirSync(dir), []);
     }
@@ -80,14 +101,31 @@ test('a corrupt chain member leaves no output file', async () => {
 
 function header(over: Partial<LtxHeader>): LtxHeader {
   return {
-    flags: 0, pageSize: 512, commit: 3, minTxid: 1, maxTxid: 1, timestamp: 1, preApplyChecksum: 0n,
-    walOffset: 0, walSize: 0, walSalt1: 0, walSalt2: 0, nodeId: 0, ...over,
+    flags: 0,
+    pageSize: 512,
+    commit: 3,
+    minTxid: 1,
+    maxTxid: 1,
+    timestamp: 1,
+    preApplyChecksum: 0n,
+    walOffset: 0,
+    walSize: 0,
+    walSalt1: 0,
+    walSalt2: 0,
+    nodeId: 0,
+    ...over,
   };
 }
 
 const page = (n: number): Buffer => Buffer.alloc(512, n);
-const raw = (pgno: number, flags = 0): RawPage => ({ pgno, flags, body: encodePageFrame(page(pgno)), data: page(pgno) });
-const rolling = (pgnos: number[]): bigint => pgnos.reduce((c, p) => foldPage(c, pageChecksum(p, page(p))), EMPTY_DB_CHECKSUM);
+const raw = (pgno: number, flags = 0): RawPage => ({
+  pgno,
+  flags,
+  body: encodePageFrame(page(pgno)),
+  data: page(pgno),
+});
+const rolling = (pgnos: number[]): bigint =>
+  pgnos.reduce((c, p) => foldPage(c, pageChecksum(p, page(p))), EMPTY_DB_CHECKSUM);
 const SEG = { minTxid: 2, maxTxid: 2, preApplyChecksum: CHECKSUM_FLAG | 9n };
 
 test('well-sealed files that break one decoder rule are rejected', async () => {
@@ -97,22 +135,54 @@ test('well-sealed files that break one decoder rule are rejected', async () => {
   const wrongIndex = new PageIndex();
   wrongIndex.add(1, 100, 9);
   const cases: Array<[string, Buffer, ErrorCode]> = [
-    ['snapshot post-apply differs from its pages', buildLtx(encodeHeader(header({})), [raw(1), raw(2), raw(3)], rolling([1, 2])), 'CHECKSUM_MISMATCH'],
-    ['snapshot missing its last page', buildLtx(encodeHeader(header({})), [raw(1), raw(2)], rolling([1, 2])), 'CORRUPT'],
+    [
+      'snapshot post-apply differs from its pages',
+      buildLtx(encodeHeader(header({})), [raw(1), raw(2), raw(3)], rolling([1, 2])),
+      'CHECKSUM_MISMATCH',
+    ],
+    [
+      'snapshot missing its last page',
+      buildLtx(encodeHeader(header({})), [raw(1), raw(2)], rolling([1, 2])),
+      'CORRUPT',
+    ],
     ['snapshot with a gap', buildLtx(encodeHeader(header({})), [raw(1), raw(3)], rolling([1, 3])), 'CORRUPT'],
     ['snapshot not starting at 1', buildLtx(encodeHeader(header({})), [raw(2), raw(3)], rolling([2, 3])), 'CORRUPT'],
     ['segment pages out of order', buildLtx(segHeader, [raw(3), raw(1)], CHECKSUM_FLAG | 1n), 'CORRUPT'],
     ['segment duplicate page', buildLtx(segHeader, [raw(2), raw(2)], CHECKSUM_FLAG | 1n), 'CORRUPT'],
     ['segment page beyond commit', buildLtx(segHeader, [raw(4)], CHECKSUM_FLAG | 1n), 'CORRUPT'],
-    ['lock page stored', buildLtx(encodeHeader(header({ ...SEG, commit: 3000000 })), [raw(2097153)], CHECKSUM_FLAG | 1n), 'CORRUPT'],
+    [
+      'lock page stored',
+      buildLtx(encodeHeader(header({ ...SEG, commit: 3000000 })), [raw(2097153)], CHECKSUM_FLAG | 1n),
+      'CORRUPT',
+    ],
     ['unknown page flags', buildLtx(segHeader, [raw(1, 2)], CHECKSUM_FLAG | 1n), 'CORRUPT'],
-    ['end marker with flags', buildLtx(segHeader, [raw(1)], CHECKSUM_FLAG | 1n, { endMarker: Buffer.from([0, 0, 0, 0, 0, 1]) }), 'CORRUPT'],
-    ['index offset wrong', buildLtx(segHeader, [raw(1)], CHECKSUM_FLAG | 1n, { index: wrongIndex.encode() }), 'CORRUPT'],
-    ['index missing', buildLtx(segHeader, [raw(1)], CHECKSUM_FLAG | 1n, { index: new PageIndex().encode() }), 'CORRUPT'],
+    [
+      'end marker with flags',
+      buildLtx(segHeader, [raw(1)], CHECKSUM_FLAG | 1n, { endMarker: Buffer.from([0, 0, 0, 0, 0, 1]) }),
+      'CORRUPT',
+    ],
+    [
+      'index offset wrong',
+      buildLtx(segHeader, [raw(1)], CHECKSUM_FLAG | 1n, { index: wrongIndex.encode() }),
+      'CORRUPT',
+    ],
+    [
+      'index missing',
+      buildLtx(segHeader, [raw(1)], CHECKSUM_FLAG | 1n, { index: new PageIndex().encode() }),
+      'CORRUPT',
+    ],
     ['post-apply without the flag bit', buildLtx(segHeader, [raw(1)], 1n), 'CORRUPT'],
     ['post-apply zero', buildLtx(segHeader, [raw(1)], 0n), 'CORRUPT'],
-    ['empty database with a non-empty checksum', buildLtx(encodeHeader(header({ commit: 0 })), [], CHECKSUM_FLAG | 1n), 'CORRUPT'],
-    ['no-checksum file with a post-apply checksum', buildLtx(encodeHeader(header({ ...SEG, flags: 2, preApplyChecksum: 0n })), [raw(1)], CHECKSUM_FLAG | 1n), 'CORRUPT'],
+    [
+      'empty database with a non-empty checksum',
+      buildLtx(encodeHeader(header({ commit: 0 })), [], CHECKSUM_FLAG | 1n),
+      'CORRUPT',
+    ],
+    [
+      'no-checksum file with a post-apply checksum',
+      buildLtx(encodeHeader(header({ ...SEG, flags: 2, preApplyChecksum: 0n })), [raw(1)], CHECKSUM_FLAG | 1n),
+      'CORRUPT',
+    ],
   ];
   for (const [what, bytes, code] of cases) await assert.rejects(decodeBytes(bytes), isTyped(code), what);
 
@@ -130,9 +200,10 @@ test('a no-checksum file decodes but cannot take part in a chain', async () => {
   assert.equal(d.trailer.postApplyChecksum, 0n);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
   try {
-    const open = async () => (async function* () {
-      yield bytes;
-    })();
+    const open = async () =>
+      (async function* () {
+        yield bytes;
+      })();
     await assert.rejects(applyChain([open], path.join(dir, 'x.db')), isTyped('CORRUPT'));
     assert.deepEqual(fs.readdirSync(dir), []);
   } finally {

@@ -48,7 +48,9 @@ function buildSparseDb(file: string, pages: number, markers: Map<number, Buffer>
   for (const [pgno, data] of markers) writePage(file, pgno, data);
 }
 
-test('snapshots and segments across the 1 GiB lock page (64 KiB pages, lock page 16385)', { timeout: 300_000 }, async () => {
+test('snapshots and segments across the 1 GiB lock page (64 KiB pages, lock page 16385)', {
+  timeout: 300_000,
+}, async () => {
   assert.equal(LOCK, 16385);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
   try {
@@ -87,7 +89,12 @@ test('snapshots and segments across the 1 GiB lock page (64 KiB pages, lock page
     const grown = LOCK + 5;
     const grownHeader = readPage(restored, 1);
     grownHeader.writeUInt32BE(grown, 28);
-    const growPages: Array<[number, Buffer]> = [[1, grownHeader], [LOCK - 2, randomBytes(PAGE)], [LOCK + 3, randomBytes(PAGE)], [LOCK + 5, randomBytes(PAGE)]];
+    const growPages: Array<[number, Buffer]> = [
+      [1, grownHeader],
+      [LOCK - 2, randomBytes(PAGE)],
+      [LOCK + 3, randomBytes(PAGE)],
+      [LOCK + 5, randomBytes(PAGE)],
+    ];
     let post = full.checksum;
     for (const [pgno, data] of growPages) {
       if (pgno <= commit) post = foldPage(post, pageChecksum(pgno, readPage(restored, pgno)));
@@ -95,8 +102,17 @@ test('snapshots and segments across the 1 GiB lock page (64 KiB pages, lock page
     }
     post = foldPage(post, pageChecksum(LOCK + 4, Buffer.alloc(PAGE)));
     const grow = path.join(dir, 'grow.ltx');
-    await encodeSegment(grow, { pageSize: PAGE, commit: grown, txid: 2, preApplyChecksum: full.checksum, postApplyChecksum: post, pages: growPages });
-    const afterGrow = await applySegments(restored, full.checksum, [async () => fs.createReadStream(grow)], { txid: 1 });
+    await encodeSegment(grow, {
+      pageSize: PAGE,
+      commit: grown,
+      txid: 2,
+      preApplyChecksum: full.checksum,
+      postApplyChecksum: post,
+      pages: growPages,
+    });
+    const afterGrow = await applySegments(restored, full.checksum, [async () => fs.createReadStream(grow)], {
+      txid: 1,
+    });
     assert.deepEqual(afterGrow, { txid: 2, checksum: post, pageSize: PAGE, commit: grown });
     assert.equal((await databaseChecksum(restored)).checksum, post, 'incremental checksum equals a full scan');
 
@@ -104,9 +120,17 @@ test('snapshots and segments across the 1 GiB lock page (64 KiB pages, lock page
     const header = readPage(restored, 1);
     header.writeUInt32BE(shrunk, 28);
     let post2 = EMPTY_DB_CHECKSUM;
-    for (let p = 1; p <= shrunk; p++) post2 = foldPage(post2, pageChecksum(p, p === 1 ? header : readPage(restored, p)));
+    for (let p = 1; p <= shrunk; p++)
+      post2 = foldPage(post2, pageChecksum(p, p === 1 ? header : readPage(restored, p)));
     const shrink = path.join(dir, 'shrink.ltx');
-    await encodeSegment(shrink, { pageSize: PAGE, commit: shrunk, txid: 3, preApplyChecksum: post, postApplyChecksum: post2, pages: [[1, header]] });
+    await encodeSegment(shrink, {
+      pageSize: PAGE,
+      commit: shrunk,
+      txid: 3,
+      preApplyChecksum: post,
+      postApplyChecksum: post2,
+      pages: [[1, header]],
+    });
     const afterShrink = await applySegments(restored, post, [async () => fs.createReadStream(shrink)]);
     assert.deepEqual(afterShrink, { txid: 3, checksum: post2, pageSize: PAGE, commit: shrunk });
     assert.equal(fs.statSync(restored).size, shrunk * PAGE);

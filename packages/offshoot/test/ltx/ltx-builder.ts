@@ -16,7 +16,12 @@ export interface RawPage {
  * Assembles LTX bytes from a header and raw pages with a correct index and file checksum, so tests can
  * present well-sealed files that break one rule at a time.
  */
-export function buildLtx(headerBytes: Buffer, pages: RawPage[], postApply: bigint, opts: { index?: Buffer; endMarker?: Buffer } = {}): Buffer {
+export function buildLtx(
+  headerBytes: Buffer,
+  pages: RawPage[],
+  postApply: bigint,
+  opts: { index?: Buffer; endMarker?: Buffer } = {},
+): Buffer {
   const crc = new Crc64().update(headerBytes);
   const parts: Buffer[] = [headerBytes];
   const index = new PageIndex();

@@ -10,8 +10,12 @@ import { encodePageFrame, readPageFrame, xxh32 } from '../../src/ltx/lz4-frame.j
 import { buildLtx, lz4Frame } from './ltx-builder.js';
 import { chunked, decodeBytes } from './vector-files.js';
 
-const isCode = (...codes: ErrorCode[]) => (e: unknown) => codes.some((c) => hasCode(e, c));
-const block = (data: Buffer, dict?: Buffer): Buffer => (dict === undefined ? compressSync(data) : compressSync(data, dict)).subarray(4);
+const isCode =
+  (...codes: ErrorCode[]) =>
+  (e: unknown) =>
+    codes.some((c) => hasCode(e, c));
+const block = (data: Buffer, dict?: Buffer): Buffer =>
+  (dict === undefined ? compressSync(data) : compressSync(data, dict)).subarray(4);
 
 function textPage(size: number, seed = 0): Buffer {
   const p = Buffer.alloc(size);
@@ -34,7 +38,13 @@ test('xxh32 reference values and the v0.5.1 descriptor checksum', () => {
 });
 
 test('encodePageFrame writes the v0.5.1 shape, compressed or stored', async () => {
-  const cases: Array<[Buffer, boolean]> = [[textPage(4096), false], [randomBytes(4096), true], [Buffer.alloc(65536), false], [randomBytes(65536), true], [randomBytes(512), true]];
+  const cases: Array<[Buffer, boolean]> = [
+    [textPage(4096), false],
+    [randomBytes(4096), true],
+    [Buffer.alloc(65536), false],
+    [randomBytes(65536), true],
+    [randomBytes(512), true],
+  ];
   for (const [page, random] of cases) {
     const frame = encodePageFrame(page);
     assert.deepEqual([...frame.subarray(0, 7)], [0x04, 0x22, 0x4d, 0x18, 0x64, 0x40, 0xa7]);
@@ -60,15 +70,18 @@ test('frames with every optional FLG field decode', async () => {
     ['everything', { flg: 0x7d, contentSize: 4096n, dictId: 7, blocks: [{ bytes: b }], content: page }],
     ['4 MiB block maximum', { bd: 0x70, blocks: [{ bytes: b }], content: page }],
     ['stored block', { blocks: [{ bytes: page, stored: true }], content: page }],
-    ['many mixed blocks', {
-      blocks: [
-        { bytes: page.subarray(0, 1000), stored: true },
-        { bytes: Buffer.alloc(0), stored: true },
-        { bytes: block(page.subarray(1000, 3000)) },
-        { bytes: page.subarray(3000), stored: true },
-      ],
-      content: page,
-    }],
+    [
+      'many mixed blocks',
+      {
+        blocks: [
+          { bytes: page.subarray(0, 1000), stored: true },
+          { bytes: Buffer.alloc(0), stored: true },
+          { bytes: block(page.subarray(1000, 3000)) },
+          { bytes: page.subarray(3000), stored: true },
+        ],
+        content: page,
+      },
+    ],
   ];
   for (const [what, spec] of cases) assert.deepEqual(await readFrame(lz4Frame(spec), 4096), page, what);
 });
@@ -80,7 +93,11 @@ test('dependent blocks may copy from earlier blocks of the same frame', async ()
   const dependentBlock = block(second, first);
   const blocks = [{ bytes: block(first) }, { bytes: dependentBlock }];
   assert.deepEqual(await readFrame(lz4Frame({ flg: 0x44, blocks, content: page }), 4096), page);
-  await assert.rejects(readFrame(lz4Frame({ flg: 0x64, blocks, content: page }), 4096), isCode('CORRUPT'), 'independent blocks may not reach back');
+  await assert.rejects(
+    readFrame(lz4Frame({ flg: 0x64, blocks, content: page }), 4096),
+    isCode('CORRUPT'),
+    'independent blocks may not reach back',
+  );
 });
 
 test('malformed frames are rejected with typed errors', async () => {
@@ -100,12 +117,28 @@ test('malformed frames are rejected with typed errors', async () => {
     ['reserved BD bits', lz4Frame({ bd: 0x41, blocks: [{ bytes: b }], content: page }), 'CORRUPT'],
     ['BD high bit', lz4Frame({ bd: 0xc0, blocks: [{ bytes: b }], content: page }), 'CORRUPT'],
     ['block max id 3', lz4Frame({ bd: 0x30, blocks: [{ bytes: b }], content: page }), 'CORRUPT'],
-    ['content size mismatch', lz4Frame({ flg: 0x6c, contentSize: 4095n, blocks: [{ bytes: b }], content: page }), 'CORRUPT'],
-    ['block checksum mismatch', lz4Frame({ flg: 0x74, blocks: [{ bytes: b, checksum: 1 }], content: page }), 'CHECKSUM_MISMATCH'],
+    [
+      'content size mismatch',
+      lz4Frame({ flg: 0x6c, contentSize: 4095n, blocks: [{ bytes: b }], content: page }),
+      'CORRUPT',
+    ],
+    [
+      'block checksum mismatch',
+      lz4Frame({ flg: 0x74, blocks: [{ bytes: b, checksum: 1 }], content: page }),
+      'CHECKSUM_MISMATCH',
+    ],
     ['content checksum mismatch', lz4Frame({ blocks: [{ bytes: b }], contentChecksum: 1 }), 'CHECKSUM_MISMATCH'],
     ['short page', lz4Frame({ blocks: [{ bytes: page.subarray(0, 4095), stored: true }], content: page }), 'CORRUPT'],
-    ['long page', lz4Frame({ blocks: [{ bytes: b }, { bytes: Buffer.from('x'), stored: true }], content: page }), 'CORRUPT'],
-    ['compressed block too big', lz4Frame({ blocks: [{ bytes: block(Buffer.concat([page, page])) }], content: page }), 'CORRUPT'],
+    [
+      'long page',
+      lz4Frame({ blocks: [{ bytes: b }, { bytes: Buffer.from('x'), stored: true }], content: page }),
+      'CORRUPT',
+    ],
+    [
+      'compressed block too big',
+      lz4Frame({ blocks: [{ bytes: block(Buffer.concat([page, page])) }], content: page }),
+      'CORRUPT',
+    ],
     ['garbage block', lz4Frame({ blocks: [{ bytes: Buffer.from([0xff, 0xff, 0xff]) }], content: page }), 'CORRUPT'],
     ['no blocks', lz4Frame({ blocks: [], content: page }), 'CORRUPT'],
   ];
@@ -113,16 +146,35 @@ test('malformed frames are rejected with typed errors', async () => {
   const huge = Buffer.from(good.subarray(0, 7));
   const word = Buffer.alloc(4);
   word.writeUInt32LE(0x10001, 0);
-  await assert.rejects(readFrame(Buffer.concat([huge, word, Buffer.alloc(0x10001)]), 4096), isCode('CORRUPT'), 'block above the BD maximum');
+  await assert.rejects(
+    readFrame(Buffer.concat([huge, word, Buffer.alloc(0x10001)]), 4096),
+    isCode('CORRUPT'),
+    'block above the BD maximum',
+  );
   for (let n = 0; n < good.length; n++) {
-    await assert.rejects(readPageFrame(new ByteReader(chunked(good.subarray(0, n))), 4096), isCode('CORRUPT'), `frame truncated to ${n}`);
+    await assert.rejects(
+      readPageFrame(new ByteReader(chunked(good.subarray(0, n))), 4096),
+      isCode('CORRUPT'),
+      `frame truncated to ${n}`,
+    );
   }
 });
 
 function header(over: Partial<LtxHeader>): LtxHeader {
   return {
-    flags: 0, pageSize: 4096, commit: 2, minTxid: 1, maxTxid: 1, timestamp: 1, preApplyChecksum: 0n,
-    walOffset: 0, walSize: 0, walSalt1: 0, walSalt2: 0, nodeId: 0, ...over,
+    flags: 0,
+    pageSize: 4096,
+    commit: 2,
+    minTxid: 1,
+    maxTxid: 1,
+    timestamp: 1,
+    preApplyChecksum: 0n,
+    walOffset: 0,
+    walSize: 0,
+    walSalt1: 0,
+    walSalt2: 0,
+    nodeId: 0,
+    ...over,
   };
 }
 
@@ -137,18 +189,29 @@ test('v0.5.2 size-prefixed block pages (page flag 0x0001) are accepted', async (
   const p1 = textPage(4096, 11);
   const p2 = randomBytes(4096);
   const post = CHECKSUM_FLAG | (pageChecksum(1, p1) ^ pageChecksum(2, p2));
-  const bytes = buildLtx(encodeHeader(header({})), [
-    { pgno: 1, flags: 1, body: sizedBlock(p1), data: p1 },
-    { pgno: 2, flags: 0, body: encodePageFrame(p2), data: p2 },
-  ], post);
+  const bytes = buildLtx(
+    encodeHeader(header({})),
+    [
+      { pgno: 1, flags: 1, body: sizedBlock(p1), data: p1 },
+      { pgno: 2, flags: 0, body: encodePageFrame(p2), data: p2 },
+    ],
+    post,
+  );
   const d = await decodeBytes(bytes, [5, 17, 100]);
-  assert.deepEqual(d.pages.map((p) => p.data), [p1, p2]);
+  assert.deepEqual(
+    d.pages.map((p) => p.data),
+    [p1, p2],
+  );
   assert.equal(d.trailer.postApplyChecksum, post);
 
   const one = (body: Buffer, data = p1): Buffer =>
     buildLtx(encodeHeader(header({ commit: 1 })), [{ pgno: 1, flags: 1, body, data }], pageChecksum(1, data));
   await assert.rejects(decodeBytes(one(sizedBlock(p1, 0))), isCode('CORRUPT'), 'zero size');
   await assert.rejects(decodeBytes(one(sizedBlock(p1, 9000))), isCode('CORRUPT'), 'impossible size');
-  await assert.rejects(decodeBytes(one(sizedBlock(p1.subarray(0, 4000)), Buffer.concat([p1.subarray(0, 4000), Buffer.alloc(96)]))), isCode('CORRUPT'), 'short block');
+  await assert.rejects(
+    decodeBytes(one(sizedBlock(p1.subarray(0, 4000)), Buffer.concat([p1.subarray(0, 4000), Buffer.alloc(96)]))),
+    isCode('CORRUPT'),
+    'short block',
+  );
   await assert.rejects(decodeBytes(one(sizedBlock(Buffer.concat([p1, p1])))), isCode('CORRUPT'), 'long block');
 });

@@ -27,8 +27,8 @@ export function pageDiff(before: Buffer, after: Buffer, pageSize: number): Array
   const out: Array<[number, Buffer]> = [];
   for (let off = 0; off < after.length; off += pageSize) {
     const page = after.subarray(off, off + pageSize);
-    if (off + pageSize > before.length || !page.equals(before.subarray(off, off + pageSize))) out.push([off / pageSize + 1, page]);
+    if (off + pageSize > before.length || !page.equals(before.subarray(off, off + pageSize)))
+      out.push([off / pageSize + 1, page]);
   }
   return out;
 }
-

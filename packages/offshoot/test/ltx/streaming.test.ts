@@ -71,7 +71,9 @@ test('a 256 MB database encodes and decodes with bounded memory', { timeout: 300
     assert.equal(fs.statSync(restored).size, dbSize);
 
     const growth = Math.max(enc.peak, dec.peak, apply.peak) - base;
-    console.log(`rss growth: encode ${((enc.peak - base) / MiB).toFixed(1)} MiB, decode ${((dec.peak - base) / MiB).toFixed(1)} MiB, apply ${((apply.peak - base) / MiB).toFixed(1)} MiB for a ${(dbSize / MiB).toFixed(0)} MiB database`);
+    console.log(
+      `rss growth: encode ${((enc.peak - base) / MiB).toFixed(1)} MiB, decode ${((dec.peak - base) / MiB).toFixed(1)} MiB, apply ${((apply.peak - base) / MiB).toFixed(1)} MiB for a ${(dbSize / MiB).toFixed(0)} MiB database`,
+    );
     assert.ok(growth < dbSize * 0.4, `RSS grew by ${(growth / MiB).toFixed(1)} MiB`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { hasCode } from '../../src/core/errors.js';
 import { applyChain } from '../../src/ltx/apply.js';
-import { CHECKSUM_FLAG, crc64, Crc64, databaseChecksum, EMPTY_DB_CHECKSUM, foldPage, lockPgno, pageChecksum } from '../../src/ltx/checksum.js';
+import {
+  CHECKSUM_FLAG,
+  crc64,
+  Crc64,
+  databaseChecksum,
+  EMPTY_DB_CHECKSUM,
+  foldPage,
+  lockPgno,
+  pageChecksum,
+} from '../../src/ltx/checksum.js';
 import { LtxDecoder, decodeFile, openLtxFile } from '../../src/ltx/decoder.js';
 import { decodeHeader, encodeHeader } from '../../src/ltx/header.js';
 import { VECTOR_DIR, VECTOR_NAMES, VECTORS, hex, vectorBytes } from './vector-files.js';
@@ -65,7 +74,10 @@ for (const name of VECTOR_NAMES) {
     for (const p of facts.pages) {
       const word = bytes.readUInt32LE(p.frame_offset + 6 + 7);
       assert.equal(word >= 0x80000000, p.lz4_block_stored_uncompressed);
-      assert.deepEqual([...bytes.subarray(p.frame_offset + 6, p.frame_offset + 13)], [0x04, 0x22, 0x4d, 0x18, 0x64, 0x40, 0xa7]);
+      assert.deepEqual(
+        [...bytes.subarray(p.frame_offset + 6, p.frame_offset + 13)],
+        [0x04, 0x22, 0x4d, 0x18, 0x64, 0x40, 0xa7],
+      );
     }
     assert.deepEqual(encodeHeader(header), bytes.subarray(0, 100));
     assert.deepEqual(decodeHeader(bytes.subarray(0, 100)), header);
@@ -81,72 +93,96 @@ for (const name of VECTOR_NAMES) {
 
 test('the 1-page snapshot header matches the documented bytes', () => {
   const hdr = vectorBytes('snapshot-1page-ps4096.ltx').subarray(0, 100);
-  assert.equal(hdr.subarray(0, 40).toString('hex'), '4c545831000000000000100000000001' + '0000000000000001' + '0000000000000001' + '0000018bcfe56800');
+  assert.equal(
+    hdr.subarray(0, 40).toString('hex'),
+    '4c545831000000000000100000000001' + '0000000000000001' + '0000000000000001' + '0000018bcfe56800',
+  );
   assert.ok(hdr.subarray(40).every((b) => b === 0));
 });
 
 for (const name of VECTOR_NAMES.filter((n) => VECTORS.files[n]!.is_snapshot)) {
-  test(`snapshot ${name} materializes to its .db byte for byte`, withTmp(async (dir) => {
-    const dest = path.join(dir, 'out.db');
-    const facts = VECTORS.files[name]!;
-    const r = await applyChain([opener(name)], dest);
-    assert.deepEqual(fs.readFileSync(dest), vectorBytes(facts.database_after_apply));
-    assert.equal(hex(r.checksum), facts.post_apply_checksum);
-    assert.equal(r.txid, facts.max_txid);
-    assert.equal(r.commit, facts.commit);
-    assert.equal(r.pageSize, facts.page_size);
-  }));
+  test(
+    `snapshot ${name} materializes to its .db byte for byte`,
+    withTmp(async (dir) => {
+      const dest = path.join(dir, 'out.db');
+      const facts = VECTORS.files[name]!;
+      const r = await applyChain([opener(name)], dest);
+      assert.deepEqual(fs.readFileSync(dest), vectorBytes(facts.database_after_apply));
+      assert.equal(hex(r.checksum), facts.post_apply_checksum);
+      assert.equal(r.txid, facts.max_txid);
+      assert.equal(r.commit, facts.commit);
+      assert.equal(r.pageSize, facts.page_size);
+    }),
+  );
 }
 
-test('the chain applies to chain-2.db after two members and chain-3.db after three', withTmp(async (dir) => {
-  const [a, b, c] = VECTORS.chain as [string, string, string];
-  fs.writeFileSync(path.join(dir, 'two.db-wal'), 'stale');
-  fs.writeFileSync(path.join(dir, 'two.db-shm'), 'stale');
-  const two = await applyChain([opener(a), opener(b)], path.join(dir, 'two.db'));
-  assert.deepEqual(fs.readFileSync(path.join(dir, 'two.db')), vectorBytes('chain-2.db'));
-  assert.deepEqual({ ...two, checksum: hex(two.checksum) }, { txid: 2, checksum: '8af1acafa9eb71fb', pageSize: 4096, commit: 3 });
-  assert.equal(fs.existsSync(path.join(dir, 'two.db-wal')), false);
-  assert.equal(fs.existsSync(path.join(dir, 'two.db-shm')), false);
-  const three = await applyChain([opener(a), opener(b), opener(c)], path.join(dir, 'three.db'));
-  assert.deepEqual(fs.readFileSync(path.join(dir, 'three.db')), vectorBytes('chain-3.db'));
-  assert.deepEqual({ ...three, checksum: hex(three.checksum) }, { txid: 3, checksum: 'cfb18049e6a5a33a', pageSize: 4096, commit: 2 });
-  assert.deepEqual(fs.readdirSync(dir).sort(), ['three.db', 'two.db']);
-}));
+test(
+  'the chain applies to chain-2.db after two members and chain-3.db after three',
+  withTmp(async (dir) => {
+    const [a, b, c] = VECTORS.chain as [string, string, string];
+    fs.writeFileSync(path.join(dir, 'two.db-wal'), 'stale');
+    fs.writeFileSync(path.join(dir, 'two.db-shm'), 'stale');
+    const two = await applyChain([opener(a), opener(b)], path.join(dir, 'two.db'));
+    assert.deepEqual(fs.readFileSync(path.join(dir, 'two.db')), vectorBytes('chain-2.db'));
+    assert.deepEqual(
+      { ...two, checksum: hex(two.checksum) },
+      { txid: 2, checksum: '8af1acafa9eb71fb', pageSize: 4096, commit: 3 },
+    );
+    assert.equal(fs.existsSync(path.join(dir, 'two.db-wal')), false);
+    assert.equal(fs.existsSync(path.join(dir, 'two.db-shm')), false);
+    const three = await applyChain([opener(a), opener(b), opener(c)], path.join(dir, 'three.db'));
+    assert.deepEqual(fs.readFileSync(path.join(dir, 'three.db')), vectorBytes('chain-3.db'));
+    assert.deepEqual(
+      { ...three, checksum: hex(three.checksum) },
+      { txid: 3, checksum: 'cfb18049e6a5a33a', pageSize: 4096, commit: 2 },
+    );
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['three.db', 'two.db']);
+  }),
+);
 
-test('broken chains are rejected and leave no output file', withTmp(async (dir) => {
-  const [a, b, c] = VECTORS.chain as [string, string, string];
-  const dest = path.join(dir, 'out.db');
-  const cases: Array<[string, string[], string]> = [
-    ['gap (member 2 dropped)', [a, c], 'CORRUPT'],
-    ['reordered segments', [a, c, b], 'CORRUPT'],
-    ['segment first', [b, c], 'CORRUPT'],
-    ['two snapshots', [a, a], 'CORRUPT'],
-    ['segment repeated', [a, b, b], 'CORRUPT'],
-    ['foreign snapshot under a segment', ['snapshot-1page-ps4096.ltx', b], 'CHECKSUM_MISMATCH'],
-    ['page size change', ['snapshot-ps512-incompressible.ltx', b], 'CORRUPT'],
-  ];
-  for (const [what, members, code] of cases) {
-    await assert.rejects(applyChain(members.map(opener), dest), (e) => hasCode(e, code as 'CORRUPT'), what);
-    assert.deepEqual(fs.readdirSync(dir), [], `${what} left files behind`);
-  }
-  await assert.rejects(applyChain([], dest), (e) => hasCode(e, 'INVALID_ARGUMENT'));
-  await assert.rejects(applyChain([opener('missing.ltx')], dest), (e) => hasCode(e, 'NOT_FOUND'));
-  assert.deepEqual(fs.readdirSync(dir), []);
-}));
+test(
+  'broken chains are rejected and leave no output file',
+  withTmp(async (dir) => {
+    const [a, b, c] = VECTORS.chain as [string, string, string];
+    const dest = path.join(dir, 'out.db');
+    const cases: Array<[string, string[], string]> = [
+      ['gap (member 2 dropped)', [a, c], 'CORRUPT'],
+      ['reordered segments', [a, c, b], 'CORRUPT'],
+      ['segment first', [b, c], 'CORRUPT'],
+      ['two snapshots', [a, a], 'CORRUPT'],
+      ['segment repeated', [a, b, b], 'CORRUPT'],
+      ['foreign snapshot under a segment', ['snapshot-1page-ps4096.ltx', b], 'CHECKSUM_MISMATCH'],
+      ['page size change', ['snapshot-ps512-incompressible.ltx', b], 'CORRUPT'],
+    ];
+    for (const [what, members, code] of cases) {
+      await assert.rejects(applyChain(members.map(opener), dest), (e) => hasCode(e, code as 'CORRUPT'), what);
+      assert.deepEqual(fs.readdirSync(dir), [], `${what} left files behind`);
+    }
+    await assert.rejects(applyChain([], dest), (e) => hasCode(e, 'INVALID_ARGUMENT'));
+    await assert.rejects(applyChain([opener('missing.ltx')], dest), (e) => hasCode(e, 'NOT_FOUND'));
+    assert.deepEqual(fs.readdirSync(dir), []);
+  }),
+);
 
-test('a failed chain leaves an existing destination untouched', withTmp(async (dir) => {
-  const dest = path.join(dir, 'out.db');
-  fs.writeFileSync(dest, 'previous');
-  const [a, , c] = VECTORS.chain as [string, string, string];
-  await assert.rejects(applyChain([opener(a), opener(c)], dest), (e) => hasCode(e, 'CORRUPT'));
-  assert.equal(fs.readFileSync(dest, 'utf8'), 'previous');
-  assert.deepEqual(fs.readdirSync(dir), ['out.db']);
-}));
+test(
+  'a failed chain leaves an existing destination untouched',
+  withTmp(async (dir) => {
+    const dest = path.join(dir, 'out.db');
+    fs.writeFileSync(dest, 'previous');
+    const [a, , c] = VECTORS.chain as [string, string, string];
+    await assert.rejects(applyChain([opener(a), opener(c)], dest), (e) => hasCode(e, 'CORRUPT'));
+    assert.equal(fs.readFileSync(dest, 'utf8'), 'previous');
+    assert.deepEqual(fs.readdirSync(dir), ['out.db']);
+  }),
+);
 
 test('the decoder hands out the trailer only after the last page', async () => {
   const dec = openLtxFile(path.join(VECTOR_DIR, 'chain-1-snapshot.ltx'));
   assert.equal((await dec.header()).commit, 2);
-  assert.throws(() => dec.trailer(), (e) => hasCode(e, 'INVALID_ARGUMENT'));
+  assert.throws(
+    () => dec.trailer(),
+    (e) => hasCode(e, 'INVALID_ARGUMENT'),
+  );
   const seen: number[] = [];
   for await (const p of dec.pages()) seen.push(p.pgno);
   assert.deepEqual(seen, [1, 2]);
@@ -161,5 +197,8 @@ test('a decoder abandoned mid-way releases its stream', async () => {
     break;
   }
   assert.equal(stream.destroyed, true);
-  assert.throws(() => dec.trailer(), (e) => hasCode(e, 'INVALID_ARGUMENT'));
+  assert.throws(
+    () => dec.trailer(),
+    (e) => hasCode(e, 'INVALID_ARGUMENT'),
+  );
 });

@@ -48,7 +48,11 @@ function buildStates(dir: string): States {
     return file;
   };
   const s2 = next(s1, 's2.db', "INSERT INTO t(v) VALUES ('two');");
-  const s3 = next(s2, 's3.db', "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300) INSERT INTO t(v) SELECT printf('row %d %.200c', x, '#') FROM c;");
+  const s3 = next(
+    s2,
+    's3.db',
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300) INSERT INTO t(v) SELECT printf('row %d %.200c', x, '#') FROM c;",
+  );
   return { s1, s2, s3 };
 }
 
@@ -123,9 +127,25 @@ describe('a layout-1 store with a schema-1 ref', () => {
     fx = await fixture(async (root, s, tmp) => {
       putRaw(root, 'offshoot.json', json({ layout_version: 1, created_at: CREATED }));
       // Schema 1: no schema field, checkpoints as bare txids.
-      putRaw(root, 'refs/legacy/main', json({ lineage: PARENT, epoch: 1, head_txid: 3, head_epoch: 1, checkpoints: { init: 1, two: 2, seeded: 3 }, protected: true, touched_at: CREATED }));
+      putRaw(
+        root,
+        'refs/legacy/main',
+        json({
+          lineage: PARENT,
+          epoch: 1,
+          head_txid: 3,
+          head_epoch: 1,
+          checkpoints: { init: 1, two: 2, seeded: 3 },
+          protected: true,
+          touched_at: CREATED,
+        }),
+      );
       putRaw(root, `data/${PARENT}/1/snapshot-0000000000000001.ltx`, await snapshotBytes(s.s1, 1, tmp));
-      putRaw(root, `data/${PARENT}/1/segment-0000000000000002-0000000000000002.ltx`, await segmentBytes(s.s1, s.s2, 2, tmp));
+      putRaw(
+        root,
+        `data/${PARENT}/1/segment-0000000000000002-0000000000000002.ltx`,
+        await segmentBytes(s.s1, s.s2, 2, tmp),
+      );
       putRaw(root, `data/${PARENT}/1/snapshot-0000000000000003.ltx`, await snapshotBytes(s.s3, 3, tmp));
     });
   });
@@ -136,9 +156,16 @@ describe('a layout-1 store with a schema-1 ref', () => {
     assert.equal(store.layoutVersion, 1);
     const { ref } = await store.getRef('legacy', 'main');
     assert.equal(ref.schema, 2);
-    assert.deepEqual(Object.fromEntries(Object.entries(ref.checkpoints).map(([k, v]) => [k, [v.txid, v.epoch]])), { init: [1, 1], two: [2, 1], seeded: [3, 1] });
+    assert.deepEqual(Object.fromEntries(Object.entries(ref.checkpoints).map(([k, v]) => [k, [v.txid, v.epoch]])), {
+      init: [1, 1],
+      two: [2, 1],
+      seeded: [3, 1],
+    });
     const report = await status(ctx);
-    assert.deepEqual(report.branches.map((b) => [b.db, b.branch, b.txid, b.storage, b.protected, b.checkpoints]), [['legacy', 'main', 3, 'materialized', true, ['init', 'two', 'seeded']]]);
+    assert.deepEqual(
+      report.branches.map((b) => [b.db, b.branch, b.txid, b.storage, b.protected, b.checkpoints]),
+      [['legacy', 'main', 3, 'materialized', true, ['init', 'two', 'seeded']]],
+    );
   });
 
   it('checks out and exports every checkpoint', async () => {
@@ -183,7 +210,11 @@ describe('an earlier implementation’s checkout sidecar (hash only)', () => {
   before(async () => {
     fx = await fixture(async (root, s, tmp) => {
       putRaw(root, 'offshoot.json', json({ layout_version: 1, created_at: CREATED }));
-      putRaw(root, 'refs/legacy/main', json({ lineage: PARENT, epoch: 1, head_txid: 3, head_epoch: 1, checkpoints: { init: 1 }, protected: true }));
+      putRaw(
+        root,
+        'refs/legacy/main',
+        json({ lineage: PARENT, epoch: 1, head_txid: 3, head_epoch: 1, checkpoints: { init: 1 }, protected: true }),
+      );
       putRaw(root, `data/${PARENT}/1/snapshot-0000000000000001.ltx`, await snapshotBytes(s.s1, 1, tmp));
       putRaw(root, `data/${PARENT}/1/snapshot-0000000000000003.ltx`, await snapshotBytes(s.s3, 3, tmp));
     });
@@ -231,10 +262,23 @@ describe('a layout-2 store with a shared child (schema-2 ref with base, base.jso
       putRaw(
         root,
         'refs/shared/main',
-        json({ schema: 2, lineage: PARENT, epoch: 1, head_txid: 2, head_epoch: 1, checkpoints: { init: { txid: 1, epoch: 1, created_at: CREATED }, two: { txid: 2, epoch: 1 } }, protected: true, touched_at: CREATED }),
+        json({
+          schema: 2,
+          lineage: PARENT,
+          epoch: 1,
+          head_txid: 2,
+          head_epoch: 1,
+          checkpoints: { init: { txid: 1, epoch: 1, created_at: CREATED }, two: { txid: 2, epoch: 1 } },
+          protected: true,
+          touched_at: CREATED,
+        }),
       );
       putRaw(root, `data/${PARENT}/1/snapshot-0000000000000001.ltx`, await snapshotBytes(s.s1, 1, tmp));
-      putRaw(root, `data/${PARENT}/1/segment-0000000000000002-0000000000000002.ltx`, await segmentBytes(s.s1, s.s2, 2, tmp));
+      putRaw(
+        root,
+        `data/${PARENT}/1/segment-0000000000000002-0000000000000002.ltx`,
+        await segmentBytes(s.s1, s.s2, 2, tmp),
+      );
       putRaw(
         root,
         'refs/shared/kid',
@@ -244,7 +288,10 @@ describe('a layout-2 store with a shared child (schema-2 ref with base, base.jso
           epoch: 1,
           head_txid: 3,
           head_epoch: 1,
-          checkpoints: { fork: { txid: 2, epoch: 1, created_at: CREATED }, mine: { txid: 3, epoch: 1, meta: { run: '7' } } },
+          checkpoints: {
+            fork: { txid: 2, epoch: 1, created_at: CREATED },
+            mine: { txid: 3, epoch: 1, meta: { run: '7' } },
+          },
           parent: 'shared@main@2',
           touched_at: CREATED,
           base: { lineage: PARENT, txid: 2 },
@@ -252,7 +299,11 @@ describe('a layout-2 store with a shared child (schema-2 ref with base, base.jso
         }),
       );
       putRaw(root, `data/${CHILD}/base.json`, json({ lineage: PARENT, txid: 2 }));
-      putRaw(root, `data/${CHILD}/1/segment-0000000000000003-0000000000000003.ltx`, await segmentBytes(s.s2, s.s3, 3, tmp));
+      putRaw(
+        root,
+        `data/${CHILD}/1/segment-0000000000000003-0000000000000003.ltx`,
+        await segmentBytes(s.s2, s.s3, 3, tmp),
+      );
     });
   });
   after(() => rmSync(fx.dir, { recursive: true, force: true }));
@@ -275,7 +326,11 @@ describe('a layout-2 store with a shared child (schema-2 ref with base, base.jso
     assert.equal(g.mode, 'shared');
     assert.deepEqual((await store.getRef('shared', 'grandkid')).ref.base, { lineage: CHILD, txid: 3 });
     await fork(ctx, { db: 'shared', branch: 'kid' }, 'at-fork', { at: 'fork' });
-    assert.deepEqual((await store.getRef('shared', 'at-fork')).ref.base, { lineage: PARENT, txid: 2 }, 'the pass-through hop is skipped');
+    assert.deepEqual(
+      (await store.getRef('shared', 'at-fork')).ref.base,
+      { lineage: PARENT, txid: 2 },
+      'the pass-through hop is skipped',
+    );
 
     const co = await checkout(ctx, { db: 'shared', branch: 'kid' });
     runSql(co.path, "DELETE FROM t WHERE id % 2 = 0; INSERT INTO t(v) VALUES ('kid wrote this');");
@@ -311,7 +366,11 @@ describe('newer formats are refused', () => {
   it('a schema-3 ref: SCHEMA_TOO_NEW, from every reader', async () => {
     const root = path.join(dir, 's3');
     putRaw(root, 'offshoot.json', json({ layout_version: 2, created_at: CREATED }));
-    putRaw(root, 'refs/future/main', json({ schema: 3, lineage: PARENT, epoch: 1, head_txid: 1, head_epoch: 1, checkpoints: {}, something_new: true }));
+    putRaw(
+      root,
+      'refs/future/main',
+      json({ schema: 3, lineage: PARENT, epoch: 1, head_txid: 1, head_epoch: 1, checkpoints: {}, something_new: true }),
+    );
     const store = await Store.open(parseStoreSpec(root));
     const ctx = makeContext(store, dir, { warn: () => undefined });
     await rejectsCode(store.getRef('future', 'main'), 'SCHEMA_TOO_NEW');
@@ -319,7 +378,11 @@ describe('newer formats are refused', () => {
     await rejectsCode(fork(ctx, { db: 'future', branch: 'main' }, 'kid'), 'SCHEMA_TOO_NEW');
     await rejectsCode(status(ctx), 'SCHEMA_TOO_NEW');
     await rejectsCode(runGc(ctx, { grace: 0n }), 'SCHEMA_TOO_NEW');
-    assert.equal(JSON.parse(readFileSync(path.join(root, 'refs/future/main'), 'utf8')).schema, 3, 'the ref is left as it was');
+    assert.equal(
+      JSON.parse(readFileSync(path.join(root, 'refs/future/main'), 'utf8')).schema,
+      3,
+      'the ref is left as it was',
+    );
   });
 
   it('a directory without a manifest: NOT_INITIALIZED', async () => {

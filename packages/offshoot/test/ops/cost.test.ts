@@ -37,7 +37,9 @@ function makeDatabase(file: string, bytes: number): void {
 }
 
 const ltxReads = (calls: readonly BackendCall[]): BackendCall[] =>
-  calls.filter((c) => (c.op === 'get' || c.op === 'getStream' || c.op === 'getToFile') && parseDataKey(c.key) !== undefined);
+  calls.filter(
+    (c) => (c.op === 'get' || c.op === 'getStream' || c.op === 'getToFile') && parseDataKey(c.key) !== undefined,
+  );
 
 describe('cost model', () => {
   let ts: TestStore;
@@ -81,7 +83,9 @@ describe('cost model', () => {
     assertSharedForkCost(small, 'small', 'f1');
     assertSharedForkCost(big, 'big', 'f1');
     const written = big.filter((c) => c.op === 'put').reduce((a, c) => a + (c.bytes ?? 0), 0);
-    t.diagnostic(`shared fork of 20 MB: ${big.length} requests (${big.map((c) => c.op).join(', ')}), ${written} bytes written`);
+    t.diagnostic(
+      `shared fork of 20 MB: ${big.length} requests (${big.map((c) => c.op).join(', ')}), ${written} bytes written`,
+    );
     assert.deepEqual(
       big.map((c) => c.op),
       small.map((c) => c.op),
@@ -171,7 +175,10 @@ describe('chains stay bounded', () => {
       let longest = 0;
       for (let gen = 0; gen < 24; gen++) {
         const co = await checkout(ts.ctx, { db: 'deep', branch: parent });
-        runSql(co.path, `CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, g INTEGER); INSERT INTO t(g) VALUES (${gen});`);
+        runSql(
+          co.path,
+          `CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, g INTEGER); INSERT INTO t(g) VALUES (${gen});`,
+        );
         await checkpoint(ts.ctx, { db: 'deep', branch: parent }, `g${gen}`);
         const child = `gen${gen}`;
         await fork(ts.ctx, { db: 'deep', branch: parent }, child);
@@ -187,7 +194,10 @@ describe('chains stay bounded', () => {
       assert.equal(longest, 4, 'the bound is reached, so the floors are what keeps it');
       const out = ts.tmpPath('deep.db');
       await exportTo(ts.ctx, { db: 'deep', branch: parent }, out);
-      assert.equal(query(out, 'SELECT group_concat(g) FROM t').trim(), Array.from({ length: 24 }, (_, i) => i).join(','));
+      assert.equal(
+        query(out, 'SELECT group_concat(g) FROM t').trim(),
+        Array.from({ length: 24 }, (_, i) => i).join(','),
+      );
     } finally {
       await ts.cleanup();
     }
@@ -207,7 +217,11 @@ describe('chains stay bounded', () => {
         const r = await rollback(ts.ctx, { db: 'rb', branch: 'main' }, 'good');
         assert.equal(r.mode, 'shared');
         const { ref } = await ts.store.getRef('rb', 'main');
-        assert.deepEqual(ref.base, { lineage: original, txid: 2 }, `rollback ${i} points straight at the original lineage`);
+        assert.deepEqual(
+          ref.base,
+          { lineage: original, txid: 2 },
+          `rollback ${i} points straight at the original lineage`,
+        );
         const chain = await new ChainResolver(ts.store).resolve(ref.lineage, ref.head_txid);
         assert.deepEqual(chain.spine, [ref.lineage, original]);
       }

@@ -41,7 +41,9 @@ export class CountingBackend implements Backend {
 
   /** Calls that read object bytes (get, getStream, getToFile) of keys under prefix. */
   reads(prefix = ''): BackendCall[] {
-    return this.calls.filter((c) => (c.op === 'get' || c.op === 'getStream' || c.op === 'getToFile') && c.key.startsWith(prefix));
+    return this.calls.filter(
+      (c) => (c.op === 'get' || c.op === 'getStream' || c.op === 'getToFile') && c.key.startsWith(prefix),
+    );
   }
 
   get(key: string): Promise<GetResult> {

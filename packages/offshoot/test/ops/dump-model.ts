@@ -73,14 +73,23 @@ export class DumpVerifier {
           const [db, branch] = name.split('@') as [string, string];
           const { ref } = await store.getRef(db, branch);
           assert.equal(ref.head_txid, b.head.txid, `${why}: ${name} head txid`);
-          assert.deepEqual(Object.keys(ref.checkpoints).sort(), [...b.checkpoints.keys()].sort(), `${why}: ${name} checkpoints`);
+          assert.deepEqual(
+            Object.keys(ref.checkpoints).sort(),
+            [...b.checkpoints.keys()].sort(),
+            `${why}: ${name} checkpoints`,
+          );
           const wanted: Array<[string, StateModel]> = [['head', b.head]];
           for (const [cp, s] of b.checkpoints) {
             assert.equal(ref.checkpoints[cp]?.txid, s.txid, `${why}: ${name} checkpoint ${cp} txid`);
             wanted.push([cp, s]);
           }
           return Promise.all(
-            wanted.map(async ([label, s]) => ({ db, what: `${why}: ${name} ${label} (txid ${s.txid})`, state: s, chain: await resolver.resolve(ref.lineage, s.txid) })),
+            wanted.map(async ([label, s]) => ({
+              db,
+              what: `${why}: ${name} ${label} (txid ${s.txid})`,
+              state: s,
+              chain: await resolver.resolve(ref.lineage, s.txid),
+            })),
           );
         }),
       )

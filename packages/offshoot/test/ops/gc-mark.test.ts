@@ -55,7 +55,8 @@ async function objectsExportsRead(ts: TestStore, counting: CountingBackend): Pro
   for (const { db, branch } of await ts.store.listAllBranches()) {
     const { ref } = await ts.store.getRef(db, branch);
     await exportTo(ctx, { db, branch }, ts.tmpPath('head.db'));
-    for (const cp of Object.keys(ref.checkpoints)) await exportTo(ctx, { db, branch, checkpoint: cp }, ts.tmpPath('cp.db'));
+    for (const cp of Object.keys(ref.checkpoints))
+      await exportTo(ctx, { db, branch, checkpoint: cp }, ts.tmpPath('cp.db'));
   }
   return new Set(counting.of('getStream', 'data/').map((c) => c.key));
 }
@@ -66,7 +67,11 @@ async function dataKeys(store: Store): Promise<string[]> {
   return (await store.backend.list('data/')).map((o) => o.key);
 }
 
-async function markMatchesReadPath(seed: number, steps: number, opts: { forkFloor?: number; snapshotEvery?: number }): Promise<void> {
+async function markMatchesReadPath(
+  seed: number,
+  steps: number,
+  opts: { forkFloor?: number; snapshotEvery?: number },
+): Promise<void> {
   let counting: CountingBackend | undefined;
   const ts = await openTestStore({ ...opts, wrap: (b) => (counting = new CountingBackend(b)) });
   const h = new RandomHistory(ts, seed, emptyDump(ts.tmpPath('empty.db')));
@@ -74,17 +79,26 @@ async function markMatchesReadPath(seed: number, steps: number, opts: { forkFloo
     for (let i = 0; i < steps; i++) {
       await h.step();
       const mark = await markLive(ts.ctx);
-      assert.deepEqual([...mark.live].sort(), [...(await readPathUnion(ts.store))].sort(), `mark == read path after: ${h.log.at(-1)}`);
+      assert.deepEqual(
+        [...mark.live].sort(),
+        [...(await readPathUnion(ts.store))].sort(),
+        `mark == read path after: ${h.log.at(-1)}`,
+      );
       const present = new Set(await dataKeys(ts.store));
       for (const k of mark.live) assert.ok(present.has(k), `marked ${k} exists in the store`);
       if (i % 10 === 9) {
-        assert.deepEqual(ltxOnly(mark.live), ltxOnly(await objectsExportsRead(ts, counting as CountingBackend)), 'marked LTX objects == what exports stream');
+        assert.deepEqual(
+          ltxOnly(mark.live),
+          ltxOnly(await objectsExportsRead(ts, counting as CountingBackend)),
+          'marked LTX objects == what exports stream',
+        );
       }
     }
     await runGc(ts.ctx, { grace: 0n });
     await runGc(ts.ctx, { grace: 0n });
     const mark = await markLive(ts.ctx);
-    for (const k of await dataKeys(ts.store)) assert.ok(keeps(mark, k), `after two grace-0 passes only kept objects remain (${k})`);
+    for (const k of await dataKeys(ts.store))
+      assert.ok(keeps(mark, k), `after two grace-0 passes only kept objects remain (${k})`);
     const verifier = new StoreVerifier(ts);
     await verifier.verify(h.model);
   } catch (err) {
@@ -97,7 +111,8 @@ async function markMatchesReadPath(seed: number, steps: number, opts: { forkFloo
 
 describe('the mark is exactly what the read path resolves', () => {
   it('seed 11 (default floors)', async () => markMatchesReadPath(11, 60, {}));
-  it('seed 12 (forkFloor 3, snapshotEvery 3)', async () => markMatchesReadPath(12, 60, { forkFloor: 3, snapshotEvery: 3 }));
+  it('seed 12 (forkFloor 3, snapshotEvery 3)', async () =>
+    markMatchesReadPath(12, 60, { forkFloor: 3, snapshotEvery: 3 }));
 });
 
 /** main with checkpoints a (txid 2) and b (txid 3), then a shared child forked at b, then main moves on to txid 4. */
@@ -131,9 +146,18 @@ describe('a destroyed parent’s objects live exactly as long as a shared child 
       assert.equal(before.length, 4, 'snapshot 1 and segments 2, 3, 4');
       await destroy(ts.ctx, { db: 'app', branch: 'main' }, { force: true });
       await gcTwice(ts);
-      const needed = (await new ChainResolver(ts.store).resolve((await ts.store.getRef('app', 'child')).ref.lineage, 3)).members.map((m) => m.key);
-      assert.deepEqual((await ts.store.listLineage(parentLineage)).map((o) => o.key).sort(), needed.filter((k) => k.startsWith(`data/${parentLineage}/`)).sort());
-      assert.equal((await ts.store.listLineage(parentLineage)).length, 3, 'the segment written after the fork is collected');
+      const needed = (
+        await new ChainResolver(ts.store).resolve((await ts.store.getRef('app', 'child')).ref.lineage, 3)
+      ).members.map((m) => m.key);
+      assert.deepEqual(
+        (await ts.store.listLineage(parentLineage)).map((o) => o.key).sort(),
+        needed.filter((k) => k.startsWith(`data/${parentLineage}/`)).sort(),
+      );
+      assert.equal(
+        (await ts.store.listLineage(parentLineage)).length,
+        3,
+        'the segment written after the fork is collected',
+      );
       const fresh = makeContext(ts.store, ts.tmpPath('cold'), { now: ts.clock.now });
       assert.equal(await exportDump(ts, { db: 'app', branch: 'child' }, fresh), childDump);
       await destroy(ts.ctx, { db: 'app', branch: 'child' });
@@ -155,10 +179,17 @@ describe('a destroyed parent’s objects live exactly as long as a shared child 
       const r = await compact(ts.ctx, { db: 'app', branch: 'child' });
       assert.equal(r.compacted, true);
       await gcTwice(ts);
-      assert.deepEqual(await ts.store.listLineage(parentLineage), [], 'the parent lineage is collected once no chain reads it');
+      assert.deepEqual(
+        await ts.store.listLineage(parentLineage),
+        [],
+        'the parent lineage is collected once no chain reads it',
+      );
       assert.equal(await ts.store.readBase(oldChild), undefined, "the old child lineage's base.json is collected too");
       const { ref } = await ts.store.getRef('app', 'child');
-      assert.ok((await dataKeys(ts.store)).every((k) => k.startsWith(`data/${ref.lineage}/`)), 'only the compacted lineage remains');
+      assert.ok(
+        (await dataKeys(ts.store)).every((k) => k.startsWith(`data/${ref.lineage}/`)),
+        'only the compacted lineage remains',
+      );
       const fresh = makeContext(ts.store, ts.tmpPath('cold'), { now: ts.clock.now });
       assert.equal(await exportDump(ts, { db: 'app', branch: 'child' }, fresh), childDump);
       assert.equal(await exportDump(ts, { db: 'app', branch: 'child', checkpoint: 'fork' }, fresh), childDump);
@@ -187,7 +218,10 @@ describe('tombstones and the grace period', () => {
       assert.equal(first.deleted, 0);
       const { stones } = await readTombstones(ts.store.backend);
       assert.deepEqual(Object.keys(stones).sort(), garbage.sort());
-      assert.ok(Object.values(stones).every((t) => t === ts.clock.now().toISOString()), 'stones carry the injected time');
+      assert.ok(
+        Object.values(stones).every((t) => t === ts.clock.now().toISOString()),
+        'stones carry the injected time',
+      );
 
       ts.clock.advance(59 * MINUTE_MS);
       const early = await collectGarbage(ts.ctx, HOUR_NS);

@@ -92,7 +92,10 @@ export async function rejectsCode(p: Promise<unknown>, code: ErrorCode): Promise
     caught = err;
     return true;
   });
-  assert.ok(hasCode(caught, code), `expected code ${code}, got ${(caught as { code?: string }).code}: ${(caught as Error).message}`);
+  assert.ok(
+    hasCode(caught, code),
+    `expected code ${code}, got ${(caught as { code?: string }).code}: ${(caught as Error).message}`,
+  );
   return caught as OffshootError;
 }
 

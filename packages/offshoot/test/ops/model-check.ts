@@ -23,7 +23,9 @@ export class StoreVerifier {
   /** Asserts that the store holds exactly what the model says; throws an AssertionError naming the first mismatch. */
   async verify(model: StoreModel): Promise<void> {
     const expected: DumpModel = new Map(
-      model.list().map((b) => [`${b.db}@${b.branch}`, { head: { txid: b.headTxid, dump: b.head }, checkpoints: b.checkpoints }]),
+      model
+        .list()
+        .map((b) => [`${b.db}@${b.branch}`, { head: { txid: b.headTxid, dump: b.head }, checkpoints: b.checkpoints }]),
     );
     await this.dumps.verify(expected, 'model');
   }

@@ -18,7 +18,11 @@ import { dump, emptyDump, runSql } from './sqlite-cli.js';
 
 const STEPS = Number(process.env.OFFSHOOT_PROPERTY_STEPS ?? 0) || undefined;
 
-async function runHistory(seed: number, steps: number, opts: { forkFloor?: number; snapshotEvery?: number } = {}): Promise<void> {
+async function runHistory(
+  seed: number,
+  steps: number,
+  opts: { forkFloor?: number; snapshotEvery?: number } = {},
+): Promise<void> {
   const ts = await openTestStore(opts);
   const h = new RandomHistory(ts, seed, emptyDump(ts.tmpPath('empty.db')));
   const verifier = new StoreVerifier(ts);
@@ -41,8 +45,10 @@ async function runHistory(seed: number, steps: number, opts: { forkFloor?: numbe
 describe('random histories match the model after every step', () => {
   it('seed 1 (default floors)', async () => runHistory(1, STEPS ?? 110));
   it('seed 2 (default floors)', async () => runHistory(2, STEPS ?? 110));
-  it('seed 3 (forkFloor 4, snapshotEvery 4)', async () => runHistory(3, STEPS ?? 110, { forkFloor: 4, snapshotEvery: 4 }));
-  it('seed 4 (forkFloor 2, snapshotEvery 3)', async () => runHistory(4, STEPS ?? 80, { forkFloor: 2, snapshotEvery: 3 }));
+  it('seed 3 (forkFloor 4, snapshotEvery 4)', async () =>
+    runHistory(3, STEPS ?? 110, { forkFloor: 4, snapshotEvery: 4 }));
+  it('seed 4 (forkFloor 2, snapshotEvery 3)', async () =>
+    runHistory(4, STEPS ?? 80, { forkFloor: 2, snapshotEvery: 3 }));
   it('seed 23 (a replaced undo point with a checkout)', async () => runHistory(23, STEPS ?? 80));
 });
 
@@ -57,11 +63,18 @@ describe('implicit checkpoints never lose uncheckpointed edits', () => {
       runSql(exp.path, 'CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t(v) VALUES (1);');
       await checkpoint(ctx, { db: 'app', branch: 'exp' }, 'done');
       const main = await checkout(ctx, { db: 'app', branch: 'main' });
-      runSql(main.path, "CREATE TABLE notes(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO notes(v) VALUES ('typed on main');");
+      runSql(
+        main.path,
+        "CREATE TABLE notes(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO notes(v) VALUES ('typed on main');",
+      );
       const edited = dump(main.path);
       const r = await promote(ctx, { db: 'app', branch: 'exp' }, 'main', { force: true });
       assert.equal(r.backup, 'main-pre-promote');
-      assert.equal(await exportDump(ts, { db: 'app', branch: 'main-pre-promote' }), edited, 'the undo point holds the edits promote replaced');
+      assert.equal(
+        await exportDump(ts, { db: 'app', branch: 'main-pre-promote' }),
+        edited,
+        'the undo point holds the edits promote replaced',
+      );
       assert.equal(dump(main.path), await exportDump(ts, { db: 'app', branch: 'exp' }));
     } finally {
       await ts.cleanup();
@@ -82,7 +95,11 @@ describe('implicit checkpoints never lose uncheckpointed edits', () => {
       const good = await exportDump(ts, { ...main, checkpoint: 'good' });
       const rb = await rollback(ctx, main, 'good');
       assert.equal(dump(co.path), good);
-      assert.equal(await exportDump(ts, { db: 'app', branch: rb.backup }), later, 'the uncheckpointed edits went into the undo point');
+      assert.equal(
+        await exportDump(ts, { db: 'app', branch: rb.backup }),
+        later,
+        'the uncheckpointed edits went into the undo point',
+      );
       const undo = await promote(ctx, { db: 'app', branch: rb.backup }, 'main', { force: true });
       assert.equal(dump(co.path), later);
       assert.equal(await exportDump(ts, main), later);

@@ -27,7 +27,19 @@ const TIME_JUMP_MS = 48 * HOUR_MS;
 const BRANCH_CAP = 12;
 
 /** The verbs a history step can take. */
-export type StepKind = 'create' | 'checkout' | 'write' | 'checkpoint' | 'forkHead' | 'forkAt' | 'rollback' | 'promote' | 'compact' | 'destroy' | 'gc' | 'touch';
+export type StepKind =
+  | 'create'
+  | 'checkout'
+  | 'write'
+  | 'checkpoint'
+  | 'forkHead'
+  | 'forkAt'
+  | 'rollback'
+  | 'promote'
+  | 'compact'
+  | 'destroy'
+  | 'gc'
+  | 'touch';
 
 /** A seeded random history over one test store, with its model. */
 export class RandomHistory {
@@ -148,7 +160,10 @@ export class RandomHistory {
       assert.equal(txid, b.headTxid, `${what}: a clean checkout must not move ${b.db}@${b.branch}'s head`);
       return;
     }
-    assert.ok(txid === b.headTxid || txid === b.headTxid + 1, `${what}: implicit checkpoint at txid ${txid}, head was ${b.headTxid}`);
+    assert.ok(
+      txid === b.headTxid || txid === b.headTxid + 1,
+      `${what}: implicit checkpoint at txid ${txid}, head was ${b.headTxid}`,
+    );
     if (pending !== b.head) assert.equal(txid, b.headTxid + 1, `${what}: changed content must land at head+1`);
     b.head = pending;
     b.headTxid = txid;
@@ -181,7 +196,15 @@ export class RandomHistory {
     const r = await create(this.ts.ctx, db, from !== undefined ? { from } : {});
     assert.equal(r.txid, 1);
     const head = source?.head ?? this.model.emptyDump;
-    this.model.put({ db, branch: 'main', headTxid: 1, head, checkpoints: new Map([['init', { txid: 1, dump: head }]]), ttl: false, protected: true });
+    this.model.put({
+      db,
+      branch: 'main',
+      headTxid: 1,
+      head,
+      checkpoints: new Map([['init', { txid: 1, dump: head }]]),
+      ttl: false,
+      protected: true,
+    });
     if (from !== undefined) assert.equal(dump(from), head, 'an import leaves its source untouched');
     return `create ${db}${source ? ` --from ${source.db}@${source.branch}` : ''}`;
   }
@@ -190,7 +213,8 @@ export class RandomHistory {
     const before = b.checkout;
     const r = await checkout(this.ts.ctx, { db: b.db, branch: b.branch });
     assert.equal(r.txid, b.headTxid);
-    if (before && !before.dirty && !before.stale) assert.ok(r.reused, `a clean, current checkout of ${b.db}@${b.branch} must be reused`);
+    if (before && !before.dirty && !before.stale)
+      assert.ok(r.reused, `a clean, current checkout of ${b.db}@${b.branch} must be reused`);
     else this.model.materialize(b);
     assert.equal(dump(r.path), b.head, `checkout of ${b.db}@${b.branch} must hold its head`);
     return `checkout ${b.db}@${b.branch}${r.reused ? ' (reused)' : ''}`;
@@ -243,7 +267,15 @@ export class RandomHistory {
       state = { txid: src.headTxid, dump: src.head };
     }
     assert.equal(r.txid, state.txid);
-    this.model.put({ db: src.db, branch: child, headTxid: state.txid, head: state.dump, checkpoints: new Map([['fork', { ...state }]]), ttl, protected: false });
+    this.model.put({
+      db: src.db,
+      branch: child,
+      headTxid: state.txid,
+      head: state.dump,
+      checkpoints: new Map([['fork', { ...state }]]),
+      ttl,
+      protected: false,
+    });
     return `fork ${src.db}@${src.branch}${at !== undefined ? `@${at}` : ''} -> ${child} (${r.mode}, txid ${r.txid}${ttl ? ', ttl' : ''})`;
   }
 
@@ -317,7 +349,10 @@ export class RandomHistory {
     let expected: string[] = [];
     if (jump) {
       this.ts.clock.advance(TIME_JUMP_MS);
-      expected = this.model.list().filter((b) => b.ttl && !b.protected).map((b) => `${b.db}@${b.branch}`);
+      expected = this.model
+        .list()
+        .filter((b) => b.ttl && !b.protected)
+        .map((b) => `${b.db}@${b.branch}`);
     }
     const first = await runGc(this.ts.ctx, { grace: 0n });
     assert.deepEqual(first.reapErrors, []);
@@ -333,7 +368,11 @@ export class RandomHistory {
 
   private async touch(b: BranchModel): Promise<string> {
     const choice = this.rng.pick(['keep', 'none', 'set'] as const);
-    const r = await touch(this.ts.ctx, { db: b.db, branch: b.branch }, choice === 'set' ? { kind: 'set', ttl: 2n * HOUR_NS } : { kind: choice });
+    const r = await touch(
+      this.ts.ctx,
+      { db: b.db, branch: b.branch },
+      choice === 'set' ? { kind: 'set', ttl: 2n * HOUR_NS } : { kind: choice },
+    );
     if (choice === 'none') b.ttl = false;
     if (choice === 'set') b.ttl = true;
     assert.equal(r.ttl !== undefined, b.ttl);

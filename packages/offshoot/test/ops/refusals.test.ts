@@ -80,9 +80,18 @@ describe('refusals', () => {
   });
 
   it('targets: bad names and shapes', async () => {
-    assert.throws(() => parseTarget('app@Main'), (e: unknown) => (e as { code?: string }).code === 'INVALID_NAME');
-    assert.throws(() => parseTarget('app@main@cp'), (e: unknown) => (e as { code?: string }).code === 'INVALID_ARGUMENT');
-    assert.throws(() => parseTarget('app@main@cp@x', { allowCheckpoint: true }), (e: unknown) => (e as { code?: string }).code === 'INVALID_ARGUMENT');
+    assert.throws(
+      () => parseTarget('app@Main'),
+      (e: unknown) => (e as { code?: string }).code === 'INVALID_NAME',
+    );
+    assert.throws(
+      () => parseTarget('app@main@cp'),
+      (e: unknown) => (e as { code?: string }).code === 'INVALID_ARGUMENT',
+    );
+    assert.throws(
+      () => parseTarget('app@main@cp@x', { allowCheckpoint: true }),
+      (e: unknown) => (e as { code?: string }).code === 'INVALID_ARGUMENT',
+    );
   });
 
   it('checkout and export: missing branch, missing checkpoint, existing destination', async () => {
@@ -119,15 +128,31 @@ describe('refusals', () => {
     await refusedCleanly(ts, () => fork(ts.ctx, MAIN, 'x', { at: 'nope' }), 'NOT_FOUND');
     await refusedCleanly(ts, () => fork(ts.ctx, MAIN, 'X'), 'INVALID_NAME');
     await refusedCleanly(ts, () => fork(ts.ctx, MAIN, 'a@b'), 'INVALID_NAME');
-    for (const [, meta] of BAD_META) await refusedCleanly(ts, () => fork(ts.ctx, MAIN, 'x', { meta }), 'INVALID_ARGUMENT');
-    assert.throws(() => parseTtl('none', { allowNone: false }), (e: unknown) => (e as { code?: string }).code === 'INVALID_ARGUMENT');
+    for (const [, meta] of BAD_META)
+      await refusedCleanly(ts, () => fork(ts.ctx, MAIN, 'x', { meta }), 'INVALID_ARGUMENT');
+    assert.throws(
+      () => parseTtl('none', { allowNone: false }),
+      (e: unknown) => (e as { code?: string }).code === 'INVALID_ARGUMENT',
+    );
     for (const text of ['0', '0s', '-1s', '-2h']) {
-      assert.throws(() => parseTtl(text), (e: unknown) => (e as { code?: string }).code === 'INVALID_ARGUMENT', `--ttl ${text}`);
+      assert.throws(
+        () => parseTtl(text),
+        (e: unknown) => (e as { code?: string }).code === 'INVALID_ARGUMENT',
+        `--ttl ${text}`,
+      );
     }
     await refusedCleanly(ts, () => fork(ts.ctx, MAIN, 'x', { ttl: { kind: 'none' } }), 'INVALID_ARGUMENT');
-    await refusedCleanly(ts, () => fork(ts.ctx, MAIN, 'x', { ttl: parseTtl('0s', { allowZeroAsNone: true }) }), 'INVALID_ARGUMENT');
+    await refusedCleanly(
+      ts,
+      () => fork(ts.ctx, MAIN, 'x', { ttl: parseTtl('0s', { allowZeroAsNone: true }) }),
+      'INVALID_ARGUMENT',
+    );
     await refusedCleanly(ts, () => fork(ts.ctx, MAIN, 'x', { ttl: { kind: 'set', ttl: 0n } }), 'INVALID_ARGUMENT');
-    await refusedCleanly(ts, () => fork(ts.ctx, MAIN, 'x', { ttl: { kind: 'set', ttl: -1_000_000_000n } }), 'INVALID_ARGUMENT');
+    await refusedCleanly(
+      ts,
+      () => fork(ts.ctx, MAIN, 'x', { ttl: { kind: 'set', ttl: -1_000_000_000n } }),
+      'INVALID_ARGUMENT',
+    );
   });
 
   it('rollback: missing checkpoint or branch', async () => {
@@ -158,7 +183,11 @@ describe('refusals', () => {
     await ts.store.updateRef('app', 'reaped', (r) => ({ ...r, reaping: true }));
     await refusedCleanly(ts, () => touch(ts.ctx, { db: 'app', branch: 'reaped' }), 'CAS_CONFLICT');
     await refusedCleanly(ts, () => touch(ts.ctx, { db: 'app', branch: 'reaped' }, { kind: 'none' }), 'CAS_CONFLICT');
-    await ts.store.updateRef('app', 'reaped', (r) => ({ ...r, deleting: true, deleting_at: ts.clock.now().toISOString() }));
+    await ts.store.updateRef('app', 'reaped', (r) => ({
+      ...r,
+      deleting: true,
+      deleting_at: ts.clock.now().toISOString(),
+    }));
     await refusedCleanly(ts, () => touch(ts.ctx, { db: 'app', branch: 'reaped' }), 'CAS_CONFLICT');
     await refusedCleanly(ts, () => checkout(ts.ctx, { db: 'app', branch: 'reaped' }), 'NOT_FOUND');
     await refusedCleanly(ts, () => fork(ts.ctx, { db: 'app', branch: 'reaped' }, 'x'), 'NOT_FOUND');
@@ -173,7 +202,11 @@ describe('a fork point condemned by GC', () => {
       const { ref } = await ts.store.getRef('app', 'main');
       const chain = await new ChainResolver(ts.store).resolve(ref.lineage, ref.head_txid);
       // As if a GC pass had marked before this ref existed and tombstoned the fork point.
-      await writeTombstones(ts.store.backend, { [chain.members[0]?.key ?? '']: ts.clock.now().toISOString() }, undefined);
+      await writeTombstones(
+        ts.store.backend,
+        { [chain.members[0]?.key ?? '']: ts.clock.now().toISOString() },
+        undefined,
+      );
       const err = await rejectsCode(fork(ts.ctx, MAIN, 'late'), 'BUSY');
       assert.equal(err.retryable, true);
       assert.equal(await ts.store.tryGetRef('app', 'late'), undefined, 'the child ref was deleted again');
@@ -287,7 +320,11 @@ describe('a busy checkout', () => {
       await refusedCleanly(ts, () => checkpoint(ts.ctx, MAIN, 'stale-content'), 'CAS_CONFLICT');
       assert.equal(await exportDump(ts, MAIN), head, 'the rolled-back head is untouched');
       await checkout(ts.ctx, MAIN);
-      assert.equal((await checkpoint(ts.ctx, MAIN, 'fresh')).kind, 'none', 'after a refresh the checkout is the head again');
+      assert.equal(
+        (await checkpoint(ts.ctx, MAIN, 'fresh')).kind,
+        'none',
+        'after a refresh the checkout is the head again',
+      );
     } finally {
       await ts.cleanup();
     }
@@ -327,7 +364,10 @@ describe('a busy checkout', () => {
       } finally {
         await writer.kill();
       }
-      assert.ok(warnings.some((w) => w.includes('proceeding from the last durable head')), warnings.join('\n'));
+      assert.ok(
+        warnings.some((w) => w.includes('proceeding from the last durable head')),
+        warnings.join('\n'),
+      );
       assert.equal(await exportDump(ts, { db: 'app', branch: 'while-busy' }), durable);
     } finally {
       await ts.cleanup();

@@ -14,10 +14,22 @@ interface Schema {
 function readSchema(file: string): Schema {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
-    const indexes = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
+    const tables = (
+      db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        .all() as Array<{ name: string }>
+    ).map((r) => r.name);
+    const indexes = (
+      db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+        .all() as Array<{ name: string }>
+    ).map((r) => r.name);
     const columns = new Map<string, string[]>();
-    for (const t of tables) columns.set(t, (db.prepare(`SELECT name FROM pragma_table_info('${t}')`).all() as Array<{ name: string }>).map((r) => r.name));
+    for (const t of tables)
+      columns.set(
+        t,
+        (db.prepare(`SELECT name FROM pragma_table_info('${t}')`).all() as Array<{ name: string }>).map((r) => r.name),
+      );
     return { tables, indexes, columns };
   } finally {
     db.close();
@@ -42,9 +54,12 @@ const DML = { insert: 5, bulk: 3, update: 4, delete: 3 };
 const ANY = { ...DML, create: 1, addColumn: 1, index: 1, dropIndex: 1, dropTable: 0.4, vacuum: 0.8 };
 
 function statement(rng: Prng, s: Schema, dmlOnly: boolean): string {
-  if (s.tables.length === 0) return `CREATE TABLE ${freshName(rng, 't', [])}(id INTEGER PRIMARY KEY, v TEXT, n INTEGER);`;
+  if (s.tables.length === 0)
+    return `CREATE TABLE ${freshName(rng, 't', [])}(id INTEGER PRIMARY KEY, v TEXT, n INTEGER);`;
   const t = rng.pick(s.tables);
-  const kind = rng.weighted<keyof typeof ANY>(dmlOnly ? { ...ANY, create: 0, addColumn: 0, index: 0, dropIndex: 0, dropTable: 0, vacuum: 0 } : ANY);
+  const kind = rng.weighted<keyof typeof ANY>(
+    dmlOnly ? { ...ANY, create: 0, addColumn: 0, index: 0, dropIndex: 0, dropTable: 0, vacuum: 0 } : ANY,
+  );
   switch (kind) {
     case 'insert': {
       const rows = Array.from({ length: rng.int(1, 5) }, () => `('${word(rng)}', ${rng.int(-1000, 1000)})`);

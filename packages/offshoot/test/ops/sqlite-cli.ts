@@ -29,7 +29,8 @@ export function dumpMany(files: readonly string[]): string[] {
   const script = files.map((f) => `.open '${f.replaceAll("'", "''")}'\n.dump\n.print ${SEPARATOR}\n`).join('');
   const out = execFileSync('sqlite3', [], { input: script, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   const parts = out.split(`${SEPARATOR}\n`);
-  if (parts.length !== files.length + 1) throw new Error(`dumpMany: expected ${files.length} dumps, got ${parts.length - 1}`);
+  if (parts.length !== files.length + 1)
+    throw new Error(`dumpMany: expected ${files.length} dumps, got ${parts.length - 1}`);
   return parts.slice(0, files.length);
 }
 

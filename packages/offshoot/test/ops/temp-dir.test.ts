@@ -59,7 +59,10 @@ test("the next staging dir sweeps a dead local owner's leftovers, never a live, 
     };
     for (const n of Object.values(names)) mkdirSync(join(parent, n, 'inner'), { recursive: true });
     await withTempDir(ts.ctx, async () => undefined);
-    assert.deepEqual(readdirSync(parent).sort(), [names.foreign, names.live, names.remote, names.otherNamespace].sort());
+    assert.deepEqual(
+      readdirSync(parent).sort(),
+      [names.foreign, names.live, names.remote, names.otherNamespace].sort(),
+    );
   } finally {
     child.kill();
   }

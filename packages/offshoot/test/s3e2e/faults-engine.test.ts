@@ -154,7 +154,13 @@ async function settleImplicit(b: Bench, t: Target, pending: string | undefined):
  * The observation shared by rollback and promote: `t` is repointed to `landed` (a fresh lineage) after its pending
  * edits are checkpointed and its head is kept as the `safety` branch. Any mix of those steps may have landed.
  */
-async function repointObserver(b: Bench, t: Target, safety: string, landed: BranchDumps, pendingEdits: string): Promise<() => Promise<boolean>> {
+async function repointObserver(
+  b: Bench,
+  t: Target,
+  safety: string,
+  landed: BranchDumps,
+  pendingEdits: string,
+): Promise<() => Promise<boolean>> {
   const m = model(b, t);
   const { lineage } = (await b.ts.store.getRef(t.db, t.branch)).ref;
   const states = new Map<number, string>([
@@ -366,7 +372,10 @@ const gcScenario = (variant: 0 | 1): Scenario => {
 };
 
 function assertTyped(err: unknown, fault: Fault, where: string): void {
-  assert.ok(err instanceof OffshootError, `${where}: threw ${err instanceof Error ? `${err.constructor.name}: ${err.message}` : String(err)}`);
+  assert.ok(
+    err instanceof OffshootError,
+    `${where}: threw ${err instanceof Error ? `${err.constructor.name}: ${err.message}` : String(err)}`,
+  );
   assert.ok(surfacedAs(fault).includes(err.code), `${where}: surfaced ${err.code}: ${err.message}`);
   assert.ok(typeof err.hint === 'string' && err.hint !== '', `${where}: ${err.code} has no hint: ${err.message}`);
 }
@@ -403,8 +412,10 @@ async function sweep(name: string, scenario: Scenario, method: BackendMethod, of
         assertTyped(error, fault, where);
       }
       const landed = await attempt.observe();
-      if (error === undefined && !partial) assert.ok(landed, `${where}: reported success, but its effect is not all in the store`);
-      if (error !== undefined && scenario.atomic) assert.equal(landed, false, `${where}: reported ${(error as OffshootError).code}, but its effect landed`);
+      if (error === undefined && !partial)
+        assert.ok(landed, `${where}: reported success, but its effect is not all in the store`);
+      if (error !== undefined && scenario.atomic)
+        assert.equal(landed, false, `${where}: reported ${(error as OffshootError).code}, but its effect landed`);
       await b.verifier.verify(b.model, `${where}, after the fault`);
       if (error !== undefined || partial) {
         await (attempt.recover ?? attempt.run)(ts.ctx);
@@ -436,7 +447,10 @@ describe('engine operations under injected S3 faults', { concurrency: true }, ()
     it(`${name}: every put and read fails in turn, and the store stays whole and recoverable`, async () => {
       const calls: string[] = [];
       for (const method of METHODS) {
-        for (const { offset, variant } of SWEEPS) calls.push(`${method}/${variant}: ${await sweep(`${name} (variant ${variant})`, make(variant), method, offset)}`);
+        for (const { offset, variant } of SWEEPS)
+          calls.push(
+            `${method}/${variant}: ${await sweep(`${name} (variant ${variant})`, make(variant), method, offset)}`,
+          );
       }
       const faulted = calls.filter((c) => !c.endsWith(': 0')).length;
       assert.ok(faulted >= 4, `${name}: faults fired in only ${faulted} sweeps (${calls.join(', ')})`);
@@ -476,7 +490,10 @@ describe('a store failure on the write that repoints a branch', () => {
             (e: unknown) => e,
           );
           b.fb.clear();
-          assert.ok(hasCode(err, code), `${op} with ${code} on the ref write surfaced ${(err as OffshootError | undefined)?.code}: ${(err as Error | undefined)?.message}`);
+          assert.ok(
+            hasCode(err, code),
+            `${op} with ${code} on the ref write surfaced ${(err as OffshootError | undefined)?.code}: ${(err as Error | undefined)?.message}`,
+          );
           assert.equal((await store.getRef('app', target)).etag, before.etag, `${op}: the branch was not repointed`);
         }
         await run();

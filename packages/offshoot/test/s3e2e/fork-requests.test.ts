@@ -41,7 +41,10 @@ function buildDatabase(file: string, size: number): void {
 
 /** The keys of LTX objects that calls of the given methods read. */
 function ltxReads(c: CountingBackend): string[] {
-  return c.calls.filter((call) => READS.some((m) => call.startsWith(`${m} `))).map((call) => call.slice(call.indexOf(' ') + 1)).filter((k) => LTX.test(k));
+  return c.calls
+    .filter((call) => READS.some((m) => call.startsWith(`${m} `)))
+    .map((call) => call.slice(call.indexOf(' ') + 1))
+    .filter((k) => LTX.test(k));
 }
 
 /** What one shared fork cost, measured from a freshly opened store (as a CLI run would see it). */
@@ -101,7 +104,11 @@ describe('S3 request counts of the at-rest engine', { concurrency: false }, () =
   it('a shared fork issues the same requests, method by method, for a 1 MB and a 16 MB database', () => {
     assert.ok(Math.abs(small.file - 1 * MiB) < MiB / 10, `small database is ${small.file} bytes`);
     assert.ok(Math.abs(large.file - 16 * MiB) < MiB, `large database is ${large.file} bytes`);
-    assert.deepEqual(large.fork.counts, small.fork.counts, `1 MB fork:\n  ${small.fork.calls.join('\n  ')}\n16 MB fork:\n  ${large.fork.calls.join('\n  ')}`);
+    assert.deepEqual(
+      large.fork.counts,
+      small.fork.counts,
+      `1 MB fork:\n  ${small.fork.calls.join('\n  ')}\n16 MB fork:\n  ${large.fork.calls.join('\n  ')}`,
+    );
     const total = Object.values(small.fork.counts).reduce((a, b) => a + b, 0);
     assert.ok(total <= 10, `a fork is a handful of requests, not ${total}:\n  ${small.fork.calls.join('\n  ')}`);
   });
@@ -115,7 +122,11 @@ describe('S3 request counts of the at-rest engine', { concurrency: false }, () =
       );
       assert.equal(f.counts.copy, 0, 'nothing is copied');
       assert.equal(f.counts.delete + f.counts.deleteMany, 0, 'nothing is deleted');
-      assert.deepEqual(f.calls.filter((c) => READS.some((m) => c.startsWith(`${m} `)) && LTX.test(c.slice(c.indexOf(' ') + 1))), [], 'no LTX object is read');
+      assert.deepEqual(
+        f.calls.filter((c) => READS.some((m) => c.startsWith(`${m} `)) && LTX.test(c.slice(c.indexOf(' ') + 1))),
+        [],
+        'no LTX object is read',
+      );
     }
   });
 
@@ -153,7 +164,11 @@ describe('S3 request counts of the at-rest engine', { concurrency: false }, () =
       const again = await checkout(ctx, main);
       assert.equal(again.reused, true);
       assert.deepEqual(ltxReads(counter), []);
-      assert.deepEqual(counter.calls, [`get ${refKey('app', 'main')}`], 'a current checkout is proven clean with one ref read');
+      assert.deepEqual(
+        counter.calls,
+        [`get ${refKey('app', 'main')}`],
+        'a current checkout is proven clean with one ref read',
+      );
 
       for (const f of checkoutFiles(again.path)) rmSync(f, { force: true });
       counter.reset();
@@ -161,7 +176,11 @@ describe('S3 request counts of the at-rest engine', { concurrency: false }, () =
       assert.equal(rebuilt.reused, false);
       const [segment, ...rest] = ltxReads(counter);
       assert.deepEqual(rest, [], 'a deleted checkout is rebuilt from the cached chain');
-      assert.match(segment ?? '', /\/segment-/, 'only the segment the checkpoint wrote is fetched, on top of the cached snapshot');
+      assert.match(
+        segment ?? '',
+        /\/segment-/,
+        'only the segment the checkpoint wrote is fetched, on top of the cached snapshot',
+      );
 
       await fork(ctx, main, 'reader');
       counter.reset();

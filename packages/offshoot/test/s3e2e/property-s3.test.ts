@@ -11,9 +11,26 @@ import { openS3TestStore } from './s3-store.js';
 
 const STEPS = Number(process.env.OFFSHOOT_S3_PROPERTY_STEPS ?? 0) || undefined;
 
-const VERBS: readonly StepKind[] = ['create', 'checkout', 'write', 'checkpoint', 'forkHead', 'forkAt', 'rollback', 'promote', 'compact', 'destroy', 'gc', 'touch'];
+const VERBS: readonly StepKind[] = [
+  'create',
+  'checkout',
+  'write',
+  'checkpoint',
+  'forkHead',
+  'forkAt',
+  'rollback',
+  'promote',
+  'compact',
+  'destroy',
+  'gc',
+  'touch',
+];
 
-async function runHistory(seed: number, steps: number, opts: { forkFloor?: number; snapshotEvery?: number } = {}): Promise<void> {
+async function runHistory(
+  seed: number,
+  steps: number,
+  opts: { forkFloor?: number; snapshotEvery?: number } = {},
+): Promise<void> {
   const ts = await openS3TestStore(opts);
   const h = new RandomHistory(ts, seed, emptyDump(ts.tmpPath('empty.db')));
   const verifier = new StoreVerifier(ts);
@@ -26,7 +43,12 @@ async function runHistory(seed: number, steps: number, opts: { forkFloor?: numbe
       await verifier.verify(h.model);
     }
     // The seeds are chosen so that even a short history takes every verb; a change to the history must not lose one.
-    if (STEPS === undefined) assert.deepEqual(VERBS.filter((v) => !taken.has(v)), [], 'verbs the history never took');
+    if (STEPS === undefined)
+      assert.deepEqual(
+        VERBS.filter((v) => !taken.has(v)),
+        [],
+        'verbs the history never took',
+      );
   } catch (err) {
     const tail = h.log.slice(-15).map((l, i) => `  ${h.log.length - Math.min(15, h.log.length) + i + 1}: ${l}`);
     (err as Error).message += `\nseed ${seed} on S3, ${h.log.length} steps; last steps:\n${tail.join('\n')}`;
@@ -39,5 +61,6 @@ async function runHistory(seed: number, steps: number, opts: { forkFloor?: numbe
 describe('random histories on an S3 store match the model after every step', { concurrency: true }, () => {
   if (s3Unavailable('random histories on S3')) return;
   it('seed 15 (default floors)', async () => runHistory(15, STEPS ?? 60));
-  it('seed 20 (forkFloor 3, snapshotEvery 3)', async () => runHistory(20, STEPS ?? 60, { forkFloor: 3, snapshotEvery: 3 }));
+  it('seed 20 (forkFloor 3, snapshotEvery 3)', async () =>
+    runHistory(20, STEPS ?? 60, { forkFloor: 3, snapshotEvery: 3 }));
 });

@@ -71,7 +71,8 @@ describe('README quickstart on an s3:// store', { concurrency: false }, () => {
   const statusLine = (name: string): string => status()(name);
 
   /** The bucket's keys under the store prefix, without it. */
-  const keys = async (): Promise<string[]> => (await bucketKeys(bucket.name)).filter((k) => k.startsWith(`${PREFIX}/`)).map((k) => k.slice(PREFIX.length + 1));
+  const keys = async (): Promise<string[]> =>
+    (await bucketKeys(bucket.name)).filter((k) => k.startsWith(`${PREFIX}/`)).map((k) => k.slice(PREFIX.length + 1));
 
   const added = (before: readonly string[], now: readonly string[]): string[] => now.filter((k) => !before.includes(k));
 
@@ -105,7 +106,10 @@ describe('README quickstart on an s3:// store', { concurrency: false }, () => {
     assert.equal(fresh.length, 2, fresh.join(', '));
     assert.ok(fresh.includes('refs/app/main'));
     assert.ok(fresh.some((k) => /^data\/[0-9a-f]+\/1\/snapshot-0{15}1\.ltx$/.test(k)));
-    assert.match(statusLine('app@main'), /^app@main state=idle storage=materialized txid=1 checkpoints=\[init\] protected$/);
+    assert.match(
+      statusLine('app@main'),
+      /^app@main state=idle storage=materialized txid=1 checkpoints=\[init\] protected$/,
+    );
     const out = exported('app');
     assert.equal(rows(out, 'SELECT count(*) FROM sqlite_master'), '0');
     assert.equal(rows(out, 'PRAGMA journal_mode'), 'wal');
@@ -113,7 +117,10 @@ describe('README quickstart on an s3:// store', { concurrency: false }, () => {
 
   it('create legacy --from imports a local file without touching it', () => {
     const src = path.join(dir, 'existing.db');
-    sql(src, "CREATE TABLE legacy(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO legacy VALUES (1, 'a'), (2, 'b'), (3, 'c');");
+    sql(
+      src,
+      "CREATE TABLE legacy(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO legacy VALUES (1, 'a'), (2, 'b'), (3, 'c');",
+    );
     const original = dump(src);
     assert.equal(cli(['create', 'legacy', '--from', src]).stdout, '');
     assert.equal(dump(src), original);
@@ -131,25 +138,38 @@ describe('README quickstart on an s3:// store', { concurrency: false }, () => {
   it('sqlite3 writes to the checkout; checkpoint app seeded uploads one segment and moves main to txid 2', async () => {
     sql(mainDb, SEED_SQL);
     assert.match(statusLine('app@main'), /^app@main state=dirty /);
-    assert.equal(rows(exported('app'), 'SELECT count(*) FROM sqlite_master'), '0', 'nothing is durable before a checkpoint');
+    assert.equal(
+      rows(exported('app'), 'SELECT count(*) FROM sqlite_master'),
+      '0',
+      'nothing is durable before a checkpoint',
+    );
     const before = await keys();
     assert.equal(cli(['checkpoint', 'app', 'seeded']).stdout, 'checkpoint "seeded" at txid 2\n');
     const fresh = added(before, await keys());
     assert.equal(fresh.length, 1, fresh.join(', '));
     assert.match(fresh[0] ?? '', /^data\/[0-9a-f]+\/1\/segment-0{15}2-0{15}2\.ltx$/);
-    assert.match(statusLine('app@main'), /^app@main state=idle storage=materialized txid=2 checkpoints=\[init,seeded\] protected checked-out$/);
+    assert.match(
+      statusLine('app@main'),
+      /^app@main state=idle storage=materialized txid=2 checkpoints=\[init,seeded\] protected checked-out$/,
+    );
     dumps.seeded = dump(mainDb);
     assert.equal(dump(exported('app@main@seeded')), dumps.seeded);
   });
 
   it('fork app attempt-1 --ttl 1h writes exactly base.json and the child ref', async () => {
     const before = await keys();
-    assert.equal(cli(['fork', 'app', 'attempt-1', '--ttl', '1h']).stdout, 'forked app@main -> app@attempt-1 at txid 2\n');
+    assert.equal(
+      cli(['fork', 'app', 'attempt-1', '--ttl', '1h']).stdout,
+      'forked app@main -> app@attempt-1 at txid 2\n',
+    );
     const fresh = added(before, await keys()).sort();
     assert.equal(fresh.length, 2, fresh.join(', '));
     assert.match(fresh[0] ?? '', /^data\/[0-9a-f]+\/base\.json$/);
     assert.equal(fresh[1], 'refs/app/attempt-1');
-    assert.match(statusLine('app@attempt-1'), /^app@attempt-1 state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=1h0m0s remaining=(1h)?\d+m\d+s$/);
+    assert.match(
+      statusLine('app@attempt-1'),
+      /^app@attempt-1 state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=1h0m0s remaining=(1h)?\d+m\d+s$/,
+    );
     assert.equal(dump(exported('app@attempt-1')), dumps.seeded);
   });
 
@@ -200,8 +220,14 @@ describe('README quickstart on an s3:// store', { concurrency: false }, () => {
     assert.equal(r.stdout, 'promoted app@attempt-1 -> app@main at txid 3\n');
     assert.equal(r.stderr, 'offshoot: note: previous head of app@main kept as app@main-pre-promote\n');
     const line = status();
-    assert.match(line('app@main'), /^app@main state=idle storage=shared txid=3 checkpoints=\[promote\] protected checked-out$/);
-    assert.match(line('app@main-pre-promote'), /^app@main-pre-promote state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=24h0m0s remaining=/);
+    assert.match(
+      line('app@main'),
+      /^app@main state=idle storage=shared txid=3 checkpoints=\[promote\] protected checked-out$/,
+    );
+    assert.match(
+      line('app@main-pre-promote'),
+      /^app@main-pre-promote state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=24h0m0s remaining=/,
+    );
     assert.equal(dump(mainDb), dumps.attempt, 'the main checkout was refreshed in place');
     assert.equal(dump(exported('app')), dumps.attempt);
     assert.equal(dump(exported('app@main-pre-promote')), dumps.seeded);
@@ -215,7 +241,10 @@ describe('README quickstart on an s3:// store', { concurrency: false }, () => {
     dumps.beforeRollback = dump(mainDb);
     const r = cli(['rollback', 'app', '--to', 'promote']);
     assert.equal(r.stdout, `${mainDb}\n`);
-    assert.match(r.stderr, /^offshoot: note: rolled back app@main to checkpoint "promote" at txid 3; abandoned txids 4-5\n/);
+    assert.match(
+      r.stderr,
+      /^offshoot: note: rolled back app@main to checkpoint "promote" at txid 3; abandoned txids 4-5\n/,
+    );
     assert.match(r.stderr, /previous head kept as app@main-pre-rollback/);
     assert.equal(dump(mainDb), dumps.attempt);
     assert.equal(dump(exported('app')), dumps.attempt);
@@ -227,10 +256,22 @@ describe('README quickstart on an s3:// store', { concurrency: false }, () => {
   it('status lists every branch with state, storage, head, checkpoints and TTL', () => {
     const lines = cli(['status']).stdout.trimEnd().split('\n');
     assert.equal(lines.length, 6, lines.join('\n'));
-    assert.match(lines[0] ?? '', /^app@attempt-1 state=idle storage=shared txid=3 checkpoints=\[fork,tests-pass\] checked-out ttl=1h0m0s remaining=(1h)?\d+m\d+s$/);
-    assert.match(lines[1] ?? '', /^app@main state=idle storage=shared txid=3 checkpoints=\[promote\] protected checked-out$/);
-    assert.match(lines[2] ?? '', /^app@main-pre-promote state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s$/);
-    assert.match(lines[3] ?? '', /^app@main-pre-rollback state=idle storage=shared txid=5 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s$/);
+    assert.match(
+      lines[0] ?? '',
+      /^app@attempt-1 state=idle storage=shared txid=3 checkpoints=\[fork,tests-pass\] checked-out ttl=1h0m0s remaining=(1h)?\d+m\d+s$/,
+    );
+    assert.match(
+      lines[1] ?? '',
+      /^app@main state=idle storage=shared txid=3 checkpoints=\[promote\] protected checked-out$/,
+    );
+    assert.match(
+      lines[2] ?? '',
+      /^app@main-pre-promote state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s$/,
+    );
+    assert.match(
+      lines[3] ?? '',
+      /^app@main-pre-rollback state=idle storage=shared txid=5 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s$/,
+    );
     assert.match(lines[4] ?? '', /^legacy@main state=idle storage=materialized txid=1 checkpoints=\[init\] protected$/);
     assert.match(lines[5] ?? '', /^ro-cache: \d+ entries, \d+ bytes used \(budget: unlimited\)$/);
   });
@@ -265,7 +306,10 @@ describe('README quickstart on an s3:// store', { concurrency: false }, () => {
     const gone = before.filter((k) => !now.includes(k));
     assert.equal(gone.length, tombstoned);
     for (const k of scratchKeys) assert.ok(gone.includes(k), `${k} was collected`);
-    assert.ok(gone.every((k) => k.startsWith('data/')), `only data objects are collected: ${gone.join(', ')}`);
+    assert.ok(
+      gone.every((k) => k.startsWith('data/')),
+      `only data objects are collected: ${gone.join(', ')}`,
+    );
     assert.equal(cli(['gc', '--grace', '0s']).stdout, 'gc: tombstoned 0, deleted 0 objects\n');
 
     // Every branch and checkpoint still materializes from what is left, with a cold cache.

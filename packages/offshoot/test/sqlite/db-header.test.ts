@@ -22,7 +22,8 @@ function withTempDir(fn: (dir: string) => void): () => void {
   };
 }
 
-const isCorrupt = (err: unknown): boolean => hasCode(err, 'CORRUPT') && typeof err.hint === 'string' && err.hint.length > 0;
+const isCorrupt = (err: unknown): boolean =>
+  hasCode(err, 'CORRUPT') && typeof err.hint === 'string' && err.hint.length > 0;
 
 test('the vector databases parse: page size, WAL mode, counters and the writing library version', () => {
   assert.equal(DB_HEADER_SIZE, 100);
@@ -36,7 +37,14 @@ test('the vector databases parse: page size, WAL mode, counters and the writing 
   assert.equal(base.sqliteVersion, 3040001);
   const final = parseDbHeader(vector('a-final.db'));
   assert.deepEqual(
-    [final.pageCount, final.changeCounter, final.schemaCookie, final.schemaFormat, final.textEncoding, final.reservedBytes],
+    [
+      final.pageCount,
+      final.changeCounter,
+      final.schemaCookie,
+      final.schemaFormat,
+      final.textEncoding,
+      final.reservedBytes,
+    ],
     [2, 2, 1, 4, 1, 0],
   );
   assert.equal(final.pageCount * final.pageSize, vector('a-final.db').length);
@@ -47,47 +55,56 @@ test('parses from a view that does not start at the beginning of its buffer', ()
   assert.equal(parseDbHeader(backing.subarray(7)).pageCount, 2);
 });
 
-test('fields agree with the PRAGMAs SQLite reports, in rollback and WAL mode', withTempDir((dir) => {
-  for (const [pageSize, mode] of [[4096, 'delete'], [65536, 'wal'], [1024, 'wal']] as const) {
-    const file = path.join(dir, `p${pageSize}-${mode}.db`);
-    const db = new Database(file);
-    db.pragma(`page_size = ${pageSize}`);
-    db.pragma(`journal_mode = ${mode}`);
-    db.pragma('user_version = -7');
-    db.pragma('application_id = 1330007124');
-    db.exec(`CREATE TABLE t(x); CREATE TABLE u(y); INSERT INTO t VALUES (randomblob(${pageSize * 4})); DELETE FROM t;`);
-    if (mode === 'wal') db.pragma('wal_checkpoint(TRUNCATE)');
-    const want = {
-      pageSize: db.pragma('page_size', { simple: true }),
-      pageCount: db.pragma('page_count', { simple: true }),
-      freelistCount: db.pragma('freelist_count', { simple: true }),
-      schemaCookie: db.pragma('schema_version', { simple: true }),
-      userVersion: db.pragma('user_version', { simple: true }),
-      applicationId: db.pragma('application_id', { simple: true }),
-    };
-    // The connection is closed before the file is read: a raw open/close of the main database in a process
-    // with a live connection would drop that connection's locks.
-    db.close();
-    const h = parseDbHeader(fs.readFileSync(file).subarray(0, DB_HEADER_SIZE));
-    assert.deepEqual(
-      {
-        pageSize: h.pageSize,
-        pageCount: h.pageCount,
-        freelistCount: h.freelistCount,
-        schemaCookie: h.schemaCookie,
-        userVersion: h.userVersion,
-        applicationId: h.applicationId,
-      },
-      want,
-      `${pageSize} ${mode}`,
-    );
-    assert.ok(h.freelistCount > 0 && h.freelistTrunk > 0, 'the DELETE left free pages');
-    assert.equal(h.textEncoding, 1);
-    assert.equal(h.versionValidFor, h.changeCounter);
-    assert.equal(isWalMode(h), mode === 'wal', `${pageSize} ${mode}`);
-    assert.deepEqual([h.writeVersion, h.readVersion], mode === 'wal' ? [2, 2] : [1, 1]);
-  }
-}));
+test(
+  'fields agree with the PRAGMAs SQLite reports, in rollback and WAL mode',
+  withTempDir((dir) => {
+    for (const [pageSize, mode] of [
+      [4096, 'delete'],
+      [65536, 'wal'],
+      [1024, 'wal'],
+    ] as const) {
+      const file = path.join(dir, `p${pageSize}-${mode}.db`);
+      const db = new Database(file);
+      db.pragma(`page_size = ${pageSize}`);
+      db.pragma(`journal_mode = ${mode}`);
+      db.pragma('user_version = -7');
+      db.pragma('application_id = 1330007124');
+      db.exec(
+        `CREATE TABLE t(x); CREATE TABLE u(y); INSERT INTO t VALUES (randomblob(${pageSize * 4})); DELETE FROM t;`,
+      );
+      if (mode === 'wal') db.pragma('wal_checkpoint(TRUNCATE)');
+      const want = {
+        pageSize: db.pragma('page_size', { simple: true }),
+        pageCount: db.pragma('page_count', { simple: true }),
+        freelistCount: db.pragma('freelist_count', { simple: true }),
+        schemaCookie: db.pragma('schema_version', { simple: true }),
+        userVersion: db.pragma('user_version', { simple: true }),
+        applicationId: db.pragma('application_id', { simple: true }),
+      };
+      // The connection is closed before the file is read: a raw open/close of the main database in a process
+      // with a live connection would drop that connection's locks.
+      db.close();
+      const h = parseDbHeader(fs.readFileSync(file).subarray(0, DB_HEADER_SIZE));
+      assert.deepEqual(
+        {
+          pageSize: h.pageSize,
+          pageCount: h.pageCount,
+          freelistCount: h.freelistCount,
+          schemaCookie: h.schemaCookie,
+          userVersion: h.userVersion,
+          applicationId: h.applicationId,
+        },
+        want,
+        `${pageSize} ${mode}`,
+      );
+      assert.ok(h.freelistCount > 0 && h.freelistTrunk > 0, 'the DELETE left free pages');
+      assert.equal(h.textEncoding, 1);
+      assert.equal(h.versionValidFor, h.changeCounter);
+      assert.equal(isWalMode(h), mode === 'wal', `${pageSize} ${mode}`);
+      assert.deepEqual([h.writeVersion, h.readVersion], mode === 'wal' ? [2, 2] : [1, 1]);
+    }
+  }),
+);
 
 test('the on-disk page size 1 means 65536', () => {
   const bytes = Buffer.from(vector('a-base.db').subarray(0, DB_HEADER_SIZE));

@@ -71,7 +71,10 @@ test('one changed row: with changedPages only the touched table is read', () => 
   assert.equal(narrow.stats.tablesCompared, 1);
   assert.equal(narrow.stats.rowsScanned, 2 * ROWS);
   const filePages = fs.statSync(base).size / 4096;
-  assert.ok(narrow.stats.pagesRead > 0 && narrow.stats.pagesRead < filePages / 20, `${narrow.stats.pagesRead} of ${filePages} pages read`);
+  assert.ok(
+    narrow.stats.pagesRead > 0 && narrow.stats.pagesRead < filePages / 20,
+    `${narrow.stats.pagesRead} of ${filePages} pages read`,
+  );
   const changed = narrow.tables.filter((t) => t.status !== 'same');
   assert.deepEqual(
     changed.map((t) => [t.table, t.changed.map((c) => [c.key.id, c.before.name, c.after.name])]),
@@ -89,7 +92,7 @@ test('one changed row: with changedPages only the touched table is read', () => 
 });
 
 test('summary with changedPages counts untouched tables once and reads rows of the touched one only', () => {
-  const right = fork('summary', 'DELETE FROM t3 WHERE id <= 5; INSERT INTO t12(name) VALUES (\'x\')');
+  const right = fork('summary', "DELETE FROM t3 WHERE id <= 5; INSERT INTO t12(name) VALUES ('x')");
   const result = diffDatabases(base, right, { changedPages: changedPages(base, right), summaryOnly: true });
   assert.equal(result.stats.tablesCompared, 2);
   assert.equal(result.stats.rowsScanned, 0, 'differing counts settle the status without reading rows');
@@ -114,7 +117,9 @@ test('an empty changedPages set still compares the schema; DDL changes force a t
 test('a pending -wal makes changedPages untrustworthy, so everything is compared', () => {
   const left = path.join(dir, 'small.db');
   const setup = new Database(left);
-  setup.exec("CREATE TABLE a(id INTEGER PRIMARY KEY, v); CREATE TABLE b(id INTEGER PRIMARY KEY, v); INSERT INTO a VALUES (1, 'x'); INSERT INTO b VALUES (1, 'y');");
+  setup.exec(
+    "CREATE TABLE a(id INTEGER PRIMARY KEY, v); CREATE TABLE b(id INTEGER PRIMARY KEY, v); INSERT INTO a VALUES (1, 'x'); INSERT INTO b VALUES (1, 'y');",
+  );
   setup.close();
   const right = path.join(dir, 'small-wal.db');
   fs.copyFileSync(left, right);
@@ -140,7 +145,10 @@ test('a pending -wal makes changedPages untrustworthy, so everything is compared
 test('different page sizes make changedPages meaningless, so everything is compared', () => {
   const left = path.join(dir, 'ps1.db');
   const right = path.join(dir, 'ps2.db');
-  for (const [file, size] of [[left, 4096], [right, 1024]] as const) {
+  for (const [file, size] of [
+    [left, 4096],
+    [right, 1024],
+  ] as const) {
     const db = new Database(file);
     db.pragma(`page_size = ${size}`);
     db.exec("CREATE TABLE a(id INTEGER PRIMARY KEY, v); INSERT INTO a VALUES (1, 'x');");
@@ -154,10 +162,20 @@ test('different page sizes make changedPages meaningless, so everything is compa
 test('the interior-page walk places every b-tree page where dbstat does', () => {
   const db = new Database(base, { readonly: true });
   const roots = new Map<number, string>([[1, 'sqlite_schema']]);
-  for (const r of db.prepare('SELECT name, rootpage FROM sqlite_schema WHERE rootpage > 0').all() as Array<{ name: string; rootpage: number }>) {
+  for (const r of db.prepare('SELECT name, rootpage FROM sqlite_schema WHERE rootpage > 0').all() as Array<{
+    name: string;
+    rootpage: number;
+  }>) {
     roots.set(r.rootpage, r.name);
   }
-  const expected = new Map((db.prepare("SELECT pageno, name FROM dbstat WHERE pagetype != 'overflow'").all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]));
+  const expected = new Map(
+    (
+      db.prepare("SELECT pageno, name FROM dbstat WHERE pagetype != 'overflow'").all() as Array<{
+        pageno: number;
+        name: string;
+      }>
+    ).map((r) => [r.pageno, r.name]),
+  );
   db.close();
   const raw = openRawDb(base);
   assert.ok(raw !== undefined);
@@ -185,17 +203,31 @@ test('a changed overflow page is not reached by the walk, so that side falls bac
   writer.close();
   const pages = changedPages(left, right);
   const reader = new Database(right, { readonly: true });
-  const overflow = new Set(reader.prepare("SELECT pageno FROM dbstat WHERE pagetype = 'overflow'").pluck().all() as number[]);
+  const overflow = new Set(
+    reader.prepare("SELECT pageno FROM dbstat WHERE pagetype = 'overflow'").pluck().all() as number[],
+  );
   reader.close();
-  assert.ok([...pages].some((p) => overflow.has(p)), `changed pages ${[...pages]} include an overflow page`);
-  assert.ok([...pages].every((p) => p === 1 || overflow.has(p)), `changed pages ${[...pages]}: no b-tree page of a differs`);
+  assert.ok(
+    [...pages].some((p) => overflow.has(p)),
+    `changed pages ${[...pages]} include an overflow page`,
+  );
+  assert.ok(
+    [...pages].every((p) => p === 1 || overflow.has(p)),
+    `changed pages ${[...pages]}: no b-tree page of a differs`,
+  );
   const result = diffDatabases(left, right, { changedPages: pages });
   assert.equal(result.stats.narrowed, true);
   const filePages = fs.statSync(left).size / 1024;
-  assert.ok(result.stats.pagesRead >= 2 * filePages, `${result.stats.pagesRead} pages read: both sides fell back to a full dbstat pass`);
+  assert.ok(
+    result.stats.pagesRead >= 2 * filePages,
+    `${result.stats.pagesRead} pages read: both sides fell back to a full dbstat pass`,
+  );
   assert.deepEqual(
     result.tables.map((t) => [t.table, t.status, t.changed.map((c) => c.key.id)]),
-    [['a', 'changed', [1n]], ['b', 'same', []]],
+    [
+      ['a', 'changed', [1n]],
+      ['b', 'same', []],
+    ],
   );
   assert.equal(result.stats.tablesCompared, 1);
 });

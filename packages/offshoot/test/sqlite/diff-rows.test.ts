@@ -40,7 +40,10 @@ function table(result: { tables: TableDiff[] }, name: string): TableDiff {
 }
 
 test('identical databases give an empty diff and empty SQL', () => {
-  const [l, r] = pair('CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT); INSERT INTO t VALUES (1, \'x\'), (2, NULL); CREATE INDEX ta ON t(a);', '');
+  const [l, r] = pair(
+    "CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT); INSERT INTO t VALUES (1, 'x'), (2, NULL); CREATE INDEX ta ON t(a);",
+    '',
+  );
   const result = diffDatabases(l, r);
   assert.deepEqual(result.schema, []);
   assert.deepEqual(
@@ -64,16 +67,23 @@ test('rowid table: inserts, deletes and updates by INTEGER PRIMARY KEY', () => {
     { id: 5n, a: 'five', b: 50n },
   ]);
   assert.deepEqual(t.removed, [{ id: 2n, a: 'two', b: 20n }]);
-  assert.deepEqual(t.changed, [{ key: { id: 3n }, before: { id: 3n, a: 'three', b: 30n }, after: { id: 3n, a: 'three', b: 31n } }]);
+  assert.deepEqual(t.changed, [
+    { key: { id: 3n }, before: { id: 3n, a: 'three', b: 30n }, after: { id: 3n, a: 'three', b: 31n } },
+  ]);
   assert.equal(t.leftCount, 4);
   assert.equal(t.rightCount, 5);
 });
 
 test('a table without INTEGER PRIMARY KEY is matched by rowid', () => {
-  const [l, r] = pair("CREATE TABLE p(name TEXT, v); INSERT INTO p VALUES ('a', 1), ('b', 2);", "UPDATE p SET v = 3 WHERE name = 'b'; INSERT INTO p VALUES ('c', 4);");
+  const [l, r] = pair(
+    "CREATE TABLE p(name TEXT, v); INSERT INTO p VALUES ('a', 1), ('b', 2);",
+    "UPDATE p SET v = 3 WHERE name = 'b'; INSERT INTO p VALUES ('c', 4);",
+  );
   const p = table(diffDatabases(l, r), 'p');
   assert.deepEqual(p.key, ['rowid']);
-  assert.deepEqual(p.changed, [{ key: { rowid: 2n }, before: { rowid: 2n, name: 'b', v: 2n }, after: { rowid: 2n, name: 'b', v: 3n } }]);
+  assert.deepEqual(p.changed, [
+    { key: { rowid: 2n }, before: { rowid: 2n, name: 'b', v: 2n }, after: { rowid: 2n, name: 'b', v: 3n } },
+  ]);
   assert.deepEqual(p.added, [{ rowid: 3n, name: 'c', v: 4n }]);
 });
 
@@ -96,10 +106,12 @@ test('WITHOUT ROWID table with a composite text key', () => {
     { k1: '0', k2: '0', v: 0n },
     { k1: 'a', k2: 'z', v: 4n },
   ]);
-  assert.deepEqual(w.changed, [{ key: { k1: 'b', k2: 'x' }, before: { k1: 'b', k2: 'x', v: 3n }, after: { k1: 'b', k2: 'x', v: 'three' } }]);
+  assert.deepEqual(w.changed, [
+    { key: { k1: 'b', k2: 'x' }, before: { k1: 'b', k2: 'x', v: 3n }, after: { k1: 'b', k2: 'x', v: 'three' } },
+  ]);
 });
 
-test('blobs, NULLs and reals compare by type and value: 1, 1.0 and \'1\' all differ', () => {
+test("blobs, NULLs and reals compare by type and value: 1, 1.0 and '1' all differ", () => {
   const [l, r] = pair(
     "CREATE TABLE v(id INTEGER PRIMARY KEY, x); INSERT INTO v VALUES (1, 1), (2, 1.0), (3, '1'), (4, X'0102'), (5, NULL), (6, 0.1), (7, X'0102'), (8, NULL);",
     "UPDATE v SET x = 1.0 WHERE id = 1; UPDATE v SET x = '1' WHERE id = 2; UPDATE v SET x = 1 WHERE id = 3; UPDATE v SET x = X'0103' WHERE id = 4; UPDATE v SET x = 0 WHERE id = 5; UPDATE v SET x = 0.30000000000000004 WHERE id = 6; UPDATE v SET x = X'0102' WHERE id = 7; UPDATE v SET x = NULL WHERE id = 8;",
@@ -119,11 +131,30 @@ test('blobs, NULLs and reals compare by type and value: 1, 1.0 and \'1\' all dif
 });
 
 test('keys of mixed types and tricky text merge in SQLite order', () => {
-  const keys = ["'a'", "'é'", "'\uFFFD'", "'\u{1F600}'", "'z'", "'Z'", '1', '2.5', '-3', "X'00'", "X''", '9223372036854775807', '-9223372036854775808', '1e300', "''"];
+  const keys = [
+    "'a'",
+    "'é'",
+    "'\uFFFD'",
+    "'\u{1F600}'",
+    "'z'",
+    "'Z'",
+    '1',
+    '2.5',
+    '-3',
+    "X'00'",
+    "X''",
+    '9223372036854775807',
+    '-9223372036854775808',
+    '1e300',
+    "''",
+  ];
   const setup = `CREATE TABLE m(k PRIMARY KEY, v) WITHOUT ROWID; ${keys.map((k, i) => `INSERT INTO m VALUES (${k}, ${i});`).join(' ')}`;
   const [l, r] = pair(setup, '');
   assert.equal(table(diffDatabases(l, r), 'm').status, 'same');
-  const [l2, r2] = pair(setup, "INSERT INTO m VALUES ('\u{1F601}', 99), (2, 98), ('ab', 97); DELETE FROM m WHERE k IN ('\uFFFD', 'a');");
+  const [l2, r2] = pair(
+    setup,
+    "INSERT INTO m VALUES ('\u{1F601}', 99), (2, 98), ('ab', 97); DELETE FROM m WHERE k IN ('\uFFFD', 'a');",
+  );
   const m = table(diffDatabases(l2, r2), 'm');
   assert.deepEqual(
     m.added.map((a) => a.k),
@@ -142,8 +173,14 @@ test('a NOCASE text key still merges correctly (sorted BINARY on both sides)', (
     "UPDATE c SET v = 20 WHERE k = 'a'; INSERT INTO c VALUES ('B2', 4);",
   );
   const c = table(diffDatabases(l, r), 'c');
-  assert.deepEqual(c.changed.map((x) => x.key), [{ k: 'A' }]);
-  assert.deepEqual(c.added.map((x) => x.k), ['B2']);
+  assert.deepEqual(
+    c.changed.map((x) => x.key),
+    [{ k: 'A' }],
+  );
+  assert.deepEqual(
+    c.added.map((x) => x.k),
+    ['B2'],
+  );
 });
 
 test('generated columns are not compared', () => {
@@ -157,7 +194,10 @@ test('generated columns are not compared', () => {
 
 test('summaryOnly keeps no rows and stops at the first difference', () => {
   const rows = Array.from({ length: 200 }, (_, i) => `(${i}, ${i})`).join(',');
-  const [l, r] = pair(`CREATE TABLE s(id INTEGER PRIMARY KEY, v); INSERT INTO s VALUES ${rows};`, 'UPDATE s SET v = -1 WHERE id = 3;');
+  const [l, r] = pair(
+    `CREATE TABLE s(id INTEGER PRIMARY KEY, v); INSERT INTO s VALUES ${rows};`,
+    'UPDATE s SET v = -1 WHERE id = 3;',
+  );
   const result = diffDatabases(l, r, { summaryOnly: true });
   const s = table(result, 's');
   assert.equal(s.status, 'changed');
@@ -166,11 +206,17 @@ test('summaryOnly keeps no rows and stops at the first difference', () => {
   assert.deepEqual([s.added, s.removed, s.changed], [[], [], []]);
   assert.ok(result.stats.rowsScanned <= 8, `scanned ${result.stats.rowsScanned} rows`);
   assert.equal(result.summaryOnly, true);
-  assert.throws(() => renderDiffSql(result), (e) => hasCode(e, 'INVALID_ARGUMENT'));
+  assert.throws(
+    () => renderDiffSql(result),
+    (e) => hasCode(e, 'INVALID_ARGUMENT'),
+  );
 });
 
 test('JSON output encodes blobs, large integers and infinities as tagged objects', () => {
-  const [l, r] = pair('CREATE TABLE j(id INTEGER PRIMARY KEY, x);', "INSERT INTO j VALUES (1, X'00ff'), (2, 9007199254740993), (3, 1e999), (4, 'text'), (5, 2.5), (6, NULL), (7, 42);");
+  const [l, r] = pair(
+    'CREATE TABLE j(id INTEGER PRIMARY KEY, x);',
+    "INSERT INTO j VALUES (1, X'00ff'), (2, 9007199254740993), (3, 1e999), (4, 'text'), (5, 2.5), (6, NULL), (7, 42);",
+  );
   const json = diffToJson(diffDatabases(l, r));
   const j = json.tables.find((t) => t.table === 'j');
   assert.deepEqual(
@@ -183,7 +229,10 @@ test('JSON output encodes blobs, large integers and infinities as tagged objects
 });
 
 test('text rendering marks removed, added and changed rows', () => {
-  const [l, r] = pair("CREATE TABLE t(id INTEGER PRIMARY KEY, a); INSERT INTO t VALUES (1,'x'),(2,'it''s');", "DELETE FROM t WHERE id = 2; UPDATE t SET a = X'ab' WHERE id = 1; INSERT INTO t VALUES (3, 1.0);");
+  const [l, r] = pair(
+    "CREATE TABLE t(id INTEGER PRIMARY KEY, a); INSERT INTO t VALUES (1,'x'),(2,'it''s');",
+    "DELETE FROM t WHERE id = 2; UPDATE t SET a = X'ab' WHERE id = 1; INSERT INTO t VALUES (3, 1.0);",
+  );
   const text = renderDiffText(diffDatabases(l, r), 'a', 'b');
   assert.equal(
     text,
@@ -200,17 +249,29 @@ test('text rendering marks removed, added and changed rows', () => {
 
 test('a missing file is NOT_FOUND and a non-database is CORRUPT', () => {
   const [l] = pair('CREATE TABLE t(x);', '');
-  assert.throws(() => diffDatabases(l, path.join(dir, 'nope.db')), (e) => hasCode(e, 'NOT_FOUND'));
+  assert.throws(
+    () => diffDatabases(l, path.join(dir, 'nope.db')),
+    (e) => hasCode(e, 'NOT_FOUND'),
+  );
   const junk = path.join(dir, 'junk.db');
   fs.writeFileSync(junk, Buffer.alloc(8192, 0x41));
-  assert.throws(() => diffDatabases(junk, l), (e) => hasCode(e, 'CORRUPT'));
+  assert.throws(
+    () => diffDatabases(junk, l),
+    (e) => hasCode(e, 'CORRUPT'),
+  );
 });
 
 test('a database with a corrupt b-tree page is CORRUPT, not a crash or a hang', () => {
   const rows = Array.from({ length: 3000 }, (_, i) => `(${i}, '${'v'.repeat(40)}')`).join(',');
-  const [l, r] = pair(`CREATE TABLE big(id INTEGER PRIMARY KEY, v); INSERT INTO big VALUES ${rows};`, 'UPDATE big SET v = 1 WHERE id = 7;');
+  const [l, r] = pair(
+    `CREATE TABLE big(id INTEGER PRIMARY KEY, v); INSERT INTO big VALUES ${rows};`,
+    'UPDATE big SET v = 1 WHERE id = 7;',
+  );
   const fd = fs.openSync(r, 'r+');
   fs.writeSync(fd, Buffer.alloc(4096, 0xa5), 0, 4096, 4096 * 10);
   fs.closeSync(fd);
-  assert.throws(() => diffDatabases(l, r), (e) => hasCode(e, 'CORRUPT'));
+  assert.throws(
+    () => diffDatabases(l, r),
+    (e) => hasCode(e, 'CORRUPT'),
+  );
 });

@@ -49,9 +49,21 @@ test('added and removed tables, indexes, views and triggers', () => {
   const result = diffDatabases(l, r);
   assert.deepEqual(
     result.schema.map((c) => `${c.change} ${c.type} ${c.name}`),
-    ['removed table gone', 'removed index keep_a', 'removed view keep_v', 'removed trigger keep_t', 'added table fresh', 'added index keep_a2', 'added view fresh_v', 'added trigger fresh_t'],
+    [
+      'removed table gone',
+      'removed index keep_a',
+      'removed view keep_v',
+      'removed trigger keep_t',
+      'added table fresh',
+      'added index keep_a2',
+      'added view fresh_v',
+      'added trigger fresh_t',
+    ],
   );
-  assert.equal(result.schema.find((c) => c.name === 'fresh')?.right, 'CREATE TABLE fresh(k TEXT PRIMARY KEY, v) WITHOUT ROWID');
+  assert.equal(
+    result.schema.find((c) => c.name === 'fresh')?.right,
+    'CREATE TABLE fresh(k TEXT PRIMARY KEY, v) WITHOUT ROWID',
+  );
   assert.equal(result.schema.find((c) => c.name === 'gone')?.left, 'CREATE TABLE gone(id INTEGER PRIMARY KEY, b)');
   const byName = new Map(result.tables.map((t) => [t.table, t]));
   assert.equal(byName.get('gone')?.status, 'removed');
@@ -65,12 +77,21 @@ test('a changed view or trigger is one change with both DDLs', () => {
   const [l, r] = pair(BASE, 'DROP VIEW keep_v; CREATE VIEW keep_v AS SELECT a, id FROM keep;');
   const result = diffDatabases(l, r);
   assert.deepEqual(result.schema, [
-    { type: 'view', name: 'keep_v', change: 'changed', left: 'CREATE VIEW keep_v AS SELECT a FROM keep', right: 'CREATE VIEW keep_v AS SELECT a, id FROM keep' },
+    {
+      type: 'view',
+      name: 'keep_v',
+      change: 'changed',
+      left: 'CREATE VIEW keep_v AS SELECT a FROM keep',
+      right: 'CREATE VIEW keep_v AS SELECT a, id FROM keep',
+    },
   ]);
 });
 
 test('an added column is a schema change plus a row diff that sees the new values', () => {
-  const [l, r] = pair(BASE, "ALTER TABLE keep ADD COLUMN flag INTEGER NOT NULL DEFAULT 0; INSERT INTO keep VALUES (2, 'y', 1); INSERT INTO keep VALUES (3, 'z', 0);");
+  const [l, r] = pair(
+    BASE,
+    "ALTER TABLE keep ADD COLUMN flag INTEGER NOT NULL DEFAULT 0; INSERT INTO keep VALUES (2, 'y', 1); INSERT INTO keep VALUES (3, 'z', 0);",
+  );
   const result = diffDatabases(l, r);
   assert.deepEqual(
     result.schema.map((c) => `${c.change} ${c.type} ${c.name}`),
@@ -85,24 +106,38 @@ test('an added column is a schema change plus a row diff that sees the new value
   ]);
   assert.deepEqual(keep?.rebuild, { copy: ['id', 'a'], fill: { flag: 0n } });
   const text = renderDiffText(result, 'L', 'R');
-  assert.match(text, /^left: {2}L right: R\nschema:\n {2}~ table keep\n {6}left: {2}CREATE TABLE keep\(id INTEGER PRIMARY KEY, a TEXT\)\n {6}right: CREATE TABLE keep\(id INTEGER PRIMARY KEY, a TEXT, flag INTEGER NOT NULL DEFAULT 0\)\n/);
+  assert.match(
+    text,
+    /^left: {2}L right: R\nschema:\n {2}~ table keep\n {6}left: {2}CREATE TABLE keep\(id INTEGER PRIMARY KEY, a TEXT\)\n {6}right: CREATE TABLE keep\(id INTEGER PRIMARY KEY, a TEXT, flag INTEGER NOT NULL DEFAULT 0\)\n/,
+  );
 });
 
 test('a surviving row whose new column differs from the default shows as changed', () => {
-  const [l, r] = pair(BASE, "ALTER TABLE keep ADD COLUMN note TEXT DEFAULT 'none'; UPDATE keep SET note = 'hi' WHERE id = 1;");
+  const [l, r] = pair(
+    BASE,
+    "ALTER TABLE keep ADD COLUMN note TEXT DEFAULT 'none'; UPDATE keep SET note = 'hi' WHERE id = 1;",
+  );
   const keep = diffDatabases(l, r).tables.find((t) => t.table === 'keep');
-  assert.deepEqual(keep?.changed, [{ key: { id: 1n }, before: { id: 1n, a: 'x' }, after: { id: 1n, a: 'x', note: 'hi' } }]);
+  assert.deepEqual(keep?.changed, [
+    { key: { id: 1n }, before: { id: 1n, a: 'x' }, after: { id: 1n, a: 'x', note: 'hi' } },
+  ]);
 });
 
 test("a new column's default is compared with the column's affinity applied", () => {
-  const [l, r] = pair(BASE, "ALTER TABLE keep ADD COLUMN n INTEGER DEFAULT '5'; ALTER TABLE keep ADD COLUMN s TEXT DEFAULT 7;");
+  const [l, r] = pair(
+    BASE,
+    "ALTER TABLE keep ADD COLUMN n INTEGER DEFAULT '5'; ALTER TABLE keep ADD COLUMN s TEXT DEFAULT 7;",
+  );
   const keep = diffDatabases(l, r).tables.find((t) => t.table === 'keep');
   assert.equal(keep?.status, 'same');
   assert.deepEqual(keep?.rebuild?.fill, { n: 5n, s: '7' });
 });
 
 test('a changed primary key replaces every row', () => {
-  const [l, r] = pair(BASE, "DROP VIEW keep_v; DROP TRIGGER keep_t; CREATE TABLE k2(id, a TEXT, PRIMARY KEY (a)) WITHOUT ROWID; INSERT INTO k2 SELECT id, a FROM keep; DROP TABLE keep; ALTER TABLE k2 RENAME TO keep;");
+  const [l, r] = pair(
+    BASE,
+    'DROP VIEW keep_v; DROP TRIGGER keep_t; CREATE TABLE k2(id, a TEXT, PRIMARY KEY (a)) WITHOUT ROWID; INSERT INTO k2 SELECT id, a FROM keep; DROP TABLE keep; ALTER TABLE k2 RENAME TO keep;',
+  );
   const keep = diffDatabases(l, r).tables.find((t) => t.table === 'keep');
   assert.deepEqual(keep?.key, ['a']);
   assert.deepEqual(keep?.removed, [{ id: 1n, a: 'x' }]);

@@ -67,10 +67,28 @@ test('literals: NULL, integers, round-trip reals, quoted text, blobs, NUL-bearin
   const db = new Database(':memory:');
   db.defaultSafeIntegers(true);
   for (const v of [0.1, 1 / 3, 123456789.98765433, 5e-324, 1.7976931348623157e308, 2 ** 53 + 2]) {
-    assert.equal(db.prepare(`SELECT ${sqlLiteral(v)}`).pluck().get(), v);
+    assert.equal(
+      db
+        .prepare(`SELECT ${sqlLiteral(v)}`)
+        .pluck()
+        .get(),
+      v,
+    );
   }
-  assert.equal(db.prepare(`SELECT typeof(${sqlLiteral(3)})`).pluck().get(), 'real');
-  assert.equal(db.prepare(`SELECT ${sqlLiteral('a\0b')}`).pluck().get(), 'a\0b');
+  assert.equal(
+    db
+      .prepare(`SELECT typeof(${sqlLiteral(3)})`)
+      .pluck()
+      .get(),
+    'real',
+  );
+  assert.equal(
+    db
+      .prepare(`SELECT ${sqlLiteral('a\0b')}`)
+      .pluck()
+      .get(),
+    'a\0b',
+  );
   db.close();
 });
 
@@ -160,9 +178,15 @@ test('a NOCASE key whose case changed round-trips', () => {
 });
 
 test('an FTS5 table added and then edited round-trips through its shadow tables', () => {
-  const [l, r] = build('CREATE TABLE docs(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO docs VALUES (1, \'hello\');', "CREATE VIRTUAL TABLE fts USING fts5(body); INSERT INTO fts VALUES ('hello world'), ('second doc');");
+  const [l, r] = build(
+    "CREATE TABLE docs(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO docs VALUES (1, 'hello');",
+    "CREATE VIRTUAL TABLE fts USING fts5(body); INSERT INTO fts VALUES ('hello world'), ('second doc');",
+  );
   assertRoundTrip(l, r);
-  const [l2, r2] = build("CREATE VIRTUAL TABLE fts USING fts5(body); INSERT INTO fts VALUES ('hello world'), ('second doc');", "INSERT INTO fts VALUES ('third'); DELETE FROM fts WHERE rowid = 1;");
+  const [l2, r2] = build(
+    "CREATE VIRTUAL TABLE fts USING fts5(body); INSERT INTO fts VALUES ('hello world'), ('second doc');",
+    "INSERT INTO fts VALUES ('third'); DELETE FROM fts WHERE rowid = 1;",
+  );
   assertRoundTrip(l2, r2);
   const result = diffDatabases(l2, r2);
   assert.deepEqual(result.schema, []);
@@ -226,20 +250,35 @@ function mutate(db: Database.Database, rand: () => number, steps: number): void 
     const count = Number(db.prepare(`SELECT count(*) FROM ${t}`).pluck().get());
     const oneRow = `${key} IN (SELECT ${key === 'rowid' ? 'rowid' : 'k1, k2'} FROM ${t} LIMIT 1 OFFSET ${Math.floor(rand() * count)})`;
     if (op < 0.5) {
-      if (t === 'ipk') db.prepare('INSERT OR REPLACE INTO ipk(id, a, b) VALUES (?, ?, ?)').run(BigInt(Math.floor(rand() * 60)), v(), v());
+      if (t === 'ipk')
+        db.prepare('INSERT OR REPLACE INTO ipk(id, a, b) VALUES (?, ?, ?)').run(
+          BigInt(Math.floor(rand() * 60)),
+          v(),
+          v(),
+        );
       else if (t === 'bare') db.prepare('INSERT INTO bare(a, b) VALUES (?, ?)').run(v(), v());
-      else if (t === 'wr') db.prepare('INSERT OR REPLACE INTO wr(k1, k2, v) VALUES (?, ?, ?)').run(TEXTS[Math.floor(rand() * TEXTS.length)], BigInt(Math.floor(rand() * 4)), v());
+      else if (t === 'wr')
+        db.prepare('INSERT OR REPLACE INTO wr(k1, k2, v) VALUES (?, ?, ?)').run(
+          TEXTS[Math.floor(rand() * TEXTS.length)],
+          BigInt(Math.floor(rand() * 4)),
+          v(),
+        );
       else db.prepare('INSERT INTO seq(v) VALUES (?)').run(v());
     } else if (op < 0.75) {
-      if (count > 0) db.prepare(`UPDATE ${t} SET ${t === 'ipk' || t === 'bare' ? 'b' : 'v'} = ? WHERE ${oneRow}`).run(v());
+      if (count > 0)
+        db.prepare(`UPDATE ${t} SET ${t === 'ipk' || t === 'bare' ? 'b' : 'v'} = ? WHERE ${oneRow}`).run(v());
     } else if (op < 0.95) {
       if (count > 0) db.prepare(`DELETE FROM ${t} WHERE ${oneRow}`).run();
     } else if (op < 0.97) {
       db.exec(`ALTER TABLE ${t} ADD COLUMN extra${i} DEFAULT ${Math.floor(rand() * 3)}`);
     } else if (op < 0.99) {
-      db.exec(`CREATE INDEX IF NOT EXISTS idx_${t}_${i} ON ${t}(${t === 'wr' || t === 'seq' ? 'v' : t === 'bare' ? 'a' : 'id'})`);
+      db.exec(
+        `CREATE INDEX IF NOT EXISTS idx_${t}_${i} ON ${t}(${t === 'wr' || t === 'seq' ? 'v' : t === 'bare' ? 'a' : 'id'})`,
+      );
     } else {
-      db.exec(`CREATE TABLE IF NOT EXISTS late${i}(x PRIMARY KEY, y) WITHOUT ROWID; INSERT INTO late${i} VALUES (1, 2);`);
+      db.exec(
+        `CREATE TABLE IF NOT EXISTS late${i}(x PRIMARY KEY, y) WITHOUT ROWID; INSERT INTO late${i} VALUES (1, 2);`,
+      );
     }
   }
 }

@@ -21,7 +21,9 @@ interface WalFacts {
   header_cksum2: string;
   frames: FrameFacts[];
 }
-const facts = JSON.parse(fs.readFileSync(path.join(VECTOR_DIR, 'vectors.json'), 'utf8')) as { files: Record<string, WalFacts> };
+const facts = JSON.parse(fs.readFileSync(path.join(VECTOR_DIR, 'vectors.json'), 'utf8')) as {
+  files: Record<string, WalFacts>;
+};
 const walVectors = Object.entries(facts.files).filter(([name]) => name.endsWith('.wal'));
 const hex = (n: number): string => n.toString(16).padStart(8, '0');
 
@@ -84,11 +86,18 @@ test('the result depends on the seed: frame 1 does not verify with seed (0,0) or
   const bytes = fs.readFileSync(path.join(VECTOR_DIR, 'a-3txn-ps512.wal'));
   const frame = f.frames[0] as FrameFacts;
   const run = (s1: number, s2: number): string[] =>
-    walChecksum(bytes.subarray(56, 56 + f.page_size), false, ...walChecksum(bytes.subarray(32, 40), false, s1, s2)).map(hex);
+    walChecksum(bytes.subarray(56, 56 + f.page_size), false, ...walChecksum(bytes.subarray(32, 40), false, s1, s2)).map(
+      hex,
+    );
   const h1 = parseInt(f.header_cksum1, 16);
   const h2 = parseInt(f.header_cksum2, 16);
   assert.deepEqual(run(h1, h2), [frame.cksum1, frame.cksum2]);
-  for (const [s1, s2] of [[0, 0], [h1 + 1, h2], [h1, h2 + 1], [h2, h1]] as const) {
+  for (const [s1, s2] of [
+    [0, 0],
+    [h1 + 1, h2],
+    [h1, h2 + 1],
+    [h2, h1],
+  ] as const) {
     assert.notDeepEqual(run(s1 >>> 0, s2 >>> 0), [frame.cksum1, frame.cksum2], `seed ${s1},${s2}`);
   }
 });
@@ -101,7 +110,11 @@ test('agrees with an independent reference on random data, seeds, byte orders an
     const data = backing.subarray(shift, shift + len);
     const [s1, s2] = [randomBytes(4).readUInt32LE(0), randomBytes(4).readUInt32LE(0)];
     for (const bigEndian of [false, true]) {
-      assert.deepEqual(walChecksum(data, bigEndian, s1, s2), referenceChecksum(data, bigEndian, s1, s2), `len ${len} shift ${shift}`);
+      assert.deepEqual(
+        walChecksum(data, bigEndian, s1, s2),
+        referenceChecksum(data, bigEndian, s1, s2),
+        `len ${len} shift ${shift}`,
+      );
     }
   }
 });
@@ -123,6 +136,9 @@ test('big-endian words over byte-swapped data equal little-endian words over the
 test('empty input returns the seed; a length that is not a multiple of 8 is a typed error', () => {
   assert.deepEqual(walChecksum(new Uint8Array(0), false, 5, 6), [5, 6]);
   for (const len of [1, 4, 12, 511]) {
-    assert.throws(() => walChecksum(new Uint8Array(len), false, 0, 0), (err) => hasCode(err, 'INVALID_ARGUMENT') && err.hint !== undefined);
+    assert.throws(
+      () => walChecksum(new Uint8Array(len), false, 0, 0),
+      (err) => hasCode(err, 'INVALID_ARGUMENT') && err.hint !== undefined,
+    );
   }
 });

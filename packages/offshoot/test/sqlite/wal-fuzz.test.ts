@@ -18,12 +18,14 @@ function prng(seed: number): (n: number) => number {
     let t = s;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) % n);
+    return ((t ^ (t >>> 14)) >>> 0) % n;
   };
 }
 
 const signature = (txns: WalTransaction[]): string[] =>
-  txns.map((t) => `${t.endOffset}:${t.commitSize}:${t.frames.map((f) => `${f.pgno}/${f.data.toString('base64')}`).join(',')}`);
+  txns.map(
+    (t) => `${t.endOffset}:${t.commitSize}:${t.frames.map((f) => `${f.pgno}/${f.data.toString('base64')}`).join(',')}`,
+  );
 
 interface Case {
   name: string;
@@ -48,69 +50,81 @@ function fuzzTest(title: string, fn: (c: Case, walPath: string, rand: (n: number
   });
 }
 
-fuzzTest('a truncated WAL yields exactly the transactions that end within it', async ({ name, bytes, original }, walPath, rand) => {
-  const cuts = new Set([0, 1, 31, 32, 33, bytes.length - 1, bytes.length]);
-  for (const t of original) {
+fuzzTest(
+  'a truncated WAL yields exactly the transactions that end within it',
+  async ({ name, bytes, original }, walPath, rand) => {
+    const cuts = new Set([0, 1, 31, 32, 33, bytes.length - 1, bytes.length]);
+    for (const t of original) {
       for (const c of [t.endOffset - 1, t.endOffset, t.endOffset + 1]) cuts.add(c);
     }
-  while (cuts.size < 150) cuts.add(rand(bytes.length + 1));
-  for (const cut of cuts) {
-    fs.writeFileSync(walPath, bytes.subarray(0, Math.min(cut, bytes.length)));
-    const scan = await readAllTransactions(walPath, 512);
-    const expected = original.filter((t) => t.endOffset <= cut);
-    assert.deepEqual(signature(scan.transactions), signature(expected), `${name} cut at ${cut}`);
-    assert.equal(scan.endOffset, cut < 32 ? 0 : (expected.at(-1)?.endOffset ?? 32), `${name} end at ${cut}`);
-  }
-});
-
-fuzzTest('one changed byte ends the log at the frame it hits, or invalidates the header', async ({ name, bytes, original }, walPath, rand) => {
-  const validEnd = original.at(-1)?.endOffset ?? 32;
-  for (let i = 0; i < 250; i++) {
-    const at = i < 40 ? rand(32) : rand(bytes.length);
-    const copy = Buffer.from(bytes);
-    copy[at] = (copy[at] as number) ^ (1 + rand(255));
-    fs.writeFileSync(walPath, copy);
-    const scan = await readAllTransactions(walPath, 512);
-    const frameStart = at < 32 ? -1 : 32 + Math.floor((at - 32) / FRAME) * FRAME;
-    const expected = at >= validEnd ? original : original.filter((t) => t.endOffset <= frameStart);
-    assert.deepEqual(signature(scan.transactions), signature(expected), `${name} byte ${at}`);
-    if (at < 32) assert.equal(scan.header, undefined, `${name} header byte ${at}`);
-  }
-});
-
-fuzzTest('many random changes never throw and only ever yield a prefix of the real transactions', async ({ name, bytes, original }, walPath, rand) => {
-  const real = signature(original);
-  for (let i = 0; i < 200; i++) {
-    const copy = Buffer.from(bytes.subarray(0, bytes.length - rand(2 * FRAME)));
-    const flips = 1 + rand(24);
-    for (let k = 0; k < flips; k++) copy[rand(copy.length)] = rand(256);
-    fs.writeFileSync(walPath, copy);
-    const got = signature((await readAllTransactions(walPath, 512)).transactions);
-    assert.deepEqual(got, real.slice(0, got.length), `${name} round ${i}`);
-  }
-});
-
-fuzzTest('a bound reader facing corrupted bytes reports nothing new (or a restart), and recovers when they are repaired', async ({ name, bytes }, walPath, rand) => {
-  fs.writeFileSync(walPath, bytes);
-  const r = new WalReader(walPath, 512);
-  while (await r.next());
-  const offset = r.offset;
-  for (let i = 0; i < 100; i++) {
-    const copy = Buffer.from(bytes);
-    for (let k = 0, n = 1 + rand(8); k < n; k++) copy[rand(copy.length)] = rand(256);
-    const tail = Buffer.alloc(rand(3 * FRAME));
-    for (let k = 0; k < tail.length; k++) tail[k] = rand(256);
-    fs.writeFileSync(walPath, Buffer.concat([copy, tail]));
-    try {
-      assert.equal(await r.next(), undefined, `${name} round ${i}`);
-    } catch (err) {
-      assert.ok(isWalRestarted(err), `${name} round ${i}: only a restart may be reported, got ${String(err)}`);
+    while (cuts.size < 150) cuts.add(rand(bytes.length + 1));
+    for (const cut of cuts) {
+      fs.writeFileSync(walPath, bytes.subarray(0, Math.min(cut, bytes.length)));
+      const scan = await readAllTransactions(walPath, 512);
+      const expected = original.filter((t) => t.endOffset <= cut);
+      assert.deepEqual(signature(scan.transactions), signature(expected), `${name} cut at ${cut}`);
+      assert.equal(scan.endOffset, cut < 32 ? 0 : (expected.at(-1)?.endOffset ?? 32), `${name} end at ${cut}`);
     }
-    assert.equal(r.offset, offset, `${name} round ${i}: the reader did not move`);
-  }
-  fs.writeFileSync(walPath, bytes);
-  assert.equal(await r.next(), undefined);
-});
+  },
+);
+
+fuzzTest(
+  'one changed byte ends the log at the frame it hits, or invalidates the header',
+  async ({ name, bytes, original }, walPath, rand) => {
+    const validEnd = original.at(-1)?.endOffset ?? 32;
+    for (let i = 0; i < 250; i++) {
+      const at = i < 40 ? rand(32) : rand(bytes.length);
+      const copy = Buffer.from(bytes);
+      copy[at] = (copy[at] as number) ^ (1 + rand(255));
+      fs.writeFileSync(walPath, copy);
+      const scan = await readAllTransactions(walPath, 512);
+      const frameStart = at < 32 ? -1 : 32 + Math.floor((at - 32) / FRAME) * FRAME;
+      const expected = at >= validEnd ? original : original.filter((t) => t.endOffset <= frameStart);
+      assert.deepEqual(signature(scan.transactions), signature(expected), `${name} byte ${at}`);
+      if (at < 32) assert.equal(scan.header, undefined, `${name} header byte ${at}`);
+    }
+  },
+);
+
+fuzzTest(
+  'many random changes never throw and only ever yield a prefix of the real transactions',
+  async ({ name, bytes, original }, walPath, rand) => {
+    const real = signature(original);
+    for (let i = 0; i < 200; i++) {
+      const copy = Buffer.from(bytes.subarray(0, bytes.length - rand(2 * FRAME)));
+      const flips = 1 + rand(24);
+      for (let k = 0; k < flips; k++) copy[rand(copy.length)] = rand(256);
+      fs.writeFileSync(walPath, copy);
+      const got = signature((await readAllTransactions(walPath, 512)).transactions);
+      assert.deepEqual(got, real.slice(0, got.length), `${name} round ${i}`);
+    }
+  },
+);
+
+fuzzTest(
+  'a bound reader facing corrupted bytes reports nothing new (or a restart), and recovers when they are repaired',
+  async ({ name, bytes }, walPath, rand) => {
+    fs.writeFileSync(walPath, bytes);
+    const r = new WalReader(walPath, 512);
+    while (await r.next());
+    const offset = r.offset;
+    for (let i = 0; i < 100; i++) {
+      const copy = Buffer.from(bytes);
+      for (let k = 0, n = 1 + rand(8); k < n; k++) copy[rand(copy.length)] = rand(256);
+      const tail = Buffer.alloc(rand(3 * FRAME));
+      for (let k = 0; k < tail.length; k++) tail[k] = rand(256);
+      fs.writeFileSync(walPath, Buffer.concat([copy, tail]));
+      try {
+        assert.equal(await r.next(), undefined, `${name} round ${i}`);
+      } catch (err) {
+        assert.ok(isWalRestarted(err), `${name} round ${i}: only a restart may be reported, got ${String(err)}`);
+      }
+      assert.equal(r.offset, offset, `${name} round ${i}: the reader did not move`);
+    }
+    fs.writeFileSync(walPath, bytes);
+    assert.equal(await r.next(), undefined);
+  },
+);
 
 test('random garbage, including garbage behind a plausible magic, is never an error', { timeout: 60_000 }, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));

@@ -26,12 +26,21 @@ interface WalFacts {
   header_cksum1: string;
   header_cksum2: string;
 }
-const facts = JSON.parse(fs.readFileSync(path.join(VECTOR_DIR, 'vectors.json'), 'utf8')) as { files: Record<string, WalFacts> };
+const facts = JSON.parse(fs.readFileSync(path.join(VECTOR_DIR, 'vectors.json'), 'utf8')) as {
+  files: Record<string, WalFacts>;
+};
 const walVectors = Object.entries(facts.files).filter(([name]) => name.endsWith('.wal'));
 const aBytes = fs.readFileSync(path.join(VECTOR_DIR, 'a-3txn-ps512.wal'));
 
 /** A 32-byte header with the given fields and a correct checksum in the order the magic selects. */
-function buildHeader(fields: { magic: number; version?: number; pageSize?: number; seq?: number; salt1?: number; salt2?: number }): Buffer {
+function buildHeader(fields: {
+  magic: number;
+  version?: number;
+  pageSize?: number;
+  seq?: number;
+  salt1?: number;
+  salt2?: number;
+}): Buffer {
   const h = Buffer.alloc(WAL_HEADER_SIZE);
   h.writeUInt32BE(fields.magic, 0);
   h.writeUInt32BE(fields.version ?? 3007000, 4);

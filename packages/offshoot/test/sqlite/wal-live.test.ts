@@ -49,77 +49,105 @@ function apply(image: Buffer, t: WalTransaction, pageSize: number): Buffer {
   return next;
 }
 
-test('five inserts with autocheckpoint off are five transactions, each ending in a commit frame', withLiveDb(async ({ db, walPath, pageSize }) => {
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  assert.equal(fs.statSync(walPath).size, 0);
-  // sqlite3_serialize reads through the pager, so it is SQLite's own view of the database, WAL included.
-  let image = db.serialize();
-  const r = new WalReader(walPath, pageSize);
-  assert.equal(await r.next(), undefined);
-  const insert = db.prepare('INSERT INTO t(body) VALUES (?)');
-  const frameSize = 24 + pageSize;
-  for (let i = 0; i < 5; i++) {
-    const before = r.offset === 0 ? 32 : r.offset;
-    insert.run(Buffer.alloc(300 + i * 1500, i + 1));
-    const t = await r.next();
-    assert.ok(t, `insert ${i} is visible`);
-    assert.equal(t.endOffset, fs.statSync(walPath).size);
-    assert.equal(t.endOffset, before + t.frames.length * frameSize);
-    const raw = fs.readFileSync(walPath);
-    t.frames.forEach((_, k) => {
-      const commit = raw.readUInt32BE(before + k * frameSize + 4);
-      if (k === t.frames.length - 1) assert.equal(commit, t.commitSize);
-      else assert.equal(commit, 0);
-    });
+test(
+  'five inserts with autocheckpoint off are five transactions, each ending in a commit frame',
+  withLiveDb(async ({ db, walPath, pageSize }) => {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    assert.equal(fs.statSync(walPath).size, 0);
+    // sqlite3_serialize reads through the pager, so it is SQLite's own view of the database, WAL included.
+    let image = db.serialize();
+    const r = new WalReader(walPath, pageSize);
     assert.equal(await r.next(), undefined);
-    image = apply(image, t, pageSize);
-  }
-  assert.equal(r.framesRead, (r.offset - 32) / frameSize);
-  assert.ok(image.equals(db.serialize()), 'replaying the frames reproduces what SQLite reads');
-}));
+    const insert = db.prepare('INSERT INTO t(body) VALUES (?)');
+    const frameSize = 24 + pageSize;
+    for (let i = 0; i < 5; i++) {
+      const before = r.offset === 0 ? 32 : r.offset;
+      insert.run(Buffer.alloc(300 + i * 1500, i + 1));
+      const t = await r.next();
+      assert.ok(t, `insert ${i} is visible`);
+      assert.equal(t.endOffset, fs.statSync(walPath).size);
+      assert.equal(t.endOffset, before + t.frames.length * frameSize);
+      const raw = fs.readFileSync(walPath);
+      t.frames.forEach((_, k) => {
+        const commit = raw.readUInt32BE(before + k * frameSize + 4);
+        if (k === t.frames.length - 1) assert.equal(commit, t.commitSize);
+        else assert.equal(commit, 0);
+      });
+      assert.equal(await r.next(), undefined);
+      image = apply(image, t, pageSize);
+    }
+    assert.equal(r.framesRead, (r.offset - 32) / frameSize);
+    assert.ok(image.equals(db.serialize()), 'replaying the frames reproduces what SQLite reads');
+  }),
+);
 
-test('RESTART is lazy: nothing changes until the next commit, which a bound reader reports as a restart', withLiveDb(async ({ db, walPath, pageSize }) => {
-  const insert = db.prepare('INSERT INTO t(body) VALUES (?)');
-  for (let i = 0; i < 3; i++) insert.run(Buffer.alloc(100, i));
-  const r = new WalReader(walPath, pageSize);
-  assert.equal((await drain(r)).length, 4);
-  const [result] = db.pragma('wal_checkpoint(RESTART)') as Array<{ busy: number; log: number; checkpointed: number }>;
-  assert.deepEqual(result, { busy: 0, log: r.framesRead, checkpointed: r.framesRead });
-  const oldBytes = fs.readFileSync(walPath);
-  const old = parseWalHeader(oldBytes);
-  assert.ok(old);
-  assert.equal(await r.next(), undefined);
-  assert.ok(fs.readFileSync(walPath).subarray(0, 32).equals(oldBytes.subarray(0, 32)), 'header untouched before the next commit');
+test(
+  'RESTART is lazy: nothing changes until the next commit, which a bound reader reports as a restart',
+  withLiveDb(async ({ db, walPath, pageSize }) => {
+    const insert = db.prepare('INSERT INTO t(body) VALUES (?)');
+    for (let i = 0; i < 3; i++) insert.run(Buffer.alloc(100, i));
+    const r = new WalReader(walPath, pageSize);
+    assert.equal((await drain(r)).length, 4);
+    const [result] = db.pragma('wal_checkpoint(RESTART)') as Array<{ busy: number; log: number; checkpointed: number }>;
+    assert.deepEqual(result, { busy: 0, log: r.framesRead, checkpointed: r.framesRead });
+    const oldBytes = fs.readFileSync(walPath);
+    const old = parseWalHeader(oldBytes);
+    assert.ok(old);
+    assert.equal(await r.next(), undefined);
+    assert.ok(
+      fs.readFileSync(walPath).subarray(0, 32).equals(oldBytes.subarray(0, 32)),
+      'header untouched before the next commit',
+    );
 
-  insert.run(Buffer.alloc(100, 9));
-  await assert.rejects(r.next(), (err) => isWalRestarted(err));
-  const raw = fs.readFileSync(walPath);
-  const now = parseWalHeader(raw);
-  assert.ok(now);
-  assert.equal(now.checkpointSeq, old.checkpointSeq + 1);
-  assert.equal(now.salt1, (old.salt1 + 1) >>> 0);
-  assert.equal(raw.length, oldBytes.length, 'the file is not shrunk');
+    insert.run(Buffer.alloc(100, 9));
+    await assert.rejects(r.next(), (err) => isWalRestarted(err));
+    const raw = fs.readFileSync(walPath);
+    const now = parseWalHeader(raw);
+    assert.ok(now);
+    assert.equal(now.checkpointSeq, old.checkpointSeq + 1);
+    assert.equal(now.salt1, (old.salt1 + 1) >>> 0);
+    assert.equal(raw.length, oldBytes.length, 'the file is not shrunk');
 
-  const fresh = new WalReader(walPath, pageSize);
-  const txns = await drain(fresh);
-  assert.equal(txns.length, 1);
-  assert.deepEqual([fresh.header?.checksum1, fresh.header?.checksum2], [now.checksum1, now.checksum2]);
-  const first = raw.subarray(32, 32 + 24 + pageSize);
-  const seeded = walChecksum(first.subarray(24), now.bigEndianChecksum, ...walChecksum(first.subarray(0, 8), now.bigEndianChecksum, now.checksum1, now.checksum2));
-  assert.deepEqual(seeded, [first.readUInt32BE(16), first.readUInt32BE(20)], 'frame 1 chains from the header checksum');
-  assert.equal(fresh.offset, 32 + txns.flatMap((t) => t.frames).length * (24 + pageSize));
-  assert.ok(fresh.offset < raw.length, 'stale frames of the old generation remain behind the valid end');
-}));
+    const fresh = new WalReader(walPath, pageSize);
+    const txns = await drain(fresh);
+    assert.equal(txns.length, 1);
+    assert.deepEqual([fresh.header?.checksum1, fresh.header?.checksum2], [now.checksum1, now.checksum2]);
+    const first = raw.subarray(32, 32 + 24 + pageSize);
+    const seeded = walChecksum(
+      first.subarray(24),
+      now.bigEndianChecksum,
+      ...walChecksum(first.subarray(0, 8), now.bigEndianChecksum, now.checksum1, now.checksum2),
+    );
+    assert.deepEqual(
+      seeded,
+      [first.readUInt32BE(16), first.readUInt32BE(20)],
+      'frame 1 chains from the header checksum',
+    );
+    assert.equal(fresh.offset, 32 + txns.flatMap((t) => t.frames).length * (24 + pageSize));
+    assert.ok(fresh.offset < raw.length, 'stale frames of the old generation remain behind the valid end');
+  }),
+);
 
 const cli = spawnSync('sqlite3', ['-version'], { encoding: 'utf8' });
 
-test('commits by a foreign sqlite3 process are read while this process keeps the WAL alive', { skip: cli.status !== 0 && 'the sqlite3 CLI is not on PATH' }, withLiveDb(async ({ db, dbPath, walPath, pageSize }) => {
-  const r = new WalReader(walPath, pageSize);
-  await drain(r);
-  const run = spawnSync('sqlite3', [dbPath, "INSERT INTO t(body) VALUES (x'01'); INSERT INTO t(body) VALUES (x'02'); INSERT INTO t(body) VALUES (x'03');"], { encoding: 'utf8' });
-  assert.equal(run.status, 0, run.stderr);
-  const txns = await drain(r);
-  assert.equal(txns.length, 3);
-  const row = db.prepare('SELECT count(*) AS n FROM t').get() as { n: number };
-  assert.equal(row.n, 3, 'this connection sees the foreign rows');
-}));
+test(
+  'commits by a foreign sqlite3 process are read while this process keeps the WAL alive',
+  { skip: cli.status !== 0 && 'the sqlite3 CLI is not on PATH' },
+  withLiveDb(async ({ db, dbPath, walPath, pageSize }) => {
+    const r = new WalReader(walPath, pageSize);
+    await drain(r);
+    const run = spawnSync(
+      'sqlite3',
+      [
+        dbPath,
+        "INSERT INTO t(body) VALUES (x'01'); INSERT INTO t(body) VALUES (x'02'); INSERT INTO t(body) VALUES (x'03');",
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(run.status, 0, run.stderr);
+    const txns = await drain(r);
+    assert.equal(txns.length, 3);
+    const row = db.prepare('SELECT count(*) AS n FROM t').get() as { n: number };
+    assert.equal(row.n, 3, 'this connection sees the foreign rows');
+  }),
+);

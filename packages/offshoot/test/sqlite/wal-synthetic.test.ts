@@ -21,7 +21,12 @@ interface SyntheticTxn {
  * Writes a WAL the way SQLite would on a host of the given byte order. frameOrder lets a test checksum the
  * frames in the other order than the magic announces.
  */
-function buildWal(opts: { bigEndian: boolean; pageSize: number; txns: SyntheticTxn[]; frameOrderBigEndian?: boolean }): Buffer {
+function buildWal(opts: {
+  bigEndian: boolean;
+  pageSize: number;
+  txns: SyntheticTxn[];
+  frameOrderBigEndian?: boolean;
+}): Buffer {
   const header = Buffer.alloc(32);
   header.writeUInt32BE(opts.bigEndian ? WAL_MAGIC_BE : WAL_MAGIC_LE, 0);
   header.writeUInt32BE(3007000, 4);
@@ -66,12 +71,19 @@ async function inTempWal(bytes: Buffer, fn: (walPath: string) => Promise<void>):
   }
 }
 
-function assertSameTransactions(got: Array<{ frames: SyntheticFrame[]; commitSize: number }>, want: SyntheticTxn[]): void {
+function assertSameTransactions(
+  got: Array<{ frames: SyntheticFrame[]; commitSize: number }>,
+  want: SyntheticTxn[],
+): void {
   assert.equal(got.length, want.length);
   got.forEach((t, i) => {
     const w = want[i] as SyntheticTxn;
     assert.equal(t.commitSize, w.commitSize, `txn ${i} commit size`);
-    assert.deepEqual(t.frames.map((f) => f.pgno), w.frames.map((f) => f.pgno), `txn ${i} pages`);
+    assert.deepEqual(
+      t.frames.map((f) => f.pgno),
+      w.frames.map((f) => f.pgno),
+      `txn ${i} pages`,
+    );
     for (const [k, f] of t.frames.entries()) {
       assert.ok(f.data.equals((w.frames[k] as SyntheticFrame).data), `txn ${i} frame ${k} data`);
     }
@@ -107,13 +119,18 @@ test('the same content written by a little- and a big-endian host differs only i
   const be = buildWal({ bigEndian: true, pageSize: 1024, txns });
   assert.ok(!le.equals(be));
   for (const bytes of [le, be]) {
-    await inTempWal(bytes, async (walPath) => assertSameTransactions((await readAllTransactions(walPath)).transactions, txns));
+    await inTempWal(bytes, async (walPath) =>
+      assertSameTransactions((await readAllTransactions(walPath)).transactions, txns),
+    );
   }
 });
 
 test('transactions larger than one read are returned whole, in order, with a repeated page kept in place', async () => {
   // 64 KiB pages: 40 frames span several maximum-size reads; the 9-frame 512-byte case crosses the small first reads.
-  for (const [pageSize, count] of [[65536, 40], [512, 9]] as const) {
+  for (const [pageSize, count] of [
+    [65536, 40],
+    [512, 9],
+  ] as const) {
     const pgnos = Array.from({ length: count }, (_, i) => (i % 7) + 1);
     const txns = [txn(pageSize, pgnos, 7), txn(pageSize, [2], 7), txn(pageSize, [1, 1], 5)];
     const bytes = buildWal({ bigEndian: false, pageSize, txns });
@@ -122,7 +139,10 @@ test('transactions larger than one read are returned whole, in order, with a rep
       const got = [];
       for (let t = await r.next(); t; t = await r.next()) got.push(t);
       assertSameTransactions(got, txns);
-      assert.deepEqual(got.map((t) => t.endOffset), [count, count + 1, count + 3].map((n) => 32 + n * (24 + pageSize)));
+      assert.deepEqual(
+        got.map((t) => t.endOffset),
+        [count, count + 1, count + 3].map((n) => 32 + n * (24 + pageSize)),
+      );
       assert.equal(r.framesRead, count + 3);
     });
   }
@@ -130,7 +150,13 @@ test('transactions larger than one read are returned whole, in order, with a rep
 
 test('a large transaction with a torn commit frame is not returned, and is once the frame is complete', async () => {
   const pageSize = 65536;
-  const txns = [txn(pageSize, Array.from({ length: 30 }, (_, i) => i + 1), 30)];
+  const txns = [
+    txn(
+      pageSize,
+      Array.from({ length: 30 }, (_, i) => i + 1),
+      30,
+    ),
+  ];
   const bytes = buildWal({ bigEndian: true, pageSize, txns });
   await inTempWal(bytes.subarray(0, bytes.length - 1), async (walPath) => {
     const r = new WalReader(walPath, pageSize);

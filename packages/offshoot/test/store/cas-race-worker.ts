@@ -54,7 +54,8 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   for (let round = 0; round < rounds; round++) {
     for (let attempt = 0; ; attempt++) {
-      if (attempt >= MAX_ATTEMPTS_PER_ROUND) throw new Error(`${me}: no win after ${attempt} attempts in round ${round}`);
+      if (attempt >= MAX_ATTEMPTS_PER_ROUND)
+        throw new Error(`${me}: no win after ${attempt} attempts in round ${round}`);
       try {
         const { body, etag } = await backend.get(key);
         const next = (JSON.parse(body.toString('utf8')) as { n: number }).n + 1;
@@ -72,7 +73,9 @@ async function main(): Promise<void> {
 
   await writeFile(required('OFFSHOOT_RACE_OUT'), won.map((n) => `${n}\n`).join(''));
   await backend.close();
-  process.stdout.write(`${JSON.stringify({ id: me, ms: Math.round(performance.now() - t0), won: won.length, conflicts, retried })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ id: me, ms: Math.round(performance.now() - t0), won: won.length, conflicts, retried })}\n`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -86,7 +86,10 @@ interface RaceWorker {
 }
 
 function spawnRaceWorker(env: NodeJS.ProcessEnv): RaceWorker {
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), WORKER], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), WORKER], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   let markReady: () => void = () => undefined;
@@ -384,7 +387,10 @@ export function runConformance(
         assert.equal((await b.get('data/a/1/snapshot.ltx')).etag, srcEtag);
 
         await b.put('data/c/1/snapshot.ltx', bytes('occupied'));
-        await rejectsWith(b.copy('data/a/1/snapshot.ltx', 'data/c/1/snapshot.ltx', { ifNoneMatch: true }), 'ALREADY_EXISTS');
+        await rejectsWith(
+          b.copy('data/a/1/snapshot.ltx', 'data/c/1/snapshot.ltx', { ifNoneMatch: true }),
+          'ALREADY_EXISTS',
+        );
         assert.deepEqual((await b.get('data/c/1/snapshot.ltx')).body, bytes('occupied'));
 
         await b.copy('data/a/1/snapshot.ltx', 'data/c/1/snapshot.ltx');
@@ -416,7 +422,9 @@ export function runConformance(
           assert.ok(streamed.growth < budget, `getStream grew RSS by ${(streamed.growth / MiB).toFixed(1)} MiB`);
           assert.deepEqual(streamed.result, { hash: want, size: bigObjectBytes });
           const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
-          t.diagnostic(`RSS growth: put ${mib(put.growth)}, getToFile ${mib(back.growth)}, getStream ${mib(streamed.growth)}`);
+          t.diagnostic(
+            `RSS growth: put ${mib(put.growth)}, getToFile ${mib(back.growth)}, getStream ${mib(streamed.growth)}`,
+          );
           t.diagnostic(`time: put ${put.ms} ms, getToFile ${back.ms} ms, getStream ${streamed.ms} ms`);
         }),
       ));

@@ -4,13 +4,39 @@ import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fail } from '../../src/core/errors.js';
 import type { OffshootError } from '../../src/core/errors.js';
-import type { Backend, BackendCapabilities, Body, GetResult, ObjectInfo, PutCondition } from '../../src/store/backend.js';
+import type {
+  Backend,
+  BackendCapabilities,
+  Body,
+  GetResult,
+  ObjectInfo,
+  PutCondition,
+} from '../../src/store/backend.js';
 
 /** The Backend methods that reach the store. */
-export type BackendMethod = 'get' | 'getStream' | 'getToFile' | 'stat' | 'put' | 'delete' | 'deleteMany' | 'list' | 'copy';
+export type BackendMethod =
+  | 'get'
+  | 'getStream'
+  | 'getToFile'
+  | 'stat'
+  | 'put'
+  | 'delete'
+  | 'deleteMany'
+  | 'list'
+  | 'copy';
 
 /** Every method a fault or a counter can name. */
-export const BACKEND_METHODS: readonly BackendMethod[] = ['get', 'getStream', 'getToFile', 'stat', 'put', 'delete', 'deleteMany', 'list', 'copy'];
+export const BACKEND_METHODS: readonly BackendMethod[] = [
+  'get',
+  'getStream',
+  'getToFile',
+  'stat',
+  'put',
+  'delete',
+  'deleteMany',
+  'list',
+  'copy',
+];
 
 /**
  * What goes wrong. status: the server answered with this HTTP status (412 → ALREADY_EXISTS for a create-only put,
@@ -18,7 +44,11 @@ export const BACKEND_METHODS: readonly BackendMethod[] = ['get', 'getStream', 'g
  * (TIMEOUT, after afterMs). cut: the connection dropped mid-request (UNAVAILABLE). delay: the call is slow but
  * succeeds.
  */
-export type Fault = { status: 412 | 409 | 500 | 503 } | { timeout: true; afterMs?: number } | { cut: true } | { delayMs: number };
+export type Fault =
+  | { status: 412 | 409 | 500 | 503 }
+  | { timeout: true; afterMs?: number }
+  | { cut: true }
+  | { delayMs: number };
 
 /** When a call matching method (and key) runs: which fault, and how many times. */
 export interface FaultRule {
@@ -53,11 +83,18 @@ interface ArmedRule extends FaultRule {
 const keyMatches = (want: FaultRule['key'], key: string): boolean =>
   want === undefined || (typeof want === 'string' ? want === key : want instanceof RegExp ? want.test(key) : want(key));
 
-function faultError(method: BackendMethod, key: string, fault: Fault, cond: PutCondition | { ifNoneMatch: true } | undefined): OffshootError {
+function faultError(
+  method: BackendMethod,
+  key: string,
+  fault: Fault,
+  cond: PutCondition | { ifNoneMatch: true } | undefined,
+): OffshootError {
   const where = `${method} ${key} (injected)`;
   if ('status' in fault) {
     if (fault.status === 412 && cond !== undefined && 'ifNoneMatch' in cond) {
-      return fail('ALREADY_EXISTS', `${where}: 412 Precondition Failed`, { hint: 'create-only writes never replace an object; pick a new key or read the existing one' });
+      return fail('ALREADY_EXISTS', `${where}: 412 Precondition Failed`, {
+        hint: 'create-only writes never replace an object; pick a new key or read the existing one',
+      });
     }
     if (fault.status === 412 || fault.status === 409) {
       return fail('CAS_CONFLICT', `${where}: ${fault.status}`, {
@@ -65,10 +102,20 @@ function faultError(method: BackendMethod, key: string, fault: Fault, cond: PutC
         hint: 'another writer changed it first; re-read the object and apply the change to its current version',
       });
     }
-    return fail('UNAVAILABLE', `${where}: ${fault.status} from the store`, { retryable: true, hint: 'the store is unavailable; retry after a pause' });
+    return fail('UNAVAILABLE', `${where}: ${fault.status} from the store`, {
+      retryable: true,
+      hint: 'the store is unavailable; retry after a pause',
+    });
   }
-  if ('timeout' in fault) return fail('TIMEOUT', `${where}: no answer before the deadline`, { retryable: true, hint: 'the store is slow or unreachable; retry' });
-  return fail('UNAVAILABLE', `${where}: the connection was reset mid-request`, { retryable: true, hint: 'the connection to the store failed; retry' });
+  if ('timeout' in fault)
+    return fail('TIMEOUT', `${where}: no answer before the deadline`, {
+      retryable: true,
+      hint: 'the store is slow or unreachable; retry',
+    });
+  return fail('UNAVAILABLE', `${where}: the connection was reset mid-request`, {
+    retryable: true,
+    hint: 'the connection to the store failed; retry',
+  });
 }
 
 /** A Backend that forwards to inner except where a rule injects a fault. */
@@ -162,7 +209,12 @@ export class FaultBackend implements Backend {
     return undefined;
   }
 
-  private async run<T>(method: BackendMethod, target: string | readonly string[], cond: PutCondition | undefined, call: () => Promise<T>): Promise<T> {
+  private async run<T>(
+    method: BackendMethod,
+    target: string | readonly string[],
+    cond: PutCondition | undefined,
+    call: () => Promise<T>,
+  ): Promise<T> {
     const keys = typeof target === 'string' ? [target] : target;
     const rule = this.pick(method, keys.length > 0 ? keys : ['']);
     if (rule === undefined) return call();
@@ -199,7 +251,8 @@ export interface CountingBackend extends Backend {
 
 /** Wraps a backend to count the requests made through it, per method. */
 export function countingBackend(inner: Backend): CountingBackend {
-  const zero = (): Record<BackendMethod, number> => Object.fromEntries(BACKEND_METHODS.map((m) => [m, 0])) as Record<BackendMethod, number>;
+  const zero = (): Record<BackendMethod, number> =>
+    Object.fromEntries(BACKEND_METHODS.map((m) => [m, 0])) as Record<BackendMethod, number>;
   let counts = zero();
   let calls: string[] = [];
   const count = (method: BackendMethod, key: string) => {

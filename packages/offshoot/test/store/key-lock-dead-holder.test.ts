@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -73,7 +83,10 @@ describe('key locks left by a dead or stale holder', () => {
         return hasCode(err, 'BUSY');
       });
       assert.ok(Date.now() - started >= 300, 'the live holder was waited out to the timeout');
-      assert.match(String((busy as { hint?: string }).hint), /remove .*main\.lock .*dead process of this host is broken at once, any other once 30 s old/);
+      assert.match(
+        String((busy as { hint?: string }).hint),
+        /remove .*main\.lock .*dead process of this host is broken at once, any other once 30 s old/,
+      );
       assert.equal(readFileSync(lock, 'utf8'), text, 'a live holder keeps its lock');
       assert.deepEqual((await b.get(KEY)).body, bytes('v1'));
 
@@ -111,7 +124,18 @@ describe('key locks left by a dead or stale holder', () => {
     const dead = deadPid();
     const space = processSpace();
     // The earlier `host/pid` format names no pid namespace, so it is aged out like garbage.
-    const garbage = ['', `${dead}@`, `${dead}@${space}`, `${dead}@${space}\nextra`, `-${dead}@${space}\n`, `0@${space}\n`, `@${space}\n`, `${dead}@${space} \n`, `${os.hostname()}/${dead}\n`, 'x'.repeat(4096)];
+    const garbage = [
+      '',
+      `${dead}@`,
+      `${dead}@${space}`,
+      `${dead}@${space}\nextra`,
+      `-${dead}@${space}\n`,
+      `0@${space}\n`,
+      `@${space}\n`,
+      `${dead}@${space} \n`,
+      `${os.hostname()}/${dead}\n`,
+      'x'.repeat(4096),
+    ];
     const b = new LocalBackend(root, { lockStaleMs: 150, lockTimeoutMs: 5_000, lockPollMs: 5 });
     let etag = await b.put(KEY, bytes('v0'));
     for (const [i, text] of garbage.entries()) {
@@ -119,7 +143,10 @@ describe('key locks left by a dead or stale holder', () => {
       const started = Date.now();
       etag = await b.put(KEY, bytes(`v${i + 1}`), { ifMatch: etag });
       const waited = Date.now() - started;
-      assert.ok(waited >= 140, `${JSON.stringify(text.slice(0, 40))} was broken after ${waited} ms, before it was stale`);
+      assert.ok(
+        waited >= 140,
+        `${JSON.stringify(text.slice(0, 40))} was broken after ${waited} ms, before it was stale`,
+      );
       assert.equal(existsSync(lock), false);
     }
     assert.deepEqual(allFiles(root), [KEY]);
@@ -137,10 +164,13 @@ describe('key locks left by a dead or stale holder', () => {
         } else {
           writeFileSync(lock, holderOf(deadPid()));
         }
-        const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, w) => b.put(KEY, bytes(`round ${round} writer ${w}`), { ifMatch: etag })));
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 8 }, (_, w) => b.put(KEY, bytes(`round ${round} writer ${w}`), { ifMatch: etag })),
+        );
         const won = outcomes.filter((o): o is PromiseFulfilledResult<string> => o.status === 'fulfilled');
         assert.equal(won.length, 1, `round ${round}: ${won.length} writers passed the same compare-and-swap`);
-        for (const o of outcomes) if (o.status === 'rejected') assert.ok(hasCode(o.reason, 'CAS_CONFLICT'), String(o.reason));
+        for (const o of outcomes)
+          if (o.status === 'rejected') assert.ok(hasCode(o.reason, 'CAS_CONFLICT'), String(o.reason));
         etag = (won[0] as PromiseFulfilledResult<string>).value;
         assert.deepEqual(allFiles(root), [KEY], 'no lock, breaker or renamed-aside file is left');
       }
@@ -180,7 +210,9 @@ describe('key locks left by a dead or stale holder', () => {
     const b = new LocalBackend(root);
     mkdirSync(path.dirname(path.join(root, KEY)), { recursive: true });
     execFileSync('mkfifo', [path.join(root, KEY)]);
-    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), HOLD_WORKER, root, KEY], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), HOLD_WORKER, root, KEY], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     try {
@@ -199,7 +231,10 @@ describe('key locks left by a dead or stale holder', () => {
       assert.ok(Date.now() - started < 1_500, `took ${Date.now() - started} ms`);
       assert.deepEqual((await b.get(KEY)).body, bytes('after the crash'));
       assert.equal(existsSync(lock), false);
-      assert.deepEqual((await b.list('refs/')).map((o) => o.key), [KEY]);
+      assert.deepEqual(
+        (await b.list('refs/')).map((o) => o.key),
+        [KEY],
+      );
     } finally {
       child.kill('SIGKILL');
     }

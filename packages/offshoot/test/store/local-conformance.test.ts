@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { constants, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,7 +37,10 @@ runConformance('local', async () => {
 
 const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const bytes = (s: string): Buffer => Buffer.from(s, 'utf8');
-const isCode = (...codes: ErrorCode[]) => (err: unknown) => codes.some((c) => hasCode(err, c));
+const isCode =
+  (...codes: ErrorCode[]) =>
+  (err: unknown) =>
+    codes.some((c) => hasCode(err, c));
 
 /** Every file name under dir, recursively, relative to it (including bookkeeping files). */
 function allFiles(dir: string): string[] {
@@ -57,7 +70,20 @@ describe('local backend specifics', () => {
 
   it('rejects keys that could escape the root or shadow lock and temp files', async () => {
     const b = await openLocalBackend(root);
-    for (const key of ['', '/abs', '../x', 'a/../../x', 'a//b', 'a/', 'a/./b', 'x.lock', 'a/b.lock/c', '.tmp-1', 'a/.tmp-x', 'nul\0']) {
+    for (const key of [
+      '',
+      '/abs',
+      '../x',
+      'a/../../x',
+      'a//b',
+      'a/',
+      'a/./b',
+      'x.lock',
+      'a/b.lock/c',
+      '.tmp-1',
+      'a/.tmp-x',
+      'nul\0',
+    ]) {
       await assert.rejects(b.put(key, bytes('x')), isCode('INVALID_ARGUMENT'), `put ${JSON.stringify(key)}`);
       await assert.rejects(b.get(key), isCode('INVALID_ARGUMENT'), `get ${JSON.stringify(key)}`);
     }
@@ -186,12 +212,18 @@ describe('local backend specifics', () => {
     const e1 = await b.put('data/l/1/snapshot.ltx', bytes('complete v1'));
     const fifo = path.join(tmp, 'body.fifo');
     execFileSync('mkfifo', [fifo]);
-    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), CRASH_WORKER, root, 'data/l/1/snapshot.ltx', fifo], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', import.meta.resolve('tsx'), CRASH_WORKER, root, 'data/l/1/snapshot.ltx', fifo],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('close', (_code, signal) => resolve(signal)),
+    );
 
     // Non-blocking open fails with ENXIO until the worker opens the FIFO for reading.
     const deadline = Date.now() + 20_000;
@@ -204,7 +236,8 @@ describe('local backend specifics', () => {
     const half = Buffer.alloc(32 * 1024, 7);
     await writer.write(half);
     const dir = path.join(root, 'data/l/1');
-    const tmpName = () => readdirSync(dir).find((n) => n.startsWith('.tmp-') && statSync(path.join(dir, n)).size >= half.length);
+    const tmpName = () =>
+      readdirSync(dir).find((n) => n.startsWith('.tmp-') && statSync(path.join(dir, n)).size >= half.length);
     while (tmpName() === undefined) {
       assert.ok(Date.now() < deadline, 'the worker never wrote its temp file');
       await sleep(5);

@@ -20,22 +20,40 @@ describe('S3 store spec and environment', () => {
   });
 
   it('refuses other schemes, bad bucket names and empty prefix segments with USAGE', () => {
-    for (const spec of ['gs://b/p', 's3://', 's3://Upper', 's3://ab', 's3://b_x/p', 's3://bucket/a//b', '/local/path']) {
-      assert.throws(() => parseS3Spec(spec), (err: unknown) => hasCode(err, 'USAGE'), spec);
+    for (const spec of [
+      'gs://b/p',
+      's3://',
+      's3://Upper',
+      's3://ab',
+      's3://b_x/p',
+      's3://bucket/a//b',
+      '/local/path',
+    ]) {
+      assert.throws(
+        () => parseS3Spec(spec),
+        (err: unknown) => hasCode(err, 'USAGE'),
+        spec,
+      );
     }
   });
 
   it('reads the endpoint, region and path style from the environment', () => {
     assert.deepEqual(s3ConfigFromEnv({}), { pathStyle: false });
-    assert.deepEqual(s3ConfigFromEnv({ OFFSHOOT_S3_ENDPOINT: 'http://127.0.0.1:9000' }), { endpoint: 'http://127.0.0.1:9000', region: 'auto', pathStyle: false });
+    assert.deepEqual(s3ConfigFromEnv({ OFFSHOOT_S3_ENDPOINT: 'http://127.0.0.1:9000' }), {
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'auto',
+      pathStyle: false,
+    });
     assert.deepEqual(s3ConfigFromEnv({ OFFSHOOT_S3_ENDPOINT: 'https://s3.example', OFFSHOOT_S3_REGION: 'eu-west-1' }), {
       endpoint: 'https://s3.example',
       region: 'eu-west-1',
       pathStyle: false,
     });
     assert.deepEqual(s3ConfigFromEnv({ OFFSHOOT_S3_REGION: 'us-west-2' }), { region: 'us-west-2', pathStyle: false });
-    for (const yes of ['1', 'true', 'YES', 'on']) assert.equal(s3ConfigFromEnv({ OFFSHOOT_S3_PATH_STYLE: yes }).pathStyle, true, yes);
-    for (const no of ['0', 'false', 'off', '']) assert.equal(s3ConfigFromEnv({ OFFSHOOT_S3_PATH_STYLE: no }).pathStyle, false, no);
+    for (const yes of ['1', 'true', 'YES', 'on'])
+      assert.equal(s3ConfigFromEnv({ OFFSHOOT_S3_PATH_STYLE: yes }).pathStyle, true, yes);
+    for (const no of ['0', 'false', 'off', ''])
+      assert.equal(s3ConfigFromEnv({ OFFSHOOT_S3_PATH_STYLE: no }).pathStyle, false, no);
   });
 });
 
@@ -67,7 +85,9 @@ for (const withPrefix of [false, true]) {
 
 if (S3_ENDPOINT !== undefined) {
   describe('S3 backend specifics', () => {
-    async function withStore(fn: (ctx: { backend: Awaited<ReturnType<typeof openS3Backend>>; bucket: string; dir: string }) => Promise<void>): Promise<void> {
+    async function withStore(
+      fn: (ctx: { backend: Awaited<ReturnType<typeof openS3Backend>>; bucket: string; dir: string }) => Promise<void>,
+    ): Promise<void> {
       const bucket = await createTestBucket();
       const dir = mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
       const backend = await openS3Backend({
@@ -106,14 +126,18 @@ if (S3_ENDPOINT !== undefined) {
         const got = await backend.get('data/l/1/snapshot.ltx');
         assert.ok(got.body.equals(content));
         assert.equal(got.etag, etag);
-        await assert.rejects(backend.put('data/l/1/snapshot.ltx', { file }, { ifNoneMatch: true }), (err: unknown) => hasCode(err, 'ALREADY_EXISTS'));
+        await assert.rejects(backend.put('data/l/1/snapshot.ltx', { file }, { ifNoneMatch: true }), (err: unknown) =>
+          hasCode(err, 'ALREADY_EXISTS'),
+        );
         // Same bytes in the same parts give the same ETag, so the replacement must differ to make etag stale.
         const next = path.join(dir, 'next.ltx');
         writeFileSync(next, randomBytes(6 * MiB));
         const replaced = await backend.put('data/l/1/snapshot.ltx', { file: next }, { ifMatch: etag });
         assert.notEqual(replaced, etag);
         assert.equal((await backend.stat('data/l/1/snapshot.ltx'))?.etag, replaced);
-        await assert.rejects(backend.put('data/l/1/snapshot.ltx', { file }, { ifMatch: etag }), (err: unknown) => hasCode(err, 'CAS_CONFLICT'));
+        await assert.rejects(backend.put('data/l/1/snapshot.ltx', { file }, { ifMatch: etag }), (err: unknown) =>
+          hasCode(err, 'CAS_CONFLICT'),
+        );
         assert.equal((await backend.stat('data/l/1/snapshot.ltx'))?.size, 6 * MiB);
       }));
 
@@ -126,7 +150,10 @@ if (S3_ENDPOINT !== undefined) {
         assert.ok(got.body.equals(content));
         assert.match(got.etag, /-3"$/, 'built from three copied parts');
         await backend.put('data/c/1/snapshot.ltx', Buffer.from('occupied'));
-        await assert.rejects(backend.copy('data/a/1/snapshot.ltx', 'data/c/1/snapshot.ltx', { ifNoneMatch: true }), (err: unknown) => hasCode(err, 'ALREADY_EXISTS'));
+        await assert.rejects(
+          backend.copy('data/a/1/snapshot.ltx', 'data/c/1/snapshot.ltx', { ifNoneMatch: true }),
+          (err: unknown) => hasCode(err, 'ALREADY_EXISTS'),
+        );
         assert.deepEqual((await backend.get('data/c/1/snapshot.ltx')).body, Buffer.from('occupied'));
         await backend.copy('data/a/1/snapshot.ltx', 'data/c/1/snapshot.ltx');
         assert.ok((await backend.get('data/c/1/snapshot.ltx')).body.equals(content));

@@ -12,7 +12,15 @@ import type { DeleteManyError } from '../../src/store/s3/delete-many-error.js';
 import { openS3Backend } from '../../src/store/s3/s3-backend.js';
 import type { S3Tuning } from '../../src/store/s3/s3-tuning.js';
 import { countingBackend, faultBackend } from './fault-backend.js';
-import { S3_ENDPOINT, adminClient, bucketKeys, createTestBucket, openUploads, s3Unavailable, startFaultProxy } from './s3-test-env.js';
+import {
+  S3_ENDPOINT,
+  adminClient,
+  bucketKeys,
+  createTestBucket,
+  openUploads,
+  s3Unavailable,
+  startFaultProxy,
+} from './s3-test-env.js';
 import type { FaultProxy, TestBucket } from './s3-test-env.js';
 
 const MiB = 1024 * 1024;
@@ -39,8 +47,16 @@ if (!s3Unavailable('S3 backend faults')) {
     let scratch: string;
     let n = 0;
     // Each test gets its own prefix in one bucket, reached through the proxy.
-    const open = (tuning: Partial<S3Tuning> = {}) => openS3Backend({ bucket: bucket.name, prefix: `t${++n}`, endpoint: proxy.endpoint, region, tuning: { ...FAST, ...tuning } });
-    const requests = async (method: string, pathPart: string) => (await proxy.log()).filter((r) => r.method === method && r.path.includes(pathPart));
+    const open = (tuning: Partial<S3Tuning> = {}) =>
+      openS3Backend({
+        bucket: bucket.name,
+        prefix: `t${++n}`,
+        endpoint: proxy.endpoint,
+        region,
+        tuning: { ...FAST, ...tuning },
+      });
+    const requests = async (method: string, pathPart: string) =>
+      (await proxy.log()).filter((r) => r.method === method && r.path.includes(pathPart));
 
     before(async () => {
       bucket = await createTestBucket();
@@ -69,7 +85,9 @@ if (!s3Unavailable('S3 backend faults')) {
 
     it('a persistent 503 SlowDown is retried maxAttempts times, then surfaces as retryable UNAVAILABLE', () =>
       withBackend(async (b) => {
-        await proxy.setRules([{ match: { method: 'PUT', path: '/refs/db/main' }, action: { status: 503, code: 'SlowDown' } }]);
+        await proxy.setRules([
+          { match: { method: 'PUT', path: '/refs/db/main' }, action: { status: 503, code: 'SlowDown' } },
+        ]);
         const err = await rejectsWith(b.put('refs/db/main', Buffer.from('v1')), 'UNAVAILABLE');
         assert.equal(err.retryable, true);
         assert.match(err.message, /SlowDown/);
@@ -81,7 +99,9 @@ if (!s3Unavailable('S3 backend faults')) {
     it('a persistent 500 on a read is retried a bounded number of times, then UNAVAILABLE', () =>
       withBackend(async (b) => {
         await b.put('obj', Buffer.from('x'));
-        await proxy.setRules([{ match: { method: 'GET', path: '/obj' }, action: { status: 500, code: 'InternalError' } }]);
+        await proxy.setRules([
+          { match: { method: 'GET', path: '/obj' }, action: { status: 500, code: 'InternalError' } },
+        ]);
         const err = await rejectsWith(b.get('obj'), 'UNAVAILABLE');
         assert.equal(err.retryable, true);
         assert.equal((await requests('GET', '/obj')).length, 3);
@@ -89,7 +109,9 @@ if (!s3Unavailable('S3 backend faults')) {
 
     it('a transient 503 is retried transparently', () =>
       withBackend(async (b) => {
-        await proxy.setRules([{ match: { method: 'PUT', path: '/data/x' }, action: { status: 503, code: 'ServiceUnavailable' }, times: 2 }]);
+        await proxy.setRules([
+          { match: { method: 'PUT', path: '/data/x' }, action: { status: 503, code: 'ServiceUnavailable' }, times: 2 },
+        ]);
         const etag = await b.put('data/x', Buffer.from('payload'), { ifNoneMatch: true });
         assert.equal((await requests('PUT', '/data/x')).length, 3);
         assert.equal((await b.get('data/x')).etag, etag);
@@ -100,7 +122,10 @@ if (!s3Unavailable('S3 backend faults')) {
         await b.put('refs/db/main', Buffer.from('v1'), { ifNoneMatch: true });
         await proxy.clearLog();
         await rejectsWith(b.put('refs/db/main', Buffer.from('v2'), { ifNoneMatch: true }), 'ALREADY_EXISTS');
-        await rejectsWith(b.put('refs/db/main', Buffer.from('v3'), { ifMatch: '"0123456789abcdef0123456789abcdef"' }), 'CAS_CONFLICT');
+        await rejectsWith(
+          b.put('refs/db/main', Buffer.from('v3'), { ifMatch: '"0123456789abcdef0123456789abcdef"' }),
+          'CAS_CONFLICT',
+        );
         assert.equal((await requests('PUT', '/refs/db/main')).length, 2);
       }));
 
@@ -108,7 +133,9 @@ if (!s3Unavailable('S3 backend faults')) {
       withBackend(async (b) => {
         const e1 = await b.put('refs/db/main', Buffer.from('v1'));
         await proxy.clearLog();
-        await proxy.setRules([{ match: { method: 'PUT' }, action: { status: 409, code: 'ConditionalRequestConflict' } }]);
+        await proxy.setRules([
+          { match: { method: 'PUT' }, action: { status: 409, code: 'ConditionalRequestConflict' } },
+        ]);
         const err = await rejectsWith(b.put('refs/db/main', Buffer.from('v2'), { ifMatch: e1 }), 'CAS_CONFLICT');
         assert.equal(err.retryable, true);
         assert.equal((await requests('PUT', '/refs/db/main')).length, 1);
@@ -141,9 +168,21 @@ if (!s3Unavailable('S3 backend faults')) {
           const err = await rejectsWith(b.put('data/big.ltx', { file }, { ifNoneMatch: true }), 'UNAVAILABLE');
           assert.equal(err.retryable, true);
           const log = await proxy.log();
-          assert.equal(log.filter((r) => r.query.includes('partNumber=2')).length, 3, 'part 2 was tried maxAttempts times');
-          assert.equal(log.filter((r) => r.method === 'DELETE' && r.query.includes('uploadId=')).length, 1, 'the upload was aborted');
-          assert.equal(log.filter((r) => r.method === 'POST' && r.query.includes('uploadId=')).length, 0, 'never completed');
+          assert.equal(
+            log.filter((r) => r.query.includes('partNumber=2')).length,
+            3,
+            'part 2 was tried maxAttempts times',
+          );
+          assert.equal(
+            log.filter((r) => r.method === 'DELETE' && r.query.includes('uploadId=')).length,
+            1,
+            'the upload was aborted',
+          );
+          assert.equal(
+            log.filter((r) => r.method === 'POST' && r.query.includes('uploadId=')).length,
+            0,
+            'never completed',
+          );
           await proxy.setRules([]);
           assert.equal(await b.stat('data/big.ltx'), undefined);
           assert.deepEqual(await openUploads(bucket.name), []);
@@ -160,12 +199,16 @@ if (!s3Unavailable('S3 backend faults')) {
         async (b) => {
           const file = path.join(scratch, 'race.bin');
           writeFileSync(file, randomBytes(6 * MiB));
-          await proxy.setRules([{ match: { method: 'PUT', query: 'partNumber=1' }, action: { stallHeadersMs: 700 }, times: 1 }]);
+          await proxy.setRules([
+            { match: { method: 'PUT', query: 'partNumber=1' }, action: { stallHeadersMs: 700 }, times: 1 },
+          ]);
           const pending = b.put('data/race.ltx', { file }, { ifNoneMatch: true });
           // While part 1's answer is held back, another writer creates the key.
           while (!(await proxy.log()).some((r) => r.query.includes('partNumber=1'))) await sleep(10);
           const { sdk, client } = await adminClient();
-          await client.send(new sdk.PutObjectCommand({ Bucket: bucket.name, Key: `t${n}/data/race.ltx`, Body: 'the other writer' }));
+          await client.send(
+            new sdk.PutObjectCommand({ Bucket: bucket.name, Key: `t${n}/data/race.ltx`, Body: 'the other writer' }),
+          );
           await rejectsWith(pending, 'ALREADY_EXISTS');
           assert.equal((await b.get('data/race.ltx')).body.toString(), 'the other writer');
           assert.deepEqual(await openUploads(bucket.name), [], 'the losing upload was aborted');
@@ -175,13 +218,17 @@ if (!s3Unavailable('S3 backend faults')) {
 
     it('a put whose answer was lost, then retried into its own write, still succeeds', () =>
       withBackend(async (b) => {
-        await proxy.setRules([{ match: { method: 'PUT', path: '/refs/db/main' }, action: { dropResponse: true }, times: 1 }]);
+        await proxy.setRules([
+          { match: { method: 'PUT', path: '/refs/db/main' }, action: { dropResponse: true }, times: 1 },
+        ]);
         const body = Buffer.from('{"generation":1}');
         const etag = await b.put('refs/db/main', body, { ifNoneMatch: true });
         assert.equal((await requests('PUT', '/refs/db/main')).length, 2, 'the first attempt landed; the retry met it');
         assert.deepEqual(await b.get('refs/db/main'), { body, etag });
 
-        await proxy.setRules([{ match: { method: 'PUT', path: '/refs/db/main' }, action: { dropResponse: true }, times: 1 }]);
+        await proxy.setRules([
+          { match: { method: 'PUT', path: '/refs/db/main' }, action: { dropResponse: true }, times: 1 },
+        ]);
         const next = Buffer.from('{"generation":2}');
         const etag2 = await b.put('refs/db/main', next, { ifMatch: etag });
         assert.deepEqual(await b.get('refs/db/main'), { body: next, etag: etag2 });
@@ -191,7 +238,14 @@ if (!s3Unavailable('S3 backend faults')) {
       withBackend(async (b) => {
         await b.put('slow', Buffer.from('x'));
         // Same store, no probe: only the HEAD under test runs with the short header timeout.
-        const impatient = await openS3Backend({ bucket: bucket.name, prefix: `t${n}`, endpoint: proxy.endpoint, region, probe: false, tuning: { ...FAST, headersTimeoutMs: 300 } });
+        const impatient = await openS3Backend({
+          bucket: bucket.name,
+          prefix: `t${n}`,
+          endpoint: proxy.endpoint,
+          region,
+          probe: false,
+          tuning: { ...FAST, headersTimeoutMs: 300 },
+        });
         try {
           await proxy.setRules([{ match: { method: 'HEAD', path: '/slow' }, action: { stallHeadersMs: 5_000 } }]);
           await proxy.clearLog();
@@ -221,7 +275,10 @@ if (!s3Unavailable('S3 backend faults')) {
       withBackend(async (b) => {
         const content = randomBytes(2 * MiB);
         await b.put('stalls', content);
-        const stall = { match: { method: 'GET', path: '/stalls' }, action: { stallBody: { afterBytes: 256 * 1024, ms: 4_000 } } };
+        const stall = {
+          match: { method: 'GET', path: '/stalls' },
+          action: { stallBody: { afterBytes: 256 * 1024, ms: 4_000 } },
+        };
         await proxy.setRules([stall]);
         const started = Date.now();
         const err = await rejectsWith(b.get('stalls'), 'TIMEOUT');
@@ -328,7 +385,17 @@ if (!s3Unavailable('S3 backend faults')) {
         await b.copy('refs/db/main', 'refs/db/copy');
         await b.list('refs/');
         await b.deleteMany(['refs/db/copy']);
-        assert.deepEqual(b.counts, { get: 1, getStream: 0, getToFile: 0, stat: 1, put: 2, delete: 0, deleteMany: 1, list: 1, copy: 1 });
+        assert.deepEqual(b.counts, {
+          get: 1,
+          getStream: 0,
+          getToFile: 0,
+          stat: 1,
+          put: 2,
+          delete: 0,
+          deleteMany: 1,
+          list: 1,
+          copy: 1,
+        });
         assert.equal(b.total(), 7);
         assert.deepEqual(b.calls.slice(0, 2), ['put refs/db/main', 'get refs/db/main']);
         // Each call is one request, except copy: HEAD of the source, then CopyObject.
@@ -343,7 +410,10 @@ if (!s3Unavailable('S3 backend faults')) {
 
     it('every test object went where the test put it: the bucket holds only prefixed keys', async () => {
       const keys = await bucketKeys(bucket.name);
-      assert.ok(keys.every((k) => /^t\d+\//.test(k)), keys.join(' '));
+      assert.ok(
+        keys.every((k) => /^t\d+\//.test(k)),
+        keys.join(' '),
+      );
       assert.ok(S3_ENDPOINT !== undefined);
     });
   });

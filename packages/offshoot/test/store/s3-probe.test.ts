@@ -63,7 +63,9 @@ if (!s3Unavailable('S3 CAS probe')) {
     it('refuses an endpoint that drops If-None-Match and If-Match, naming the step, and cleans up', async () => {
       const ignoring = await startFaultProxy(['--strip-conditions']);
       try {
-        const err = await refusal(openS3Backend({ bucket: bucket.name, prefix: 'p3', endpoint: ignoring.endpoint, region }));
+        const err = await refusal(
+          openS3Backend({ bucket: bucket.name, prefix: 'p3', endpoint: ignoring.endpoint, region }),
+        );
         assert.match(err.message, /does not enforce conditional writes \(a repeated create-only put was accepted\)/);
         assert.ok(err.message.includes(ignoring.endpoint), err.message);
         assert.match(err.hint ?? '', /If-None-Match\/If-Match on PUT/);
@@ -89,7 +91,9 @@ if (!s3Unavailable('S3 CAS probe')) {
         assert.equal(backend.capabilities.conditionalDelete, false);
         const e1 = await backend.put('refs/db/main', Buffer.from('v1'));
         const e2 = await backend.put('refs/db/main', Buffer.from('v2'), { ifMatch: e1 });
-        await assert.rejects(backend.delete('refs/db/main', { ifMatch: e1 }), (err: unknown) => hasCode(err, 'CAS_CONFLICT'));
+        await assert.rejects(backend.delete('refs/db/main', { ifMatch: e1 }), (err: unknown) =>
+          hasCode(err, 'CAS_CONFLICT'),
+        );
         assert.deepEqual((await backend.get('refs/db/main')).body, Buffer.from('v2'));
         await backend.delete('refs/db/main', { ifMatch: e2 });
         assert.equal(await backend.stat('refs/db/main'), undefined);
@@ -101,17 +105,32 @@ if (!s3Unavailable('S3 CAS probe')) {
     it('probe: false makes no request at all, even through a non-conforming endpoint', async () => {
       await proxy.setRules([{ action: { stripHeaders: ['if-match', 'if-none-match'] } }]);
       await proxy.clearLog();
-      const backend = await openS3Backend({ bucket: bucket.name, prefix: 'p6', endpoint: proxy.endpoint, region, probe: false });
+      const backend = await openS3Backend({
+        bucket: bucket.name,
+        prefix: 'p6',
+        endpoint: proxy.endpoint,
+        region,
+        probe: false,
+      });
       await backend.close();
       assert.deepEqual(await proxy.log(), []);
       assert.equal(backend.capabilities.conditionalDelete, false);
     });
 
     it('a store failure during the probe surfaces as itself, not as UNSUPPORTED', async () => {
-      const backend = await openS3Backend({ bucket: bucket.name, prefix: 'p7', endpoint: S3_ENDPOINT, region, probe: false });
+      const backend = await openS3Backend({
+        bucket: bucket.name,
+        prefix: 'p7',
+        endpoint: S3_ENDPOINT,
+        region,
+        probe: false,
+      });
       try {
         const flaky = faultBackend(backend, [{ method: 'put', fault: { status: 503 }, skip: 1 }]);
-        await assert.rejects(casProbe(flaky, 'flaky'), (err: unknown) => hasCode(err, 'UNAVAILABLE') && (err as OffshootError).retryable);
+        await assert.rejects(
+          casProbe(flaky, 'flaky'),
+          (err: unknown) => hasCode(err, 'UNAVAILABLE') && (err as OffshootError).retryable,
+        );
         assert.equal(flaky.fired.length, 1);
         assert.deepEqual(await backend.list(''), [], 'the probe object was cleaned up');
       } finally {
@@ -120,9 +139,12 @@ if (!s3Unavailable('S3 CAS probe')) {
     });
 
     it('refuses a missing bucket with NOT_FOUND and a hint to create it', async () => {
-      await assert.rejects(openS3Backend({ bucket: `${bucket.name}-missing`, endpoint: S3_ENDPOINT, region }), (err: unknown) => {
-        return hasCode(err, 'NOT_FOUND') && /create it/.test((err as OffshootError).hint ?? '');
-      });
+      await assert.rejects(
+        openS3Backend({ bucket: `${bucket.name}-missing`, endpoint: S3_ENDPOINT, region }),
+        (err: unknown) => {
+          return hasCode(err, 'NOT_FOUND') && /create it/.test((err as OffshootError).hint ?? '');
+        },
+      );
     });
   });
 }

@@ -86,7 +86,12 @@ async function removeBucket(bucket: string): Promise<void> {
   }
   const keys = await bucketKeys(bucket);
   for (let i = 0; i < keys.length; i += 1000) {
-    await client.send(new sdk.DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })) } }));
+    await client.send(
+      new sdk.DeleteObjectsCommand({
+        Bucket: bucket,
+        Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })) },
+      }),
+    );
   }
   await client.send(new sdk.DeleteBucketCommand({ Bucket: bucket }));
 }
@@ -138,7 +143,10 @@ export async function startFaultProxy(args: string[] = []): Promise<FaultProxy> 
   });
   const endpoint = `http://127.0.0.1:${port}`;
   const control = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${endpoint}/__proxy/${path}`, { method, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const res = await fetch(`${endpoint}/__proxy/${path}`, {
+      method,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
     if (!res.ok) throw new Error(`s3-fault-proxy ${method} ${path}: ${res.status}`);
     return res;
   };

@@ -30,7 +30,10 @@ let checked = false;
 export function ensureBuilt(): void {
   if (checked) return;
   if (!existsSync(builtMain) || statSync(builtMain).mtimeMs < newestSource()) {
-    spawnSync(path.join(repoRoot, 'node_modules/.bin/tsc'), ['-p', 'packages/offshoot/tsconfig.json'], { cwd: repoRoot, stdio: 'ignore' });
+    spawnSync(path.join(repoRoot, 'node_modules/.bin/tsc'), ['-p', 'packages/offshoot/tsconfig.json'], {
+      cwd: repoRoot,
+      stdio: 'ignore',
+    });
   }
   assert.ok(existsSync(builtMain), 'the CLI was built');
   checked = true;

@@ -16,7 +16,9 @@ function busyChild(): ChildProcess {
   return spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
 }
 
-test(`close right after a foreign write keeps it, ${ITERATIONS} times under CPU load`, { timeout: 600_000 }, async () => {
+test(`close right after a foreign write keeps it, ${ITERATIONS} times under CPU load`, {
+  timeout: 600_000,
+}, async () => {
   const s = makeStoreDir();
   assert.equal(s.cli(['create', DB]).code, 0);
   const d = await startDaemon(s, ['-flush-every', '0', '-reap-every', '0']);
@@ -36,7 +38,9 @@ test(`close right after a foreign write keeps it, ${ITERATIONS} times under CPU 
       await session.close();
       const txid = await client.export(DB, 'main', out, { force: true });
       // Only this iteration's row is checked: a row lost earlier stays lost and must not be counted again.
-      const [mine, all] = query(out, `SELECT (SELECT count(*) FROM t WHERE id = ${i}), (SELECT count(*) FROM t);`).trim().split('|');
+      const [mine, all] = query(out, `SELECT (SELECT count(*) FROM t WHERE id = ${i}), (SELECT count(*) FROM t);`)
+        .trim()
+        .split('|');
       if (mine !== '1') lost.push(`iteration ${i}: row ${i} is missing from the export of txid ${txid} (${all} rows)`);
     }
   } finally {
@@ -45,8 +49,13 @@ test(`close right after a foreign write keeps it, ${ITERATIONS} times under CPU 
     await d.stop();
     s.cleanup();
   }
-  const unclean = d.stderr().split('\n').filter((l) => /did not stop clean|rebasing capture/.test(l));
-  console.log(`close-after-write: ${ITERATIONS} iterations, ${lost.length} lost writes, ${unclean.length} engine log lines about unclean stops or rebases`);
+  const unclean = d
+    .stderr()
+    .split('\n')
+    .filter((l) => /did not stop clean|rebasing capture/.test(l));
+  console.log(
+    `close-after-write: ${ITERATIONS} iterations, ${lost.length} lost writes, ${unclean.length} engine log lines about unclean stops or rebases`,
+  );
   if (lost.length > 0) console.log([...lost, 'daemon log:', ...d.stderr().split('\n').slice(-40)].join('\n'));
   assert.deepEqual(lost, [], 'every write committed before close is durable after it');
 });

@@ -82,7 +82,11 @@ class Lane {
   async write(long: boolean): Promise<void> {
     const killAfter = this.rng.chance(0.5) ? this.rng.int(0, 99) : undefined;
     if (killAfter !== undefined) this.tally.killTries++;
-    const w = await runWriter(this.live.path(this.db), writerScript(long || killAfter !== undefined ? KILL_LOOPS : 1, true), killAfter);
+    const w = await runWriter(
+      this.live.path(this.db),
+      writerScript(long || killAfter !== undefined ? KILL_LOOPS : 1, true),
+      killAfter,
+    );
     if (w.killed) this.tally.writerKills++;
     if (w.stderr !== '') this.tally.writerErrors++;
     // Nothing writes the checkout from here until the flush: this is exactly what a flush must make durable. A
@@ -134,7 +138,8 @@ class Lane {
   async finalCheck(exported: string): Promise<void> {
     this.tally.checks++;
     const dump = await dumpOf(exported);
-    if (dump !== this.last.dump) this.diverged(this.db, 'at-rest export after the last shutdown', dumpDifference(this.last.dump, dump));
+    if (dump !== this.last.dump)
+      this.diverged(this.db, 'at-rest export after the last shutdown', dumpDifference(this.last.dump, dump));
   }
 
   /** Restores the head, compares it with the acceptable states, and returns what the head actually holds. */
@@ -143,11 +148,21 @@ class Lane {
     const restoredTxid = await this.live.exportHead(this.db, this.restoreFile);
     const restored = { txid: restoredTxid, dump: await dumpOf(this.restoreFile) };
     const durable = await this.live.durableTxid(this.db);
-    if (txid !== undefined && restoredTxid !== txid) this.diverged(this.db, step, `the flush reported txid ${txid}, the head restores txid ${restoredTxid}`);
-    if (durable !== restoredTxid) this.diverged(this.db, step, `status reports durable_txid ${String(durable)}, the head restores txid ${restoredTxid}`);
+    if (txid !== undefined && restoredTxid !== txid)
+      this.diverged(this.db, step, `the flush reported txid ${txid}, the head restores txid ${restoredTxid}`);
+    if (durable !== restoredTxid)
+      this.diverged(
+        this.db,
+        step,
+        `status reports durable_txid ${String(durable)}, the head restores txid ${restoredTxid}`,
+      );
     if (!acceptable.includes(restored.dump)) {
       const want = acceptable[acceptable.length - 1] ?? '';
-      this.diverged(this.db, step, `restore of txid ${restoredTxid} differs from what the writer committed: ${dumpDifference(want, restored.dump)}`);
+      this.diverged(
+        this.db,
+        step,
+        `restore of txid ${restoredTxid} differs from what the writer committed: ${dumpDifference(want, restored.dump)}`,
+      );
     }
     return restored;
   }
@@ -156,7 +171,11 @@ class Lane {
   private async checkReopened(step: string, head: Restored): Promise<void> {
     const reopened = await dumpOf(this.live.path(this.db));
     if (reopened !== head.dump && reopened !== this.committed) {
-      this.diverged(this.db, `${step}: reopened checkout`, `neither the durable head nor what the writer committed: ${dumpDifference(head.dump, reopened)}`);
+      this.diverged(
+        this.db,
+        `${step}: reopened checkout`,
+        `neither the durable head nor what the writer committed: ${dumpDifference(head.dump, reopened)}`,
+      );
     }
   }
 }
@@ -173,12 +192,19 @@ class TortureRun {
     dbs: readonly string[],
     restoreFile: (db: string) => string,
   ) {
-    this.lanes = dbs.map((db, i) => new Lane(db, live, this.tally, new Prng(SEED + 1 + i), restoreFile(db), (lane, step, detail) => this.diverged(lane, step, detail)));
+    this.lanes = dbs.map(
+      (db, i) =>
+        new Lane(db, live, this.tally, new Prng(SEED + 1 + i), restoreFile(db), (lane, step, detail) =>
+          this.diverged(lane, step, detail),
+        ),
+    );
   }
 
   private diverged(lane: string, step: string, detail: string): void {
     const log = this.live.log().slice(this.logMark).trim();
-    this.tally.divergences.push(`step ${this.tally.steps}, ${lane}, ${step}: ${detail}\n  daemon log during the step:\n${log === '' ? '  (nothing)' : log.replace(/^/gm, '    ')}`);
+    this.tally.divergences.push(
+      `step ${this.tally.steps}, ${lane}, ${step}: ${detail}\n  daemon log during the step:\n${log === '' ? '  (nothing)' : log.replace(/^/gm, '    ')}`,
+    );
   }
 
   private async timed<T>(phase: Phase, fn: () => Promise<T>): Promise<T> {
@@ -199,7 +225,13 @@ class TortureRun {
     const n = ++this.tally.steps;
     this.logMark = this.live.log().length;
     const ending: Ending =
-      n % DAEMON_KILL_EVERY === 0 ? (this.rng.chance(0.5) ? 'kill-writer' : 'kill-flush') : n % GRACEFUL_EVERY === 0 ? 'graceful' : 'flush';
+      n % DAEMON_KILL_EVERY === 0
+        ? this.rng.chance(0.5)
+          ? 'kill-writer'
+          : 'kill-flush'
+        : n % GRACEFUL_EVERY === 0
+          ? 'graceful'
+          : 'flush';
     const writers = this.timed('writer', () => this.all((l) => l.write(ending === 'kill-writer')));
     if (ending === 'kill-writer') {
       await sleep(this.rng.int(0, 199));
@@ -217,7 +249,9 @@ class TortureRun {
       const acked = await Promise.all(flushes);
       this.tally.daemonKillsMidFlush++;
       await this.restart();
-      await this.timed('verify', () => Promise.all(this.lanes.map((l, i) => l.checkAfterKillMidFlush(acked[i]))).then(() => undefined));
+      await this.timed('verify', () =>
+        Promise.all(this.lanes.map((l, i) => l.checkAfterKillMidFlush(acked[i]))).then(() => undefined),
+      );
     } else if (ending === 'graceful') {
       this.tally.graceful++;
       await this.timed('restart', () => this.live.stopGracefully());
@@ -240,9 +274,12 @@ class TortureRun {
     const t = this.tally;
     // The daemon logs each flush's own duration: the rest of the client-side flush time is the round trip. The
     // first and last tenth show whether flushes slow down as the store fills.
-    const inDaemon = this.live.logLines(/ flushed kind=manual /).map((l) => Number(/duration_seconds=([\d.]+)/.exec(l)?.[1] ?? 0) * 1000);
+    const inDaemon = this.live
+      .logLines(/ flushed kind=manual /)
+      .map((l) => Number(/duration_seconds=([\d.]+)/.exec(l)?.[1] ?? 0) * 1000);
     const tenth = Math.max(1, Math.floor(inDaemon.length / 10));
-    const median = (xs: number[]): string => `${([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0).toFixed(0)} ms`;
+    const median = (xs: number[]): string =>
+      `${([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0).toFixed(0)} ms`;
     const restarts = t.graceful + t.daemonKillsUnderWriter + t.daemonKillsMidFlush;
     return (
       `daemon torture: ${t.rounds} rounds (${t.steps} steps of ${this.lanes.length} lanes) in ${seconds.toFixed(0)}s (seed ${SEED}), ` +
@@ -259,11 +296,15 @@ class TortureRun {
   }
 }
 
-test(`daemon torture: ${LANES} lanes of SIGKILLed writers, graceful restarts and daemon SIGKILLs for ${SECONDS} s lose nothing durable`, { timeout: (SECONDS + 300) * 1000 }, async () => {
+test(`daemon torture: ${LANES} lanes of SIGKILLed writers, graceful restarts and daemon SIGKILLs for ${SECONDS} s lose nothing durable`, {
+  timeout: (SECONDS + 300) * 1000,
+}, async () => {
   const store = makeStoreDir();
   const dbs = Array.from({ length: LANES }, (_, i) => `torture${i}`);
   for (const db of dbs) assert.equal(store.cli(['create', db]).code, 0);
-  const live = await LiveDaemon.start(store, dbs, ['-flush-every', '0'], { OFFSHOOT_LEASE_TTL_MS: String(LEASE_TTL_MS) });
+  const live = await LiveDaemon.start(store, dbs, ['-flush-every', '0'], {
+    OFFSHOOT_LEASE_TTL_MS: String(LEASE_TTL_MS),
+  });
   const run = new TortureRun(live, dbs, (db) => store.file(`restore-${db}.db`));
   const started = performance.now();
   try {
@@ -279,7 +320,8 @@ test(`daemon torture: ${LANES} lanes of SIGKILLed writers, graceful restarts and
     }
   } finally {
     console.log(run.summary((performance.now() - started) / 1000));
-    if (run.tally.divergences.length > 0) console.log(['divergences:', ...run.tally.divergences.slice(0, 10)].join('\n'));
+    if (run.tally.divergences.length > 0)
+      console.log(['divergences:', ...run.tally.divergences.slice(0, 10)].join('\n'));
     await live.stopGracefully().catch(() => undefined);
     store.cleanup();
   }

@@ -14,7 +14,9 @@ const REOPEN_RETRY_MS = 25;
 // Store key locks (a ref update the daemon died in: lease renewal, flush CAS) are left as they are: they name the
 // dead pid, and the backend must break them at once for the next writer, or the reopen and flush time out BUSY.
 function keyLocks(dir: string): number {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.lock') && path.basename(f) !== 'daemon.lock').length;
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(
+    (f) => f.endsWith('.lock') && path.basename(f) !== 'daemon.lock',
+  ).length;
 }
 
 /** A client connection and the session it opened. */
@@ -44,7 +46,12 @@ export class LiveDaemon {
   ) {}
 
   /** Starts a daemon on the store and opens a session on db@main of every database. */
-  static async start(store: StoreDir, dbs: readonly string[], flags: string[], env: NodeJS.ProcessEnv): Promise<LiveDaemon> {
+  static async start(
+    store: StoreDir,
+    dbs: readonly string[],
+    flags: string[],
+    env: NodeJS.ProcessEnv,
+  ): Promise<LiveDaemon> {
     const daemon = await startDaemon(store, flags, env);
     const live = new LiveDaemon(store, flags, env, daemon, new Map());
     await Promise.all(dbs.map((db) => live.reopen(db, performance.now())));
@@ -132,6 +139,8 @@ export class LiveDaemon {
 
   /** Every line the daemons logged that matches re. */
   logLines(re: RegExp): string[] {
-    return this.log().split('\n').filter((l) => re.test(l));
+    return this.log()
+      .split('\n')
+      .filter((l) => re.test(l));
   }
 }

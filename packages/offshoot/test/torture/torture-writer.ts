@@ -60,10 +60,16 @@ export function runWriter(db: string, script: string, killAfterMs?: number): Pro
 /** Runs the sqlite3 CLI on file with stdin input; rejects on a failure or any stderr output. */
 function sqlite3(file: string, args: string[], input: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = execFile('sqlite3', ['-bail', '-cmd', '.timeout 5000', file, ...args], { encoding: 'utf8', maxBuffer: 256 << 20 }, (err, stdout, stderr) => {
-      if (err || stderr !== '') reject(new Error(`sqlite3 ${file} ${args.join(' ')} failed (${err?.message ?? 'exit 0'}): ${stderr}`));
-      else resolve(stdout);
-    });
+    const child = execFile(
+      'sqlite3',
+      ['-bail', '-cmd', '.timeout 5000', file, ...args],
+      { encoding: 'utf8', maxBuffer: 256 << 20 },
+      (err, stdout, stderr) => {
+        if (err || stderr !== '')
+          reject(new Error(`sqlite3 ${file} ${args.join(' ')} failed (${err?.message ?? 'exit 0'}): ${stderr}`));
+        else resolve(stdout);
+      },
+    );
     // sqlite3 need not read its input (a `.dump` argument): a closed pipe is expected then.
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(input);

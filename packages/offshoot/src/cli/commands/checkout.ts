@@ -10,7 +10,7 @@ export const checkoutCommand: Command = {
   summary: 'materialize a working copy (or, with --at --read-only, a checkpoint) and print its path',
   usage: '<db>[@branch] [--at CP --read-only [--force]]',
   help: [
-    'Prints the path of the branch\'s writable checkout (checkouts/<db>/<branch>.db), materializing the head unless the',
+    "Prints the path of the branch's writable checkout (checkouts/<db>/<branch>.db), materializing the head unless the",
     'existing file is clean and current. Local edits that were never checkpointed are discarded with a warning (checkpoint first to keep them).',
     '',
     'With --at CP --read-only, materializes the named checkpoint as an immutable file under checkouts-ro/ instead;',
@@ -28,10 +28,14 @@ export const checkoutCommand: Command = {
     const readOnly = inv.flags.boolean('read-only');
     const force = inv.flags.boolean('force');
     if ((at !== undefined) !== readOnly) {
-      throw fail('USAGE', '--at and --read-only must be given together', { hint: `write 'offshoot checkout ${inv.arg(0)} --at CP --read-only'` });
+      throw fail('USAGE', '--at and --read-only must be given together', {
+        hint: `write 'offshoot checkout ${inv.arg(0)} --at CP --read-only'`,
+      });
     }
     if (force && at === undefined) {
-      throw fail('USAGE', '--force only applies alongside --at --read-only', { hint: 'drop --force; a writable checkout is refreshed as needed' });
+      throw fail('USAGE', '--force only applies alongside --at --read-only', {
+        hint: 'drop --force; a writable checkout is refreshed as needed',
+      });
     }
     if (at !== undefined) {
       validateName('checkpoint', at);

@@ -7,10 +7,10 @@ import { checkpointOutcome } from '../output.js';
 /** `offshoot checkpoint <db>[@b] <name> [--meta k=v]...`: names the checkout's current state durably. */
 export const checkpointCommand: Command = {
   name: 'checkpoint',
-  summary: 'record the checkout\'s current state as a named checkpoint',
+  summary: "record the checkout's current state as a named checkpoint",
   usage: '<db>[@branch] <name> [--meta K=V]...',
   help: [
-    'Quiesces the branch\'s checkout, uploads what changed since it was materialized (a segment, or a snapshot when',
+    "Quiesces the branch's checkout, uploads what changed since it was materialized (a segment, or a snapshot when",
     'most pages changed) at head+1, and records <name> by compare-and-swap. Needs a checkout of the branch.',
     'Meta is capped at 32 keys, 64-byte keys and 512-byte values.',
   ].join('\n'),

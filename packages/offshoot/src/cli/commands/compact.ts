@@ -8,7 +8,7 @@ export const compactCommand: Command = {
   summary: 'make a shared fork self-contained (a no-op if it already is)',
   usage: '<db>[@branch]',
   help: [
-    'Copies the branch\'s head (and each checkpoint it keeps) into a fresh lineage and drops its base pointer, so the',
+    "Copies the branch's head (and each checkpoint it keeps) into a fresh lineage and drops its base pointer, so the",
     'ancestor\'s storage can be reclaimed by gc. Adds checkpoint "compact". O(database size) by design.',
   ].join('\n'),
   flags: {},

@@ -11,7 +11,9 @@ export const createCommand: Command = {
     'Creates <db> with a protected main branch at txid 1 and checkpoint "init".',
     'With --from, imports an existing SQLite file (its -wal included) at a transaction boundary; the file is never modified.',
   ].join('\n'),
-  flags: { from: { type: 'string', value: 'FILE', description: 'import this SQLite database instead of starting empty' } },
+  flags: {
+    from: { type: 'string', value: 'FILE', description: 'import this SQLite database instead of starting empty' },
+  },
   args: { min: 1, max: 1 },
   async run(inv) {
     const db = validateName('database', inv.arg(0));

@@ -24,7 +24,8 @@ export const diffCommand: Command = {
     const right = parseTarget(inv.arg(1), { allowCheckpoint: true });
     const summary = inv.flags.boolean('summary');
     const sql = inv.flags.boolean('sql');
-    if (summary && sql) throw fail('USAGE', '--summary and --sql are mutually exclusive', { hint: 'pick one output form' });
+    if (summary && sql)
+      throw fail('USAGE', '--summary and --sql are mutually exclusive', { hint: 'pick one output form' });
     const ctx = await inv.context();
     const { diff } = await import('../../ops/diff.js');
     const result = await diff(ctx, left, right, { summaryOnly: summary });

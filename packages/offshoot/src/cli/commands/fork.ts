@@ -12,14 +12,18 @@ export const forkCommand: Command = {
   summary: 'fork a branch at its head or a checkpoint (copy-on-write)',
   usage: '<db>[@src] <new> [--at CP] [--ttl DURATION] [--meta K=V]...',
   help: [
-    'Creates branch <new> sharing the source\'s durable storage through a base pointer (a few hundred bytes at any',
+    "Creates branch <new> sharing the source's durable storage through a base pointer (a few hundred bytes at any",
     'size). A dirty source checkout is checkpointed first, so the fork holds everything committed before the call.',
     'The child gets checkpoint "fork", is unprotected, and is reaped once --ttl passes without activity.',
     'The TTL must be positive; omit --ttl for a branch that never expires.',
   ].join('\n'),
   flags: {
     at: { type: 'string', value: 'CP', description: 'fork at this checkpoint instead of the head' },
-    ttl: { type: 'string', value: 'DURATION', description: 'reap the fork after this long without activity (e.g. 24h)' },
+    ttl: {
+      type: 'string',
+      value: 'DURATION',
+      description: 'reap the fork after this long without activity (e.g. 24h)',
+    },
     meta: { type: 'string', multiple: true, value: 'K=V', description: 'tag the new branch' },
   },
   args: { min: 2, max: 2 },

@@ -13,11 +13,20 @@ export const gcCommand: Command = {
     'older than 30s, then tombstones objects no branch reaches and deletes those tombstoned longer than --grace',
     '(default 1h; --grace 0 deletes them on the next run). Fails closed: an error before deleting deletes nothing.',
   ].join('\n'),
-  flags: { grace: { type: 'string', value: 'DURATION', description: 'how long an unreachable object waits before deletion (default 1h)' } },
+  flags: {
+    grace: {
+      type: 'string',
+      value: 'DURATION',
+      description: 'how long an unreachable object waits before deletion (default 1h)',
+    },
+  },
   args: { min: 0, max: 0 },
   async run(inv) {
     const grace = parseDuration(inv.flags.string('grace') ?? '1h');
-    if (grace < 0n) throw fail('INVALID_ARGUMENT', '--grace must not be negative', { hint: 'use 0 or a positive duration such as 1h' });
+    if (grace < 0n)
+      throw fail('INVALID_ARGUMENT', '--grace must not be negative', {
+        hint: 'use 0 or a positive duration such as 1h',
+      });
     const ctx = await inv.context();
     const { runGc } = await import('../../ops/gc.js');
     return gcOutcome(await runGc(ctx, { grace }));

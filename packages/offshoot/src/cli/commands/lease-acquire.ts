@@ -11,7 +11,7 @@ export const leaseAcquireCommand: Command = {
   help: [
     'Acquires the branch lease as hostname/pid (a fresh acquire bumps the epoch, fencing earlier writers), or',
     'extends our own live lease. The command exits immediately, so the lease lapses after --ttl (default 30s)',
-    'unless something renews it. Refused while another holder\'s lease is live or the branch is being destroyed.',
+    "unless something renews it. Refused while another holder's lease is live or the branch is being destroyed.",
   ].join('\n'),
   flags: { ttl: { type: 'string', value: 'DURATION', description: 'lease length (default 30s)' } },
   args: { min: 1, max: 1 },

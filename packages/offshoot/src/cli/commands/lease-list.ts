@@ -4,7 +4,7 @@ import { leaseListOutcome } from '../output.js';
 /** `offshoot lease list`: every branch that carries a lease. */
 export const leaseListCommand: Command = {
   name: 'lease list',
-  summary: 'list every branch\'s lease, live or expired',
+  summary: "list every branch's lease, live or expired",
   usage: '',
   help: 'One line per leased branch: db@b held|expired by HOLDER epoch=N until TIME.',
   flags: {},

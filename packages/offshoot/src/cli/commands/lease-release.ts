@@ -7,7 +7,7 @@ export const leaseReleaseCommand: Command = {
   name: 'lease release',
   summary: 'release a branch lease',
   usage: '<db>[@branch]',
-  help: 'Clears the lease holder and expiry (whoever holds it) and restarts the branch\'s TTL clock.',
+  help: "Clears the lease holder and expiry (whoever holds it) and restarts the branch's TTL clock.",
   flags: {},
   args: { min: 1, max: 1 },
   async run(inv) {

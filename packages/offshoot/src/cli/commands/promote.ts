@@ -7,26 +7,34 @@ import { promoteOutcome } from '../output.js';
 /** `offshoot promote <db>@<src> --onto <tgt> [--force] [--materialize]`: repoints a branch at another's head. */
 export const promoteCommand: Command = {
   name: 'promote',
-  summary: 'repoint an existing branch at another branch\'s head',
+  summary: "repoint an existing branch at another branch's head",
   usage: '<db>@<src> --onto TARGET [--force] [--materialize]',
   help: [
-    'Repoints TARGET (which must exist) at a fresh lineage reading through the source\'s head (or a full copy with',
+    "Repoints TARGET (which must exist) at a fresh lineage reading through the source's head (or a full copy with",
     '--materialize). The source is unchanged; TARGET keeps its TTL and protection, its checkpoints reset to',
     '"promote", and its previous head is kept as <target>-pre-promote. A protected TARGET (main) needs --force.',
   ].join('\n'),
   flags: {
     onto: { type: 'string', value: 'TARGET', description: 'the branch to repoint (required)' },
     force: { type: 'boolean', description: 'promote onto a protected branch' },
-    materialize: { type: 'boolean', description: 'copy the source\'s state instead of sharing it' },
+    materialize: { type: 'boolean', description: "copy the source's state instead of sharing it" },
   },
   args: { min: 1, max: 1 },
   async run(inv) {
     const src = parseTarget(inv.arg(0));
     const onto = inv.flags.string('onto');
-    if (onto === undefined) throw fail('USAGE', 'promote needs --onto TARGET', { hint: `write 'offshoot promote ${inv.arg(0)} --onto main'` });
+    if (onto === undefined)
+      throw fail('USAGE', 'promote needs --onto TARGET', {
+        hint: `write 'offshoot promote ${inv.arg(0)} --onto main'`,
+      });
     validateName('branch', onto);
     const ctx = await inv.context();
     const { promote } = await import('../../ops/promote.js');
-    return promoteOutcome(await promote(ctx, src, onto, { force: inv.flags.boolean('force'), materialize: inv.flags.boolean('materialize') }));
+    return promoteOutcome(
+      await promote(ctx, src, onto, {
+        force: inv.flags.boolean('force'),
+        materialize: inv.flags.boolean('materialize'),
+      }),
+    );
   },
 };

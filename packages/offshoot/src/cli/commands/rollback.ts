@@ -11,19 +11,20 @@ export const rollbackCommand: Command = {
   usage: '<db>[@branch] --to CP [--materialize]',
   help: [
     'Repoints the branch at a fresh lineage reading through the checkpoint (or a full copy with --materialize).',
-    'Checkpoints at or below it are kept, later ones dropped. The previous head is kept first as the TTL\'d branch',
+    "Checkpoints at or below it are kept, later ones dropped. The previous head is kept first as the TTL'd branch",
     '<branch>-pre-rollback (the undo point); uncheckpointed checkout edits are checkpointed into it, never lost.',
     'Prints the refreshed checkout path; what was abandoned and how to undo go to stderr.',
   ].join('\n'),
   flags: {
     to: { type: 'string', value: 'CP', description: 'the checkpoint to roll back to (required)' },
-    materialize: { type: 'boolean', description: 'copy the checkpoint\'s state instead of sharing it' },
+    materialize: { type: 'boolean', description: "copy the checkpoint's state instead of sharing it" },
   },
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
     const to = inv.flags.string('to');
-    if (to === undefined) throw fail('USAGE', 'rollback needs --to CP', { hint: `write 'offshoot rollback ${inv.arg(0)} --to CP'` });
+    if (to === undefined)
+      throw fail('USAGE', 'rollback needs --to CP', { hint: `write 'offshoot rollback ${inv.arg(0)} --to CP'` });
     validateName('checkpoint', to);
     const ctx = await inv.context();
     const { rollback } = await import('../../ops/rollback.js');

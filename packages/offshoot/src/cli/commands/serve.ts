@@ -7,7 +7,10 @@ import { SOCKET_FLAG, socketFor } from '../daemon-request.js';
 
 function nonNegative(inv: Invocation, flag: string, fallback: string): ReturnType<typeof parseDuration> {
   const d = parseDuration(inv.flags.string(flag) ?? fallback);
-  if (d < 0n) throw fail('INVALID_ARGUMENT', `-${flag} must not be negative`, { hint: `use 0 to disable, or a positive duration such as ${fallback}` });
+  if (d < 0n)
+    throw fail('INVALID_ARGUMENT', `-${flag} must not be negative`, {
+      hint: `use 0 to disable, or a positive duration such as ${fallback}`,
+    });
   return d;
 }
 
@@ -15,7 +18,9 @@ function snapshotEvery(text: string | undefined): number {
   if (text === undefined) return 16;
   const n = Number(text);
   if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n < 1) {
-    throw fail('INVALID_ARGUMENT', `-snapshot-every ${JSON.stringify(text)}: must be an integer of at least 1`, { hint: 'use e.g. -snapshot-every 16' });
+    throw fail('INVALID_ARGUMENT', `-snapshot-every ${JSON.stringify(text)}: must be an integer of at least 1`, {
+      hint: 'use e.g. -snapshot-every 16',
+    });
   }
   return n;
 }
@@ -25,7 +30,10 @@ function leaseTiming(env: NodeJS.ProcessEnv): { leaseTtlMs?: number; renewEveryM
   const text = env.OFFSHOOT_LEASE_TTL_MS;
   if (text === undefined || text === '') return {};
   const ms = Number(text);
-  if (!Number.isSafeInteger(ms) || ms < 30) throw fail('INVALID_ARGUMENT', `OFFSHOOT_LEASE_TTL_MS=${text}: must be an integer of at least 30`, { hint: 'unset it for the default 30s lease' });
+  if (!Number.isSafeInteger(ms) || ms < 30)
+    throw fail('INVALID_ARGUMENT', `OFFSHOOT_LEASE_TTL_MS=${text}: must be an integer of at least 30`, {
+      hint: 'unset it for the default 30s lease',
+    });
   return { leaseTtlMs: ms, renewEveryMs: Math.floor(ms / 3) };
 }
 
@@ -33,11 +41,12 @@ function leaseTiming(env: NodeJS.ProcessEnv): { leaseTtlMs?: number; renewEveryM
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the daemon: live sessions, background flushes and the janitor, over a unix socket',
-  usage: '[-socket PATH] [-flush-every D] [-snapshot-every N] [-reap-every D] [-gc-grace D] [-ro-cache-budget BYTES] [-http ADDR [-token T] [-http-allow-non-loopback]]',
+  usage:
+    '[-socket PATH] [-flush-every D] [-snapshot-every N] [-reap-every D] [-gc-grace D] [-ro-cache-budget BYTES] [-http ADDR [-token T] [-http-allow-non-loopback]]',
   help: [
     'Serves the store on a unix socket (mode 0600; a stale socket file is replaced, a live one refused) and prints',
     '"offshoot serving on <socket>". One daemon per store: a second one on the same store refuses to start.',
-    'Sessions opened here hold their branch lease, capture the checkout\'s WAL live, and flush every -flush-every',
+    "Sessions opened here hold their branch lease, capture the checkout's WAL live, and flush every -flush-every",
     'when something is pending. The janitor reaps expired branches, clears stale destroy claims, collects garbage',
     'older than -gc-grace and keeps checkouts-ro/ within -ro-cache-budget. -http also serves /rpc, /metrics and',
     '/events behind a bearer token (-token, else $OFFSHOOT_TOKEN, else a generated one printed once on stderr);',
@@ -47,14 +56,41 @@ export const serveCommand: Command = {
   ].join('\n'),
   flags: {
     socket: SOCKET_FLAG,
-    'flush-every': { type: 'string', value: 'DURATION', description: 'background flush interval (default 30s; 0 disables)' },
-    'snapshot-every': { type: 'string', value: 'N', description: 'write a snapshot every N flushes; also the fork floor (default 16)' },
-    'reap-every': { type: 'string', value: 'DURATION', description: 'janitor interval (default 1m; 0 disables reap, GC and ro-cache eviction)' },
-    'gc-grace': { type: 'string', value: 'DURATION', description: 'how long unreachable objects wait before the janitor deletes them (default 15m)' },
-    'ro-cache-budget': { type: 'string', value: 'BYTES', description: 'cap on checkouts-ro/ (bytes or K/M/G/T, 1024-based; default 0 = unlimited)' },
+    'flush-every': {
+      type: 'string',
+      value: 'DURATION',
+      description: 'background flush interval (default 30s; 0 disables)',
+    },
+    'snapshot-every': {
+      type: 'string',
+      value: 'N',
+      description: 'write a snapshot every N flushes; also the fork floor (default 16)',
+    },
+    'reap-every': {
+      type: 'string',
+      value: 'DURATION',
+      description: 'janitor interval (default 1m; 0 disables reap, GC and ro-cache eviction)',
+    },
+    'gc-grace': {
+      type: 'string',
+      value: 'DURATION',
+      description: 'how long unreachable objects wait before the janitor deletes them (default 15m)',
+    },
+    'ro-cache-budget': {
+      type: 'string',
+      value: 'BYTES',
+      description: 'cap on checkouts-ro/ (bytes or K/M/G/T, 1024-based; default 0 = unlimited)',
+    },
     http: { type: 'string', value: 'ADDR', description: 'also serve HTTP on host:port (loopback unless acknowledged)' },
-    token: { type: 'string', value: 'TOKEN', description: 'bearer token for -http (at least 16 characters; default $OFFSHOOT_TOKEN, else generated)' },
-    'http-allow-non-loopback': { type: 'boolean', description: 'allow -http on a non-loopback address (needs an explicit token)' },
+    token: {
+      type: 'string',
+      value: 'TOKEN',
+      description: 'bearer token for -http (at least 16 characters; default $OFFSHOOT_TOKEN, else generated)',
+    },
+    'http-allow-non-loopback': {
+      type: 'boolean',
+      description: 'allow -http on a non-loopback address (needs an explicit token)',
+    },
   },
   args: { min: 0, max: 0 },
   async run(inv) {
@@ -76,7 +112,9 @@ export const serveCommand: Command = {
     const ctx = await inv.context();
     const { Daemon } = await import('../../daemon/daemon.js');
     const log = (line: string): void => void process.stderr.write(`${line}\n`);
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
     const daemon = await Daemon.start(
       ctx.store,
       ctx.checkoutRoot,
@@ -106,7 +144,8 @@ export const serveCommand: Command = {
     process.on('SIGTERM', signalled);
     const { socket: at, http: httpAt } = daemon.addresses;
     if (http && httpAt !== undefined) {
-      if (http.tokenSource === 'generated') log(`offshoot: http: generated token ${http.token} (set OFFSHOOT_TOKEN or -token to choose one)`);
+      if (http.tokenSource === 'generated')
+        log(`offshoot: http: generated token ${http.token} (set OFFSHOOT_TOKEN or -token to choose one)`);
       log(`offshoot: http: listening on ${httpAt} (token fingerprint ${tokenFingerprint(http.token)})`);
     }
     process.stdout.write(`offshoot serving on ${at}\n`);

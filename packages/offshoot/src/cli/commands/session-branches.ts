@@ -6,7 +6,7 @@ import { sessionBranchesOutcome } from '../output.js';
 /** `offshoot session branches <db>`: a database's branches with the daemon's view of their state. */
 export const sessionBranchesCommand: Command = {
   name: 'session branches',
-  summary: 'list a database\'s branches through the daemon',
+  summary: "list a database's branches through the daemon",
   usage: '<db> [-socket PATH]',
   help: [
     'One line per branch: db@b state=S storage=shared|materialized txid=N checkpoints=[a,b] [protected] [ttl=X',

@@ -9,7 +9,7 @@ export const sessionCloseCommand: Command = {
   summary: 'flush and close an open session, releasing its lease',
   usage: '<db>[@branch] [-socket PATH]',
   help: [
-    'Flushes the session\'s pending writes, stops capture and releases the branch lease; the checkout stays where it',
+    "Flushes the session's pending writes, stops capture and releases the branch lease; the checkout stays where it",
     'is. A fenced session is closed without flushing. Fails if no session is open on the branch.',
   ].join('\n'),
   flags: { socket: SOCKET_FLAG },

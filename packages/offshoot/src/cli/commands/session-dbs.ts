@@ -7,7 +7,7 @@ export const sessionDbsCommand: Command = {
   name: 'session dbs',
   summary: 'list databases through the daemon',
   usage: '[-socket PATH]',
-  help: 'Prints every database in the daemon\'s store, one per line, sorted.',
+  help: "Prints every database in the daemon's store, one per line, sorted.",
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {

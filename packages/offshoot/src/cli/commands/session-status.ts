@@ -5,7 +5,7 @@ import { sessionStatusOutcome } from '../output.js';
 /** `offshoot session status`: the daemon's open sessions. */
 export const sessionStatusCommand: Command = {
   name: 'session status',
-  summary: 'list the daemon\'s open sessions',
+  summary: "list the daemon's open sessions",
   usage: '[-socket PATH]',
   help: [
     'One line per open session:',

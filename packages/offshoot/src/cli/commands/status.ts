@@ -12,9 +12,11 @@ export const statusCommand: Command = {
     'One line per branch (of <db>, or of the whole store):',
     '  db@b state=S storage=shared|materialized txid=N checkpoints=[a,b] [protected] [checked-out] [ttl=X remaining=D|expired]',
     'then the checkouts-ro usage. States: active, dirty, detached, idle (error and pending only a daemon reports).',
-    '-ro-cache-budget is display-only: pass the daemon\'s own value to see usage against it (bytes, or K/M/G/T, 1024-based).',
+    "-ro-cache-budget is display-only: pass the daemon's own value to see usage against it (bytes, or K/M/G/T, 1024-based).",
   ].join('\n'),
-  flags: { 'ro-cache-budget': { type: 'string', value: 'BYTES', description: 'show ro-cache usage against this budget' } },
+  flags: {
+    'ro-cache-budget': { type: 'string', value: 'BYTES', description: 'show ro-cache usage against this budget' },
+  },
   args: { min: 0, max: 1 },
   async run(inv) {
     const db = inv.args[0] === undefined ? undefined : validateName('database', inv.args[0]);
@@ -22,6 +24,8 @@ export const statusCommand: Command = {
     const budget = budgetText === undefined ? undefined : parseByteSize(budgetText, '-ro-cache-budget');
     const ctx = await inv.context();
     const { status } = await import('../../ops/status.js');
-    return statusOutcome(await status(ctx, { ...(db === undefined ? {} : { db }), ...(budget ? { roCacheBudget: budget } : {}) }));
+    return statusOutcome(
+      await status(ctx, { ...(db === undefined ? {} : { db }), ...(budget ? { roCacheBudget: budget } : {}) }),
+    );
   },
 };

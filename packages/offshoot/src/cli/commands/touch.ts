@@ -6,7 +6,7 @@ import { touchOutcome } from '../output.js';
 /** `offshoot touch <db>[@b] [--ttl d|none]`: restarts a branch's TTL clock. */
 export const touchCommand: Command = {
   name: 'touch',
-  summary: 'reset a branch\'s activity clock, optionally setting or clearing its TTL',
+  summary: "reset a branch's activity clock, optionally setting or clearing its TTL",
   usage: '<db>[@branch] [--ttl DURATION|none]',
   help: [
     'Resets touched_at, the clock a TTL counts from; the only way to defer expiry on a branch nobody holds.',

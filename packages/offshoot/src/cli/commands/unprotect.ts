@@ -5,9 +5,9 @@ import { protectOutcome } from '../output.js';
 /** `offshoot unprotect <db>[@b]`: clears the protected flag. */
 export const unprotectCommand: Command = {
   name: 'unprotect',
-  summary: 'clear a branch\'s protected flag',
+  summary: "clear a branch's protected flag",
   usage: '<db>[@branch]',
-  help: 'Clears the branch\'s protected flag, so destroy and promote --onto no longer need --force. The TTL clock is left alone.',
+  help: "Clears the branch's protected flag, so destroy and promote --onto no longer need --force. The TTL clock is left alone.",
   flags: {},
   args: { min: 1, max: 1 },
   async run(inv) {

@@ -12,7 +12,9 @@ export const versionCommand: Command = {
   args: { min: 0, max: 0 },
   async run() {
     // The package manifest sits three levels up from both src/cli/commands and dist/cli/commands.
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
     return versionOutcome(pkg.version ?? 'dev');
   },
 };

@@ -12,8 +12,13 @@ import type { OpHandler } from './op-handler.js';
 export const diffOp: OpHandler = async (req, d) => {
   const t = requestTarget(req);
   const cp = optionalCheckpoint(req);
-  if (req.to === undefined || req.to === '') throw fail('INVALID_ARGUMENT', 'diff: to is required', { hint: 'set "to" to the right side as db[@branch[@checkpoint]]' });
+  if (req.to === undefined || req.to === '')
+    throw fail('INVALID_ARGUMENT', 'diff: to is required', {
+      hint: 'set "to" to the right side as db[@branch[@checkpoint]]',
+    });
   const right = parseTarget(req.to, { allowCheckpoint: true });
-  const r = await diff(d.ops, cp === undefined ? t : { ...t, checkpoint: cp }, right, { summaryOnly: req.summary ?? false });
+  const r = await diff(d.ops, cp === undefined ? t : { ...t, checkpoint: cp }, right, {
+    summaryOnly: req.summary ?? false,
+  });
   return { ok: true, result: diffToJson(r) };
 };

@@ -6,6 +6,10 @@ import type { OpHandler } from './op-handler.js';
 export const flushOp: OpHandler = async (req, d) => {
   const slot = d.sessions.open(requestTarget(req));
   const name = optionalCheckpoint(req);
-  const r = await flushLive(slot, { kind: 'manual', ...(name !== undefined ? { name } : {}), ...(req.meta !== undefined ? { meta: req.meta } : {}) });
+  const r = await flushLive(slot, {
+    kind: 'manual',
+    ...(name !== undefined ? { name } : {}),
+    ...(req.meta !== undefined ? { meta: req.meta } : {}),
+  });
   return { ok: true, txid: r.txid };
 };

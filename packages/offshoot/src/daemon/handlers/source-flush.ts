@@ -12,7 +12,10 @@ export async function flushSourceSession(d: DaemonContext, src: Target, what: st
   const slot = d.sessions.get(src);
   if (slot === undefined) return;
   if (slot.state === 'pending') {
-    throw fail('SESSION_OPEN', `${what}: source ${formatTarget(src)} has a session being opened`, { retryable: true, hint: 'retry once the open has returned' });
+    throw fail('SESSION_OPEN', `${what}: source ${formatTarget(src)} has a session being opened`, {
+      retryable: true,
+      hint: 'retry once the open has returned',
+    });
   }
   if (readsHead) await flushLive(slot, { kind: 'manual' });
 }

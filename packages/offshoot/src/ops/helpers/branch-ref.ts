@@ -8,7 +8,9 @@ import type { OpsContext } from './context.js';
 export async function readBranch(ctx: OpsContext, db: string, branch: string): Promise<VersionedRef> {
   const got = await ctx.store.getRef(db, branch);
   if (got.ref.deleting) {
-    throw fail('NOT_FOUND', `branch ${db}@${branch} is being destroyed`, { hint: `wait for the destroy to finish, or run 'offshoot gc' to clear a stale claim` });
+    throw fail('NOT_FOUND', `branch ${db}@${branch} is being destroyed`, {
+      hint: `wait for the destroy to finish, or run 'offshoot gc' to clear a stale claim`,
+    });
   }
   return got;
 }
@@ -26,9 +28,20 @@ export function leaseLive(ref: Ref, now: Date): boolean {
 }
 
 /** Refuses an at-rest write to a branch whose live lease belongs to someone else (a daemon session). */
-export function refuseForeignLease(ctx: OpsContext, db: string, branch: string, ref: Ref, what: string, force = false): void {
+export function refuseForeignLease(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+  what: string,
+  force = false,
+): void {
   if (force || !leaseLive(ref, ctx.now()) || ref.lease_holder === ctx.holder) return;
-  throw fail('LEASE_HELD', `${what} ${db}@${branch}: branch is leased by ${ref.lease_holder} until ${ref.lease_expiry}`, {
-    hint: `close that session first (offshoot session close ${db}@${branch}), or wait for the lease to expire`,
-  });
+  throw fail(
+    'LEASE_HELD',
+    `${what} ${db}@${branch}: branch is leased by ${ref.lease_holder} until ${ref.lease_expiry}`,
+    {
+      hint: `close that session first (offshoot session close ${db}@${branch}), or wait for the lease to expire`,
+    },
+  );
 }

@@ -13,12 +13,17 @@ export async function clearStaleClaims(ctx: OpsContext): Promise<string[]> {
     const at = Date.parse(got.ref.deleting_at ?? '');
     if (Number.isFinite(at) && now - at < STALE_CLAIM_MS) continue;
     try {
-      await ctx.store.casRef(db, branch, got.etag, (() => {
-        const next = { ...got.ref };
-        delete next.deleting;
-        delete next.deleting_at;
-        return next;
-      })());
+      await ctx.store.casRef(
+        db,
+        branch,
+        got.etag,
+        (() => {
+          const next = { ...got.ref };
+          delete next.deleting;
+          delete next.deleting_at;
+          return next;
+        })(),
+      );
       cleared.push(`${db}@${branch}`);
     } catch {
       // Someone else moved the ref (the destroy finished, or another gc cleared it): nothing to do.

@@ -31,7 +31,11 @@ export interface OpsContext {
 export const DEFAULT_SNAPSHOT_EVERY = 16;
 
 /** Builds a context with defaults for the fields callers rarely set. */
-export function makeContext(store: Store, checkoutRoot: string, over: Partial<Omit<OpsContext, 'store' | 'checkoutRoot'>> = {}): OpsContext {
+export function makeContext(
+  store: Store,
+  checkoutRoot: string,
+  over: Partial<Omit<OpsContext, 'store' | 'checkoutRoot'>> = {},
+): OpsContext {
   return {
     store,
     checkoutRoot,

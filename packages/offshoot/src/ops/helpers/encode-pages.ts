@@ -10,8 +10,25 @@ export type EncodePlan =
   | { kind: 'segment'; txid: number; pages: readonly number[]; preApplyChecksum: bigint };
 
 /** Encodes every page of src as the snapshot of txid into out; returns its size. */
-export async function encodeSnapshotPages(src: PageSource, g: Geometry, txid: number, postApplyChecksum: bigint, out: string, timestamp: number): Promise<number> {
-  const enc = await LtxEncoder.create(out, offshootHeader({ pageSize: g.pageSize, commit: g.pageCount, minTxid: 1, maxTxid: txid, timestamp, preApplyChecksum: 0n }));
+export async function encodeSnapshotPages(
+  src: PageSource,
+  g: Geometry,
+  txid: number,
+  postApplyChecksum: bigint,
+  out: string,
+  timestamp: number,
+): Promise<number> {
+  const enc = await LtxEncoder.create(
+    out,
+    offshootHeader({
+      pageSize: g.pageSize,
+      commit: g.pageCount,
+      minTxid: 1,
+      maxTxid: txid,
+      timestamp,
+      preApplyChecksum: 0n,
+    }),
+  );
   try {
     for (const [pgno, data] of pagesOf(src, g)) await enc.writePage(pgno, data);
     return (await enc.finish(postApplyChecksum)).size;
@@ -22,7 +39,14 @@ export async function encodeSnapshotPages(src: PageSource, g: Geometry, txid: nu
 }
 
 /** Encodes pages read from src (a frozen checkout or a private file) into an LTX file at out; returns its size. */
-export async function encodePages(src: PageSource, g: Geometry, plan: EncodePlan, postApplyChecksum: bigint, out: string, timestamp: number): Promise<number> {
+export async function encodePages(
+  src: PageSource,
+  g: Geometry,
+  plan: EncodePlan,
+  postApplyChecksum: bigint,
+  out: string,
+  timestamp: number,
+): Promise<number> {
   if (plan.kind === 'snapshot') return encodeSnapshotPages(src, g, plan.txid, postApplyChecksum, out, timestamp);
   const { size } = await encodeSegment(out, {
     pageSize: g.pageSize,

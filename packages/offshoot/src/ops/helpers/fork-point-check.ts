@@ -21,6 +21,9 @@ export async function checkForkPointLive(ctx: OpsContext, dependsOn: readonly st
     for (const k of keys) if (!present.has(k)) condemned.push(k);
   }
   if (condemned.length > 0) {
-    throw fail('BUSY', `the fork point is being garbage collected (${condemned[0]})`, { retryable: true, hint: 'retry; the new branch was not created' });
+    throw fail('BUSY', `the fork point is being garbage collected (${condemned[0]})`, {
+      retryable: true,
+      hint: 'retry; the new branch was not created',
+    });
   }
 }

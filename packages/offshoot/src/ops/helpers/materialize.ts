@@ -7,7 +7,7 @@ import { applyChain, applySegments } from '../../ltx/apply.js';
 import { commitRename, tempPathFor, writeFileAtomic } from '../../platform/atomic-file.js';
 import { cloneOrCopy } from '../../sqlite/clone-file.js';
 import { FileSource, geometryOf, scanPageSums } from '../../sqlite/page-scan.js';
-import { PageSums, pageSumsPath, readPageSums } from '../../sqlite/page-sums.js';
+import { type PageSums, pageSumsPath, readPageSums } from '../../sqlite/page-sums.js';
 import type { ResolvedChain } from '../../store/chain-resolver.js';
 import type { OpsContext } from './context.js';
 import { chainCacheDir } from './paths.js';
@@ -87,14 +87,28 @@ function scanFile(path: string): PageSums {
  * needed: from the longest cached prefix plus the remaining segments, or from scratch. Entries are complete
  * before they are visible, and nothing reads a writable checkout to make one.
  */
-export async function cachedChain(ctx: OpsContext, db: string, chain: ResolvedChain, label?: string): Promise<{ path: string; result: Materialized }> {
+export async function cachedChain(
+  ctx: OpsContext,
+  db: string,
+  chain: ResolvedChain,
+  label?: string,
+): Promise<{ path: string; result: Materialized }> {
   const dir = chainCacheDir(ctx.checkoutRoot, db);
   const ids = chain.members.map((_, i) => chainId(chain.members.slice(0, i + 1)));
   const fullId = ids[ids.length - 1] as string;
   const full = await readEntry(dir, fullId);
   if (full) {
     const sums = (await readPageSums(full.path)) ?? scanFile(full.path);
-    return { path: full.path, result: { txid: full.meta.txid, checksum: BigInt('0x' + full.meta.checksum), pageSize: full.meta.page_size, commit: full.meta.commit, sums } };
+    return {
+      path: full.path,
+      result: {
+        txid: full.meta.txid,
+        checksum: BigInt('0x' + full.meta.checksum),
+        pageSize: full.meta.page_size,
+        commit: full.meta.commit,
+        sums,
+      },
+    };
   }
   await mkdir(dir, { recursive: true });
   const tmp = tempPathFor(join(dir, `${fullId}.db`));
@@ -110,13 +124,23 @@ export async function cachedChain(ctx: OpsContext, db: string, chain: ResolvedCh
         throw err;
       }
       await chmod(tmp, 0o644);
-      applied = await applySegments(tmp, BigInt('0x' + prefix.meta.checksum), sourcesFor(ctx, chain.members.slice(k + 1), label));
+      applied = await applySegments(
+        tmp,
+        BigInt('0x' + prefix.meta.checksum),
+        sourcesFor(ctx, chain.members.slice(k + 1), label),
+      );
     }
     if (applied === undefined) {
       applied = await applyChain(sourcesFor(ctx, chain.members, label), tmp);
     }
     const sums = scanFile(tmp);
-    const meta: EntryMeta = { txid: applied.txid, checksum: applied.checksum.toString(16), page_size: applied.pageSize, commit: applied.commit, keys: chain.members.map((m) => m.key) };
+    const meta: EntryMeta = {
+      txid: applied.txid,
+      checksum: applied.checksum.toString(16),
+      page_size: applied.pageSize,
+      commit: applied.commit,
+      keys: chain.members.map((m) => m.key),
+    };
     await writeFileAtomic(join(dir, `${fullId}.json`), JSON.stringify(meta) + '\n');
     await writeFileAtomic(pageSumsPath(join(dir, `${fullId}.db`)), sums.encode());
     await chmod(tmp, 0o444);
@@ -133,7 +157,13 @@ export async function cachedChain(ctx: OpsContext, db: string, chain: ResolvedCh
  * cache entry where the filesystem can, a copy otherwise. The caller renames it into place. With a label, long
  * downloads report progress (a bar on a terminal).
  */
-export async function materializeTo(ctx: OpsContext, db: string, chain: ResolvedChain, dest: string, label?: string): Promise<Materialized> {
+export async function materializeTo(
+  ctx: OpsContext,
+  db: string,
+  chain: ResolvedChain,
+  dest: string,
+  label?: string,
+): Promise<Materialized> {
   for (let attempt = 0; ; attempt++) {
     const entry = await cachedChain(ctx, db, chain, label);
     try {

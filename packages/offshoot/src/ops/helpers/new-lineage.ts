@@ -23,7 +23,14 @@ export interface NewLineage {
  * Writes a snapshot of `lineage` at `txid` as the txid's snapshot of `into` (epoch 1): a backend copy when the chain
  * is a single snapshot at exactly that txid, else materialize and re-encode.
  */
-export async function copySnapshot(ctx: OpsContext, db: string, resolver: ChainResolver, lineage: string, txid: number, into: string): Promise<'fast' | 'slow'> {
+export async function copySnapshot(
+  ctx: OpsContext,
+  db: string,
+  resolver: ChainResolver,
+  lineage: string,
+  txid: number,
+  into: string,
+): Promise<'fast' | 'slow'> {
   const chain = await resolver.resolve(lineage, txid);
   const only = chain.members[0];
   const dst = snapshotKey(into, 1, txid);

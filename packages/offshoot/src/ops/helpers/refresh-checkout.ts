@@ -10,7 +10,12 @@ import { checkoutPath } from './paths.js';
  * file and renaming it into place. Best effort: a busy checkout is left as it is (it then reads "detached") and the
  * returned warning says how to refresh it.
  */
-export async function refreshCheckout(ctx: OpsContext, db: string, branch: string, ref: Ref): Promise<{ path: string; refreshed: boolean }> {
+export async function refreshCheckout(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+): Promise<{ path: string; refreshed: boolean }> {
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   if (!existsSync(path)) return { path, refreshed: false };
   try {
@@ -18,7 +23,9 @@ export async function refreshCheckout(ctx: OpsContext, db: string, branch: strin
     await installCheckout(ctx, db, branch, ref);
     return { path, refreshed: true };
   } catch (err) {
-    ctx.warn(`${db}@${branch} was repointed but its checkout was not refreshed (${(err as Error).message}); close its connections and run 'offshoot checkout ${db}@${branch}'`);
+    ctx.warn(
+      `${db}@${branch} was repointed but its checkout was not refreshed (${(err as Error).message}); close its connections and run 'offshoot checkout ${db}@${branch}'`,
+    );
     return { path, refreshed: false };
   }
 }

@@ -5,7 +5,11 @@ import type { OpsContext } from './context.js';
 import { checkpointTxid } from '../fork.js';
 
 /** Resolves `db@branch[@checkpoint]` to the durable chain it names (the head when no checkpoint is given). */
-export async function resolveTargetChain(ctx: OpsContext, t: Target, resolver: ChainResolver = new ChainResolver(ctx.store)): Promise<ResolvedChain> {
+export async function resolveTargetChain(
+  ctx: OpsContext,
+  t: Target,
+  resolver: ChainResolver = new ChainResolver(ctx.store),
+): Promise<ResolvedChain> {
   const { ref } = await readBranch(ctx, t.db, t.branch);
   const txid = t.checkpoint !== undefined ? checkpointTxid(ref, t, t.checkpoint) : ref.head_txid;
   return resolver.resolve(ref.lineage, txid);

@@ -9,7 +9,9 @@ import { newLineageAt } from './new-lineage.js';
 /** The previous undo point is replaced only when nobody has claimed it: not protected, not leased by another. */
 function refuseReplacing(ctx: OpsContext, db: string, name: string, ref: Ref): void {
   if (ref.protected) {
-    throw fail('PROTECTED', `${db}@${name} is protected, so the new undo point cannot replace it`, { hint: `promote or destroy ${db}@${name} (with --force) first, or unprotect it` });
+    throw fail('PROTECTED', `${db}@${name} is protected, so the new undo point cannot replace it`, {
+      hint: `promote or destroy ${db}@${name} (with --force) first, or unprotect it`,
+    });
   }
   refuseForeignLease(ctx, db, name, ref, 'replace undo point');
 }
@@ -22,7 +24,14 @@ export const SAFETY_FORK_TTL = '24h0m0s';
  * at least 24h, replacing the previous one of the same name (refused if that one is protected or leased by another;
  * its checkout, if any, is refreshed). Returns the safety branch's name.
  */
-export async function keepSafetyFork(ctx: OpsContext, db: string, branch: string, ref: Ref, suffix: 'pre-rollback' | 'pre-promote', resolver: ChainResolver): Promise<string> {
+export async function keepSafetyFork(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+  suffix: 'pre-rollback' | 'pre-promote',
+  resolver: ChainResolver,
+): Promise<string> {
   const name = `${branch}-${suffix}`.slice(0, 128);
   const fresh = await newLineageAt(ctx, db, resolver, ref.lineage, ref.head_txid);
   const now = ctx.now().toISOString();

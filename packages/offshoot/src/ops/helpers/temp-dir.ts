@@ -41,5 +41,7 @@ async function sweepDeadOwners(parent: string): Promise<void> {
     const m = OWNER.exec(name);
     return m !== null && m[2] === space && Number(m[1]) !== process.pid && !processAlive(Number(m[1]));
   });
-  await Promise.all(dead.map((name) => rm(join(parent, name), { recursive: true, force: true }).catch(() => undefined)));
+  await Promise.all(
+    dead.map((name) => rm(join(parent, name), { recursive: true, force: true }).catch(() => undefined)),
+  );
 }

@@ -43,7 +43,8 @@ export function openRawDb(file: string): RawDbFile | undefined {
     if (fs.readSync(fd, head, 0, DB_HEADER_SIZE, 0) === DB_HEADER_SIZE) {
       const { pageSize, reservedBytes } = parseDbHeader(head);
       const { size } = fs.fstatSync(fd);
-      if (size % pageSize === 0) return { fd, pageSize, usableSize: pageSize - reservedBytes, pageCount: size / pageSize };
+      if (size % pageSize === 0)
+        return { fd, pageSize, usableSize: pageSize - reservedBytes, pageCount: size / pageSize };
     }
   } catch {
     // Not an SQLite file: SQLite's own open says so with a proper error.

@@ -11,7 +11,9 @@ import { sqliteFailure } from './sqlite-failure.js';
  */
 export function openDiffSide(file: string, label: string): Database.Database {
   if (!fs.existsSync(file)) {
-    throw fail('NOT_FOUND', `diff: the ${label} database ${file} does not exist`, { hint: 'check the path, or materialize the target first' });
+    throw fail('NOT_FOUND', `diff: the ${label} database ${file} does not exist`, {
+      hint: 'check the path, or materialize the target first',
+    });
   }
   let db: Database.Database | undefined;
   try {

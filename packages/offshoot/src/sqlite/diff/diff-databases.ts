@@ -1,5 +1,14 @@
 import type Database from 'better-sqlite3';
-import type { DependentObject, DiffOptions, DiffResult, DiffStats, Row, SchemaChange, TableDiff, TableRebuild } from './diff-types.js';
+import type {
+  DependentObject,
+  DiffOptions,
+  DiffResult,
+  DiffStats,
+  Row,
+  SchemaChange,
+  TableDiff,
+  TableRebuild,
+} from './diff-types.js';
 import { closeRawDb, openRawDb, type RawDbFile } from './btree-walk.js';
 import { hasPendingWal, openDiffSide } from './diff-connection.js';
 import { fillValues } from './fill-values.js';
@@ -64,7 +73,9 @@ function diffOpen(
   const lc = readCatalog(leftDb);
   const rc = readCatalog(rightDb);
   const schema = diffSchema(lc, rc);
-  const narrowed = pages !== undefined && leftDb.pragma('page_size', { simple: true }) === rightDb.pragma('page_size', { simple: true });
+  const narrowed =
+    pages !== undefined &&
+    leftDb.pragma('page_size', { simple: true }) === rightDb.pragma('page_size', { simple: true });
   const stats: DiffStats = { tablesCompared: 0, rowsScanned: 0, narrowed, pagesRead: 0 };
   const touched = narrowed ? touchedTables(leftDb, rightDb, lc, rc, schema, pages, raw, stats) : undefined;
   const tables: TableDiff[] = [];
@@ -72,14 +83,30 @@ function diffOpen(
     const inLeft = isOrdinary(lc, name);
     const inRight = isOrdinary(rc, name);
     if (touched !== undefined && !touched.has(name)) {
-      const same: TableDiff = { table: name, key: readTableShape(rightDb, name).key, added: [], removed: [], changed: [], status: 'same' };
-      if (summaryOnly) same.leftCount = same.rightCount = Number(leftDb.prepare(`SELECT count(*) FROM ${quoteIdent(name)}`).pluck().get() as bigint);
+      const same: TableDiff = {
+        table: name,
+        key: readTableShape(rightDb, name).key,
+        added: [],
+        removed: [],
+        changed: [],
+        status: 'same',
+      };
+      if (summaryOnly)
+        same.leftCount = same.rightCount = Number(
+          leftDb
+            .prepare(`SELECT count(*) FROM ${quoteIdent(name)}`)
+            .pluck()
+            .get() as bigint,
+        );
       tables.push(same);
       continue;
     }
     const left = inLeft ? readTableShape(leftDb, name) : undefined;
     const right = inRight ? readTableShape(rightDb, name) : undefined;
-    const ddlChanged = left !== undefined && right !== undefined && schema.some((c) => c.type === 'table' && c.name === name && c.change === 'changed');
+    const ddlChanged =
+      left !== undefined &&
+      right !== undefined &&
+      schema.some((c) => c.type === 'table' && c.name === name && c.change === 'changed');
     const fill = left && right && ddlChanged ? fillValues(left, right) : {};
     const rows = diffTableRows(leftDb, rightDb, { table: name, left, right, fill, summaryOnly }, stats);
     const diff: TableDiff = { table: name, key: (right ?? left)?.key ?? [], ...rows };
@@ -135,11 +162,20 @@ function touchedTables(
   return touched;
 }
 
-function rebuildPlan(rightDb: Database.Database, rc: SchemaCatalog, name: string, left: TableShape, right: TableShape, fill: Row): TableRebuild {
+function rebuildPlan(
+  rightDb: Database.Database,
+  rc: SchemaCatalog,
+  name: string,
+  left: TableShape,
+  right: TableShape,
+  fill: Row,
+): TableRebuild {
   const copy = left.keyKind === right.keyKind ? right.columns.filter((c) => left.columns.includes(c)) : [];
   const plan: TableRebuild = { copy, fill: copy.length > 0 ? fill : {} };
   // DROP TABLE forgets the table's sequence and the copy re-seeds it from the highest rowid; restore the right's.
-  const seq = rc.tables.has('sqlite_sequence') ? rightDb.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').pluck().get(name) : undefined;
+  const seq = rc.tables.has('sqlite_sequence')
+    ? rightDb.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').pluck().get(name)
+    : undefined;
   if (typeof seq === 'bigint') plan.sequence = seq;
   else if (/\bAUTOINCREMENT\b/i.test(rc.byKey.get(objectKey('table', name))?.sql ?? '')) plan.sequence = null;
   return plan;

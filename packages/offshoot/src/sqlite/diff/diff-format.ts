@@ -27,12 +27,16 @@ export function renderDiffText(result: DiffResult, leftLabel: string, rightLabel
 function tableSection(t: TableDiff): string[] {
   const head = `table ${t.table} (key ${t.key.join(', ')}): ${t.status}`;
   const detailed = t.added.length + t.removed.length + t.changed.length > 0;
-  const counts = detailed ? `, ${t.added.length} added, ${t.removed.length} removed, ${t.changed.length} changed` : countsNote(t);
+  const counts = detailed
+    ? `, ${t.added.length} added, ${t.removed.length} removed, ${t.changed.length} changed`
+    : countsNote(t);
   const lines = [head + counts];
   for (const r of t.removed) lines.push(`  - ${rowText(r)}`);
   for (const r of t.added) lines.push(`  + ${rowText(r)}`);
   for (const c of t.changed) {
-    const cols = differingColumns(t, c).map((col) => `${col}: ${col in c.before ? sqlLiteral(c.before[col]) : '(new column)'} -> ${sqlLiteral(c.after[col])}`);
+    const cols = differingColumns(t, c).map(
+      (col) => `${col}: ${col in c.before ? sqlLiteral(c.before[col]) : '(new column)'} -> ${sqlLiteral(c.after[col])}`,
+    );
     lines.push(`  ~ ${rowText(c.key)}  ${cols.join(', ')}`);
   }
   return lines;
@@ -73,7 +77,9 @@ export function renderDiffSummary(result: DiffResult, leftLabel: string, rightLa
     rows.push([t.table, left, right, summaryStatus(t)]);
   }
   const lines = [diffHeader(leftLabel, rightLabel), ...alignColumns(rows)];
-  lines.push(`${tables.length} tables: ${totals.same} same, ${totals.changed} changed, ${totals.added} added, ${totals.removed} removed`);
+  lines.push(
+    `${tables.length} tables: ${totals.same} same, ${totals.changed} changed, ${totals.added} added, ${totals.removed} removed`,
+  );
   return lines.join('\n') + '\n';
 }
 

@@ -35,7 +35,11 @@ export function diffToJson(result: DiffResult): JsonDiff {
   return {
     schema: result.schema,
     summary_only: result.summaryOnly,
-    stats: { tables_compared: result.stats.tablesCompared, rows_scanned: result.stats.rowsScanned, narrowed: result.stats.narrowed },
+    stats: {
+      tables_compared: result.stats.tablesCompared,
+      rows_scanned: result.stats.rowsScanned,
+      narrowed: result.stats.narrowed,
+    },
     tables: result.tables.map((t) => {
       const out: JsonTableDiff = {
         table: t.table,
@@ -60,7 +64,10 @@ function jsonRow(r: Row): JsonRow {
 
 function jsonValue(v: unknown): JsonValue {
   if (v === null || v === undefined) return null;
-  if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : { $int: v.toString() };
+  if (typeof v === 'bigint')
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(v)
+      : { $int: v.toString() };
   if (typeof v === 'number') return Number.isFinite(v) ? v : { $real: String(v) };
   if (typeof v === 'string') return v;
   return { $blob: (v as Buffer).toString('hex') };

@@ -16,25 +16,35 @@ const DROP_ORDER: SchemaChange['type'][] = ['trigger', 'view', 'index', 'table']
  */
 export function renderDiffSql(result: DiffResult): string {
   if (result.summaryOnly) {
-    throw fail('INVALID_ARGUMENT', 'a summary-only diff carries no rows, so it cannot be rendered as SQL', { hint: 'diff again without summaryOnly' });
+    throw fail('INVALID_ARGUMENT', 'a summary-only diff carries no rows, so it cannot be rendered as SQL', {
+      hint: 'diff again without summaryOnly',
+    });
   }
   const byName = new Map(result.tables.map((t) => [t.table, t]));
-  const rebuilt = (c: SchemaChange) => c.type === 'table' && c.change === 'changed' && byName.get(c.name)?.rebuild !== undefined;
+  const rebuilt = (c: SchemaChange) =>
+    c.type === 'table' && c.change === 'changed' && byName.get(c.name)?.rebuild !== undefined;
   const out: string[] = [];
   for (const type of DROP_ORDER) {
     for (const c of result.schema) {
-      if (c.type === type && c.change !== 'added' && !rebuilt(c)) out.push(`DROP ${c.type.toUpperCase()} ${quoteIdent(c.name)};`);
+      if (c.type === type && c.change !== 'added' && !rebuilt(c))
+        out.push(`DROP ${c.type.toUpperCase()} ${quoteIdent(c.name)};`);
     }
     if (type === 'trigger') {
-      for (const t of result.tables) for (const d of t.dependents ?? []) if (d.type === 'trigger') out.push(`DROP TRIGGER ${quoteIdent(d.name)};`);
+      for (const t of result.tables)
+        for (const d of t.dependents ?? []) if (d.type === 'trigger') out.push(`DROP TRIGGER ${quoteIdent(d.name)};`);
     }
   }
   for (const t of result.tables) if (t.rebuild !== undefined) out.push(...rebuildStatements(t, result.schema));
-  for (const c of result.schema) if (c.type === 'table' && c.change !== 'removed' && !rebuilt(c) && c.right !== undefined) out.push(`${c.right};`);
-  const ordered = [...result.tables.filter((t) => t.table !== 'sqlite_sequence'), ...result.tables.filter((t) => t.table === 'sqlite_sequence')];
+  for (const c of result.schema)
+    if (c.type === 'table' && c.change !== 'removed' && !rebuilt(c) && c.right !== undefined) out.push(`${c.right};`);
+  const ordered = [
+    ...result.tables.filter((t) => t.table !== 'sqlite_sequence'),
+    ...result.tables.filter((t) => t.table === 'sqlite_sequence'),
+  ];
   for (const t of ordered) out.push(...rowStatements(t));
   for (const type of CREATE_ORDER) {
-    for (const c of result.schema) if (c.type === type && c.change !== 'removed' && c.right !== undefined) out.push(`${c.right};`);
+    for (const c of result.schema)
+      if (c.type === type && c.change !== 'removed' && c.right !== undefined) out.push(`${c.right};`);
     for (const t of result.tables) for (const d of t.dependents ?? []) if (d.type === type) out.push(`${d.sql};`);
   }
   if (out.length === 0) return '';
@@ -63,7 +73,10 @@ function rebuildStatements(t: TableDiff, schema: SchemaChange[]): string[] {
   }
   if (rebuild.sequence !== undefined) {
     out.push(`DELETE FROM "sqlite_sequence" WHERE "name" = ${sqlLiteral(t.table)};`);
-    if (rebuild.sequence !== null) out.push(`INSERT INTO "sqlite_sequence"("name", "seq") VALUES(${sqlLiteral(t.table)}, ${sqlLiteral(rebuild.sequence)});`);
+    if (rebuild.sequence !== null)
+      out.push(
+        `INSERT INTO "sqlite_sequence"("name", "seq") VALUES(${sqlLiteral(t.table)}, ${sqlLiteral(rebuild.sequence)});`,
+      );
   }
   return out;
 }
@@ -75,7 +88,8 @@ function rowStatements(t: TableDiff): string[] {
   const replaced = t.rebuild !== undefined && t.rebuild.copy.length === 0;
   if (t.table === 'sqlite_sequence') {
     for (const r of t.removed) out.push(`DELETE FROM ${table} WHERE ${where(t.key, r)};`);
-    for (const r of [...t.changed.map((c) => c.after), ...t.added]) out.push(`DELETE FROM ${table} WHERE ${where(t.key, r)};`, insert(table, r));
+    for (const r of [...t.changed.map((c) => c.after), ...t.added])
+      out.push(`DELETE FROM ${table} WHERE ${where(t.key, r)};`, insert(table, r));
     return out;
   }
   if (t.status === 'added' && t.shadow === true) out.push(`DELETE FROM ${table};`);

@@ -21,7 +21,12 @@ type RowDiffOutcome = Pick<TableDiff, 'added' | 'removed' | 'changed' | 'status'
  * connections, so memory holds only the differences; otherwise every left row is removed and every right row added.
  * In summary mode it counts with COUNT(*) and reads rows only to find a first difference between equal counts.
  */
-export function diffTableRows(leftDb: Database.Database, rightDb: Database.Database, plan: RowDiffPlan, stats: DiffStats): RowDiffOutcome {
+export function diffTableRows(
+  leftDb: Database.Database,
+  rightDb: Database.Database,
+  plan: RowDiffPlan,
+  stats: DiffStats,
+): RowDiffOutcome {
   const { left, right } = plan;
   const out: RowDiffOutcome = { added: [], removed: [], changed: [], status: 'same' };
   stats.tablesCompared++;
@@ -54,14 +59,22 @@ export function diffTableRows(leftDb: Database.Database, rightDb: Database.Datab
 }
 
 function countRows(db: Database.Database, table: string): number {
-  const n = db.prepare(`SELECT count(*) FROM ${quoteIdent(table)}`).pluck().get() as bigint;
+  const n = db
+    .prepare(`SELECT count(*) FROM ${quoteIdent(table)}`)
+    .pluck()
+    .get() as bigint;
   return Number(n);
 }
 
 function scan(db: Database.Database, table: string, shape: TableShape): IterableIterator<unknown[]> {
   const cols = shape.columns.map(quoteIdent).join(', ');
-  const order = shape.key.map((k) => (shape.keyKind.startsWith('pk:') ? `${quoteIdent(k)} COLLATE BINARY` : quoteIdent(k))).join(', ');
-  return db.prepare(`SELECT ${cols} FROM ${quoteIdent(table)} ORDER BY ${order}`).raw().iterate() as IterableIterator<unknown[]>;
+  const order = shape.key
+    .map((k) => (shape.keyKind.startsWith('pk:') ? `${quoteIdent(k)} COLLATE BINARY` : quoteIdent(k)))
+    .join(', ');
+  return db
+    .prepare(`SELECT ${cols} FROM ${quoteIdent(table)} ORDER BY ${order}`)
+    .raw()
+    .iterate() as IterableIterator<unknown[]>;
 }
 
 function collectAll(db: Database.Database, table: string, shape: TableShape, into: Row[], stats: DiffStats): number {
@@ -140,7 +153,12 @@ function mergeJoin(
   }
 }
 
-function compareKeyColumns(l: readonly unknown[], lKey: readonly number[], r: readonly unknown[], rKey: readonly number[]): number {
+function compareKeyColumns(
+  l: readonly unknown[],
+  lKey: readonly number[],
+  r: readonly unknown[],
+  rKey: readonly number[],
+): number {
   for (let i = 0; i < lKey.length; i++) {
     const c = compareSqlValues(l[lKey[i] ?? 0], r[rKey[i] ?? 0]);
     if (c !== 0) return c;

@@ -41,7 +41,10 @@ export function readCatalog(db: Database.Database): SchemaCatalog {
   const rows = db
     .prepare('SELECT type, name, tbl_name AS tblName, sql, rootpage FROM sqlite_schema ORDER BY rowid')
     .all() as Array<{ type: string; name: string; tblName: string; sql: string | null; rootpage: bigint | null }>;
-  const kinds = db.prepare("SELECT name, type FROM pragma_table_list WHERE schema = 'main'").all() as Array<{ name: string; type: string }>;
+  const kinds = db.prepare("SELECT name, type FROM pragma_table_list WHERE schema = 'main'").all() as Array<{
+    name: string;
+    type: string;
+  }>;
   const tables = new Map<string, TableKind>();
   for (const k of kinds) {
     if (k.type === 'table' || k.type === 'virtual' || k.type === 'shadow') tables.set(k.name, k.type);
@@ -52,7 +55,13 @@ export function readCatalog(db: Database.Database): SchemaCatalog {
     if (r.type === 'index') catalog.indexTable.set(r.name, r.tblName);
     if (r.sql === null || !isSchemaType(r.type) || r.name.toLowerCase().startsWith('sqlite_')) continue;
     if (r.type === 'table' && tables.get(r.name) === 'shadow') continue;
-    const obj: SchemaObject = { type: r.type, name: r.name, tblName: r.tblName, sql: r.sql, rootpage: Number(r.rootpage ?? 0n) };
+    const obj: SchemaObject = {
+      type: r.type,
+      name: r.name,
+      tblName: r.tblName,
+      sql: r.sql,
+      rootpage: Number(r.rootpage ?? 0n),
+    };
     catalog.objects.push(obj);
     catalog.byKey.set(objectKey(obj.type, obj.name), obj);
   }

@@ -8,12 +8,14 @@ import { objectKey, type SchemaCatalog } from './schema-catalog.js';
 export function diffSchema(left: SchemaCatalog, right: SchemaCatalog): SchemaChange[] {
   const changes: SchemaChange[] = [];
   for (const l of left.objects) {
-    if (!right.byKey.has(objectKey(l.type, l.name))) changes.push({ type: l.type, name: l.name, change: 'removed', left: l.sql });
+    if (!right.byKey.has(objectKey(l.type, l.name)))
+      changes.push({ type: l.type, name: l.name, change: 'removed', left: l.sql });
   }
   for (const r of right.objects) {
     const l = left.byKey.get(objectKey(r.type, r.name));
     if (l === undefined) changes.push({ type: r.type, name: r.name, change: 'added', right: r.sql });
-    else if (l.sql !== r.sql) changes.push({ type: r.type, name: r.name, change: 'changed', left: l.sql, right: r.sql });
+    else if (l.sql !== r.sql)
+      changes.push({ type: r.type, name: r.name, change: 'changed', left: l.sql, right: r.sql });
   }
   return changes;
 }

@@ -23,7 +23,8 @@ export function tablesOwningPages(
 ): Set<string> {
   const owners = new Set<string>();
   if (pages.size === 0) return owners;
-  const names = (raw !== undefined ? walkedOwners(raw, catalog, pages, stats) : undefined) ?? dbstatOwners(db, pages, stats);
+  const names =
+    (raw !== undefined ? walkedOwners(raw, catalog, pages, stats) : undefined) ?? dbstatOwners(db, pages, stats);
   for (const name of names) {
     if (name === 'sqlite_schema' || name === 'sqlite_master' || ignoredIndexes.has(name)) continue;
     owners.add(catalog.indexTable.get(name) ?? name);
@@ -32,7 +33,12 @@ export function tablesOwningPages(
 }
 
 /** Owners of the pages from the interior-page walk; undefined when some changed page is not a b-tree page it reached. */
-function walkedOwners(raw: RawDbFile, catalog: SchemaCatalog, pages: ReadonlySet<number>, stats: DiffStats): Set<string> | undefined {
+function walkedOwners(
+  raw: RawDbFile,
+  catalog: SchemaCatalog,
+  pages: ReadonlySet<number>,
+  stats: DiffStats,
+): Set<string> | undefined {
   const roots = new Map<number, string>([[SCHEMA_ROOT, 'sqlite_schema']]);
   for (const [name, root] of catalog.rootpages) roots.set(root, name);
   const { owners, pagesRead } = mapBtreePages(raw, roots);

@@ -62,7 +62,11 @@ export async function writeTemp(dir: string, body: Body): Promise<WrittenTemp> {
  * Appends every chunk of source to handle (continuing short writes) and returns the byte count. A plain loop
  * rather than handle.createWriteStream(): such a stream pins the handle, so close() would wait on it forever.
  */
-export async function pump(source: AsyncIterable<Buffer>, handle: FileHandle, onChunk?: (chunk: Buffer) => void): Promise<number> {
+export async function pump(
+  source: AsyncIterable<Buffer>,
+  handle: FileHandle,
+  onChunk?: (chunk: Buffer) => void,
+): Promise<number> {
   let total = 0;
   for await (const chunk of source) {
     onChunk?.(chunk);

@@ -39,7 +39,10 @@ export function storeError(err: unknown, key: string, op: 'read' | 'write'): Off
         cause: err,
       });
     case 'ENAMETOOLONG':
-      return fail('INVALID_ARGUMENT', `key ${key} is too long for this filesystem`, { hint: 'use a shorter key', cause: err });
+      return fail('INVALID_ARGUMENT', `key ${key} is too long for this filesystem`, {
+        hint: 'use a shorter key',
+        cause: err,
+      });
     default:
       return asOffshootError(err);
   }

@@ -221,7 +221,12 @@ export class LocalBackend implements Backend {
   }
 
   /** Runs change under the key's lock, after checking the object is at version ifMatch when one is given. */
-  private async locked(key: string, file: string, ifMatch: string | undefined, change: () => Promise<void>): Promise<void> {
+  private async locked(
+    key: string,
+    file: string,
+    ifMatch: string | undefined,
+    change: () => Promise<void>,
+  ): Promise<void> {
     await withKeyLock(file + LOCK_SUFFIX, this.timings, async () => {
       if (ifMatch !== undefined) await this.expectVersion(key, file, ifMatch);
       await change();

@@ -18,7 +18,8 @@ export interface CasProbeReport {
 export async function casProbe(backend: Backend, where: string = backend.name): Promise<CasProbeReport> {
   const key = `probe/cas-${randomBytes(8).toString('hex')}`;
   // Each version differs, so no two share an ETag (S3 ETags are content hashes).
-  const version = (step: string) => Buffer.from(`offshoot cas probe ${key} ${step} ${randomBytes(8).toString('hex')}\n`);
+  const version = (step: string) =>
+    Buffer.from(`offshoot cas probe ${key} ${step} ${randomBytes(8).toString('hex')}\n`);
   const unsupported = (step: string) =>
     fail('UNSUPPORTED', `S3 endpoint ${where} does not enforce conditional writes (${step})`, {
       hint: 'offshoot needs If-None-Match/If-Match on PUT (AWS S3, MinIO); GCS interop is not supported',
@@ -62,11 +63,17 @@ export async function casProbe(backend: Backend, where: string = backend.name): 
       if (hasCode(err, 'UNSUPPORTED')) throw unsupported(`a create-only put was rejected: ${(err as Error).message}`);
       throw err;
     }
-    await refused(backend.put(key, version('recreate'), { ifNoneMatch: true }), 'a repeated create-only put was accepted');
+    await refused(
+      backend.put(key, version('recreate'), { ifNoneMatch: true }),
+      'a repeated create-only put was accepted',
+    );
     await expectContent(first, 'a refused create-only put changed the object');
 
     const stale = `"${createHash('md5').update(version('stale')).digest('hex')}"`;
-    await refused(backend.put(key, version('stale-replace'), { ifMatch: stale }), 'a put with a stale If-Match ETag was accepted');
+    await refused(
+      backend.put(key, version('stale-replace'), { ifMatch: stale }),
+      'a put with a stale If-Match ETag was accepted',
+    );
     await expectContent(first, 'a refused If-Match put changed the object');
 
     const second = version('replace');

@@ -22,10 +22,16 @@ export class DeleteManyError extends OffshootError {
       .map((f) => `${f.key} (${f.code}: ${f.message})`)
       .join(', ');
     const more = failures.length > 5 ? ` and ${failures.length - 5} more` : '';
-    super(transient ? 'UNAVAILABLE' : 'IO', `S3 DeleteObjects: ${failures.length} of ${total} keys were not deleted: ${shown}${more}`, {
-      retryable: transient,
-      hint: transient ? 'retry the delete; the keys that were removed stay removed' : 'check the credentials and bucket policy allow s3:DeleteObject, then retry',
-    });
+    super(
+      transient ? 'UNAVAILABLE' : 'IO',
+      `S3 DeleteObjects: ${failures.length} of ${total} keys were not deleted: ${shown}${more}`,
+      {
+        retryable: transient,
+        hint: transient
+          ? 'retry the delete; the keys that were removed stay removed'
+          : 'check the credentials and bucket policy allow s3:DeleteObject, then retry',
+      },
+    );
     this.failures = failures;
   }
 }

@@ -7,7 +7,14 @@ import { copySourceOf } from './copy-source.js';
  * 5 GiB limit. Every part names the source's ETag, so a source replaced mid-copy fails the copy instead of
  * mixing two versions; create-only is enforced on completion.
  */
-export async function copyMultipart(s3: S3Caller, srcKey: string, srcEtag: string, size: number, dstKey: string, createOnly: boolean): Promise<void> {
+export async function copyMultipart(
+  s3: S3Caller,
+  srcKey: string,
+  srcEtag: string,
+  size: number,
+  dstKey: string,
+  createOnly: boolean,
+): Promise<void> {
   const partSize = Math.max(s3.tuning.copyPartSize, Math.ceil(size / MAX_PARTS));
   const partCount = Math.max(1, Math.ceil(size / partSize));
   const { sdk, client, bucket } = s3;
@@ -19,19 +26,22 @@ export async function copyMultipart(s3: S3Caller, srcKey: string, srcEtag: strin
     async (uploadId, partNumber) => {
       const start = (partNumber - 1) * partSize;
       const end = Math.min(size, start + partSize) - 1;
-      const out = await s3.send({ op: 'UploadPartCopy', key: `${srcKey} -> ${dstKey} part ${partNumber}`, cond: 'ifMatch' }, end - start + 1, (o) =>
-        client.send(
-          new sdk.UploadPartCopyCommand({
-            Bucket: bucket,
-            Key: dstKey,
-            UploadId: uploadId,
-            PartNumber: partNumber,
-            CopySource: source,
-            CopySourceRange: `bytes=${start}-${end}`,
-            CopySourceIfMatch: srcEtag,
-          }),
-          o,
-        ),
+      const out = await s3.send(
+        { op: 'UploadPartCopy', key: `${srcKey} -> ${dstKey} part ${partNumber}`, cond: 'ifMatch' },
+        end - start + 1,
+        (o) =>
+          client.send(
+            new sdk.UploadPartCopyCommand({
+              Bucket: bucket,
+              Key: dstKey,
+              UploadId: uploadId,
+              PartNumber: partNumber,
+              CopySource: source,
+              CopySourceRange: `bytes=${start}-${end}`,
+              CopySourceIfMatch: srcEtag,
+            }),
+            o,
+          ),
       );
       return out.CopyPartResult?.ETag ?? '';
     },

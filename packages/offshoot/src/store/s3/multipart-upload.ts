@@ -14,36 +14,49 @@ export type PartSender = (uploadId: string, partNumber: number) => Promise<strin
  * or If-Match on CompleteMultipartUpload), returning the object's ETag. The object appears only at completion, so
  * on any failure the upload is aborted and nothing becomes visible.
  */
-export async function runMultipartUpload(s3: S3Caller, key: string, partCount: number, sendPart: PartSender, cond?: PutCondition): Promise<string> {
+export async function runMultipartUpload(
+  s3: S3Caller,
+  key: string,
+  partCount: number,
+  sendPart: PartSender,
+  cond?: PutCondition,
+): Promise<string> {
   const { sdk, client, bucket } = s3;
   const created = await s3.send({ op: 'CreateMultipartUpload', key }, 0, (o) =>
     client.send(new sdk.CreateMultipartUploadCommand({ Bucket: bucket, Key: key }), o),
   );
   const uploadId = created.UploadId;
   if (uploadId === undefined) {
-    throw fail('IO', `S3 CreateMultipartUpload ${key}: the endpoint returned no upload id`, { hint: 'the endpoint is not S3-compatible enough; use AWS S3 or MinIO' });
+    throw fail('IO', `S3 CreateMultipartUpload ${key}: the endpoint returned no upload id`, {
+      hint: 'the endpoint is not S3-compatible enough; use AWS S3 or MinIO',
+    });
   }
   try {
     const etags = await inPool(partCount, s3.tuning.partConcurrency, (i) => sendPart(uploadId, i + 1));
     const parts: CompletedPart[] = etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 }));
     const condition = cond === undefined ? undefined : 'ifNoneMatch' in cond ? 'ifNoneMatch' : 'ifMatch';
-    const done = await s3.send({ op: 'CompleteMultipartUpload', key, ...(condition ? { cond: condition } : {}) }, 0, (o) =>
-      client.send(
-        new sdk.CompleteMultipartUploadCommand({
-          Bucket: bucket,
-          Key: key,
-          UploadId: uploadId,
-          MultipartUpload: { Parts: parts },
-          ...(cond === undefined ? {} : 'ifNoneMatch' in cond ? { IfNoneMatch: '*' } : { IfMatch: cond.ifMatch }),
-        }),
-        o,
-      ),
+    const done = await s3.send(
+      { op: 'CompleteMultipartUpload', key, ...(condition ? { cond: condition } : {}) },
+      0,
+      (o) =>
+        client.send(
+          new sdk.CompleteMultipartUploadCommand({
+            Bucket: bucket,
+            Key: key,
+            UploadId: uploadId,
+            MultipartUpload: { Parts: parts },
+            ...(cond === undefined ? {} : 'ifNoneMatch' in cond ? { IfNoneMatch: '*' } : { IfMatch: cond.ifMatch }),
+          }),
+          o,
+        ),
     );
     return done.ETag ?? '';
   } catch (err) {
     // Best effort: if the abort fails too, the parts linger until a bucket lifecycle rule removes them.
     await s3
-      .send({ op: 'AbortMultipartUpload', key }, 0, (o) => client.send(new sdk.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }), o))
+      .send({ op: 'AbortMultipartUpload', key }, 0, (o) =>
+        client.send(new sdk.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }), o),
+      )
       .catch(() => undefined);
     throw err;
   }

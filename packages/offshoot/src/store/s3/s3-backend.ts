@@ -112,7 +112,9 @@ export class S3Backend implements Backend {
   async stat(key: string): Promise<ObjectInfo | undefined> {
     const { sdk, client, bucket } = this.s3;
     try {
-      const out = await this.s3.send({ op: 'HeadObject', key: this.full(key) }, 0, (o) => client.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: this.full(key) }), o));
+      const out = await this.s3.send({ op: 'HeadObject', key: this.full(key) }, 0, (o) =>
+        client.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: this.full(key) }), o),
+      );
       return { key, size: out.ContentLength ?? 0, etag: this.etagOf('HeadObject', key, out.ETag) };
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) return undefined;
@@ -121,7 +123,8 @@ export class S3Backend implements Backend {
   }
 
   async put(key: string, body: Body, cond?: PutCondition): Promise<string> {
-    if (body instanceof Uint8Array) return this.putBytes(key, Buffer.from(body.buffer, body.byteOffset, body.byteLength), cond);
+    if (body instanceof Uint8Array)
+      return this.putBytes(key, Buffer.from(body.buffer, body.byteOffset, body.byteLength), cond);
     let file: FileHandle;
     try {
       file = await open(body.file, 'r');
@@ -148,9 +151,22 @@ export class S3Backend implements Backend {
     const { sdk, client, bucket } = this.s3;
     const ifMatch = opts.ifMatch;
     if (ifMatch !== undefined && this.deleteGuard === 'precheck') await this.expectCondition(key, { ifMatch });
-    const ctx: S3ErrorContext = { op: 'DeleteObject', key: this.full(key), ...(ifMatch !== undefined ? { cond: 'ifMatch' as const } : {}) };
+    const ctx: S3ErrorContext = {
+      op: 'DeleteObject',
+      key: this.full(key),
+      ...(ifMatch !== undefined ? { cond: 'ifMatch' as const } : {}),
+    };
     try {
-      await this.s3.send(ctx, 0, (o) => client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: this.full(key), ...(ifMatch !== undefined ? { IfMatch: ifMatch } : {}) }), o));
+      await this.s3.send(ctx, 0, (o) =>
+        client.send(
+          new sdk.DeleteObjectCommand({
+            Bucket: bucket,
+            Key: this.full(key),
+            ...(ifMatch !== undefined ? { IfMatch: ifMatch } : {}),
+          }),
+          o,
+        ),
+      );
     } catch (err) {
       // S3 answers 204 for a missing key; an endpoint that says 404 means the same thing.
       if (ifMatch === undefined && hasCode(err, 'NOT_FOUND')) return;
@@ -164,8 +180,17 @@ export class S3Backend implements Backend {
     const failures: DeleteFailure[] = [];
     for (let i = 0; i < unique.length; i += DELETE_BATCH) {
       const batch = unique.slice(i, i + DELETE_BATCH);
-      const out = await this.s3.send({ op: 'DeleteObjects', key: `${batch.length} keys from ${this.full(batch[0] ?? '')}` }, 0, (o) =>
-        client.send(new sdk.DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: batch.map((k) => ({ Key: this.full(k) })), Quiet: true } }), o),
+      const out = await this.s3.send(
+        { op: 'DeleteObjects', key: `${batch.length} keys from ${this.full(batch[0] ?? '')}` },
+        0,
+        (o) =>
+          client.send(
+            new sdk.DeleteObjectsCommand({
+              Bucket: bucket,
+              Delete: { Objects: batch.map((k) => ({ Key: this.full(k) })), Quiet: true },
+            }),
+            o,
+          ),
       );
       for (const e of out.Errors ?? []) {
         if (e.Code === 'NoSuchKey') continue;
@@ -181,11 +206,22 @@ export class S3Backend implements Backend {
     let token: string | undefined;
     do {
       const out = await this.s3.send({ op: 'ListObjectsV2', key: `${this.full(prefix)}*` }, 0, (o) =>
-        client.send(new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: this.full(prefix), ...(token !== undefined ? { ContinuationToken: token } : {}) }), o),
+        client.send(
+          new sdk.ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: this.full(prefix),
+            ...(token !== undefined ? { ContinuationToken: token } : {}),
+          }),
+          o,
+        ),
       );
       for (const obj of out.Contents ?? []) {
         if (obj.Key === undefined || !obj.Key.startsWith(this.keyPrefix)) continue;
-        found.push({ key: this.strip(obj.Key), size: obj.Size ?? 0, ...(obj.ETag !== undefined ? { etag: obj.ETag } : {}) });
+        found.push({
+          key: this.strip(obj.Key),
+          size: obj.Size ?? 0,
+          ...(obj.ETag !== undefined ? { etag: obj.ETag } : {}),
+        });
       }
       token = out.IsTruncated === true ? out.NextContinuationToken : undefined;
     } while (token !== undefined);
@@ -201,17 +237,28 @@ export class S3Backend implements Backend {
     const { sdk, client, bucket, tuning } = this.s3;
     const source = await this.stat(src);
     if (source === undefined) {
-      throw fail('NOT_FOUND', `S3 copy ${this.full(src)} -> ${this.full(dst)}: the source does not exist`, { hint: 'check the source key, or list the store to see what it holds' });
+      throw fail('NOT_FOUND', `S3 copy ${this.full(src)} -> ${this.full(dst)}: the source does not exist`, {
+        hint: 'check the source key, or list the store to see what it holds',
+      });
     }
     if (cond !== undefined) await this.expectCondition(dst, cond);
     if (source.size > tuning.copyPartThreshold) {
       await copyMultipart(this.s3, this.full(src), source.etag ?? '', source.size, this.full(dst), cond !== undefined);
       return;
     }
-    const ctx: S3ErrorContext = { op: 'CopyObject', key: `${this.full(src)} -> ${this.full(dst)}`, ...(cond !== undefined ? { cond: 'ifNoneMatch' as const } : {}) };
+    const ctx: S3ErrorContext = {
+      op: 'CopyObject',
+      key: `${this.full(src)} -> ${this.full(dst)}`,
+      ...(cond !== undefined ? { cond: 'ifNoneMatch' as const } : {}),
+    };
     await this.s3.send(ctx, source.size, (o) =>
       client.send(
-        new sdk.CopyObjectCommand({ Bucket: bucket, Key: this.full(dst), CopySource: copySourceOf(bucket, this.full(src)), ...(cond !== undefined ? { IfNoneMatch: '*' } : {}) }),
+        new sdk.CopyObjectCommand({
+          Bucket: bucket,
+          Key: this.full(dst),
+          CopySource: copySourceOf(bucket, this.full(src)),
+          ...(cond !== undefined ? { IfNoneMatch: '*' } : {}),
+        }),
         o,
       ),
     );
@@ -231,7 +278,9 @@ export class S3Backend implements Backend {
 
   private etagOf(op: string, key: string, etag: string | undefined): string {
     if (etag === undefined || etag === '') {
-      throw fail('IO', `S3 ${op} ${this.full(key)}: the endpoint returned no ETag`, { hint: 'offshoot needs ETags for compare-and-swap; use AWS S3 or MinIO' });
+      throw fail('IO', `S3 ${op} ${this.full(key)}: the endpoint returned no ETag`, {
+        hint: 'offshoot needs ETags for compare-and-swap; use AWS S3 or MinIO',
+      });
     }
     return etag;
   }
@@ -242,36 +291,49 @@ export class S3Backend implements Backend {
     const now = await this.stat(key);
     if ('ifNoneMatch' in cond) {
       if (now !== undefined) {
-        throw fail('ALREADY_EXISTS', `object ${this.full(key)} already exists`, { hint: 'create-only writes never replace an object; pick a new key or read the existing one' });
+        throw fail('ALREADY_EXISTS', `object ${this.full(key)} already exists`, {
+          hint: 'create-only writes never replace an object; pick a new key or read the existing one',
+        });
       }
     } else if (now?.etag === undefined || stripQuotes(now.etag) !== stripQuotes(cond.ifMatch)) {
-      throw fail('CAS_CONFLICT', `${this.full(key)} is not at the expected version ${cond.ifMatch} (found ${now?.etag ?? 'no object'})`, {
-        hint: 'another writer changed it first; re-read the object and apply the change to its current version',
-      });
+      throw fail(
+        'CAS_CONFLICT',
+        `${this.full(key)} is not at the expected version ${cond.ifMatch} (found ${now?.etag ?? 'no object'})`,
+        {
+          hint: 'another writer changed it first; re-read the object and apply the change to its current version',
+        },
+      );
     }
   }
 
   private async putBytes(key: string, body: Buffer, cond: PutCondition | undefined): Promise<string> {
     const { sdk, client, bucket } = this.s3;
-    const condition = cond === undefined ? undefined : 'ifNoneMatch' in cond ? ('ifNoneMatch' as const) : ('ifMatch' as const);
+    const condition =
+      cond === undefined ? undefined : 'ifNoneMatch' in cond ? ('ifNoneMatch' as const) : ('ifMatch' as const);
     try {
-      const out = await this.s3.send({ op: 'PutObject', key: this.full(key), ...(condition ? { cond: condition } : {}) }, body.length, (o) =>
-        client.send(
-          new sdk.PutObjectCommand({
-            Bucket: bucket,
-            Key: this.full(key),
-            Body: body,
-            ContentLength: body.length,
-            ...(cond === undefined ? {} : 'ifNoneMatch' in cond ? { IfNoneMatch: '*' } : { IfMatch: cond.ifMatch }),
-          }),
-          o,
-        ),
+      const out = await this.s3.send(
+        { op: 'PutObject', key: this.full(key), ...(condition ? { cond: condition } : {}) },
+        body.length,
+        (o) =>
+          client.send(
+            new sdk.PutObjectCommand({
+              Bucket: bucket,
+              Key: this.full(key),
+              Body: body,
+              ContentLength: body.length,
+              ...(cond === undefined ? {} : 'ifNoneMatch' in cond ? { IfNoneMatch: '*' } : { IfMatch: cond.ifMatch }),
+            }),
+            o,
+          ),
       );
       return this.etagOf('PutObject', key, out.ETag);
     } catch (err) {
       // A retried conditional put whose first attempt landed (only its answer was lost) meets its own write and
       // is refused; when the object now holds exactly these bytes, the put did succeed.
-      if ((hasCode(err, 'ALREADY_EXISTS') || hasCode(err, 'CAS_CONFLICT')) && attemptsOf((err as OffshootError).cause) > 1) {
+      if (
+        (hasCode(err, 'ALREADY_EXISTS') || hasCode(err, 'CAS_CONFLICT')) &&
+        attemptsOf((err as OffshootError).cause) > 1
+      ) {
         const now = await this.stat(key);
         if (now?.etag !== undefined && stripQuotes(now.etag) === stripQuotes(md5Etag(body))) return now.etag;
       }
@@ -283,13 +345,18 @@ export class S3Backend implements Backend {
    * Sends GetObject and returns its body as chunks guarded by the call deadline (extended once the size is known)
    * and the no-progress watchdog; the chunks end with an error, never short, if the body is cut.
    */
-  private async openRead(key: string): Promise<{ chunks: AsyncGenerator<Buffer>; etag: string; size: number; release: () => void }> {
+  private async openRead(
+    key: string,
+  ): Promise<{ chunks: AsyncGenerator<Buffer>; etag: string; size: number; release: () => void }> {
     const { sdk, client, bucket, tuning } = this.s3;
     const ctx: S3ErrorContext = { op: 'GetObject', key: this.full(key) };
     const deadline = new CallDeadline(callDeadlineMs(tuning, 0));
     let out;
     try {
-      out = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: this.full(key) }), this.s3.requestOptions(deadline, 0));
+      out = await client.send(
+        new sdk.GetObjectCommand({ Bucket: bucket, Key: this.full(key) }),
+        this.s3.requestOptions(deadline, 0),
+      );
     } catch (err) {
       deadline.clear();
       if (deadline.expired) throw s3Timeout(ctx, `no answer within ${callDeadlineMs(tuning, 0)} ms`, err);
@@ -306,7 +373,8 @@ export class S3Backend implements Backend {
       throw err;
     }
     deadline.resetFromStart(callDeadlineMs(tuning, size));
-    const onDeadline = () => body.destroy(s3Timeout(ctx, `the body did not arrive within ${callDeadlineMs(tuning, size)} ms`));
+    const onDeadline = () =>
+      body.destroy(s3Timeout(ctx, `the body did not arrive within ${callDeadlineMs(tuning, size)} ms`));
     deadline.signal.addEventListener('abort', onDeadline, { once: true });
     const release = () => {
       deadline.signal.removeEventListener('abort', onDeadline);
@@ -317,12 +385,15 @@ export class S3Backend implements Backend {
     async function* chunks(): AsyncGenerator<Buffer> {
       let received = 0;
       try {
-        for await (const chunk of watchReads(body, tuning.readIdleMs, () => s3Timeout(ctx, `no data for ${tuning.readIdleMs} ms while reading the body`))) {
+        for await (const chunk of watchReads(body, tuning.readIdleMs, () =>
+          s3Timeout(ctx, `no data for ${tuning.readIdleMs} ms while reading the body`),
+        )) {
           received += chunk.length;
           yield chunk;
         }
       } catch (err) {
-        if (deadline.expired && !hasCode(err, 'TIMEOUT')) throw s3Timeout(ctx, `the body did not arrive within ${callDeadlineMs(tuning, size)} ms`, err);
+        if (deadline.expired && !hasCode(err, 'TIMEOUT'))
+          throw s3Timeout(ctx, `the body did not arrive within ${callDeadlineMs(tuning, size)} ms`, err);
         throw s3Error(err, ctx);
       } finally {
         release();

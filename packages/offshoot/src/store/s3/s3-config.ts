@@ -28,7 +28,9 @@ export function parseS3Spec(spec: string): S3Location {
   }
   const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
   if (prefix.split('/').some((seg, _i, all) => seg === '' && all.length > 1)) {
-    throw fail('USAGE', `S3 store prefix in ${spec} has an empty segment`, { hint: 'remove the doubled "/" from the prefix' });
+    throw fail('USAGE', `S3 store prefix in ${spec} has an empty segment`, {
+      hint: 'remove the doubled "/" from the prefix',
+    });
   }
   return { bucket, prefix };
 }

@@ -18,10 +18,38 @@ interface SdkErrorShape {
   $metadata?: { httpStatusCode?: number; attempts?: number };
 }
 
-const THROTTLING = new Set(['SlowDown', 'Throttling', 'ThrottlingException', 'RequestLimitExceeded', 'TooManyRequests', 'TooManyRequestsException', 'RequestThrottled', 'RequestThrottledException']);
-const NETWORK = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'EAI_AGAIN', 'ENOTFOUND', 'ERR_STREAM_PREMATURE_CLOSE']);
+const THROTTLING = new Set([
+  'SlowDown',
+  'Throttling',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'TooManyRequests',
+  'TooManyRequestsException',
+  'RequestThrottled',
+  'RequestThrottledException',
+]);
+const NETWORK = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
 const TIMEOUTS = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'ETIMEDOUT', 'ESOCKETTIMEDOUT']);
-const ACCESS = new Set(['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken', 'TokenRefreshRequired', 'AllAccessDisabled']);
+const ACCESS = new Set([
+  'AccessDenied',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'ExpiredToken',
+  'InvalidToken',
+  'TokenRefreshRequired',
+  'AllAccessDisabled',
+]);
 
 /** The HTTP status of an SDK error, when the server answered at all. */
 export function httpStatusOf(err: unknown): number | undefined {
@@ -49,26 +77,47 @@ export function s3Error(err: unknown, ctx: S3ErrorContext): OffshootError {
   const name = e.name ?? '';
   const code = e.Code ?? e.code ?? '';
   const status = httpStatusOf(err);
-  const detail = e.message && e.message !== name && e.message !== 'UnknownError' ? e.message : name || code || 'unknown error';
+  const detail =
+    e.message && e.message !== name && e.message !== 'UnknownError' ? e.message : name || code || 'unknown error';
   const tag = [name !== 'Error' ? name : code, status].filter((x) => x !== undefined && x !== '').join(' ');
   const msg = `S3 ${ctx.op} ${ctx.key}: ${detail}${tag ? ` (${tag})` : ''}`;
   const opts = (hint: string, retryable = false) => ({ hint, retryable, cause: err });
 
   if (name === 'NoSuchBucket' || code === 'NoSuchBucket') {
-    return fail('NOT_FOUND', msg, opts('the bucket does not exist: create it, or check the store spec and OFFSHOOT_S3_ENDPOINT'));
+    return fail(
+      'NOT_FOUND',
+      msg,
+      opts('the bucket does not exist: create it, or check the store spec and OFFSHOOT_S3_ENDPOINT'),
+    );
   }
   if (status === 412 || name === 'PreconditionFailed') {
     if (ctx.cond === 'ifNoneMatch') {
-      return fail('ALREADY_EXISTS', msg, opts('create-only writes never replace an object; pick a new key or read the existing one'));
+      return fail(
+        'ALREADY_EXISTS',
+        msg,
+        opts('create-only writes never replace an object; pick a new key or read the existing one'),
+      );
     }
-    return fail('CAS_CONFLICT', msg, opts('another writer changed it first; re-read the object and apply the change to its current version'));
+    return fail(
+      'CAS_CONFLICT',
+      msg,
+      opts('another writer changed it first; re-read the object and apply the change to its current version'),
+    );
   }
   if (status === 409 && ctx.cond !== undefined) {
-    return fail('CAS_CONFLICT', msg, opts('a concurrent conditional write was in progress; re-read the object and retry', true));
+    return fail(
+      'CAS_CONFLICT',
+      msg,
+      opts('a concurrent conditional write was in progress; re-read the object and retry', true),
+    );
   }
   if (status === 404 || name === 'NoSuchKey' || name === 'NotFound') {
     if (ctx.cond === 'ifMatch') {
-      return fail('CAS_CONFLICT', msg, opts('the object was deleted by another writer; re-read it and apply the change to its current state'));
+      return fail(
+        'CAS_CONFLICT',
+        msg,
+        opts('the object was deleted by another writer; re-read it and apply the change to its current state'),
+      );
     }
     return fail('NOT_FOUND', msg, opts('check the key, or list the store to see what it holds'));
   }
@@ -77,28 +126,55 @@ export function s3Error(err: unknown, ctx: S3ErrorContext): OffshootError {
   }
   // Checked before timeouts: the SDK renames a reset connection (ECONNRESET, EPIPE) to TimeoutError.
   if (NETWORK.has(code) || NETWORK.has(name) || /socket hang up|ECONNRESET|EPIPE/.test(e.message ?? '')) {
-    return fail('UNAVAILABLE', msg, opts('the connection to the endpoint failed; retry, and check OFFSHOOT_S3_ENDPOINT and the network', true));
+    return fail(
+      'UNAVAILABLE',
+      msg,
+      opts('the connection to the endpoint failed; retry, and check OFFSHOOT_S3_ENDPOINT and the network', true),
+    );
   }
   if (TIMEOUTS.has(name) || TIMEOUTS.has(code)) {
-    return fail('TIMEOUT', msg, opts('the endpoint is slow or unreachable; retry, and check the network path to OFFSHOOT_S3_ENDPOINT or AWS', true));
+    return fail(
+      'TIMEOUT',
+      msg,
+      opts(
+        'the endpoint is slow or unreachable; retry, and check the network path to OFFSHOOT_S3_ENDPOINT or AWS',
+        true,
+      ),
+    );
   }
   if (status === 501 || name === 'NotImplemented') {
-    return fail('UNSUPPORTED', msg, opts('this S3-compatible endpoint lacks a feature offshoot needs; use AWS S3 or MinIO'));
+    return fail(
+      'UNSUPPORTED',
+      msg,
+      opts('this S3-compatible endpoint lacks a feature offshoot needs; use AWS S3 or MinIO'),
+    );
   }
   if (status !== undefined && status >= 500) {
     return fail('UNAVAILABLE', msg, opts('the endpoint had an internal error; retry', true));
   }
   if (status === 403 || ACCESS.has(name) || ACCESS.has(code)) {
-    return fail('IO', msg, opts('S3 refused access: check the AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID) and the bucket policy'));
+    return fail(
+      'IO',
+      msg,
+      opts('S3 refused access: check the AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID) and the bucket policy'),
+    );
   }
   if (name === 'RequestTimeTooSkewed') {
     return fail('IO', msg, opts("this machine's clock is off; sync it (NTP) and retry"));
   }
   if (name === 'CredentialsProviderError') {
-    return fail('IO', msg, opts('no AWS credentials found: set AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'));
+    return fail(
+      'IO',
+      msg,
+      opts('no AWS credentials found: set AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'),
+    );
   }
   if (/region is missing/i.test(e.message ?? '')) {
     return fail('USAGE', msg, opts('set OFFSHOOT_S3_REGION or AWS_REGION'));
   }
-  return fail('IO', msg, opts('the S3 request failed; see the message, and check the store spec and OFFSHOOT_S3_ENDPOINT'));
+  return fail(
+    'IO',
+    msg,
+    opts('the S3 request failed; see the message, and check the store spec and OFFSHOOT_S3_ENDPOINT'),
+  );
 }
