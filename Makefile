@@ -5,7 +5,7 @@ STAMP := node_modules/.offshoot-install-stamp
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check format test demo bench fuzz torture clean
+.PHONY: all install build check format test test-rgw demo bench fuzz torture clean
 
 all: build
 
@@ -27,6 +27,12 @@ check: install
 
 test: build check
 	scripts/with-s3-server.sh scripts/run-tests.sh
+
+# The S3 suites again on Ceph's RADOS Gateway, a real distributed object store (scripts/rgw-server.sh installs it).
+RGW_SUITES := test/store/s3-conformance test/store/s3-probe test/s3e2e/quickstart-s3 test/s3e2e/property-s3 \
+	test/s3e2e/fork-requests
+test-rgw: build
+	scripts/with-s3-server.sh --server rgw scripts/run-tests.sh $(RGW_SUITES)
 
 demo: build
 	scripts/demo.sh

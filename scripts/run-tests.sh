@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Runs the node:test suites. With an argument, only test files whose path contains it.
+# Runs the node:test suites. With arguments, only test files whose path contains one of them.
 # A run that finds no test file fails: an empty run must never look green.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-filter="${1:-}"
-mapfile -t files < <(find packages -path '*/node_modules' -prune -o -path '*/dist' -prune -o -name '*.test.ts' -print | sort | grep -F -- "$filter" || true)
+mapfile -t all < <(find packages -path '*/node_modules' -prune -o -path '*/dist' -prune -o -name '*.test.ts' -print | sort)
+files=()
+for f in "${all[@]}"; do
+  if [[ $# -eq 0 ]]; then files+=("$f"); continue; fi
+  for filter in "$@"; do
+    if [[ "$f" == *"$filter"* ]]; then files+=("$f"); break; fi
+  done
+done
 if [[ ${#files[@]} -eq 0 ]]; then
-  echo "run-tests: no test files found${filter:+ matching '$filter'}" >&2
+  echo "run-tests: no test files found${1:+ matching $*}" >&2
   exit 1
 fi
 echo "run-tests: ${#files[@]} test files"

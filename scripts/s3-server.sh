@@ -64,6 +64,7 @@ start() {
       if ready "$port"; then
         cat <<ENV
 export OFFSHOOT_TEST_S3_ENDPOINT=http://127.0.0.1:$port
+export OFFSHOOT_TEST_S3_SERVER=moto
 export OFFSHOOT_S3_SERVER_PID=$pid
 export AWS_ACCESS_KEY_ID=test
 export AWS_SECRET_ACCESS_KEY=test

@@ -25,8 +25,9 @@ async function openRaceBackend(spec: string): Promise<Backend> {
     const bucket = slash < 0 ? rest : rest.slice(0, slash);
     const prefix = slash < 0 ? '' : rest.slice(slash + 1);
     const { openS3Backend, s3ConfigFromEnv } = await import('../../src/store/s3/s3-backend.js');
-    // The parent already proved the store; a probe per worker would only add requests outside the race.
-    return openS3Backend({ ...s3ConfigFromEnv(), bucket, prefix, probe: false });
+    // Each worker probes before it reports ready (on its own key, outside the race): the probe finds the
+    // If-Match form this endpoint enforces, which the race depends on.
+    return openS3Backend({ ...s3ConfigFromEnv(), bucket, prefix });
   }
   throw new Error(`cas-race-worker: unknown OFFSHOOT_RACE_BACKEND ${JSON.stringify(spec)}`);
 }

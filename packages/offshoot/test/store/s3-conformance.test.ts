@@ -7,7 +7,14 @@ import { describe, it } from 'node:test';
 import { hasCode } from '../../src/core/errors.js';
 import { openS3Backend, parseS3Spec, s3ConfigFromEnv } from '../../src/store/s3/s3-backend.js';
 import { runConformance } from './conformance.js';
-import { S3_ENDPOINT, bucketKeys, createTestBucket, openUploads, s3Unavailable } from './s3-test-env.js';
+import {
+  S3_ENDPOINT,
+  SERVER_ENFORCES_CONDITIONAL_DELETE,
+  bucketKeys,
+  createTestBucket,
+  openUploads,
+  s3Unavailable,
+} from './s3-test-env.js';
 
 const MiB = 1024 * 1024;
 const region = 'us-east-1';
@@ -109,7 +116,10 @@ if (S3_ENDPOINT !== undefined) {
     it('keys live under the store prefix; names, etags and capabilities are as documented', () =>
       withStore(async ({ backend, bucket }) => {
         assert.equal(backend.name, `s3://${bucket}/team/store`);
-        assert.deepEqual(backend.capabilities, { conditionalDelete: true, cheapCopy: true });
+        assert.deepEqual(backend.capabilities, {
+          conditionalDelete: SERVER_ENFORCES_CONDITIONAL_DELETE,
+          cheapCopy: true,
+        });
         const etag = await backend.put('refs/db/main', Buffer.from('{"generation":1}'));
         assert.match(etag, /^"[0-9a-f]{32}"$/, 'the ETag comes back exactly as S3 sent it, quotes included');
         assert.deepEqual(await bucketKeys(bucket), ['team/store/refs/db/main']);

@@ -9,6 +9,12 @@ import type { S3Client } from '@aws-sdk/client-s3';
 /** The S3 endpoint the suites run against (scripts/with-s3-server.sh sets it), or undefined. */
 export const S3_ENDPOINT = process.env.OFFSHOOT_TEST_S3_ENDPOINT || undefined;
 
+/** Which server is behind S3_ENDPOINT: `moto` (AWS S3 semantics) or `rgw` (Ceph's RADOS Gateway). */
+export const S3_SERVER: 'moto' | 'rgw' = process.env.OFFSHOOT_TEST_S3_SERVER === 'rgw' ? 'rgw' : 'moto';
+
+/** Whether the test server enforces If-Match on DeleteObject (moto does; RGW 16 ignores it, and the probe sees that). */
+export const SERVER_ENFORCES_CONDITIONAL_DELETE = S3_SERVER === 'moto';
+
 /**
  * When no test endpoint is set, registers one test that fails on CI (a silent skip would hide a lost suite)
  * and is skipped elsewhere; returns true when the caller should register nothing else.

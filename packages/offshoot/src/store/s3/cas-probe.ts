@@ -2,6 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { fail, hasCode } from '../../core/errors.js';
 import type { Backend } from '../backend.js';
 
+/** The probe's finding when a put naming the object's current ETag is refused (the caller may retry another form). */
+export const CURRENT_ETAG_REFUSED = 'a put with the current If-Match ETag was refused';
+
 /** What the probe learned beyond "conditional writes work" (which it requires). */
 export interface CasProbeReport {
   /** DeleteObject with If-Match refused a stale ETag and kept the object. */
@@ -80,7 +83,7 @@ export async function casProbe(backend: Backend, where: string = backend.name): 
     try {
       etag = await backend.put(key, second, { ifMatch: etag });
     } catch (err) {
-      if (hasCode(err, 'CAS_CONFLICT')) throw unsupported('a put with the current If-Match ETag was refused');
+      if (hasCode(err, 'CAS_CONFLICT')) throw unsupported(CURRENT_ETAG_REFUSED);
       throw err;
     }
     await expectContent(second, 'a put with the current If-Match ETag did not replace the object');

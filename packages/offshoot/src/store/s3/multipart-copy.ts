@@ -38,7 +38,7 @@ export async function copyMultipart(
               PartNumber: partNumber,
               CopySource: source,
               CopySourceRange: `bytes=${start}-${end}`,
-              CopySourceIfMatch: srcEtag,
+              CopySourceIfMatch: s3.ifMatch(srcEtag),
             }),
             o,
           ),

@@ -45,7 +45,11 @@ export async function runMultipartUpload(
             Key: key,
             UploadId: uploadId,
             MultipartUpload: { Parts: parts },
-            ...(cond === undefined ? {} : 'ifNoneMatch' in cond ? { IfNoneMatch: '*' } : { IfMatch: cond.ifMatch }),
+            ...(cond === undefined
+              ? {}
+              : 'ifNoneMatch' in cond
+                ? { IfNoneMatch: '*' }
+                : { IfMatch: s3.ifMatch(cond.ifMatch) }),
           }),
           o,
         ),

@@ -8,7 +8,8 @@ import type { OffshootError } from '../../core/errors.js';
 import type { Backend, BackendCapabilities, Body, GetResult, ObjectInfo, PutCondition } from '../backend.js';
 import { fsyncDir, openTemp } from '../local/atomic-write.js';
 import { CallDeadline } from './call-deadline.js';
-import { casProbe } from './cas-probe.js';
+import { CURRENT_ETAG_REFUSED, casProbe } from './cas-probe.js';
+import type { CasProbeReport } from './cas-probe.js';
 import { copySourceOf } from './copy-source.js';
 import { DeleteManyError } from './delete-many-error.js';
 import type { DeleteFailure } from './delete-many-error.js';
@@ -16,6 +17,7 @@ import { copyMultipart } from './multipart-copy.js';
 import { putFileMultipart } from './multipart-file-put.js';
 import { watchReads } from './read-watchdog.js';
 import { S3Caller } from './s3-caller.js';
+import type { EtagForm } from './s3-caller.js';
 import { createS3Client, loadS3Sdk } from './s3-client.js';
 import type { S3EndpointConfig } from './s3-config.js';
 import { attemptsOf, s3Error, s3Timeout } from './s3-errors.js';
@@ -67,6 +69,11 @@ export class S3Backend implements Backend {
     this.keyPrefix = clean === '' ? '' : `${clean}/`;
     this.name = `s3://${s3.bucket}${clean === '' ? '' : `/${clean}`}`;
     this.capabilities = { conditionalDelete: deleteGuard === 'server', cheapCopy: true };
+  }
+
+  /** The If-Match form this backend sends (what the probe found the endpoint enforces). */
+  get etagForm(): EtagForm {
+    return this.s3.etagForm;
   }
 
   async get(key: string): Promise<GetResult> {
@@ -141,6 +148,9 @@ export class S3Backend implements Backend {
       // A multipart upload of a large body is expensive to throw away: fail fast on a visible conflict.
       await this.expectCondition(key, cond);
       const etag = await putFileMultipart(this.s3, this.full(key), file, size, cond);
+      // Ceph RGW (Pacific) answers CompleteMultipartUpload with an empty ETag; the object's own ETag is then read
+      // back. Multipart bodies are data objects under fresh create-only keys, which no other writer replaces.
+      if (etag === '') return this.etagOf('HeadObject', key, (await this.stat(key))?.etag);
       return this.etagOf('CompleteMultipartUpload', key, etag);
     } finally {
       await file.close();
@@ -162,7 +172,7 @@ export class S3Backend implements Backend {
           new sdk.DeleteObjectCommand({
             Bucket: bucket,
             Key: this.full(key),
-            ...(ifMatch !== undefined ? { IfMatch: ifMatch } : {}),
+            ...(ifMatch !== undefined ? { IfMatch: this.s3.ifMatch(ifMatch) } : {}),
           }),
           o,
         ),
@@ -321,7 +331,11 @@ export class S3Backend implements Backend {
               Key: this.full(key),
               Body: body,
               ContentLength: body.length,
-              ...(cond === undefined ? {} : 'ifNoneMatch' in cond ? { IfNoneMatch: '*' } : { IfMatch: cond.ifMatch }),
+              ...(cond === undefined
+                ? {}
+                : 'ifNoneMatch' in cond
+                  ? { IfNoneMatch: '*' }
+                  : { IfMatch: this.s3.ifMatch(cond.ifMatch) }),
             }),
             o,
           ),
@@ -420,11 +434,26 @@ export async function openS3Backend(opts: OpenS3Options): Promise<Backend> {
   const s3 = new S3Caller(sdk, client, opts.bucket, tuning);
   const prefix = opts.prefix ?? '';
   if (opts.probe === false) return new S3Backend(s3, prefix, 'precheck');
-  const probed = new S3Backend(s3, prefix, 'server');
   try {
-    const where = opts.endpoint !== undefined ? `${probed.name} at ${opts.endpoint}` : probed.name;
-    const report = await casProbe(probed, where);
-    return new S3Backend(s3, prefix, report.conditionalDelete ? 'server' : 'precheck');
+    const where = (b: Backend) => (opts.endpoint !== undefined ? `${b.name} at ${opts.endpoint}` : b.name);
+    const probe = (form: EtagForm) => {
+      const b = new S3Backend(s3.withEtagForm(form), prefix, 'server');
+      return casProbe(b, where(b));
+    };
+    // An endpoint that refuses the ETag it returned, quoted, may still enforce it unquoted (Ceph RGW): the
+    // probe's verdict on that form decides, so no user has to know which server is behind the endpoint.
+    let form: EtagForm = 'as-returned';
+    let report: CasProbeReport;
+    try {
+      report = await probe(form);
+    } catch (err) {
+      if (!(err instanceof Error && hasCode(err, 'UNSUPPORTED') && err.message.includes(CURRENT_ETAG_REFUSED)))
+        throw err;
+      form = 'unquoted';
+      // Unquoted fails too: the first verdict is the one to report.
+      report = await probe(form).catch(() => Promise.reject(err));
+    }
+    return new S3Backend(s3.withEtagForm(form), prefix, report.conditionalDelete ? 'server' : 'precheck');
   } catch (err) {
     client.destroy();
     throw err;

@@ -16,6 +16,12 @@ export interface RequestOptions {
   requestTimeout: number;
 }
 
+/**
+ * How an If-Match ETag goes on the wire: 'as-returned' sends it exactly as the endpoint gave it (quoted, as AWS
+ * S3 and moto expect); 'unquoted' strips the quotes (Ceph RGW refuses a quoted If-Match). The CAS probe finds it.
+ */
+export type EtagForm = 'as-returned' | 'unquoted';
+
 /** Sends S3 requests for one bucket under offshoot's deadlines, turning every failure into an OffshootError. */
 export class S3Caller {
   constructor(
@@ -23,7 +29,18 @@ export class S3Caller {
     readonly client: S3Client,
     readonly bucket: string,
     readonly tuning: S3Tuning,
+    readonly etagForm: EtagForm = 'as-returned',
   ) {}
+
+  /** The same caller with another If-Match form (the probe's finding). */
+  withEtagForm(form: EtagForm): S3Caller {
+    return new S3Caller(this.sdk, this.client, this.bucket, this.tuning, form);
+  }
+
+  /** The If-Match header value for an ETag, in the form this endpoint enforces. */
+  ifMatch(etag: string): string {
+    return this.etagForm === 'unquoted' ? etag.replace(/^"|"$/g, '') : etag;
+  }
 
   /** Runs one request (with the SDK's bounded retries) that sends bodyBytes and expects a small answer. */
   async send<T>(ctx: S3ErrorContext, bodyBytes: number, run: (opts: RequestOptions) => Promise<T>): Promise<T> {
