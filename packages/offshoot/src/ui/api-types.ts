@@ -162,6 +162,7 @@ export interface ApiDiffRow {
 
 /** GET /api/diff?left=&right=[&table=&offset=&limit=] */
 export interface ApiDiff {
+  server: ApiServer;
   left: string;
   right: string;
   schema: Array<{ type: string; name: string; change: string; left?: string; right?: string }>;

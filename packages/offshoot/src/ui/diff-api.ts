@@ -5,6 +5,7 @@ import { diffToJson, type JsonTableDiff } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
 import type { ApiDiff, ApiDiffRow } from './api-types.js';
+import { serverInfo } from './tree-api.js';
 import type { UiSource } from './ui-source.js';
 
 const DEFAULT_LIMIT = 100;
@@ -91,6 +92,7 @@ export class DiffPages {
   async page(q: DiffQuery): Promise<ApiDiff> {
     const json = diffToJson(await this.#result(q.left, q.right));
     const out: ApiDiff = {
+      server: serverInfo(this.src),
       left: formatTarget(q.left),
       right: formatTarget(q.right),
       schema: json.schema,

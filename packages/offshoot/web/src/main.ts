@@ -139,8 +139,12 @@ async function renderRoute(): Promise<HTMLElement> {
     }
     case 'diff': {
       const q = route.query;
-      if (!q.get('left') || !q.get('right')) return diffView(q, undefined);
+      if (!q.get('left') || !q.get('right')) {
+        server = (await get<ApiDbs>('/api/dbs')).server;
+        return diffView(q, undefined);
+      }
       const d = await get<ApiDiff>(`/api/diff?${q.toString()}`);
+      server = d.server;
       return diffView(q, d);
     }
     default:
