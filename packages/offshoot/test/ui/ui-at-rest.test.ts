@@ -20,12 +20,14 @@ const TOKEN = 'ui-at-rest-token-0123456789abcdef';
 const skip = browserMissing();
 
 async function treeOf(page: Page): Promise<{ nodes: string[]; edges: string[] }> {
-  return page.evaluate(() => ({
-    nodes: [...document.querySelectorAll<SVGGElement>('svg.tree g.node')].map((n) => n.dataset.branch ?? '').sort(),
-    edges: [...document.querySelectorAll<SVGPathElement>('svg.tree path.edge')]
-      .map((e) => `${e.dataset.from}->${e.dataset.to} ${e.dataset.kind} @${e.dataset.txid}`)
-      .sort(),
-  }));
+  const nodes = await page.$$eval('svg.tree g.node', (els) => els.map((n) => n.getAttribute('data-branch') ?? ''));
+  const edges = await page.$$eval('svg.tree path.edge', (els) =>
+    els.map(
+      (e) =>
+        `${e.getAttribute('data-from')}->${e.getAttribute('data-to')} ${e.getAttribute('data-kind')} @${e.getAttribute('data-txid')}`,
+    ),
+  );
+  return { nodes: nodes.sort(), edges: edges.sort() };
 }
 
 describe('offshoot ui (store at rest) in chromium', { skip }, () => {

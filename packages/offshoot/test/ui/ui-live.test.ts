@@ -58,7 +58,7 @@ describe('serve -ui: live dashboard in chromium', { skip }, () => {
     await page.waitForSelector('[data-live="connected"]');
     await page.waitForSelector('g.node[data-branch="doomed"]');
     await page.evaluate(() => {
-      (window as unknown as { loadedOnce: boolean }).loadedOnce = true;
+      (globalThis as unknown as { loadedOnce: boolean }).loadedOnce = true;
     });
     const checkout = cli(['session', 'open', 'app@work', '-socket', d.sock]);
     await page.waitForSelector('g.node[data-branch="work"].has-session');
@@ -74,8 +74,8 @@ describe('serve -ui: live dashboard in chromium', { skip }, () => {
     if (shot) await page.screenshot({ path: shot });
     cli(['touch', 'app@doomed', '--ttl', '1s']);
     await page.waitForSelector('g.node[data-branch="doomed"]', { state: 'detached', timeout: 30_000 });
-    assert.equal(await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce), true);
-    assert.equal(await page.evaluate(() => document.body.dataset.lastEvent), 'reaped');
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce), true);
+    assert.equal(await page.getAttribute('body', 'data-last-event'), 'reaped');
     cli(['session', 'close', 'app@work', '-socket', d.sock]);
   });
 
