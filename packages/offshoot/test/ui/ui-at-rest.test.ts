@@ -41,7 +41,7 @@ describe('offshoot ui (store at rest) in chromium', { skip }, () => {
     scriptedHistory(s);
     ui = await startUi(s, ['-listen', '127.0.0.1:0'], { OFFSHOOT_TOKEN: TOKEN });
     browser = await launchBrowser();
-    page = await (await browser.newContext({ viewport: { width: 1500, height: 860 } })).newPage();
+    page = await (await browser.newContext({ viewport: { width: 1600, height: 900 } })).newPage();
   });
 
   after(async () => {
@@ -72,8 +72,6 @@ describe('offshoot ui (store at rest) in chromium', { skip }, () => {
       (await page.textContent('g.node[data-branch="scratch"] text[data-ttl]')) ?? '',
       /^ttl 1h0m0s · (59m|1h)/,
     );
-    const shot = screenshotPath('ui-tree.png');
-    if (shot) await page.screenshot({ path: shot });
   });
 
   test('a branch has its own URL: the panel shows ref fields, checkpoints with meta, chain and commands', async () => {
@@ -86,6 +84,8 @@ describe('offshoot ui (store at rest) in chromium', { skip }, () => {
     const cmds = await page.$$eval('aside.panel .commands code', (cs) => cs.map((c) => c.textContent));
     assert.ok(cmds.includes('offshoot rollback app@attempt-a --to a1'), cmds.join('\n'));
     assert.ok(cmds.includes('offshoot checkout app@attempt-a'));
+    const shot = screenshotPath('ui-tree.png');
+    if (shot) await page.screenshot({ path: shot });
     // A shared link opens the same view in a fresh page (the cookie carries the token).
     const again = await page.context().newPage();
     await again.goto(`${ui.url}db/app/branch/attempt-a`);

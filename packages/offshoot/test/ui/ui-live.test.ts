@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { runSql } from '../ops/sqlite-cli.js';
 import { type DaemonProcess, makeStoreDir, type StoreDir, startDaemon, until } from '../daemon/daemon-process.js';
-import { browserMissing, launchBrowser, screenshotPath } from './ui-support.js';
+import { browserMissing, launchBrowser } from './ui-support.js';
 
 const TOKEN = 'ui-live-token-0123456789abcdef';
 const skip = browserMissing();
@@ -70,8 +70,6 @@ describe('serve -ui: live dashboard in chromium', { skip }, () => {
       (await page.textContent('g.node[data-branch="work"] text.sub')) ?? '',
       new RegExp(`^session · durable@${head + 1} · lag `),
     );
-    const shot = screenshotPath('ui-live.png');
-    if (shot) await page.screenshot({ path: shot });
     cli(['touch', 'app@doomed', '--ttl', '1s']);
     await page.waitForSelector('g.node[data-branch="doomed"]', { state: 'detached', timeout: 30_000 });
     assert.equal(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce), true);

@@ -92,7 +92,7 @@ async function renderRoute(): Promise<HTMLElement> {
               'li',
               {},
               h('a', { href: treeUrl(x.name), 'data-nav': true, 'data-db': x.name }, x.name),
-              ` · ${x.branches} branches${x.sessions > 0 ? ` · ${x.sessions} open sessions` : ''}`,
+              ` · ${x.branches} branches${x.sessions > 0 ? ` · ${x.sessions} open session${x.sessions === 1 ? '' : 's'}` : ''}`,
             ),
           ),
         ),
@@ -120,7 +120,7 @@ async function renderRoute(): Promise<HTMLElement> {
             h(
               'span',
               { class: 'muted' },
-              ` · ${tree.branches.length} branches · ${tree.edges.length} edges${sessions > 0 ? ` · ${sessions} open sessions` : ''}`,
+              ` · ${tree.branches.length} branches · ${tree.edges.length} edges${sessions > 0 ? ` · ${sessions} open session${sessions === 1 ? '' : 's'}` : ''}`,
             ),
           ),
           h('div', { class: 'tree-scroll', 'data-tree': route.db }, svg),
