@@ -22,7 +22,13 @@ export interface UiHandler {
 const PAGE_RE = /^\/(?:|db\/[^/]+(?:\/(?:branch\/[^/]+|storage))?|diff|storage)$/;
 
 function segment(s: string): string {
-  return decodeURIComponent(s);
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw fail('INVALID_ARGUMENT', `malformed URL segment ${JSON.stringify(s)}`, {
+      hint: 'percent-encode names properly',
+    });
+  }
 }
 
 /**

@@ -60,6 +60,7 @@ describe('offshoot ui: tokens and refusals', () => {
     const traversal = await fetch(`${base}api/dbs/..%2F..%2Fetc/tree`, { headers: auth });
     assert.equal(traversal.status, 400);
     assert.equal(((await traversal.json()) as { code: string }).code, 'INVALID_NAME');
+    assert.equal((await fetch(`${base}api/dbs/%E0%A4%A/tree`, { headers: auth })).status, 400, 'malformed escape');
     assert.equal((await fetch(`${base}api/dbs/nope/tree`, { headers: auth })).status, 404);
     assert.equal((await fetch(`${base}etc/passwd`, { headers: auth })).status, 404);
     const events = await fetch(`${base}api/events`, { headers: auth });
