@@ -32,8 +32,11 @@ export async function uiBench(): Promise<void> {
     if (s.cli(['create', 'app']).code !== 0) throw new Error('create failed');
     const ctx = makeContext(await Store.open(parseStoreSpec(s.store)), s.store, { warn: () => undefined });
     const names = ['main'];
+    // A fixed pseudo-random parent per fork (an LCG), so the tree has depth as well as breadth and every run is alike.
+    let seed = 7;
     for (let i = 1; i < BRANCHES; i++) {
-      const from = names[Math.floor((i * 7919) % names.length)] ?? 'main';
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      const from = names[seed % names.length] ?? 'main';
       const name = `attempt-${String(i).padStart(3, '0')}`;
       await fork(
         ctx,

@@ -50,7 +50,7 @@ export function storageView(st: ApiStorage, series: ApiSeries | undefined): HTML
         'div',
         { class: 'card reclaim', 'data-reclaimable': st.reclaimable.bytes },
         h('div', { class: 'big' }, bytes(st.reclaimable.bytes)),
-        `GC would reclaim (${st.reclaimable.objects} objects, after the grace period)`,
+        `GC would reclaim (${st.reclaimable.objects} object${st.reclaimable.objects === 1 ? '' : 's'}, after the grace period)`,
       ),
     ),
     h('h3', {}, 'What each branch pins'),
