@@ -10,7 +10,7 @@ export type ApiRow = Record<string, ApiValue>;
 /** What serves the page: a store at rest, or a daemon with live sessions, events and metrics. */
 export interface ApiServer {
   mode: 'at-rest' | 'daemon';
-  /** True when GET /api/events streams the daemon's events. */
+  /** True when GET /api/events also streams the daemon's events (it always streams `refs` change notices). */
   live: boolean;
   version: string;
   store: string;

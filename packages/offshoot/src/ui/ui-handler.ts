@@ -4,6 +4,7 @@ import type { ApiSeries } from './api-types.js';
 import { DiffPages, parseDiffQuery } from './diff-api.js';
 import { secure, sendError, sendJson } from './http-reply.js';
 import { loadPageAssets } from './page-assets.js';
+import { RefWatch } from './ref-watch.js';
 import { storageReport } from './storage-api.js';
 import { branchDetail, dbTree, listDbs } from './tree-api.js';
 import { UiAuth } from './ui-auth.js';
@@ -41,6 +42,7 @@ export function createUiHandler(src: UiSource, token: string): UiHandler {
   const auth = new UiAuth(token);
   const diffs = new DiffPages(src);
   const streams = new Set<ServerResponse>();
+  const refs = new RefWatch(src.ctx);
 
   const refuse = (res: ServerResponse, api: boolean): void => {
     res.setHeader('WWW-Authenticate', 'Bearer realm="offshoot"');
@@ -60,19 +62,17 @@ export function createUiHandler(src: UiSource, token: string): UiHandler {
     res.end(text);
   };
 
+  // Daemon events as `data:` frames (the daemon's envelope, unchanged), and `event: refs` frames whenever the store's
+  // refs change by any hand; a store at rest streams only the latter.
   const events = (req: IncomingMessage, res: ServerResponse): void => {
-    const live = src.live;
-    if (live === undefined)
-      throw fail('UNSUPPORTED', 'no live events: this page is served from a store at rest', {
-        hint: 'run offshoot serve -http 127.0.0.1:PORT -ui for a live dashboard',
-      });
-    const sub = live.subscribe();
+    const sub = src.live?.subscribe();
     streams.add(res);
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'X-Accel-Buffering': 'no' });
     res.flushHeaders();
     req.socket.setNoDelay(true);
     let deadline: NodeJS.Timeout | undefined;
     const send = (chunk: string): void => {
+      if (res.destroyed) return;
       if (!res.write(chunk) && deadline === undefined)
         deadline = setTimeout(() => res.destroy(), SSE_WRITE_DEADLINE_MS);
     };
@@ -82,17 +82,17 @@ export function createUiHandler(src: UiSource, token: string): UiHandler {
     });
     send(': connected\n\n');
     const ping = setInterval(() => send(': ping\n\n'), SSE_PING_MS);
+    const unwatch = refs.subscribe(() => send(`event: refs\ndata: {"type":"refs_changed"}\n\n`));
     res.on('close', () => {
       clearInterval(ping);
       clearTimeout(deadline);
-      sub.close();
+      unwatch();
+      sub?.close();
       streams.delete(res);
     });
+    if (sub === undefined) return;
     void (async () => {
-      for await (const env of sub) {
-        if (res.destroyed) return;
-        send(`data: ${JSON.stringify(env)}\n\n`);
-      }
+      for await (const env of sub) send(`data: ${JSON.stringify(env)}\n\n`);
       if (!res.destroyed) res.end();
     })();
   };
@@ -171,6 +171,7 @@ export function createUiHandler(src: UiSource, token: string): UiHandler {
   return {
     handle,
     close: () => {
+      refs.stop();
       for (const res of streams) res.end();
     },
   };

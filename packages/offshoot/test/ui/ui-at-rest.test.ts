@@ -121,6 +121,20 @@ describe('offshoot ui (store at rest) in chromium', { skip }, () => {
     assert.match((await page.textContent('section.storage')) ?? '', /store at rest/);
   });
 
+  test('a fork by the CLI appears without a reload', async () => {
+    await page.goto(`${ui.url}db/app`);
+    await page.waitForSelector('[data-live="connected"]');
+    await page.evaluate(() => {
+      (globalThis as unknown as { loadedOnce: boolean }).loadedOnce = true;
+    });
+    const r = s.cli(['fork', 'app@attempt-b', 'attempt-d']);
+    assert.equal(r.code, 0, r.stderr);
+    await page.waitForSelector('path.edge[data-from="attempt-b"][data-to="attempt-d"][data-kind="fork"]', {
+      state: 'attached',
+    });
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce), true);
+  });
+
   test('an expired TTL counts down to "expired · not reaped yet" with no janitor running', async () => {
     const r = s.cli(['touch', 'app@scratch', '--ttl', '1s']);
     assert.equal(r.code, 0, r.stderr);

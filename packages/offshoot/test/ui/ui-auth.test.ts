@@ -63,9 +63,14 @@ describe('offshoot ui: tokens and refusals', () => {
     assert.equal((await fetch(`${base}api/dbs/%E0%A4%A/tree`, { headers: auth })).status, 400, 'malformed escape');
     assert.equal((await fetch(`${base}api/dbs/nope/tree`, { headers: auth })).status, 404);
     assert.equal((await fetch(`${base}etc/passwd`, { headers: auth })).status, 404);
-    const events = await fetch(`${base}api/events`, { headers: auth });
-    assert.equal(events.status, 404, 'no event stream without a daemon');
-    assert.equal(((await events.json()) as { code: string }).code, 'UNSUPPORTED');
+    const stop = new AbortController();
+    const events = await fetch(`${base}api/events`, { headers: auth, signal: stop.signal });
+    assert.equal(events.status, 200, 'at rest the stream carries ref-change notices');
+    assert.match(events.headers.get('content-type') ?? '', /^text\/event-stream/);
+    stop.abort();
+    const series = await fetch(`${base}api/metrics/series`, { headers: auth });
+    assert.equal(series.status, 404, 'no metrics without a daemon');
+    assert.equal(((await series.json()) as { code: string }).code, 'UNSUPPORTED');
   });
 
   test('a non-loopback address needs the acknowledgment and an explicit token; a short token is refused', () => {

@@ -1,5 +1,6 @@
 // `serve -http ... -ui`: the dashboard on the daemon's listener follows the event stream — an open session with its
-// durable txid, a flush and a reap appear without a reload — and shows the daemon's metric samples.
+// durable txid, a flush and a reap appear without a reload, as does an at-rest fork by the CLI — and shows the
+// daemon's metric samples.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -73,7 +74,12 @@ describe('serve -ui: live dashboard in chromium', { skip }, () => {
     cli(['touch', 'app@doomed', '--ttl', '1s']);
     await page.waitForSelector('g.node[data-branch="doomed"]', { state: 'detached', timeout: 30_000 });
     assert.equal(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce), true);
-    assert.equal(await page.getAttribute('body', 'data-last-event'), 'reaped');
+    const daemonEvents = ((await page.getAttribute('body', 'data-daemon-events')) ?? '').split(' ');
+    for (const type of ['session_opened', 'flushed', 'reaped'])
+      assert.ok(daemonEvents.includes(type), `the page saw the daemon's ${type} event: ${daemonEvents.join(' ')}`);
+    cli(['fork', 'app', 'late']);
+    await page.waitForSelector('g.node[data-branch="late"]');
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce), true);
     cli(['session', 'close', 'app@work', '-socket', d.sock]);
   });
 

@@ -28,7 +28,15 @@ function header(): void {
   const route = parseRoute();
   const db = route.view === 'tree' || route.view === 'storage' ? route.db : undefined;
   const status =
-    server === undefined ? '' : server.live ? (liveState === 'connected' ? 'live' : 'reconnecting…') : 'at rest';
+    server === undefined
+      ? ''
+      : liveState === 'reconnecting'
+        ? 'reconnecting…'
+        : server.live
+          ? 'live'
+          : liveState === 'connected'
+            ? 'at rest · following'
+            : 'at rest';
   top.replaceChildren(
     h('a', { href: '/', 'data-nav': true, class: 'brand' }, 'offshoot'),
     h(
@@ -39,11 +47,7 @@ function header(): void {
       h('a', { href: db ? `/db/${seg(db)}/storage` : '/storage', 'data-nav': true }, 'storage'),
       h('a', { href: '/diff', 'data-nav': true }, 'diff'),
     ),
-    h(
-      'span',
-      { class: `live-state ${server?.live ? liveState : 'off'}`, 'data-live': server?.live ? liveState : 'off' },
-      status,
-    ),
+    h('span', { class: `live-state ${liveState}`, 'data-live': liveState, 'data-mode': server?.mode ?? '' }, status),
   );
   if (server)
     top.append(
@@ -180,11 +184,13 @@ let liveStarted = false;
 let pending: ReturnType<typeof setTimeout> | undefined;
 
 function startLive(): void {
-  if (liveStarted || !server?.live) return;
+  if (liveStarted || server === undefined) return;
   liveStarted = true;
   follow(
     (ev) => {
       document.body.dataset.lastEvent = ev.type;
+      if (ev.type !== 'refs_changed')
+        document.body.dataset.daemonEvents = `${document.body.dataset.daemonEvents ?? ''} ${ev.type}`.trim();
       clearTimeout(pending);
       pending = setTimeout(() => void render(), 100);
     },
