@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Bundles the dashboard page (packages/offshoot/web) into packages/offshoot/dist/web with esbuild: one script, one
 // stylesheet and the HTML shell, everything inside the package (no CDN, nothing fetched at run time).
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -22,3 +22,8 @@ await build({
 });
 await build({ entryPoints: [join(web, 'app.css')], outfile: join(out, 'app.css'), minify: true, logLevel: 'warning' });
 copyFileSync(join(web, 'index.html'), join(out, 'index.html'));
+// The bundle carries dagre and its graphlib; their MIT licenses travel with it.
+const licenses = ['@dagrejs/dagre', '@dagrejs/graphlib'].map(
+  (p) => `${p}\n\n${readFileSync(join(root, 'node_modules', p, 'LICENSE'), 'utf8').trim()}\n`,
+);
+writeFileSync(join(out, 'THIRD-PARTY-LICENSES.txt'), licenses.join('\n'));
