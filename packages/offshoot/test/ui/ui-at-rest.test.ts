@@ -51,6 +51,8 @@ describe('offshoot ui (store at rest) in chromium', { skip }, () => {
   });
 
   test('a one-database store opens on its tree, with exactly the history’s nodes and edges', async () => {
+    const requested: string[] = [];
+    page.on('request', (r) => requested.push(r.url()));
     await page.goto(`${ui.url}?token=${TOKEN}`);
     await page.waitForSelector('svg.tree g.node');
     assert.equal(new URL(page.url()).pathname, '/db/app', 'the token left the URL and the only database opened');
@@ -64,6 +66,8 @@ describe('offshoot ui (store at rest) in chromium', { skip }, () => {
     assert.equal(await attr('attempt-a', 'data-storage'), 'shared');
     assert.match((await attr('main-pre-promote', 'class')) ?? '', /\bundo\b/);
     assert.equal(await attr('attempt-a', 'data-head'), '4', 'rolled back to a1 at txid 4');
+    const elsewhere = requested.filter((u) => !u.startsWith(ui.url));
+    assert.deepEqual(elsewhere, [], 'the page loads nothing from anywhere but its own server');
     const dots = await page.$$eval('g.node[data-branch="attempt-a"] circle.checkpoint', (cs) =>
       cs.map((c) => `${c.getAttribute('data-checkpoint')}@${c.getAttribute('data-txid')}`),
     );
@@ -84,6 +88,18 @@ describe('offshoot ui (store at rest) in chromium', { skip }, () => {
     const cmds = await page.$$eval('aside.panel .commands code', (cs) => cs.map((c) => c.textContent));
     assert.ok(cmds.includes('offshoot rollback app@attempt-a --to a1'), cmds.join('\n'));
     assert.ok(cmds.includes('offshoot checkout app@attempt-a'));
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ui.url.replace(/\/$/, '') });
+    const rollback = page.locator('aside.panel .commands li', { hasText: 'offshoot rollback app@attempt-a --to a1' });
+    await rollback.locator('button.copy').click();
+    await rollback.locator('button.copy', { hasText: 'copied' }).waitFor();
+    assert.equal(
+      await page.evaluate(() =>
+        (
+          globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+        ).navigator.clipboard.readText(),
+      ),
+      'offshoot rollback app@attempt-a --to a1',
+    );
     const shot = screenshotPath('ui-tree.png');
     if (shot) await page.screenshot({ path: shot });
     // A shared link opens the same view in a fresh page (the cookie carries the token).

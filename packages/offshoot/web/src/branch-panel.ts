@@ -4,16 +4,32 @@ import { h, table } from './dom.js';
 import { bytes, countdown, when } from './format.js';
 import { diffUrl, treeUrl } from './router.js';
 
+// navigator.clipboard exists only in secure contexts (loopback counts; plain http to another host does not), so
+// the fallback selects the text in a scratch textarea and copies the selection.
+function copyText(text: string): Promise<void> {
+  if (navigator.clipboard) return navigator.clipboard.writeText(text);
+  const area = h('textarea', { readonly: true, class: 'scratch' }, text);
+  document.body.append(area);
+  area.select();
+  const ok = document.execCommand('copy');
+  area.remove();
+  return ok ? Promise.resolve() : Promise.reject(new Error('copy refused'));
+}
+
 function copyButton(text: string): HTMLButtonElement {
   const b = h('button', { class: 'copy', type: 'button', title: 'copy to clipboard' }, 'copy');
   b.addEventListener('click', () => {
-    const done = (): void => {
-      b.textContent = 'copied';
-      setTimeout(() => {
-        b.textContent = 'copy';
-      }, 1200);
-    };
-    if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, () => undefined);
+    copyText(text).then(
+      () => {
+        b.textContent = 'copied';
+        setTimeout(() => {
+          b.textContent = 'copy';
+        }, 1200);
+      },
+      () => {
+        b.textContent = 'select and copy';
+      },
+    );
   });
   return b;
 }
