@@ -23,6 +23,7 @@ let server: ApiServer | undefined;
 let liveState: 'off' | 'connected' | 'reconnecting' = 'off';
 let ticking: ReturnType<typeof setInterval> | undefined;
 let generation = 0;
+let lastTree: { sig: string; el: HTMLElement; svg: SVGSVGElement; tree: ApiTree } | undefined;
 
 function header(): void {
   const route = parseRoute();
@@ -109,6 +110,18 @@ async function renderRoute(): Promise<HTMLElement> {
         route.branch !== undefined
           ? await get<ApiBranchDetail>(`/api/dbs/${seg(route.db)}/branches/${seg(route.branch)}`)
           : undefined;
+      // An event that changed nothing this view shows (another database, a ref-change notice for a flush already
+      // drawn) keeps the drawing as it is: no second layout, no flicker.
+      // Fields that move with the clock alone are left out; the countdowns tick in place.
+      const sig = JSON.stringify(
+        [route, tree.branches, tree.edges, detail?.branch, detail?.chain, detail?.ref],
+        (k, v) => (k === 'remaining' || k === 'durable_age' ? undefined : v),
+      );
+      if (lastTree?.sig === sig) {
+        const same = lastTree;
+        ticking = setInterval(() => tickCountdowns(same.svg, same.tree), 1000);
+        return same.el;
+      }
       const svg = treeSvg(tree, route.branch);
       const sessions = tree.branches.filter((b) => b.session !== undefined).length;
       const wrap = h(
@@ -133,6 +146,7 @@ async function renderRoute(): Promise<HTMLElement> {
         detail ? branchPanel(detail) : null,
       );
       ticking = setInterval(() => tickCountdowns(svg, tree), 1000);
+      lastTree = { sig, el: wrap, svg, tree };
       return wrap;
     }
     case 'storage': {
@@ -169,7 +183,7 @@ async function render(): Promise<void> {
   if (mine !== generation) return;
   const scroll = view.querySelector('.tree-scroll');
   const pos = scroll ? { left: scroll.scrollLeft, top: scroll.scrollTop } : undefined;
-  view.replaceChildren(el);
+  if (view.firstChild !== el) view.replaceChildren(el);
   const next = view.querySelector('.tree-scroll');
   if (pos && next) {
     next.scrollLeft = pos.left;
