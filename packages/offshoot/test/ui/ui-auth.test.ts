@@ -73,6 +73,23 @@ describe('offshoot ui: tokens and refusals', () => {
     assert.equal(((await series.json()) as { code: string }).code, 'UNSUPPORTED');
   });
 
+  test('on loopback without a token, one is generated and printed once, in the URL to open', async () => {
+    const local = await startUi(s, ['-listen', '127.0.0.1:0']);
+    try {
+      const url = /ui: open (http:\S+\?token=([0-9a-f]{64}))\n/.exec(local.stderr());
+      assert.ok(url, local.stderr());
+      const open = await fetch(url[1] ?? '', { redirect: 'manual' });
+      assert.equal(open.status, 303);
+      assert.equal(open.headers.get('location'), '/');
+      const cookie = (open.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+      assert.match(open.headers.get('set-cookie') ?? '', /HttpOnly; SameSite=Strict/);
+      assert.equal((await fetch(`${local.url}api/dbs`, { headers: { Cookie: cookie } })).status, 200);
+      assert.equal((await fetch(`${local.url}api/dbs`)).status, 401);
+    } finally {
+      await local.stop();
+    }
+  });
+
   test('a non-loopback address needs the acknowledgment and an explicit token; a short token is refused', () => {
     const refuse = (args: string[], env: NodeJS.ProcessEnv, pattern: RegExp): void => {
       const r = s.cli(['ui', ...args], env);
