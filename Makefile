@@ -18,14 +18,17 @@ install: $(STAMP)
 build: install
 	$(TSC) -p packages/client/tsconfig.json
 	$(TSC) -p packages/offshoot/tsconfig.json
+	node scripts/build-web.mjs
 
 check: install
 	$(BIOME) check .
 	node scripts/check-layers.mjs
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
+	$(TSC) -p packages/offshoot/web/tsconfig.json
 
 test: build check
+	scripts/browser-env.sh
 	scripts/with-s3-server.sh scripts/run-tests.sh
 
 # The S3 suites again on Ceph's RADOS Gateway, a real distributed object store (scripts/rgw-server.sh installs it).

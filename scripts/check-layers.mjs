@@ -20,6 +20,8 @@ const ALLOWED = {
   session: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'protocol'],
   daemon: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'session', 'protocol'],
   mcp: ['platform', 'core', 'ltx', 'store', 'sqlite', 'ops', 'protocol', 'client'],
+  // The dashboard's server: ops and below for every read, daemon pieces only to mount on `serve -ui` (docs/ui.md).
+  ui: ['platform', 'core', 'ltx', 'store', 'sqlite', 'ops', 'protocol', 'daemon'],
   cli: [
     'platform',
     'core',
@@ -32,6 +34,7 @@ const ALLOWED = {
     'protocol',
     'daemon',
     'mcp',
+    'ui',
     'client',
   ],
 };
@@ -88,6 +91,33 @@ for (const file of walk(clientSrc)) {
     const spec = m[1];
     if (!spec.startsWith('.') && !spec.startsWith('node:'))
       problems.push(`client/${relative(clientSrc, file)}: the client has no runtime dependencies, but imports ${spec}`);
+  }
+}
+// The page (packages/offshoot/web) talks to the server only over HTTP: it imports its own files, the graph-layout
+// library, and the API's types (type-only, erased by the build) — never server code.
+const webSrc = join(root, 'packages/offshoot/web');
+const WEB_PACKAGES = ['@dagrejs/dagre'];
+const API_TYPES = join(src, 'ui/api-types.ts');
+for (const file of walk(webSrc)) {
+  files++;
+  const rel = `web/${relative(webSrc, file)}`;
+  const text = readFileSync(file, 'utf8');
+  for (const m of text.matchAll(
+    /(?:^|\n)\s*(import|export)(\s+type)?[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g,
+  )) {
+    const spec = m[3] ?? m[4];
+    const typeOnly = m[2] !== undefined;
+    if (WEB_PACKAGES.includes(spec)) continue;
+    if (!spec.startsWith('.')) {
+      problems.push(`${rel}: the page may import only ${WEB_PACKAGES.join(', ')} from packages, not ${spec}`);
+      continue;
+    }
+    const abs = resolve(dirname(file), spec).replace(/\.js$/, '.ts');
+    if (!relative(webSrc, abs).startsWith('..')) continue;
+    if (abs === API_TYPES && typeOnly) continue;
+    problems.push(
+      `${rel}: the page talks to the server only over HTTP; it may not import ${spec} (only \`import type\` from src/ui/api-types)`,
+    );
   }
 }
 if (problems.length > 0) {

@@ -3,6 +3,7 @@ import { daemonBench } from './daemon-bench.js';
 import { engineBench } from './engine-bench.js';
 import { ltxBench } from './ltx-bench.js';
 import { s3Bench } from './s3-bench.js';
+import { uiBench } from './ui-bench.js';
 
 console.log(
   `offshoot bench — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`,
@@ -11,3 +12,4 @@ await ltxBench();
 await engineBench();
 await s3Bench();
 await daemonBench();
+await uiBench();

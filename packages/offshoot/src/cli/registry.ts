@@ -26,6 +26,7 @@ import { sessionShutdownCommand } from './commands/session-shutdown.js';
 import { sessionStatusCommand } from './commands/session-status.js';
 import { statusCommand } from './commands/status.js';
 import { touchCommand } from './commands/touch.js';
+import { uiCommand } from './commands/ui.js';
 import { unprotectCommand } from './commands/unprotect.js';
 import { versionCommand } from './commands/version.js';
 
@@ -79,6 +80,7 @@ export const ENTRIES: readonly Entry[] = [
   leaseGroup,
   serveCommand,
   sessionGroup,
+  uiCommand,
   versionCommand,
 ];
 

@@ -1,4 +1,6 @@
 import type { Duration } from '../core/duration.js';
+import type { DaemonContext } from './daemon-context.js';
+import type { HttpFallback } from './http-server.js';
 
 /** How a daemon runs; every value comes from a `serve` flag (none is persisted). */
 export interface DaemonOptions {
@@ -16,6 +18,8 @@ export interface DaemonOptions {
   roCacheBudget: number;
   /** The opt-in HTTP listener. */
   http?: { addr: string; token: string };
+  /** Builds extra routes for the HTTP listener from the running daemon (`serve -ui` mounts the dashboard). */
+  httpFallback?: (d: DaemonContext) => HttpFallback;
   /** Session lease length and renewal interval (defaults 30 s and 10 s). */
   leaseTtlMs?: number;
   renewEveryMs?: number;

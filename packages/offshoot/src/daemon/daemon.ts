@@ -101,6 +101,7 @@ export class Daemon {
             metrics,
             events,
             sessionCount: () => sessions.live().length,
+            ...(options.httpFallback ? { fallback: options.httpFallback(d) } : {}),
           })
         : undefined;
       daemon = new Daemon(d, lock, server, http, new BackgroundFlusher(d), new Janitor(d));

@@ -114,6 +114,13 @@ export function validateHttpFlags(
   return { ...address, addr: flags.http, token: explicit ?? generateToken(), tokenSource };
 }
 
+/** Extra GET routes mounted under the listener (the dashboard of `serve -ui`); they do their own auth. */
+export interface HttpFallback {
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** Ends the fallback's long-lived responses when the listener closes. */
+  close(): void;
+}
+
 /** What `startHttpServer` needs from the daemon. */
 export interface HttpServerOptions {
   /** `host:port`; port 0 picks a free one (see the returned address). */
@@ -124,6 +131,8 @@ export interface HttpServerOptions {
   metrics: DaemonMetrics;
   events: EventBus;
   sessionCount: () => number;
+  /** Answers every path the listener does not own, instead of a 404. */
+  fallback?: HttpFallback;
   /** SSE keepalive interval; 15 s unless a test needs it shorter. */
   ssePingMs?: number;
   /** How long one SSE write may stay unflushed before the connection is closed; 45 s unless a test needs it shorter. */
@@ -370,6 +379,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
         if (!authorized(req)) return deny(res);
         return events(req, res);
       default:
+        if (opts.fallback) return opts.fallback.handle(req, res);
         sendError(
           res,
           404,
@@ -398,6 +408,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
   const close = (): Promise<void> => {
     closing = true;
     for (const s of streams) s.sub.close();
+    opts.fallback?.close();
     const done = new Promise<void>((resolve) => server.close(() => resolve()));
     for (const [socket, n] of inFlight) if (n === 0) socket.end();
     const force = setTimeout(() => {

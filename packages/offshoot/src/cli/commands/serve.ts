@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { durationMs, parseDuration } from '../../core/duration.js';
 import { fail } from '../../core/errors.js';
+import type { DaemonOptions } from '../../daemon/daemon-options.js';
 import { parseByteSize } from '../byte-size.js';
 import type { Command, Invocation } from '../command.js';
 import { SOCKET_FLAG, socketFor } from '../daemon-request.js';
@@ -37,12 +38,18 @@ function leaseTiming(env: NodeJS.ProcessEnv): { leaseTtlMs?: number; renewEveryM
   return { leaseTtlMs: ms, renewEveryMs: Math.floor(ms / 3) };
 }
 
+// The dashboard is loaded only for -ui, so a plain daemon never imports it.
+async function dashboard(token: string, store: string, version: string): Promise<DaemonOptions['httpFallback']> {
+  const { daemonUi } = await import('../../ui/daemon-ui.js');
+  return (d) => daemonUi(d, token, store, version);
+}
+
 /** `offshoot serve [flags]`: the daemon, until SIGINT, SIGTERM or the shutdown op. */
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the daemon: live sessions, background flushes and the janitor, over a unix socket',
   usage:
-    '[-socket PATH] [-flush-every D] [-snapshot-every N] [-reap-every D] [-gc-grace D] [-ro-cache-budget BYTES] [-http ADDR [-token T] [-http-allow-non-loopback]]',
+    '[-socket PATH] [-flush-every D] [-snapshot-every N] [-reap-every D] [-gc-grace D] [-ro-cache-budget BYTES] [-http ADDR [-token T] [-http-allow-non-loopback] [-ui]]',
   help: [
     'Serves the store on a unix socket (mode 0600; a stale socket file is replaced, a live one refused) and prints',
     '"offshoot serving on <socket>". One daemon per store: a second one on the same store refuses to start.',
@@ -50,7 +57,8 @@ export const serveCommand: Command = {
     'when something is pending. The janitor reaps expired branches, clears stale destroy claims, collects garbage',
     'older than -gc-grace and keeps checkouts-ro/ within -ro-cache-budget. -http also serves /rpc, /metrics and',
     '/events behind a bearer token (-token, else $OFFSHOOT_TOKEN, else a generated one printed once on stderr);',
-    'a non-loopback address needs -http-allow-non-loopback and an explicit token.',
+    'a non-loopback address needs -http-allow-non-loopback and an explicit token. -ui adds the read-only web',
+    'dashboard to that listener, with live sessions, events and metrics (docs/ui.md).',
     'SIGINT, SIGTERM or the shutdown op stop it gracefully: open sessions are flushed and closed (within 30s).',
     '$OFFSHOOT_LEASE_TTL_MS shortens the 30s session lease (renewed every third of it), for tests.',
   ].join('\n'),
@@ -91,6 +99,7 @@ export const serveCommand: Command = {
       type: 'boolean',
       description: 'allow -http on a non-loopback address (needs an explicit token)',
     },
+    ui: { type: 'boolean', description: 'also serve the web dashboard on the -http listener' },
   },
   args: { min: 0, max: 0 },
   async run(inv) {
@@ -108,6 +117,9 @@ export const serveCommand: Command = {
       ...(token !== undefined ? { token } : {}),
       allowNonLoopback: inv.flags.boolean('http-allow-non-loopback'),
     });
+    const ui = inv.flags.boolean('ui');
+    if (ui && !http)
+      throw fail('USAGE', '-ui requires -http', { hint: 'add -http 127.0.0.1:PORT, or run offshoot ui' });
     const socket = socketFor(inv);
     const ctx = await inv.context();
     const { Daemon } = await import('../../daemon/daemon.js');
@@ -126,6 +138,9 @@ export const serveCommand: Command = {
         gcGrace,
         roCacheBudget: budget,
         ...(http ? { http: { addr: http.addr, token: http.token } } : {}),
+        ...(ui && http
+          ? { httpFallback: await dashboard(http.token, inv.storeSpec().text, pkg.version ?? 'dev') }
+          : {}),
         ...lease,
         log,
       },
@@ -147,6 +162,10 @@ export const serveCommand: Command = {
       if (http.tokenSource === 'generated')
         log(`offshoot: http: generated token ${http.token} (set OFFSHOOT_TOKEN or -token to choose one)`);
       log(`offshoot: http: listening on ${httpAt} (token fingerprint ${tokenFingerprint(http.token)})`);
+      if (ui)
+        log(
+          `offshoot: ui: open http://${httpAt}/?token=${http.tokenSource === 'generated' ? http.token : '<your token>'}`,
+        );
     }
     process.stdout.write(`offshoot serving on ${at}\n`);
     try {

@@ -1,0 +1,90 @@
+import { performance } from 'node:perf_hooks';
+import { parseDuration } from '../src/core/duration.js';
+import { fork } from '../src/ops/fork.js';
+import { makeContext } from '../src/ops/helpers/context.js';
+import { Store } from '../src/store/store.js';
+import { parseStoreSpec } from '../src/store/store-spec.js';
+import { makeStoreDir } from '../test/daemon/daemon-process.js';
+import { browserMissing, launchBrowser, startUi } from '../test/ui/ui-support.js';
+import { median, ms, printTable } from './measure.js';
+
+const BRANCHES = Number(process.env.OFFSHOOT_BENCH_UI_BRANCHES ?? 200);
+const RUNS = 5;
+const TOKEN = 'ui-bench-token-0123456789abcdef';
+
+/** The one DOM call the render wait makes (the bench type-checks without DOM globals). */
+interface ParentNodeLike {
+  querySelectorAll(selector: string): { length: number };
+}
+
+/**
+ * The dashboard on a store with 200 branches (a tree: each fork from main or from an earlier fork, every third with a
+ * TTL): the tree API's latency and the first render in chromium, from navigation to every node drawn.
+ */
+export async function uiBench(): Promise<void> {
+  const missing = browserMissing();
+  if (missing !== undefined) {
+    console.log(`\nui: skipped (${missing})`);
+    return;
+  }
+  const s = makeStoreDir();
+  try {
+    if (s.cli(['create', 'app']).code !== 0) throw new Error('create failed');
+    const ctx = makeContext(await Store.open(parseStoreSpec(s.store)), s.store, { warn: () => undefined });
+    const names = ['main'];
+    // A fixed pseudo-random parent per fork (an LCG), so the tree has depth as well as breadth and every run is alike.
+    let seed = 7;
+    for (let i = 1; i < BRANCHES; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      const from = names[seed % names.length] ?? 'main';
+      const name = `attempt-${String(i).padStart(3, '0')}`;
+      await fork(
+        ctx,
+        { db: 'app', branch: from },
+        name,
+        i % 3 === 0 ? { ttl: { kind: 'set', ttl: parseDuration('2h') } } : {},
+      );
+      names.push(name);
+    }
+    await ctx.store.close();
+    const ui = await startUi(s, ['-listen', '127.0.0.1:0'], { OFFSHOOT_TOKEN: TOKEN });
+    const browser = await launchBrowser();
+    try {
+      const api: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const t0 = performance.now();
+        const r = await fetch(`${ui.url}api/dbs/app/tree`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+        await r.json();
+        api.push(performance.now() - t0);
+      }
+      const render: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+        const page = await context.newPage();
+        const t0 = performance.now();
+        await page.goto(`${ui.url}db/app?token=${TOKEN}`);
+        await page.waitForFunction(
+          (n) =>
+            (globalThis as unknown as { document: ParentNodeLike }).document.querySelectorAll('svg.tree g.node')
+              .length === n,
+          BRANCHES,
+        );
+        render.push(performance.now() - t0);
+        await context.close();
+      }
+      printTable(
+        `ui: dashboard on ${BRANCHES} branches (median of ${RUNS})`,
+        ['measure', 'time'],
+        [
+          ['GET /api/dbs/app/tree', ms(median(api))],
+          ['first render (navigate → every node drawn)', ms(median(render))],
+        ],
+      );
+    } finally {
+      await browser.close();
+      await ui.stop();
+    }
+  } finally {
+    s.cleanup();
+  }
+}

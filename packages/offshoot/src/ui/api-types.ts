@@ -1,0 +1,190 @@
+// The JSON the dashboard's HTTP API returns. The page imports these types only (erased at build), so the contract
+// between server and page is written once; scripts get the same shapes (docs/ui.md).
+
+/** A value as the diff encodes it: see the diff JSON encoding in docs/ui.md. */
+export type ApiValue = null | number | string | { $blob: string } | { $int: string } | { $real: string };
+
+/** A row keyed by column name. */
+export type ApiRow = Record<string, ApiValue>;
+
+/** What serves the page: a store at rest, or a daemon with live sessions, events and metrics. */
+export interface ApiServer {
+  mode: 'at-rest' | 'daemon';
+  /** True when GET /api/events also streams the daemon's events (it always streams `refs` change notices). */
+  live: boolean;
+  version: string;
+  store: string;
+}
+
+/** GET /api/dbs */
+export interface ApiDbs {
+  server: ApiServer;
+  dbs: Array<{ name: string; branches: number; sessions: number }>;
+}
+
+/** A named checkpoint of a branch. */
+export interface ApiCheckpoint {
+  name: string;
+  txid: number;
+  created_at?: string;
+  meta?: Record<string, string>;
+}
+
+/** An open daemon session on a branch. */
+export interface ApiSession {
+  holder: string;
+  epoch: number;
+  durable_txid: number;
+  capture_lag_bytes: number;
+  last_flush_at?: string;
+  durable_age?: string;
+  flush_error?: string;
+  error?: string;
+}
+
+/** One branch as a node of the tree. */
+export interface ApiBranch {
+  branch: string;
+  /** error, pending, active, dirty, detached or idle. */
+  state: string;
+  storage: 'shared' | 'materialized';
+  head_txid: number;
+  protected: boolean;
+  checked_out: boolean;
+  ttl?: string;
+  /** Time left before it may be reaped, or `expired`. */
+  remaining?: string;
+  /** When a TTL'd branch may be reaped (RFC 3339), for a live countdown. */
+  expires_at?: string;
+  /** Expired but not reaped yet (no janitor has run since). */
+  expired: boolean;
+  /** Set on undo points: `pre-rollback` or `pre-promote`, and the branch they keep the old head of. */
+  undo?: { kind: string; of: string };
+  parent?: { branch: string; txid: number; db: string };
+  checkpoints: ApiCheckpoint[];
+  lease_holder?: string;
+  lease_expiry?: string;
+  touched_at?: string;
+  meta?: Record<string, string>;
+  session?: ApiSession;
+}
+
+/** An edge: `to` was made from `from` at `txid`. */
+export interface ApiEdge {
+  from: string;
+  to: string;
+  txid: number;
+  kind: 'fork' | 'promote' | 'undo';
+}
+
+/** GET /api/dbs/:db/tree */
+export interface ApiTree {
+  server: ApiServer;
+  db: string;
+  now: string;
+  branches: ApiBranch[];
+  edges: ApiEdge[];
+}
+
+/** One LTX object of a chain. */
+export interface ApiChainMember {
+  key: string;
+  lineage: string;
+  kind: 'snapshot' | 'segment';
+  min_txid: number;
+  max_txid: number;
+  bytes: number;
+}
+
+/** A CLI command the user might run next. */
+export interface ApiCommand {
+  label: string;
+  command: string;
+}
+
+/** GET /api/dbs/:db/branches/:branch */
+export interface ApiBranchDetail {
+  server: ApiServer;
+  db: string;
+  branch: ApiBranch;
+  ref: { lineage: string; epoch: number; head_epoch: number; base?: { lineage: string; txid: number } };
+  chain: { members: ApiChainMember[]; bytes: number; lineages: string[] };
+  children: ApiEdge[];
+  commands: ApiCommand[];
+}
+
+/** GET /api/storage and GET /api/dbs/:db/storage */
+export interface ApiStorage {
+  server: ApiServer;
+  db?: string;
+  total_bytes: number;
+  dbs: Array<{ db: string; branches: number; bytes: number }>;
+  lineages: Array<{ lineage: string; dbs: string[]; objects: number; bytes: number; live_bytes: number }>;
+  branches: Array<{ db: string; branch: string; pinned_objects: number; pinned_bytes: number; unique_bytes: number }>;
+  reclaimable: { objects: number; bytes: number };
+}
+
+/** One sample of the daemon's counters: how many happened in the interval ending at `ts`. */
+export interface ApiSample {
+  ts: string;
+  flushes: number;
+  forks: number;
+  gc_passes: number;
+  reaped: number;
+}
+
+/** GET /api/metrics/series (daemon only) */
+export interface ApiSeries {
+  interval_seconds: number;
+  samples: ApiSample[];
+}
+
+/** One table of a diff, counted. */
+export interface ApiDiffTable {
+  table: string;
+  key: string[];
+  status: 'same' | 'changed' | 'added' | 'removed';
+  left_count?: number;
+  right_count?: number;
+  added: number;
+  removed: number;
+  changed: number;
+}
+
+/** One changed row: `+` added, `-` removed, `~` changed (with before and after). */
+export interface ApiDiffRow {
+  op: '+' | '-' | '~';
+  key: ApiRow;
+  row?: ApiRow;
+  before?: ApiRow;
+  after?: ApiRow;
+}
+
+/** GET /api/diff?left=&right=[&table=&offset=&limit=] */
+export interface ApiDiff {
+  server: ApiServer;
+  left: string;
+  right: string;
+  schema: Array<{ type: string; name: string; change: string; left?: string; right?: string }>;
+  tables: ApiDiffTable[];
+  /** One page of one table's row changes (the first changed table unless `table` names one). */
+  page?: { table: string; offset: number; limit: number; total: number; rows: ApiDiffRow[] };
+}
+
+/** An error body, as every other offshoot surface shapes it. */
+export interface ApiError {
+  ok: false;
+  error: string;
+  code?: string;
+  hint?: string;
+}
+
+/** One frame of GET /api/events: the daemon's event envelope (docs/operations.md, Events). */
+export interface ApiEvent {
+  v: 1;
+  ts: string;
+  type: string;
+  db?: string;
+  branch?: string;
+  detail?: Record<string, unknown>;
+}

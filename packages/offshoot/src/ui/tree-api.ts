@@ -1,0 +1,166 @@
+import { fail } from '../core/errors.js';
+import { validateName } from '../core/names.js';
+import { branchChain } from '../ops/helpers/branch-chain.js';
+import { parseParent, treeEdges } from '../ops/helpers/branch-tree.js';
+import { type BranchStatus, reapDeadline, status } from '../ops/status.js';
+import type { SessionInfo } from '../protocol/wire.js';
+import type { ApiBranch, ApiBranchDetail, ApiCommand, ApiDbs, ApiServer, ApiSession, ApiTree } from './api-types.js';
+import type { UiSource } from './ui-source.js';
+
+/** Who serves the page, for every response's `server` field. */
+export function serverInfo(src: UiSource): ApiServer {
+  return {
+    mode: src.live ? 'daemon' : 'at-rest',
+    live: src.live !== undefined,
+    version: src.version,
+    store: src.storeLabel,
+  };
+}
+
+function apiSession(s: SessionInfo): ApiSession {
+  const out: ApiSession = {
+    holder: s.holder,
+    epoch: s.epoch,
+    durable_txid: s.durable_txid,
+    capture_lag_bytes: s.capture_lag_bytes,
+  };
+  if (s.last_flush_at !== undefined) out.last_flush_at = s.last_flush_at;
+  if (s.durable_age !== undefined) out.durable_age = s.durable_age;
+  if (s.flush_error !== undefined) out.flush_error = s.flush_error;
+  if (s.error !== undefined) out.error = s.error;
+  return out;
+}
+
+function apiBranch(src: UiSource, b: BranchStatus, sessions: Map<string, SessionInfo>): ApiBranch {
+  const deadline = b.protected ? undefined : reapDeadline(b.ttl, b.touchedAt, b.leaseExpiry);
+  const out: ApiBranch = {
+    branch: b.branch,
+    state: src.live ? src.live.state(b.db, b.branch, b.state) : b.state,
+    storage: b.storage,
+    head_txid: b.txid,
+    protected: b.protected,
+    checked_out: b.checkedOut,
+    expired: b.remaining === 'expired',
+    checkpoints: b.checkpointsV2.map((c) => ({
+      name: c.name,
+      txid: c.txid,
+      ...(c.createdAt !== undefined ? { created_at: c.createdAt } : {}),
+      ...(c.meta !== undefined ? { meta: c.meta } : {}),
+    })),
+  };
+  if (b.ttl !== undefined) out.ttl = b.ttl;
+  if (b.remaining !== undefined) out.remaining = b.remaining;
+  if (deadline !== undefined) out.expires_at = new Date(deadline).toISOString();
+  const safety = b.meta?.['offshoot.safety'];
+  if (safety !== undefined) out.undo = { kind: safety, of: b.meta?.['offshoot.of'] ?? '' };
+  const p = parseParent(b.parent);
+  if (p !== undefined) out.parent = { db: p.db, branch: p.branch, txid: p.txid };
+  if (b.leaseHolder !== undefined) out.lease_holder = b.leaseHolder;
+  if (b.leaseExpiry !== undefined) out.lease_expiry = b.leaseExpiry;
+  if (b.touchedAt !== undefined) out.touched_at = b.touchedAt;
+  if (b.meta !== undefined) out.meta = b.meta;
+  const s = sessions.get(b.branch);
+  if (s !== undefined) out.session = apiSession(s);
+  return out;
+}
+
+function sessionsOf(src: UiSource, db: string): Map<string, SessionInfo> {
+  return new Map((src.live?.sessions() ?? []).filter((s) => s.db === db).map((s) => [s.branch, s]));
+}
+
+async function dbBranches(src: UiSource, db: string): Promise<BranchStatus[]> {
+  validateName('database', db);
+  const report = await status(src.ctx, { db });
+  if (report.branches.length === 0)
+    throw fail('NOT_FOUND', `database ${db} not found`, { hint: 'GET /api/dbs lists the databases' });
+  return report.branches.sort((a, b) => a.branch.localeCompare(b.branch));
+}
+
+/** GET /api/dbs: every database with its branch and open-session counts. */
+export async function listDbs(src: UiSource): Promise<ApiDbs> {
+  const report = await status(src.ctx);
+  const sessions = src.live?.sessions() ?? [];
+  const counts = new Map<string, number>();
+  for (const b of report.branches) counts.set(b.db, (counts.get(b.db) ?? 0) + 1);
+  return {
+    server: serverInfo(src),
+    dbs: [...counts.entries()]
+      .map(([name, branches]) => ({ name, branches, sessions: sessions.filter((s) => s.db === name).length }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
+  };
+}
+
+/** GET /api/dbs/:db/tree: every branch of a database as a node, with fork, promote and undo edges. */
+export async function dbTree(src: UiSource, db: string): Promise<ApiTree> {
+  const branches = await dbBranches(src, db);
+  const sessions = sessionsOf(src, db);
+  return {
+    server: serverInfo(src),
+    db,
+    now: src.ctx.now().toISOString(),
+    branches: branches.map((b) => apiBranch(src, b, sessions)),
+    edges: treeEdges(branches),
+  };
+}
+
+/** The CLI commands a user might run next on a branch, ready to paste. */
+export function nextCommands(db: string, b: ApiBranch): ApiCommand[] {
+  const t = `${db}@${b.branch}`;
+  const latest = b.checkpoints.at(-1)?.name;
+  const cmds: ApiCommand[] = [
+    { label: 'check out', command: `offshoot checkout ${t}` },
+    { label: 'checkpoint', command: `offshoot checkpoint ${t} NAME` },
+    { label: 'fork', command: `offshoot fork ${t} NEW-BRANCH --ttl 1h` },
+  ];
+  if (latest !== undefined)
+    cmds.push({ label: `roll back to ${latest}`, command: `offshoot rollback ${t} --to ${latest}` });
+  if (b.branch !== 'main') cmds.push({ label: 'promote onto main', command: `offshoot promote ${t} --onto main` });
+  if (b.undo !== undefined)
+    cmds.push({ label: `undo: restore ${b.undo.of}`, command: `offshoot promote ${t} --onto ${b.undo.of}` });
+  cmds.push({ label: 'diff against main', command: `offshoot diff ${db}@main ${t}` });
+  cmds.push(
+    b.protected
+      ? { label: 'unprotect', command: `offshoot unprotect ${t}` }
+      : { label: 'protect', command: `offshoot protect ${t}` },
+  );
+  if (b.ttl !== undefined) cmds.push({ label: 'keep alive', command: `offshoot touch ${t}` });
+  if (!b.protected) cmds.push({ label: 'destroy', command: `offshoot destroy ${t}` });
+  if (b.session !== undefined) cmds.push({ label: 'flush session', command: `offshoot session flush ${t}` });
+  return cmds;
+}
+
+/** GET /api/dbs/:db/branches/:branch: the node, its ref fields, its head chain and the next CLI commands. */
+export async function branchDetail(src: UiSource, db: string, branch: string): Promise<ApiBranchDetail> {
+  validateName('branch', branch);
+  const branches = await dbBranches(src, db);
+  const b = branches.find((x) => x.branch === branch);
+  if (b === undefined)
+    throw fail('NOT_FOUND', `branch ${db}@${branch} not found`, { hint: `GET /api/dbs/${db}/tree lists its branches` });
+  const node = apiBranch(src, b, sessionsOf(src, db));
+  const chain = await branchChain(src.ctx, db, branch);
+  return {
+    server: serverInfo(src),
+    db,
+    branch: node,
+    ref: {
+      lineage: chain.ref.lineage,
+      epoch: chain.ref.epoch,
+      head_epoch: chain.ref.head_epoch,
+      ...(chain.ref.base ? { base: chain.ref.base } : {}),
+    },
+    chain: {
+      members: chain.members.map((m) => ({
+        key: m.key,
+        lineage: m.lineage,
+        kind: m.kind,
+        min_txid: m.minTxid,
+        max_txid: m.maxTxid,
+        bytes: m.size ?? 0,
+      })),
+      bytes: chain.bytes,
+      lineages: chain.lineages,
+    },
+    children: treeEdges(branches).filter((e) => e.from === branch),
+    commands: nextCommands(db, node),
+  };
+}

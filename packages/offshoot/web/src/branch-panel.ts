@@ -1,0 +1,124 @@
+// The branch panel: ref fields, checkpoints with meta, the head chain, and the CLI commands for what comes next.
+import type { ApiBranchDetail } from '../../src/ui/api-types.js';
+import { h, table } from './dom.js';
+import { bytes, countdown, when } from './format.js';
+import { diffUrl, treeUrl } from './router.js';
+
+// navigator.clipboard exists only in secure contexts (loopback counts; plain http to another host does not), so
+// the fallback selects the text in a scratch textarea and copies the selection.
+function copyText(text: string): Promise<void> {
+  if (navigator.clipboard) return navigator.clipboard.writeText(text);
+  const area = h('textarea', { readonly: true, class: 'scratch' }, text);
+  document.body.append(area);
+  area.select();
+  const ok = document.execCommand('copy');
+  area.remove();
+  return ok ? Promise.resolve() : Promise.reject(new Error('copy refused'));
+}
+
+function copyButton(text: string): HTMLButtonElement {
+  const b = h('button', { class: 'copy', type: 'button', title: 'copy to clipboard' }, 'copy');
+  b.addEventListener('click', () => {
+    copyText(text).then(
+      () => {
+        b.textContent = 'copied';
+        setTimeout(() => {
+          b.textContent = 'copy';
+        }, 1200);
+      },
+      () => {
+        b.textContent = 'select and copy';
+      },
+    );
+  });
+  return b;
+}
+
+function field(name: string, v: string | number | undefined): HTMLElement | null {
+  if (v === undefined || v === '') return null;
+  return h('div', { class: 'field' }, h('dt', {}, name), h('dd', {}, String(v)));
+}
+
+/** Renders the panel for one branch. */
+export function branchPanel(d: ApiBranchDetail): HTMLElement {
+  const b = d.branch;
+  const t = `${d.db}@${b.branch}`;
+  const parentLink =
+    b.parent !== undefined
+      ? h(
+          'a',
+          { href: treeUrl(b.parent.db, b.parent.branch), 'data-nav': true },
+          `${b.parent.db}@${b.parent.branch} @${b.parent.txid}`,
+        )
+      : null;
+  return h(
+    'aside',
+    { class: 'panel', 'data-panel': b.branch },
+    h('h2', {}, t, ' ', h('span', { class: `pill state-${b.state}` }, b.state)),
+    h(
+      'dl',
+      { class: 'fields' },
+      field('head txid', b.head_txid),
+      field('storage', b.storage),
+      field('protected', b.protected ? 'yes' : 'no'),
+      field('ttl', b.ttl),
+      field(
+        'expires',
+        b.expires_at !== undefined
+          ? b.expired
+            ? 'expired, not reaped yet'
+            : `${countdown(b.expires_at)} (${when(b.expires_at)})`
+          : undefined,
+      ),
+      field('lineage', d.ref.lineage),
+      field('epoch', `${d.ref.epoch} (head ${d.ref.head_epoch})`),
+      field('base', d.ref.base ? `${d.ref.base.lineage} @${d.ref.base.txid}` : undefined),
+      field('touched', when(b.touched_at)),
+      field('lease', b.lease_holder ? `${b.lease_holder} until ${when(b.lease_expiry)}` : undefined),
+      field('undo point of', b.undo ? `${b.undo.of} (${b.undo.kind})` : undefined),
+      b.meta ? field('meta', JSON.stringify(b.meta)) : null,
+    ),
+    parentLink ? h('p', {}, 'made from ', parentLink) : null,
+    b.session
+      ? h(
+          'section',
+          { class: 'session' },
+          h('h3', {}, 'Open session'),
+          h(
+            'dl',
+            { class: 'fields' },
+            field('holder', b.session.holder),
+            field('durable through', `txid ${b.session.durable_txid}`),
+            field('capture lag', bytes(b.session.capture_lag_bytes)),
+            field('last flush', when(b.session.last_flush_at)),
+            field('error', b.session.error ?? b.session.flush_error),
+          ),
+        )
+      : null,
+    h('h3', {}, `Checkpoints (${b.checkpoints.length})`),
+    table(
+      ['name', 'txid', 'created', 'meta', ''],
+      b.checkpoints.map((c) => [
+        c.name,
+        c.txid,
+        when(c.created_at),
+        c.meta ? JSON.stringify(c.meta) : '',
+        h('a', { href: diffUrl(`${t}@${c.name}`, t), 'data-nav': true }, 'diff to head'),
+      ]),
+    ),
+    h('h3', {}, `Chain: ${d.chain.members.length} objects, ${bytes(d.chain.bytes)}`),
+    h('p', { class: 'muted' }, 'reads through lineages: ', d.chain.lineages.join(' → ')),
+    table(
+      ['object', 'txids', 'bytes'],
+      d.chain.members.map((m) => [`${m.kind} · ${m.lineage}`, `${m.min_txid}–${m.max_txid}`, bytes(m.bytes)]),
+    ),
+    h('h3', {}, 'Next steps'),
+    h(
+      'ul',
+      { class: 'commands' },
+      ...d.commands.map((c) =>
+        h('li', {}, h('span', { class: 'muted' }, c.label), h('code', {}, c.command), copyButton(c.command)),
+      ),
+    ),
+  );
+}

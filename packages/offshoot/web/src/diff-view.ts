@@ -1,0 +1,130 @@
+// The diff viewer: two targets, schema changes, per-table counts, one page of one table's row changes, and the
+// SQL patch to download.
+import type { ApiDiff, ApiDiffRow, ApiRow } from '../../src/ui/api-types.js';
+import { h } from './dom.js';
+import { value } from './format.js';
+import { diffUrl, navigate } from './router.js';
+
+function columns(rows: ApiDiffRow[]): string[] {
+  const cols = new Set<string>();
+  for (const r of rows)
+    for (const row of [r.row, r.before, r.after]) if (row) for (const k of Object.keys(row)) cols.add(k);
+  return [...cols];
+}
+
+function cell(r: ApiDiffRow, col: string): HTMLTableCellElement {
+  if (r.op !== '~') return h('td', {}, value((r.row as ApiRow)[col]));
+  const before = value(r.before?.[col]);
+  const after = value(r.after?.[col]);
+  if (before === after) return h('td', {}, after);
+  return h('td', { class: 'changed-cell' }, h('del', {}, before), ' → ', h('ins', {}, after));
+}
+
+/** Renders the diff form and, when both sides are given, the diff. */
+export function diffView(q: URLSearchParams, d: ApiDiff | undefined): HTMLElement {
+  const left = h('input', {
+    name: 'left',
+    value: q.get('left') ?? '',
+    placeholder: 'db@branch[@checkpoint]',
+    required: true,
+  });
+  const right = h('input', {
+    name: 'right',
+    value: q.get('right') ?? '',
+    placeholder: 'db@branch[@checkpoint]',
+    required: true,
+  });
+  const form = h(
+    'form',
+    { class: 'diff-form' },
+    'left ',
+    left,
+    ' right ',
+    right,
+    h('button', { type: 'submit' }, 'diff'),
+  );
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    navigate(diffUrl(left.value.trim(), right.value.trim()));
+  });
+  const out = h('section', { class: 'diff' }, h('h2', {}, 'Diff'), form);
+  if (d === undefined) return out;
+  const sqlHref = `/api/diff.sql?${new URLSearchParams({ left: d.left, right: d.right }).toString()}`;
+  out.append(
+    h(
+      'p',
+      {},
+      h('a', { href: sqlHref, download: true, class: 'button', 'data-sql': true }, 'download SQL patch (--sql)'),
+      h('span', { class: 'muted' }, ` turns ${d.left} into ${d.right}`),
+    ),
+  );
+  out.append(h('h3', {}, `Schema changes (${d.schema.length})`));
+  if (d.schema.length === 0) out.append(h('p', { class: 'muted' }, 'none'));
+  for (const c of d.schema)
+    out.append(
+      h(
+        'div',
+        { class: `schema-change ${c.change}`, 'data-schema': c.name },
+        h('strong', {}, `${c.change} ${c.type} ${c.name}`),
+        c.left ? h('pre', { class: 'ddl left' }, c.left) : null,
+        c.right ? h('pre', { class: 'ddl right' }, c.right) : null,
+      ),
+    );
+  out.append(h('h3', {}, 'Tables'));
+  const tables = h('ul', { class: 'tables' });
+  for (const t of d.tables) {
+    const n = t.added + t.removed + t.changed;
+    const active = d.page?.table === t.table;
+    tables.append(
+      h(
+        'li',
+        { class: active ? 'active' : '', 'data-table': t.table, 'data-status': t.status },
+        h('a', { href: diffUrl(d.left, d.right, { table: t.table }), 'data-nav': true }, t.table),
+        ` ${t.status}`,
+        n > 0 ? h('span', { class: 'counts' }, ` +${t.added} −${t.removed} ~${t.changed}`) : null,
+      ),
+    );
+  }
+  out.append(tables);
+  const p = d.page;
+  if (p === undefined) {
+    out.append(h('p', { class: 'muted', 'data-rows': 0 }, 'No row changes.'));
+    return out;
+  }
+  const cols = columns(p.rows);
+  out.append(
+    h(
+      'h3',
+      {},
+      `${p.table}: rows ${p.total === 0 ? 0 : p.offset + 1}–${Math.min(p.offset + p.limit, p.total)} of ${p.total}`,
+    ),
+  );
+  out.append(
+    h(
+      'table',
+      { class: 'grid rows', 'data-table-rows': p.table },
+      h('thead', {}, h('tr', {}, h('th', {}, ''), ...cols.map((c) => h('th', {}, c)))),
+      h(
+        'tbody',
+        {},
+        ...p.rows.map((r) =>
+          h(
+            'tr',
+            { class: `op-${r.op === '+' ? 'add' : r.op === '-' ? 'remove' : 'change'}`, 'data-op': r.op },
+            h('td', { class: 'op' }, r.op),
+            ...cols.map((c) => cell(r, c)),
+          ),
+        ),
+      ),
+    ),
+  );
+  const pager = h('p', { class: 'pager' });
+  const page = (offset: number): string =>
+    diffUrl(d.left, d.right, { table: p.table, offset: String(offset), limit: String(p.limit) });
+  if (p.offset > 0)
+    pager.append(h('a', { href: page(Math.max(0, p.offset - p.limit)), 'data-nav': true }, '← previous'), ' ');
+  if (p.offset + p.limit < p.total)
+    pager.append(h('a', { href: page(p.offset + p.limit), 'data-nav': true }, 'next →'));
+  out.append(pager);
+  return out;
+}

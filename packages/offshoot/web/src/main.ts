@@ -1,0 +1,220 @@
+// The dashboard page: a header, one view per URL, and live refreshes when a daemon serves it.
+import type {
+  ApiBranchDetail,
+  ApiDbs,
+  ApiDiff,
+  ApiSeries,
+  ApiServer,
+  ApiStorage,
+  ApiTree,
+} from '../../src/ui/api-types.js';
+import { ApiFailure, get, seg } from './api.js';
+import { branchPanel } from './branch-panel.js';
+import { diffView } from './diff-view.js';
+import { h } from './dom.js';
+import { follow } from './live.js';
+import { navigate, parseRoute, startRouter, treeUrl } from './router.js';
+import { storageView } from './storage-view.js';
+import { legend, tickCountdowns, treeSvg } from './tree-view.js';
+
+const view = document.getElementById('view') as HTMLElement;
+const top = document.getElementById('top') as HTMLElement;
+let server: ApiServer | undefined;
+let liveState: 'off' | 'connected' | 'reconnecting' = 'off';
+let ticking: ReturnType<typeof setInterval> | undefined;
+let generation = 0;
+let lastTree: { sig: string; el: HTMLElement; svg: SVGSVGElement; tree: ApiTree } | undefined;
+
+function header(): void {
+  const route = parseRoute();
+  const db = route.view === 'tree' || route.view === 'storage' ? route.db : undefined;
+  const status =
+    server === undefined
+      ? ''
+      : liveState === 'reconnecting'
+        ? 'reconnecting…'
+        : server.live
+          ? 'live'
+          : liveState === 'connected'
+            ? 'at rest · following'
+            : 'at rest';
+  top.replaceChildren(
+    h('a', { href: '/', 'data-nav': true, class: 'brand' }, 'offshoot'),
+    h(
+      'nav',
+      {},
+      h('a', { href: '/', 'data-nav': true }, 'databases'),
+      db ? h('a', { href: treeUrl(db), 'data-nav': true }, `${db} tree`) : null,
+      h('a', { href: db ? `/db/${seg(db)}/storage` : '/storage', 'data-nav': true }, 'storage'),
+      h('a', { href: '/diff', 'data-nav': true }, 'diff'),
+    ),
+    h('span', { class: `live-state ${liveState}`, 'data-live': liveState, 'data-mode': server?.mode ?? '' }, status),
+  );
+  if (server)
+    top.append(
+      h(
+        'span',
+        { class: 'store muted' },
+        `${server.store} · v${server.version}`,
+        server.live ? null : h('button', { type: 'button', class: 'refresh', onclick: () => void render() }, 'refresh'),
+      ),
+    );
+}
+
+function failure(err: unknown): HTMLElement {
+  if (err instanceof ApiFailure) {
+    return h(
+      'div',
+      { class: 'error', 'data-error': err.body?.code ?? String(err.status) },
+      h('strong', {}, err.message),
+      err.body?.hint ? h('p', {}, err.body.hint) : null,
+    );
+  }
+  return h('div', { class: 'error' }, h('strong', {}, String(err)));
+}
+
+async function renderRoute(): Promise<HTMLElement> {
+  const route = parseRoute();
+  switch (route.view) {
+    case 'dbs': {
+      const d = await get<ApiDbs>('/api/dbs');
+      server = d.server;
+      const only = d.dbs[0];
+      if (d.dbs.length === 1 && only !== undefined) {
+        navigate(treeUrl(only.name), true);
+        return h('p', { class: 'muted' }, 'Opening…');
+      }
+      return h(
+        'section',
+        {},
+        h('h2', {}, `Databases (${d.dbs.length})`),
+        d.dbs.length === 0 ? h('p', { class: 'muted' }, 'No databases yet: offshoot create NAME --from FILE.db') : null,
+        h(
+          'ul',
+          { class: 'db-list' },
+          ...d.dbs.map((x) =>
+            h(
+              'li',
+              {},
+              h('a', { href: treeUrl(x.name), 'data-nav': true, 'data-db': x.name }, x.name),
+              ` · ${x.branches} branches${x.sessions > 0 ? ` · ${x.sessions} open session${x.sessions === 1 ? '' : 's'}` : ''}`,
+            ),
+          ),
+        ),
+      );
+    }
+    case 'tree': {
+      const tree = await get<ApiTree>(`/api/dbs/${seg(route.db)}/tree`);
+      server = tree.server;
+      const detail =
+        route.branch !== undefined
+          ? await get<ApiBranchDetail>(`/api/dbs/${seg(route.db)}/branches/${seg(route.branch)}`)
+          : undefined;
+      // An event that changed nothing this view shows (another database, a ref-change notice for a flush already
+      // drawn) keeps the drawing as it is: no second layout, no flicker.
+      // Fields that move with the clock alone are left out; the countdowns tick in place.
+      const sig = JSON.stringify(
+        [route, tree.branches, tree.edges, detail?.branch, detail?.chain, detail?.ref],
+        (k, v) => (k === 'remaining' || k === 'durable_age' ? undefined : v),
+      );
+      if (lastTree?.sig === sig) {
+        const same = lastTree;
+        ticking = setInterval(() => tickCountdowns(same.svg, same.tree), 1000);
+        return same.el;
+      }
+      const svg = treeSvg(tree, route.branch);
+      const sessions = tree.branches.filter((b) => b.session !== undefined).length;
+      const wrap = h(
+        'div',
+        { class: 'tree-layout' },
+        h(
+          'section',
+          { class: 'tree-pane' },
+          h(
+            'h2',
+            {},
+            route.db,
+            h(
+              'span',
+              { class: 'muted' },
+              ` · ${tree.branches.length} branches · ${tree.edges.length} edges${sessions > 0 ? ` · ${sessions} open session${sessions === 1 ? '' : 's'}` : ''}`,
+            ),
+          ),
+          h('div', { class: 'tree-scroll', 'data-tree': route.db }, svg),
+          legend(),
+        ),
+        detail ? branchPanel(detail) : null,
+      );
+      ticking = setInterval(() => tickCountdowns(svg, tree), 1000);
+      lastTree = { sig, el: wrap, svg, tree };
+      return wrap;
+    }
+    case 'storage': {
+      const st = await get<ApiStorage>(route.db ? `/api/dbs/${seg(route.db)}/storage` : '/api/storage');
+      server = st.server;
+      const series = server.live ? await get<ApiSeries>('/api/metrics/series') : undefined;
+      return storageView(st, series);
+    }
+    case 'diff': {
+      const q = route.query;
+      if (!q.get('left') || !q.get('right')) {
+        server = (await get<ApiDbs>('/api/dbs')).server;
+        return diffView(q, undefined);
+      }
+      const d = await get<ApiDiff>(`/api/diff?${q.toString()}`);
+      server = d.server;
+      return diffView(q, d);
+    }
+    default:
+      return h('div', { class: 'error' }, `No view at ${route.path}.`);
+  }
+}
+
+/** Renders the current URL's view; a newer render makes an older one's result moot. */
+async function render(): Promise<void> {
+  const mine = ++generation;
+  clearInterval(ticking);
+  let el: HTMLElement;
+  try {
+    el = await renderRoute();
+  } catch (err) {
+    el = failure(err);
+  }
+  if (mine !== generation) return;
+  const scroll = view.querySelector('.tree-scroll');
+  const pos = scroll ? { left: scroll.scrollLeft, top: scroll.scrollTop } : undefined;
+  if (view.firstChild !== el) view.replaceChildren(el);
+  const next = view.querySelector('.tree-scroll');
+  if (pos && next) {
+    next.scrollLeft = pos.left;
+    next.scrollTop = pos.top;
+  }
+  header();
+  document.body.dataset.rendered = String(mine);
+  startLive();
+}
+
+let liveStarted = false;
+let pending: ReturnType<typeof setTimeout> | undefined;
+
+function startLive(): void {
+  if (liveStarted || server === undefined) return;
+  liveStarted = true;
+  follow(
+    (ev) => {
+      document.body.dataset.lastEvent = ev.type;
+      if (ev.type !== 'refs_changed')
+        document.body.dataset.daemonEvents = `${document.body.dataset.daemonEvents ?? ''} ${ev.type}`.trim();
+      clearTimeout(pending);
+      pending = setTimeout(() => void render(), 100);
+    },
+    (connected) => {
+      liveState = connected ? 'connected' : 'reconnecting';
+      header();
+      if (connected) void render();
+    },
+  );
+}
+
+startRouter(() => void render());
+void render();

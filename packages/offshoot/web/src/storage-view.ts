@@ -1,0 +1,105 @@
+// Storage: bytes per database and lineage, what each branch pins, what GC would reclaim, and (with a daemon) a
+// small time series of flushes, forks, GC passes and reaps.
+import type { ApiSample, ApiSeries, ApiStorage } from '../../src/ui/api-types.js';
+import { h, s, table } from './dom.js';
+import { bytes } from './format.js';
+import { treeUrl } from './router.js';
+
+function bar(part: number, whole: number): HTMLElement {
+  const pct = whole > 0 ? Math.max(1, Math.round((part / whole) * 100)) : 0;
+  const fill = h('span', { class: 'fill' });
+  // Set through the CSSOM: the page's CSP allows no inline style attributes.
+  fill.style.width = `${pct}%`;
+  return h('span', { class: 'bar' }, fill);
+}
+
+function sparkline(samples: ApiSample[], field: 'flushes' | 'forks' | 'gc_passes' | 'reaped'): SVGSVGElement {
+  const w = 240;
+  const hgt = 40;
+  const max = Math.max(1, ...samples.map((x) => x[field]));
+  const step = samples.length > 0 ? w / samples.length : w;
+  const svg = s('svg', { width: w, height: hgt, class: 'spark', 'data-series': field });
+  samples.forEach((x, i) => {
+    const bh = (x[field] / max) * (hgt - 2);
+    svg.append(s('rect', { x: i * step, y: hgt - bh, width: Math.max(1, step - 1), height: bh }));
+  });
+  return svg;
+}
+
+/** Renders the storage view; `series` only when a daemon serves the page. */
+export function storageView(st: ApiStorage, series: ApiSeries | undefined): HTMLElement {
+  const scope = st.db === undefined ? 'the store' : st.db;
+  return h(
+    'section',
+    { class: 'storage' },
+    h('h2', {}, `Storage of ${scope}`),
+    h(
+      'div',
+      { class: 'cards' },
+      h('div', { class: 'card' }, h('div', { class: 'big' }, bytes(st.total_bytes)), 'in the whole store'),
+      ...st.dbs.map((d) =>
+        h(
+          'div',
+          { class: 'card' },
+          h('div', { class: 'big' }, bytes(d.bytes)),
+          h('a', { href: treeUrl(d.db), 'data-nav': true }, d.db),
+          ` · ${d.branches} branches`,
+        ),
+      ),
+      h(
+        'div',
+        { class: 'card reclaim', 'data-reclaimable': st.reclaimable.bytes },
+        h('div', { class: 'big' }, bytes(st.reclaimable.bytes)),
+        `GC would reclaim (${st.reclaimable.objects} object${st.reclaimable.objects === 1 ? '' : 's'}, after the grace period)`,
+      ),
+    ),
+    h('h3', {}, 'What each branch pins'),
+    table(
+      ['branch', 'objects', 'pinned', 'only this branch', ''],
+      [...st.branches]
+        .sort((a, b) => b.pinned_bytes - a.pinned_bytes)
+        .map((b) => [
+          h('a', { href: treeUrl(b.db, b.branch), 'data-nav': true }, `${b.db}@${b.branch}`),
+          b.pinned_objects,
+          bytes(b.pinned_bytes),
+          bytes(b.unique_bytes),
+          bar(b.pinned_bytes, st.total_bytes),
+        ]),
+    ),
+    h('h3', {}, 'Lineages'),
+    table(
+      ['lineage', 'databases', 'objects', 'bytes', 'live', ''],
+      st.lineages.map((l) => [
+        l.lineage,
+        l.dbs.join(', ') || '(none: garbage)',
+        l.objects,
+        bytes(l.bytes),
+        bytes(l.live_bytes),
+        bar(l.bytes, st.total_bytes),
+      ]),
+    ),
+    series
+      ? h(
+          'section',
+          { class: 'series' },
+          h('h3', {}, `Daemon activity (per ${series.interval_seconds}s, last ${series.samples.length} samples)`),
+          h(
+            'div',
+            { class: 'cards' },
+            ...(['flushes', 'forks', 'gc_passes', 'reaped'] as const).map((f) =>
+              h(
+                'div',
+                { class: 'card' },
+                sparkline(series.samples, f),
+                `${f.replace('_', ' ')}: ${series.samples.reduce((a, x) => a + x[f], 0)}`,
+              ),
+            ),
+          ),
+        )
+      : h(
+          'p',
+          { class: 'muted' },
+          'Served from a store at rest: run offshoot serve -http ADDR -ui for daemon activity.',
+        ),
+  );
+}
