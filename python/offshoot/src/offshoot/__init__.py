@@ -1,0 +1,1 @@
+"""offshoot: branchable SQLite for AI agents and eval harnesses."""

@@ -1,0 +1,1 @@
+"""pytest fixtures for fork-per-test databases on offshoot."""
