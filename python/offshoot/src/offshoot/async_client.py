@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from types import TracebackType
 from typing import TypeVar
@@ -176,9 +175,9 @@ class AsyncClient:
         """Asks the daemon to shut down; it answers first, then flushes and closes its sessions and exits."""
         await self._call(calls.shutdown())
 
-    def events(self, timeout: float | None = None) -> AsyncIterator[Event]:
-        """Streams daemon events on a connection of its own (see `Client.events`)."""
-        return _subscribe(self.socket_path, self._connect_timeout, timeout)
+    async def events(self, timeout: float | None = None) -> AsyncEventStream:
+        """Subscribes (on a connection of its own) and returns the stream of events published from now on."""
+        return await AsyncEventStream.open(self.socket_path, self._connect_timeout, timeout)
 
     async def aclose(self) -> None:
         """Closes the connection. Sessions opened on it stay open in the daemon until closed there."""
@@ -219,31 +218,71 @@ class AsyncSession:
         await self.client._call(calls.close(self.db, self.branch))
 
 
-async def _subscribe(socket_path: str, connect_timeout: float | None, timeout: float | None) -> AsyncIterator[Event]:
-    reader, writer = await _dial(socket_path, connect_timeout)
-    try:
-        writer.write(encode_request("subscribe", {}))
-        await writer.drain()
-        decode_response(await _read_line(reader))
-        while True:
-            try:
-                line = await asyncio.wait_for(_read_line(reader), timeout)
-            except asyncio.TimeoutError:
-                raise OffshootError(
-                    f"no daemon event within {timeout} s", "TIMEOUT", "raise events(timeout=...) or check the daemon"
-                ) from None
-            except OffshootError as e:
-                if e.code == CONNECTION_CLOSED:
-                    return
+class AsyncEventStream:
+    """Daemon events from a subscription already live when `await client.events()` returns: `async for` over it,
+    and `await close()` it (or `async with` it). Ends after `dropped_slow_consumer` or when the daemon goes away."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float | None) -> None:
+        self.timeout = timeout
+        self._reader = reader
+        self._writer = writer
+        self._done = False
+
+    @classmethod
+    async def open(cls, socket_path: str, connect_timeout: float | None, timeout: float | None) -> AsyncEventStream:
+        """Subscribes on a fresh connection and returns once the daemon acknowledged."""
+        reader, writer = await _dial(socket_path, connect_timeout)
+        stream = cls(reader, writer, timeout)
+        try:
+            writer.write(encode_request("subscribe", {}))
+            await writer.drain()
+            decode_response(await asyncio.wait_for(_read_line(reader), connect_timeout))
+        except OSError as e:
+            await stream.close()
+            raise closed_error(e) from e
+        except BaseException:
+            await stream.close()
+            raise
+        return stream
+
+    def __aiter__(self) -> AsyncEventStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._done:
+            raise StopAsyncIteration
+        try:
+            line = await asyncio.wait_for(_read_line(self._reader), self.timeout)
+        except asyncio.TimeoutError:
+            raise OffshootError(
+                f"no daemon event within {self.timeout} s", "TIMEOUT", "pass a longer events(timeout=...)"
+            ) from None
+        except (OffshootError, OSError) as e:
+            await self.close()
+            if isinstance(e, OffshootError) and e.code != CONNECTION_CLOSED:
                 raise
-            event = Event.from_json(parse_object(line))
-            yield event
-            if event.type == "dropped_slow_consumer":
-                return
-    except OSError as e:
-        raise closed_error(e) from e
-    finally:
-        writer.close()
+            raise StopAsyncIteration from None
+        event = Event.from_json(parse_object(line))
+        if event.type == "dropped_slow_consumer":
+            await self.close()
+        return event
+
+    async def __aenter__(self) -> AsyncEventStream:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Ends the subscription and closes its connection."""
+        if self._done:
+            return
+        self._done = True
+        self._writer.close()
+        with contextlib.suppress(OSError):
+            await self._writer.wait_closed()
 
 
 async def connect_async(socket_path: str | os.PathLike[str], *, timeout: float | None = 5.0) -> AsyncClient:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 from types import TracebackType
 from typing import BinaryIO, TypeVar
@@ -32,6 +31,7 @@ __all__ = [
     "CheckpointInfo",
     "Client",
     "Event",
+    "EventStream",
     "OffshootError",
     "Session",
     "SessionInfo",
@@ -207,11 +207,10 @@ class Client:
         """Asks the daemon to shut down; it answers first, then flushes and closes its sessions and exits."""
         self._call(calls.shutdown())
 
-    def events(self, timeout: float | None = None) -> Iterator[Event]:
-        """Streams daemon events on a connection of its own, from those published after the subscription on. Ends
-        after `dropped_slow_consumer` or when the daemon goes away; leaving the loop closes the connection.
-        `timeout` bounds each wait for the next event (TIMEOUT when it passes)."""
-        return subscribe(self.socket_path, self._connect_timeout, timeout)
+    def events(self, timeout: float | None = None) -> EventStream:
+        """Subscribes (on a connection of its own) and returns the stream of events published from now on; see
+        EventStream. `timeout` bounds each wait for the next event."""
+        return EventStream(self.socket_path, self._connect_timeout, timeout)
 
     def close(self) -> None:
         """Closes the connection. Sessions opened on it stay open in the daemon until closed there."""
@@ -250,35 +249,68 @@ class Session:
         self.client._call(calls.close(self.db, self.branch))
 
 
-def subscribe(socket_path: str, connect_timeout: float | None, timeout: float | None) -> Iterator[Event]:
-    """Subscribes on a fresh connection and yields events until the stream ends."""
-    sock = dial(socket_path, connect_timeout)
-    reader: BinaryIO = sock.makefile("rb")
-    try:
-        sock.settimeout(timeout)
+class EventStream:
+    """Daemon events from a subscription already live when this object exists: iterate it (or `next()` it), and
+    `close()` it or use it as a context manager. It ends after `dropped_slow_consumer` or when the daemon goes away;
+    `timeout` bounds each wait for the next event (TIMEOUT when it passes)."""
+
+    def __init__(self, socket_path: str, connect_timeout: float | None, timeout: float | None) -> None:
+        self.timeout = timeout
+        self._sock = dial(socket_path, connect_timeout)
+        self._reader: BinaryIO = self._sock.makefile("rb")
+        self._done = False
         try:
-            sock.sendall(encode_request("subscribe", {}))
-            decode_response(read_line(reader))
-            while True:
-                try:
-                    line = read_line(reader)
-                except OffshootError as e:
-                    if e.code == CONNECTION_CLOSED:
-                        return
-                    raise
-                event = Event.from_json(parse_object(line))
-                yield event
-                if event.type == "dropped_slow_consumer":
-                    return
+            self._sock.settimeout(connect_timeout)
+            self._sock.sendall(encode_request("subscribe", {}))
+            decode_response(read_line(self._reader))
+            self._sock.settimeout(timeout)
+        except OSError as e:
+            self.close()
+            raise closed_error(e) from e
+        except BaseException:
+            self.close()
+            raise
+
+    def __iter__(self) -> EventStream:
+        return self
+
+    def __next__(self) -> Event:
+        if self._done:
+            raise StopIteration
+        try:
+            line = read_line(self._reader)
+        except OffshootError as e:
+            self.close()
+            if e.code == CONNECTION_CLOSED:
+                raise StopIteration from None
+            raise
         except TimeoutError:
             raise OffshootError(
-                f"no daemon event within {timeout} s", "TIMEOUT", "raise events(timeout=...) or check the daemon"
+                f"no daemon event within {self.timeout} s", "TIMEOUT", "pass a longer events(timeout=...)"
             ) from None
-        except OSError as e:
-            raise closed_error(e) from e
-    finally:
-        reader.close()
-        sock.close()
+        except OSError:
+            self.close()
+            raise StopIteration from None
+        event = Event.from_json(parse_object(line))
+        if event.type == "dropped_slow_consumer":
+            self.close()
+        return event
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Ends the subscription and closes its connection."""
+        if self._done:
+            return
+        self._done = True
+        self._reader.close()
+        self._sock.close()
 
 
 def connect(socket_path: str | os.PathLike[str], *, timeout: float | None = 5.0) -> Client:
