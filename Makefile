@@ -5,7 +5,7 @@ STAMP := node_modules/.offshoot-install-stamp
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check format test demo bench fuzz torture clean
+.PHONY: all install build check format test test-python demo bench fuzz torture clean
 
 all: build
 
@@ -24,9 +24,15 @@ check: install
 	node scripts/check-layers.mjs
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
+	scripts/test-python.sh lint
 
 test: build check
 	scripts/with-s3-server.sh scripts/run-tests.sh
+	scripts/test-python.sh test
+
+# The Python packages alone: their checks and tests (installs .venv-py/ on first use).
+test-python: build
+	scripts/test-python.sh
 
 demo: build
 	scripts/demo.sh
