@@ -46,18 +46,31 @@ class AsyncOffshootSaver(BaseCheckpointSaver[str]):
 
     @classmethod
     def session(
-        cls, socket: str, db: str, branch: str = "main", *, create: bool = True
+        cls,
+        socket: str | os.PathLike[str],
+        db: str,
+        branch: str = "main",
+        *,
+        create: bool = True,
+        serde: SerializerProtocol | None = None,
     ) -> SaverOpening[AsyncOffshootSaver]:
         """Opens a live daemon session on `db@branch`: `async with AsyncOffshootSaver.session(...) as saver:`, or
         `saver = await AsyncOffshootSaver.session(...)` and later `await saver.aclose()`."""
-        return SaverOpening(lambda: cls._attach(lambda: SessionLink.open(os.fspath(socket), db, branch, create=create)))
+        sock = os.fspath(socket)
+        return SaverOpening(lambda: cls._attach(lambda: SessionLink.open(sock, db, branch, create=create), serde=serde))
 
     @classmethod
     def at_rest(
-        cls, store: Store | str | os.PathLike[str], db: str, branch: str = "main", *, create: bool = True
+        cls,
+        store: Store | str | os.PathLike[str],
+        db: str,
+        branch: str = "main",
+        *,
+        create: bool = True,
+        serde: SerializerProtocol | None = None,
     ) -> SaverOpening[AsyncOffshootSaver]:
         """Saves into the at-rest checkout of `db@branch` in `store`, no daemon needed; used like `session()`."""
-        return SaverOpening(lambda: cls._attach(lambda: AtRestLink.open(store, db, branch, create=create)))
+        return SaverOpening(lambda: cls._attach(lambda: AtRestLink.open(store, db, branch, create=create), serde=serde))
 
     @property
     def db(self) -> str:

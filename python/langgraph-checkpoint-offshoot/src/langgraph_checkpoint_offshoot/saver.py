@@ -41,18 +41,33 @@ class OffshootSaver(BaseCheckpointSaver[str]):
         self._allowlist: Allowlist = ()
 
     @classmethod
-    def session(cls, socket: str, db: str, branch: str = "main", *, create: bool = True) -> OffshootSaver:
-        """Opens a live daemon session on `db@branch` (creating `db` first unless `create=False`) and saves there.
-        Nothing is durable in the store until `checkpoint()`, `fork_thread()`, `promote()` or `close()`."""
-        return cls(SessionLink.open(os.fspath(socket), db, branch, create=create))
+    def session(
+        cls,
+        socket: str | os.PathLike[str],
+        db: str,
+        branch: str = "main",
+        *,
+        create: bool = True,
+        serde: SerializerProtocol | None = None,
+    ) -> OffshootSaver:
+        """Opens a live daemon session on `db@branch` (creating `db` first unless `create=False`) and saves there,
+        with the stock saver's serializer unless `serde` is given. Nothing is durable in the store until
+        `checkpoint()`, `fork_thread()`, `promote()` or `close()`."""
+        return cls._over(SessionLink.open(os.fspath(socket), db, branch, create=create), serde)
 
     @classmethod
     def at_rest(
-        cls, store: Store | str | os.PathLike[str], db: str, branch: str = "main", *, create: bool = True
+        cls,
+        store: Store | str | os.PathLike[str],
+        db: str,
+        branch: str = "main",
+        *,
+        create: bool = True,
+        serde: SerializerProtocol | None = None,
     ) -> OffshootSaver:
         """Saves into the at-rest checkout of `db@branch` in `store` (a path, URL or `offshoot.Store`), no daemon
         needed; `checkpoint()` and the branch verbs run the `offshoot` CLI."""
-        return cls(AtRestLink.open(store, db, branch, create=create))
+        return cls._over(AtRestLink.open(store, db, branch, create=create), serde)
 
     @property
     def db(self) -> str:
@@ -90,7 +105,7 @@ class OffshootSaver(BaseCheckpointSaver[str]):
         """Forks this branch into `new_branch` (at its head, everything written so far included, or at
         `from_checkpoint`) and returns a new, independent saver on it; `ttl` makes the fork expire unless touched."""
         link = self._open_link().fork(new_branch, ttl=ttl, from_checkpoint=from_checkpoint, meta=meta)
-        return type(self)(link, serde=self._serde_arg)
+        return type(self)._over(link, self._serde_arg)
 
     def rollback(self, to: str) -> None:
         """Restores the branch to checkpoint `to`, discarding everything after it (unflushed writes too). The saver
@@ -273,6 +288,14 @@ class OffshootSaver(BaseCheckpointSaver[str]):
     ) -> Mapping[str, DeltaChannelHistory]:
         """The stock saver's."""
         return await self._inner.aget_delta_channel_history(config=config, channels=channels)
+
+    @classmethod
+    def _over(cls, link: BranchLink, serde: SerializerProtocol | None) -> OffshootSaver:
+        try:
+            return cls(link, serde=serde)
+        except BaseException:
+            link.close()
+            raise
 
     @property
     def _inner(self) -> SqliteSaver:
