@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Checks and tests of the Python packages under python/, in the project-local .venv-py/ (scripts/python-env.sh).
+# Checks and tests of the Python packages under python/ and of the Python examples under examples/, in the
+# project-local .venv-py/ (scripts/python-env.sh).
 #
 #   scripts/test-python.sh          ruff, mypy --strict and pytest for every package
 #   scripts/test-python.sh lint     ruff (lint and format) and mypy --strict only
 #   scripts/test-python.sh test     pytest only (needs `make build`: the tests run the repository's ./offshoot)
-#   scripts/test-python.sh MODE PKG only the packages whose directory under python/ contains PKG
+#   scripts/test-python.sh MODE DIR only the packages and examples whose directory contains DIR
 #
 # Under CI=true a missing prerequisite or a skipped test fails the run: nothing may pass by not running.
 set -euo pipefail
@@ -12,14 +13,16 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 mode="${1:-all}"
 filter="${2:-}"
-case "$mode" in all | lint | test) ;; *) echo "usage: $0 [lint|test]" >&2; exit 2 ;; esac
+case "$mode" in all | lint | test) ;; *) echo "usage: $0 [all|lint|test] [DIR]" >&2; exit 2 ;; esac
 
 log() { echo "test-python: $*" >&2; }
 ci() { [[ "${CI:-}" == "true" || "${CI:-}" == "1" ]]; }
 
 python="$(scripts/python-env.sh)"
 bin="$(dirname "$python")"
-mapfile -t projects < <(find python -mindepth 2 -maxdepth 2 -name pyproject.toml -printf '%h\n' | sort | grep -F -- "$filter" || true)
+# The packages under python/ and the Python examples (an examples/ directory with a pyproject.toml).
+mapfile -t projects < <(find python examples -mindepth 2 -maxdepth 2 -name pyproject.toml -printf '%h\n' 2>/dev/null |
+  sort | grep -F -- "$filter" || true)
 if [[ ${#projects[@]} -eq 0 ]]; then
   log "no package under python/${filter:+ matching '$filter'}"
   exit 1
