@@ -89,6 +89,8 @@ def main() -> None:
             if daemon.stdout is None or not daemon.stdout.readline().startswith("offshoot serving on"):
                 raise RuntimeError("the daemon did not start")
             results: dict[str, dict[str, float]] = {}
+            with SqliteSaver.from_conn_string(":memory:") as warm:
+                rounds(warm, 10, None)  # imports, graph compilation and caches warm up outside the timings
             with SqliteSaver.from_conn_string(os.path.join(root, "plain.db")) as plain:
                 results["stock SqliteSaver (baseline)"] = rounds(plain, n, None)
             with OffshootSaver.session(sock, "bench") as s:
