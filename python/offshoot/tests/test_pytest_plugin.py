@@ -71,7 +71,7 @@ def test_fork_per_test_isolation_and_failing_tests(pytester: pytest.Pytester, mo
     seeded_project(pytester)
     out = pytester.mkdir("records")
     monkeypatch.setenv("OFFSHOOT_TEST_RECORD", str(out))
-    pytester.makepyfile(test_iso=ISOLATION_TESTS)
+    pytester.makepyfile(test_inner_iso=ISOLATION_TESTS)
     result = pytester.runpytest("-p", "no:randomly")
     result.assert_outcomes(passed=6, failed=2)
     result.stdout.no_fnmatch_line("*ERROR at teardown*")
@@ -89,7 +89,7 @@ def test_fork_per_test_isolation_and_failing_tests(pytester: pytest.Pytester, mo
 def test_seed_once_named_seeds_and_mismatch(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\noffshoot_require_binary = true\n")
     pytester.makepyfile(
-        test_seeds="""
+        test_inner_seeds="""
 import sqlite3
 import pytest
 
@@ -136,7 +136,7 @@ def test_no_seed_and_no_ini_is_a_clear_error(offshoot_db):
 def test_teardown_trouble_is_a_warning_even_under_w_error(pytester: pytest.Pytester) -> None:
     seeded_project(pytester)
     pytester.makepyfile(
-        test_td="""
+        test_inner_td="""
 def test_cleans_up_behind_the_fixture(offshoot_fork):
     fork = offshoot_fork()
     fork._session.close()
@@ -151,7 +151,7 @@ def test_cleans_up_behind_the_fixture(offshoot_fork):
 def test_dead_daemon_errors_carry_its_stderr_tail(pytester: pytest.Pytester) -> None:
     seeded_project(pytester)
     pytester.makepyfile(
-        test_dead="""
+        test_inner_dead="""
 def test_kill_then_fork(offshoot_daemon, offshoot_fork):
     offshoot_fork()
     offshoot_daemon.proc.kill()
@@ -167,7 +167,7 @@ def test_kill_then_fork(offshoot_daemon, offshoot_fork):
 def test_missing_binary_skips_or_fails(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OFFSHOOT_BIN")
     monkeypatch.setenv("PATH", str(pytester.path))
-    pytester.makepyfile(test_nobin="def test_x(offshoot_fork):\n    offshoot_fork()\n")
+    pytester.makepyfile(test_inner_nobin="def test_x(offshoot_fork):\n    offshoot_fork()\n")
     pytester.makeini("[pytest]\n")
     pytester.runpytest().assert_outcomes(skipped=1)
     pytester.makeini("[pytest]\noffshoot_require_binary = true\n")
@@ -184,7 +184,7 @@ def test_missing_binary_skips_or_fails(pytester: pytest.Pytester, monkeypatch: p
 def test_ttl_ini_option_reaches_the_fork(pytester: pytest.Pytester) -> None:
     seeded_project(pytester, "offshoot_ttl = 45m\n")
     pytester.makepyfile(
-        test_ttl="""
+        test_inner_ttl="""
 def test_ttl(offshoot_fork):
     fork = offshoot_fork()
     (b,) = [b for b in fork.client.branches(fork.db) if b.branch == fork.branch]
@@ -201,7 +201,7 @@ def test_two_xdist_workers_get_isolated_forks_of_one_seed(
     out = pytester.mkdir("records")
     monkeypatch.setenv("OFFSHOOT_TEST_RECORD", str(out))
     monkeypatch.setenv("OFFSHOOT_BIN", os.environ["OFFSHOOT_BIN"])
-    pytester.makepyfile(test_iso=ISOLATION_TESTS)
+    pytester.makepyfile(test_inner_iso=ISOLATION_TESTS)
     result = pytester.runpytest_subprocess("-n", "2", "-p", "xdist", "--dist", "load")
     result.assert_outcomes(passed=6, failed=2)
     rec = records(out)
