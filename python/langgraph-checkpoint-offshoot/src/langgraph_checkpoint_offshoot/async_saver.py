@@ -47,7 +47,7 @@ class AsyncOffshootSaver(BaseCheckpointSaver[str]):
     @classmethod
     def session(
         cls,
-        socket: str | os.PathLike[str],
+        socket_path: str | os.PathLike[str],
         db: str,
         branch: str = "main",
         *,
@@ -56,7 +56,7 @@ class AsyncOffshootSaver(BaseCheckpointSaver[str]):
     ) -> SaverOpening[AsyncOffshootSaver]:
         """Opens a live daemon session on `db@branch`: `async with AsyncOffshootSaver.session(...) as saver:`, or
         `saver = await AsyncOffshootSaver.session(...)` and later `await saver.aclose()`."""
-        sock = os.fspath(socket)
+        sock = os.fspath(socket_path)
         return SaverOpening(lambda: cls._attach(lambda: SessionLink.open(sock, db, branch, create=create), serde=serde))
 
     @classmethod

@@ -43,17 +43,17 @@ class OffshootSaver(BaseCheckpointSaver[str]):
     @classmethod
     def session(
         cls,
-        socket: str | os.PathLike[str],
+        socket_path: str | os.PathLike[str],
         db: str,
         branch: str = "main",
         *,
         create: bool = True,
         serde: SerializerProtocol | None = None,
     ) -> OffshootSaver:
-        """Opens a live daemon session on `db@branch` (creating `db` first unless `create=False`) and saves there,
-        with the stock saver's serializer unless `serde` is given. Nothing is durable in the store until
-        `checkpoint()`, `fork_thread()`, `promote()` or `close()`."""
-        return cls._over(SessionLink.open(os.fspath(socket), db, branch, create=create), serde)
+        """Opens a live session on `db@branch` in the daemon at `socket_path` (creating `db` first unless
+        `create=False`) and saves there, with the stock saver's serializer unless `serde` is given. Nothing is durable
+        in the store until `checkpoint()`, `fork_thread()`, `promote()` or `close()`."""
+        return cls._over(SessionLink.open(os.fspath(socket_path), db, branch, create=create), serde)
 
     @classmethod
     def at_rest(
