@@ -169,3 +169,14 @@ def test_the_async_saver_is_awaitable_and_closes_explicitly(daemon: Daemon, db_n
 def test_the_sync_saver_keeps_the_stock_answer_to_async_calls(daemon: Daemon, db_name: str) -> None:
     with OffshootSaver.session(daemon.socket, db_name) as saver, pytest.raises(NotImplementedError):
         asyncio.run(saver.aget_tuple(CONFIG))
+
+
+def test_an_at_rest_head_fork_holds_the_uncheckpointed_writes(store: str) -> None:
+    with OffshootSaver.at_rest(store, "app") as parent:
+        counter_app(parent).invoke({"n": 0}, CONFIG)  # the CLI's fork checkpoints the dirty checkout first
+        with parent.fork_thread("child", ttl="1h", meta={"attempt": "1"}) as child:
+            assert child.path != parent.path
+            assert counter_app(child).get_state(CONFIG).values == {"n": 1}
+            counter_app(child).invoke({"n": 10}, CONFIG)
+            assert counter_app(parent).get_state(CONFIG).values == {"n": 1}
+    assert {b.branch: b.ttl for b in Store(store).branches("app")}["child"] == "1h0m0s"
