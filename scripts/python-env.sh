@@ -12,6 +12,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${OFFSHOOT_PY_VENV:-$root/.venv-py}"
 constraints="$root/python/constraints.txt"
 stamp="$venv/.offshoot-stamp"
+virtualenv_version="21.15.11"
 
 log() { echo "python-env: $*" >&2; }
 
@@ -30,7 +31,16 @@ inputs_hash() {
 }
 
 want="$(inputs_hash)"
-if [[ -x "$venv/bin/python" && "$(cat "$stamp" 2>/dev/null)" == "$want" ]]; then
+current() { [[ -x "$venv/bin/python" && "$(cat "$stamp" 2>/dev/null)" == "$want" ]]; }
+if current; then
+  echo "$venv/bin/python"
+  exit 0
+fi
+# One install at a time: a second run waits for the first and then finds the environment current.
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
+if current; then
   echo "$venv/bin/python"
   exit 0
 fi
@@ -38,14 +48,24 @@ fi
 python="${PYTHON:-python3}"
 command -v "$python" >/dev/null || { log "$python not found; install Python 3.10 or newer"; exit 1; }
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { log "$python is older than 3.10"; exit 1; }
-"$python" -c 'import venv, ensurepip' 2>/dev/null || {
-  log "$python lacks venv/ensurepip (on Debian: apt-get install python3-venv)"
-  exit 1
+
+# A Python without venv/ensurepip (Debian without python3-venv) gets its environment from virtualenv, installed
+# with pip into a scratch directory: Python 3 and pip are all a machine needs.
+make_venv() {
+  if "$python" -c 'import venv, ensurepip' 2>/dev/null; then
+    "$python" -m venv "$venv"
+    return
+  fi
+  local boot="$root/.tmp/python-bootstrap"
+  log "$python has no venv/ensurepip; making the environment with virtualenv $virtualenv_version"
+  PIP_ROOT_USER_ACTION=ignore "$python" -m pip install --quiet --disable-pip-version-check --no-input --target "$boot" \
+    "virtualenv==$virtualenv_version" >&2 || { log "neither venv nor pip-installed virtualenv is available"; exit 1; }
+  PYTHONPATH="$boot" "$python" -m virtualenv --quiet "$venv" >&2
 }
 
 log "installing the Python test environment into ${venv#"$root"/}"
 rm -rf "$venv"
-"$python" -m venv "$venv"
+make_venv
 pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input --quiet)
 "${pip[@]}" install -r "$constraints" >&2
 editables=()

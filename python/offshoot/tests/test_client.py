@@ -51,7 +51,7 @@ def test_session_flush_fork_and_isolation(client: Client, db: str) -> None:
         assert read_rows(c.path) == [1, 2]
         write_rows(c.path, 99)
         c.flush()
-    # The parent's unflushed row 3 is in its checkout only; the child's 99 never reaches main.
+    # Row 3 came after the fork, and the child's 99 never reaches main.
     assert read_rows(client.checkout(db, "main")) == [1, 2, 3]
     assert "two-rows" in branch(client, db, "main").checkpoints
 

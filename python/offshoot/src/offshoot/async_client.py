@@ -214,7 +214,7 @@ class AsyncSession:
         return await self.client._call(calls.flush(self.db, self.branch, name, meta))
 
     async def close(self) -> None:
-        """Ends the session and releases its lease."""
+        """Flushes what is pending, stops capture and releases the lease."""
         await self.client._call(calls.close(self.db, self.branch))
 
 

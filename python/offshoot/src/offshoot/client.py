@@ -245,7 +245,7 @@ class Session:
         return self.client._call(calls.flush(self.db, self.branch, name, meta))
 
     def close(self) -> None:
-        """Ends the session and releases its lease. Writes since the last flush stay only in the checkout."""
+        """Flushes what is pending, stops capture and releases the lease."""
         self.client._call(calls.close(self.db, self.branch))
 
 
