@@ -80,8 +80,8 @@ def main() -> None:
                 c.create("bench")
                 for i in range(5):
                     c.fork("bench", "main", f"b{i}")
-                summarize("raw socket: dbs", raw_roundtrip(daemon.sock, n))
                 summarize("Client.dbs()", timed(n, c.dbs))
+                summarize("raw socket: dbs", raw_roundtrip(daemon.sock, n))
                 summarize("Client.branches() (6 branches)", timed(n, lambda: c.branches("bench")))
                 summarize("Client.status()", timed(n, c.status))
 
