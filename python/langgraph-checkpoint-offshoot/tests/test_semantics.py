@@ -180,3 +180,17 @@ def test_an_at_rest_head_fork_holds_the_uncheckpointed_writes(store: str) -> Non
             counter_app(child).invoke({"n": 10}, CONFIG)
             assert counter_app(parent).get_state(CONFIG).values == {"n": 1}
     assert {b.branch: b.ttl for b in Store(store).branches("app")}["child"] == "1h0m0s"
+
+
+def test_an_at_rest_saver_reopened_keeps_the_uncheckpointed_writes(store: str) -> None:
+    with OffshootSaver.at_rest(store, "app") as first:
+        counter_app(first).invoke({"n": 0}, CONFIG)
+        first.checkpoint("one")
+        counter_app(first).invoke({"n": 10}, CONFIG)  # not checkpointed
+    with OffshootSaver.at_rest(store, "app") as again:
+        assert counter_app(again).get_state(CONFIG).values == {"n": 11}, "the dirty checkout is not re-materialized"
+        again.checkpoint("two")
+        again.rollback("one")
+        assert counter_app(again).get_state(CONFIG).values == {"n": 1}
+    with OffshootSaver.at_rest(store, "app") as third:
+        assert counter_app(third).get_state(CONFIG).values == {"n": 1}, "a clean checkout is reused as well"

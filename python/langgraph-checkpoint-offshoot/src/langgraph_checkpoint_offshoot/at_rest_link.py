@@ -19,16 +19,25 @@ class AtRestLink:
 
     @classmethod
     def open(cls, store: Store | str | os.PathLike[str], db: str, branch: str, *, create: bool) -> AtRestLink:
-        """Creates `db` first when asked and missing, then materializes the branch's checkout."""
+        """Creates `db` first when asked and missing, then opens the branch's checkout: a dirty one (edits never
+        checkpointed, on the branch's current lineage) is kept as it is, anything else is materialized from the head."""
         s = store if isinstance(store, Store) else Store(os.fspath(store))
-        if create and db not in s.dbs():
+        states = {
+            str(b.get("branch")): b.get("state")
+            for b in s.status().get("branches") or []
+            if isinstance(b, dict) and b.get("db") == db
+        }
+        if create and not states:
             try:
                 s.create(db)
             except OffshootError as e:
                 # Created by someone else in between: the database is there, which is all we need.
                 if e.code != "ALREADY_EXISTS":
                     raise
-        return cls(s, db, branch, s.checkout(db, branch))
+        # `offshoot checkout` would discard those edits; at rest the checkout is the working state, which the next
+        # checkpoint (or a fork or promote, which checkpoint a dirty checkout first) makes durable.
+        path = s.path(db, branch) if states.get(branch) == "dirty" else s.checkout(db, branch)
+        return cls(s, db, branch, path)
 
     @property
     def db(self) -> str:
