@@ -9,7 +9,7 @@ import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
@@ -52,7 +52,6 @@ class Daemon:
     socket: str
     proc: subprocess.Popen[str]
     stderr_path: str
-    env: dict[str, str] = field(default_factory=dict)
 
     def stderr_tail(self, n: int = 20) -> str:
         """The last `n` lines the daemon wrote on stderr."""
@@ -92,7 +91,7 @@ def start_daemon(store: str, socket: str, *, cwd: str | None = None, env: dict[s
             stderr=err,
             text=True,
         )
-    d = Daemon(store, socket, proc, stderr_path, extra)
+    d = Daemon(store, socket, proc, stderr_path)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line.startswith("offshoot serving on"):
@@ -102,10 +101,10 @@ def start_daemon(store: str, socket: str, *, cwd: str | None = None, env: dict[s
 
 
 @contextlib.contextmanager
-def running_daemon(root: str, **kw: str) -> Iterator[Daemon]:
+def running_daemon(root: str) -> Iterator[Daemon]:
     """A fresh store and a daemon on it, under `root`, stopped on exit."""
     store = init_store(root)
-    d = start_daemon(store, os.path.join(root, "d.sock"), env=dict(kw))
+    d = start_daemon(store, os.path.join(root, "d.sock"))
     try:
         yield d
     finally:
