@@ -150,6 +150,9 @@ def test_an_at_rest_checkpoint_needs_a_name_and_lands_in_the_store(store: str) -
 def test_the_async_saver_is_awaitable_and_closes_explicitly(daemon: Daemon, db_name: str) -> None:
     async def run() -> None:
         saver = await AsyncOffshootSaver.session(daemon.socket, db_name)
+        chunks = [c async for c in log_app(saver).astream({"log": [], "total": 0}, thread("streamed"))]
+        assert [next(iter(c)) for c in chunks] == ["plan", "act"]
+        assert (await log_app(saver).aget_state(thread("streamed"))).values["total"] == 1
         await counter_app(saver).ainvoke({"n": 0}, CONFIG)
         child = await saver.fork_thread("child")
         await saver.aclose()
