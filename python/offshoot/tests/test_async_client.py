@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from conftest import read_rows, write_rows
 
 from offshoot import AsyncClient, OffshootError, connect_async
-from offshoot.daemon import DaemonHandle
+from offshoot.daemon import DaemonHandle, start_daemon
 
 
 def fresh() -> str:
@@ -114,5 +115,63 @@ def test_events(offshoot_daemon: DaemonHandle) -> None:
                 with pytest.raises(OffshootError) as e:
                     await quiet.__anext__()
                 assert e.value.code == "TIMEOUT"
+
+    asyncio.run(main())
+
+
+def test_session_guards_and_flush_errors(offshoot_daemon: DaemonHandle) -> None:
+    async def main() -> None:
+        async with await connect_async(offshoot_daemon.sock) as c:
+            db = fresh()
+            await c.create(db)
+            s = await c.open(db)
+            with pytest.raises(OffshootError) as e:
+                await c.open(db)
+            assert e.value.code == "SESSION_OPEN"
+            with pytest.raises(OffshootError) as e:
+                await c.rollback(db, "main", "init")
+            assert e.value.code == "SESSION_OPEN"
+            with pytest.raises(OffshootError) as e:
+                await s.flush("", {"k": "v"})
+            assert e.value.code == "INVALID_ARGUMENT"
+            await s.close()
+            with pytest.raises(OffshootError) as e:
+                await s.flush()
+            assert e.value.code == "NOT_FOUND"
+
+    asyncio.run(main())
+
+
+def test_killed_daemon_and_bad_responses(tmp_path: Path) -> None:
+    async def main() -> None:
+        handle = start_daemon(os.environ["OFFSHOOT_BIN"], tmp_path)
+        try:
+            c = await connect_async(handle.sock)
+            await c.create("app")
+            handle.proc.kill()
+            handle.proc.wait()
+            with pytest.raises(OffshootError) as e:
+                await c.dbs()
+            assert e.value.code == "CONNECTION_CLOSED"
+            await c.aclose()
+        finally:
+            handle.stop()
+
+        async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readline()
+            writer.write(b"[1, 2]\n")
+            await writer.drain()
+            await reader.readline()
+            writer.close()
+
+        fake = str(tmp_path / "fake.sock")
+        server = await asyncio.start_unix_server(garbage, fake)
+        async with server, await connect_async(fake) as bad:
+            with pytest.raises(OffshootError) as e:
+                await bad.dbs()
+            assert e.value.code == "BAD_RESPONSE"
+            with pytest.raises(OffshootError) as e:
+                await bad.dbs()
+            assert e.value.code == "CONNECTION_CLOSED"
 
     asyncio.run(main())
