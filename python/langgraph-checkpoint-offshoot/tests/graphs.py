@@ -12,7 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 
 class Counter(TypedDict):
-    """The seed's worked-example state."""
+    """The worked example's state."""
 
     n: int
 

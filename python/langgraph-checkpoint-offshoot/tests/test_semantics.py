@@ -1,4 +1,4 @@
-"""The seed's semantics list: durability explicit, fork flushes first, forks independent, promote needs the target's
+"""The documented semantics: durability explicit, fork flushes first, forks independent, promote needs the target's
 session closed, destroy respects protection and is a no-op on a closed saver, with_allowlist shares the branch."""
 
 from __future__ import annotations

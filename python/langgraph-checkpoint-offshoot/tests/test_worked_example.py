@@ -1,5 +1,5 @@
-"""The seed's worked example (seed, fork per attempt, keep the winner) verbatim in session mode, its rollback
-snippet, and the same loop at rest and async."""
+"""The documented worked example (seed a thread, fork per attempt, keep the winner) verbatim in session mode, its
+rollback snippet, and the same loop at rest and async."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from langgraph_checkpoint_offshoot import AsyncOffshootSaver, OffshootSaver
 
 @pytest.fixture
 def seed_daemon(workdir: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Daemon]:
-    """The seed's set-up, as written: `offshoot -store ./store init`, then `serve -socket ./offshoot.sock`."""
+    """The documented set-up, as written: `offshoot -store ./store init`, then `serve -socket ./offshoot.sock`."""
     monkeypatch.chdir(workdir)
     run_cli("./store", "init")
     d = start_daemon("./store", "./offshoot.sock", cwd=workdir)
@@ -68,7 +68,7 @@ def test_the_worked_example_runs_verbatim(seed_daemon: Daemon) -> None:
         tup = main.get_tuple(config)
         assert tup.checkpoint["channel_values"]["n"] == best  # type: ignore[union-attr]
 
-        # Beyond the seed's own assertion: the thread's whole history came along, seed run and attempt run.
+        # Beyond the example's own assertion: the thread's whole history came along, seed run and attempt run.
         assert best == 2
         history = list(main.list(config))
         assert [h.checkpoint["channel_values"].get("n") for h in history] == [2, 1, 1, 1, 0, None]
