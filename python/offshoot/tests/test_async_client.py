@@ -175,3 +175,28 @@ def test_killed_daemon_and_bad_responses(tmp_path: Path) -> None:
             assert e.value.code == "CONNECTION_CLOSED"
 
     asyncio.run(main())
+
+
+def test_a_cancelled_call_never_leaves_its_answer_to_the_next(tmp_path: Path) -> None:
+    async def main() -> None:
+        got_request = asyncio.Event()
+
+        async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readline()
+            got_request.set()
+            await reader.read()  # answers only after the client has given up
+            writer.close()
+
+        path = str(tmp_path / "slow.sock")
+        server = await asyncio.start_unix_server(slow, path)
+        async with server, await connect_async(path) as c:
+            call = asyncio.ensure_future(c.dbs())
+            await got_request.wait()
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            with pytest.raises(OffshootError) as e:
+                await c.dbs()
+            assert e.value.code == "CONNECTION_CLOSED"
+
+    asyncio.run(main())

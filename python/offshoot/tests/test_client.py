@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import sqlite3
 import tempfile
@@ -368,3 +370,40 @@ def test_writes_through_stock_sqlite_are_captured(client: Client, db: str) -> No
         write_rows(s.path, *range(100))
         s.flush("hundred")
     assert read_rows(client.checkout_at(db, "main", "hundred")) == list(range(100))
+
+
+def test_an_interrupted_call_never_leaves_its_answer_to_the_next(tmp_path: Path) -> None:
+    path = str(tmp_path / "slow.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+
+    def answer_late() -> None:
+        conn, _ = server.accept()
+        with conn, contextlib.suppress(OSError):
+            conn.recv(4096)
+            conn.recv(4096)  # the client gives up (and hangs up) before this answer
+            conn.sendall(b'{"ok":true,"databases":["stale"]}\n')
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Interrupted
+
+    t = threading.Thread(target=answer_late)
+    t.start()
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with connect(path) as c:
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            with pytest.raises(Interrupted):
+                c.dbs()
+            with pytest.raises(OffshootError) as e:
+                c.dbs()
+            assert e.value.code == "CONNECTION_CLOSED"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        t.join(timeout=10)
+        server.close()

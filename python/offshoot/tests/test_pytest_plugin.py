@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester"]
-
 SEED_SQL = "CREATE TABLE t(x INTEGER);\nINSERT INTO t VALUES (1), (2);\n"
 
 ISOLATION_TESTS = """

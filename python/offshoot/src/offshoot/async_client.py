@@ -71,13 +71,21 @@ class AsyncClient:
     async def _call(self, call: calls.Call[T]) -> T:
         async with self._lock:
             if self._closed:
-                raise OffshootError("client is closed", CONNECTION_CLOSED, "connect again")
+                raise OffshootError("the connection to the daemon is closed", CONNECTION_CLOSED, "connect again")
+            answered = False
             try:
                 self._writer.write(encode_request(call.op, call.fields))
                 await self._writer.drain()
                 line = await _read_line(self._reader)
+                answered = True
             except OSError as e:
                 raise closed_error(e) from e
+            finally:
+                # Cancelled (a timeout around the call) or broken between request and answer: the answer would be
+                # read as the next call's, so the connection is done for.
+                if not answered:
+                    self._closed = True
+                    self._writer.close()
         return call.parse(decode_response(line))
 
     async def create(self, db: str) -> None:

@@ -102,13 +102,25 @@ class Client:
     def _call(self, call: calls.Call[T]) -> T:
         with self._lock:
             if self._closed:
-                raise OffshootError("client is closed", CONNECTION_CLOSED, "connect again")
+                raise OffshootError("the connection to the daemon is closed", CONNECTION_CLOSED, "connect again")
+            answered = False
             try:
                 self._sock.sendall(encode_request(call.op, call.fields))
                 line = read_line(self._reader)
+                answered = True
             except OSError as e:
                 raise closed_error(e) from e
+            finally:
+                # Interrupted between request and answer (Ctrl-C, a broken pipe): the answer would be read as the
+                # next call's, so the connection is done for.
+                if not answered:
+                    self._abandon()
         return call.parse(decode_response(line))
+
+    def _abandon(self) -> None:
+        self._closed = True
+        self._reader.close()
+        self._sock.close()
 
     def create(self, db: str) -> None:
         """Creates an empty database whose protected `main` branch has the checkpoint `init`."""
@@ -215,11 +227,8 @@ class Client:
     def close(self) -> None:
         """Closes the connection. Sessions opened on it stay open in the daemon until closed there."""
         with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._reader.close()
-            self._sock.close()
+            if not self._closed:
+                self._abandon()
 
 
 class Session:
