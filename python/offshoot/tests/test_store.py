@@ -46,11 +46,21 @@ def test_lifecycle_at_rest(store: Store, tmp_path: Path) -> None:
     d = store.diff("app@main", "app@b")
     assert [r["x"] for r in d.tables[0].added] == [3]
     assert store.diff("app@main", "app@b", summary=True).tables[0].right_count == 3
+
+
+def test_promote_compact_touch_protect_destroy_at_rest(store: Store) -> None:
+    store.create("app")
+    write_rows(store.checkout("app"), 1)
+    store.checkpoint("app", "main", "one")
+    store.fork("app", "main", "b")
+    write_rows(store.checkout("app", "b"), 2)
+    store.checkpoint("app", "b", "two")
     with pytest.raises(OffshootError) as e:
         store.promote("app", "b", "main")
     assert e.value.code == "PROTECTED"
     txid = store.promote("app", "b", "main", force=True)
     assert next(x for x in store.branches("app") if x.branch == "main").head_txid == txid
+    assert read_rows(store.checkout("app")) == [1, 2]
     assert store.compact("app", "b") >= 1
     assert store.touch("app", "b", ttl=0).ttl == "none"
     assert store.touch("app", "b", ttl="2h").ttl == "2h0m0s"
