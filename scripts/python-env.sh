@@ -39,7 +39,7 @@ fi
 # One install at a time: a second run waits for the first and then finds the environment current.
 mkdir -p "$(dirname "$venv")"
 exec 9>"$venv.lock"
-flock 9
+if command -v flock >/dev/null; then flock 9; fi
 if current; then
   echo "$venv/bin/python"
   exit 0
