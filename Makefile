@@ -39,6 +39,7 @@ demo: build
 
 bench: build
 	scripts/with-s3-server.sh node --import tsx packages/offshoot/bench/run.ts
+	OFFSHOOT_BIN=./offshoot "$$(scripts/python-env.sh)" python/offshoot/bench/roundtrip.py
 
 fuzz: build
 	OFFSHOOT_FUZZ_CASES=$${OFFSHOOT_FUZZ_CASES:-500000} scripts/run-tests.sh fuzz

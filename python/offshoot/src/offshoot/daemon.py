@@ -7,7 +7,6 @@ import os
 import subprocess
 import threading
 from pathlib import Path
-from typing import IO
 
 from .errors import OffshootError
 
@@ -91,11 +90,6 @@ class DaemonHandle:
         self._join()
 
 
-def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
-    assert stream is not None
-    return stream
-
-
 def start_daemon(binary: str, workdir: Path, timeout: float = 10.0, args: tuple[str, ...] = ()) -> DaemonHandle:
     """Initializes a store under `workdir` and starts `offshoot serve` on it (extra serve flags in `args`),
     returning once it listens on `workdir/d.sock`."""
@@ -112,7 +106,6 @@ def start_daemon(binary: str, workdir: Path, timeout: float = 10.0, args: tuple[
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    _pipe(proc.stdout)
     handle = DaemonHandle(sock, store, proc)
     handle.wait_ready(timeout)
     return handle
