@@ -5,7 +5,7 @@ STAMP := node_modules/.offshoot-install-stamp
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check format test test-rgw demo bench fuzz torture clean
+.PHONY: all install build check format test test-rgw test-python demo bench fuzz torture clean
 
 all: build
 
@@ -26,10 +26,16 @@ check: install
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
 	$(TSC) -p packages/offshoot/web/tsconfig.json
+	scripts/test-python.sh lint
 
 test: build check
 	scripts/browser-env.sh
 	scripts/with-s3-server.sh scripts/run-tests.sh
+	scripts/test-python.sh test
+
+# The Python packages alone: their checks and tests (installs .venv-py/ on first use).
+test-python: build
+	scripts/test-python.sh
 
 # The S3 suites again on Ceph's RADOS Gateway, a real distributed object store (scripts/rgw-server.sh installs it).
 RGW_SUITES := test/store/s3-conformance test/store/s3-probe test/s3e2e/quickstart-s3 test/s3e2e/property-s3 \
@@ -42,6 +48,7 @@ demo: build
 
 bench: build
 	scripts/with-s3-server.sh node --import tsx packages/offshoot/bench/run.ts
+	OFFSHOOT_BIN=./offshoot "$$(scripts/python-env.sh)" python/offshoot/bench/roundtrip.py
 
 fuzz: build
 	OFFSHOOT_FUZZ_CASES=$${OFFSHOOT_FUZZ_CASES:-500000} scripts/run-tests.sh fuzz

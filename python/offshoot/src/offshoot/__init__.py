@@ -1,0 +1,39 @@
+"""offshoot: branchable SQLite for AI agents and eval harnesses — the standard-library Python client."""
+
+from .async_client import AsyncClient, AsyncSession, connect_async
+from .client import Client, Session, connect
+from .errors import OffshootError
+from .results import (
+    Branch,
+    CheckpointInfo,
+    DiffResult,
+    Event,
+    GcResult,
+    ProtectResult,
+    SessionInfo,
+    TableDiff,
+    TouchResult,
+)
+from .store import Store
+from .ttl import TTL
+
+__all__ = [
+    "TTL",
+    "AsyncClient",
+    "AsyncSession",
+    "Branch",
+    "CheckpointInfo",
+    "Client",
+    "DiffResult",
+    "Event",
+    "GcResult",
+    "OffshootError",
+    "ProtectResult",
+    "Session",
+    "SessionInfo",
+    "Store",
+    "TableDiff",
+    "TouchResult",
+    "connect",
+    "connect_async",
+]

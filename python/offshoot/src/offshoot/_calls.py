@@ -1,0 +1,182 @@
+"""Every op as a request plus the parser of its answer, shared by the blocking and the asyncio client."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Generic, TypeVar
+
+from .results import Branch, DiffResult, GcResult, JsonObject, ProtectResult, SessionInfo, TouchResult
+from .ttl import TTL, duration_arg, ttl_arg
+from .wire import bad_response
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One op: its name, its request fields and how its ok response becomes the method's result."""
+
+    op: str
+    fields: dict[str, Any]
+    parse: Callable[[JsonObject], T]
+
+
+def _none(_: JsonObject) -> None:
+    return None
+
+
+def _txid(op: str) -> Callable[[JsonObject], int]:
+    def parse(res: JsonObject) -> int:
+        v = res.get("txid")
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise bad_response(f"{op} returned no txid", json.dumps(res))
+        return v
+
+    return parse
+
+
+def _checkout(op: str) -> Callable[[JsonObject], str]:
+    def parse(res: JsonObject) -> str:
+        v = res.get("checkout")
+        if not isinstance(v, str) or v == "":
+            raise bad_response(f"{op} returned no checkout path", json.dumps(res))
+        return v
+
+    return parse
+
+
+def _result(op: str) -> Callable[[JsonObject], JsonObject]:
+    def parse(res: JsonObject) -> JsonObject:
+        v = res.get("result")
+        if not isinstance(v, dict):
+            raise bad_response(f"{op} returned no result", json.dumps(res))
+        return v
+
+    return parse
+
+
+def _list(op: str, key: str) -> Callable[[JsonObject], list[Any]]:
+    def parse(res: JsonObject) -> list[Any]:
+        v = res.get(key)
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise bad_response(f"{op} returned a non-list {key}", json.dumps(res))
+        return v
+
+    return parse
+
+
+def split_target(text: str) -> tuple[str, str, str]:
+    """`db[@branch[@checkpoint]]` as (db, branch, checkpoint); branch defaults to main, checkpoint to "" (head)."""
+    parts = text.split("@")
+    if len(parts) > 3:
+        parts = [*parts[:2], "@".join(parts[2:])]
+    db = parts[0]
+    branch = parts[1] if len(parts) > 1 and parts[1] else "main"
+    checkpoint = parts[2] if len(parts) > 2 else ""
+    return db, branch, checkpoint
+
+
+def create(db: str) -> Call[None]:
+    return Call("create", {"db": db}, _none)
+
+
+def open_(db: str, branch: str) -> Call[str]:
+    return Call("open", {"db": db, "branch": branch}, _checkout("open"))
+
+
+def flush(db: str, branch: str, name: str, meta: dict[str, str] | None) -> Call[int]:
+    return Call("flush", {"db": db, "branch": branch, "name": name, "meta": meta}, _txid("flush"))
+
+
+def close(db: str, branch: str) -> Call[None]:
+    return Call("close", {"db": db, "branch": branch}, _none)
+
+
+def checkout(db: str, branch: str) -> Call[str]:
+    return Call("checkout", {"db": db, "branch": branch}, _checkout("checkout"))
+
+
+def fork(
+    db: str, source: str, new: str, from_checkpoint: str | None, ttl: TTL, meta: dict[str, str] | None
+) -> Call[int]:
+    fields = {"db": db, "branch": source, "name": new, "from": from_checkpoint, "ttl": ttl_arg(ttl), "meta": meta}
+    return Call("fork", fields, _txid("fork"))
+
+
+def destroy(db: str, branch: str, force: bool) -> Call[None]:
+    return Call("destroy", {"db": db, "branch": branch, "force": force}, _none)
+
+
+def rollback(db: str, branch: str, to: str) -> Call[str]:
+    return Call("rollback", {"db": db, "branch": branch, "name": to}, _checkout("rollback"))
+
+
+def promote(db: str, source: str, onto: str, force: bool) -> Call[int]:
+    return Call("promote", {"db": db, "branch": source, "name": onto, "force": force}, _txid("promote"))
+
+
+def compact(db: str, branch: str) -> Call[int]:
+    return Call("compact", {"db": db, "branch": branch}, _txid("compact"))
+
+
+def touch(db: str, branch: str, ttl: TTL) -> Call[TouchResult]:
+    parse = _result("touch")
+    return Call("touch", {"db": db, "branch": branch, "ttl": ttl_arg(ttl)}, lambda r: TouchResult.from_json(parse(r)))
+
+
+def branches(db: str) -> Call[list[Branch]]:
+    parse = _list("branches", "branches")
+    return Call("branches", {"db": db}, lambda r: [Branch.from_json(b) for b in parse(r) if isinstance(b, dict)])
+
+
+def dbs() -> Call[list[str]]:
+    parse = _list("dbs", "databases")
+    return Call("dbs", {}, lambda r: [str(d) for d in parse(r)])
+
+
+def export(db: str, branch: str, out_path: str | os.PathLike[str], checkpoint: str | None, force: bool) -> Call[int]:
+    fields = {"db": db, "branch": branch, "name": checkpoint, "path": os.path.abspath(out_path), "force": force}
+    return Call("export", fields, _txid("export"))
+
+
+def checkout_at(db: str, branch: str, checkpoint: str, force: bool) -> Call[str]:
+    fields = {"db": db, "branch": branch, "name": checkpoint, "force": force}
+    return Call("checkout-at", fields, _checkout("checkout-at"))
+
+
+def status() -> Call[list[JsonObject]]:
+    parse = _list("status", "sessions")
+    return Call("status", {}, lambda r: [s for s in parse(r) if isinstance(s, dict)])
+
+
+def sessions() -> Call[list[SessionInfo]]:
+    parse = _list("status", "sessions")
+    return Call("status", {}, lambda r: [SessionInfo.from_json(s) for s in parse(r) if isinstance(s, dict)])
+
+
+def protect(db: str, branch: str, value: bool) -> Call[ProtectResult]:
+    op = "protect" if value else "unprotect"
+    parse = _result(op)
+    return Call(op, {"db": db, "branch": branch}, lambda r: ProtectResult.from_json(parse(r)))
+
+
+def diff(left: str, right: str, summary: bool) -> Call[DiffResult]:
+    db, branch, checkpoint = split_target(left)
+    parse = _result("diff")
+    fields = {"db": db, "branch": branch, "name": checkpoint, "to": right, "summary": summary}
+    return Call("diff", fields, lambda r: DiffResult.from_json(parse(r)))
+
+
+def gc(grace: str | timedelta | None) -> Call[GcResult]:
+    parse = _result("gc")
+    return Call("gc", {"grace": duration_arg(grace)}, lambda r: GcResult.from_json(parse(r)))
+
+
+def shutdown() -> Call[None]:
+    return Call("shutdown", {}, _none)

@@ -1,0 +1,298 @@
+"""The asyncio client of the offshoot daemon: the same methods as `Client`, awaited."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from datetime import timedelta
+from types import TracebackType
+from typing import TypeVar
+
+from . import _calls as calls
+from .client import closed_error
+from .errors import CONNECTION_CLOSED, CONNECTION_FAILED, OffshootError
+from .results import Branch, DiffResult, Event, GcResult, JsonObject, ProtectResult, SessionInfo, TouchResult
+from .ttl import TTL
+from .wire import MAX_RESPONSE_BYTES, bad_response, decode_response, encode_request, parse_object
+
+T = TypeVar("T")
+
+_CONNECT_HINT = "start the daemon with 'offshoot serve', or point at its socket (-socket / OFFSHOOT_SOCKET)"
+
+
+async def _dial(path: str, timeout: float | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    try:
+        return await asyncio.wait_for(asyncio.open_unix_connection(path, limit=MAX_RESPONSE_BYTES + 1), timeout)
+    except (OSError, asyncio.TimeoutError) as e:
+        why = "no answer in time" if isinstance(e, asyncio.TimeoutError) else (e.strerror or str(e))
+        raise OffshootError(f"daemon connection failed: {path}: {why}", CONNECTION_FAILED, _CONNECT_HINT, True) from e
+
+
+async def _read_line(reader: asyncio.StreamReader) -> bytes:
+    try:
+        line = await reader.readline()
+    except ValueError:
+        raise bad_response("response line too long", b"") from None
+    if not line.endswith(b"\n"):
+        raise closed_error()
+    return line
+
+
+class AsyncClient:
+    """An asyncio connection to one offshoot daemon: `async with await AsyncClient.connect(sock) as c:`. Calls from
+    several tasks are serialised on the one connection."""
+
+    def __init__(
+        self, socket_path: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float | None
+    ) -> None:
+        self.socket_path = socket_path
+        self._reader = reader
+        self._writer = writer
+        self._connect_timeout = timeout
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    @classmethod
+    async def connect(cls, socket_path: str | os.PathLike[str], *, timeout: float | None = 5.0) -> AsyncClient:
+        """Connects to the daemon listening on `socket_path`."""
+        path = os.fspath(socket_path)
+        reader, writer = await _dial(path, timeout)
+        return cls(path, reader, writer, timeout)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def _call(self, call: calls.Call[T]) -> T:
+        async with self._lock:
+            if self._closed:
+                raise OffshootError("the connection to the daemon is closed", CONNECTION_CLOSED, "connect again")
+            answered = False
+            try:
+                self._writer.write(encode_request(call.op, call.fields))
+                await self._writer.drain()
+                line = await _read_line(self._reader)
+                answered = True
+            except OSError as e:
+                raise closed_error(e) from e
+            finally:
+                # Cancelled (a timeout around the call) or broken between request and answer: the answer would be
+                # read as the next call's, so the connection is done for.
+                if not answered:
+                    self._closed = True
+                    self._writer.close()
+        return call.parse(decode_response(line))
+
+    async def create(self, db: str) -> None:
+        """Creates an empty database whose protected `main` branch has the checkpoint `init`."""
+        await self._call(calls.create(db))
+
+    async def open(self, db: str, branch: str = "main") -> AsyncSession:
+        """Opens a live session: leases the branch, checks it out and captures every commit until it closes."""
+        return AsyncSession(self, db, branch, await self._call(calls.open_(db, branch)))
+
+    async def checkout(self, db: str, branch: str = "main") -> str:
+        """Materializes the branch head as a writable checkout (no session) and returns its path."""
+        return await self._call(calls.checkout(db, branch))
+
+    async def fork(
+        self,
+        db: str,
+        source: str,
+        new: str,
+        from_checkpoint: str | None = None,
+        ttl: TTL = None,
+        meta: dict[str, str] | None = None,
+    ) -> int:
+        """Forks `source` (its head, or `from_checkpoint`) into the new branch `new`; returns the fork's txid."""
+        return await self._call(calls.fork(db, source, new, from_checkpoint, ttl, meta))
+
+    async def destroy(self, db: str, branch: str, force: bool = False) -> None:
+        """Deletes a branch; `force` overrides protection and a live lease."""
+        await self._call(calls.destroy(db, branch, force))
+
+    async def rollback(self, db: str, branch: str, to: str) -> str:
+        """Repoints the branch to checkpoint `to`, dropping later checkpoints; returns the refreshed checkout."""
+        return await self._call(calls.rollback(db, branch, to))
+
+    async def promote(self, db: str, source: str, onto: str, force: bool = False) -> int:
+        """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid."""
+        return await self._call(calls.promote(db, source, onto, force))
+
+    async def compact(self, db: str, branch: str = "main") -> int:
+        """Makes a shared branch self-contained; returns its head txid."""
+        return await self._call(calls.compact(db, branch))
+
+    async def touch(self, db: str, branch: str, ttl: TTL = None) -> TouchResult:
+        """Restarts the branch's TTL clock; `ttl` None keeps the TTL, `"none"`/0 clears it, a duration sets it."""
+        return await self._call(calls.touch(db, branch, ttl))
+
+    async def branches(self, db: str) -> list[Branch]:
+        """Lists the branches of a database with their state, checkpoints and TTL."""
+        return await self._call(calls.branches(db))
+
+    async def dbs(self) -> list[str]:
+        """Lists the databases, sorted."""
+        return await self._call(calls.dbs())
+
+    async def export(
+        self,
+        db: str,
+        branch: str,
+        out_path: str | os.PathLike[str],
+        checkpoint: str | None = None,
+        force: bool = False,
+    ) -> int:
+        """Writes the branch's durable state (head, or `checkpoint`) to `out_path` on the daemon host."""
+        return await self._call(calls.export(db, branch, out_path, checkpoint, force))
+
+    async def checkout_at(self, db: str, branch: str, checkpoint: str, force: bool = False) -> str:
+        """Materializes a named checkpoint as a read-only file (cached; `force` rebuilds it); returns its path."""
+        return await self._call(calls.checkout_at(db, branch, checkpoint, force))
+
+    async def status(self) -> list[JsonObject]:
+        """The sessions open in the daemon, as the raw dicts of the wire."""
+        return await self._call(calls.status())
+
+    async def sessions(self) -> list[SessionInfo]:
+        """The sessions open in the daemon."""
+        return await self._call(calls.sessions())
+
+    async def protect(self, db: str, branch: str) -> ProtectResult:
+        """Marks a branch protected: destroying it or promoting onto it then needs `force`."""
+        return await self._call(calls.protect(db, branch, True))
+
+    async def unprotect(self, db: str, branch: str) -> ProtectResult:
+        """Clears a branch's protected flag."""
+        return await self._call(calls.protect(db, branch, False))
+
+    async def diff(self, left: str, right: str, summary: bool = False) -> DiffResult:
+        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only)."""
+        return await self._call(calls.diff(left, right, summary))
+
+    async def gc(self, grace: str | timedelta | None = None) -> GcResult:
+        """Reaps expired branches, clears stale destroy claims and deletes garbage older than `grace`."""
+        return await self._call(calls.gc(grace))
+
+    async def shutdown(self) -> None:
+        """Asks the daemon to shut down; it answers first, then flushes and closes its sessions and exits."""
+        await self._call(calls.shutdown())
+
+    async def events(self, timeout: float | None = None) -> AsyncEventStream:
+        """Subscribes (on a connection of its own) and returns the stream of events published from now on."""
+        return await AsyncEventStream.open(self.socket_path, self._connect_timeout, timeout)
+
+    async def aclose(self) -> None:
+        """Closes the connection. Sessions opened on it stay open in the daemon until closed there."""
+        async with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._writer.close()
+            with contextlib.suppress(OSError):
+                await self._writer.wait_closed()
+
+    close = aclose
+
+
+class AsyncSession:
+    """A live session on one branch: writes to `path` are captured until `close()`; `async with` closes it."""
+
+    def __init__(self, client: AsyncClient, db: str, branch: str, path: str) -> None:
+        self.client = client
+        self.db = db
+        self.branch = branch
+        self.path = path
+
+    async def __aenter__(self) -> AsyncSession:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def flush(self, name: str = "", meta: dict[str, str] | None = None) -> int:
+        """Makes everything committed so far durable, optionally as a named checkpoint; returns the txid."""
+        return await self.client._call(calls.flush(self.db, self.branch, name, meta))
+
+    async def close(self) -> None:
+        """Flushes what is pending, stops capture and releases the lease."""
+        await self.client._call(calls.close(self.db, self.branch))
+
+
+class AsyncEventStream:
+    """Daemon events from a subscription already live when `await client.events()` returns: `async for` over it,
+    and `await close()` it (or `async with` it). Ends after `dropped_slow_consumer` or when the daemon goes away."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float | None) -> None:
+        self.timeout = timeout
+        self._reader = reader
+        self._writer = writer
+        self._done = False
+
+    @classmethod
+    async def open(cls, socket_path: str, connect_timeout: float | None, timeout: float | None) -> AsyncEventStream:
+        """Subscribes on a fresh connection and returns once the daemon acknowledged."""
+        reader, writer = await _dial(socket_path, connect_timeout)
+        stream = cls(reader, writer, timeout)
+        try:
+            writer.write(encode_request("subscribe", {}))
+            await writer.drain()
+            decode_response(await asyncio.wait_for(_read_line(reader), connect_timeout))
+        except OSError as e:
+            await stream.close()
+            raise closed_error(e) from e
+        except BaseException:
+            await stream.close()
+            raise
+        return stream
+
+    def __aiter__(self) -> AsyncEventStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._done:
+            raise StopAsyncIteration
+        try:
+            line = await asyncio.wait_for(_read_line(self._reader), self.timeout)
+        except asyncio.TimeoutError:
+            raise OffshootError(
+                f"no daemon event within {self.timeout} s", "TIMEOUT", "pass a longer events(timeout=...)"
+            ) from None
+        except (OffshootError, OSError) as e:
+            await self.close()
+            if isinstance(e, OffshootError) and e.code != CONNECTION_CLOSED:
+                raise
+            raise StopAsyncIteration from None
+        event = Event.from_json(parse_object(line))
+        if event.type == "dropped_slow_consumer":
+            await self.close()
+        return event
+
+    async def __aenter__(self) -> AsyncEventStream:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Ends the subscription and closes its connection."""
+        if self._done:
+            return
+        self._done = True
+        self._writer.close()
+        with contextlib.suppress(OSError):
+            await self._writer.wait_closed()
+
+
+async def connect_async(socket_path: str | os.PathLike[str], *, timeout: float | None = 5.0) -> AsyncClient:
+    """Connects an `AsyncClient` to the daemon listening on `socket_path`."""
+    return await AsyncClient.connect(socket_path, timeout=timeout)

@@ -1,0 +1,209 @@
+"""The at-rest API: `Store(path_or_url)` runs the `offshoot` CLI with `--json`, no daemon needed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from .binary import require_binary
+from .errors import BAD_RESPONSE, OffshootError
+from .results import Branch, DiffResult, GcResult, JsonObject, ProtectResult, TouchResult
+from .ttl import TTL, duration_arg, ttl_arg
+
+
+def _target(db: str, branch: str) -> str:
+    return f"{db}@{branch}"
+
+
+def _meta_args(meta: Mapping[str, str] | None) -> list[str]:
+    out: list[str] = []
+    for k, v in (meta or {}).items():
+        out += ["--meta", f"{k}={v}"]
+    return out
+
+
+def _cli_error(argv: Sequence[str], returncode: int, stderr: str) -> OffshootError:
+    for line in reversed(stderr.strip().splitlines()):
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        err = doc.get("error") if isinstance(doc, dict) else None
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            code, hint = err.get("code"), err.get("hint")
+            return OffshootError(
+                err["message"],
+                code if isinstance(code, str) else "INTERNAL",
+                hint if isinstance(hint, str) else None,
+                err.get("retryable") is True,
+            )
+    shown = stderr.strip() or f"exit status {returncode}"
+    return OffshootError(f"offshoot {' '.join(argv)}: {shown}", "INTERNAL")
+
+
+class Store:
+    """A store (a directory, `file:///abs`, or `s3://bucket[/prefix]`) used at rest, through the `offshoot` CLI
+    found at `bin`, else `$OFFSHOOT_BIN`, else on PATH. Every method raises OffshootError with the CLI's code."""
+
+    def __init__(
+        self,
+        path_or_url: str | os.PathLike[str],
+        *,
+        bin: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.spec = os.fspath(path_or_url)
+        self._env = dict(os.environ if env is None else env)
+        self.bin = os.fspath(bin) if bin is not None else require_binary(self._env)
+
+    def run(self, *args: str) -> Any:
+        """Runs one CLI command with `--json` on this store and returns its parsed JSON document."""
+        argv = ["-store", self.spec, *args, "--json", "--quiet"]
+        proc = subprocess.run(
+            [self.bin, *argv], capture_output=True, text=True, env=self._env, stdin=subprocess.DEVNULL, check=False
+        )
+        if proc.returncode != 0:
+            raise _cli_error(argv, proc.returncode, proc.stderr)
+        try:
+            return json.loads(proc.stdout)
+        except ValueError:
+            raise OffshootError(
+                f"offshoot {' '.join(argv)} printed no JSON: {proc.stdout[:200]!r}", BAD_RESPONSE
+            ) from None
+
+    def _obj(self, *args: str) -> JsonObject:
+        doc = self.run(*args)
+        if not isinstance(doc, dict):
+            raise OffshootError(f"offshoot {args[0]} printed {doc!r}, not a JSON object", BAD_RESPONSE)
+        return doc
+
+    def _int(self, key: str, *args: str) -> int:
+        v = self._obj(*args).get(key)
+        if not isinstance(v, int):
+            raise OffshootError(f"offshoot {args[0]} reported no {key}", BAD_RESPONSE)
+        return v
+
+    def _path(self, *args: str) -> str:
+        v = self._obj(*args).get("path")
+        if not isinstance(v, str):
+            raise OffshootError(f"offshoot {args[0]} reported no path", BAD_RESPONSE)
+        return v
+
+    def init(self) -> None:
+        """Initializes an empty store (ALREADY_EXISTS when it already is one)."""
+        self.run("init")
+
+    def create(self, db: str, from_file: str | os.PathLike[str] | None = None) -> None:
+        """Creates a database, empty or imported from the SQLite file `from_file` (which is left untouched)."""
+        self.run("create", db, *(["--from", os.fspath(from_file)] if from_file is not None else []))
+
+    def checkout(self, db: str, branch: str = "main") -> str:
+        """Materializes the branch head as a writable checkout and returns its path."""
+        return self._path("checkout", _target(db, branch))
+
+    def checkout_at(self, db: str, branch: str, checkpoint: str, force: bool = False) -> str:
+        """Materializes a named checkpoint as a read-only file (cached; `force` rebuilds it); returns its path."""
+        return self._path(
+            "checkout", _target(db, branch), "--at", checkpoint, "--read-only", *(["--force"] if force else [])
+        )
+
+    def path(self, db: str, branch: str = "main") -> str:
+        """The writable checkout path of a branch, without materializing it."""
+        return self._path("path", _target(db, branch))
+
+    def checkpoint(self, db: str, branch: str, name: str, meta: Mapping[str, str] | None = None) -> int:
+        """Quiesces the checkout and records its state as checkpoint `name` (with `meta`); returns the txid."""
+        return self._int("txid", "checkpoint", _target(db, branch), name, *_meta_args(meta))
+
+    def fork(
+        self,
+        db: str,
+        source: str,
+        new: str,
+        from_checkpoint: str | None = None,
+        ttl: TTL = None,
+        meta: Mapping[str, str] | None = None,
+    ) -> int:
+        """Forks `source` (its head, or `from_checkpoint`) into the new branch `new`; returns the fork's txid."""
+        args = ["fork", _target(db, source), new, *_meta_args(meta)]
+        if from_checkpoint:
+            args += ["--at", from_checkpoint]
+        wire_ttl = ttl_arg(ttl)
+        if wire_ttl:
+            args += ["--ttl", wire_ttl]
+        return self._int("txid", *args)
+
+    def destroy(self, db: str, branch: str, force: bool = False) -> None:
+        """Deletes a branch; `force` overrides protection and a live lease."""
+        self.run("destroy", _target(db, branch), *(["--force"] if force else []))
+
+    def rollback(self, db: str, branch: str, to: str) -> str:
+        """Repoints the branch to checkpoint `to` (keeping `<branch>-pre-rollback`); returns the checkout path."""
+        return self._path("rollback", _target(db, branch), "--to", to)
+
+    def promote(self, db: str, source: str, onto: str, force: bool = False) -> int:
+        """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid."""
+        return self._int("txid", "promote", _target(db, source), "--onto", onto, *(["--force"] if force else []))
+
+    def compact(self, db: str, branch: str = "main") -> int:
+        """Makes a shared branch self-contained; returns its head txid."""
+        return self._int("txid", "compact", _target(db, branch))
+
+    def touch(self, db: str, branch: str, ttl: TTL = None) -> TouchResult:
+        """Restarts the branch's TTL clock; `ttl` None keeps the TTL, `"none"`/0 clears it, a duration sets it."""
+        wire_ttl = ttl_arg(ttl)
+        return TouchResult.from_json(
+            self._obj("touch", _target(db, branch), *(["--ttl", wire_ttl] if wire_ttl else []))
+        )
+
+    def export(
+        self,
+        db: str,
+        branch: str,
+        out_path: str | os.PathLike[str],
+        checkpoint: str | None = None,
+        force: bool = False,
+    ) -> int:
+        """Writes the branch's durable state (head, or `checkpoint`) to `out_path`; returns the exported txid."""
+        target = _target(db, branch) + (f"@{checkpoint}" if checkpoint else "")
+        return self._int("txid", "export", target, os.path.abspath(out_path), *(["--force"] if force else []))
+
+    def protect(self, db: str, branch: str) -> ProtectResult:
+        """Marks a branch protected: destroying it or promoting onto it then needs `force`."""
+        return ProtectResult.from_json(self._obj("protect", _target(db, branch)))
+
+    def unprotect(self, db: str, branch: str) -> ProtectResult:
+        """Clears a branch's protected flag."""
+        return ProtectResult.from_json(self._obj("unprotect", _target(db, branch)))
+
+    def diff(self, left: str, right: str, summary: bool = False) -> DiffResult:
+        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only)."""
+        return DiffResult.from_json(self._obj("diff", left, right, *(["--summary"] if summary else [])))
+
+    def gc(self, grace: str | timedelta | None = None) -> GcResult:
+        """Reaps expired branches, clears stale destroy claims and deletes garbage older than `grace` (CLI: 1h)."""
+        g = duration_arg(grace)
+        return GcResult.from_json(self._obj("gc", *(["--grace", g] if g else [])))
+
+    def status(self) -> JsonObject:
+        """The whole-store status document: every branch (`branches`) and the read-only cache (`ro_cache`)."""
+        return self._obj("status")
+
+    def branches(self, db: str) -> list[Branch]:
+        """Lists the branches of a database (NOT_FOUND when it has none)."""
+        found = [
+            Branch.from_status_json(b)
+            for b in self.status().get("branches") or []
+            if isinstance(b, dict) and b.get("db") == db
+        ]
+        if not found:
+            raise OffshootError(f"database {db} not found", "NOT_FOUND", "list databases with Store.dbs()")
+        return found
+
+    def dbs(self) -> list[str]:
+        """Lists the databases, sorted."""
+        return sorted({str(b.get("db")) for b in self.status().get("branches") or [] if isinstance(b, dict)})

@@ -1,0 +1,54 @@
+"""Shared fixtures: the repository's own `offshoot` wrapper is the binary, one daemon per session (per worker)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from offshoot import Client, connect
+from offshoot.daemon import DaemonHandle
+
+REPO = Path(__file__).resolve().parents[3]
+os.environ.setdefault("OFFSHOOT_BIN", str(REPO / "offshoot"))
+
+
+@pytest.fixture
+def client(offshoot_daemon: DaemonHandle) -> Iterator[Client]:
+    """A fresh connection to the session's daemon."""
+    with connect(offshoot_daemon.sock) as c:
+        yield c
+
+
+@pytest.fixture
+def db(client: Client) -> str:
+    """A fresh database name, created."""
+    name = f"d-{uuid.uuid4().hex[:12]}"
+    client.create(name)
+    return name
+
+
+def write_rows(path: str, *values: int) -> None:
+    """Commits `values` into table t (created if needed) of the database at `path`."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS t(x INTEGER)")
+        conn.executemany("INSERT INTO t VALUES (?)", [(v,) for v in values])
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def read_rows(path: str) -> list[int]:
+    """The values of table t of the database at `path` ([] when it has no such table)."""
+    conn = sqlite3.connect(path)
+    try:
+        if conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 't'").fetchone()[0] == 0:
+            return []
+        return [r[0] for r in conn.execute("SELECT x FROM t ORDER BY rowid")]
+    finally:
+        conn.close()

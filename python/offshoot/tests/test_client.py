@@ -1,0 +1,409 @@
+"""The blocking client against a real daemon: every op, the error codes, sessions and events."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import read_rows, write_rows
+
+from offshoot import Branch, Client, Event, OffshootError, SessionInfo, Store, connect
+from offshoot.daemon import DaemonHandle, start_daemon
+
+
+def branch(client: Client, db: str, name: str) -> Branch:
+    return next(b for b in client.branches(db) if b.branch == name)
+
+
+def test_create_dbs_and_branches(client: Client, db: str) -> None:
+    assert db in client.dbs()
+    assert client.dbs() == sorted(client.dbs())
+    (main,) = client.branches(db)
+    assert main.branch == "main"
+    assert main.protected is True
+    assert main.checkpoints == ["init"]
+    assert [c.name for c in main.checkpoints_v2] == ["init"]
+    assert main.checkpoints_v2[0].txid == 1
+    assert main.checkpoints_v2[0].created_at != ""
+    assert main.shared is False
+    assert main.state == "idle"
+
+
+def test_session_flush_fork_and_isolation(client: Client, db: str) -> None:
+    with client.open(db) as s:
+        assert s.path.endswith(".db")
+        write_rows(s.path, 1, 2)
+        txid = s.flush("two-rows", {"run": "r1"})
+        assert txid >= 2
+        assert client.fork(db, "main", "child", ttl="1h", meta={"who": "test"}) == txid
+        write_rows(s.path, 3)
+    child = branch(client, db, "child")
+    assert child.shared is True
+    assert child.ttl == "1h0m0s"
+    assert child.ttl_remaining not in ("", "expired")
+    with client.open(db, "child") as c:
+        assert read_rows(c.path) == [1, 2]
+        write_rows(c.path, 99)
+        c.flush()
+    # Row 3 came after the fork, and the child's 99 never reaches main.
+    assert read_rows(client.checkout(db, "main")) == [1, 2, 3]
+    assert "two-rows" in branch(client, db, "main").checkpoints
+
+
+def test_fork_from_checkpoint_rollback_promote_compact(client: Client, db: str) -> None:
+    with client.open(db) as s:
+        write_rows(s.path, 1)
+        s.flush("one")
+        write_rows(s.path, 2)
+        s.flush("two")
+    client.fork(db, "main", "b", from_checkpoint="one")
+    assert read_rows(client.checkout(db, "b")) == [1]
+    path = client.rollback(db, "main", "one")
+    assert read_rows(path) == [1]
+    assert "two" not in branch(client, db, "main").checkpoints
+    with client.open(db, "b") as s:
+        write_rows(s.path, 5)
+        s.flush()
+    txid = client.promote(db, "b", "main", force=True)
+    assert branch(client, db, "main").head_txid == txid
+    assert read_rows(client.checkout(db, "main")) == [1, 5]
+    assert client.compact(db, "b") >= 1
+    assert branch(client, db, "b").shared is False
+    client.destroy(db, "b")
+    assert [b.branch for b in client.branches(db)] == ["main", "main-pre-rollback"] or "b" not in [
+        b.branch for b in client.branches(db)
+    ]
+
+
+def test_touch_ttl_rules(client: Client, db: str) -> None:
+    client.fork(db, "main", "t", ttl="2h")
+    assert client.touch(db, "t").ttl == "2h0m0s"
+    assert client.touch(db, "t", ttl="30m").ttl == "30m0s"
+    assert branch(client, db, "t").ttl == "30m0s"
+    cleared = client.touch(db, "t", ttl=0)
+    assert cleared.ttl == "none"
+    assert cleared.touched_at != ""
+    assert branch(client, db, "t").ttl == ""
+    with pytest.raises(TypeError):
+        client.touch(db, "t", ttl=60)
+
+
+def test_export_and_checkout_at(client: Client, db: str, tmp_path: Path) -> None:
+    with client.open(db) as s:
+        write_rows(s.path, 7)
+        s.flush("seven")
+        write_rows(s.path, 8)
+        ro = client.checkout_at(db, "main", "seven")
+        assert read_rows(ro) == [7]
+        assert not os.access(ro, os.W_OK) or os.stat(ro).st_mode & 0o222 == 0
+        assert client.checkout_at(db, "main", "seven") == ro
+        s.flush()
+    out = tmp_path / "head.db"
+    assert client.export(db, "main", out) >= 2
+    assert read_rows(str(out)) == [7, 8]
+    with pytest.raises(OffshootError) as e:
+        client.export(db, "main", out)
+    assert e.value.code == "ALREADY_EXISTS"
+    client.export(db, "main", out, checkpoint="seven", force=True)
+    assert read_rows(str(out)) == [7]
+
+
+def test_protect_unprotect(client: Client, db: str) -> None:
+    client.fork(db, "main", "p")
+    r = client.protect(db, "p")
+    assert (r.protected, r.changed) == (True, True)
+    assert client.protect(db, "p").changed is False
+    with pytest.raises(OffshootError) as e:
+        client.destroy(db, "p")
+    assert e.value.code == "PROTECTED"
+    assert e.value.hint
+    assert client.unprotect(db, "p").protected is False
+    client.destroy(db, "p")
+
+
+def test_diff_rows_and_summary(client: Client, db: str) -> None:
+    with client.open(db) as s:
+        write_rows(s.path, 1)
+        s.flush("a")
+        write_rows(s.path, 2, 3)
+        s.flush("b")
+    d = client.diff(f"{db}@main@a", f"{db}@main@b")
+    (t,) = d.tables
+    assert t.table == "t"
+    assert t.status == "changed"
+    assert [r["x"] for r in t.added] == [2, 3]
+    summary = client.diff(f"{db}@main@a", f"{db}@main", summary=True)
+    assert summary.summary_only is True
+    assert summary.tables[0].added == []
+    assert (summary.tables[0].left_count, summary.tables[0].right_count) == (1, 3)
+
+
+def test_gc(client: Client, db: str) -> None:
+    client.fork(db, "main", "g")
+    client.destroy(db, "g")
+    r = client.gc(grace="1h")
+    assert r.reap_errors == []
+    assert r.deleted == 0
+    assert isinstance(r.backlog, int)
+
+
+def test_status_and_sessions(client: Client, db: str) -> None:
+    with client.open(db) as s:
+        raw = [x for x in client.status() if x["db"] == db]
+        assert len(raw) == 1
+        assert raw[0]["checkout"] == s.path
+        (info,) = [x for x in client.sessions() if x.db == db]
+        assert isinstance(info, SessionInfo)
+        assert info.branch == "main"
+        assert info.epoch >= 1
+        assert "/" in info.holder
+        assert branch(client, db, "main").state == "active"
+    assert [x for x in client.sessions() if x.db == db] == []
+
+
+def test_events_follow_a_session(client: Client, db: str) -> None:
+    with client.events(timeout=30) as stream:
+        with client.open(db) as s:
+            write_rows(s.path, 1)
+            txid = s.flush("e1")
+        seen: list[Event] = []
+        for ev in stream:
+            if ev.db == db:
+                seen.append(ev)
+                if ev.type == "session_closed":
+                    break
+    assert [e.type for e in seen] == ["session_opened", "flushed", "session_closed"]
+    opened, flushed, _ = seen
+    assert opened.detail["epoch"] >= 1
+    assert "/" in opened.detail["holder"]
+    assert flushed.detail["kind"] == "manual"
+    assert flushed.detail["txid"] == txid
+    assert flushed.ts.endswith("Z")
+    assert flushed.branch == "main"
+    assert flushed.v == 1
+
+
+def test_event_stream_times_out_instead_of_hanging(client: Client) -> None:
+    # Nothing else runs on this worker's daemon meanwhile, so no event comes.
+    with client.events(timeout=0.2) as stream, pytest.raises(OffshootError) as e:
+        list(stream)
+    assert e.value.code == "TIMEOUT"
+
+
+@pytest.mark.parametrize(
+    ("action", "code"),
+    [
+        (lambda c, db: c.create(db), "ALREADY_EXISTS"),
+        (lambda c, db: c.branches("no-such-db"), "NOT_FOUND"),
+        (lambda c, db: c.rollback(db, "main", "no-such-cp"), "NOT_FOUND"),
+        (lambda c, db: c.fork(db, "main", "Bad Name!"), "INVALID_NAME"),
+        (lambda c, db: c.fork(db, "main", "x", ttl="none"), "INVALID_ARGUMENT"),
+        (lambda c, db: c.fork(db, "no-such-branch", "x"), "NOT_FOUND"),
+        (lambda c, db: c.destroy(db, "main"), "PROTECTED"),
+        (lambda c, db: c.promote(db, "main", "main"), "INVALID_ARGUMENT"),
+        (lambda c, db: c.touch(db, "main", ttl="-5m"), "INVALID_ARGUMENT"),
+        (lambda c, db: c.checkout_at(db, "main", "no-such-cp"), "NOT_FOUND"),
+        (lambda c, db: c.diff(f"{db}@main", f"{db}@nope"), "NOT_FOUND"),
+        (lambda c, db: c.gc(grace="soon"), "INVALID_ARGUMENT"),
+    ],
+)
+def test_error_codes(client: Client, db: str, action: object, code: str) -> None:
+    with pytest.raises(OffshootError) as e:
+        action(client, db)  # type: ignore[operator]
+    assert e.value.code == code, e.value
+    assert e.value.message
+    assert not e.value.message.startswith("daemon: ")
+
+
+def test_session_guards(client: Client, db: str) -> None:
+    client.fork(db, "main", "other")
+    with client.open(db) as s:
+        for action in (
+            lambda: client.open(db),
+            lambda: client.destroy(db, "main", force=True),
+            lambda: client.rollback(db, "main", "init"),
+            lambda: client.checkout(db, "main"),
+            lambda: client.compact(db, "main"),
+            lambda: client.promote(db, "other", "main", force=True),
+        ):
+            with pytest.raises(OffshootError) as e:
+                action()
+            assert e.value.code == "SESSION_OPEN", e.value
+            assert "close the session" in e.value.message or "already open" in e.value.message
+        with pytest.raises(OffshootError) as e:
+            s.flush("", {"k": "v"})
+        assert e.value.code == "INVALID_ARGUMENT"
+        s.flush("once")
+        with pytest.raises(OffshootError) as e:
+            s.flush("once")
+        assert e.value.code == "ALREADY_EXISTS"
+    with pytest.raises(OffshootError) as e:
+        s.flush()
+    assert e.value.code == "NOT_FOUND"
+
+
+def test_connection_failed_names_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(OffshootError) as e:
+        connect(tmp_path / "nothing.sock")
+    assert e.value.code == "CONNECTION_FAILED"
+    assert e.value.retryable is True
+    assert e.value.hint is not None
+    assert "offshoot serve" in e.value.hint
+
+
+def test_closed_client_refuses(client: Client) -> None:
+    client.close()
+    client.close()
+    with pytest.raises(OffshootError) as e:
+        client.dbs()
+    assert e.value.code == "CONNECTION_CLOSED"
+
+
+@pytest.fixture
+def own_daemon() -> Iterator[DaemonHandle]:
+    """A daemon of this test's own, for tests that stop it."""
+    with tempfile.TemporaryDirectory(prefix="offshoot-py-") as d:
+        handle = start_daemon(os.environ["OFFSHOOT_BIN"], Path(d))
+        try:
+            yield handle
+        finally:
+            handle.stop()
+
+
+def test_shutdown_ends_streams_and_connections(own_daemon: DaemonHandle, tmp_path: Path) -> None:
+    c = connect(own_daemon.sock)
+    stream = c.events(timeout=30)
+    c.create("app")
+    s = c.open("app")
+    write_rows(s.path, 1)
+    c.shutdown()
+    # The daemon drops its connections first, so the stream ends (it does not hang) ...
+    types = [e.type for e in stream if e.db == "app"]
+    assert types[0] == "session_opened"
+    assert own_daemon.proc.wait(timeout=30) == 0
+    # ... and then flushes the open session: the unflushed row is durable.
+    out = tmp_path / "after-shutdown.db"
+    Store(own_daemon.store).export("app", "main", out)
+    assert read_rows(str(out)) == [1]
+    with pytest.raises(OffshootError) as e:
+        c.dbs()
+    assert e.value.code == "CONNECTION_CLOSED"
+    c.close()
+    with pytest.raises(OffshootError) as e:
+        c.events()
+    assert e.value.code == "CONNECTION_FAILED"
+
+
+def test_killed_daemon_is_connection_closed(own_daemon: DaemonHandle) -> None:
+    with connect(own_daemon.sock) as c:
+        c.create("app")
+        own_daemon.proc.kill()
+        own_daemon.proc.wait()
+        with pytest.raises(OffshootError) as e:
+            c.branches("app")
+        assert e.value.code == "CONNECTION_CLOSED"
+        assert e.value.hint
+
+
+def test_malformed_response_is_bad_response(tmp_path: Path) -> None:
+    path = str(tmp_path / "fake.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(b"this is not json\n")
+            conn.recv(4096)
+            conn.sendall(b'{"no_ok": 1}\n')
+            conn.recv(4096)
+
+    t = threading.Thread(target=answer)
+    t.start()
+    try:
+        with connect(path) as c:
+            with pytest.raises(OffshootError) as e:
+                c.dbs()
+            assert e.value.code == "BAD_RESPONSE"
+            with pytest.raises(OffshootError) as e:
+                c.dbs()
+            assert e.value.code == "BAD_RESPONSE"
+    finally:
+        t.join(timeout=10)
+        server.close()
+
+
+def test_client_calls_from_threads_are_serialised(client: Client, db: str) -> None:
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            for _ in range(10):
+                assert db in client.dbs()
+                assert client.branches(db)[0].branch == "main"
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_writes_through_stock_sqlite_are_captured(client: Client, db: str) -> None:
+    with client.open(db) as s:
+        conn = sqlite3.connect(s.path)
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        conn.close()
+        write_rows(s.path, *range(100))
+        s.flush("hundred")
+    assert read_rows(client.checkout_at(db, "main", "hundred")) == list(range(100))
+
+
+def test_an_interrupted_call_never_leaves_its_answer_to_the_next(tmp_path: Path) -> None:
+    path = str(tmp_path / "slow.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+
+    def answer_late() -> None:
+        conn, _ = server.accept()
+        with conn, contextlib.suppress(OSError):
+            conn.recv(4096)
+            conn.recv(4096)  # the client gives up (and hangs up) before this answer
+            conn.sendall(b'{"ok":true,"databases":["stale"]}\n')
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Interrupted
+
+    t = threading.Thread(target=answer_late)
+    t.start()
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with connect(path) as c:
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            with pytest.raises(Interrupted):
+                c.dbs()
+            with pytest.raises(OffshootError) as e:
+                c.dbs()
+            assert e.value.code == "CONNECTION_CLOSED"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        t.join(timeout=10)
+        server.close()

@@ -1,0 +1,128 @@
+"""The at-rest Store on a temp store: every verb through the CLI's --json, errors with the CLI's codes."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import read_rows, write_rows
+
+from offshoot import OffshootError, Store
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = Store(tmp_path / "store")
+    s.init()
+    return s
+
+
+def test_lifecycle_at_rest(store: Store, tmp_path: Path) -> None:
+    store.create("app")
+    assert store.dbs() == ["app"]
+    path = store.checkout("app")
+    assert store.path("app") == path
+    write_rows(path, 1, 2)
+    one = store.checkpoint("app", "main", "two-rows", meta={"run": "r1"})
+    assert one >= 2
+    assert store.fork("app", "main", "b", ttl="1h", meta={"who": "t"}) == one
+    b = next(x for x in store.branches("app") if x.branch == "b")
+    assert (b.shared, b.ttl, b.protected) == (True, "1h0m0s", False)
+    assert b.checkpoints == ["fork"]
+    bpath = store.checkout("app", "b")
+    assert read_rows(bpath) == [1, 2]
+    write_rows(bpath, 3)
+    store.checkpoint("app", "b", "three")
+    write_rows(bpath, 4)
+    assert read_rows(store.rollback("app", "b", "three")) == [1, 2, 3]
+    assert "b-pre-rollback" in [x.branch for x in store.branches("app")]
+    assert read_rows(store.checkout_at("app", "b", "three")) == [1, 2, 3]
+    out = tmp_path / "out.db"
+    assert store.export("app", "b", out, checkpoint="three") >= 1
+    assert read_rows(str(out)) == [1, 2, 3]
+    d = store.diff("app@main", "app@b")
+    assert [r["x"] for r in d.tables[0].added] == [3]
+    assert store.diff("app@main", "app@b", summary=True).tables[0].right_count == 3
+
+
+def test_promote_compact_touch_protect_destroy_at_rest(store: Store) -> None:
+    store.create("app")
+    write_rows(store.checkout("app"), 1)
+    store.checkpoint("app", "main", "one")
+    store.fork("app", "main", "b")
+    write_rows(store.checkout("app", "b"), 2)
+    store.checkpoint("app", "b", "two")
+    with pytest.raises(OffshootError) as e:
+        store.promote("app", "b", "main")
+    assert e.value.code == "PROTECTED"
+    txid = store.promote("app", "b", "main", force=True)
+    assert next(x for x in store.branches("app") if x.branch == "main").head_txid == txid
+    assert read_rows(store.checkout("app")) == [1, 2]
+    assert store.compact("app", "b") >= 1
+    assert store.touch("app", "b", ttl=0).ttl == "none"
+    assert store.touch("app", "b", ttl="2h").ttl == "2h0m0s"
+    assert store.protect("app", "b").protected is True
+    with pytest.raises(OffshootError) as e:
+        store.destroy("app", "b")
+    assert e.value.code == "PROTECTED"
+    assert store.unprotect("app", "b").changed is True
+    store.destroy("app", "b")
+    assert "b" not in [x.branch for x in store.branches("app")]
+    assert store.gc(grace="0s").reap_errors == []
+    assert "branches" in store.status()
+
+
+def test_create_from_a_file(store: Store, tmp_path: Path) -> None:
+    src = tmp_path / "seed.db"
+    conn = sqlite3.connect(src)
+    conn.execute("CREATE TABLE t(x INTEGER)")
+    conn.execute("INSERT INTO t VALUES (41)")
+    conn.commit()
+    conn.close()
+    store.create("imported", from_file=src)
+    assert read_rows(store.checkout("imported")) == [41]
+
+
+ERRORS: list[tuple[Callable[[Store], object], str]] = [
+    (lambda s: s.create("app"), "ALREADY_EXISTS"),
+    (lambda s: s.branches("nope"), "NOT_FOUND"),
+    (lambda s: s.rollback("app", "main", "nope"), "NOT_FOUND"),
+    (lambda s: s.fork("app", "main", "Bad Name"), "INVALID_NAME"),
+    (lambda s: s.fork("app", "main", "x", ttl="none"), "INVALID_ARGUMENT"),
+    (lambda s: s.destroy("app", "main"), "PROTECTED"),
+    (lambda s: s.init(), "ALREADY_EXISTS"),
+]
+
+
+def test_errors_keep_the_cli_codes(store: Store) -> None:
+    store.create("app")
+    for action, code in ERRORS:
+        with pytest.raises(OffshootError) as e:
+            action(store)
+        assert e.value.code == code, e.value
+        assert e.value.hint
+
+
+def test_uninitialized_store(tmp_path: Path) -> None:
+    with pytest.raises(OffshootError) as e:
+        Store(tmp_path / "nothing").create("app")
+    assert e.value.code == "NOT_INITIALIZED"
+
+
+def test_binary_lookup(tmp_path: Path) -> None:
+    bin_ = os.environ["OFFSHOOT_BIN"]
+    assert Store(tmp_path, env={"OFFSHOOT_BIN": bin_, "PATH": ""}).bin == bin_
+    with pytest.raises(OffshootError) as e:
+        Store(tmp_path, env={"PATH": str(tmp_path)})
+    assert e.value.code == "BINARY_NOT_FOUND"
+    with pytest.raises(OffshootError) as e:
+        Store(tmp_path, env={"OFFSHOOT_BIN": str(tmp_path / "missing")})
+    assert e.value.code == "USAGE"
+    link_dir = tmp_path / "bin"
+    link_dir.mkdir()
+    (link_dir / "offshoot").symlink_to(bin_)
+    found = Store(tmp_path, env={"PATH": str(link_dir)})
+    assert found.bin == str(link_dir / "offshoot")

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The project-local Python environment for the Python packages' tests: .venv-py/ with every pin of
+# python/constraints.txt and each package under python/ installed editable (the offshoot-db one with its pytest extra).
+#
+#   scripts/python-env.sh          make or refresh .venv-py/ when its inputs changed; print the interpreter path
+#
+# A stamp records a hash of the inputs (this script, the constraints, every package's pyproject.toml), so a warm run
+# costs a hash and nothing else. Packages build with hatchling, pinned in the constraints and used without build
+# isolation, so an install needs no package beyond the pins.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="${OFFSHOOT_PY_VENV:-$root/.venv-py}"
+constraints="$root/python/constraints.txt"
+stamp="$venv/.offshoot-stamp"
+virtualenv_version="21.15.11"
+
+log() { echo "python-env: $*" >&2; }
+
+mapfile -t projects < <(find "$root/python" -mindepth 2 -maxdepth 2 -name pyproject.toml -printf '%h\n' | sort)
+if [[ ${#projects[@]} -eq 0 ]]; then
+  log "no package under python/"
+  exit 1
+fi
+
+inputs_hash() {
+  local f
+  for f in "$root/scripts/python-env.sh" "$constraints" "${projects[@]/%//pyproject.toml}"; do
+    echo "${f#"$root"/}"
+    cat "$f"
+  done | sha256sum | cut -d' ' -f1
+}
+
+want="$(inputs_hash)"
+current() { [[ -x "$venv/bin/python" && "$(cat "$stamp" 2>/dev/null)" == "$want" ]]; }
+if current; then
+  echo "$venv/bin/python"
+  exit 0
+fi
+# One install at a time: a second run waits for the first and then finds the environment current.
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+if command -v flock >/dev/null; then flock 9; fi
+if current; then
+  echo "$venv/bin/python"
+  exit 0
+fi
+
+python="${PYTHON:-python3}"
+command -v "$python" >/dev/null || { log "$python not found; install Python 3.10 or newer"; exit 1; }
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { log "$python is older than 3.10"; exit 1; }
+
+# A Python without venv/ensurepip (Debian without python3-venv) gets its environment from virtualenv, installed
+# with pip into a scratch directory: Python 3 and pip are all a machine needs.
+make_venv() {
+  if "$python" -c 'import venv, ensurepip' 2>/dev/null; then
+    "$python" -m venv "$venv"
+    return
+  fi
+  local boot="$root/.tmp/python-bootstrap"
+  log "$python has no venv/ensurepip; making the environment with virtualenv $virtualenv_version"
+  PIP_ROOT_USER_ACTION=ignore "$python" -m pip install --quiet --disable-pip-version-check --no-input --target "$boot" \
+    "virtualenv==$virtualenv_version" >&2 || { log "neither venv nor pip-installed virtualenv is available"; exit 1; }
+  PYTHONPATH="$boot" "$python" -m virtualenv --quiet "$venv" >&2
+}
+
+log "installing the Python test environment into ${venv#"$root"/}"
+rm -rf "$venv"
+make_venv
+pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input --quiet)
+"${pip[@]}" install -r "$constraints" >&2
+editables=()
+for p in "${projects[@]}"; do
+  if [[ "$(basename "$p")" == offshoot ]]; then editables+=(-e "$p[pytest]"); else editables+=(-e "$p"); fi
+done
+"${pip[@]}" install --no-build-isolation --no-deps -c "$constraints" "${editables[@]}" >&2
+"${pip[@]}" check >&2 || { log "the installed environment has broken requirements"; exit 1; }
+echo "$want" >"$stamp"
+echo "$venv/bin/python"
