@@ -40,30 +40,32 @@ function runInChild(job: QueryJob, timeoutMs: number): Promise<QueryAnswer> {
   return new Promise((resolve, reject) => {
     const child = fork(CHILD, [], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'advanced' });
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const done = (fn: () => void): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       fn();
     };
-    const timer = setTimeout(
-      () =>
-        done(() => {
-          child.kill('SIGKILL');
-          reject(
-            fail('TIMEOUT', `query did not finish within ${timeoutMs} ms and was stopped`, {
-              hint: 'narrow the query (a WHERE clause, an index, a smaller LIMIT)',
-            }),
-          );
-        }),
-      timeoutMs,
-    );
-    child.once('message', (answer: QueryAnswer) => done(() => resolve(answer)));
+    const timedOut = (): void =>
+      done(() => {
+        child.kill('SIGKILL');
+        reject(
+          fail('TIMEOUT', `query did not finish within ${timeoutMs} ms and was stopped`, {
+            hint: 'narrow the query (a WHERE clause, an index, a smaller LIMIT)',
+          }),
+        );
+      });
+    child.on('message', (msg: QueryAnswer | { ready: true }) => {
+      if ('ready' in msg) {
+        timer = setTimeout(timedOut, timeoutMs);
+        child.send(job);
+      } else done(() => resolve(msg));
+    });
     child.once('error', (err) => done(() => reject(fail('INTERNAL', `query process failed: ${err.message}`))));
     child.once('exit', (code, signal) =>
       done(() => reject(fail('INTERNAL', `query process exited (${signal ?? code}) before answering`))),
     );
-    child.send(job);
   });
 }
 

@@ -1,5 +1,8 @@
 import { fail } from '../../core/errors.js';
 
+/** The statements a query may start with; everything else (ATTACH, VACUUM, REINDEX, BEGIN, …) is refused. */
+const READING_STATEMENTS = new Set(['select', 'with', 'values', 'explain', 'pragma']);
+
 /** Pragmas that only report: allowed bare or with a parenthesised argument, never with `=`. */
 const READING_PRAGMAS = new Set([
   'application_id',
@@ -44,16 +47,18 @@ function keywordsOf(sql: string): string {
 }
 
 /**
- * Checks the text of one statement before it is prepared: ATTACH/DETACH, VACUUM (including VACUUM INTO) and any
- * PRAGMA but a reporting one are refused by name, since SQLite counts some of them as read-only. What passes must
- * still prepare as a read-only statement on a read-only, query_only connection.
+ * Checks the text of one statement before it is prepared: only SELECT, WITH, VALUES, EXPLAIN and reporting
+ * PRAGMAs pass, since SQLite counts ATTACH, DETACH and VACUUM INTO as read-only. What passes must still prepare as
+ * a read-only statement on a read-only, query_only connection.
  */
 export function checkReadOnlySql(sql: string): void {
   const text = keywordsOf(sql);
   if (text === '') refuse('the statement is empty');
-  const first = /^([a-z]+)/i.exec(text)?.[1]?.toLowerCase();
-  if (first === 'attach' || first === 'detach') refuse(`${first.toUpperCase()} is not allowed`);
-  if (first === 'vacuum') refuse('VACUUM (and VACUUM INTO) is not allowed');
+  const first = /^\(*\s*([a-z]+)/i.exec(text)?.[1]?.toLowerCase() ?? '';
+  if (!READING_STATEMENTS.has(first))
+    refuse(
+      `${first === '' ? 'this statement' : first.toUpperCase()} is not allowed (ATTACH, VACUUM INTO and writes never are)`,
+    );
   if (first === 'pragma') {
     const m = /^pragma\s+(?:[a-z_][a-z0-9_]*\.)?([a-z_][a-z0-9_]*)\s*(\(\s*[^)]*\)\s*)?;?$/i.exec(text);
     const name = m?.[1]?.toLowerCase();
