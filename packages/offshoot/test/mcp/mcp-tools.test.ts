@@ -63,9 +63,11 @@ describe('offshoot mcp: the tool surface', () => {
     assert.deepEqual(props('offshoot_checkpoint').sort(), ['branch', 'database', 'meta', 'name']);
     assert.deepEqual(props('offshoot_query').sort(), ['at', 'branch', 'database', 'limit', 'sql']);
     assert.deepEqual(required('offshoot_query').sort(), ['database', 'sql']);
-    const force = (
-      tools.find((t) => t.name === 'offshoot_promote')?.inputSchema.properties as Record<string, { type?: string }>
-    ).force;
+    const promoteProps = (tools.find((t) => t.name === 'offshoot_promote')?.inputSchema.properties ?? {}) as Record<
+      string,
+      { type?: string }
+    >;
+    const force = promoteProps.force;
     assert.equal(force?.type, 'boolean');
   });
 
