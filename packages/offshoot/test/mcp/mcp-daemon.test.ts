@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type DaemonProcess } from '../daemon/daemon-process.js';
-import { makeMcpStore, ok, refused, startMcp, type McpSession, type McpStore } from './mcp-harness.js';
+import { asStoreDir, makeMcpStore, ok, refused, startMcp, type McpSession, type McpStore } from './mcp-harness.js';
 
 function head(s: McpStore, branch: string): { txid: number; lineage: string } {
   const j = JSON.parse(s.cli(['status', 'app', '--json']).stdout) as {
@@ -23,12 +23,7 @@ describe('offshoot mcp -socket: riding a daemon', () => {
   let live: string;
   before(async () => {
     s = makeMcpStore();
-    daemon = await startDaemon({ ...s, file: (n: string) => join(s.dir, n) }, [
-      '-flush-every',
-      '0',
-      '-reap-every',
-      '0',
-    ]);
+    daemon = await startDaemon(asStoreDir(s), ['-flush-every', '0', '-reap-every', '0']);
     live = s.cli(['session', 'open', 'app', '-socket', daemon.sock]).stdout.trim();
     m = await startMcp(s.store, ['-socket', daemon.sock, '-reap-every', '0']);
     forcing = await startMcp(s.store, ['-socket', daemon.sock, '-reap-every', '0', '-allow-force']);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { StoreDir } from '../daemon/daemon-process.js';
 import { baseEnv, ensureBuilt, offshootBin } from '../e2e/cli-harness.js';
 
 /** One tool call's outcome, flattened for assertions. */
@@ -119,4 +120,22 @@ export function refsSnapshot(store: string): Record<string, string> {
     if (statSync(p).isFile() && !f.endsWith('.lock')) out[f] = readFileSync(p, 'utf8');
   }
   return out;
+}
+
+/** The store in the shape the daemon suites' startDaemon takes. */
+export function asStoreDir(s: McpStore): StoreDir {
+  return {
+    dir: s.dir,
+    store: s.store,
+    file: (name) => join(s.dir, name),
+    cli: (args, env) => {
+      const r = spawnSync(offshootBin, ['-store', s.store, ...args], {
+        cwd: s.dir,
+        env: baseEnv(env),
+        encoding: 'utf8',
+      });
+      return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+    },
+    cleanup: s.cleanup,
+  };
 }

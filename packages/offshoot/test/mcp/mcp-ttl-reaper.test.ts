@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { startDaemon, until } from '../daemon/daemon-process.js';
 import { baseEnv, offshootBin } from '../e2e/cli-harness.js';
-import { makeMcpStore, ok, startMcp, type McpStore } from './mcp-harness.js';
+import { asStoreDir, makeMcpStore, ok, startMcp, type McpStore } from './mcp-harness.js';
 
 const HOUR = 3_600_000;
 
@@ -109,7 +109,7 @@ test('the reaper expires a TTL fork on its cadence and clears a stranded delete 
 
 test('the reaper steps aside while a daemon serves the store, and takes over when it stops', async () => {
   const s = makeMcpStore();
-  const storeDir = { ...s, file: (n: string) => join(s.dir, n) };
+  const storeDir = asStoreDir(s);
   // The daemon's own janitor is off, so only the MCP reaper could expire anything.
   const daemon = await startDaemon(storeDir, ['-reap-every', '0']);
   const m = await startMcp(s.store, ['-reap-every', '200ms']);
