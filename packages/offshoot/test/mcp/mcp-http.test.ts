@@ -12,7 +12,12 @@ import { flatten, makeMcpStore, ok, startMcp, type McpStore } from './mcp-harnes
 const TOKEN = 'mcp-http-test-token-0123456789';
 
 function mcp(s: McpStore, flags: string[], env: NodeJS.ProcessEnv = {}) {
-  return spawnSync(offshootBin, ['-store', s.store, 'mcp', ...flags], { env: baseEnv(env), encoding: 'utf8', input: '', timeout: 30_000 });
+  return spawnSync(offshootBin, ['-store', s.store, 'mcp', ...flags], {
+    env: baseEnv(env),
+    encoding: 'utf8',
+    input: '',
+    timeout: 30_000,
+  });
 }
 
 describe('offshoot mcp -http', () => {
@@ -38,7 +43,9 @@ describe('offshoot mcp -http', () => {
   async function connect(token: string): Promise<Client> {
     const client = new Client({ name: 'offshoot-http-test', version: '1.0.0' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
     );
     return client;
   }
@@ -47,11 +54,18 @@ describe('offshoot mcp -http', () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
     assert.equal((await fetch(url, { method: 'POST', headers, body })).status, 401);
-    const wrong = await fetch(url, { method: 'POST', headers: { ...headers, Authorization: 'Bearer nope-nope-nope-nope' }, body });
+    const wrong = await fetch(url, {
+      method: 'POST',
+      headers: { ...headers, Authorization: 'Bearer nope-nope-nope-nope' },
+      body,
+    });
     assert.equal(wrong.status, 401);
     assert.equal(wrong.headers.get('www-authenticate'), 'Bearer realm="offshoot"');
     await assert.rejects(connect('wrong-token-0123456789'));
-    assert.equal((await fetch(url.replace('/mcp', '/other'), { headers: { Authorization: `Bearer ${TOKEN}` } })).status, 404);
+    assert.equal(
+      (await fetch(url.replace('/mcp', '/other'), { headers: { Authorization: `Bearer ${TOKEN}` } })).status,
+      404,
+    );
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/, 'loopback by default');
   });
 
@@ -67,7 +81,9 @@ describe('offshoot mcp -http', () => {
       const forked = ok(await call('offshoot_fork', { database: 'app', new_branch: 'over-http', ttl: '2h' }));
       assert.equal(forked.ttl, '2h0m0s');
       const a = ok(await call('offshoot_query', { database: 'app', branch: 'over-http', sql: 'SELECT id, v FROM t' }));
-      const b = ok(await stdio.call('offshoot_query', { database: 'app', branch: 'over-http', sql: 'SELECT id, v FROM t' }));
+      const b = ok(
+        await stdio.call('offshoot_query', { database: 'app', branch: 'over-http', sql: 'SELECT id, v FROM t' }),
+      );
       assert.deepEqual(a, b);
       const refusedHttp = await call('offshoot_destroy', { database: 'app', branch: 'main', force: true });
       const refusedStdio = await stdio.call('offshoot_destroy', { database: 'app', branch: 'main', force: true });
