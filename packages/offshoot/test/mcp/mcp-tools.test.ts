@@ -1,6 +1,8 @@
 // The tool surface as a host sees it, over a real stdio MCP connection: names, hints, schemas, the prompt, and bad input.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { offshootBin } from '../e2e/cli-harness.js';
 import { makeMcpStore, ok, refused, startMcp, type McpSession, type McpStore } from './mcp-harness.js';
@@ -143,6 +145,30 @@ test('offshoot mcp on a store that does not exist yet: tools fail with the fix n
     assert.match((await m.call('offshoot_list')).text, /offshoot create/);
   } finally {
     await m.close();
+    s.cleanup();
+  }
+});
+
+test('the store resolves from -store, then OFFSHOOT_STORE, then ./.offshoot', async () => {
+  const s = makeMcpStore();
+  const proj = join(s.dir, 'proj');
+  mkdirSync(proj);
+  assert.equal(spawnSync(offshootBin, ['-store', join(proj, '.offshoot'), 'init']).status, 0);
+  const names = async (m: McpSession) =>
+    (ok(await m.call('offshoot_list')).branches as Array<{ db: string }>).map((b) => b.db);
+  const fromEnv = await startMcp('', [], { args: ['mcp'], cwd: proj, env: { OFFSHOOT_STORE: s.store } });
+  const fromCwd = await startMcp('', [], { args: ['mcp'], cwd: proj });
+  const fromFlag = await startMcp('', [], {
+    args: ['-store', s.store, 'mcp'],
+    cwd: proj,
+    env: { OFFSHOOT_STORE: join(proj, '.offshoot') },
+  });
+  try {
+    assert.deepEqual(await names(fromEnv), ['app']);
+    assert.deepEqual(await names(fromCwd), []);
+    assert.deepEqual(await names(fromFlag), ['app']);
+  } finally {
+    await Promise.all([fromEnv.close(), fromCwd.close(), fromFlag.close()]);
     s.cleanup();
   }
 });
