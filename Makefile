@@ -5,7 +5,7 @@ STAMP := node_modules/.offshoot-install-stamp
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check format test demo bench fuzz torture clean llms
+.PHONY: all install build check format test demo bench fuzz torture clean llms plugin-check
 
 all: build
 
@@ -41,6 +41,10 @@ fuzz: build
 # One torture at a time, each with the machine to itself; LANES sets the daemon torture's concurrent sessions.
 torture: build
 	OFFSHOOT_TEST_CONCURRENCY=1 OFFSHOOT_TORTURE_LANES=$${LANES:-6} OFFSHOOT_TORTURE_SECONDS=$${DURATION:-300} scripts/run-tests.sh torture
+
+# The Claude Code plugin, validated by Claude Code itself (installs its CLI under .tmp/ once).
+plugin-check:
+	scripts/validate-plugin.sh
 
 # docs/llms.txt and docs/llms-full.txt from the docs (make check fails while they are stale).
 llms:

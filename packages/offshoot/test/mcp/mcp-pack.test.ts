@@ -1,6 +1,7 @@
 // Packaging: `npm pack` of the offshoot package installs into an empty prefix and serves `offshoot mcp` there.
 // npm reuses its cache (--prefer-offline); better-sqlite3's native build is the one step skipped by default (its
-// compiled addon is copied from this checkout), OFFSHOOT_PACK_FULL_INSTALL=1 runs the install scripts too.
+// compiled addon is copied from this checkout); OFFSHOOT_PACK_FULL_INSTALL=1 runs the install scripts too and
+// also starts the server with `npx --package <tarball> offshoot mcp`.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -73,6 +74,28 @@ test('npm pack gives a tarball that installs on its own and runs offshoot mcp', 
       );
     } finally {
       await m.close();
+    }
+    if (full) {
+      // npx builds its own install (native addon included) in npm's cache: only in the full run.
+      const viaNpx = await startMcp(s.store, [], {
+        command: 'npx',
+        args: [
+          '--yes',
+          '--prefer-offline',
+          '--package',
+          join(tmp, info.filename),
+          'offshoot',
+          '-store',
+          s.store,
+          'mcp',
+        ],
+        cwd: tmp,
+      });
+      try {
+        assert.equal(ok(await viaNpx.call('offshoot_list', { database: 'app' })).daemon, null);
+      } finally {
+        await viaNpx.close();
+      }
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });

@@ -1,6 +1,6 @@
-// The Claude Code plugin in the repository, checked against Claude Code's documented manifest schemas (its CLI is
-// too heavy to install for every run), and its advisory hooks run for real: context only, never a block, silent
-// when offshoot is not installed.
+// The Claude Code plugin in the repository, checked against Claude Code's documented manifest schemas (Claude Code's
+// own validator runs in `make plugin-check`, its CLI being too large for every test run), and its advisory hooks run
+// for real: context only, never a block, silent when offshoot is not installed.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
