@@ -76,19 +76,13 @@ test('npm pack gives a tarball that installs on its own and runs offshoot mcp', 
       await m.close();
     }
     if (full) {
-      // npx builds its own install (native addon included) in npm's cache: only in the full run.
+      // npx builds its own install (native addon included) in npm's cache, which takes longer than an MCP
+      // initialize may: build it first, then start the server from it.
+      const npx = ['--yes', '--prefer-offline', '--package', join(tmp, info.filename), 'offshoot'];
+      execFileSync('npx', [...npx, 'version'], { cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'], timeout: 900_000 });
       const viaNpx = await startMcp(s.store, [], {
         command: 'npx',
-        args: [
-          '--yes',
-          '--prefer-offline',
-          '--package',
-          join(tmp, info.filename),
-          'offshoot',
-          '-store',
-          s.store,
-          'mcp',
-        ],
+        args: [...npx, '-store', s.store, 'mcp'],
         cwd: tmp,
       });
       try {
