@@ -5,7 +5,7 @@ STAMP := node_modules/.offshoot-install-stamp
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check format test test-rgw test-python demo bench fuzz torture clean
+.PHONY: all install build check format test test-rgw test-python demo bench fuzz torture clean llms plugin-check
 
 all: build
 
@@ -23,6 +23,7 @@ build: install
 check: install
 	$(BIOME) check .
 	node scripts/check-layers.mjs
+	node scripts/gen-llms.mjs --check
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
 	$(TSC) -p packages/offshoot/web/tsconfig.json
@@ -56,6 +57,14 @@ fuzz: build
 # One torture at a time, each with the machine to itself; LANES sets the daemon torture's concurrent sessions.
 torture: build
 	OFFSHOOT_TEST_CONCURRENCY=1 OFFSHOOT_TORTURE_LANES=$${LANES:-6} OFFSHOOT_TORTURE_SECONDS=$${DURATION:-300} scripts/run-tests.sh torture
+
+# The Claude Code plugin, validated by Claude Code itself (installs its CLI under .tmp/ once).
+plugin-check:
+	scripts/validate-plugin.sh
+
+# docs/llms.txt and docs/llms-full.txt from the docs (make check fails while they are stale).
+llms:
+	node scripts/gen-llms.mjs
 
 format: install
 	$(BIOME) check --write .

@@ -3,7 +3,7 @@ import { Connection } from './connection.js';
 import { dial, type ConnectOptions } from './dial.js';
 import { subscribe } from './events.js';
 import { listField, requireCheckout, requireResult, requireTxid } from './result-fields.js';
-import { Session } from './session.js';
+import { Session, type FlushOptions } from './session.js';
 import type { BranchInfo, EventEnvelope, ProtectResult, SessionInfo, TouchResult } from './types.js';
 
 /** Options of `fork`. */
@@ -60,6 +60,14 @@ export class Client {
   /** Materializes the branch head as a writable checkout (without a session) and returns its path. */
   async checkout(db: string, branch = 'main'): Promise<string> {
     return requireCheckout(await this.#conn.request({ op: 'checkout', db, branch }), 'checkout');
+  }
+
+  /**
+   * Flushes the session open on a branch in the daemon, whoever opened it (a harness, another process), optionally
+   * as a named checkpoint; returns the durable txid.
+   */
+  async flush(db: string, branch: string, name?: string, opts: FlushOptions = {}): Promise<number> {
+    return requireTxid(await this.#conn.request({ op: 'flush', db, branch, name, meta: opts.meta }), 'flush');
   }
 
   /** Forks `source` (its head, or `opts.from`) into the new branch `newBranch`; returns the fork's txid. */

@@ -2,6 +2,7 @@ import { cpus, totalmem } from 'node:os';
 import { daemonBench } from './daemon-bench.js';
 import { engineBench } from './engine-bench.js';
 import { ltxBench } from './ltx-bench.js';
+import { mcpBench } from './mcp-bench.js';
 import { s3Bench } from './s3-bench.js';
 import { uiBench } from './ui-bench.js';
 
@@ -13,3 +14,4 @@ await engineBench();
 await s3Bench();
 await daemonBench();
 await uiBench();
+await mcpBench();

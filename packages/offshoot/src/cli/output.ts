@@ -157,6 +157,7 @@ export function statusOutcome(r: StatusReport): Outcome {
     if (b.protected) line += ' protected';
     if (b.checkedOut) line += ' checked-out';
     if (b.ttl) line += ` ttl=${b.ttl}` + (b.remaining ? ` remaining=${b.remaining}` : '');
+    if (b.meta) line += ` meta=${JSON.stringify(b.meta)}`;
     return line;
   });
   const { entries, bytes, budget } = r.roCache;

@@ -12,6 +12,7 @@ import { initCommand } from './commands/init.js';
 import { leaseAcquireCommand } from './commands/lease-acquire.js';
 import { leaseListCommand } from './commands/lease-list.js';
 import { leaseReleaseCommand } from './commands/lease-release.js';
+import { mcpCommand } from './commands/mcp.js';
 import { pathCommand } from './commands/path.js';
 import { promoteCommand } from './commands/promote.js';
 import { protectCommand } from './commands/protect.js';
@@ -79,6 +80,7 @@ export const ENTRIES: readonly Entry[] = [
   gcCommand,
   leaseGroup,
   serveCommand,
+  mcpCommand,
   sessionGroup,
   uiCommand,
   versionCommand,

@@ -1,26 +1,12 @@
-import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { link, mkdir, rm, writeFile } from 'node:fs/promises';
 import { fail } from '../core/errors.js';
 import { tempPathFor } from '../platform/atomic-file.js';
 import { processAlive } from '../platform/process-alive.js';
-
-/** The lock file's name under the checkout root; the local backend hides `.lock` names from listings. */
-const LOCK_NAME = 'daemon.lock';
-
-interface LockContent {
-  pid: number;
-  socket: string;
-  started_at: string;
-}
-
-async function readLock(path: string): Promise<LockContent | undefined> {
-  try {
-    const c = JSON.parse(await readFile(path, 'utf8')) as LockContent;
-    return Number.isInteger(c.pid) && c.pid > 0 ? c : undefined;
-  } catch {
-    return undefined;
-  }
-}
+import {
+  daemonLockPath,
+  readDaemonLock as readLock,
+  type DaemonLockContent as LockContent,
+} from '../protocol/daemon-lock-file.js';
 
 /**
  * One daemon per store: an exclusive lock file under the checkout root naming the serving pid and socket. It is
@@ -36,7 +22,7 @@ export class StoreLock {
   /** Takes the store's daemon lock, or fails BUSY naming the daemon that holds it. */
   static async acquire(checkoutRoot: string, socket: string): Promise<StoreLock> {
     await mkdir(checkoutRoot, { recursive: true });
-    const path = join(checkoutRoot, LOCK_NAME);
+    const path = daemonLockPath(checkoutRoot);
     const content: LockContent = { pid: process.pid, socket, started_at: new Date().toISOString() };
     const tmp = tempPathFor(path);
     await writeFile(tmp, JSON.stringify(content) + '\n', { mode: 0o600 });

@@ -1,0 +1,89 @@
+import { pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { connect } from '@offshoot/client';
+import { makeStoreDir, startDaemon, type StoreDir } from '../test/daemon/daemon-process.js';
+import { offshootBin } from '../test/support/built-cli.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ms, printTable, timeMedian } from './measure.js';
+
+const RUNS = Number(process.env.OFFSHOOT_BENCH_MCP_RUNS ?? 15);
+
+async function mcpClient(s: StoreDir, socket: string): Promise<Client> {
+  const client = new Client({ name: 'offshoot-bench', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: offshootBin,
+      args: ['-store', s.store, 'mcp', '-socket', socket, '-reap-every', '0'],
+      stderr: 'ignore',
+    }),
+  );
+  await client.listTools();
+  return client;
+}
+
+async function call(c: Client, name: string, args: Record<string, unknown>): Promise<void> {
+  const r = await c.callTool({ name, arguments: args });
+  if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.content)}`);
+}
+
+/** One row per tool: median wall time of a tools/call round trip over stdio. */
+async function toolRows(c: Client, label: string, tag: string, path: string): Promise<string[][]> {
+  const list = await timeMedian(RUNS, () => call(c, 'offshoot_list', { database: 'bench' }));
+  const fork = await timeMedian(RUNS, (i) =>
+    call(c, 'offshoot_fork', { database: 'bench', new_branch: `${tag}-f${i}` }),
+  );
+  const cp = await timeMedian(
+    RUNS,
+    (i) => call(c, 'offshoot_checkpoint', { database: 'bench', name: `${tag}-c${i}` }),
+    () => {
+      const db = new Database(path);
+      db.prepare('INSERT INTO t(v) VALUES (randomblob(200))').run();
+      db.close();
+    },
+  );
+  return [
+    ['offshoot_list', label, ms(list)],
+    ['offshoot_fork', label, ms(fork)],
+    [`offshoot_checkpoint (one changed row)`, label, ms(cp)],
+  ];
+}
+
+/** Tool latency over stdio: list, fork and checkpoint at rest, then riding a daemon with a session on main. */
+export async function mcpBench(): Promise<void> {
+  const s = makeStoreDir();
+  const rows: string[][] = [];
+  try {
+    s.cli(['create', 'bench']);
+    const rest = s.cli(['checkout', 'bench']).stdout.trim();
+    const db = new Database(rest);
+    db.exec('CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)');
+    db.close();
+    s.cli(['checkpoint', 'bench', 'schema']);
+    const atRest = await mcpClient(s, s.file('none.sock'));
+    try {
+      rows.push(...(await toolRows(atRest, 'at rest', 'rest', rest)));
+    } finally {
+      await atRest.close();
+    }
+    const d = await startDaemon(s, ['-flush-every', '0', '-reap-every', '0']);
+    const sdk = await connect(d.sock);
+    try {
+      const live = (await sdk.open('bench')).path;
+      const riding = await mcpClient(s, d.sock);
+      try {
+        rows.push(...(await toolRows(riding, 'riding a daemon', 'live', live)));
+      } finally {
+        await riding.close();
+      }
+    } finally {
+      sdk.close();
+      await d.stop();
+    }
+    printTable(`mcp tools over stdio (medians of ${RUNS})`, ['tool', 'mode', 'median'], rows);
+  } finally {
+    s.cleanup();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await mcpBench();

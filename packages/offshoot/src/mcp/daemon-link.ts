@@ -1,0 +1,61 @@
+import { connect, type Client, type SessionInfo } from '@offshoot/client';
+import { fail } from '../core/errors.js';
+
+/** A daemon that answered a status probe, with the sessions it has open. */
+export interface RiddenDaemon {
+  client: Client;
+  socket: string;
+  sessions: SessionInfo[];
+}
+
+const PROBE_MS = 2000;
+
+/**
+ * Probes the daemon at `socket` with a fresh status request; undefined when nothing answers in time, in which case
+ * the tool works at rest. The caller closes the client.
+ */
+export async function reachDaemon(socket: string): Promise<RiddenDaemon | undefined> {
+  let client: Client | undefined;
+  try {
+    client = await connect(socket, { connectTimeoutMs: PROBE_MS });
+    let timer: NodeJS.Timeout | undefined;
+    const sessions = await Promise.race([
+      client.status(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('status probe timed out')), PROBE_MS);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    return { client, socket, sessions };
+  } catch {
+    client?.close();
+    return undefined;
+  }
+}
+
+/** Runs fn with the daemon at `socket` (or undefined when none answers), closing the connection after. */
+export async function withDaemon<T>(socket: string, fn: (d: RiddenDaemon | undefined) => Promise<T>): Promise<T> {
+  const d = await reachDaemon(socket);
+  try {
+    return await fn(d);
+  } finally {
+    d?.client.close();
+  }
+}
+
+/** The daemon's session on db@branch, if it has one. */
+export function sessionOn(d: RiddenDaemon | undefined, db: string, branch: string): SessionInfo | undefined {
+  return d?.sessions.find((s) => s.db === db && s.branch === branch);
+}
+
+/**
+ * Refuses a repoint or delete of a branch the daemon has a session on (healthy or fenced): the session still owns
+ * it. `force` has no effect on this refusal; no tool ever closes a session.
+ */
+export function refuseIfSession(d: RiddenDaemon | undefined, db: string, branch: string, what: string): void {
+  const s = sessionOn(d, db, branch);
+  if (s === undefined) return;
+  const state = s.error ? `a fenced session (${s.error})` : 'a live session';
+  throw fail('SESSION_OPEN', `${what} ${db}@${branch}: the daemon has ${state} on it, held by ${s.holder}`, {
+    hint: `close the session first (offshoot session close ${db}@${branch}), then retry; force does not override this`,
+  });
+}

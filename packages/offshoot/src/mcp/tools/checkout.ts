@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { checkout } from '../../ops/checkout.js';
+import { branchOr, branchArg, databaseArg, nameArg } from '../args.js';
+import { sessionOn, withDaemon } from '../daemon-link.js';
+import { defineTool, HINTS } from '../tool.js';
+
+/** `offshoot_checkout`: the file to open with any SQLite client — a session's live path, else an at-rest checkout. */
+export const checkoutTool = defineTool({
+  name: 'offshoot_checkout',
+  title: 'Get the SQLite file of a branch',
+  description: [
+    "Return the path of a branch's writable SQLite file, to open with any SQLite client (sqlite3, a driver, the app).",
+    "Work in a fork's checkout, never in main's: fork first, check the fork out, write there. With a daemon session",
+    "open on the branch this is the session's live path (writes are captured continuously); otherwise the file is at",
+    'rest and what you write is kept only when you call offshoot_checkpoint.',
+  ].join(' '),
+  annotations: HINTS.additiveIdempotent,
+  input: { database: databaseArg, branch: branchArg('branch to check out') },
+  output: {
+    db: z.string(),
+    branch: z.string(),
+    path: z.string(),
+    txid: z.number().nullable(),
+    live: z.boolean().describe('true when a daemon session captures writes to this path'),
+    reused: z.boolean(),
+  },
+  async run(args, deps) {
+    const db = nameArg('database', args.database);
+    const branch = branchOr('branch', args.branch);
+    return withDaemon(deps.options.socket, async (d) => {
+      const s = sessionOn(d, db, branch);
+      if (s !== undefined && !s.error) {
+        return {
+          structured: { db, branch, path: s.checkout, txid: s.durable_txid, live: true, reused: true },
+          text: `${s.checkout}\ncaptured live by the daemon session (durable through txid ${s.durable_txid}); checkpoint with offshoot_checkpoint`,
+        };
+      }
+      const ctx = await deps.ops();
+      const r = await checkout(ctx, { db, branch });
+      const notes = [`at rest: writes to this file are kept only when you call offshoot_checkpoint`];
+      if (s?.error) notes.push(`warning: the daemon's session on ${db}@${branch} is fenced (${s.error})`);
+      else if (d !== undefined) notes.push(`a daemon is up but has no session on ${db}@${branch}`);
+      return {
+        structured: { db, branch, path: r.path, txid: r.txid, live: false, reused: r.reused },
+        text: [r.path, ...notes].join('\n'),
+      };
+    });
+  },
+});

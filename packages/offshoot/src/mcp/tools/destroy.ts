@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { destroy } from '../../ops/destroy.js';
+import { guardAgentAction } from '../../ops/helpers/agent-guard.js';
+import { databaseArg, nameArg } from '../args.js';
+import { refuseIfSession, withDaemon } from '../daemon-link.js';
+import { defineTool, HINTS } from '../tool.js';
+
+/** `offshoot_destroy`: deletes a branch (an abandoned attempt); protected branches and undo points need the human. */
+export const destroyTool = defineTool({
+  name: 'offshoot_destroy',
+  title: 'Destroy a branch',
+  description: [
+    'Delete a branch and its checkout: an attempt you abandoned (forks also expire on their own by TTL). Protected',
+    'branches (main) and the undo points of protected branches are refused; force is honoured only if the human',
+    'started this server with -allow-force. On a refusal, ask the human (offshoot destroy ... --force) instead of',
+    'retrying. Refused while a daemon session is open on the branch. branch has no default.',
+  ].join(' '),
+  annotations: HINTS.destructiveIdempotent,
+  input: {
+    database: databaseArg,
+    branch: z.string().describe('branch to destroy (required: there is no default)'),
+    force: z.boolean().optional().describe('override protection and a live lease; honoured only under -allow-force'),
+  },
+  output: { db: z.string(), branch: z.string(), removed_checkout: z.boolean() },
+  async run(args, deps) {
+    const db = nameArg('database', args.database);
+    const branch = nameArg('branch', args.branch);
+    await withDaemon(deps.options.socket, async (d) => refuseIfSession(d, db, branch, 'destroy'));
+    const ctx = await deps.ops();
+    const { force } = await guardAgentAction(
+      ctx,
+      { verb: 'destroy', db, branch, force: args.force ?? false },
+      { allowForce: deps.options.allowForce },
+    );
+    const r = await destroy(ctx, { db, branch }, { force });
+    return {
+      structured: { db, branch, removed_checkout: r.removedCheckout },
+      text: `destroyed ${db}@${branch}${r.removedCheckout ? ' and its checkout' : ''}`,
+    };
+  },
+});

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { durationMs, formatDuration } from '../../core/duration.js';
+import { validateMeta } from '../../core/meta.js';
+import { fork } from '../../ops/fork.js';
+import { branchArg, branchOr, databaseArg, metaArg, nameArg, ttlArg } from '../args.js';
+import { withDaemon } from '../daemon-link.js';
+import { defineTool, HINTS } from '../tool.js';
+
+/** `offshoot_fork`: a copy-on-write branch for one attempt, with the server's default TTL unless the call names one. */
+export const forkTool = defineTool({
+  name: 'offshoot_fork',
+  title: 'Fork a branch for an attempt',
+  description: [
+    'Fork a branch (default main) into a new copy-on-write branch: a real, private database for one attempt, made',
+    'in milliseconds at any size. Fork BEFORE any schema migration, bulk delete, backfill or data experiment, then',
+    "work in the fork's checkout (offshoot_checkout), never in main's. The fork expires after its TTL (the server",
+    'default when ttl is omitted; "none" for never); the result echoes the TTL and expiry. `at` forks from a',
+    'checkpoint instead of the head; `meta` tags the fork (run id, git SHA, agent name).',
+  ].join(' '),
+  annotations: HINTS.additive,
+  input: {
+    database: databaseArg,
+    new_branch: z.string().describe('name of the new branch (a-z, 0-9, "-", "_", ".")'),
+    branch: branchArg('source branch'),
+    at: z.string().optional().describe('fork from this checkpoint of the source instead of its head'),
+    ttl: z
+      .string()
+      .optional()
+      .describe(
+        'reap the fork after this long without activity ("2h", "30m"); "none" for no TTL; default: the server\'s -default-ttl',
+      ),
+    meta: metaArg,
+  },
+  output: {
+    db: z.string(),
+    source: z.string(),
+    branch: z.string(),
+    txid: z.number(),
+    at: z.string().nullable(),
+    ttl: z.string().nullable().describe('the TTL applied, canonical (e.g. 24h0m0s), or null for none'),
+    ttl_source: z.enum(['explicit', 'default', 'none']),
+    expires_at: z.string().nullable(),
+    via: z.enum(['daemon', 'at-rest']),
+    meta: z.record(z.string(), z.string()).optional(),
+  },
+  async run(args, deps) {
+    const db = nameArg('database', args.database);
+    const branch = nameArg('new_branch', args.new_branch);
+    const source = branchOr('branch', args.branch);
+    const at = args.at === undefined ? undefined : nameArg('at', args.at);
+    const meta = validateMeta(args.meta);
+    const given = ttlArg(args.ttl);
+    const ttl = given.kind === 'keep' ? deps.options.defaultTtl : given;
+    const ttlSource: 'explicit' | 'default' | 'none' =
+      ttl.kind === 'none' ? 'none' : given.kind === 'keep' ? 'default' : 'explicit';
+    const canonical = ttl.kind === 'set' ? formatDuration(ttl.ttl) : null;
+    const { txid, via, startedAt } = await withDaemon(deps.options.socket, async (d) => {
+      const startedAt = Date.now();
+      if (d !== undefined) {
+        const txid = await d.client.fork(db, source, branch, {
+          ...(at !== undefined ? { from: at } : {}),
+          ...(canonical !== null ? { ttl: canonical } : {}),
+          ...(meta ? { meta } : {}),
+        });
+        return { txid, via: 'daemon' as const, startedAt };
+      }
+      const ctx = await deps.ops();
+      const r = await fork(ctx, { db, branch: source }, branch, {
+        ...(at !== undefined ? { at } : {}),
+        ...(ttl.kind === 'set' ? { ttl } : {}),
+        ...(meta ? { meta } : {}),
+      });
+      return { txid: r.txid, via: 'at-rest' as const, startedAt };
+    });
+    const expiresAt = ttl.kind === 'set' ? new Date(startedAt + durationMs(ttl.ttl)).toISOString() : null;
+    const ttlLine =
+      canonical === null
+        ? 'ttl=none (never expires; destroy it when done)'
+        : `ttl=${canonical} expires_at=${expiresAt} (reaped after that long without activity; offshoot_touch extends it)`;
+    return {
+      structured: {
+        db,
+        source,
+        branch,
+        txid,
+        at: at ?? null,
+        ttl: canonical,
+        ttl_source: ttlSource,
+        expires_at: expiresAt,
+        via,
+        ...(meta ? { meta } : {}),
+      },
+      text: `forked ${db}@${source}${at ? `@${at}` : ''} -> ${db}@${branch} at txid ${txid}${via === 'daemon' ? ' (through the daemon)' : ''}\n${ttlLine}\nnext: offshoot_checkout database=${db} branch=${branch}, and work there`,
+    };
+  },
+});

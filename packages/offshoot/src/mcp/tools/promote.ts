@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { guardAgentAction } from '../../ops/helpers/agent-guard.js';
+import { promote } from '../../ops/promote.js';
+import { databaseArg, nameArg } from '../args.js';
+import { refuseIfSession, sessionOn, withDaemon } from '../daemon-link.js';
+import { defineTool, HINTS } from '../tool.js';
+
+/** `offshoot_promote`: makes the attempt that worked the content of the target branch. */
+export const promoteTool = defineTool({
+  name: 'offshoot_promote',
+  title: 'Promote the attempt that worked',
+  description: [
+    "Replace the target branch's content with the source branch's head: promote the fork whose tests passed. The",
+    "target's previous head is kept as '<target>-pre-promote'. main is protected: an unforced promote onto it is",
+    'refused, and force is honoured only if the human started this server with -allow-force. On that refusal, do',
+    'not retry: tell the human the exact command from the result (offshoot promote ... --force) or keep working on',
+    'the fork. Refused while a daemon session is open on the target; an open source session is fine (its last',
+    'flushed head is promoted).',
+  ].join(' '),
+  annotations: HINTS.destructive,
+  input: {
+    database: databaseArg,
+    source: z.string().describe('branch whose head is promoted (the attempt that worked)'),
+    target: z.string().describe('branch that receives it (e.g. main)'),
+    force: z.boolean().optional().describe('needed for a protected target; honoured only under -allow-force'),
+  },
+  output: {
+    db: z.string(),
+    source: z.string(),
+    target: z.string(),
+    txid: z.number(),
+    backup: z.string(),
+    path: z.string(),
+    refreshed: z.boolean(),
+    source_live: z.boolean().describe('true when the source had a daemon session: its last flushed head was promoted'),
+  },
+  async run(args, deps) {
+    const db = nameArg('database', args.database);
+    const source = nameArg('source', args.source);
+    const target = nameArg('target', args.target);
+    const sourceLive = await withDaemon(deps.options.socket, async (d) => {
+      refuseIfSession(d, db, target, 'promote onto');
+      return sessionOn(d, db, source) !== undefined;
+    });
+    const ctx = await deps.ops();
+    const { force } = await guardAgentAction(
+      ctx,
+      { verb: 'promote', db, source, target, force: args.force ?? false },
+      { allowForce: deps.options.allowForce },
+    );
+    const r = await promote(ctx, { db, branch: source }, target, { force });
+    const lines = [
+      `promoted ${db}@${source} -> ${db}@${target} at txid ${r.txid}; the previous ${target} is kept as ${db}@${r.backup}`,
+    ];
+    if (sourceLive)
+      lines.push(
+        `${db}@${source} has a live session: its last flushed head (txid ${r.txid}) was promoted, not its unflushed writes`,
+      );
+    if (!r.refreshed) lines.push(`the checkout of ${target} was busy and not refreshed; check it out again`);
+    return {
+      structured: {
+        db,
+        source,
+        target,
+        txid: r.txid,
+        backup: r.backup,
+        path: r.path,
+        refreshed: r.refreshed,
+        source_live: sourceLive,
+      },
+      text: lines.join('\n'),
+    };
+  },
+});

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { guardAgentAction } from '../../ops/helpers/agent-guard.js';
+import { rollback } from '../../ops/rollback.js';
+import { branchArg, branchOr, databaseArg, nameArg } from '../args.js';
+import { refuseIfSession, withDaemon } from '../daemon-link.js';
+import { defineTool, HINTS } from '../tool.js';
+
+/** `offshoot_rollback`: repoints a branch at a checkpoint, keeping the old head as `<branch>-pre-rollback`. */
+export const rollbackTool = defineTool({
+  name: 'offshoot_rollback',
+  title: 'Roll a branch back to a checkpoint',
+  description: [
+    'Return a branch to one of its checkpoints when tests fail or an attempt went wrong: later checkpoints are',
+    "dropped and the checkout is refreshed. Before repointing, the previous head is kept as '<branch>-pre-rollback'",
+    "(a TTL'd undo point, reported as `backup`); the result says how to undo. Refused while a daemon session is",
+    'open on the branch (close it first), and, for a protected branch, while the undo point of its last rollback',
+    'still exists.',
+  ].join(' '),
+  annotations: HINTS.destructive,
+  input: {
+    database: databaseArg,
+    to: z.string().describe('checkpoint to return to'),
+    branch: branchArg('branch to roll back'),
+  },
+  output: {
+    db: z.string(),
+    branch: z.string(),
+    to: z.string(),
+    txid: z.number(),
+    backup: z.string().describe('the safety fork holding the previous head'),
+    abandoned: z.object({ from: z.number(), to: z.number() }).nullable(),
+    path: z.string(),
+    refreshed: z.boolean(),
+    protected: z.boolean(),
+    undo: z.string().describe('how to undo this rollback: a tool call, or the CLI command a human runs'),
+  },
+  async run(args, deps) {
+    const db = nameArg('database', args.database);
+    const to = nameArg('to', args.to);
+    const branch = branchOr('branch', args.branch);
+    await withDaemon(deps.options.socket, async (d) => refuseIfSession(d, db, branch, 'rollback'));
+    const ctx = await deps.ops();
+    await guardAgentAction(ctx, { verb: 'rollback', db, branch }, { allowForce: deps.options.allowForce });
+    const r = await rollback(ctx, { db, branch }, to);
+    const isProtected = (await ctx.store.tryGetRef(db, branch))?.ref.protected ?? false;
+    const undo =
+      isProtected && !deps.options.allowForce
+        ? `offshoot promote ${db}@${r.backup} --onto ${branch} --force`
+        : `offshoot_promote database=${db} source=${r.backup} target=${branch}${isProtected ? ' force=true' : ''}`;
+    const undoLine =
+      isProtected && !deps.options.allowForce
+        ? `${db}@${branch} is protected, so undoing this is the human's call: ask them to run '${undo}'`
+        : `to undo: ${undo}`;
+    return {
+      structured: {
+        db,
+        branch,
+        to,
+        txid: r.txid,
+        backup: r.backup,
+        abandoned: r.abandoned ?? null,
+        path: r.path,
+        refreshed: r.refreshed,
+        protected: isProtected,
+        undo,
+      },
+      text: `rolled ${db}@${branch} back to "${to}" (txid ${r.txid}); the previous head is kept as ${db}@${r.backup}\n${undoLine}\ncheckout: ${r.path}${r.refreshed ? '' : ' (not refreshed: it was busy; check it out again)'}`,
+    };
+  },
+});

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { durationMs, parseDuration } from '../../core/duration.js';
+import { guardAgentAction } from '../../ops/helpers/agent-guard.js';
+import { touch } from '../../ops/touch.js';
+import { branchArg, branchOr, databaseArg, nameArg, ttlArg } from '../args.js';
+import { defineTool, HINTS } from '../tool.js';
+
+/** `offshoot_touch`: restarts a branch's TTL clock, optionally setting or clearing its TTL. */
+export const touchTool = defineTool({
+  name: 'offshoot_touch',
+  title: "Extend a branch's life",
+  description: [
+    "Restart a branch's TTL clock so it is not reaped while you still need it (a fork you are still working in, or",
+    'the undo point of a rollback). Without ttl it only extends; ttl sets a new TTL ("4h"), "none" clears it. The',
+    'undo points of protected branches cannot have their TTL shortened or cleared from here.',
+  ].join(' '),
+  annotations: HINTS.additiveIdempotent,
+  input: {
+    database: databaseArg,
+    branch: branchArg('branch to touch'),
+    ttl: z.string().optional().describe('new TTL ("4h"), or "none" to clear it; omitted keeps the TTL'),
+  },
+  output: {
+    db: z.string(),
+    branch: z.string(),
+    ttl: z.string().nullable(),
+    touched_at: z.string(),
+    expires_at: z.string().nullable(),
+  },
+  async run(args, deps) {
+    const db = nameArg('database', args.database);
+    const branch = branchOr('branch', args.branch);
+    const ttl = ttlArg(args.ttl);
+    const ctx = await deps.ops();
+    await guardAgentAction(ctx, { verb: 'touch', db, branch, ttl }, { allowForce: deps.options.allowForce });
+    const r = await touch(ctx, { db, branch }, ttl);
+    const expiresAt = r.ttl ? new Date(Date.parse(r.touchedAt) + durationMs(parseDuration(r.ttl))).toISOString() : null;
+    return {
+      structured: { db, branch, ttl: r.ttl ?? null, touched_at: r.touchedAt, expires_at: expiresAt },
+      text: `touched ${db}@${branch} ttl=${r.ttl ?? 'none'} touched_at=${r.touchedAt}${expiresAt ? ` expires_at=${expiresAt}` : ''}`,
+    };
+  },
+});
