@@ -70,9 +70,11 @@ function write(stream: NodeJS.WritableStream, line: string): void {
 function printOutcome(io: CliIo, out: Outcome, globals: GlobalOptions): void {
   if (globals.json) {
     write(io.stdout, toJsonDocument(out.data));
+    for (const w of out.warnings ?? []) write(io.stderr, warningLine(w, true));
     return;
   }
   if (out.text !== '') write(io.stdout, out.text);
+  for (const w of out.warnings ?? []) write(io.stderr, warningLine(w, false));
   for (const p of out.problems ?? []) write(io.stderr, problemLine(p));
   if (!globals.quiet) for (const n of out.notes ?? []) write(io.stderr, noteLine(n));
 }
@@ -134,8 +136,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return ctx;
       },
     };
-    printOutcome(io, await command.run(inv), globals);
-    return EXIT.ok;
+    const out = await command.run(inv);
+    printOutcome(io, out, globals);
+    if (out.failure === undefined) return EXIT.ok;
+    printError(io, out.failure, globals.json);
+    return exitCodeFor(out.failure.code);
   } catch (err) {
     const e = asOffshootError(err);
     printError(io, e, json);

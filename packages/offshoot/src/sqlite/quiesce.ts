@@ -34,6 +34,28 @@ export function quiesce(path: string, busyTimeoutMs: number = AT_REST_BUSY_TIMEO
 }
 
 /**
+ * Fails BUSY while another connection holds (or keeps taking, past the busy timeout) the write lock of path: a file
+ * deleted under such a writer would take its next COMMIT with it. A file SQLite cannot read as a database has no
+ * writer to protect and passes.
+ */
+export function refuseWriter(path: string, busyTimeoutMs: number = AT_REST_BUSY_TIMEOUT_MS): void {
+  let db: Connection;
+  try {
+    db = openConnection(path, { busyTimeoutMs });
+  } catch {
+    return;
+  }
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    db.exec('ROLLBACK');
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_BUSY') throw busy(path);
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * A checkout held still for reading: the -wal is folded and empty, and a read transaction on our own connection
  * keeps every other connection from backfilling into the main file, so raw page reads see one consistent state.
  * Writers may still append to the -wal meanwhile; that is theirs to checkpoint after release.

@@ -13,11 +13,11 @@ import { checkoutPath } from '../../src/ops/helpers/paths.js';
 import { promote } from '../../src/ops/promote.js';
 import { rollback } from '../../src/ops/rollback.js';
 import { touch } from '../../src/ops/touch.js';
-import type { TestStore } from './harness.js';
+import { rejectsCode, type TestStore } from './harness.js';
 import { Prng } from './prng.js';
 import { dump, restoreDump, runSql } from './sqlite-cli.js';
 import { randomWrite } from './sql-workload.js';
-import { safetyName, StoreModel, type BranchModel } from './store-model.js';
+import { safetyName, StoreModel, undoSlotFree, type BranchModel } from './store-model.js';
 
 const HOUR_NS = 3_600_000_000_000n;
 const HOUR_MS = 3_600_000;
@@ -176,6 +176,7 @@ export class RandomHistory {
     this.model.put({
       db,
       branch: name,
+      undoOf: from.branch,
       headTxid: from.headTxid,
       head: from.head,
       checkpoints: new Map([['fork', { txid: from.headTxid, dump: from.head }]]),
@@ -285,6 +286,10 @@ export class RandomHistory {
     const pending = this.pending(b);
     const hadCheckout = b.checkout !== undefined;
     const materialize = this.rng.chance(0.2);
+    if (!undoSlotFree(this.model, b.db, safetyName(b.branch, 'pre-rollback'), b.branch)) {
+      await rejectsCode(rollback(this.ts.ctx, { db: b.db, branch: b.branch }, to, { materialize }), 'ALREADY_EXISTS');
+      return `rollback ${b.db}@${b.branch} --to ${to} refused: its undo point was used`;
+    }
     const r = await rollback(this.ts.ctx, { db: b.db, branch: b.branch }, to, { materialize });
     if (materialize) assert.equal(r.mode, 'materialized');
     this.settle(b, pending, r.abandoned ? r.abandoned.to : r.txid, `rollback of ${b.db}@${b.branch}`);
@@ -304,6 +309,14 @@ export class RandomHistory {
     const pendingTgt = this.pending(onto);
     const hadCheckout = onto.checkout !== undefined;
     const materialize = this.rng.chance(0.2);
+    if (!undoSlotFree(this.model, onto.db, safetyName(onto.branch, 'pre-promote'), onto.branch)) {
+      const refused = promote(this.ts.ctx, { db: src.db, branch: src.branch }, onto.branch, {
+        force: true,
+        materialize,
+      });
+      await rejectsCode(refused, 'ALREADY_EXISTS');
+      return `promote ${src.db}@${src.branch} --onto ${onto.branch} refused: its undo point was used`;
+    }
     const r = await promote(this.ts.ctx, { db: src.db, branch: src.branch }, onto.branch, { force: true, materialize });
     if (materialize) assert.equal(r.mode, 'materialized');
     this.settle(src, pendingSrc, r.txid, `promote from ${src.db}@${src.branch}`);

@@ -13,6 +13,8 @@ export const promoteCommand: Command = {
     "Repoints TARGET (which must exist) at a fresh lineage reading through the source's head (or a full copy with",
     '--materialize). The source is unchanged; TARGET keeps its TTL and protection, its checkpoints reset to',
     '"promote", and its previous head is kept as <target>-pre-promote. A protected TARGET (main) needs --force.',
+    'As with rollback, an existing <target>-pre-promote that is not an unused undo point is never replaced (refused), and',
+    'a TARGET checkout too busy to refresh makes the command exit 6 (busy) after the target moved.',
   ].join('\n'),
   flags: {
     onto: { type: 'string', value: 'TARGET', description: 'the branch to repoint (required)' },

@@ -13,7 +13,10 @@ export const rollbackCommand: Command = {
     'Repoints the branch at a fresh lineage reading through the checkpoint (or a full copy with --materialize).',
     "Checkpoints at or below it are kept, later ones dropped. The previous head is kept first as the TTL'd branch",
     '<branch>-pre-rollback (the undo point); uncheckpointed checkout edits are checkpointed into it, never lost.',
-    'Prints the refreshed checkout path; what was abandoned and how to undo go to stderr.',
+    'Prints the refreshed checkout path; what was abandoned and how to undo go to stderr. An existing branch of the undo',
+    "point's name is replaced only if it is an undo point offshoot made and nobody has used since; otherwise the rollback",
+    'is refused. A checkout busy with another connection cannot be refreshed: the branch still moves, nothing is printed',
+    "on stdout, and the command exits 6 (busy) saying so; close the connection and run 'offshoot checkout'.",
   ].join('\n'),
   flags: {
     to: { type: 'string', value: 'CP', description: 'the checkpoint to roll back to (required)' },
