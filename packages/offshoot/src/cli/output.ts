@@ -242,8 +242,11 @@ export function leaseReleaseOutcome(t: Target): Outcome {
 }
 
 /** `session open`: the live checkout path. */
-export function sessionOpenOutcome(t: Target, checkout: string): Outcome {
-  return pathOutcome({ db: t.db, branch: t.branch, path: checkout });
+export function sessionOpenOutcome(t: Target, checkout: string, warnings: readonly string[] = []): Outcome {
+  if (warnings.length === 0) return pathOutcome({ db: t.db, branch: t.branch, path: checkout });
+  return outcome({ db: t.db, branch: t.branch, path: checkout, warnings: [...warnings] }, [checkout], {
+    warnings: [...warnings],
+  });
 }
 
 /** `session flush`. */
