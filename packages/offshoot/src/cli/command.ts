@@ -67,6 +67,8 @@ export interface Command {
   help: string;
   flags: Record<string, FlagSpec>;
   args: { min: number; max: number };
+  /** The command may fill checkouts-ro/: it declares --ro-cache-budget and the runner trims the cache afterwards. */
+  fillsRoCache?: true;
   run(inv: Invocation): Promise<Outcome>;
 }
 

@@ -8,6 +8,7 @@ import { commandHelp, groupHelp, usageText } from './help.js';
 import { errorJsonLine, errorLine, noteLine, problemLine, toJsonDocument, warningLine } from './output.js';
 import { terminalProgress } from './progress.js';
 import { findEntry, isGroup } from './registry.js';
+import { cliRoCacheBudget, trimRoCache } from './ro-cache-budget.js';
 import { openOpsContext } from './store-context.js';
 
 /** The process surroundings the CLI runs in; tests pass their own. */
@@ -136,7 +137,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return ctx;
       },
     };
+    const budget = command.fillsRoCache ? cliRoCacheBudget(parsed.flags, io.env) : undefined;
     const out = await command.run(inv);
+    if (budget !== undefined && ctx !== undefined) await trimRoCache(ctx, budget);
     printOutcome(io, out, globals);
     if (out.failure === undefined) return EXIT.ok;
     printError(io, out.failure, globals.json);

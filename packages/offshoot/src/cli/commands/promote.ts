@@ -2,6 +2,7 @@ import { fail } from '../../core/errors.js';
 import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
+import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { promoteOutcome } from '../output.js';
 
 /** `offshoot promote <db>@<src> --onto <tgt> [--force] [--materialize]`: repoints a branch at another's head. */
@@ -20,7 +21,10 @@ export const promoteCommand: Command = {
     onto: { type: 'string', value: 'TARGET', description: 'the branch to repoint (required)' },
     force: { type: 'boolean', description: 'promote onto a protected branch' },
     materialize: { type: 'boolean', description: "copy the source's state instead of sharing it" },
+    'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
   },
+  fillsRoCache: true,
+
   args: { min: 1, max: 1 },
   async run(inv) {
     const src = parseTarget(inv.arg(0));

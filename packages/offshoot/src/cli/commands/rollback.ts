@@ -2,6 +2,7 @@ import { fail } from '../../core/errors.js';
 import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
+import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { rollbackOutcome } from '../output.js';
 
 /** `offshoot rollback <db>[@b] --to <cp> [--materialize]`: repoints a branch at one of its checkpoints. */
@@ -21,7 +22,10 @@ export const rollbackCommand: Command = {
   flags: {
     to: { type: 'string', value: 'CP', description: 'the checkpoint to roll back to (required)' },
     materialize: { type: 'boolean', description: "copy the checkpoint's state instead of sharing it" },
+    'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
   },
+  fillsRoCache: true,
+
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
