@@ -9,6 +9,8 @@ import { destroy } from '../../src/ops/destroy.js';
 import { fork } from '../../src/ops/fork.js';
 import { promote } from '../../src/ops/promote.js';
 import { rollback } from '../../src/ops/rollback.js';
+import { refKey, TOMBSTONES_KEY } from '../../src/core/keys.js';
+import { FaultBackend } from '../store/fault-backend.js';
 import { holdWriteTransaction } from './busy-writer.js';
 import { exportDump, openTestStore, rejectsCode, storeSnapshot, type TestStore } from './harness.js';
 import { dump, runSql } from './sqlite-cli.js';
@@ -121,6 +123,30 @@ describe('a rollback or promote whose checkout is busy', () => {
       assert.equal(r.refreshError?.code, 'BUSY');
       assert.equal(p.refreshed, false);
       assert.equal(p.refreshError?.code, 'BUSY');
+    } finally {
+      await ts.cleanup();
+    }
+  });
+});
+
+describe('a fork whose fork-point check fails', () => {
+  it('withdraws the new branch, and says so when the withdrawal fails too', async () => {
+    let faults: FaultBackend | undefined;
+    const ts = await openTestStore({ wrap: (b) => (faults = new FaultBackend(b)) });
+    try {
+      await seeded(ts);
+      const fb = faults as FaultBackend;
+      fb.inject({ method: 'get', key: TOMBSTONES_KEY, fault: { status: 503 }, times: 1 });
+      const first = await rejectsCode(fork(ts.ctx, MAIN, 'withdrawn'), 'UNAVAILABLE');
+      assert.doesNotMatch(first.message, /left/);
+      assert.equal(await ts.store.tryGetRef('app', 'withdrawn'), undefined, 'a failed fork leaves no branch');
+
+      fb.inject({ method: 'get', key: TOMBSTONES_KEY, fault: { status: 503 }, times: 1 });
+      fb.inject({ method: 'delete', key: refKey('app', 'stuck'), fault: { status: 503 }, times: 1 });
+      const err = await rejectsCode(fork(ts.ctx, MAIN, 'stuck'), 'UNAVAILABLE');
+      assert.match(err.message, /app@stuck was left/);
+      assert.match(err.hint ?? '', /offshoot destroy app@stuck/);
+      assert.ok(await ts.store.tryGetRef('app', 'stuck'), 'the branch the error names is really there');
     } finally {
       await ts.cleanup();
     }
