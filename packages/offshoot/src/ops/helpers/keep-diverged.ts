@@ -69,7 +69,7 @@ export async function keepDivergedCheckout(ctx: OpsContext, t: Target, ref: Ref)
         await ctx.store.createRef(t.db, name, kept);
         return { branch: name, txid };
       } catch (err) {
-        if (!hasCode(err, 'ALREADY_EXISTS') || n >= 100) throw err;
+        if (!hasCode(err, 'ALREADY_EXISTS') || n >= 10_000) throw err;
       }
     }
   } finally {
