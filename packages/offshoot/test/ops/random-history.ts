@@ -2,6 +2,7 @@
 // model (store-model.ts) side by side. Writes go through the stock sqlite3 CLI on the real checkout and on the
 // model's private copy; the model learns txids from the engine but checks each against what the step allows.
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
 import { compact } from '../../src/ops/compact.js';
@@ -193,6 +194,9 @@ export class RandomHistory {
     if (source) {
       from = this.ts.tmpPath('import.db');
       restoreDump(from, source.head);
+      // sqlite3 leaves an empty database as a zero-byte file, which an import refuses as truncated; VACUUM writes
+      // the header any database SQLite has written carries.
+      if (statSync(from).size === 0) runSql(from, 'VACUUM;');
     }
     const r = await create(this.ts.ctx, db, from !== undefined ? { from } : {});
     assert.equal(r.txid, 1);

@@ -94,7 +94,8 @@ export function undoPointRef(
 /**
  * Keeps a branch's current head as `<branch>-<kind>` (pre-rollback / pre-promote): a shared fork with a TTL of at
  * least 24h, replacing the previous one of the same name only while that is an untouched undo point of this branch
- * nobody has claimed (its checkout, if any, is refreshed). Returns the undo point's name.
+ * nobody has claimed (its checkout, if any, is refreshed). Callers run checkUndoSlot first, before they write
+ * anything; the check is repeated here against the ref the compare-and-swap replaces. Returns the undo point's name.
  */
 export async function keepSafetyFork(
   ctx: OpsContext,
@@ -105,7 +106,6 @@ export async function keepSafetyFork(
   resolver: ChainResolver,
 ): Promise<string> {
   const name = undoPointName(branch, kind);
-  await checkUndoSlot(ctx, db, branch, kind);
   const fresh = await newLineageAt(ctx, db, resolver, ref.lineage, ref.head_txid);
   const safety = undoPointRef(ctx, db, branch, ref, kind, fresh.lineage);
   if (fresh.base) safety.base = fresh.base;
