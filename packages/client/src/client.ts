@@ -54,7 +54,7 @@ export class Client {
   /** Opens a live session: leases the branch, checks it out and captures every commit until the session closes. */
   async open(db: string, branch = 'main'): Promise<Session> {
     const res = await this.#conn.request({ op: 'open', db, branch });
-    return new Session(this.#conn, db, branch, requireCheckout(res, 'open'));
+    return new Session(this.#conn, db, branch, requireCheckout(res, 'open'), res.warnings ?? []);
   }
 
   /** Materializes the branch head as a writable checkout (without a session) and returns its path. */

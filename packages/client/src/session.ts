@@ -13,14 +13,17 @@ export class Session {
   readonly path: string;
   readonly db: string;
   readonly branch: string;
+  /** What the daemon reported on open, e.g. unflushed writes of a crashed session kept as an undo branch. */
+  readonly warnings: readonly string[];
   readonly #conn: Connection;
 
   /** Made by `Client.open`. */
-  constructor(conn: Connection, db: string, branch: string, path: string) {
+  constructor(conn: Connection, db: string, branch: string, path: string, warnings: readonly string[] = []) {
     this.#conn = conn;
     this.db = db;
     this.branch = branch;
     this.path = path;
+    this.warnings = warnings;
   }
 
   /** Makes everything committed so far durable in the store, optionally as a named checkpoint; returns the txid. */

@@ -117,6 +117,8 @@ export interface WireResponse {
   branches?: BranchInfo[];
   databases?: string[];
   result?: unknown;
+  /** Additive: what the caller must know about a successful op (writes kept in an undo branch, a stale checkout). */
+  warnings?: string[];
 }
 
 /** The detail each event type carries. */

@@ -74,6 +74,20 @@ test('fields that are undefined, empty or false are left out of the request line
   );
 });
 
+test("open hands the daemon's warnings to the session (none when it sends none)", async () => {
+  const c = await connect(fake.sock);
+  reset((req) =>
+    JSON.stringify(
+      req['branch'] === 'main'
+        ? { ok: true, checkout: '/co/main', warnings: ['kept as app@main-pre-reopen'] }
+        : { ok: true, checkout: '/co/exp' },
+    ),
+  );
+  assert.deepEqual((await c.open('app')).warnings, ['kept as app@main-pre-reopen']);
+  assert.deepEqual((await c.open('app', 'exp')).warnings, []);
+  c.close();
+});
+
 test('requests are queued FIFO and never pipelined', async () => {
   const c = await connect(fake.sock);
   // When the fake starts answering request k it must have received exactly k lines: nothing was sent ahead.

@@ -1,3 +1,4 @@
+import type { OffshootError } from '../core/errors.js';
 import type { OpsContext } from '../ops/helpers/context.js';
 import type { StoreSpec } from '../store/store-spec.js';
 
@@ -46,6 +47,13 @@ export interface Outcome {
   notes?: string[];
   /** Partial failures that did not stop the command; always printed on stderr in text mode. */
   problems?: string[];
+  /** Warnings the caller must see (kept data, say): always printed on stderr, as JSON lines under --json. */
+  warnings?: string[];
+  /**
+   * The command did its work but did not fully succeed (a rollback whose checkout stayed stale): the output is
+   * printed, then this error's line, and the exit code is the error's.
+   */
+  failure?: OffshootError;
 }
 
 /** A leaf command: its declaration (for parsing and help) and its run. */
@@ -59,6 +67,8 @@ export interface Command {
   help: string;
   flags: Record<string, FlagSpec>;
   args: { min: number; max: number };
+  /** The command may fill checkouts-ro/: it declares --ro-cache-budget and the runner trims the cache afterwards. */
+  fillsRoCache?: true;
   run(inv: Invocation): Promise<Outcome>;
 }
 

@@ -59,7 +59,11 @@ export function toJsonDocument(data: unknown): string {
   return JSON.stringify(jsonValue(data, true), null, 2);
 }
 
-function outcome(data: unknown, lines: string[] = [], extra: Pick<Outcome, 'notes' | 'problems'> = {}): Outcome {
+function outcome(
+  data: unknown,
+  lines: string[] = [],
+  extra: Pick<Outcome, 'notes' | 'problems' | 'warnings' | 'failure'> = {},
+): Outcome {
   return { data, text: lines.join('\n'), ...extra };
 }
 
@@ -118,19 +122,34 @@ export function rollbackOutcome(r: RollbackResult): Outcome {
       : a.from === a.to
         ? `abandoned txid ${a.from}`
         : `abandoned txids ${a.from}-${a.to}`;
-  return outcome(r, [r.path], {
+  const { refreshError, ...data } = r;
+  // A stale checkout's path would name a file holding the old state: print none, and fail with the refresh error.
+  return outcome(refreshDocument(data, refreshError), refreshError ? [] : [r.path], {
     notes: [
       `rolled back ${r.db}@${r.branch} to checkpoint ${JSON.stringify(r.checkpoint)} at txid ${r.txid}; ${abandoned}`,
       `previous head kept as ${r.db}@${r.backup}; undo with 'offshoot promote ${r.db}@${r.backup} --onto ${r.branch}' (add --force if ${r.branch} is protected)`,
     ],
+    ...(refreshError ? { failure: refreshError } : {}),
   });
+}
+
+// The JSON document of a repoint whose checkout could not be refreshed names the error beside the result.
+function refreshDocument(data: Record<string, unknown>, err: OffshootError | undefined): Record<string, unknown> {
+  if (!err) return data;
+  return { ...data, refreshError: { code: err.code, message: err.message, hint: err.hint } };
 }
 
 /** `promote`. */
 export function promoteOutcome(r: PromoteResult): Outcome {
-  return outcome(r, [`promoted ${r.db}@${r.source} -> ${r.db}@${r.target} at txid ${r.txid}`], {
-    notes: [`previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`],
-  });
+  const { refreshError, ...data } = r;
+  return outcome(
+    refreshDocument(data, refreshError),
+    [`promoted ${r.db}@${r.source} -> ${r.db}@${r.target} at txid ${r.txid}`],
+    {
+      notes: [`previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`],
+      ...(refreshError ? { failure: refreshError } : {}),
+    },
+  );
 }
 
 /** `compact`. */
@@ -190,7 +209,8 @@ export function gcOutcome(r: GcReport): Outcome {
   if (r.reaped.length > 0) lines.push(`gc: reaped ${goList(r.reaped)}`);
   if (r.clearedClaims.length > 0) lines.push(`gc: cleared stale delete claim(s) ${goList(r.clearedClaims)}`);
   lines.push(`gc: tombstoned ${r.tombstoned}, deleted ${r.deleted} objects`);
-  return outcome(r, lines, { problems: r.reapErrors.map((e) => `gc: reap: ${e}`) });
+  const notes = r.roCachePruned > 0 ? [`gc: pruned ${r.roCachePruned} read-only cache entries no live chain uses`] : [];
+  return outcome(r, lines, { notes, problems: r.reapErrors.map((e) => `gc: reap: ${e}`) });
 }
 
 /** `lease list`. */
@@ -224,8 +244,11 @@ export function leaseReleaseOutcome(t: Target): Outcome {
 }
 
 /** `session open`: the live checkout path. */
-export function sessionOpenOutcome(t: Target, checkout: string): Outcome {
-  return pathOutcome({ db: t.db, branch: t.branch, path: checkout });
+export function sessionOpenOutcome(t: Target, checkout: string, warnings: readonly string[] = []): Outcome {
+  if (warnings.length === 0) return pathOutcome({ db: t.db, branch: t.branch, path: checkout });
+  return outcome({ db: t.db, branch: t.branch, path: checkout, warnings: [...warnings] }, [checkout], {
+    warnings: [...warnings],
+  });
 }
 
 /** `session flush`. */

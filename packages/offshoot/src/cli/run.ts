@@ -8,6 +8,7 @@ import { commandHelp, groupHelp, usageText } from './help.js';
 import { errorJsonLine, errorLine, noteLine, problemLine, toJsonDocument, warningLine } from './output.js';
 import { terminalProgress } from './progress.js';
 import { findEntry, isGroup } from './registry.js';
+import { cliRoCacheBudget, trimRoCache } from './ro-cache-budget.js';
 import { openOpsContext } from './store-context.js';
 
 /** The process surroundings the CLI runs in; tests pass their own. */
@@ -70,9 +71,11 @@ function write(stream: NodeJS.WritableStream, line: string): void {
 function printOutcome(io: CliIo, out: Outcome, globals: GlobalOptions): void {
   if (globals.json) {
     write(io.stdout, toJsonDocument(out.data));
+    for (const w of out.warnings ?? []) write(io.stderr, warningLine(w, true));
     return;
   }
   if (out.text !== '') write(io.stdout, out.text);
+  for (const w of out.warnings ?? []) write(io.stderr, warningLine(w, false));
   for (const p of out.problems ?? []) write(io.stderr, problemLine(p));
   if (!globals.quiet) for (const n of out.notes ?? []) write(io.stderr, noteLine(n));
 }
@@ -134,8 +137,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return ctx;
       },
     };
-    printOutcome(io, await command.run(inv), globals);
-    return EXIT.ok;
+    const budget = command.fillsRoCache ? cliRoCacheBudget(parsed.flags, io.env) : undefined;
+    const out = await command.run(inv);
+    if (budget !== undefined && ctx !== undefined) await trimRoCache(ctx, budget);
+    printOutcome(io, out, globals);
+    if (out.failure === undefined) return EXIT.ok;
+    printError(io, out.failure, globals.json);
+    return exitCodeFor(out.failure.code);
   } catch (err) {
     const e = asOffshootError(err);
     printError(io, e, json);

@@ -4,7 +4,7 @@ import { reap } from '../ops/reap.js';
 import type { DaemonContext } from './daemon-context.js';
 import { janitorLogLine } from './log-line.js';
 import { announceReaped } from './reaped.js';
-import { enforceRoCacheBudget } from './ro-cache-budget.js';
+import { enforceRoCacheBudget } from '../ops/helpers/ro-cache.js';
 import { Ticker } from './ticker.js';
 
 /**

@@ -44,6 +44,7 @@ export async function compact(ctx: OpsContext, t: Target): Promise<CompactResult
   delete next.lease_holder;
   delete next.lease_expiry;
   await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'compact');
-  await refreshCheckout(ctx, t.db, t.branch, next);
+  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next, 'compacted');
+  if (refreshed.error) ctx.warn(refreshed.error.message);
   return { db: t.db, branch: t.branch, txid: head, compacted: true, snapshots: txids.size };
 }

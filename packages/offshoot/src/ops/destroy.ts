@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { fail, hasCode } from '../core/errors.js';
 import type { Target } from '../core/target.js';
-import { quiesce } from '../sqlite/quiesce.js';
+import { quiesce, refuseWriter } from '../sqlite/quiesce.js';
 import { leaseLive } from './helpers/branch-ref.js';
 import type { OpsContext } from './helpers/context.js';
 import { checkoutFiles, checkoutPath } from './helpers/paths.js';
@@ -18,7 +18,7 @@ export interface DestroyResult {
 /**
  * `offshoot destroy db[@b]`: claims the ref with a `deleting` compare-and-swap, makes sure no connection holds the
  * checkout, deletes the ref conditionally, then the local checkout files. Protected branches and live leases need
- * force. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
+ * force; a checkout a foreign connection is writing is refused (BUSY) whatever the flags. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
  * unreachable.
  */
 export async function destroy(
@@ -42,9 +42,11 @@ export async function destroy(
     return { ...ref, deleting: true, deleting_at: ctx.now().toISOString() };
   });
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
-  if (existsSync(path) && !force) {
+  if (existsSync(path)) {
     try {
-      quiesce(path);
+      // --force overrides protection and leases, never a live writer: its COMMIT would land in an unlinked file.
+      if (force) refuseWriter(path);
+      else quiesce(path);
     } catch (err) {
       if (hasCode(err, 'BUSY')) {
         await ctx.store.updateRef(t.db, t.branch, (ref) => {

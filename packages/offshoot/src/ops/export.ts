@@ -5,12 +5,13 @@ import { fail } from '../core/errors.js';
 import type { Target } from '../core/target.js';
 import { commitRename, tempPathFor } from '../platform/atomic-file.js';
 import type { OpsContext } from './helpers/context.js';
-import { materializeTo } from './helpers/materialize.js';
+import { materializeUncached } from './helpers/materialize.js';
 import { resolveTargetChain } from './helpers/resolve-target.js';
 
 /**
  * `offshoot export db[@b[@cp]] <out>`: writes the durable state (head, or a checkpoint) to any local path —
- * atomically, every member verified before the rename; parent directories are created. No sidecar, no lease.
+ * atomically, every member verified before the rename; parent directories are created. No sidecar, no lease, and
+ * no read-only cache entry: the state streams into the destination (a valid cached entry is cloned if there is one).
  */
 export async function exportTo(
   ctx: OpsContext,
@@ -28,7 +29,7 @@ export async function exportTo(
   await mkdir(dirname(path), { recursive: true });
   const tmp = tempPathFor(path);
   try {
-    const m = await materializeTo(ctx, t.db, chain, tmp, `export ${path}`);
+    const m = await materializeUncached(ctx, t.db, chain, tmp, `export ${path}`);
     await commitRename(tmp, path);
     return { path, txid: m.txid };
   } catch (err) {

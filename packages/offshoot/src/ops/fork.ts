@@ -1,4 +1,4 @@
-import { fail } from '../core/errors.js';
+import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
 import { formatDuration, type TtlArg } from '../core/duration.js';
 import { validateMeta, type Meta } from '../core/meta.js';
 import { validateName } from '../core/names.js';
@@ -42,10 +42,34 @@ export function checkpointTxid(ref: Ref, t: Target, name: string): number {
 }
 
 /**
+ * Deletes the ref a failed fork created and returns the error to throw: the fork's own when the ref is gone, else
+ * one with the same code that names the branch left behind and how to remove it.
+ */
+async function withdraw(ctx: OpsContext, db: string, branch: string, cause: unknown): Promise<OffshootError> {
+  const e = asOffshootError(cause);
+  try {
+    const mine = await ctx.store.tryGetRef(db, branch);
+    if (mine) await ctx.store.deleteRef(db, branch, mine.etag);
+    return e;
+  } catch (err) {
+    return fail(
+      e.code,
+      `${e.message}; the new branch ${db}@${branch} was left in the store (withdrawing it failed: ${(err as Error).message})`,
+      {
+        hint: `remove it with 'offshoot destroy ${db}@${branch}', then retry the fork`,
+        retryable: e.retryable,
+        cause,
+      },
+    );
+  }
+}
+
+/**
  * `offshoot fork db[@src] <new>`: a copy-on-write child that shares the parent's durable objects through a
  * create-only base pointer — two small writes (base.json and the child ref) whatever the database size. A dirty
  * source checkout is checkpointed first (changed pages only) so the child holds everything committed before the
- * call; a chain already at the depth floor is materialized instead of shared.
+ * call; a chain already at the depth floor is materialized instead of shared. A fork that fails after writing its ref
+ * withdraws it; a withdrawal that fails too is reported in the error, never swallowed.
  */
 export async function fork(
   ctx: OpsContext,
@@ -95,10 +119,8 @@ export async function fork(
     await checkForkPointLive(ctx, fresh.dependsOn);
   } catch (err) {
     // Whether GC condemned the fork point (BUSY) or the store failed before the check could vouch for it, the new
-    // ref is withdrawn: a failed fork has created no branch, so a retry starts clean.
-    const mine = await ctx.store.tryGetRef(src.db, newBranch).catch(() => undefined);
-    if (mine) await ctx.store.deleteRef(src.db, newBranch, mine.etag).catch(() => undefined);
-    throw err;
+    // ref is withdrawn so a retry starts clean; if the withdrawal fails too, the error says the branch is still there.
+    throw await withdraw(ctx, src.db, newBranch, err);
   }
   const expiresAt =
     opts.ttl?.kind === 'set' ? new Date(now.getTime() + Number(opts.ttl.ttl / 1_000_000n)).toISOString() : undefined;

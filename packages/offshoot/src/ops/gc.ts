@@ -2,7 +2,8 @@ import { durationMs, type Duration } from '../core/duration.js';
 import { readTombstones, writeTombstones, type Tombstones } from '../store/tombstones.js';
 import { clearStaleClaims } from './helpers/clear-claims.js';
 import type { OpsContext } from './helpers/context.js';
-import { keeps, markLive } from './helpers/gc-mark.js';
+import { keeps, type Mark, markLive } from './helpers/gc-mark.js';
+import { pruneChainCache } from './helpers/ro-cache.js';
 import { reap } from './reap.js';
 
 /** What one object-GC pass did. */
@@ -13,11 +14,13 @@ export interface CollectReport {
   backlog: number;
 }
 
-/** What `offshoot gc` did: reap, stale-claim clearing, then object GC. */
+/** What `offshoot gc` did: reap, stale-claim clearing, object GC, then read-only cache pruning. */
 export interface GcReport extends CollectReport {
   reaped: string[];
   reapErrors: string[];
   clearedClaims: string[];
+  /** Per-chain read-only cache entries removed because no live chain uses them. */
+  roCachePruned: number;
 }
 
 /**
@@ -26,6 +29,10 @@ export interface GcReport extends CollectReport {
  * stone. Fails closed: any error before the deletes deletes nothing.
  */
 export async function collectGarbage(ctx: OpsContext, grace: Duration): Promise<CollectReport> {
+  return (await collectWithMark(ctx, grace)).report;
+}
+
+async function collectWithMark(ctx: OpsContext, grace: Duration): Promise<{ report: CollectReport; mark: Mark }> {
   const backend = ctx.store.backend;
   const now = ctx.now();
   const first = await markLive(ctx);
@@ -57,13 +64,17 @@ export async function collectGarbage(ctx: OpsContext, grace: Duration): Promise<
   }
   const changed = JSON.stringify(next) !== JSON.stringify(stones);
   if (changed) await writeTombstones(backend, next, etag);
-  return { tombstoned, deleted, backlog: Object.keys(next).length };
+  return { report: { tombstoned, deleted, backlog: Object.keys(next).length }, mark: first };
 }
 
-/** `offshoot gc [--grace d]`: reap expired TTLs, clear stale delete claims, then collect unreachable objects. */
+/**
+ * `offshoot gc [--grace d]`: reap expired TTLs, clear stale delete claims, collect unreachable objects, then drop
+ * the per-chain read-only cache entries no live chain uses (by the same complete mark).
+ */
 export async function runGc(ctx: OpsContext, opts: { grace: Duration }): Promise<GcReport> {
   const r = await reap(ctx);
   const clearedClaims = await clearStaleClaims(ctx);
-  const c = await collectGarbage(ctx, opts.grace);
-  return { reaped: r.reaped, reapErrors: r.errors, clearedClaims, ...c };
+  const c = await collectWithMark(ctx, opts.grace);
+  const roCachePruned = await pruneChainCache(ctx.checkoutRoot, c.mark.chainIds);
+  return { reaped: r.reaped, reapErrors: r.errors, clearedClaims, ...c.report, roCachePruned };
 }

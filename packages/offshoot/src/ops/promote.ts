@@ -1,4 +1,4 @@
-import { fail } from '../core/errors.js';
+import { fail, type OffshootError } from '../core/errors.js';
 import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
@@ -9,7 +9,7 @@ import type { OpsContext } from './helpers/context.js';
 import { casRepoint } from './helpers/repoint.js';
 import { newLineageAt } from './helpers/new-lineage.js';
 import { refreshCheckout } from './helpers/refresh-checkout.js';
-import { keepSafetyFork } from './helpers/safety-fork.js';
+import { checkUndoSlot, keepSafetyFork } from './helpers/safety-fork.js';
 
 /** What promote did. */
 export interface PromoteResult {
@@ -20,6 +20,8 @@ export interface PromoteResult {
   backup: string;
   path: string;
   refreshed: boolean;
+  /** Set when the target moved but its existing checkout could not be refreshed (say, BUSY): the command failed. */
+  refreshError?: OffshootError;
   mode: 'shared' | 'materialized';
 }
 
@@ -53,6 +55,7 @@ export async function promote(
   let tgt = await readBranch(ctx, src.db, onto);
   refuseProtected(tgt.ref, src.db, onto, 'promote onto', opts.force ?? false);
   refuseForeignLease(ctx, src.db, onto, tgt.ref, 'promote onto');
+  await checkUndoSlot(ctx, src.db, onto, 'pre-promote');
   if (await checkpointIfDirty(ctx, src, source.ref)) source = await readBranch(ctx, src.db, src.branch);
   // The refresh below replaces the target's checkout, so its uncheckpointed edits go into the undo point first.
   if (await checkpointIfDirty(ctx, { db: src.db, branch: onto }, tgt.ref)) tgt = await readBranch(ctx, src.db, onto);
@@ -78,7 +81,7 @@ export async function promote(
   delete next.lease_holder;
   delete next.lease_expiry;
   await casRepoint(ctx, src.db, onto, tgt.etag, next, 'promote');
-  const refreshed = await refreshCheckout(ctx, src.db, onto, next);
+  const refreshed = await refreshCheckout(ctx, src.db, onto, next, `promoted from ${src.db}@${src.branch}`);
   return {
     db: src.db,
     source: src.branch,
@@ -87,6 +90,7 @@ export async function promote(
     backup,
     path: refreshed.path,
     refreshed: refreshed.refreshed,
+    ...(refreshed.error ? { refreshError: refreshed.error } : {}),
     mode: fresh.mode,
   };
 }

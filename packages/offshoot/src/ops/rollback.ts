@@ -1,3 +1,4 @@
+import type { OffshootError } from '../core/errors.js';
 import type { Ref, Checkpoint } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
@@ -8,7 +9,7 @@ import { casRepoint } from './helpers/repoint.js';
 import { checkpointTxid } from './fork.js';
 import { copySnapshot, newLineageAt } from './helpers/new-lineage.js';
 import { refreshCheckout } from './helpers/refresh-checkout.js';
-import { keepSafetyFork } from './helpers/safety-fork.js';
+import { checkUndoSlot, keepSafetyFork } from './helpers/safety-fork.js';
 
 /** What rollback did: where the branch now stands, what it abandoned, and the undo point it kept. */
 export interface RollbackResult {
@@ -21,6 +22,8 @@ export interface RollbackResult {
   backup: string;
   path: string;
   refreshed: boolean;
+  /** Set when the branch moved but its existing checkout could not be refreshed (say, BUSY): the command failed. */
+  refreshError?: OffshootError;
   mode: 'shared' | 'materialized';
 }
 
@@ -38,6 +41,7 @@ export async function rollback(
   let cur = await readBranch(ctx, t.db, t.branch);
   refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');
   const target = checkpointTxid(cur.ref, t, to);
+  await checkUndoSlot(ctx, t.db, t.branch, 'pre-rollback');
   if (await checkpointIfDirty(ctx, t, cur.ref)) cur = await readBranch(ctx, t.db, t.branch);
   const oldHead = cur.ref.head_txid;
   const resolver = new ChainResolver(ctx.store);
@@ -70,7 +74,7 @@ export async function rollback(
   delete next.lease_holder;
   delete next.lease_expiry;
   await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'rollback');
-  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next);
+  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next, `rolled back to ${JSON.stringify(to)}`);
   return {
     db: t.db,
     branch: t.branch,
@@ -80,6 +84,7 @@ export async function rollback(
     backup,
     path: refreshed.path,
     refreshed: refreshed.refreshed,
+    ...(refreshed.error ? { refreshError: refreshed.error } : {}),
     mode: fresh.mode,
   };
 }

@@ -107,6 +107,8 @@ export interface Response {
   databases?: string[];
   /** Additive result payloads (diff, gc, touch, protect). */
   result?: unknown;
+  /** Additive: what the caller must know about a successful op (writes kept in an undo branch, a stale checkout). */
+  warnings?: string[];
 }
 
 /** The event envelope published to subscribers. */

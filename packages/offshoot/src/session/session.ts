@@ -6,19 +6,43 @@ import { segmentKey, snapshotKey } from '../core/keys.js';
 import { validateMeta, type Meta } from '../core/meta.js';
 import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
-import type { Target } from '../core/target.js';
-import { checkout } from '../ops/checkout.js';
+import { formatTarget, type Target } from '../core/target.js';
+import { checkout, installCheckout } from '../ops/checkout.js';
 import type { OpsContext } from '../ops/helpers/context.js';
+import { keepDivergedCheckout } from '../ops/helpers/keep-diverged.js';
+import { checkoutPath } from '../ops/helpers/paths.js';
+import { SAFETY_FORK_TTL } from '../ops/helpers/safety-fork.js';
 import { acquireLease, releaseLease } from '../ops/lease.js';
 import { cachedChain } from '../ops/helpers/materialize.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
+import { quiesce } from '../sqlite/quiesce.js';
 import type { EventType, SessionInfo } from '../protocol/wire.js';
 import { cleanProof } from './clean-proof.js';
 import { restampClean } from './restamp.js';
 import { makeSessionScratch } from './scratch-dir.js';
 import { SessionSink } from './session-sink.js';
 import { writeSegment, writeSnapshot } from './segment-file.js';
+
+/**
+ * Keeps whatever the checkout holds beyond the branch head (writes a killed daemon captured but never flushed, or
+ * at-rest edits never checkpointed) as an undo branch, then re-materializes the head, so the checkout the session
+ * opens is exactly the durable head and nothing is discarded. Returns the warnings for the caller.
+ */
+async function keepUnflushed(ctx: OpsContext, t: Target): Promise<string[]> {
+  const { ref } = await ctx.store.getRef(t.db, t.branch);
+  const kept = await keepDivergedCheckout(ctx, t, ref);
+  if (kept === undefined) return [];
+  quiesce(checkoutPath(ctx.checkoutRoot, t.db, t.branch));
+  await installCheckout(ctx, t.db, t.branch, ref);
+  const name = formatTarget(t);
+  const message =
+    `the checkout of ${name} held writes that were never made durable (a daemon stopped before flushing them, or edits never checkpointed); ` +
+    `they are kept as ${t.db}@${kept.branch} (checkpoint "unflushed", txid ${kept.txid}, TTL ${SAFETY_FORK_TTL}) and the session starts from the durable head (txid ${ref.head_txid}); ` +
+    `to take them, close the session and run 'offshoot promote ${t.db}@${kept.branch} --onto ${t.branch}' (add --force if ${t.branch} is protected)`;
+  ctx.warn(message);
+  return [message];
+}
 
 /** How a session behaves; the daemon passes its flags through. */
 export interface SessionOptions {
@@ -78,6 +102,7 @@ export class Session {
     const lease = await acquireLease(ctx, t, `${leaseMs}ms`);
     let scratch: string | undefined;
     try {
+      const warnings = await keepUnflushed(ctx, t);
       const co = await checkout(ctx, t);
       const { ref } = await ctx.store.getRef(t.db, t.branch);
       scratch = await makeSessionScratch(ctx.checkoutRoot);
@@ -93,6 +118,7 @@ export class Session {
       });
       await engine.start();
       const s = new Session(ctx, t.db, t.branch, co.path, scratch, sink, engine, opts, lease.epoch, ref.head_txid);
+      s.warnings = warnings;
       s.renewTimer = setInterval(() => void s.renew(), opts.renewEveryMs ?? DEFAULT_RENEW_MS);
       s.renewTimer.unref();
       opts.onEvent?.('session_opened', { holder: ctx.holder, epoch: lease.epoch });
@@ -103,6 +129,9 @@ export class Session {
       throw err;
     }
   }
+
+  /** What the caller of open must know: writes of an earlier session kept in an undo branch. */
+  warnings: readonly string[] = [];
 
   /** The lease holder identity. */
   get holder(): string {

@@ -2,6 +2,7 @@ import { closeSync, openSync, statSync, type BigIntStats } from 'node:fs';
 import { fail } from '../core/errors.js';
 import { readFully } from '../platform/read-fully.js';
 import { AT_REST_BUSY_TIMEOUT_MS, openConnection, type Connection } from './connection.js';
+import { corruptDatabase } from './sqlite-errors.js';
 
 function busy(path: string): Error {
   return fail('BUSY', `database is busy (live writer or reader): ${path}`, {
@@ -19,7 +20,12 @@ function walSize(path: string): number {
 }
 
 function truncateCheckpoint(db: Connection, path: string): void {
-  const row = db.pragma('wal_checkpoint(TRUNCATE)', { simple: false }) as Array<{ busy: number }>;
+  let row: Array<{ busy: number }>;
+  try {
+    row = db.pragma('wal_checkpoint(TRUNCATE)', { simple: false }) as Array<{ busy: number }>;
+  } catch (err) {
+    throw corruptDatabase(err, path, 'move the file aside (a checkout is re-materialized by checkout --force)') ?? err;
+  }
   if ((row[0]?.busy ?? 0) !== 0) throw busy(path);
 }
 
@@ -28,6 +34,28 @@ export function quiesce(path: string, busyTimeoutMs: number = AT_REST_BUSY_TIMEO
   const db = openConnection(path, { busyTimeoutMs });
   try {
     truncateCheckpoint(db, path);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Fails BUSY while another connection holds (or keeps taking, past the busy timeout) the write lock of path: a file
+ * deleted under such a writer would take its next COMMIT with it. A file SQLite cannot read as a database has no
+ * writer to protect and passes.
+ */
+export function refuseWriter(path: string, busyTimeoutMs: number = AT_REST_BUSY_TIMEOUT_MS): void {
+  let db: Connection;
+  try {
+    db = openConnection(path, { busyTimeoutMs });
+  } catch {
+    return;
+  }
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    db.exec('ROLLBACK');
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_BUSY') throw busy(path);
   } finally {
     db.close();
   }

@@ -119,7 +119,6 @@ describe('checkout and path', () => {
     await refusals([
       [['checkout', 'app', '--at', 'one'], 2, /--at and --read-only/],
       [['checkout', 'app', '--read-only'], 2],
-      [['checkout', 'app', '--force'], 2],
       [['checkout', 'app', '--at', 'nope', '--read-only'], 3, /nope/],
     ]);
   });

@@ -27,7 +27,7 @@ function writeLocked(file: string): boolean {
 
 /** Starts sqlite3 on file, runs `BEGIN IMMEDIATE` and `sql`, and returns once the write lock is visibly held. */
 export async function holdWriteTransaction(file: string, sql: string): Promise<HeldWriter> {
-  const child = spawn('sqlite3', ['-bail', file], { stdio: ['pipe', 'ignore', 'pipe'] });
+  const child = spawn('sqlite3', ['-bail', '-cmd', '.timeout 5000', file], { stdio: ['pipe', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = once(child, 'exit');

@@ -2,6 +2,7 @@
 // model (store-model.ts) side by side. Writes go through the stock sqlite3 CLI on the real checkout and on the
 // model's private copy; the model learns txids from the engine but checks each against what the step allows.
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
 import { compact } from '../../src/ops/compact.js';
@@ -13,11 +14,11 @@ import { checkoutPath } from '../../src/ops/helpers/paths.js';
 import { promote } from '../../src/ops/promote.js';
 import { rollback } from '../../src/ops/rollback.js';
 import { touch } from '../../src/ops/touch.js';
-import type { TestStore } from './harness.js';
+import { rejectsCode, type TestStore } from './harness.js';
 import { Prng } from './prng.js';
 import { dump, restoreDump, runSql } from './sqlite-cli.js';
 import { randomWrite } from './sql-workload.js';
-import { safetyName, StoreModel, type BranchModel } from './store-model.js';
+import { safetyName, StoreModel, undoSlotFree, type BranchModel } from './store-model.js';
 
 const HOUR_NS = 3_600_000_000_000n;
 const HOUR_MS = 3_600_000;
@@ -176,6 +177,7 @@ export class RandomHistory {
     this.model.put({
       db,
       branch: name,
+      undoOf: from.branch,
       headTxid: from.headTxid,
       head: from.head,
       checkpoints: new Map([['fork', { txid: from.headTxid, dump: from.head }]]),
@@ -192,6 +194,9 @@ export class RandomHistory {
     if (source) {
       from = this.ts.tmpPath('import.db');
       restoreDump(from, source.head);
+      // sqlite3 leaves an empty database as a zero-byte file, which an import refuses as truncated; VACUUM writes
+      // the header any database SQLite has written carries.
+      if (statSync(from).size === 0) runSql(from, 'VACUUM;');
     }
     const r = await create(this.ts.ctx, db, from !== undefined ? { from } : {});
     assert.equal(r.txid, 1);
@@ -285,6 +290,10 @@ export class RandomHistory {
     const pending = this.pending(b);
     const hadCheckout = b.checkout !== undefined;
     const materialize = this.rng.chance(0.2);
+    if (!undoSlotFree(this.model, b.db, safetyName(b.branch, 'pre-rollback'), b.branch)) {
+      await rejectsCode(rollback(this.ts.ctx, { db: b.db, branch: b.branch }, to, { materialize }), 'ALREADY_EXISTS');
+      return `rollback ${b.db}@${b.branch} --to ${to} refused: its undo point was used`;
+    }
     const r = await rollback(this.ts.ctx, { db: b.db, branch: b.branch }, to, { materialize });
     if (materialize) assert.equal(r.mode, 'materialized');
     this.settle(b, pending, r.abandoned ? r.abandoned.to : r.txid, `rollback of ${b.db}@${b.branch}`);
@@ -304,6 +313,14 @@ export class RandomHistory {
     const pendingTgt = this.pending(onto);
     const hadCheckout = onto.checkout !== undefined;
     const materialize = this.rng.chance(0.2);
+    if (!undoSlotFree(this.model, onto.db, safetyName(onto.branch, 'pre-promote'), onto.branch)) {
+      const refused = promote(this.ts.ctx, { db: src.db, branch: src.branch }, onto.branch, {
+        force: true,
+        materialize,
+      });
+      await rejectsCode(refused, 'ALREADY_EXISTS');
+      return `promote ${src.db}@${src.branch} --onto ${onto.branch} refused: its undo point was used`;
+    }
     const r = await promote(this.ts.ctx, { db: src.db, branch: src.branch }, onto.branch, { force: true, materialize });
     if (materialize) assert.equal(r.mode, 'materialized');
     this.settle(src, pendingSrc, r.txid, `promote from ${src.db}@${src.branch}`);

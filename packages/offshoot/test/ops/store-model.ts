@@ -30,11 +30,24 @@ export interface BranchModel {
   ttl: boolean;
   protected: boolean;
   checkout?: CheckoutModel;
+  /** Set on an undo point: the branch it was kept for. */
+  undoOf?: string;
 }
 
 /** The name a safety fork of `branch` gets, as the engine derives it. */
 export function safetyName(branch: string, suffix: 'pre-rollback' | 'pre-promote'): string {
   return `${branch}-${suffix}`.slice(0, 128);
+}
+
+/**
+ * Whether a rollback or promote of `owner` may write its undo point at `name`: nothing is there, or an undo point of
+ * `owner` nobody has used since (no checkpoint but `fork` and `compact`, all at its head).
+ */
+export function undoSlotFree(model: StoreModel, db: string, name: string, owner: string): boolean {
+  const b = model.branches.get(`${db}@${name}`);
+  if (b === undefined) return true;
+  if (b.undoOf !== owner || !b.checkpoints.has('fork')) return false;
+  return [...b.checkpoints].every(([n, c]) => (n === 'fork' || n === 'compact') && c.txid === b.headTxid);
 }
 
 /** Every branch the store should hold, keyed `db@branch`. */

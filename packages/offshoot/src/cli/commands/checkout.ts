@@ -2,25 +2,35 @@ import { fail } from '../../core/errors.js';
 import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
+import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { checkoutOutcome, pathOutcome } from '../output.js';
 
 /** `offshoot checkout <db>[@b] [--at cp --read-only [--force]]`: a writable checkout, or a read-only checkpoint. */
 export const checkoutCommand: Command = {
   name: 'checkout',
   summary: 'materialize a working copy (or, with --at --read-only, a checkpoint) and print its path',
-  usage: '<db>[@branch] [--at CP --read-only [--force]]',
+  usage: '<db>[@branch] [--force] [--at CP --read-only [--force]]',
   help: [
     "Prints the path of the branch's writable checkout (checkouts/<db>/<branch>.db), materializing the head unless the",
     'existing file is clean and current. Local edits that were never checkpointed are discarded with a warning (checkpoint first to keep them).',
     '',
     'With --at CP --read-only, materializes the named checkpoint as an immutable file under checkouts-ro/ instead;',
     'repeat calls reuse it without touching the store, and --force re-materializes it.',
+    '',
+    'A writable checkout that is not a sound SQLite database fails with exit 7 (corrupt). --force moves the existing',
+    'file (and its -wal/-shm) aside as <branch>.db.aside-<time>, never deleting it, and materializes the head in its place.',
   ].join('\n'),
   flags: {
     at: { type: 'string', value: 'CP', description: 'a named checkpoint (needs --read-only)' },
     'read-only': { type: 'boolean', description: 'the read-only checkpoint checkout (needs --at)' },
-    force: { type: 'boolean', description: 're-materialize the read-only checkout even if cached' },
+    force: {
+      type: 'boolean',
+      description: 're-materialize: a writable checkout is moved aside first; a read-only one even if cached',
+    },
+    'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
   },
+  fillsRoCache: true,
+
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
@@ -32,11 +42,6 @@ export const checkoutCommand: Command = {
         hint: `write 'offshoot checkout ${inv.arg(0)} --at CP --read-only'`,
       });
     }
-    if (force && at === undefined) {
-      throw fail('USAGE', '--force only applies alongside --at --read-only', {
-        hint: 'drop --force; a writable checkout is refreshed as needed',
-      });
-    }
     if (at !== undefined) {
       validateName('checkpoint', at);
       const ctx = await inv.context();
@@ -45,6 +50,6 @@ export const checkoutCommand: Command = {
     }
     const ctx = await inv.context();
     const { checkout } = await import('../../ops/checkout.js');
-    return checkoutOutcome(await checkout(ctx, t));
+    return checkoutOutcome(await checkout(ctx, t, { force }));
   },
 };

@@ -1,5 +1,6 @@
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
+import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { compactOutcome } from '../output.js';
 
 /** `offshoot compact <db>[@b]`: makes a shared fork self-contained. */
@@ -11,7 +12,8 @@ export const compactCommand: Command = {
     "Copies the branch's head (and each checkpoint it keeps) into a fresh lineage and drops its base pointer, so the",
     'ancestor\'s storage can be reclaimed by gc. Adds checkpoint "compact". O(database size) by design.',
   ].join('\n'),
-  flags: {},
+  flags: { 'ro-cache-budget': RO_CACHE_BUDGET_FLAG },
+  fillsRoCache: true,
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));

@@ -10,6 +10,9 @@ export const createCommand: Command = {
   help: [
     'Creates <db> with a protected main branch at txid 1 and checkpoint "init".',
     'With --from, imports an existing SQLite file (its -wal included) at a transaction boundary; the file is never modified.',
+    'The source is checked first: an empty, truncated or malformed file, or one failing quick_check, is refused with',
+    'exit 7 (corrupt); a directory or a file with a hot journal (a writer crashed mid-transaction) with exit 2. A WAL',
+    'file without its -shm is read from a private copy, so nothing is ever created beside the source.',
   ].join('\n'),
   flags: {
     from: { type: 'string', value: 'FILE', description: 'import this SQLite database instead of starting empty' },

@@ -9,7 +9,8 @@ export const destroyCommand: Command = {
   usage: '<db>[@branch] [--force]',
   help: [
     'Claims the branch, makes sure nothing holds its checkout, deletes the ref, then the checkout files. Storage',
-    'shared with forks lives on until gc finds it unreachable. Protected branches and live leases need --force.',
+    'shared with forks lives on until gc finds it unreachable. Protected branches and live leases need --force; a',
+    'checkout another connection is writing to is refused (exit 6, busy) even with --force.',
   ].join('\n'),
   flags: { force: { type: 'boolean', description: 'destroy a protected or leased branch' } },
   args: { min: 1, max: 1 },

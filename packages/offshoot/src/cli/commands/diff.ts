@@ -1,6 +1,7 @@
 import { fail } from '../../core/errors.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
+import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { diffOutcome } from '../output.js';
 
 /** `offshoot diff <L> <R> [--summary|--sql]`: a row-level diff of two durable states. */
@@ -17,7 +18,10 @@ export const diffCommand: Command = {
   flags: {
     summary: { type: 'boolean', description: 'per-table counts and statuses only' },
     sql: { type: 'boolean', description: 'SQL that turns the left side into the right' },
+    'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
   },
+  fillsRoCache: true,
+
   args: { min: 2, max: 2 },
   async run(inv) {
     const left = parseTarget(inv.arg(0), { allowCheckpoint: true });

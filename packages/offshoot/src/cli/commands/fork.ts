@@ -4,6 +4,7 @@ import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { ForkOptions } from '../../ops/fork.js';
 import type { Command } from '../command.js';
+import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { forkOutcome } from '../output.js';
 
 /** `offshoot fork <db>[@src] <new> [--at cp] [--ttl d] [--meta k=v]...`: a copy-on-write child branch. */
@@ -25,7 +26,10 @@ export const forkCommand: Command = {
       description: 'reap the fork after this long without activity (e.g. 24h)',
     },
     meta: { type: 'string', multiple: true, value: 'K=V', description: 'tag the new branch' },
+    'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
   },
+  fillsRoCache: true,
+
   args: { min: 2, max: 2 },
   async run(inv) {
     const src = parseTarget(inv.arg(0));

@@ -2,6 +2,7 @@ import { fail } from '../../core/errors.js';
 import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
+import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { promoteOutcome } from '../output.js';
 
 /** `offshoot promote <db>@<src> --onto <tgt> [--force] [--materialize]`: repoints a branch at another's head. */
@@ -13,12 +14,17 @@ export const promoteCommand: Command = {
     "Repoints TARGET (which must exist) at a fresh lineage reading through the source's head (or a full copy with",
     '--materialize). The source is unchanged; TARGET keeps its TTL and protection, its checkpoints reset to',
     '"promote", and its previous head is kept as <target>-pre-promote. A protected TARGET (main) needs --force.',
+    'As with rollback, an existing <target>-pre-promote that is not an unused undo point is never replaced (refused), and',
+    'a TARGET checkout too busy to refresh makes the command exit 6 (busy) after the target moved.',
   ].join('\n'),
   flags: {
     onto: { type: 'string', value: 'TARGET', description: 'the branch to repoint (required)' },
     force: { type: 'boolean', description: 'promote onto a protected branch' },
     materialize: { type: 'boolean', description: "copy the source's state instead of sharing it" },
+    'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
   },
+  fillsRoCache: true,
+
   args: { min: 1, max: 1 },
   async run(inv) {
     const src = parseTarget(inv.arg(0));

@@ -2,6 +2,7 @@ import { fail } from '../../core/errors.js';
 import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
+import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { rollbackOutcome } from '../output.js';
 
 /** `offshoot rollback <db>[@b] --to <cp> [--materialize]`: repoints a branch at one of its checkpoints. */
@@ -13,12 +14,18 @@ export const rollbackCommand: Command = {
     'Repoints the branch at a fresh lineage reading through the checkpoint (or a full copy with --materialize).',
     "Checkpoints at or below it are kept, later ones dropped. The previous head is kept first as the TTL'd branch",
     '<branch>-pre-rollback (the undo point); uncheckpointed checkout edits are checkpointed into it, never lost.',
-    'Prints the refreshed checkout path; what was abandoned and how to undo go to stderr.',
+    'Prints the refreshed checkout path; what was abandoned and how to undo go to stderr. An existing branch of the undo',
+    "point's name is replaced only if it is an undo point offshoot made and nobody has used since; otherwise the rollback",
+    'is refused. A checkout busy with another connection cannot be refreshed: the branch still moves, nothing is printed',
+    "on stdout, and the command exits 6 (busy) saying so; close the connection and run 'offshoot checkout'.",
   ].join('\n'),
   flags: {
     to: { type: 'string', value: 'CP', description: 'the checkpoint to roll back to (required)' },
     materialize: { type: 'boolean', description: "copy the checkpoint's state instead of sharing it" },
+    'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
   },
+  fillsRoCache: true,
+
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));

@@ -11,13 +11,15 @@ export const sessionOpenCommand: Command = {
   help: [
     'Asks the daemon to lease the branch, check it out (reusing a clean checkout) and capture its writes live; prints',
     'the checkout path. Point any SQLite client at it; the daemon flushes in the background and on close.',
-    'Refused when the branch is already open, leased elsewhere, or the daemon is shutting down.',
+    'Refused when the branch is already open, leased elsewhere, or the daemon is shutting down. A checkout holding',
+    'writes that were never made durable (its daemon was killed before flushing them) is kept first as the undo branch',
+    '<branch>-pre-reopen (then -pre-reopen-2, ...), and a warning on stderr names it.',
   ].join('\n'),
   flags: { socket: SOCKET_FLAG },
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
     const res = await daemonRequest(socketFor(inv), { op: 'open', db: t.db, branch: t.branch });
-    return sessionOpenOutcome(t, res.checkout ?? '');
+    return sessionOpenOutcome(t, res.checkout ?? '', res.warnings ?? []);
   },
 };

@@ -2,8 +2,12 @@ import { requestTarget } from '../request-fields.js';
 import { openSession } from '../session-lifecycle.js';
 import type { OpHandler } from './op-handler.js';
 
-/** `open` db, branch → checkout: leases the branch, checks it out and starts live capture. */
+/**
+ * `open` db, branch → checkout: leases the branch, checks it out and starts live capture; `warnings` names the undo
+ * branch that kept writes an earlier session never flushed.
+ */
 export const openOp: OpHandler = async (req, d) => {
   const slot = await openSession(d, requestTarget(req));
-  return { ok: true, checkout: slot.session.path };
+  const { warnings } = slot.session;
+  return { ok: true, checkout: slot.session.path, ...(warnings.length > 0 ? { warnings: [...warnings] } : {}) };
 };

@@ -5,7 +5,8 @@ import { flushSourceSession } from './source-flush.js';
 
 /**
  * `promote` db, branch=src, name=target, force → txid. A target with a session here is refused (promote repoints
- * it); a source with one is flushed first, so what is promoted includes its captured writes.
+ * it); a source with one is flushed first, so what is promoted includes its captured writes. A target checkout left
+ * stale (busy) is reported in `warnings`.
  */
 export const promoteOp: OpHandler = async (req, d) => {
   const src = requestTarget(req);
@@ -13,5 +14,5 @@ export const promoteOp: OpHandler = async (req, d) => {
   d.sessions.refuseIfPresent({ db: src.db, branch: onto }, 'promote onto');
   await flushSourceSession(d, src, 'promote');
   const r = await promote(d.ops, src, onto, { force: req.force ?? false });
-  return { ok: true, txid: r.txid };
+  return { ok: true, txid: r.txid, ...(r.refreshError ? { warnings: [r.refreshError.message] } : {}) };
 };

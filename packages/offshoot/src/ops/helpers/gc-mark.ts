@@ -1,6 +1,7 @@
 import { baseKey, parseDataKey } from '../../core/keys.js';
 import { ChainResolver } from '../../store/chain-resolver.js';
 import type { OpsContext } from './context.js';
+import { prefixIds } from './materialize.js';
 
 /** A live branch's own lineage position: objects above its head at or above its epoch may be a flush in flight. */
 interface LiveHead {
@@ -13,6 +14,8 @@ interface LiveHead {
 export interface Mark {
   live: Set<string>;
   heads: LiveHead[];
+  /** The read-only cache id of every prefix of every live chain: the cache entries a live chain can use. */
+  chainIds: Set<string>;
 }
 
 /**
@@ -24,6 +27,7 @@ export async function markLive(ctx: OpsContext): Promise<Mark> {
   const resolver = new ChainResolver(ctx.store);
   const live = new Set<string>();
   const heads: LiveHead[] = [];
+  const chainIds = new Set<string>();
   for (const { db, branch } of await ctx.store.listAllBranches()) {
     const got = await ctx.store.tryGetRef(db, branch);
     if (!got) continue;
@@ -33,6 +37,7 @@ export async function markLive(ctx: OpsContext): Promise<Mark> {
     for (const txid of txids) {
       const chain = await resolver.resolve(r.lineage, txid);
       for (const m of chain.members) live.add(m.key);
+      for (const id of prefixIds(chain.members)) chainIds.add(id);
       for (const k of chain.baseKeys) live.add(k);
     }
     for (let lin: string | undefined = r.lineage, hops = 0; lin !== undefined && hops < 4096; hops++) {
@@ -42,7 +47,7 @@ export async function markLive(ctx: OpsContext): Promise<Mark> {
       lin = base.lineage;
     }
   }
-  return { live, heads };
+  return { live, heads, chainIds };
 }
 
 /** True when GC must keep key under this mark: reachable, or above a live head in that head's lineage at epoch ≥ its. */

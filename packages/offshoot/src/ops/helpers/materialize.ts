@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import type { DataObject } from '../../core/keys.js';
 import { applyChain, applySegments } from '../../ltx/apply.js';
 import { commitRename, tempPathFor, writeFileAtomic } from '../../platform/atomic-file.js';
+import { type Fingerprint, fingerprintOf } from '../../sqlite/checkout-sidecar.js';
 import { cloneOrCopy } from '../../sqlite/clone-file.js';
 import { FileSource, geometryOf, scanPageSums } from '../../sqlite/page-scan.js';
 import { type PageSums, pageSumsPath, readPageSums } from '../../sqlite/page-sums.js';
@@ -28,6 +29,8 @@ interface EntryMeta {
   page_size: number;
   commit: number;
   keys: string[];
+  /** Size, mtime and inode of the sealed (0444) entry; one that no longer matches is never served. */
+  fingerprint?: Fingerprint;
 }
 
 /** The cache id of a chain: SHA-256 of its members' keys, so equal chains are equal bytes by construction. */
@@ -62,15 +65,35 @@ function sourcesFor(ctx: OpsContext, members: readonly DataObject[], label?: str
   });
 }
 
+/** Removes a cache entry: the database first (a reader that misses it treats the entry as absent), then its companions. */
+export async function discardEntry(dbPath: string): Promise<void> {
+  await rm(dbPath, { force: true });
+  await rm(`${dbPath}.last-used`, { force: true });
+  await rm(pageSumsPath(dbPath), { force: true });
+  await rm(dbPath.replace(/\.db$/, '.json'), { force: true });
+}
+
+/**
+ * Reads a cache entry, or undefined. An entry whose file no longer has the size, mtime and inode recorded when it was
+ * sealed (or that records none: written by an earlier version) is discarded rather than served, so the caller
+ * rebuilds it from the store.
+ */
 async function readEntry(dir: string, id: string): Promise<{ path: string; meta: EntryMeta } | undefined> {
   const path = join(dir, `${id}.db`);
+  let meta: EntryMeta;
+  let fp: Fingerprint;
   try {
-    const meta = JSON.parse(await readFile(join(dir, `${id}.json`), 'utf8')) as EntryMeta;
-    await stat(path);
-    return { path, meta };
+    meta = JSON.parse(await readFile(join(dir, `${id}.json`), 'utf8')) as EntryMeta;
+    fp = fingerprintOf(path);
   } catch {
     return undefined;
   }
+  const want = meta.fingerprint;
+  if (want === undefined || want.size !== fp.size || want.mtime_ns !== fp.mtime_ns || want.ino !== fp.ino) {
+    await discardEntry(path);
+    return undefined;
+  }
+  return { path, meta };
 }
 
 function scanFile(path: string): PageSums {
@@ -82,10 +105,52 @@ function scanFile(path: string): PageSums {
   }
 }
 
+/** The cache ids of every prefix of a chain, shortest first (the last is the chain's own). */
+export function prefixIds(members: readonly DataObject[]): string[] {
+  return members.map((_, i) => chainId(members.slice(0, i + 1)));
+}
+
+/**
+ * Builds the chain's state into the private file `tmp`: from the longest valid cached prefix plus the remaining
+ * members, or from scratch. Nothing is added to the cache.
+ */
+async function buildChain(
+  ctx: OpsContext,
+  dir: string,
+  chain: ResolvedChain,
+  tmp: string,
+  label: string | undefined,
+): Promise<{ txid: number; checksum: bigint; pageSize: number; commit: number }> {
+  const ids = prefixIds(chain.members);
+  for (let k = ids.length - 2; k >= 0; k--) {
+    const prefix = await readEntry(dir, ids[k] as string);
+    if (!prefix) continue;
+    try {
+      await cloneOrCopy(prefix.path, tmp);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // evicted meanwhile
+      throw err;
+    }
+    await chmod(tmp, 0o644);
+    return applySegments(tmp, BigInt('0x' + prefix.meta.checksum), sourcesFor(ctx, chain.members.slice(k + 1), label));
+  }
+  return applyChain(sourcesFor(ctx, chain.members, label), tmp);
+}
+
+function resultOf(meta: EntryMeta, sums: PageSums): Materialized {
+  return {
+    txid: meta.txid,
+    checksum: BigInt('0x' + meta.checksum),
+    pageSize: meta.page_size,
+    commit: meta.commit,
+    sums,
+  };
+}
+
 /**
  * Returns the immutable cache entry (checkouts-ro/<db>/~by-chain/<id>.db, mode 0444) for a chain, building it if
- * needed: from the longest cached prefix plus the remaining segments, or from scratch. Entries are complete
- * before they are visible, and nothing reads a writable checkout to make one.
+ * needed: from the longest cached prefix plus the remaining segments, or from scratch. Entries are complete and
+ * sealed (read-only, fingerprint recorded) before they are visible, and nothing reads a writable checkout to make one.
  */
 export async function cachedChain(
   ctx: OpsContext,
@@ -94,62 +159,60 @@ export async function cachedChain(
   label?: string,
 ): Promise<{ path: string; result: Materialized }> {
   const dir = chainCacheDir(ctx.checkoutRoot, db);
-  const ids = chain.members.map((_, i) => chainId(chain.members.slice(0, i + 1)));
-  const fullId = ids[ids.length - 1] as string;
+  const fullId = chainId(chain.members);
   const full = await readEntry(dir, fullId);
-  if (full) {
-    const sums = (await readPageSums(full.path)) ?? scanFile(full.path);
-    return {
-      path: full.path,
-      result: {
-        txid: full.meta.txid,
-        checksum: BigInt('0x' + full.meta.checksum),
-        pageSize: full.meta.page_size,
-        commit: full.meta.commit,
-        sums,
-      },
-    };
-  }
+  if (full)
+    return { path: full.path, result: resultOf(full.meta, (await readPageSums(full.path)) ?? scanFile(full.path)) };
   await mkdir(dir, { recursive: true });
-  const tmp = tempPathFor(join(dir, `${fullId}.db`));
-  let applied: { txid: number; checksum: bigint; pageSize: number; commit: number } | undefined;
+  const final = join(dir, `${fullId}.db`);
+  const tmp = tempPathFor(final);
   try {
-    for (let k = ids.length - 2; k >= 0 && applied === undefined; k--) {
-      const prefix = await readEntry(dir, ids[k] as string);
-      if (!prefix) continue;
-      try {
-        await cloneOrCopy(prefix.path, tmp);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // evicted meanwhile
-        throw err;
-      }
-      await chmod(tmp, 0o644);
-      applied = await applySegments(
-        tmp,
-        BigInt('0x' + prefix.meta.checksum),
-        sourcesFor(ctx, chain.members.slice(k + 1), label),
-      );
-    }
-    if (applied === undefined) {
-      applied = await applyChain(sourcesFor(ctx, chain.members, label), tmp);
-    }
+    const applied = await buildChain(ctx, dir, chain, tmp, label);
     const sums = scanFile(tmp);
+    await chmod(tmp, 0o444);
+    // The rename keeps inode and mtime, so the sealed file's fingerprint is the visible entry's.
     const meta: EntryMeta = {
       txid: applied.txid,
       checksum: applied.checksum.toString(16),
       page_size: applied.pageSize,
       commit: applied.commit,
       keys: chain.members.map((m) => m.key),
+      fingerprint: fingerprintOf(tmp),
     };
     await writeFileAtomic(join(dir, `${fullId}.json`), JSON.stringify(meta) + '\n');
-    await writeFileAtomic(pageSumsPath(join(dir, `${fullId}.db`)), sums.encode());
-    await chmod(tmp, 0o444);
-    await commitRename(tmp, join(dir, `${fullId}.db`));
-    return { path: join(dir, `${fullId}.db`), result: { ...applied, sums } };
+    await writeFileAtomic(pageSumsPath(final), sums.encode());
+    await commitRename(tmp, final);
+    return { path: final, result: { ...applied, sums } };
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
   }
+}
+
+/**
+ * Writes a chain's state to the private file `dest` without filling the cache (export): a clone of a valid cache
+ * entry of the whole chain if there is one, else built from the longest cached prefix or from scratch.
+ */
+export async function materializeUncached(
+  ctx: OpsContext,
+  db: string,
+  chain: ResolvedChain,
+  dest: string,
+  label?: string,
+): Promise<{ txid: number }> {
+  const dir = chainCacheDir(ctx.checkoutRoot, db);
+  const full = await readEntry(dir, chainId(chain.members));
+  if (full) {
+    try {
+      await cloneOrCopy(full.path, dest);
+      await chmod(dest, 0o644);
+      return { txid: full.meta.txid };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  const applied = await buildChain(ctx, dir, chain, dest, label);
+  return { txid: applied.txid };
 }
 
 /**

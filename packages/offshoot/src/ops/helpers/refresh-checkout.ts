@@ -1,21 +1,31 @@
 import { existsSync } from 'node:fs';
+import { asOffshootError, fail, type OffshootError } from '../../core/errors.js';
 import type { Ref } from '../../core/ref.js';
 import { quiesce } from '../../sqlite/quiesce.js';
 import type { OpsContext } from './context.js';
 import { installCheckout } from '../checkout.js';
 import { checkoutPath } from './paths.js';
 
+/** Where a branch's checkout is after a repoint, and, when it could not be refreshed, why (with the fix). */
+export interface RefreshOutcome {
+  path: string;
+  refreshed: boolean;
+  /** Set when a checkout exists but still holds the state from before the repoint. */
+  error?: OffshootError;
+}
+
 /**
  * After a repoint (rollback, promote, compact), re-materializes the branch's checkout if one exists, by writing a new
- * file and renaming it into place. Best effort: a busy checkout is left as it is (it then reads "detached") and the
- * returned warning says how to refresh it.
+ * file and renaming it into place. A busy checkout is left as it is (it then reads "detached"); the returned error
+ * (same code as the cause) says the branch moved and how to refresh the checkout, for the caller to report.
  */
 export async function refreshCheckout(
   ctx: OpsContext,
   db: string,
   branch: string,
   ref: Ref,
-): Promise<{ path: string; refreshed: boolean }> {
+  what = 'repointed',
+): Promise<RefreshOutcome> {
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   if (!existsSync(path)) return { path, refreshed: false };
   try {
@@ -23,9 +33,16 @@ export async function refreshCheckout(
     await installCheckout(ctx, db, branch, ref);
     return { path, refreshed: true };
   } catch (err) {
-    ctx.warn(
-      `${db}@${branch} was repointed but its checkout was not refreshed (${(err as Error).message}); close its connections and run 'offshoot checkout ${db}@${branch}'`,
+    const e = asOffshootError(err);
+    const error = fail(
+      e.code,
+      `${db}@${branch} was ${what}, but its checkout ${path} was not refreshed and still holds the old state (${e.message})`,
+      {
+        hint: `close the connections holding it, then run 'offshoot checkout ${db}@${branch}' to refresh it`,
+        retryable: e.retryable,
+        cause: err,
+      },
     );
-    return { path, refreshed: false };
+    return { path, refreshed: false, error };
   }
 }

@@ -1,0 +1,97 @@
+// The per-chain read-only cache (checkouts-ro/<db>/~by-chain/): never served once its fingerprint changed, not
+// filled by export, pruned by gc when no live chain uses an entry, and reported by status.
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, openSync, closeSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { checkout } from '../../src/ops/checkout.js';
+import { checkoutAt } from '../../src/ops/checkout-at.js';
+import { checkpoint } from '../../src/ops/checkpoint.js';
+import { create } from '../../src/ops/create.js';
+import { destroy } from '../../src/ops/destroy.js';
+import { exportTo } from '../../src/ops/export.js';
+import { runGc } from '../../src/ops/gc.js';
+import { chainCacheDir } from '../../src/ops/helpers/paths.js';
+import { status } from '../../src/ops/status.js';
+import { exportDump, openTestStore, type TestStore } from './harness.js';
+import { dump, runSql } from './sqlite-cli.js';
+
+const MAIN = { db: 'app', branch: 'main' };
+
+function entries(ts: TestStore, db: string): string[] {
+  const dir = chainCacheDir(ts.dir, db);
+  return existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith('.db')) : [];
+}
+
+/** Overwrites the first occurrence of `from` in a read-only file with `to` (same length), as bit rot or a user would. */
+function flip(path: string, from: string, to: string): void {
+  const at = readFileSync(path).indexOf(from);
+  assert.ok(at >= 0, `${from} is in ${path}`);
+  chmodSync(path, 0o644);
+  const fd = openSync(path, 'r+');
+  writeSync(fd, Buffer.from(to), 0, to.length, at);
+  closeSync(fd);
+  chmodSync(path, 0o444);
+}
+
+async function seeded(ts: TestStore): Promise<string> {
+  await create(ts.ctx, 'app');
+  const co = await checkout(ts.ctx, MAIN);
+  runSql(co.path, "CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('precious-row');");
+  await checkpoint(ts.ctx, MAIN, 'one');
+  return co.path;
+}
+
+describe('the per-chain read-only cache', () => {
+  it('discards and rebuilds an entry whose fingerprint changed instead of serving it', async () => {
+    const ts = await openTestStore();
+    try {
+      const path = await seeded(ts);
+      const want = dump(path);
+      // A read-only checkout of the head's checkpoint builds the head chain's cache entry.
+      await checkoutAt(ts.ctx, MAIN, 'one');
+      const [entry] = entries(ts, 'app').filter((n) =>
+        readFileSync(join(chainCacheDir(ts.dir, 'app'), n)).includes('precious-row'),
+      );
+      assert.ok(entry, 'the head has a cache entry');
+      const file = join(chainCacheDir(ts.dir, 'app'), entry);
+      const before = statSync(file).ino;
+      flip(file, 'precious-row', 'tampered-row');
+      assert.equal(await exportDump(ts, MAIN), want, 'export never serves the tampered entry');
+      const ro = ts.tmpPath('ro.db');
+      await exportTo(ts.ctx, { ...MAIN, checkpoint: 'one' }, ro);
+      assert.equal(dump(ro), want);
+      const rebuilt = join(chainCacheDir(ts.dir, 'app'), entry);
+      if (existsSync(rebuilt)) {
+        assert.notEqual(statSync(rebuilt).ino, before, 'the entry was rebuilt, not reused');
+        assert.ok(!readFileSync(rebuilt).includes('tampered-row'));
+      }
+    } finally {
+      await ts.cleanup();
+    }
+  });
+
+  it('is not filled by export, is pruned by gc when no live chain uses an entry, and is reported by status', async () => {
+    const ts = await openTestStore();
+    try {
+      await create(ts.ctx, 'app');
+      const out = ts.tmpPath('out.db');
+      await exportTo(ts.ctx, MAIN, out);
+      assert.deepEqual(entries(ts, 'app'), [], 'export streamed to its destination without a cache entry');
+      await create(ts.ctx, 'gone');
+      await checkout(ts.ctx, MAIN);
+      await checkout(ts.ctx, { db: 'gone', branch: 'main' });
+      assert.equal(entries(ts, 'gone').length, 1);
+      const report = await status(ts.ctx);
+      assert.equal(report.roCache.entries, 2);
+      assert.ok(report.roCache.bytes > 0, 'status reports the bytes the cache holds');
+      await destroy(ts.ctx, { db: 'gone', branch: 'main' }, { force: true });
+      const gc = await runGc(ts.ctx, { grace: 0n });
+      assert.equal(gc.roCachePruned, 1, 'the destroyed branch’s entry is pruned');
+      assert.deepEqual(entries(ts, 'gone'), []);
+      assert.equal(entries(ts, 'app').length, 1, 'a live chain keeps its entry');
+    } finally {
+      await ts.cleanup();
+    }
+  });
+});
