@@ -9,7 +9,7 @@ BIOME := node_modules/.bin/biome
 
 all: build
 
-$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json
+$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/langgraph/package.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -18,12 +18,14 @@ install: $(STAMP)
 build: install
 	$(TSC) -p packages/client/tsconfig.json
 	$(TSC) -p packages/offshoot/tsconfig.json
+	$(TSC) -p packages/langgraph/tsconfig.json
 
 check: install
 	$(BIOME) check .
 	node scripts/check-layers.mjs
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
+	$(TSC) -p packages/langgraph/tsconfig.check.json
 
 test: build check
 	scripts/with-s3-server.sh scripts/run-tests.sh
