@@ -9,7 +9,7 @@ BIOME := node_modules/.bin/biome
 
 all: build
 
-$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/langgraph/package.json
+$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/offshoot-db-client/package.json packages/langgraph/package.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -17,6 +17,7 @@ install: $(STAMP)
 
 build: install
 	$(TSC) -p packages/client/tsconfig.json
+	$(TSC) -p packages/offshoot-db-client/tsconfig.json
 	$(TSC) -p packages/offshoot/tsconfig.json
 	$(TSC) -p packages/langgraph/tsconfig.json
 

@@ -7,6 +7,7 @@ export {
   type TouchOptions,
 } from './client.js';
 export { sanitizeName } from './branch-name.js';
+export type { Branch, CheckoutAtOptions, DestroyOptions, PromoteOptions } from './compat-types.js';
 export type { ConnectOptions } from './dial.js';
 export {
   isOffshootError,

@@ -61,7 +61,8 @@ test('fields that are undefined, empty or false are left out of the request line
   assert.equal(await c.fork('app', 'main', 'exp', { ttl: '', meta: {} }), 7);
   await c.destroy('app', 'exp', { force: false });
   await c.destroy('app', 'exp', { force: true });
-  await c.export('app', 'main', 'rel/out.db', { checkpoint: 'v1' });
+  await assert.rejects(c.export('app', 'main', 'rel/out.db'), (e) => isOffshootError(e, 'INVALID_ARGUMENT'));
+  await c.export('app', 'main', resolve('abs/out.db'), { checkpoint: 'v1' });
   c.close();
   assert.deepEqual(
     fake.lines.map((l) => JSON.parse(l)),
@@ -69,7 +70,7 @@ test('fields that are undefined, empty or false are left out of the request line
       { op: 'fork', db: 'app', branch: 'main', name: 'exp' },
       { op: 'destroy', db: 'app', branch: 'exp' },
       { op: 'destroy', db: 'app', branch: 'exp', force: true },
-      { op: 'export', db: 'app', branch: 'main', name: 'v1', path: resolve('rel/out.db') },
+      { op: 'export', db: 'app', branch: 'main', name: 'v1', path: resolve('abs/out.db') },
     ],
   );
 });

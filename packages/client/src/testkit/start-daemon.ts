@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect as netConnect } from 'node:net';
+import { connect as netConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OffshootError } from '../errors.js';
@@ -27,9 +27,18 @@ export interface TestDaemon {
   proc: ChildProcess;
   /** The last `n` lines the daemon wrote to stderr (default 20), for failure messages. */
   stderrTail(n?: number): string;
-  /** SIGTERM, then SIGKILL after `timeoutMs` (default 5000); idempotent. */
+  /** SIGTERM, then SIGKILL after `timeoutMs` (default 10000); idempotent. */
   stop(timeoutMs?: number): Promise<void>;
 }
+
+/** The earlier testkit's name for a started daemon. */
+export type DaemonHandle = TestDaemon;
+
+/**
+ * What `seedOnce` and `forkPerTest` need of a daemon: its socket, and optionally its stderr for error messages. A
+ * daemon started elsewhere (say by a jest global setup, in another process) is just `{ sock }`.
+ */
+export type DaemonRef = Pick<TestDaemon, 'sock'> & Partial<Pick<TestDaemon, 'stderrTail'>>;
 
 const KEPT_STDERR_LINES = 500;
 
@@ -101,7 +110,7 @@ export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDa
 
   const stderrTail = (n = 20): string => [...stderrLines, ...(partial === '' ? [] : [partial])].slice(-n).join('\n');
   let stopping: Promise<void> | undefined;
-  const stop = (stopTimeoutMs = 5_000): Promise<void> => {
+  const stop = (stopTimeoutMs = 10_000): Promise<void> => {
     stopping ??= (async () => {
       if (proc.exitCode === null && proc.signalCode === null) {
         proc.kill('SIGTERM');
@@ -143,5 +152,9 @@ export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDa
     }
     await sleep(25);
   }
+  // The daemon must not keep a test process alive after its last test: a forgotten stop() ends with the process,
+  // whose exit handler above kills the daemon.
+  proc.unref();
+  for (const pipe of [proc.stdout, proc.stderr]) (pipe as Socket | null)?.unref();
   return { sock, store, proc, stderrTail, stop };
 }
