@@ -30,6 +30,7 @@ check: install
 
 test: build check
 	scripts/with-s3-server.sh scripts/run-tests.sh
+	scripts/test-runners.sh
 
 demo: build
 	scripts/demo.sh
