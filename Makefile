@@ -27,6 +27,7 @@ check: install
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
 	$(TSC) -p packages/langgraph/tsconfig.check.json
+	$(TSC) -p examples/tsconfig.json
 
 test: build check
 	scripts/with-s3-server.sh scripts/run-tests.sh
