@@ -38,6 +38,7 @@ demo: build
 
 bench: build
 	scripts/with-s3-server.sh node --import tsx packages/offshoot/bench/run.ts
+	node --import tsx packages/langgraph/bench/saver-bench.ts
 
 fuzz: build
 	OFFSHOOT_FUZZ_CASES=$${OFFSHOOT_FUZZ_CASES:-500000} scripts/run-tests.sh fuzz

@@ -219,3 +219,15 @@ test('leaving the events loop early closes its socket; a refused subscribe throw
   await assert.rejects(c.events().next(), (e) => isOffshootError(e, 'UNSUPPORTED'));
   c.close();
 });
+
+test('a branches entry from an older daemon, lacking state and later fields, reads with the earlier defaults', async () => {
+  reset(() => '{"ok":true,"branches":[{"branch":"main","head_txid":3,"checkpoints_v2":[{"name":"init"}]}]}');
+  const c = await connect(fake.sock);
+  const [main] = await c.branches('app');
+  await c.close();
+  assert.equal(main?.state, '');
+  assert.equal(main?.shared, false);
+  assert.equal(main?.ttl, '');
+  assert.deepEqual(main?.checkpoints, []);
+  assert.deepEqual(main?.checkpoints_v2, [{ name: 'init', txid: 0, created_at: '' }]);
+});
