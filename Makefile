@@ -21,7 +21,7 @@ build: install
 	$(TSC) -p packages/offshoot/tsconfig.json
 	$(TSC) -p packages/langgraph/tsconfig.json
 
-check: install
+check: build
 	$(BIOME) check .
 	node scripts/check-layers.mjs
 	$(TSC) -p packages/offshoot/tsconfig.check.json
