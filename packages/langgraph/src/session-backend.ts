@@ -1,4 +1,4 @@
-import { type Client, connect, type Session } from '@offshoot/client';
+import { type Client, connect, isOffshootError, type Session } from '@offshoot/client';
 import type { BackendForkOptions, BranchBackend } from './branch-backend.js';
 
 /** A branch held by a live daemon session: the daemon leases it and captures every commit to its checkout. */
@@ -22,7 +22,12 @@ export class SessionBackend implements BranchBackend {
   static async open(socket: string, db: string, branch: string, create: boolean): Promise<SessionBackend> {
     const client = await connect(socket);
     try {
-      if (create && !(await client.dbs()).includes(db)) await client.create(db);
+      if (create && !(await client.dbs()).includes(db)) {
+        // Another process may create it between the listing and here; theirs is as good as ours.
+        await client.create(db).catch((err: unknown) => {
+          if (!isOffshootError(err, 'ALREADY_EXISTS')) throw err;
+        });
+      }
       return new SessionBackend(socket, client, await client.open(db, branch));
     } catch (err) {
       client.close();
