@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect as netConnect, type Socket } from 'node:net';
+import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OffshootError } from '../errors.js';
@@ -101,7 +101,8 @@ export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDa
     if (stderrLines.length > KEPT_STDERR_LINES) stderrLines.splice(0, stderrLines.length - KEPT_STDERR_LINES);
   });
   proc.stdout?.resume();
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  // 'close' comes after 'exit' once the daemon's pipes are closed too: after stop() nothing of it is left.
+  const exited = new Promise<void>((resolve) => proc.once('close', () => resolve()));
   // A test runner that dies without calling stop() must not leave the daemon behind.
   const killOnExit = (): void => {
     proc.kill('SIGKILL');
@@ -152,9 +153,5 @@ export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDa
     }
     await sleep(25);
   }
-  // The daemon must not keep a test process alive after its last test: a forgotten stop() ends with the process,
-  // whose exit handler above kills the daemon.
-  proc.unref();
-  for (const pipe of [proc.stdout, proc.stderr]) (pipe as Socket | null)?.unref();
   return { sock, store, proc, stderrTail, stop };
 }
