@@ -9,7 +9,7 @@ BIOME := node_modules/.bin/biome
 
 all: build
 
-$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json
+$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/offshoot-db-client/package.json packages/langgraph/package.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -17,10 +17,12 @@ install: $(STAMP)
 
 build: install
 	$(TSC) -p packages/client/tsconfig.json
+	$(TSC) -p packages/offshoot-db-client/tsconfig.json
 	$(TSC) -p packages/offshoot/tsconfig.json
 	node scripts/build-web.mjs
+	$(TSC) -p packages/langgraph/tsconfig.json
 
-check: install
+check: build
 	$(BIOME) check .
 	node scripts/check-layers.mjs
 	node scripts/gen-llms.mjs --check
@@ -28,11 +30,14 @@ check: install
 	$(TSC) -p packages/client/tsconfig.check.json
 	$(TSC) -p packages/offshoot/web/tsconfig.json
 	scripts/test-python.sh lint
+	$(TSC) -p packages/langgraph/tsconfig.check.json
+	$(TSC) -p examples/tsconfig.json
 
 test: build check
 	scripts/browser-env.sh
 	scripts/with-s3-server.sh scripts/run-tests.sh
 	scripts/test-python.sh test
+	scripts/test-runners.sh
 
 # The Python packages alone: their checks and tests (installs .venv-py/ on first use).
 test-python: build
@@ -50,6 +55,7 @@ demo: build
 bench: build
 	scripts/with-s3-server.sh node --import tsx packages/offshoot/bench/run.ts
 	OFFSHOOT_BIN=./offshoot "$$(scripts/python-env.sh)" python/offshoot/bench/roundtrip.py
+	node --import tsx packages/langgraph/bench/saver-bench.ts
 
 fuzz: build
 	OFFSHOOT_FUZZ_CASES=$${OFFSHOOT_FUZZ_CASES:-500000} scripts/run-tests.sh fuzz

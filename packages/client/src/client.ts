@@ -1,6 +1,8 @@
-import { resolve } from 'node:path';
+import { isAbsolute } from 'node:path';
+import { normalizeBranch } from './branch-defaults.js';
 import { Connection } from './connection.js';
 import { dial, type ConnectOptions } from './dial.js';
+import { OffshootError } from './errors.js';
 import { subscribe } from './events.js';
 import { listField, requireCheckout, requireResult, requireTxid } from './result-fields.js';
 import { Session, type FlushOptions } from './session.js';
@@ -112,9 +114,12 @@ export class Client {
     return requireResult<TouchResult>(await this.#conn.request({ op: 'touch', db, branch, ttl: opts.ttl }), 'touch');
   }
 
-  /** Lists the branches of a database with their state and storage class. */
+  /**
+   * Lists the branches of a database with their state and storage class. Fields an older daemon leaves out read as
+   * the earlier client's defaults (`""`, `0`, `false`, `[]`), so `state` is `""` from a daemon that sends none.
+   */
   async branches(db: string): Promise<BranchInfo[]> {
-    return listField(await this.#conn.request({ op: 'branches', db }), 'branches', 'branches');
+    return listField(await this.#conn.request({ op: 'branches', db }), 'branches', 'branches').map(normalizeBranch);
   }
 
   /** Lists the databases, sorted. */
@@ -123,16 +128,21 @@ export class Client {
   }
 
   /**
-   * Writes the durable state of a branch (its head, or `opts.checkpoint`) to `out` on the daemon host; a relative
-   * `out` is resolved against this process's working directory. Returns the exported txid.
+   * Writes the durable state of a branch (its head, or `opts.checkpoint`) to `out` on the daemon host. `out` must be
+   * absolute: the daemon may run in another directory, so a relative path is refused here. Returns the exported txid.
    */
   async export(db: string, branch: string, out: string, opts: ExportOptions = {}): Promise<number> {
+    if (!isAbsolute(out)) {
+      throw new OffshootError('INVALID_ARGUMENT', `export: output path ${JSON.stringify(out)} is not absolute`, {
+        hint: 'pass an absolute path, e.g. path.resolve(out)',
+      });
+    }
     const res = await this.#conn.request({
       op: 'export',
       db,
       branch,
       name: opts.checkpoint,
-      path: resolve(out),
+      path: out,
       force: opts.force,
     });
     return requireTxid(res, 'export');
@@ -175,9 +185,13 @@ export class Client {
     return subscribe(this.#socketPath, this.#opts);
   }
 
-  /** Closes the connection; requests still waiting fail with CONNECTION_CLOSED. Sessions stay open in the daemon. */
-  close(): void {
+  /**
+   * Closes the connection; requests still waiting fail with CONNECTION_CLOSED. Sessions stay open in the daemon.
+   * It closes at once; the promise is there for code written as `await client.close()`.
+   */
+  close(): Promise<void> {
     this.#conn.close();
+    return Promise.resolve();
   }
 }
 

@@ -45,10 +45,13 @@ export class OffshootError extends Error {
   readonly hint: string | undefined;
   readonly retryable: boolean;
 
-  constructor(code: ErrorCode, message: string, opts: OffshootErrorOptions = {}) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+  /** `new OffshootError(message)` (the earlier client's form) carries the code INTERNAL. */
+  constructor(message: string);
+  constructor(code: ErrorCode, message: string, opts?: OffshootErrorOptions);
+  constructor(codeOrMessage: string, message?: string, opts: OffshootErrorOptions = {}) {
+    super(message ?? codeOrMessage, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'OffshootError';
-    this.code = code;
+    this.code = message === undefined ? 'INTERNAL' : (codeOrMessage as ErrorCode);
     this.hint = opts.hint;
     this.retryable = opts.retryable ?? false;
   }

@@ -10,6 +10,9 @@ export async function* subscribe(
   opts: ConnectOptions,
 ): AsyncGenerator<EventEnvelope, void, undefined> {
   const socket = await dial(socketPath, opts);
+  // A daemon that hangs up before the ack (say, shutting down) makes the write fail with EPIPE; the read below
+  // reports that as CONNECTION_CLOSED, so the write's error must not go unhandled.
+  socket.on('error', () => undefined);
   try {
     socket.write(encodeRequest({ op: 'subscribe' }));
     const splitter = new LineSplitter(MAX_RESPONSE_BYTES);

@@ -6,6 +6,8 @@ export {
   type ForkOptions,
   type TouchOptions,
 } from './client.js';
+export { sanitizeName } from './branch-name.js';
+export type { Branch, CheckoutAtOptions, DestroyOptions, PromoteOptions } from './compat-types.js';
 export type { ConnectOptions } from './dial.js';
 export {
   isOffshootError,
@@ -16,6 +18,7 @@ export {
   type OffshootErrorOptions,
 } from './errors.js';
 export { Session, type FlushOptions } from './session.js';
+export { findOffshootBinary } from './testkit/find-binary.js';
 export type {
   BranchInfo,
   BranchState,

@@ -64,7 +64,8 @@ export interface BranchInfo {
   checkpoints_v2: CheckpointInfo[];
   /** True when the branch still shares objects with the branch it was forked from. */
   shared: boolean;
-  state: BranchState;
+  /** `""` from an older daemon that does not report states. */
+  state: BranchState | '';
 }
 
 /** One open session as the `status` op reports it. */

@@ -92,7 +92,8 @@ describe('testkit against a real daemon', { timeout: 120_000 }, () => {
     const seed = await seedOnce(daemon, { seed: SEED });
     const a = await forkPerTest(daemon, seed, { name: 'My Test: writes!' });
     const b = await forkPerTest(daemon, 'default');
-    assert.match(a.branch, /^t-[^-]+-my-test-writes-\d+$/);
+    assert.match(a.branch, /^t-local-my-test-writes-[0-9a-f]{8}-\d+$/);
+    assert.match(b.branch, /^t-local-default-[0-9a-f]{8}-\d+$/, 'the hint defaults to the seed name');
     assert.notEqual(a.branch, b.branch);
     assert.notEqual(a.path, b.path);
 

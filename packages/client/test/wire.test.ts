@@ -61,7 +61,8 @@ test('fields that are undefined, empty or false are left out of the request line
   assert.equal(await c.fork('app', 'main', 'exp', { ttl: '', meta: {} }), 7);
   await c.destroy('app', 'exp', { force: false });
   await c.destroy('app', 'exp', { force: true });
-  await c.export('app', 'main', 'rel/out.db', { checkpoint: 'v1' });
+  await assert.rejects(c.export('app', 'main', 'rel/out.db'), (e) => isOffshootError(e, 'INVALID_ARGUMENT'));
+  await c.export('app', 'main', resolve('abs/out.db'), { checkpoint: 'v1' });
   c.close();
   assert.deepEqual(
     fake.lines.map((l) => JSON.parse(l)),
@@ -69,7 +70,7 @@ test('fields that are undefined, empty or false are left out of the request line
       { op: 'fork', db: 'app', branch: 'main', name: 'exp' },
       { op: 'destroy', db: 'app', branch: 'exp' },
       { op: 'destroy', db: 'app', branch: 'exp', force: true },
-      { op: 'export', db: 'app', branch: 'main', name: 'v1', path: resolve('rel/out.db') },
+      { op: 'export', db: 'app', branch: 'main', name: 'v1', path: resolve('abs/out.db') },
     ],
   );
 });
@@ -231,4 +232,16 @@ test('leaving the events loop early closes its socket; a refused subscribe throw
   reset(() => JSON.stringify({ ok: false, error: 'daemon: subscribe refused', code: 'UNSUPPORTED' }));
   await assert.rejects(c.events().next(), (e) => isOffshootError(e, 'UNSUPPORTED'));
   c.close();
+});
+
+test('a branches entry from an older daemon, lacking state and later fields, reads with the earlier defaults', async () => {
+  reset(() => '{"ok":true,"branches":[{"branch":"main","head_txid":3,"checkpoints_v2":[{"name":"init"}]}]}');
+  const c = await connect(fake.sock);
+  const [main] = await c.branches('app');
+  await c.close();
+  assert.equal(main?.state, '');
+  assert.equal(main?.shared, false);
+  assert.equal(main?.ttl, '');
+  assert.deepEqual(main?.checkpoints, []);
+  assert.deepEqual(main?.checkpoints_v2, [{ name: 'init', txid: 0, created_at: '' }]);
 });

@@ -16,8 +16,9 @@ export function findOffshootBinary(explicit?: string, env: NodeJS.ProcessEnv = p
   const chosen = explicit ?? env['OFFSHOOT_BIN'];
   if (chosen !== undefined && chosen !== '') {
     if (!isExecutableFile(chosen)) {
-      throw new OffshootError('NOT_FOUND', `offshoot binary ${chosen} is not an executable file`, {
-        hint: 'point OFFSHOOT_BIN (or the bin option) at the offshoot executable',
+      const from = explicit === undefined ? `OFFSHOOT_BIN=${JSON.stringify(chosen)}` : `bin ${JSON.stringify(chosen)}`;
+      throw new OffshootError('NOT_FOUND', `offshoot binary not found: ${from} is not an executable file`, {
+        hint: 'point OFFSHOOT_BIN at the offshoot executable, or unset it to use `offshoot` on PATH',
       });
     }
     return chosen;
@@ -26,7 +27,11 @@ export function findOffshootBinary(explicit?: string, env: NodeJS.ProcessEnv = p
     const candidate = join(dir === '' ? '.' : dir, 'offshoot');
     if (isExecutableFile(candidate)) return candidate;
   }
-  throw new OffshootError('NOT_FOUND', 'offshoot is not on PATH', {
-    hint: 'install offshoot, or set OFFSHOOT_BIN to its path',
-  });
+  throw new OffshootError(
+    'NOT_FOUND',
+    'offshoot binary not found: OFFSHOOT_BIN is not set and no `offshoot` is on PATH',
+    {
+      hint: 'set OFFSHOOT_BIN to the offshoot executable, or put `offshoot` on PATH',
+    },
+  );
 }

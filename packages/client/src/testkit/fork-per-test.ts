@@ -1,10 +1,13 @@
+import { sanitizeName } from '../branch-name.js';
 import { connect, type Client } from '../client.js';
+import { isOffshootError, OffshootError } from '../errors.js';
+import type { FlushOptions } from '../session.js';
 import { seededHandle, type SeedHandle } from './seed-once.js';
-import type { TestDaemon } from './start-daemon.js';
+import type { DaemonRef } from './start-daemon.js';
 
 /** Options of `forkPerTest`. */
 export interface ForkPerTestOptions {
-  /** Goes into the branch name (sanitized), e.g. the test's title. */
+  /** Goes into the branch name (sanitized), e.g. the test's title; default the seed's name. */
   name?: string;
   /** The fork's TTL, so a crashed run's branches are reaped; default `1h`. */
   ttl?: string;
@@ -18,31 +21,61 @@ export interface TestFork {
   branch: string;
   /** The fork's own connection, for anything else the test needs. */
   client: Client;
-  /** Flushes the session (optionally as a named checkpoint); returns the txid. */
-  flush(name?: string): Promise<number>;
+  /** Flushes the session (optionally as a named checkpoint, with meta); returns the txid. */
+  flush(name?: string, opts?: FlushOptions): Promise<number>;
   /** Closes the session and destroys the branch; never throws (problems are logged with console.warn). */
   close(): Promise<void>;
 }
 
-let forks = 0;
+/** The earlier testkit's name for a test's fork. */
+export type ForkedSession = TestFork;
+
+const MAX_WORKER = 20;
+const forkCounters = new WeakMap<DaemonRef, number>();
 
 function workerId(): string {
-  return process.env['VITEST_POOL_ID'] ?? process.env['JEST_WORKER_ID'] ?? `p${process.pid}`;
+  const raw = process.env['VITEST_POOL_ID'] ?? process.env['JEST_WORKER_ID'] ?? 'local';
+  return (
+    raw
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, MAX_WORKER) || 'w'
+  );
 }
 
-function sanitize(name: string): string {
-  const s = name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 64)
-    .replace(/-+$/, '');
-  return s === '' ? 'test' : s;
+function nextFork(daemon: DaemonRef): number {
+  const n = forkCounters.get(daemon) ?? 0;
+  forkCounters.set(daemon, n + 1);
+  return n;
 }
 
-async function resolveSeed(daemon: TestDaemon, seed: SeedHandle | string): Promise<SeedHandle> {
+async function resolveSeed(daemon: DaemonRef, seed: SeedHandle | string): Promise<SeedHandle> {
   if (typeof seed !== 'string') return seed;
   return (await seededHandle(daemon, seed)) ?? { db: `eval-${seed}`, checkpoint: 'seed', name: seed };
+}
+
+function withStderr(daemon: DaemonRef, err: unknown): unknown {
+  const tail = daemon.stderrTail?.() ?? '';
+  if (!isOffshootError(err) || tail === '') return err;
+  return new OffshootError(err.code, `${err.message}\n--- offshoot daemon stderr tail ---\n${tail}`, {
+    ...(err.hint === undefined ? {} : { hint: err.hint }),
+    retryable: err.retryable,
+    cause: err,
+  });
+}
+
+/** Forks `from` into a fresh `t-<worker>-<hint>-<n>`, moving on to the next n when another process took that one. */
+async function forkFresh(client: Client, daemon: DaemonRef, handle: SeedHandle, hint: string, ttl: string) {
+  for (;;) {
+    const branch = `t-${workerId()}-${sanitizeName(hint)}-${nextFork(daemon)}`;
+    try {
+      await client.fork(handle.db, 'main', branch, { from: handle.checkpoint, ttl });
+      return branch;
+    } catch (err) {
+      if (!isOffshootError(err, 'ALREADY_EXISTS')) throw err;
+    }
+  }
 }
 
 /**
@@ -50,15 +83,16 @@ async function resolveSeed(daemon: TestDaemon, seed: SeedHandle | string): Promi
  * fork. `seed` is a handle from `seedOnce` or a seed name.
  */
 export async function forkPerTest(
-  daemon: TestDaemon,
+  daemon: DaemonRef,
   seed: SeedHandle | string,
   opts: ForkPerTestOptions = {},
 ): Promise<TestFork> {
   const handle = await resolveSeed(daemon, seed);
-  const branch = `t-${workerId()}-${sanitize(opts.name ?? 'test')}-${++forks}`;
-  const client = await connect(daemon.sock);
+  const client = await connect(daemon.sock).catch((err: unknown) => {
+    throw withStderr(daemon, err);
+  });
   try {
-    await client.fork(handle.db, 'main', branch, { from: handle.checkpoint, ttl: opts.ttl ?? '1h' });
+    const branch = await forkFresh(client, daemon, handle, opts.name ?? handle.name, opts.ttl ?? '1h');
     const session = await client.open(handle.db, branch);
     let closing: Promise<void> | undefined;
     return {
@@ -66,7 +100,7 @@ export async function forkPerTest(
       db: handle.db,
       branch,
       client,
-      flush: (name?: string) => session.flush(name),
+      flush: (name?: string, flushOpts?: FlushOptions) => session.flush(name, flushOpts),
       close: () =>
         (closing ??= (async () => {
           await session
@@ -77,11 +111,11 @@ export async function forkPerTest(
             .catch((err: unknown) =>
               console.warn(`offshoot testkit: destroying ${handle.db}@${branch}: ${String(err)}`),
             );
-          client.close();
+          await client.close();
         })()),
     };
   } catch (err) {
-    client.close();
-    throw err;
+    await client.close();
+    throw withStderr(daemon, err);
   }
 }

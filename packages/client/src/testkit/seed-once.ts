@@ -2,7 +2,7 @@ import { connect, type Client } from '../client.js';
 import { isOffshootError, OffshootError } from '../errors.js';
 import { inTransaction, seedFingerprint, seedSql, type Seed } from './seed-sql.js';
 import { runSql } from './sqlite-cli.js';
-import type { TestDaemon } from './start-daemon.js';
+import type { DaemonRef } from './start-daemon.js';
 
 /** Options of `seedOnce`. */
 export interface SeedOnceOptions {
@@ -11,11 +11,11 @@ export interface SeedOnceOptions {
   seed: Seed;
 }
 
-/** A seeded database: fork tests from `checkpoint` on its `main`. */
+/** A seeded database: fork tests from `checkpoint` (always `seed` from `seedOnce`) on its `main`. */
 export interface SeedHandle {
-  db: string;
-  checkpoint: 'seed';
-  name: string;
+  readonly db: string;
+  readonly checkpoint: string;
+  readonly name: string;
 }
 
 interface Memo {
@@ -23,13 +23,13 @@ interface Memo {
   promise: Promise<SeedHandle>;
 }
 
-const memos = new WeakMap<TestDaemon, Map<string, Memo>>();
+const memos = new WeakMap<DaemonRef, Map<string, Memo>>();
 
 /** How long to wait for another process that is seeding the same database on a shared daemon. */
 const FOREIGN_SEED_WAIT_MS = 120_000;
 
 /** The memoized seeding of `name` on `daemon`, if one was started in this process. */
-export function seededHandle(daemon: TestDaemon, name: string): Promise<SeedHandle> | undefined {
+export function seededHandle(daemon: DaemonRef, name: string): Promise<SeedHandle> | undefined {
   return memos.get(daemon)?.get(name)?.promise;
 }
 
@@ -47,7 +47,7 @@ async function waitForForeignSeed(client: Client, db: string): Promise<void> {
   }
 }
 
-async function seedDatabase(daemon: TestDaemon, db: string, seed: Seed): Promise<void> {
+async function seedDatabase(daemon: DaemonRef, db: string, seed: Seed): Promise<void> {
   const client = await connect(daemon.sock);
   try {
     try {
@@ -75,7 +75,7 @@ async function seedDatabase(daemon: TestDaemon, db: string, seed: Seed): Promise
  * Seeds the database `eval-<name>` once per daemon and name: it runs the seed in a live session and flushes it as
  * the checkpoint `seed`. Later calls share the first call's promise; a different seed under the same name throws.
  */
-export function seedOnce(daemon: TestDaemon, opts: SeedOnceOptions): Promise<SeedHandle> {
+export function seedOnce(daemon: DaemonRef, opts: SeedOnceOptions): Promise<SeedHandle> {
   const name = opts.name ?? 'default';
   const fingerprint = seedFingerprint(opts.seed);
   let byName = memos.get(daemon);
@@ -84,9 +84,12 @@ export function seedOnce(daemon: TestDaemon, opts: SeedOnceOptions): Promise<See
   if (memo !== undefined) {
     if (memo.fingerprint !== fingerprint) {
       return Promise.reject(
-        new OffshootError('INVALID_ARGUMENT', `seed "${name}" was already seeded with different content`, {
-          hint: 'give each distinct seed its own name',
-        }),
+        new OffshootError(
+          'INVALID_ARGUMENT',
+          `seedOnce(name=${JSON.stringify(name)}): called again with a DIFFERENT seed than the one that already ` +
+            `seeded eval-${name}; seeds are memoized by name, not by content`,
+          { hint: `pass a different name for a different seed, or the same seed on every call for "${name}"` },
+        ),
       );
     }
     return memo.promise;

@@ -24,9 +24,10 @@ export function seedSql(seed: string): string {
 
 /**
  * Wraps SQL in one transaction unless it opens its own after its leading comments and PRAGMAs (as `.dump` output
- * does), so a seed either applies whole or not at all.
+ * does), so a seed either applies whole or not at all. The `;` before COMMIT ends a last statement written without
+ * one.
  */
 export function inTransaction(sql: string): string {
   const body = sql.replace(/^(?:\s+|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/|PRAGMA\b[^;]*;)*/i, '');
-  return /^BEGIN\b/i.test(body) ? sql : `BEGIN;\n${sql}\nCOMMIT;\n`;
+  return /^BEGIN\b/i.test(body) ? sql : `BEGIN;\n${sql}\n;\nCOMMIT;\n`;
 }

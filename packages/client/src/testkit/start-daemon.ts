@@ -27,9 +27,18 @@ export interface TestDaemon {
   proc: ChildProcess;
   /** The last `n` lines the daemon wrote to stderr (default 20), for failure messages. */
   stderrTail(n?: number): string;
-  /** SIGTERM, then SIGKILL after `timeoutMs` (default 5000); idempotent. */
+  /** SIGTERM, then SIGKILL after `timeoutMs` (default 10000); idempotent. */
   stop(timeoutMs?: number): Promise<void>;
 }
+
+/** The earlier testkit's name for a started daemon. */
+export type DaemonHandle = TestDaemon;
+
+/**
+ * What `seedOnce` and `forkPerTest` need of a daemon: its socket, and optionally its stderr for error messages. A
+ * daemon started elsewhere (say by a jest global setup, in another process) is just `{ sock }`.
+ */
+export type DaemonRef = Pick<TestDaemon, 'sock'> & Partial<Pick<TestDaemon, 'stderrTail'>>;
 
 const KEPT_STDERR_LINES = 500;
 
@@ -92,7 +101,8 @@ export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDa
     if (stderrLines.length > KEPT_STDERR_LINES) stderrLines.splice(0, stderrLines.length - KEPT_STDERR_LINES);
   });
   proc.stdout?.resume();
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  // 'close' comes after 'exit' once the daemon's pipes are closed too: after stop() nothing of it is left.
+  const exited = new Promise<void>((resolve) => proc.once('close', () => resolve()));
   // A test runner that dies without calling stop() must not leave the daemon behind.
   const killOnExit = (): void => {
     proc.kill('SIGKILL');
@@ -101,7 +111,7 @@ export async function startDaemon(opts: StartDaemonOptions = {}): Promise<TestDa
 
   const stderrTail = (n = 20): string => [...stderrLines, ...(partial === '' ? [] : [partial])].slice(-n).join('\n');
   let stopping: Promise<void> | undefined;
-  const stop = (stopTimeoutMs = 5_000): Promise<void> => {
+  const stop = (stopTimeoutMs = 10_000): Promise<void> => {
     stopping ??= (async () => {
       if (proc.exitCode === null && proc.signalCode === null) {
         proc.kill('SIGTERM');

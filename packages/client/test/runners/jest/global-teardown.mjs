@@ -1,0 +1,4 @@
+// Runs after every worker is done, in the same process as the global setup.
+export default async function globalTeardown() {
+  await globalThis.offshootDaemon?.stop();
+}

@@ -1,0 +1,8 @@
+export {
+  type AtRestSaverOptions,
+  type ForkThreadOptions,
+  OffshootSaver,
+  type SaverForceOptions,
+  type SessionSaverOptions,
+} from './offshoot-saver.js';
+export { type ThreadId, ThreadForks } from './thread-forks.js';
