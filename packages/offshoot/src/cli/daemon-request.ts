@@ -3,6 +3,7 @@ import { fail, OffshootError } from '../core/errors.js';
 import { errorFromResponse } from '../protocol/errors.js';
 import { resolveSocketPath } from '../protocol/socket-path.js';
 import type { Response } from '../protocol/wire.js';
+import { canonicalStore } from '../store/store-spec.js';
 import type { FlagSpec, Invocation } from './command.js';
 
 /** The -socket flag of every command that talks to (or is) the daemon. */
@@ -10,12 +11,17 @@ export const SOCKET_FLAG: FlagSpec = {
   type: 'string',
   value: 'PATH',
   description:
-    'the daemon socket (default $OFFSHOOT_SOCKET, else one derived from the store spec under the user cache dir)',
+    'the daemon socket (default $OFFSHOOT_SOCKET, else one derived from the canonical store under the user cache dir)',
 };
 
 /** The socket this invocation uses: -socket, else $OFFSHOOT_SOCKET, else the store's default socket. */
 export function socketFor(inv: Invocation): string {
-  return resolveSocketPath(inv.flags.string('socket'), inv.storeSpec().text);
+  return resolveSocketPath(inv.flags.string('socket'), canonicalStore(inv.storeSpec()));
+}
+
+/** The request fields every session command sends: the canonical store, which a daemon serving another refuses. */
+export function storeField(inv: Invocation): { store: string } {
+  return { store: canonicalStore(inv.storeSpec()) };
 }
 
 const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'ENOTDIR']);

@@ -2,6 +2,8 @@ import type { Duration } from '../core/duration.js';
 
 /** How a daemon runs; every value comes from a `serve` flag (none is persisted). */
 export interface DaemonOptions {
+  /** The canonical store this daemon serves (see canonicalStore); requests stating another store are refused. */
+  store: string;
   /** The unix socket path (already length-checked). */
   socket: string;
   /** Background flush interval; 0 disables background flushing. */

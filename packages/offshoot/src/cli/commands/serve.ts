@@ -3,6 +3,7 @@ import { durationMs, parseDuration } from '../../core/duration.js';
 import { fail } from '../../core/errors.js';
 import { parseByteSize } from '../byte-size.js';
 import type { Command, Invocation } from '../command.js';
+import { canonicalStore } from '../../store/store-spec.js';
 import { SOCKET_FLAG, socketFor } from '../daemon-request.js';
 
 function nonNegative(inv: Invocation, flag: string, fallback: string): ReturnType<typeof parseDuration> {
@@ -119,6 +120,7 @@ export const serveCommand: Command = {
       ctx.store,
       ctx.checkoutRoot,
       {
+        store: canonicalStore(inv.storeSpec()),
         socket,
         flushEveryMs: durationMs(flushEvery),
         snapshotEvery: every,

@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { daemonRequest, SOCKET_FLAG, socketFor, storeField } from '../daemon-request.js';
 import { sessionDoneOutcome } from '../output.js';
 
 /** `offshoot session shutdown`: stops the daemon gracefully. */
@@ -12,7 +12,7 @@ export const sessionShutdownCommand: Command = {
   args: { min: 0, max: 0 },
   async run(inv) {
     const socket = socketFor(inv);
-    await daemonRequest(socket, { op: 'shutdown' });
+    await daemonRequest(socket, { op: 'shutdown', ...storeField(inv) });
     return sessionDoneOutcome({ socket, shutdown: true });
   },
 };
