@@ -46,6 +46,8 @@ export interface Outcome {
   notes?: string[];
   /** Partial failures that did not stop the command; always printed on stderr in text mode. */
   problems?: string[];
+  /** The exit code when the command finished but found a failure worth a script's attention (default 0). */
+  exitCode?: number;
 }
 
 /** A leaf command: its declaration (for parsing and help) and its run. */

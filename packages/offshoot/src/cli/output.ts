@@ -18,6 +18,7 @@ import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
 import type { BranchInfo, SessionInfo } from '../protocol/wire.js';
 import type { Outcome } from './command.js';
+import { EXIT } from './exit-codes.js';
 
 // Every human stdout line below keeps the wording of the original CLI: scripts parse it.
 
@@ -164,7 +165,16 @@ export function statusOutcome(r: StatusReport): Outcome {
     `ro-cache: ${entries} entries, ${bytes} bytes used` +
       (budget ? `, budget ${budget} bytes` : ' (budget: unlimited)'),
   );
-  return outcome(r, lines);
+  return unreadableOutcome(
+    outcome(r, lines),
+    r.unreadable.map((u) => `${u.error}${u.hint ? ` (${u.hint})` : ''}`),
+  );
+}
+
+// A listing that skipped malformed refs: each named on stderr, and the corrupt exit code once everything printed.
+function unreadableOutcome(out: Outcome, problems: string[]): Outcome {
+  if (problems.length === 0) return out;
+  return { ...out, problems: [...(out.problems ?? []), ...problems], exitCode: EXIT.corrupt };
 }
 
 /** How `diff` renders for people. */
@@ -189,7 +199,10 @@ export function gcOutcome(r: GcReport): Outcome {
   if (r.reaped.length > 0) lines.push(`gc: reaped ${goList(r.reaped)}`);
   if (r.clearedClaims.length > 0) lines.push(`gc: cleared stale delete claim(s) ${goList(r.clearedClaims)}`);
   lines.push(`gc: tombstoned ${r.tombstoned}, deleted ${r.deleted} objects`);
-  return outcome(r, lines, { problems: r.reapErrors.map((e) => `gc: reap: ${e}`) });
+  return unreadableOutcome(
+    outcome(r, lines, { problems: r.reapErrors.map((e) => `gc: reap: ${e}`) }),
+    r.unreadable.map((u) => `gc: ${u}; kept every object it may reach`),
+  );
 }
 
 /** `lease list`. */

@@ -134,8 +134,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return ctx;
       },
     };
-    printOutcome(io, await command.run(inv), globals);
-    return EXIT.ok;
+    const out = await command.run(inv);
+    printOutcome(io, out, globals);
+    return out.exitCode ?? EXIT.ok;
   } catch (err) {
     const e = asOffshootError(err);
     printError(io, e, json);

@@ -18,7 +18,7 @@ export interface DestroyResult {
 /**
  * `offshoot destroy db[@b]`: claims the ref with a `deleting` compare-and-swap, makes sure no connection holds the
  * checkout, deletes the ref conditionally, then the local checkout files. Protected branches and live leases need
- * force. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
+ * force; `--force` also removes a ref too malformed to read. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
  * unreachable.
  */
 export async function destroy(
@@ -27,6 +27,7 @@ export async function destroy(
   opts: { force?: boolean; reaping?: boolean } = {},
 ): Promise<DestroyResult> {
   const force = opts.force ?? false;
+  if (force && (await removeMalformedRef(ctx, t))) return removeCheckout(ctx, t);
   const claimed = await ctx.store.updateRef(t.db, t.branch, (ref) => {
     if (ref.deleting)
       throw fail('BUSY', `${t.db}@${t.branch} is already being destroyed`, {
@@ -58,6 +59,29 @@ export async function destroy(
     }
   }
   await ctx.store.deleteRef(t.db, t.branch, claimed.etag);
+  return removeCheckout(ctx, t);
+}
+
+// `destroy --force` of a ref that cannot be parsed: it cannot carry a claim, so it is deleted by its etag (a
+// concurrent rewrite of it wins). True when there was such a ref and it is gone.
+async function removeMalformedRef(ctx: OpsContext, t: Target): Promise<boolean> {
+  try {
+    await ctx.store.tryGetRef(t.db, t.branch);
+    return false;
+  } catch (err) {
+    if (!hasCode(err, 'CORRUPT')) throw err;
+  }
+  const raw = await ctx.store.rawRef(t.db, t.branch);
+  if (raw === undefined) return false;
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  if (existsSync(path)) quiesce(path);
+  await ctx.store.deleteRef(t.db, t.branch, raw.etag);
+  ctx.warn(`removed the malformed ref of ${t.db}@${t.branch}; gc collects what only it reached`);
+  return true;
+}
+
+async function removeCheckout(ctx: OpsContext, t: Target): Promise<DestroyResult> {
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
   let removed = false;
   for (const f of checkoutFiles(path)) {
     if (existsSync(f)) removed = true;

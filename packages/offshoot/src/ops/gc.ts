@@ -11,6 +11,8 @@ export interface CollectReport {
   deleted: number;
   /** Stones still waiting out their grace period after this pass. */
   backlog: number;
+  /** The errors of refs that could not be read (each names its branch); what they may reach was kept. */
+  unreadable: string[];
 }
 
 /** What `offshoot gc` did: reap, stale-claim clearing, then object GC. */
@@ -23,7 +25,8 @@ export interface GcReport extends CollectReport {
 /**
  * Two-phase, object-granular GC: objects no live chain reaches are tombstoned; a stone older than the grace period
  * is re-marked against a fresh mark and re-listed, and only then deleted (batched). Revived objects lose their
- * stone. Fails closed: any error before the deletes deletes nothing.
+ * stone. Fails closed: any error before the deletes deletes nothing, and a malformed ref keeps every lineage it
+ * mentions (or, naming none, every object).
  */
 export async function collectGarbage(ctx: OpsContext, grace: Duration): Promise<CollectReport> {
   const backend = ctx.store.backend;
@@ -57,7 +60,7 @@ export async function collectGarbage(ctx: OpsContext, grace: Duration): Promise<
   }
   const changed = JSON.stringify(next) !== JSON.stringify(stones);
   if (changed) await writeTombstones(backend, next, etag);
-  return { tombstoned, deleted, backlog: Object.keys(next).length };
+  return { tombstoned, deleted, backlog: Object.keys(next).length, unreadable: first.unreadable };
 }
 
 /** `offshoot gc [--grace d]`: reap expired TTLs, clear stale delete claims, then collect unreachable objects. */

@@ -1,4 +1,4 @@
-import { fail } from '../core/errors.js';
+import { fail, hasCode } from '../core/errors.js';
 import { durationMs, parseDuration } from '../core/duration.js';
 import type { Target } from '../core/target.js';
 import { leaseLive } from './helpers/branch-ref.js';
@@ -21,7 +21,14 @@ export const DEFAULT_LEASE_TTL = '30s';
 export async function listLeases(ctx: OpsContext): Promise<LeaseInfo[]> {
   const out: LeaseInfo[] = [];
   for (const { db, branch } of await ctx.store.listAllBranches()) {
-    const got = await ctx.store.tryGetRef(db, branch);
+    let got;
+    try {
+      got = await ctx.store.tryGetRef(db, branch);
+    } catch (err) {
+      if (!hasCode(err, 'CORRUPT')) throw err;
+      ctx.warn(err.message);
+      continue;
+    }
     if (!got?.ref.lease_holder) continue;
     const r = got.ref;
     out.push({

@@ -9,9 +9,10 @@ export const destroyCommand: Command = {
   usage: '<db>[@branch] [--force]',
   help: [
     'Claims the branch, makes sure nothing holds its checkout, deletes the ref, then the checkout files. Storage',
-    'shared with forks lives on until gc finds it unreachable. Protected branches and live leases need --force.',
+    'shared with forks lives on until gc finds it unreachable. Protected branches and live leases need --force,',
+    'which also removes a ref too malformed to read.',
   ].join('\n'),
-  flags: { force: { type: 'boolean', description: 'destroy a protected or leased branch' } },
+  flags: { force: { type: 'boolean', description: 'destroy a protected or leased branch, or a malformed ref' } },
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
