@@ -18,6 +18,7 @@ import { quiesce } from '../sqlite/quiesce.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { headIdentity, readBranch, refuseForeignLease } from './helpers/branch-ref.js';
 import type { OpsContext } from './helpers/context.js';
+import { explainDamage } from './helpers/damaged-object.js';
 import { cachedChain } from './helpers/materialize.js';
 import { checkoutPath } from './helpers/paths.js';
 
@@ -43,7 +44,9 @@ export async function installCheckout(ctx: OpsContext, db: string, branch: strin
   const tmp = tempPathFor(path);
   try {
     for (let attempt = 0; ; attempt++) {
-      const entry = await cachedChain(ctx, db, chain, `checkout ${db}@${branch}`);
+      const entry = await explainDamage(ctx, { db, branch }, () =>
+        cachedChain(ctx, db, chain, `checkout ${db}@${branch}`),
+      );
       await writeFile(tmp, '', { mode: 0o644 });
       const past = backdatedSeconds(ctx.now().getTime());
       const planned = {

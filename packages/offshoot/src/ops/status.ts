@@ -82,7 +82,7 @@ export async function status(
     try {
       got = await ctx.store.tryGetRef(db, branch);
     } catch (err) {
-      if (!hasCode(err, 'CORRUPT') && !hasCode(err, 'SCHEMA_TOO_NEW')) throw err;
+      if (!hasCode(err, 'CORRUPT')) throw err;
       unreadable.push({ db, branch, code: err.code, error: err.message, hint: err.hint });
       continue;
     }

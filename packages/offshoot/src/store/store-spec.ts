@@ -1,7 +1,7 @@
-import { realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fail } from '../core/errors.js';
+import { realPath } from '../platform/real-path.js';
 
 /** Where a store lives: a local directory or an S3 bucket (with an optional key prefix). */
 export type StoreSpec =
@@ -53,16 +53,6 @@ function fileStoreRoot(text: string): string {
     throw fail('USAGE', `store URL ${text} is not an absolute file URL`, {
       hint: 'write file:///abs/path (three slashes), or give the store as a plain path such as ./.offshoot',
     });
-  }
-}
-
-// The real path of p, resolving symlinks in the part that exists; a store that is not created yet keeps the rest.
-function realPath(p: string): string {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    const parent = dirname(p);
-    return parent === p ? p : join(realPath(parent), basename(p));
   }
 }
 

@@ -126,7 +126,10 @@ export class Store {
     const got = await this.tryGetRef(db, branch);
     if (got === undefined) {
       throw fail('NOT_FOUND', `no branch ${db}@${branch}`, {
-        hint: `run 'offshoot status' to list databases and branches, or 'offshoot create ${db}'`,
+        hint:
+          branch === 'main'
+            ? `run 'offshoot status' to list databases and branches, or 'offshoot create ${db}'`
+            : `run 'offshoot status ${db}' to list its branches, or 'offshoot fork ${db} ${branch}' to make this one`,
       });
     }
     return got;

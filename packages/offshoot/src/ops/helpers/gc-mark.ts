@@ -40,7 +40,7 @@ export async function markLive(ctx: OpsContext): Promise<Mark> {
     try {
       got = await ctx.store.tryGetRef(db, branch);
     } catch (err) {
-      if (!hasCode(err, 'CORRUPT') && !hasCode(err, 'SCHEMA_TOO_NEW')) throw err;
+      if (!hasCode(err, 'CORRUPT')) throw err;
       mark.unreadable.push(err.message);
       await keepWhatItMayReach(resolver, mark, (await ctx.store.rawRef(db, branch))?.body);
       continue;

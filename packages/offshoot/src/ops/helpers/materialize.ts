@@ -10,6 +10,7 @@ import { FileSource, geometryOf, scanPageSums } from '../../sqlite/page-scan.js'
 import { type PageSums, pageSumsPath, readPageSums } from '../../sqlite/page-sums.js';
 import type { ResolvedChain } from '../../store/chain-resolver.js';
 import type { OpsContext } from './context.js';
+import { DamagedObjectError, isDamage } from './damaged-object.js';
 import { chainCacheDir } from './paths.js';
 
 /** What a materialized database file holds. */
@@ -37,10 +38,24 @@ export function chainId(members: readonly DataObject[]): string {
   return h.digest('hex');
 }
 
-function sourcesFor(ctx: OpsContext, members: readonly DataObject[], label?: string): Array<() => Promise<Readable>> {
+/** The member whose stream was opened last: chains are applied in order, so a verification failure is its. */
+interface Reading {
+  current: DataObject | undefined;
+}
+
+function sourcesFor(
+  ctx: OpsContext,
+  members: readonly DataObject[],
+  reading: Reading,
+  label?: string,
+): Array<() => Promise<Readable>> {
   const total = members.reduce((a, m) => a + (m.size ?? 0), 0);
   const bar = label !== undefined && total > 0 ? ctx.progress?.() : undefined;
-  if (!bar) return members.map((m) => () => ctx.store.backend.getStream(m.key));
+  if (!bar)
+    return members.map((m) => () => {
+      reading.current = m;
+      return ctx.store.backend.getStream(m.key);
+    });
   let done = 0;
   let opened = 0;
   return members.map((m) => async () => {
@@ -56,6 +71,7 @@ function sourcesFor(ctx: OpsContext, members: readonly DataObject[], label?: str
         cb();
       },
     });
+    reading.current = m;
     const src = await ctx.store.backend.getStream(m.key);
     src.on('error', (err) => counted.destroy(err));
     return src.pipe(counted);
@@ -112,6 +128,7 @@ export async function cachedChain(
   }
   await mkdir(dir, { recursive: true });
   const tmp = tempPathFor(join(dir, `${fullId}.db`));
+  const reading: Reading = { current: undefined };
   let applied: { txid: number; checksum: bigint; pageSize: number; commit: number } | undefined;
   try {
     for (let k = ids.length - 2; k >= 0 && applied === undefined; k--) {
@@ -127,11 +144,11 @@ export async function cachedChain(
       applied = await applySegments(
         tmp,
         BigInt('0x' + prefix.meta.checksum),
-        sourcesFor(ctx, chain.members.slice(k + 1), label),
+        sourcesFor(ctx, chain.members.slice(k + 1), reading, label),
       );
     }
     if (applied === undefined) {
-      applied = await applyChain(sourcesFor(ctx, chain.members, label), tmp);
+      applied = await applyChain(sourcesFor(ctx, chain.members, reading, label), tmp);
     }
     const sums = scanFile(tmp);
     const meta: EntryMeta = {
@@ -148,6 +165,7 @@ export async function cachedChain(
     return { path: join(dir, `${fullId}.db`), result: { ...applied, sums } };
   } catch (err) {
     await rm(tmp, { force: true });
+    if (isDamage(err) && reading.current !== undefined) throw new DamagedObjectError(reading.current, err);
     throw err;
   }
 }
