@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { fail, hasCode } from '../core/errors.js';
 import type { Target } from '../core/target.js';
 import { quiesce } from '../sqlite/quiesce.js';
-import { leaseLive } from './helpers/branch-ref.js';
+import { leaseLive, leaseUntil } from './helpers/branch-ref.js';
 import type { OpsContext } from './helpers/context.js';
 import { checkoutFiles, checkoutPath } from './helpers/paths.js';
 import { refuseProtected } from './promote.js';
@@ -36,9 +36,13 @@ export async function destroy(
       });
     if (!opts.reaping) refuseProtected(ref, t.db, t.branch, 'destroy', force);
     if (!force && leaseLive(ref, ctx.now()) && ref.lease_holder !== ctx.holder) {
-      throw fail('LEASE_HELD', `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder}`, {
-        hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or pass --force`,
-      });
+      throw fail(
+        'LEASE_HELD',
+        `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder} ${leaseUntil(ref, ctx.now())}`,
+        {
+          hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or pass --force`,
+        },
+      );
     }
     return { ...ref, deleting: true, deleting_at: ctx.now().toISOString() };
   });

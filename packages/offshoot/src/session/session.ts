@@ -10,6 +10,7 @@ import type { Target } from '../core/target.js';
 import { checkout } from '../ops/checkout.js';
 import type { OpsContext } from '../ops/helpers/context.js';
 import { acquireLease, releaseLease } from '../ops/lease.js';
+import { processSpace } from '../platform/process-space.js';
 import { cachedChain } from '../ops/helpers/materialize.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
@@ -75,7 +76,7 @@ export class Session {
   /** Leases the branch, checks it out (reusing a clean checkout) and starts capturing it. */
   static async open(ctx: OpsContext, t: Target, opts: SessionOptions): Promise<Session> {
     const leaseMs = opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
-    const lease = await acquireLease(ctx, t, `${leaseMs}ms`);
+    const lease = await acquireLease(ctx, t, `${leaseMs}ms`, { space: processSpace() });
     let scratch: string | undefined;
     try {
       const co = await checkout(ctx, t);
