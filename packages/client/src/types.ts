@@ -84,8 +84,10 @@ export interface SessionInfo {
   last_flush_at?: string;
   /** The last background flush failure, cleared by a later success. */
   flush_error?: string;
-  /** WAL bytes captured but not yet flushed. */
+  /** Bytes of the checkout's -wal that SQLite wrote but the daemon has not captured yet. */
   capture_lag_bytes: number;
+  /** Bytes of pages captured but not yet flushed to the store (absent from daemons before this field). */
+  unflushed_bytes?: number;
   /** A terminal error (for example fenced); the session stays listed until closed. */
   error?: string;
 }

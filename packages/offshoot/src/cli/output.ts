@@ -183,14 +183,23 @@ export type DiffMode = 'text' | 'summary' | 'sql';
 /** `diff`: header and rows (default), the table summary, or SQL turning left into right; labels are as typed. */
 export function diffOutcome(r: DiffResult, left: string, right: string, mode: DiffMode): Outcome {
   const j = diffToJson(r);
-  const data = { left, right, schema: j.schema, tables: new Verbatim(j.tables), stats: j.stats };
-  const text =
+  const text = (
     mode === 'summary'
       ? renderDiffSummary(r, left, right)
       : mode === 'sql'
         ? renderDiffSql(r)
-        : renderDiffText(r, left, right);
-  return { data, text: text.replace(/\n$/, '') };
+        : renderDiffText(r, left, right)
+  ).replace(/\n$/, '');
+  // Under --sql the document also carries the script, exactly as the text form prints it.
+  const data = {
+    left,
+    right,
+    schema: j.schema,
+    tables: new Verbatim(j.tables),
+    stats: j.stats,
+    ...(mode === 'sql' ? { sql: text } : {}),
+  };
+  return { data, text };
 }
 
 /** `gc`: reaped and cleared lists only when non-empty, then the object counts; reap failures go to stderr. */
@@ -253,6 +262,8 @@ export function sessionStatusOutcome(sessions: SessionInfo[]): Outcome {
     if (s.durable_age) line += ` age=${s.durable_age}`;
     if (s.flush_error) line += ` flush_error=${JSON.stringify(s.flush_error)}`;
     if (s.error) line += ` ERROR=${JSON.stringify(s.error)}`;
+    // Appended, so scripts reading the original fields by position keep working.
+    if (s.unflushed_bytes !== undefined) line += ` unflushed=${s.unflushed_bytes}`;
     return line;
   });
   return outcome({ sessions: new Verbatim(sessions) }, lines);
@@ -261,6 +272,27 @@ export function sessionStatusOutcome(sessions: SessionInfo[]): Outcome {
 /** `session dbs`: one database per line. */
 export function sessionDbsOutcome(databases: string[]): Outcome {
   return outcome({ databases }, databases);
+}
+
+/**
+ * A branch the daemon listed, in the one branch shape of the CLI's JSON (that of `status --json`); the wire keeps
+ * its own keys (`head_txid`, `shared`, `ttl_remaining`) for existing clients.
+ */
+function branchJson(db: string, b: BranchInfo): Record<string, unknown> {
+  return {
+    db,
+    branch: b.branch,
+    state: b.state,
+    storage: b.shared ? 'shared' : 'materialized',
+    txid: b.head_txid,
+    checkpoints: b.checkpoints,
+    checkpointsV2: b.checkpoints_v2.map((c) => ({ name: c.name, txid: c.txid, createdAt: c.created_at })),
+    protected: b.protected,
+    ttl: b.ttl,
+    remaining: b.ttl_remaining,
+    leaseHolder: b.lease_holder,
+    touchedAt: b.touched_at,
+  };
 }
 
 /** `session branches`: one line per branch, as `status` prints them plus the daemon-only states. */
@@ -272,7 +304,7 @@ export function sessionBranchesOutcome(db: string, branches: BranchInfo[]): Outc
     if (b.lease_holder) line += ` holder=${b.lease_holder}`;
     return line;
   });
-  return outcome({ db, branches: new Verbatim(branches) }, lines);
+  return outcome({ db, branches: branches.map((b) => branchJson(db, b)) }, lines);
 }
 
 /** `session close` and `session shutdown` print nothing. */

@@ -91,7 +91,10 @@ export interface SessionInfo {
   durable_age?: string;
   last_flush_at?: string;
   flush_error?: string;
+  /** Bytes the checkout's -wal holds that capture has not read yet (SQLite wrote them; the daemon has not seen them). */
   capture_lag_bytes: number;
+  /** Additive: bytes of pages captured but not yet flushed to the store (what a crash now would lose). */
+  unflushed_bytes?: number;
   error?: string;
 }
 

@@ -140,6 +140,7 @@ export class Session {
       epoch: this.epochValue,
       durable_txid: this.durable,
       capture_lag_bytes: this.engine.lag(),
+      unflushed_bytes: this.sink.pendingBytes,
     };
     if (this.lastFlushAt) {
       info.last_flush_at = this.lastFlushAt.toISOString();
