@@ -59,6 +59,8 @@ export interface Command {
   usage: string;
   /** Paragraphs shown by `offshoot <name> --help` below the usage line. */
   help: string;
+  /** Command lines shown under `examples:` in the help page, as a user would type them. */
+  examples: string[];
   flags: Record<string, FlagSpec>;
   args: { min: number; max: number };
   run(inv: Invocation): Promise<Outcome>;

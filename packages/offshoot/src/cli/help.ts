@@ -40,6 +40,7 @@ export function commandHelp(cmd: Command): string {
     '',
   ];
   if (Object.keys(cmd.flags).length > 0) lines.push('flags:', ...table(flagRows(cmd.flags)), '');
+  lines.push('examples:', ...cmd.examples.map((e) => `  ${e}`), '');
   lines.push(...globalSection(), '', FLAG_SPELLING, EXIT_CODES_HELP);
   return lines.join('\n') + '\n';
 }
@@ -65,7 +66,7 @@ export function usageText(): string {
   return [
     'offshoot: branchable SQLite: copy-on-write forks, checkpoints, rollback and promote',
     '',
-    'usage: offshoot [-store SPEC] <command> [args] [flags]',
+    'usage: offshoot [-store SPEC] <command> [args] [flags]   (offshoot --version, offshoot <command> --help)',
     '',
     'commands:',
     ...table(rows),

@@ -78,7 +78,7 @@ export async function promote(
   delete next.lease_holder;
   delete next.lease_expiry;
   await casRepoint(ctx, src.db, onto, tgt.etag, next, 'promote');
-  const refreshed = await refreshCheckout(ctx, src.db, onto, next);
+  const refreshed = await refreshCheckout(ctx, src.db, onto, next, `promote ${src.db}@${src.branch} -> ${onto}`);
   return {
     db: src.db,
     source: src.branch,

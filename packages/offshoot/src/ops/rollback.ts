@@ -54,7 +54,8 @@ export async function rollback(
         .map((c) => c.txid)
         .filter((x) => x !== target),
     );
-    for (const x of txids) await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, fresh.lineage);
+    for (const x of txids)
+      await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, fresh.lineage, `rollback ${t.db}@${t.branch}`);
   }
   const next: Ref = {
     ...cur.ref,
@@ -70,7 +71,7 @@ export async function rollback(
   delete next.lease_holder;
   delete next.lease_expiry;
   await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'rollback');
-  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next);
+  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next, `rollback ${t.db}@${t.branch}`);
   return {
     db: t.db,
     branch: t.branch,

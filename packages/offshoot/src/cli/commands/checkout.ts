@@ -16,6 +16,11 @@ export const checkoutCommand: Command = {
     'With --at CP --read-only, materializes the named checkpoint as an immutable file under checkouts-ro/ instead;',
     'repeat calls reuse it without touching the store, and --force re-materializes it.',
   ].join('\n'),
+  examples: [
+    'offshoot checkout app',
+    'sqlite3 "$(offshoot checkout app@attempt-1)" "SELECT count(*) FROM t"',
+    'offshoot checkout app --at seeded --read-only',
+  ],
   flags: {
     at: { type: 'string', value: 'CP', description: 'a named checkpoint (needs --read-only)' },
     'read-only': { type: 'boolean', description: 'the read-only checkpoint checkout (needs --at)' },

@@ -11,6 +11,7 @@ export const createCommand: Command = {
     'Creates <db> with a protected main branch at txid 1 and checkpoint "init".',
     'With --from, imports an existing SQLite file (its -wal included) at a transaction boundary; the file is never modified.',
   ].join('\n'),
+  examples: ['offshoot create app', 'offshoot create legacy --from ./existing.db'],
   flags: {
     from: { type: 'string', value: 'FILE', description: 'import this SQLite database instead of starting empty' },
   },

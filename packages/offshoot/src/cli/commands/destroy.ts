@@ -12,6 +12,7 @@ export const destroyCommand: Command = {
     'shared with forks lives on until gc finds it unreachable. Protected branches and live leases need --force,',
     'which also removes a ref too malformed to read.',
   ].join('\n'),
+  examples: ['offshoot destroy app@attempt-1', 'offshoot destroy app --force'],
   flags: { force: { type: 'boolean', description: 'destroy a protected or leased branch, or a malformed ref' } },
   args: { min: 1, max: 1 },
   async run(inv) {

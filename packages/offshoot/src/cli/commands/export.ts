@@ -13,6 +13,7 @@ export const exportCommand: Command = {
     '--force. `export` then `create --from` moves a database between stores. A path inside the store or its',
     "checkout root (a ref, another branch's checkout) or a directory is refused, whatever the flags.",
   ].join('\n'),
+  examples: ['offshoot export app ./app.db', 'offshoot export app@main@seeded ./seeded.db --force'],
   flags: { force: { type: 'boolean', description: 'overwrite an existing file' } },
   args: { min: 2, max: 2 },
   async run(inv) {

@@ -15,6 +15,7 @@ export const gcCommand: Command = {
     'A malformed ref is named on stderr (exit 7) without stopping the run: every lineage it mentions is kept whole,',
     'and if it names none, nothing is deleted.',
   ].join('\n'),
+  examples: ['offshoot gc', 'offshoot gc --grace 0s'],
   flags: {
     grace: {
       type: 'string',

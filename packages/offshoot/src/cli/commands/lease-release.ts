@@ -11,6 +11,7 @@ export const leaseReleaseCommand: Command = {
     "Clears the lease holder and expiry and restarts the branch's TTL clock. A lease held by a live daemon session",
     'needs --force (the session is then fenced at its next flush); one whose holder is provably gone does not.',
   ].join('\n'),
+  examples: ['offshoot lease release app@attempt-1', 'offshoot lease release app --force'],
   flags: { force: { type: 'boolean', description: "release a live session's lease" } },
   args: { min: 1, max: 1 },
   async run(inv) {

@@ -14,6 +14,7 @@ export const promoteCommand: Command = {
     '--materialize). The source is unchanged; TARGET keeps its TTL and protection, its checkpoints reset to',
     '"promote", and its previous head is kept as <target>-pre-promote. A protected TARGET (main) needs --force.',
   ].join('\n'),
+  examples: ['offshoot promote app@attempt-1 --onto main --force', 'offshoot promote app@main --onto staging'],
   flags: {
     onto: { type: 'string', value: 'TARGET', description: 'the branch to repoint (required)' },
     force: { type: 'boolean', description: 'promote onto a protected branch' },

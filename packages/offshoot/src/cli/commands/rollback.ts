@@ -15,6 +15,10 @@ export const rollbackCommand: Command = {
     '<branch>-pre-rollback (the undo point); uncheckpointed checkout edits are checkpointed into it, never lost.',
     'Prints the refreshed checkout path; what was abandoned and how to undo go to stderr.',
   ].join('\n'),
+  examples: [
+    'offshoot rollback app --to seeded',
+    'offshoot rollback app --to promote   # undo the last promote onto main',
+  ],
   flags: {
     to: { type: 'string', value: 'CP', description: 'the checkpoint to roll back to (required)' },
     materialize: { type: 'boolean', description: "copy the checkpoint's state instead of sharing it" },

@@ -55,6 +55,10 @@ export const serveCommand: Command = {
     'SIGINT, SIGTERM or the shutdown op stop it gracefully: open sessions are flushed and closed (within 30s).',
     '$OFFSHOOT_LEASE_TTL_MS shortens the 30s session lease (renewed every third of it), for tests.',
   ].join('\n'),
+  examples: [
+    'offshoot serve',
+    'offshoot -store s3://my-bucket/app serve -socket /run/offshoot/app.sock -http 127.0.0.1:7878',
+  ],
   flags: {
     socket: SOCKET_FLAG,
     'flush-every': {

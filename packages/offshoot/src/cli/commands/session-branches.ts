@@ -13,6 +13,7 @@ export const sessionBranchesCommand: Command = {
     'remaining=D|expired] [holder=H]. Besides the at-rest states, the daemon reports error (its session there has a',
     'terminal error) and pending (an open is in flight).',
   ].join('\n'),
+  examples: ['offshoot session branches app'],
   flags: { socket: SOCKET_FLAG },
   args: { min: 1, max: 1 },
   async run(inv) {

@@ -12,6 +12,7 @@ export const sessionCloseCommand: Command = {
     "Flushes the session's pending writes, stops capture and releases the branch lease; the checkout stays where it",
     'is. A fenced session is closed without flushing. Fails if no session is open on the branch.',
   ].join('\n'),
+  examples: ['offshoot session close app@attempt-1'],
   flags: { socket: SOCKET_FLAG },
   args: { min: 1, max: 1 },
   async run(inv) {

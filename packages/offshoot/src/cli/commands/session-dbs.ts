@@ -8,6 +8,7 @@ export const sessionDbsCommand: Command = {
   summary: 'list databases through the daemon',
   usage: '[-socket PATH]',
   help: "Prints every database in the daemon's store, one per line, sorted.",
+  examples: ['offshoot session dbs'],
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {

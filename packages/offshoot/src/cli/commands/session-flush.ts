@@ -15,6 +15,7 @@ export const sessionFlushCommand: Command = {
     'With a name, records that txid as a checkpoint (--meta tags it; meta needs a name). Fails if the session is not',
     'open, was fenced (another holder took the lease), or the checkpoint name exists.',
   ].join('\n'),
+  examples: ['offshoot session flush app@attempt-1', 'offshoot session flush app@attempt-1 tests-pass --meta run=42'],
   flags: {
     meta: { type: 'string', multiple: true, value: 'K=V', description: 'tag the checkpoint' },
     socket: SOCKET_FLAG,

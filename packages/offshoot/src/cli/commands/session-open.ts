@@ -13,6 +13,7 @@ export const sessionOpenCommand: Command = {
     'the checkout path. Point any SQLite client at it; the daemon flushes in the background and on close.',
     'Refused when the branch is already open, leased elsewhere, or the daemon is shutting down.',
   ].join('\n'),
+  examples: ['DB=$(offshoot session open app@attempt-1)'],
   flags: { socket: SOCKET_FLAG },
   args: { min: 1, max: 1 },
   async run(inv) {

@@ -16,6 +16,7 @@ export const sessionStatusCommand: Command = {
     'since the last flush. flush_error is the last background flush failure (cleared by a later success); ERROR is a',
     'terminal error such as being fenced, shown until the session is closed.',
   ].join('\n'),
+  examples: ['offshoot session status', 'offshoot session status --json'],
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {

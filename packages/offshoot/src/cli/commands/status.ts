@@ -16,6 +16,7 @@ export const statusCommand: Command = {
     'A ref that cannot be read is named on stderr with its fix, every other branch is still listed, and the exit code',
     'is 7. A <db> with no branches is not found (exit 3).',
   ].join('\n'),
+  examples: ['offshoot status', 'offshoot status app --json'],
   flags: {
     'ro-cache-budget': { type: 'string', value: 'BYTES', description: 'show ro-cache usage against this budget' },
   },

@@ -15,12 +15,13 @@ export async function refreshCheckout(
   db: string,
   branch: string,
   ref: Ref,
+  label?: string,
 ): Promise<{ path: string; refreshed: boolean }> {
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   if (!existsSync(path)) return { path, refreshed: false };
   try {
     quiesce(path);
-    await installCheckout(ctx, db, branch, ref);
+    await installCheckout(ctx, db, branch, ref, label);
     return { path, refreshed: true };
   } catch (err) {
     ctx.warn(
