@@ -22,6 +22,7 @@ build: install
 check: install
 	$(BIOME) check .
 	node scripts/check-layers.mjs
+	$(TSC) -p packages/client/tsconfig.json
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
 

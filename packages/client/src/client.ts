@@ -3,7 +3,7 @@ import { Connection } from './connection.js';
 import { dial, type ConnectOptions } from './dial.js';
 import { subscribe } from './events.js';
 import { listField, requireCheckout, requireResult, requireTxid } from './result-fields.js';
-import { Session } from './session.js';
+import { Session, type FlushOptions } from './session.js';
 import type { BranchInfo, EventEnvelope, ProtectResult, SessionInfo, TouchResult } from './types.js';
 
 /** Options of `fork`. */
@@ -25,6 +25,12 @@ export interface ForceOptions {
 export interface TouchOptions {
   /** Omitted keeps the TTL, `none` clears it, a positive duration sets it. */
   ttl?: string;
+}
+
+/** Options of `events`. */
+export interface EventsOptions {
+  /** Called once the daemon has acknowledged the subscription. */
+  onSubscribed?: () => void;
 }
 
 /** Options of `export`. */
@@ -138,6 +144,19 @@ export class Client {
     );
   }
 
+  /**
+   * Flushes the session open on db@branch (in this daemon, from any client), optionally as a named checkpoint with
+   * metadata; returns the durable txid. `Session.flush` does the same for a session this client opened.
+   */
+  async flush(db: string, branch: string, name?: string, opts: FlushOptions = {}): Promise<number> {
+    return requireTxid(await this.#conn.request({ op: 'flush', db, branch, name, meta: opts.meta }), 'flush');
+  }
+
+  /** Closes the session open on db@branch (flushing what is pending), from any client. */
+  async closeSession(db: string, branch: string): Promise<void> {
+    await this.#conn.request({ op: 'close', db, branch });
+  }
+
   /** Lists the sessions open in the daemon. */
   async status(): Promise<SessionInfo[]> {
     return listField(await this.#conn.request({ op: 'status' }), 'sessions', 'status');
@@ -161,10 +180,11 @@ export class Client {
   /**
    * Streams daemon events on a connection of its own, starting with those published after the subscription. The
    * stream ends after `dropped_slow_consumer` (this reader fell too far behind) or when the daemon goes away;
-   * leaving the loop early closes the connection.
+   * leaving the loop early closes the connection. `onSubscribed` runs once the daemon has acknowledged the
+   * subscription (while the loop reads): every event published after that is delivered.
    */
-  events(): AsyncGenerator<EventEnvelope, void, undefined> {
-    return subscribe(this.#socketPath, this.#opts);
+  events(opts: EventsOptions = {}): AsyncGenerator<EventEnvelope, void, undefined> {
+    return subscribe(this.#socketPath, this.#opts, opts.onSubscribed);
   }
 
   /** Closes the connection; requests still waiting fail with CONNECTION_CLOSED. Sessions stay open in the daemon. */
@@ -175,5 +195,5 @@ export class Client {
 
 /** Connects to the daemon listening on `socketPath`. */
 export async function connect(socketPath: string, opts: ConnectOptions = {}): Promise<Client> {
-  return new Client(new Connection(await dial(socketPath, opts)), socketPath, opts);
+  return new Client(new Connection(await dial(socketPath, opts), opts.store), socketPath, opts);
 }

@@ -8,6 +8,7 @@ import { badResponse, decodeResponse, encodeRequest, MAX_RESPONSE_BYTES, parseOb
 export async function* subscribe(
   socketPath: string,
   opts: ConnectOptions,
+  onSubscribed?: () => void,
 ): AsyncGenerator<EventEnvelope, void, undefined> {
   const socket = await dial(socketPath, opts);
   try {
@@ -20,6 +21,7 @@ export async function* subscribe(
           if (!acked) {
             decodeResponse(line);
             acked = true;
+            onSubscribed?.();
             continue;
           }
           const env = parseObject(line);

@@ -1,6 +1,7 @@
 export {
   Client,
   connect,
+  type EventsOptions,
   type ExportOptions,
   type ForceOptions,
   type ForkOptions,
@@ -8,6 +9,7 @@ export {
 } from './client.js';
 export type { ConnectOptions } from './dial.js';
 export {
+  DAEMON_ERROR_CODES,
   isOffshootError,
   OffshootError,
   type ClientErrorCode,

@@ -1,4 +1,7 @@
-/** The ops this client sends (the daemon also answers `diff` and `gc`, which this client does not wrap). */
+/**
+ * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff and gc. This package owns
+ * the wire types; the daemon's protocol layer imports them from here.
+ */
 export type Op =
   | 'open'
   | 'flush'
@@ -19,7 +22,9 @@ export type Op =
   | 'export'
   | 'checkout-at'
   | 'protect'
-  | 'unprotect';
+  | 'unprotect'
+  | 'diff'
+  | 'gc';
 
 /**
  * One request line. `branch` doubles as the fork/promote source; `name` is the checkpoint, the new branch, the
@@ -35,6 +40,17 @@ export interface WireRequest {
   force?: boolean;
   path?: string;
   meta?: Record<string, string>;
+  /** Additive: the right-hand target of a diff op, as `db[@branch[@checkpoint]]`. */
+  to?: string;
+  /** Additive: gc grace as a Go duration. */
+  grace?: string;
+  /** Additive: ask diff for counts only. */
+  summary?: boolean;
+  /**
+   * Additive: the store this request is meant for (its canonical spelling: the real absolute path of a local store,
+   * or `s3://bucket[/prefix]`); a daemon serving another store refuses the request. Older daemons ignore it.
+   */
+  store?: string;
 }
 
 /** A checkpoint as `branches` lists it. */
@@ -118,6 +134,7 @@ export interface WireResponse {
   sessions?: SessionInfo[];
   branches?: BranchInfo[];
   databases?: string[];
+  /** Additive result payloads (diff, gc, touch, protect). */
   result?: unknown;
 }
 

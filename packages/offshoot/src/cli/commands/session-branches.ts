@@ -1,6 +1,6 @@
 import { validateName } from '../../core/names.js';
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor, storeField } from '../daemon-request.js';
+import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
 import { sessionBranchesOutcome } from '../output.js';
 
 /** `offshoot session branches <db>`: a database's branches with the daemon's view of their state. */
@@ -18,7 +18,6 @@ export const sessionBranchesCommand: Command = {
   args: { min: 1, max: 1 },
   async run(inv) {
     const db = validateName('database', inv.arg(0));
-    const res = await daemonRequest(socketFor(inv), { op: 'branches', ...storeField(inv), db });
-    return sessionBranchesOutcome(db, res.branches ?? []);
+    return sessionBranchesOutcome(db, await withDaemon(inv, (c) => c.branches(db)));
   },
 };

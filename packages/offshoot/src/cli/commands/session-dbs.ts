@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor, storeField } from '../daemon-request.js';
+import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
 import { sessionDbsOutcome } from '../output.js';
 
 /** `offshoot session dbs`: the store's databases, as the daemon sees them. */
@@ -12,7 +12,6 @@ export const sessionDbsCommand: Command = {
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {
-    const res = await daemonRequest(socketFor(inv), { op: 'dbs', ...storeField(inv) });
-    return sessionDbsOutcome(res.databases ?? []);
+    return sessionDbsOutcome(await withDaemon(inv, (c) => c.dbs()));
   },
 };

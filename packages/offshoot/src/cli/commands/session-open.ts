@@ -1,6 +1,6 @@
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor, storeField } from '../daemon-request.js';
+import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
 import { sessionOpenOutcome } from '../output.js';
 
 /** `offshoot session open <db>[@b]`: opens a live session in the daemon and prints its checkout path. */
@@ -18,7 +18,7 @@ export const sessionOpenCommand: Command = {
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
-    const res = await daemonRequest(socketFor(inv), { op: 'open', ...storeField(inv), db: t.db, branch: t.branch });
-    return sessionOpenOutcome(t, res.checkout ?? '');
+    const session = await withDaemon(inv, (c) => c.open(t.db, t.branch));
+    return sessionOpenOutcome(t, session.path);
   },
 };

@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor, storeField } from '../daemon-request.js';
+import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
 import { sessionDoneOutcome } from '../output.js';
 
 /** `offshoot session shutdown`: stops the daemon gracefully. */
@@ -12,8 +12,10 @@ export const sessionShutdownCommand: Command = {
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {
-    const socket = socketFor(inv);
-    await daemonRequest(socket, { op: 'shutdown', ...storeField(inv) });
+    const socket = await withDaemon(inv, async (c, at) => {
+      await c.shutdown();
+      return at;
+    });
     return sessionDoneOutcome({ socket, shutdown: true });
   },
 };

@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor, storeField } from '../daemon-request.js';
+import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
 import { sessionStatusOutcome } from '../output.js';
 
 /** `offshoot session status`: the daemon's open sessions. */
@@ -20,7 +20,6 @@ export const sessionStatusCommand: Command = {
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {
-    const res = await daemonRequest(socketFor(inv), { op: 'status', ...storeField(inv) });
-    return sessionStatusOutcome(res.sessions ?? []);
+    return sessionStatusOutcome(await withDaemon(inv, (c) => c.status()));
   },
 };
