@@ -60,10 +60,11 @@ export async function dispatch(d: DaemonContext, raw: unknown, transport: Transp
   try {
     const parsed = RequestSchema.safeParse(raw);
     if (!parsed.success) {
+      // Our own wording from the issue's path and expected type: the validator's messages are not our protocol.
       const issue = parsed.error.issues[0];
       const where = issue?.path.join('.') || 'request';
-      const expected = issue?.code === 'invalid_type' ? ` (expected ${issue.expected})` : '';
-      throw fail('INVALID_ARGUMENT', `bad request: ${where}: ${issue?.message ?? 'invalid'}${expected}`, {
+      const what = issue?.code === 'invalid_type' ? `must be a ${issue.expected}` : 'is invalid';
+      throw fail('INVALID_ARGUMENT', `bad request: ${where} ${what}`, {
         hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta, store',
       });
     }
