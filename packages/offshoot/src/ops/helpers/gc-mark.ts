@@ -16,7 +16,7 @@ export interface Mark {
   heads: LiveHead[];
   /** Lineages kept whole: those a malformed ref mentions, and the spines below them. */
   wholeLineages: Set<string>;
-  /** A malformed ref named no lineage at all: nothing can be proven garbage, so nothing is. */
+  /** A malformed ref no longer names its lineage: nothing can be proven garbage, so nothing is. */
   blind: boolean;
   /** The error of each ref that could not be read (it names the branch). */
   unreadable: string[];
@@ -64,14 +64,26 @@ export async function markLive(ctx: OpsContext): Promise<Mark> {
   return mark;
 }
 
-// Fails closed for a ref that cannot be parsed: every lineage its bytes mention is kept whole, with every lineage on
-// the base spines below; when no lineage id survives in it, the mark is blind and the pass deletes nothing.
+// The ref's own lineage when its bytes are still a JSON object naming one; undefined for garbage or a truncated ref.
+function ownLineage(body: Buffer | undefined): string | undefined {
+  try {
+    const lineage = (JSON.parse(body?.toString('utf8') ?? '') as { lineage?: unknown }).lineage;
+    return typeof lineage === 'string' && /^[0-9a-f]{32}$/.test(lineage) ? lineage : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// Fails closed for a ref that cannot be parsed: when it still names its own lineage, every lineage its bytes mention
+// is kept whole, with every lineage on the base spines below; otherwise (garbage, a truncated write) the mark is
+// blind and the pass deletes nothing.
 async function keepWhatItMayReach(resolver: ChainResolver, mark: Mark, body: Buffer | undefined): Promise<void> {
-  const found = [...new Set(body?.toString('latin1').match(LINEAGE_IN_TEXT) ?? [])];
-  if (found.length === 0) {
+  const own = ownLineage(body);
+  if (own === undefined) {
     mark.blind = true;
     return;
   }
+  const found = [...new Set([own, ...(body?.toString('latin1').match(LINEAGE_IN_TEXT) ?? [])])];
   for (const start of found) {
     for (let lin: string | undefined = start, hops = 0; lin !== undefined && hops < 4096; hops++) {
       if (mark.wholeLineages.has(lin)) break;
