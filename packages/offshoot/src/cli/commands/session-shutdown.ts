@@ -8,7 +8,7 @@ export const sessionShutdownCommand: Command = {
   summary: 'stop the daemon gracefully',
   usage: '[-socket PATH]',
   help: 'Asks the daemon to shut down: it flushes and closes every open session, then exits. Returns once asked.',
-  examples: ['offshoot session shutdown -socket /tmp/o.sock'],
+  examples: ['offshoot session shutdown', 'offshoot session shutdown -socket /run/offshoot/app.sock'],
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {
