@@ -4,7 +4,7 @@ import { dial, type ConnectOptions } from './dial.js';
 import { subscribe } from './events.js';
 import { listField, requireCheckout, requireResult, requireTxid } from './result-fields.js';
 import { Session, type FlushOptions } from './session.js';
-import type { BranchInfo, EventEnvelope, ProtectResult, SessionInfo, TouchResult } from './types.js';
+import type { BranchInfo, EventEnvelope, ProtectResult, SessionInfo, TouchResult, UnreadableBranch } from './types.js';
 
 /** Options of `fork`. */
 export interface ForkOptions {
@@ -113,6 +113,12 @@ export class Client {
   /** Lists the branches of a database with their state and storage class. */
   async branches(db: string): Promise<BranchInfo[]> {
     return listField(await this.#conn.request({ op: 'branches', db }), 'branches', 'branches');
+  }
+
+  /** Like `branches`, plus the branches whose ref the daemon could not read (left out of `branches`). */
+  async branchReport(db: string): Promise<{ branches: BranchInfo[]; unreadable: UnreadableBranch[] }> {
+    const res = await this.#conn.request({ op: 'branches', db });
+    return { branches: listField(res, 'branches', 'branches'), unreadable: res.unreadable ?? [] };
   }
 
   /** Lists the databases, sorted. */

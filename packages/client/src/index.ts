@@ -30,6 +30,7 @@ export type {
   ProtectResult,
   SessionInfo,
   TouchResult,
+  UnreadableBranch,
   WireRequest,
   WireResponse,
 } from './types.js';

@@ -122,6 +122,13 @@ export interface ProtectResult {
   changed: boolean;
 }
 
+/** A branch whose ref the daemon could not read (for example a malformed ref); the error names the fix. */
+export interface UnreadableBranch {
+  branch: string;
+  code: string;
+  error: string;
+}
+
 /** One response line. */
 export interface WireResponse {
   ok: boolean;
@@ -134,6 +141,8 @@ export interface WireResponse {
   sessions?: SessionInfo[];
   branches?: BranchInfo[];
   databases?: string[];
+  /** Additive, from `branches`: branches whose ref cannot be read, left out of `branches`. */
+  unreadable?: UnreadableBranch[];
   /** Additive result payloads (diff, gc, touch, protect). */
   result?: unknown;
 }

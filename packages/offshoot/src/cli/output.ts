@@ -16,7 +16,7 @@ import { renderDiffSummary, renderDiffText } from '../sqlite/diff/diff-format.js
 import { diffToJson } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
-import type { BranchInfo, SessionInfo } from '../protocol/wire.js';
+import type { BranchInfo, SessionInfo, UnreadableBranch } from '../protocol/wire.js';
 import type { Outcome } from './command.js';
 import { EXIT } from './exit-codes.js';
 
@@ -296,7 +296,11 @@ function branchJson(db: string, b: BranchInfo): Record<string, unknown> {
 }
 
 /** `session branches`: one line per branch, as `status` prints them plus the daemon-only states. */
-export function sessionBranchesOutcome(db: string, branches: BranchInfo[]): Outcome {
+export function sessionBranchesOutcome(
+  db: string,
+  branches: BranchInfo[],
+  unreadable: UnreadableBranch[] = [],
+): Outcome {
   const lines = branches.map((b) => {
     let line = `${db}@${b.branch} state=${b.state} storage=${b.shared ? 'shared' : 'materialized'} txid=${b.head_txid} checkpoints=[${b.checkpoints.join(',')}]`;
     if (b.protected) line += ' protected';
@@ -304,7 +308,15 @@ export function sessionBranchesOutcome(db: string, branches: BranchInfo[]): Outc
     if (b.lease_holder) line += ` holder=${b.lease_holder}`;
     return line;
   });
-  return outcome({ db, branches: branches.map((b) => branchJson(db, b)) }, lines);
+  const data = {
+    db,
+    branches: branches.map((b) => branchJson(db, b)),
+    unreadable: unreadable.map((u) => ({ db, ...u })),
+  };
+  return unreadableOutcome(
+    outcome(data, lines),
+    unreadable.map((u) => `daemon: ${u.error}`),
+  );
 }
 
 /** `session close` and `session shutdown` print nothing. */

@@ -52,6 +52,27 @@ describe('a malformed ref', { timeout: 120_000 }, () => {
     ts.run(['status', 'other']);
   });
 
+  test('the daemon lists every other branch too, and session branches names the ref', async () => {
+    const sock = ts.path('d.sock');
+    const daemon = ts.spawn(['serve', '-socket', sock, '-flush-every', '0', '-reap-every', '0']);
+    try {
+      await new Promise<void>((resolve) => daemon.stdout?.on('data', () => resolve()));
+      const r = ts.run(['session', 'branches', 'app', '-socket', sock], { expectCode: 7 });
+      assert.match(r.stdout, /^app@main /m);
+      assert.doesNotMatch(r.stdout, /^app@x /m);
+      assert.match(r.stderr, /app@x/);
+      const j = JSON.parse(ts.run(['session', 'branches', 'app', '-socket', sock, '--json'], { expectCode: 7 }).stdout);
+      assert.deepEqual(
+        (j as { unreadable: Array<{ branch: string }> }).unreadable.map((u) => u.branch),
+        ['x'],
+      );
+    } finally {
+      const exited = new Promise((resolve) => daemon.once('exit', resolve));
+      daemon.kill('SIGTERM');
+      await exited;
+    }
+  });
+
   test('gc keeps working but deletes nothing the malformed ref may reach', () => {
     const before = filesUnder(join(ts.store, 'data'));
     ts.run(['gc', '--grace', '0'], { expectCode: 7 });

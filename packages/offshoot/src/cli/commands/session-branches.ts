@@ -18,6 +18,7 @@ export const sessionBranchesCommand: Command = {
   args: { min: 1, max: 1 },
   async run(inv) {
     const db = validateName('database', inv.arg(0));
-    return sessionBranchesOutcome(db, await withDaemon(inv, (c) => c.branches(db)));
+    const r = await withDaemon(inv, (c) => c.branchReport(db));
+    return sessionBranchesOutcome(db, r.branches, r.unreadable);
   },
 };

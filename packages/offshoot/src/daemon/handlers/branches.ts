@@ -13,5 +13,6 @@ export const branchesOp: OpHandler = async (req, d) => {
   const branches = report.branches.map((b) =>
     branchInfo(b, daemonState(b.state, d.sessions.get({ db, branch: b.branch }))),
   );
-  return { ok: true, branches };
+  const unreadable = report.unreadable.map((u) => ({ branch: u.branch, code: u.code, error: u.error }));
+  return { ok: true, branches, ...(unreadable.length > 0 ? { unreadable } : {}) };
 };
