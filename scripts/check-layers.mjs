@@ -16,7 +16,7 @@ const ALLOWED = {
   sqlite: ['platform', 'core', 'ltx'],
   capture: ['platform', 'core', 'ltx', 'sqlite'],
   ops: ['platform', 'core', 'ltx', 'store', 'sqlite'],
-  protocol: ['platform', 'core'],
+  protocol: ['platform', 'core', 'client'],
   session: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'protocol'],
   daemon: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'session', 'protocol'],
   mcp: ['platform', 'core', 'ltx', 'store', 'sqlite', 'ops', 'protocol', 'client'],

@@ -7,8 +7,13 @@ trap 'rm -rf "$work"' EXIT
 export OFFSHOOT_STORE="$work/store"
 cd "$work"
 
+# Bold command lines on a terminal only: piped or logged, the output carries no escape codes.
+bold='' plain=''
+if [[ -t 1 ]]; then
+  bold=$'\033[1m' plain=$'\033[0m'
+fi
 run() {
-  printf '\n\033[1m$ %s\033[0m\n' "$*"
+  printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"
   "$@"
 }
 offshoot() { "$root/offshoot" "$@"; }

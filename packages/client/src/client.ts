@@ -6,7 +6,7 @@ import { OffshootError } from './errors.js';
 import { subscribe } from './events.js';
 import { listField, requireCheckout, requireResult, requireTxid } from './result-fields.js';
 import { Session, type FlushOptions } from './session.js';
-import type { BranchInfo, EventEnvelope, ProtectResult, SessionInfo, TouchResult } from './types.js';
+import type { BranchInfo, EventEnvelope, ProtectResult, SessionInfo, TouchResult, UnreadableBranch } from './types.js';
 
 /** Options of `fork`. */
 export interface ForkOptions {
@@ -27,6 +27,12 @@ export interface ForceOptions {
 export interface TouchOptions {
   /** Omitted keeps the TTL, `none` clears it, a positive duration sets it. */
   ttl?: string;
+}
+
+/** Options of `events`. */
+export interface EventsOptions {
+  /** Called once the daemon has acknowledged the subscription. */
+  onSubscribed?: () => void;
 }
 
 /** Options of `export`. */
@@ -62,14 +68,6 @@ export class Client {
   /** Materializes the branch head as a writable checkout (without a session) and returns its path. */
   async checkout(db: string, branch = 'main'): Promise<string> {
     return requireCheckout(await this.#conn.request({ op: 'checkout', db, branch }), 'checkout');
-  }
-
-  /**
-   * Flushes the session open on a branch in the daemon, whoever opened it (a harness, another process), optionally
-   * as a named checkpoint; returns the durable txid.
-   */
-  async flush(db: string, branch: string, name?: string, opts: FlushOptions = {}): Promise<number> {
-    return requireTxid(await this.#conn.request({ op: 'flush', db, branch, name, meta: opts.meta }), 'flush');
   }
 
   /** Forks `source` (its head, or `opts.from`) into the new branch `newBranch`; returns the fork's txid. */
@@ -122,6 +120,12 @@ export class Client {
     return listField(await this.#conn.request({ op: 'branches', db }), 'branches', 'branches').map(normalizeBranch);
   }
 
+  /** Like `branches`, plus the branches whose ref the daemon could not read (left out of `branches`). */
+  async branchReport(db: string): Promise<{ branches: BranchInfo[]; unreadable: UnreadableBranch[] }> {
+    const res = await this.#conn.request({ op: 'branches', db });
+    return { branches: listField(res, 'branches', 'branches'), unreadable: res.unreadable ?? [] };
+  }
+
   /** Lists the databases, sorted. */
   async dbs(): Promise<string[]> {
     return listField(await this.#conn.request({ op: 'dbs' }), 'databases', 'dbs');
@@ -156,6 +160,19 @@ export class Client {
     );
   }
 
+  /**
+   * Flushes the session open on db@branch (in this daemon, from any client), optionally as a named checkpoint with
+   * metadata; returns the durable txid. `Session.flush` does the same for a session this client opened.
+   */
+  async flush(db: string, branch: string, name?: string, opts: FlushOptions = {}): Promise<number> {
+    return requireTxid(await this.#conn.request({ op: 'flush', db, branch, name, meta: opts.meta }), 'flush');
+  }
+
+  /** Closes the session open on db@branch (flushing what is pending), from any client. */
+  async closeSession(db: string, branch: string): Promise<void> {
+    await this.#conn.request({ op: 'close', db, branch });
+  }
+
   /** Lists the sessions open in the daemon. */
   async status(): Promise<SessionInfo[]> {
     return listField(await this.#conn.request({ op: 'status' }), 'sessions', 'status');
@@ -179,10 +196,11 @@ export class Client {
   /**
    * Streams daemon events on a connection of its own, starting with those published after the subscription. The
    * stream ends after `dropped_slow_consumer` (this reader fell too far behind) or when the daemon goes away;
-   * leaving the loop early closes the connection.
+   * leaving the loop early closes the connection. `onSubscribed` runs once the daemon has acknowledged the
+   * subscription (while the loop reads): every event published after that is delivered.
    */
-  events(): AsyncGenerator<EventEnvelope, void, undefined> {
-    return subscribe(this.#socketPath, this.#opts);
+  events(opts: EventsOptions = {}): AsyncGenerator<EventEnvelope, void, undefined> {
+    return subscribe(this.#socketPath, this.#opts, opts.onSubscribed);
   }
 
   /**
@@ -197,5 +215,5 @@ export class Client {
 
 /** Connects to the daemon listening on `socketPath`. */
 export async function connect(socketPath: string, opts: ConnectOptions = {}): Promise<Client> {
-  return new Client(new Connection(await dial(socketPath, opts)), socketPath, opts);
+  return new Client(new Connection(await dial(socketPath, opts), opts.store), socketPath, opts);
 }

@@ -21,8 +21,12 @@ export class Connection {
   #inFlight: Pending | undefined;
   #broken: OffshootError | undefined;
 
-  constructor(socket: Socket) {
+  readonly #store: string | undefined;
+
+  /** `store`, when given, is stamped on every request that does not name one. */
+  constructor(socket: Socket, store?: string) {
     this.#socket = socket;
+    this.#store = store;
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     socket.on('error', (err) => this.#fail(closedError('daemon closed the connection', err)));
     socket.on('close', () => this.#fail(closedError('daemon closed the connection')));
@@ -32,7 +36,8 @@ export class Connection {
   request(req: WireRequest): Promise<WireResponse> {
     if (this.#broken !== undefined) return Promise.reject(this.#broken);
     return new Promise((resolve, reject) => {
-      this.#queue.push({ line: encodeRequest(req), resolve, reject });
+      const stamped = this.#store !== undefined && req.store === undefined ? { ...req, store: this.#store } : req;
+      this.#queue.push({ line: encodeRequest(stamped), resolve, reject });
       this.#next();
     });
   }

@@ -5,6 +5,11 @@ import { OffshootError } from './errors.js';
 export interface ConnectOptions {
   /** How long to wait for the socket to accept; 5000 ms by default. */
   connectTimeoutMs?: number;
+  /**
+   * The store these requests are meant for, sent with every request so a daemon serving another store refuses them
+   * instead of acting on the wrong data (see `WireRequest.store`).
+   */
+  store?: string;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;

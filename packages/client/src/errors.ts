@@ -1,27 +1,31 @@
-/** Error codes the daemon sends; the same codes the offshoot CLI and engine use. */
-export type DaemonErrorCode =
-  | 'USAGE'
-  | 'INVALID_NAME'
-  | 'INVALID_ARGUMENT'
-  | 'NOT_FOUND'
-  | 'NOT_INITIALIZED'
-  | 'ALREADY_EXISTS'
-  | 'CAS_CONFLICT'
-  | 'PROTECTED'
-  | 'LEASE_HELD'
-  | 'LEASE_LOST'
-  | 'FENCED'
-  | 'BUSY'
-  | 'SESSION_OPEN'
-  | 'CHECKSUM_MISMATCH'
-  | 'CORRUPT'
-  | 'LAYOUT_TOO_NEW'
-  | 'SCHEMA_TOO_NEW'
-  | 'UNSUPPORTED'
-  | 'TIMEOUT'
-  | 'UNAVAILABLE'
-  | 'IO'
-  | 'INTERNAL';
+/** Error codes the daemon sends; the same codes the offshoot CLI and engine use (a test keeps them identical). */
+export const DAEMON_ERROR_CODES = [
+  'USAGE',
+  'INVALID_NAME',
+  'INVALID_ARGUMENT',
+  'NOT_FOUND',
+  'NOT_INITIALIZED',
+  'ALREADY_EXISTS',
+  'CAS_CONFLICT',
+  'PROTECTED',
+  'LEASE_HELD',
+  'LEASE_LOST',
+  'FENCED',
+  'BUSY',
+  'SESSION_OPEN',
+  'CHECKSUM_MISMATCH',
+  'CORRUPT',
+  'LAYOUT_TOO_NEW',
+  'SCHEMA_TOO_NEW',
+  'UNSUPPORTED',
+  'TIMEOUT',
+  'UNAVAILABLE',
+  'IO',
+  'INTERNAL',
+] as const;
+
+/** One error code the daemon sends. */
+export type DaemonErrorCode = (typeof DAEMON_ERROR_CODES)[number];
 
 /**
  * Codes raised by the client itself: the daemon could not be reached, it hung up (or this client was closed) before

@@ -8,6 +8,7 @@ import { badResponse, decodeResponse, encodeRequest, MAX_RESPONSE_BYTES, parseOb
 export async function* subscribe(
   socketPath: string,
   opts: ConnectOptions,
+  onSubscribed?: () => void,
 ): AsyncGenerator<EventEnvelope, void, undefined> {
   const socket = await dial(socketPath, opts);
   // A daemon that hangs up before the ack (say, shutting down) makes the write fail with EPIPE; the read below
@@ -23,6 +24,7 @@ export async function* subscribe(
           if (!acked) {
             decodeResponse(line);
             acked = true;
+            onSubscribed?.();
             continue;
           }
           const env = parseObject(line);

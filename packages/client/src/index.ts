@@ -1,6 +1,7 @@
 export {
   Client,
   connect,
+  type EventsOptions,
   type ExportOptions,
   type ForceOptions,
   type ForkOptions,
@@ -10,6 +11,7 @@ export { sanitizeName } from './branch-name.js';
 export type { Branch, CheckoutAtOptions, DestroyOptions, PromoteOptions } from './compat-types.js';
 export type { ConnectOptions } from './dial.js';
 export {
+  DAEMON_ERROR_CODES,
   isOffshootError,
   OffshootError,
   type ClientErrorCode,
@@ -31,6 +33,7 @@ export type {
   ProtectResult,
   SessionInfo,
   TouchResult,
+  UnreadableBranch,
   WireRequest,
   WireResponse,
 } from './types.js';

@@ -1,4 +1,7 @@
-/** The ops this client sends (the daemon also answers `diff` and `gc`, which this client does not wrap). */
+/**
+ * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff and gc. This package owns
+ * the wire types; the daemon's protocol layer imports them from here.
+ */
 export type Op =
   | 'open'
   | 'flush'
@@ -19,7 +22,9 @@ export type Op =
   | 'export'
   | 'checkout-at'
   | 'protect'
-  | 'unprotect';
+  | 'unprotect'
+  | 'diff'
+  | 'gc';
 
 /**
  * One request line. `branch` doubles as the fork/promote source; `name` is the checkpoint, the new branch, the
@@ -35,6 +40,17 @@ export interface WireRequest {
   force?: boolean;
   path?: string;
   meta?: Record<string, string>;
+  /** Additive: the right-hand target of a diff op, as `db[@branch[@checkpoint]]`. */
+  to?: string;
+  /** Additive: gc grace as a Go duration. */
+  grace?: string;
+  /** Additive: ask diff for counts only. */
+  summary?: boolean;
+  /**
+   * Additive: the store this request is meant for (its canonical spelling: the real absolute path of a local store,
+   * or `s3://bucket[/prefix]`); a daemon serving another store refuses the request. Older daemons ignore it.
+   */
+  store?: string;
 }
 
 /** A checkpoint as `branches` lists it. */
@@ -85,8 +101,10 @@ export interface SessionInfo {
   last_flush_at?: string;
   /** The last background flush failure, cleared by a later success. */
   flush_error?: string;
-  /** WAL bytes captured but not yet flushed. */
+  /** Bytes of the checkout's -wal that SQLite wrote but the daemon has not captured yet. */
   capture_lag_bytes: number;
+  /** Bytes of pages captured but not yet flushed to the store (absent from daemons before this field). */
+  unflushed_bytes?: number;
   /** A terminal error (for example fenced); the session stays listed until closed. */
   error?: string;
 }
@@ -105,6 +123,13 @@ export interface ProtectResult {
   changed: boolean;
 }
 
+/** A branch whose ref the daemon could not read (for example a malformed ref); the error names the fix. */
+export interface UnreadableBranch {
+  branch: string;
+  code: string;
+  error: string;
+}
+
 /** One response line. */
 export interface WireResponse {
   ok: boolean;
@@ -117,6 +142,9 @@ export interface WireResponse {
   sessions?: SessionInfo[];
   branches?: BranchInfo[];
   databases?: string[];
+  /** Additive, from `branches`: branches whose ref cannot be read, left out of `branches`. */
+  unreadable?: UnreadableBranch[];
+  /** Additive result payloads (diff, gc, touch, protect). */
   result?: unknown;
   /** Additive: what the caller must know about a successful op (writes kept in an undo branch, a stale checkout). */
   warnings?: string[];

@@ -177,7 +177,9 @@ describe('client against a real daemon', { timeout: 120_000 }, () => {
   });
 
   test('events() sees session and flush events, typed by type', async () => {
-    const events = c.events();
+    let subscribed: () => void = () => undefined;
+    const live = new Promise<void>((resolve) => (subscribed = resolve));
+    const events = c.events({ onSubscribed: () => subscribed() });
     const received: EventEnvelope[] = [];
     const reader = (async () => {
       for await (const ev of events) {
@@ -185,8 +187,7 @@ describe('client against a real daemon', { timeout: 120_000 }, () => {
         if (ev.type === 'session_closed') return;
       }
     })();
-    // The subscription is live once the generator's first read is underway; give the daemon a moment to register it.
-    await new Promise((r) => setTimeout(r, 200));
+    await live;
     const s = await c.open('app', 'exp');
     sql(s.path, 'INSERT INTO t(v) VALUES (9);');
     const txid = await s.flush('ev');

@@ -128,6 +128,17 @@ function usageError(err: unknown, command: string): Error {
   return fail('USAGE', message.split('\n')[0] ?? message, { hint });
 }
 
+// `--ttl "$TTL"` with TTL unset must not quietly mean "no TTL" (a fork that never expires): an empty value is never
+// a value.
+function refuseEmptyValues(values: Record<string, unknown>): void {
+  for (const [name, v] of Object.entries(values)) {
+    if (v !== '' && !(Array.isArray(v) && v.includes(''))) continue;
+    throw fail('USAGE', `flag --${name} has an empty value`, {
+      hint: `give --${name} a value or leave the flag out; is a shell variable unset?`,
+    });
+  }
+}
+
 /**
  * Parses a command's argv (command words already removed) against its flags plus the global ones, strictly;
  * `command` ('' before any command) names where usage errors point for help.
@@ -152,6 +163,7 @@ export function parseCommandArgs(
     throw usageError(err, command);
   }
   const values = parsed.values as Record<string, string | boolean | Array<string | boolean> | undefined>;
+  refuseEmptyValues(values);
   const flagValues: FlagValues = {
     string: (name) => {
       const v = values[name];

@@ -54,6 +54,8 @@ export interface Outcome {
    * printed, then this error's line, and the exit code is the error's.
    */
   failure?: OffshootError;
+  /** The exit code when the command finished but found a failure worth a script's attention (default 0). */
+  exitCode?: number;
 }
 
 /** A leaf command: its declaration (for parsing and help) and its run. */
@@ -65,6 +67,8 @@ export interface Command {
   usage: string;
   /** Paragraphs shown by `offshoot <name> --help` below the usage line. */
   help: string;
+  /** Command lines shown under `examples:` in the help page, as a user would type them. */
+  examples: string[];
   flags: Record<string, FlagSpec>;
   args: { min: number; max: number };
   /** The command may fill checkouts-ro/: it declares --ro-cache-budget and the runner trims the cache afterwards. */

@@ -1,8 +1,7 @@
-import { createConnection } from 'node:net';
-import { fail, OffshootError } from '../core/errors.js';
-import { errorFromResponse } from '../protocol/errors.js';
+import { type Client, connect, isOffshootError } from '@offshoot/client';
+import { type ErrorCode, fail, OffshootError } from '../core/errors.js';
 import { resolveSocketPath } from '../protocol/socket-path.js';
-import type { Response } from '../protocol/wire.js';
+import { canonicalStore } from '../store/store-spec.js';
 import type { FlagSpec, Invocation } from './command.js';
 
 /** The -socket flag of every command that talks to (or is) the daemon. */
@@ -10,87 +9,61 @@ export const SOCKET_FLAG: FlagSpec = {
   type: 'string',
   value: 'PATH',
   description:
-    'the daemon socket (default $OFFSHOOT_SOCKET, else one derived from the store spec under the user cache dir)',
+    'the daemon socket (default $OFFSHOOT_SOCKET, else one derived from the canonical store under the user cache dir)',
 };
 
 /** The socket this invocation uses: -socket, else $OFFSHOOT_SOCKET, else the store's default socket. */
 export function socketFor(inv: Invocation): string {
-  return resolveSocketPath(inv.flags.string('socket'), inv.storeSpec().text);
+  return resolveSocketPath(inv.flags.string('socket'), canonicalStore(inv.storeSpec()));
 }
 
 const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'ENOTDIR']);
 
-function exchange(socket: string, req: Record<string, unknown>): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const conn = createConnection(socket);
-    const chunks: Buffer[] = [];
-    let settled = false;
-    const settle = (fn: () => void): void => {
-      if (settled) return;
-      settled = true;
-      conn.destroy();
-      fn();
-    };
-    conn.once('connect', () => conn.write(`${JSON.stringify(req)}\n`));
-    conn.on('data', (chunk: Buffer) => {
-      const nl = chunk.indexOf(10);
-      if (nl < 0) {
-        chunks.push(chunk);
-        return;
-      }
-      chunks.push(chunk.subarray(0, nl));
-      const text = Buffer.concat(chunks).toString('utf8');
-      settle(() => {
-        try {
-          resolve(JSON.parse(text) as Response);
-        } catch {
-          reject(
-            fail('INTERNAL', `the daemon at ${socket} sent a malformed response`, {
-              hint: 'check that -socket names an offshoot daemon',
-            }),
-          );
-        }
+// The client's own failures become the CLI's classes; a daemon error keeps its code and hint, printed as
+// `daemon: <message>` as the earlier CLI did.
+function asCliError(err: unknown, socket: string): OffshootError {
+  if (!isOffshootError(err)) return fail('INTERNAL', String(err), { cause: err });
+  const errno = (err.cause as NodeJS.ErrnoException | undefined)?.code ?? '';
+  switch (err.code) {
+    case 'CONNECTION_FAILED':
+      return UNREACHABLE.has(errno)
+        ? fail('UNAVAILABLE', `no daemon is running at ${socket}`, {
+            hint: `start one with 'offshoot serve -socket ${socket}', or pass the right -socket`,
+          })
+        : fail('UNAVAILABLE', `cannot reach the daemon at ${socket}: ${err.message}`, {
+            hint: 'check the -socket path and its permissions',
+            cause: err,
+          });
+    case 'CONNECTION_CLOSED':
+      return fail('UNAVAILABLE', `the daemon at ${socket} closed the connection`, {
+        retryable: true,
+        hint: 'retry; the daemon may be shutting down',
       });
-    });
-    conn.once('error', (err: NodeJS.ErrnoException) =>
-      settle(() =>
-        reject(
-          UNREACHABLE.has(err.code ?? '')
-            ? fail('UNAVAILABLE', `no daemon is running at ${socket}`, {
-                hint: `start one with 'offshoot serve -socket ${socket}', or pass the right -socket`,
-              })
-            : fail('UNAVAILABLE', `cannot reach the daemon at ${socket}: ${err.message}`, {
-                hint: 'check the -socket path and its permissions',
-                cause: err,
-              }),
-        ),
-      ),
-    );
-    conn.once('close', () =>
-      settle(() =>
-        reject(
-          fail('UNAVAILABLE', `the daemon at ${socket} closed the connection`, {
-            retryable: true,
-            hint: 'retry; the daemon may be shutting down',
-          }),
-        ),
-      ),
-    );
-  });
+    case 'BAD_RESPONSE':
+      return fail('INTERNAL', `the daemon at ${socket} sent a malformed response`, {
+        hint: 'check that -socket names an offshoot daemon',
+      });
+    default:
+      return new OffshootError(err.code as ErrorCode, `daemon: ${err.message}`, {
+        ...(err.hint !== undefined ? { hint: err.hint } : {}),
+        retryable: err.retryable,
+      });
+  }
 }
 
 /**
- * Sends one request to the daemon over its unix socket and returns the response; a daemon error is thrown with its
- * code, hint and `daemon: ` message intact, so it prints and exits like any other failure of that class.
+ * Runs fn against the daemon through the TypeScript client, on one connection that states this invocation's store
+ * (a daemon serving another store refuses it), and turns every failure into the CLI's error classes.
  */
-export async function daemonRequest(socket: string, req: Record<string, unknown>): Promise<Response> {
-  const res = await exchange(socket, req);
-  if (!res.ok) {
-    const e = errorFromResponse(res);
-    throw new OffshootError(e.code, res.error ?? e.message, {
-      ...(e.hint !== undefined ? { hint: e.hint } : {}),
-      retryable: e.retryable,
-    });
+export async function withDaemon<T>(inv: Invocation, fn: (client: Client, socket: string) => Promise<T>): Promise<T> {
+  const socket = socketFor(inv);
+  let client: Client | undefined;
+  try {
+    client = await connect(socket, { store: canonicalStore(inv.storeSpec()) });
+    return await fn(client, socket);
+  } catch (err) {
+    throw asCliError(err, socket);
+  } finally {
+    client?.close();
   }
-  return res;
 }

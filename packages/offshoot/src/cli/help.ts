@@ -40,6 +40,7 @@ export function commandHelp(cmd: Command): string {
     '',
   ];
   if (Object.keys(cmd.flags).length > 0) lines.push('flags:', ...table(flagRows(cmd.flags)), '');
+  lines.push('examples:', ...cmd.examples.map((e) => `  ${e}`), '');
   lines.push(...globalSection(), '', FLAG_SPELLING, EXIT_CODES_HELP);
   return lines.join('\n') + '\n';
 }
@@ -65,7 +66,7 @@ export function usageText(): string {
   return [
     'offshoot: branchable SQLite: copy-on-write forks, checkpoints, rollback and promote',
     '',
-    'usage: offshoot [-store SPEC] <command> [args] [flags]',
+    'usage: offshoot [-store SPEC] <command> [args] [flags]   (offshoot --version, offshoot <command> --help)',
     '',
     'commands:',
     ...table(rows),
@@ -79,7 +80,7 @@ export function usageText(): string {
     '  OFFSHOOT_STORE         the store when -store is not given',
     '  OFFSHOOT_S3_ENDPOINT   S3-compatible endpoint URL; OFFSHOOT_S3_REGION (auto when an endpoint is set); OFFSHOOT_S3_PATH_STYLE=1',
     "  OFFSHOOT_CHECKOUTS     where an S3 store's checkouts live (default: a per-store directory in the user cache dir)",
-    '  OFFSHOOT_SOCKET        the daemon socket when -socket is not given (default: derived from the store spec)',
+    '  OFFSHOOT_SOCKET        the daemon socket when -socket is not given (default: derived from the canonical store)',
     '  OFFSHOOT_TOKEN         the bearer token of serve -http when -token is not given',
     '  OFFSHOOT_DEBUG=1       print a stack trace for internal errors',
     '  S3 credentials come from the AWS SDK default chain (environment, shared config, instance role).',

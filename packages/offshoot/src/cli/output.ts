@@ -16,8 +16,9 @@ import { renderDiffSummary, renderDiffText } from '../sqlite/diff/diff-format.js
 import { diffToJson } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
-import type { BranchInfo, SessionInfo } from '../protocol/wire.js';
+import type { BranchInfo, SessionInfo, UnreadableBranch } from '../protocol/wire.js';
 import type { Outcome } from './command.js';
+import { EXIT } from './exit-codes.js';
 
 // Every human stdout line below keeps the wording of the original CLI: scripts parse it.
 
@@ -184,7 +185,16 @@ export function statusOutcome(r: StatusReport): Outcome {
     `ro-cache: ${entries} entries, ${bytes} bytes used` +
       (budget ? `, budget ${budget} bytes` : ' (budget: unlimited)'),
   );
-  return outcome(r, lines);
+  return unreadableOutcome(
+    outcome(r, lines),
+    r.unreadable.map((u) => `${u.error}${u.hint ? ` (${u.hint})` : ''}`),
+  );
+}
+
+// A listing that skipped malformed refs: each named on stderr, and the corrupt exit code once everything printed.
+function unreadableOutcome(out: Outcome, problems: string[]): Outcome {
+  if (problems.length === 0) return out;
+  return { ...out, problems: [...(out.problems ?? []), ...problems], exitCode: EXIT.corrupt };
 }
 
 /** How `diff` renders for people. */
@@ -193,14 +203,23 @@ export type DiffMode = 'text' | 'summary' | 'sql';
 /** `diff`: header and rows (default), the table summary, or SQL turning left into right; labels are as typed. */
 export function diffOutcome(r: DiffResult, left: string, right: string, mode: DiffMode): Outcome {
   const j = diffToJson(r);
-  const data = { left, right, schema: j.schema, tables: new Verbatim(j.tables), stats: j.stats };
-  const text =
+  const text = (
     mode === 'summary'
       ? renderDiffSummary(r, left, right)
       : mode === 'sql'
         ? renderDiffSql(r)
-        : renderDiffText(r, left, right);
-  return { data, text: text.replace(/\n$/, '') };
+        : renderDiffText(r, left, right)
+  ).replace(/\n$/, '');
+  // Under --sql the document also carries the script, exactly as the text form prints it.
+  const data = {
+    left,
+    right,
+    schema: j.schema,
+    tables: new Verbatim(j.tables),
+    stats: j.stats,
+    ...(mode === 'sql' ? { sql: text } : {}),
+  };
+  return { data, text };
 }
 
 /** `gc`: reaped and cleared lists only when non-empty, then the object counts; reap failures go to stderr. */
@@ -210,7 +229,10 @@ export function gcOutcome(r: GcReport): Outcome {
   if (r.clearedClaims.length > 0) lines.push(`gc: cleared stale delete claim(s) ${goList(r.clearedClaims)}`);
   lines.push(`gc: tombstoned ${r.tombstoned}, deleted ${r.deleted} objects`);
   const notes = r.roCachePruned > 0 ? [`gc: pruned ${r.roCachePruned} read-only cache entries no live chain uses`] : [];
-  return outcome(r, lines, { notes, problems: r.reapErrors.map((e) => `gc: reap: ${e}`) });
+  return unreadableOutcome(
+    outcome(r, lines, { notes, problems: r.reapErrors.map((e) => `gc: reap: ${e}`) }),
+    r.unreadable.map((u) => `gc: ${u}; kept every object it may reach`),
+  );
 }
 
 /** `lease list`. */
@@ -264,6 +286,8 @@ export function sessionStatusOutcome(sessions: SessionInfo[]): Outcome {
     if (s.durable_age) line += ` age=${s.durable_age}`;
     if (s.flush_error) line += ` flush_error=${JSON.stringify(s.flush_error)}`;
     if (s.error) line += ` ERROR=${JSON.stringify(s.error)}`;
+    // Appended, so scripts reading the original fields by position keep working.
+    if (s.unflushed_bytes !== undefined) line += ` unflushed=${s.unflushed_bytes}`;
     return line;
   });
   return outcome({ sessions: new Verbatim(sessions) }, lines);
@@ -274,8 +298,33 @@ export function sessionDbsOutcome(databases: string[]): Outcome {
   return outcome({ databases }, databases);
 }
 
+/**
+ * A branch the daemon listed, in the one branch shape of the CLI's JSON (that of `status --json`); the wire keeps
+ * its own keys (`head_txid`, `shared`, `ttl_remaining`) for existing clients.
+ */
+function branchJson(db: string, b: BranchInfo): Record<string, unknown> {
+  return {
+    db,
+    branch: b.branch,
+    state: b.state,
+    storage: b.shared ? 'shared' : 'materialized',
+    txid: b.head_txid,
+    checkpoints: b.checkpoints,
+    checkpointsV2: b.checkpoints_v2.map((c) => ({ name: c.name, txid: c.txid, createdAt: c.created_at })),
+    protected: b.protected,
+    ttl: b.ttl,
+    remaining: b.ttl_remaining,
+    leaseHolder: b.lease_holder,
+    touchedAt: b.touched_at,
+  };
+}
+
 /** `session branches`: one line per branch, as `status` prints them plus the daemon-only states. */
-export function sessionBranchesOutcome(db: string, branches: BranchInfo[]): Outcome {
+export function sessionBranchesOutcome(
+  db: string,
+  branches: BranchInfo[],
+  unreadable: UnreadableBranch[] = [],
+): Outcome {
   const lines = branches.map((b) => {
     let line = `${db}@${b.branch} state=${b.state} storage=${b.shared ? 'shared' : 'materialized'} txid=${b.head_txid} checkpoints=[${b.checkpoints.join(',')}]`;
     if (b.protected) line += ' protected';
@@ -283,7 +332,15 @@ export function sessionBranchesOutcome(db: string, branches: BranchInfo[]): Outc
     if (b.lease_holder) line += ` holder=${b.lease_holder}`;
     return line;
   });
-  return outcome({ db, branches: new Verbatim(branches) }, lines);
+  const data = {
+    db,
+    branches: branches.map((b) => branchJson(db, b)),
+    unreadable: unreadable.map((u) => ({ db, ...u })),
+  };
+  return unreadableOutcome(
+    outcome(data, lines),
+    unreadable.map((u) => `daemon: ${u.error}`),
+  );
 }
 
 /** `session close` and `session shutdown` print nothing. */

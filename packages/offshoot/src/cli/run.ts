@@ -7,6 +7,7 @@ import { EXIT, exitCodeFor } from './exit-codes.js';
 import { commandHelp, groupHelp, usageText } from './help.js';
 import { errorJsonLine, errorLine, noteLine, problemLine, toJsonDocument, warningLine } from './output.js';
 import { terminalProgress } from './progress.js';
+import { versionCommand } from './commands/version.js';
 import { findEntry, isGroup } from './registry.js';
 import { cliRoCacheBudget, trimRoCache } from './ro-cache-budget.js';
 import { openOpsContext } from './store-context.js';
@@ -18,14 +19,24 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
 }
 
-type Resolved = { kind: 'help'; text: string } | { kind: 'command'; command: Command; tokens: string[] };
+type Resolved =
+  | { kind: 'help'; text: string }
+  | { kind: 'usage'; text: string }
+  | { kind: 'command'; command: Command; tokens: string[] };
+
+const VERSION_FLAGS = new Set(['--version', '-version']);
 
 function resolveCommand(tokens: readonly string[]): Resolved {
   const { word, rest } = takeWord(tokens);
   if (word === undefined) {
-    // Only global flags may stand alone; anything else is a usage error, not a silent usage print.
+    if (wantsHelp(rest)) return { kind: 'help', text: usageText() };
+    const version = rest.filter((t) => VERSION_FLAGS.has(t));
+    if (version.length > 0)
+      return { kind: 'command', command: versionCommand, tokens: rest.filter((t) => !VERSION_FLAGS.has(t)) };
+    // Only global flags may stand alone; anything else is a usage error. With no command at all, usage goes to
+    // stderr and the exit code says nothing ran.
     parseCommandArgs(rest, {}, '');
-    return { kind: 'help', text: usageText() };
+    return { kind: 'usage', text: usageText() };
   }
   const entry = findEntry(word);
   if (entry === undefined) {
@@ -116,6 +127,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       write(io.stdout, resolved.text);
       return EXIT.ok;
     }
+    if (resolved.kind === 'usage') {
+      write(io.stderr, resolved.text);
+      return EXIT.usage;
+    }
     const { command, tokens } = resolved;
     const parsed = parseCommandArgs(tokens, command.flags, command.name);
     json = parsed.json;
@@ -141,9 +156,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const out = await command.run(inv);
     if (budget !== undefined && ctx !== undefined) await trimRoCache(ctx, budget);
     printOutcome(io, out, globals);
-    if (out.failure === undefined) return EXIT.ok;
-    printError(io, out.failure, globals.json);
-    return exitCodeFor(out.failure.code);
+    if (out.failure !== undefined) {
+      printError(io, out.failure, globals.json);
+      return exitCodeFor(out.failure.code);
+    }
+    return out.exitCode ?? EXIT.ok;
   } catch (err) {
     const e = asOffshootError(err);
     printError(io, e, json);

@@ -30,6 +30,11 @@ export interface Ref {
   protected?: boolean;
   lease_holder?: string;
   lease_expiry?: string;
+  /**
+   * Ours, additive: where a daemon session's holder pid means something (`host:pidns`), so a holder that is provably
+   * gone (this host, this pid namespace, no such process) can be told from a live one. Kept only with a holder.
+   */
+  lease_space?: string;
   ttl?: string;
   touched_at?: string;
   reaping?: boolean;
@@ -118,7 +123,15 @@ export function parseRef(bytes: Uint8Array): Ref {
     for (const [name, v] of Object.entries(cps as Record<string, unknown>))
       ref.checkpoints[name] = parseCheckpoint(v, name, schema, ref.head_epoch);
   }
-  const strFields = ['parent', 'lease_holder', 'lease_expiry', 'ttl', 'touched_at', 'deleting_at'] as const;
+  const strFields = [
+    'parent',
+    'lease_holder',
+    'lease_expiry',
+    'lease_space',
+    'ttl',
+    'touched_at',
+    'deleting_at',
+  ] as const;
   for (const f of strFields) {
     const v = optStr(o[f], f);
     if (v !== undefined) ref[f] = v;
@@ -151,6 +164,7 @@ export function serializeRef(ref: Ref): Buffer {
   if (ref.protected) out.protected = true;
   if (ref.lease_holder) out.lease_holder = ref.lease_holder;
   if (ref.lease_expiry) out.lease_expiry = ref.lease_expiry;
+  if (ref.lease_holder && ref.lease_space) out.lease_space = ref.lease_space;
   if (ref.ttl) out.ttl = ref.ttl;
   if (ref.touched_at) out.touched_at = ref.touched_at;
   if (ref.reaping) out.reaping = true;

@@ -1,3 +1,4 @@
+import type { BranchState } from '../ops/helpers/branch-state.js';
 import type { BranchStatus } from '../ops/status.js';
 import type { BranchInfo } from '../protocol/wire.js';
 import type { Slot } from './session-table.js';
@@ -6,14 +7,14 @@ import type { Slot } from './session-table.js';
  * The state the daemon reports for a branch: its own knowledge first (error: the session here has a terminal
  * error; pending: an open is in flight), then the at-rest state computed from the ref and the checkout.
  */
-export function daemonState(atRest: string, slot: Slot | undefined): string {
+export function daemonState(atRest: BranchState, slot: Slot | undefined): BranchState {
   if (slot === undefined) return atRest;
   if (slot.state === 'pending') return 'pending';
   return slot.session.error ? 'error' : atRest;
 }
 
 /** A branch in wire form; `shared` and `state` are always present, and no meta value is ever included. */
-export function branchInfo(b: BranchStatus, state: string): BranchInfo {
+export function branchInfo(b: BranchStatus, state: BranchState): BranchInfo {
   return {
     branch: b.branch,
     head_txid: b.txid,

@@ -4,6 +4,8 @@ import type { HttpFallback } from './http-server.js';
 
 /** How a daemon runs; every value comes from a `serve` flag (none is persisted). */
 export interface DaemonOptions {
+  /** The canonical store this daemon serves (see canonicalStore); requests stating another store are refused. */
+  store: string;
   /** The unix socket path (already length-checked). */
   socket: string;
   /** Background flush interval; 0 disables background flushing. */

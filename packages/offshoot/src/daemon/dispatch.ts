@@ -24,6 +24,7 @@ import { shutdownOp } from './handlers/shutdown.js';
 import { statusOp } from './handlers/status.js';
 import { subscribeOp } from './handlers/subscribe.js';
 import { touchOp } from './handlers/touch.js';
+import { refuseOtherStore } from './stated-store.js';
 
 // A Record over every Op, so adding an op to the protocol without a handler fails to compile.
 const HANDLERS: Record<Op, OpHandler> = {
@@ -59,14 +60,16 @@ export async function dispatch(d: DaemonContext, raw: unknown, transport: Transp
   try {
     const parsed = RequestSchema.safeParse(raw);
     if (!parsed.success) {
+      // Our own wording from the issue's path and expected type: the validator's messages are not our protocol.
       const issue = parsed.error.issues[0];
       const where = issue?.path.join('.') || 'request';
-      const expected = issue?.code === 'invalid_type' ? ` (expected ${issue.expected})` : '';
-      throw fail('INVALID_ARGUMENT', `bad request: ${where}: ${issue?.message ?? 'invalid'}${expected}`, {
-        hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta',
+      const what = issue?.code === 'invalid_type' ? `must be a ${issue.expected}` : 'is invalid';
+      throw fail('INVALID_ARGUMENT', `bad request: ${where} ${what}`, {
+        hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta, store',
       });
     }
     const req = parsed.data;
+    refuseOtherStore(req, d.options.store);
     const handler = Object.hasOwn(HANDLERS, req.op) ? HANDLERS[req.op as Op] : undefined;
     if (handler === undefined) {
       throw fail('INVALID_ARGUMENT', `unknown op ${JSON.stringify(req.op)}`, {

@@ -59,6 +59,7 @@ export class Janitor {
         const c = await collectGarbage(d.ops, d.options.gcGrace);
         this.backlog = c.backlog;
         d.metrics.gcPass(c);
+        for (const u of c.unreadable) log(`gc: ${u}; kept every object it may reach`);
         if (c.tombstoned > 0 || c.deleted > 0)
           log(`gc: tombstoned ${c.tombstoned}, deleted ${c.deleted} objects (backlog ${c.backlog})`);
       } catch (err) {

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import type { Target } from '../core/target.js';
 import { commitRename, tempPathFor } from '../platform/atomic-file.js';
 import type { OpsContext } from './helpers/context.js';
+import { explainDamage } from './helpers/damaged-object.js';
 import { materializeTo } from './helpers/materialize.js';
 import { readOnlyCheckoutPath } from './helpers/paths.js';
 import { resolveTargetChain } from './helpers/resolve-target.js';
@@ -29,7 +30,7 @@ export async function checkoutAt(
   await mkdir(dirname(path), { recursive: true });
   const tmp = tempPathFor(path);
   try {
-    await materializeTo(ctx, t.db, chain, tmp);
+    await explainDamage(ctx, t, () => materializeTo(ctx, t.db, chain, tmp));
     await chmod(tmp, 0o444);
     await commitRename(tmp, path);
     await writeFile(marker, '');

@@ -19,6 +19,7 @@ import { quiesce } from '../sqlite/quiesce.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { headIdentity, readBranch, refuseForeignLease } from './helpers/branch-ref.js';
 import type { OpsContext } from './helpers/context.js';
+import { explainDamage } from './helpers/damaged-object.js';
 import { cachedChain } from './helpers/materialize.js';
 import { checkoutPath } from './helpers/paths.js';
 
@@ -37,14 +38,20 @@ export interface CheckoutResult {
  * reach the disk, and until the rename they describe a file that is not at the path, so they can never vouch for
  * the wrong content.
  */
-export async function installCheckout(ctx: OpsContext, db: string, branch: string, ref: Ref): Promise<string> {
+export async function installCheckout(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+  label = `checkout ${db}@${branch}`,
+): Promise<string> {
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   await mkdir(dirname(path), { recursive: true });
   const chain = await new ChainResolver(ctx.store).resolve(ref.lineage, ref.head_txid);
   const tmp = tempPathFor(path);
   try {
     for (let attempt = 0; ; attempt++) {
-      const entry = await cachedChain(ctx, db, chain, `checkout ${db}@${branch}`);
+      const entry = await explainDamage(ctx, { db, branch }, () => cachedChain(ctx, db, chain, label));
       await writeFile(tmp, '', { mode: 0o644 });
       const past = backdatedSeconds(ctx.now().getTime());
       const planned = {

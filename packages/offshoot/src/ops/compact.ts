@@ -34,7 +34,8 @@ export async function compact(ctx: OpsContext, t: Target): Promise<CompactResult
   const lineage = newLineageId();
   const head = cur.ref.head_txid;
   const txids = new Set<number>([head, ...Object.values(cur.ref.checkpoints).map((c) => c.txid)]);
-  for (const x of txids) await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, lineage);
+  const label = `compact ${t.db}@${t.branch}`;
+  for (const x of txids) await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, lineage, label);
   const now = ctx.now().toISOString();
   const checkpoints: Record<string, Checkpoint> = {};
   for (const [name, cp] of Object.entries(cur.ref.checkpoints)) checkpoints[name] = { ...cp, epoch: 1 };
@@ -44,7 +45,7 @@ export async function compact(ctx: OpsContext, t: Target): Promise<CompactResult
   delete next.lease_holder;
   delete next.lease_expiry;
   await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'compact');
-  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next, 'compacted');
+  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next, 'compacted', label);
   if (refreshed.error) ctx.warn(refreshed.error.message);
   return { db: t.db, branch: t.branch, txid: head, compacted: true, snapshots: txids.size };
 }

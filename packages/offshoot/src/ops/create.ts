@@ -128,15 +128,16 @@ async function importCopy(ctx: OpsContext, from: string, dest: string, dir: stri
     );
   }
   const bar = ctx.progress?.();
+  const pageSize = Number(src.pragma('page_size', { simple: true }));
   try {
     // The backup API copies one consistent transaction-boundary state, -wal included, without writing the source.
     let started = false;
     await src.backup(dest, {
       progress: ({ totalPages, remainingPages }) => {
         if (bar) {
-          if (!started) bar.start(`import ${from}`, totalPages);
+          if (!started) bar.start(`import ${from}`, totalPages * pageSize);
           started = true;
-          bar.update(totalPages - remainingPages);
+          bar.update((totalPages - remainingPages) * pageSize);
         }
         return 1024;
       },

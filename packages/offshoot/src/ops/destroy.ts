@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { fail, hasCode } from '../core/errors.js';
 import type { Target } from '../core/target.js';
 import { quiesce, refuseWriter } from '../sqlite/quiesce.js';
-import { leaseLive } from './helpers/branch-ref.js';
+import { leaseLive, leaseUntil } from './helpers/branch-ref.js';
 import type { OpsContext } from './helpers/context.js';
 import { checkoutFiles, checkoutPath } from './helpers/paths.js';
 import { refuseProtected } from './promote.js';
@@ -18,7 +18,8 @@ export interface DestroyResult {
 /**
  * `offshoot destroy db[@b]`: claims the ref with a `deleting` compare-and-swap, makes sure no connection holds the
  * checkout, deletes the ref conditionally, then the local checkout files. Protected branches and live leases need
- * force; a checkout a foreign connection is writing is refused (BUSY) whatever the flags. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
+ * force; a checkout a foreign connection is writing is refused (BUSY) whatever the flags; `--force` also removes a
+ * ref too malformed to read. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
  * unreachable.
  */
 export async function destroy(
@@ -27,6 +28,7 @@ export async function destroy(
   opts: { force?: boolean; reaping?: boolean } = {},
 ): Promise<DestroyResult> {
   const force = opts.force ?? false;
+  if (force && (await removeMalformedRef(ctx, t))) return removeCheckout(ctx, t);
   const claimed = await ctx.store.updateRef(t.db, t.branch, (ref) => {
     if (ref.deleting)
       throw fail('BUSY', `${t.db}@${t.branch} is already being destroyed`, {
@@ -35,9 +37,13 @@ export async function destroy(
       });
     if (!opts.reaping) refuseProtected(ref, t.db, t.branch, 'destroy', force);
     if (!force && leaseLive(ref, ctx.now()) && ref.lease_holder !== ctx.holder) {
-      throw fail('LEASE_HELD', `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder}`, {
-        hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or pass --force`,
-      });
+      throw fail(
+        'LEASE_HELD',
+        `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder} ${leaseUntil(ref, ctx.now())}`,
+        {
+          hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or pass --force`,
+        },
+      );
     }
     return { ...ref, deleting: true, deleting_at: ctx.now().toISOString() };
   });
@@ -60,6 +66,29 @@ export async function destroy(
     }
   }
   await ctx.store.deleteRef(t.db, t.branch, claimed.etag);
+  return removeCheckout(ctx, t);
+}
+
+// `destroy --force` of a ref that cannot be parsed: it cannot carry a claim, so it is deleted by its etag (a
+// concurrent rewrite of it wins). True when there was such a ref and it is gone.
+async function removeMalformedRef(ctx: OpsContext, t: Target): Promise<boolean> {
+  try {
+    await ctx.store.tryGetRef(t.db, t.branch);
+    return false;
+  } catch (err) {
+    if (!hasCode(err, 'CORRUPT')) throw err;
+  }
+  const raw = await ctx.store.rawRef(t.db, t.branch);
+  if (raw === undefined) return false;
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  if (existsSync(path)) refuseWriter(path);
+  await ctx.store.deleteRef(t.db, t.branch, raw.etag);
+  ctx.warn(`removed the malformed ref of ${t.db}@${t.branch}; gc collects what only it reached`);
+  return true;
+}
+
+async function removeCheckout(ctx: OpsContext, t: Target): Promise<DestroyResult> {
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
   let removed = false;
   for (const f of checkoutFiles(path)) {
     if (existsSync(f)) removed = true;

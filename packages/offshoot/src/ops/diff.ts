@@ -5,6 +5,7 @@ import { diffDatabases } from '../sqlite/diff/diff-databases.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
 import { ChainResolver, type ResolvedChain } from '../store/chain-resolver.js';
 import type { OpsContext } from './helpers/context.js';
+import { explainDamage } from './helpers/damaged-object.js';
 import { cachedChain } from './helpers/materialize.js';
 import { resolveTargetChain } from './helpers/resolve-target.js';
 
@@ -60,8 +61,8 @@ export async function diff(
     resolveTargetChain(ctx, left, resolver),
     resolveTargetChain(ctx, right, resolver),
   ]);
-  const l = await cachedChain(ctx, left.db, lc);
-  const r = await cachedChain(ctx, right.db, rc);
+  const l = await explainDamage(ctx, left, () => cachedChain(ctx, left.db, lc));
+  const r = await explainDamage(ctx, right, () => cachedChain(ctx, right.db, rc));
   const changedPages =
     left.db === right.db ? await changedPagesBetween(ctx, lc, rc, [l.result.commit, r.result.commit]) : undefined;
   return diffDatabases(l.path, r.path, { changedPages, summaryOnly: opts.summaryOnly ?? false });

@@ -12,6 +12,8 @@ export interface CollectReport {
   deleted: number;
   /** Stones still waiting out their grace period after this pass. */
   backlog: number;
+  /** The errors of refs that could not be read (each names its branch); what they may reach was kept. */
+  unreadable: string[];
 }
 
 /** What `offshoot gc` did: reap, stale-claim clearing, object GC, then read-only cache pruning. */
@@ -26,7 +28,8 @@ export interface GcReport extends CollectReport {
 /**
  * Two-phase, object-granular GC: objects no live chain reaches are tombstoned; a stone older than the grace period
  * is re-marked against a fresh mark and re-listed, and only then deleted (batched). Revived objects lose their
- * stone. Fails closed: any error before the deletes deletes nothing.
+ * stone. Fails closed: any error before the deletes deletes nothing, and a malformed ref keeps every lineage it
+ * mentions (or, naming none, every object).
  */
 export async function collectGarbage(ctx: OpsContext, grace: Duration): Promise<CollectReport> {
   return (await collectWithMark(ctx, grace)).report;
@@ -64,7 +67,10 @@ async function collectWithMark(ctx: OpsContext, grace: Duration): Promise<{ repo
   }
   const changed = JSON.stringify(next) !== JSON.stringify(stones);
   if (changed) await writeTombstones(backend, next, etag);
-  return { report: { tombstoned, deleted, backlog: Object.keys(next).length }, mark: first };
+  return {
+    report: { tombstoned, deleted, backlog: Object.keys(next).length, unreadable: first.unreadable },
+    mark: first,
+  };
 }
 
 /**

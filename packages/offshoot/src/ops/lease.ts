@@ -1,7 +1,7 @@
-import { fail } from '../core/errors.js';
+import { fail, hasCode } from '../core/errors.js';
 import { durationMs, parseDuration } from '../core/duration.js';
 import type { Target } from '../core/target.js';
-import { leaseLive } from './helpers/branch-ref.js';
+import { holderGone, leaseLive, leaseUntil } from './helpers/branch-ref.js';
 import type { OpsContext } from './helpers/context.js';
 
 /** One leased branch as `lease list` reports it. */
@@ -21,7 +21,14 @@ export const DEFAULT_LEASE_TTL = '30s';
 export async function listLeases(ctx: OpsContext): Promise<LeaseInfo[]> {
   const out: LeaseInfo[] = [];
   for (const { db, branch } of await ctx.store.listAllBranches()) {
-    const got = await ctx.store.tryGetRef(db, branch);
+    let got;
+    try {
+      got = await ctx.store.tryGetRef(db, branch);
+    } catch (err) {
+      if (!hasCode(err, 'CORRUPT')) throw err;
+      ctx.warn(err.message);
+      continue;
+    }
     if (!got?.ref.lease_holder) continue;
     const r = got.ref;
     out.push({
@@ -44,6 +51,7 @@ export async function acquireLease(
   ctx: OpsContext,
   t: Target,
   ttl: string = DEFAULT_LEASE_TTL,
+  opts: { space?: string } = {},
 ): Promise<{ epoch: number; expiry: string; renewed: boolean }> {
   const ms = durationMs(parseDuration(ttl));
   if (ms <= 0)
@@ -59,12 +67,18 @@ export async function acquireLease(
     const now = ctx.now();
     const live = leaseLive(r, now);
     if (live && r.lease_holder !== ctx.holder) {
-      throw fail('LEASE_HELD', `${t.db}@${t.branch} is leased by ${r.lease_holder} until ${r.lease_expiry}`, {
+      throw fail('LEASE_HELD', `${t.db}@${t.branch} is leased by ${r.lease_holder} ${leaseUntil(r, now)}`, {
         hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or wait for the lease to expire`,
       });
     }
+    if (holderGone(r))
+      ctx.warn(
+        `took over the lease of ${t.db}@${t.branch} from ${r.lease_holder}: no such process on this host and pid namespace`,
+      );
     renewed = live;
     const next = { ...r, lease_holder: ctx.holder, lease_expiry: new Date(now.getTime() + ms).toISOString() };
+    delete next.lease_space;
+    if (opts.space !== undefined) next.lease_space = opts.space;
     if (!live) next.epoch = r.epoch + 1;
     return next;
   });
@@ -72,13 +86,19 @@ export async function acquireLease(
 }
 
 /** Releases a branch's lease (whoever holds it) and restarts its TTL clock. */
-export async function releaseLease(ctx: OpsContext, t: Target): Promise<void> {
+export async function releaseLease(ctx: OpsContext, t: Target, opts: { force?: boolean } = {}): Promise<void> {
   await ctx.store.updateRef(t.db, t.branch, (r) => {
     if (!r.lease_holder)
       throw fail('NOT_FOUND', `no lease on ${t.db}@${t.branch}`, { hint: `see 'offshoot lease list'` });
+    const session = r.lease_space !== undefined && r.lease_holder !== ctx.holder && leaseLive(r, ctx.now());
+    if (session && !opts.force)
+      throw fail('LEASE_HELD', `${t.db}@${t.branch} is held by the live session of ${r.lease_holder}`, {
+        hint: `close it (offshoot session close ${t.db}@${t.branch}); --force releases it anyway and fences that session`,
+      });
     const next = { ...r, touched_at: ctx.now().toISOString() };
     delete next.lease_holder;
     delete next.lease_expiry;
+    delete next.lease_space;
     return next;
   });
 }

@@ -81,7 +81,14 @@ export async function promote(
   delete next.lease_holder;
   delete next.lease_expiry;
   await casRepoint(ctx, src.db, onto, tgt.etag, next, 'promote');
-  const refreshed = await refreshCheckout(ctx, src.db, onto, next, `promoted from ${src.db}@${src.branch}`);
+  const refreshed = await refreshCheckout(
+    ctx,
+    src.db,
+    onto,
+    next,
+    `promoted from ${src.db}@${src.branch}`,
+    `promote ${src.db}@${src.branch} -> ${onto}`,
+  );
   return {
     db: src.db,
     source: src.branch,

@@ -1,4 +1,4 @@
-import { fail } from '../core/errors.js';
+import { fail, hasCode } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
 import { leaseLive } from './helpers/branch-ref.js';
 import type { OpsContext } from './helpers/context.js';
@@ -20,7 +20,11 @@ export interface ReapReport {
 export async function reap(ctx: OpsContext): Promise<ReapReport> {
   const report: ReapReport = { reaped: [], errors: [] };
   for (const { db, branch } of await ctx.store.listAllBranches()) {
-    const got = await ctx.store.tryGetRef(db, branch);
+    // A malformed ref is reported by status and gc's mark; it is never due for reaping.
+    const got = await ctx.store.tryGetRef(db, branch).catch((err: unknown) => {
+      if (hasCode(err, 'CORRUPT')) return undefined;
+      throw err;
+    });
     if (!got || !eligible(ctx, got.ref)) continue;
     const name = `${db}@${branch}`;
     try {

@@ -58,7 +58,8 @@ export async function rollback(
         .map((c) => c.txid)
         .filter((x) => x !== target),
     );
-    for (const x of txids) await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, fresh.lineage);
+    for (const x of txids)
+      await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, fresh.lineage, `rollback ${t.db}@${t.branch}`);
   }
   const next: Ref = {
     ...cur.ref,
@@ -74,7 +75,14 @@ export async function rollback(
   delete next.lease_holder;
   delete next.lease_expiry;
   await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'rollback');
-  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next, `rolled back to ${JSON.stringify(to)}`);
+  const refreshed = await refreshCheckout(
+    ctx,
+    t.db,
+    t.branch,
+    next,
+    `rolled back to ${JSON.stringify(to)}`,
+    `rollback ${t.db}@${t.branch}`,
+  );
   return {
     db: t.db,
     branch: t.branch,

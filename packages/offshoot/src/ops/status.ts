@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { durationMs, formatDuration, msDuration, parseDuration } from '../core/duration.js';
+import { fail, hasCode, type ErrorCode } from '../core/errors.js';
 import type { Meta } from '../core/meta.js';
 import { branchState, type BranchState } from './helpers/branch-state.js';
 import type { OpsContext } from './helpers/context.js';
@@ -36,9 +37,20 @@ export interface BranchStatus {
   meta: Meta | undefined;
 }
 
+/** A branch whose ref cannot be read: listed by name so every other branch still shows. */
+export interface UnreadableRef {
+  db: string;
+  branch: string;
+  code: ErrorCode;
+  error: string;
+  hint: string | undefined;
+}
+
 /** The whole-store status report. */
 export interface StatusReport {
   branches: BranchStatus[];
+  /** Refs that are malformed; empty when every ref reads. */
+  unreadable: UnreadableRef[];
   roCache: { entries: number; bytes: number; budget: number | undefined };
 }
 
@@ -64,8 +76,16 @@ export async function status(
       ? (await ctx.store.listBranches(opts.db)).map((branch) => ({ db: opts.db as string, branch }))
       : await ctx.store.listAllBranches();
   const branches: BranchStatus[] = [];
+  const unreadable: UnreadableRef[] = [];
   for (const { db, branch } of pairs) {
-    const got = await ctx.store.tryGetRef(db, branch);
+    let got;
+    try {
+      got = await ctx.store.tryGetRef(db, branch);
+    } catch (err) {
+      if (!hasCode(err, 'CORRUPT')) throw err;
+      unreadable.push({ db, branch, code: err.code, error: err.message, hint: err.hint });
+      continue;
+    }
     if (!got) continue;
     const r = got.ref;
     const path = checkoutPath(ctx.checkoutRoot, db, branch);
@@ -98,9 +118,14 @@ export async function status(
       meta: r.meta,
     });
   }
+  if (opts.db !== undefined && branches.length === 0 && unreadable.length === 0)
+    throw fail('NOT_FOUND', `no database ${opts.db}`, {
+      hint: `run 'offshoot status' to list databases, or 'offshoot create ${opts.db}'`,
+    });
   const entries = await roCacheEntries(ctx.checkoutRoot);
   return {
     branches,
+    unreadable,
     roCache: {
       entries: entries.length,
       bytes: entries.reduce((a, e) => a + e.bytes, 0),

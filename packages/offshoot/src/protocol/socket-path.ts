@@ -11,22 +11,23 @@ export const MAX_SOCKET_PATH_BYTES = 107;
 
 /**
  * The daemon socket used when neither -socket nor $OFFSHOOT_SOCKET is given:
- * `<user cache dir>/offshoot/<16 hex of sha256(store spec as typed)>.sock`, so one store maps to one socket.
+ * `<user cache dir>/offshoot/<16 hex of sha256(canonical store)>.sock`, so one store maps to one socket however it
+ * is spelled, and two stores never share one (the earlier implementation hashed the spec as typed).
  */
-export function defaultSocketPath(storeSpecText: string, env: NodeJS.ProcessEnv = process.env): string {
-  const id = createHash('sha256').update(storeSpecText).digest('hex').slice(0, 16);
+export function defaultSocketPath(canonicalStore: string, env: NodeJS.ProcessEnv = process.env): string {
+  const id = createHash('sha256').update(canonicalStore).digest('hex').slice(0, 16);
   return join(userCacheDir(env), 'offshoot', `${id}.sock`);
 }
 
 /** The socket a command talks to or serves on: the -socket flag, else $OFFSHOOT_SOCKET, else the default. */
 export function resolveSocketPath(
   flag: string | undefined,
-  storeSpecText: string,
+  canonicalStore: string,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
   if (flag !== undefined && flag !== '') return flag;
   if (env.OFFSHOOT_SOCKET) return env.OFFSHOOT_SOCKET;
-  return defaultSocketPath(storeSpecText, env);
+  return defaultSocketPath(canonicalStore, env);
 }
 
 /** Returns the path when it fits a unix socket address; refuses a longer one instead of letting it be truncated. */

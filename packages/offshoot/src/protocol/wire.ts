@@ -1,34 +1,9 @@
 // zod/mini: the same validation with a fraction of the import cost, which every daemon start pays.
+import type { EventType, WireRequest, WireResponse } from '@offshoot/client';
 import { z } from 'zod/mini';
 
-/** Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff and gc. */
-export const OPS = [
-  'open',
-  'flush',
-  'status',
-  'close',
-  'shutdown',
-  'subscribe',
-  'create',
-  'checkout',
-  'fork',
-  'destroy',
-  'rollback',
-  'promote',
-  'compact',
-  'touch',
-  'branches',
-  'dbs',
-  'export',
-  'checkout-at',
-  'protect',
-  'unprotect',
-  'diff',
-  'gc',
-] as const;
-
-/** One op name. */
-export type Op = (typeof OPS)[number];
+/** One op name (the client package owns the wire types; this layer validates and serves them). */
+export type { Op } from '@offshoot/client';
 
 /**
  * A request: one JSON object per line. `branch` doubles as the fork/promote source; `name` is the checkpoint, the
@@ -51,67 +26,29 @@ export const RequestSchema = z.object({
   grace: z.optional(z.string()),
   /** Additive: ask diff for counts only. */
   summary: z.optional(z.boolean()),
+  /** Additive: the store the client means (canonical spelling); a daemon serving another store refuses the request. */
+  store: z.optional(z.string()),
 });
 
 /** A parsed request. */
 export type Request = z.infer<typeof RequestSchema>;
 
-/** A checkpoint in BranchInfo.checkpoints_v2. */
-export interface CheckpointInfo {
-  name: string;
-  txid: number;
-  created_at?: string;
-}
+// The schema accepts exactly the fields the client's WireRequest declares: adding a field to one without the other
+// fails to compile.
+type SameKeys<A, B> = [Exclude<keyof A, keyof B> | Exclude<keyof B, keyof A>] extends [never] ? true : false;
+type Holds<T extends true> = T;
+/** Compiles only while the schema and the client's WireRequest have the same fields. */
+export type RequestFieldsMatch = Holds<SameKeys<Request, WireRequest>>;
 
-/** One branch as the `branches` op reports it; `shared` and `state` are always present. */
-export interface BranchInfo {
-  branch: string;
-  head_txid: number;
-  protected: boolean;
-  ttl?: string;
-  ttl_remaining?: string;
-  lease_holder?: string;
-  checkpoints: string[];
-  touched_at?: string;
-  checkpoints_v2: CheckpointInfo[];
-  shared: boolean;
-  state: string;
-}
-
-/** One open session as the `status` op reports it. */
-export interface SessionInfo {
-  db: string;
-  branch: string;
-  checkout: string;
-  holder: string;
-  epoch: number;
-  durable_txid: number;
-  durable_age?: string;
-  last_flush_at?: string;
-  flush_error?: string;
-  capture_lag_bytes: number;
-  error?: string;
-}
+export type { BranchInfo, CheckpointInfo, EventType, SessionInfo, UnreadableBranch } from '@offshoot/client';
 
 /** A response line: `ok` plus the op's result fields; on failure `error` (and, additively, `code` and `hint`). */
-export interface Response {
-  ok: boolean;
-  error?: string;
-  code?: string;
-  hint?: string;
-  retryable?: boolean;
-  checkout?: string;
-  txid?: number;
-  sessions?: SessionInfo[];
-  branches?: BranchInfo[];
-  databases?: string[];
-  /** Additive result payloads (diff, gc, touch, protect). */
-  result?: unknown;
-  /** Additive: what the caller must know about a successful op (writes kept in an undo branch, a stale checkout). */
-  warnings?: string[];
-}
+export type Response = WireResponse;
 
-/** The event envelope published to subscribers. */
+/**
+ * The event envelope as the daemon publishes it: the client's envelope with the detail left open, since the bus
+ * carries every event type.
+ */
 export interface EventEnvelope {
   v: 1;
   ts: string;
@@ -120,17 +57,6 @@ export interface EventEnvelope {
   branch?: string;
   detail?: Record<string, unknown>;
 }
-
-/** The event types. */
-export type EventType =
-  | 'session_opened'
-  | 'flushed'
-  | 'flush_failed'
-  | 'fenced'
-  | 'session_closed'
-  | 'reaped'
-  | 'evicted'
-  | 'dropped_slow_consumer';
 
 /** The largest request line the daemon reads (larger ones are refused). */
 export const MAX_REQUEST_BYTES = 1 << 20;

@@ -55,6 +55,11 @@ export class SessionSink implements CaptureSink {
     return this.pending.size;
   }
 
+  /** Bytes of the pages captured but not yet durable. */
+  get pendingBytes(): number {
+    return this.pending.size * this.pageSize;
+  }
+
   /** True when a flush has something to write. */
   get dirty(): boolean {
     return this.pending.size > 0 || this.force;

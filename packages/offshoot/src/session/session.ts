@@ -13,6 +13,7 @@ import { keepDivergedCheckout } from '../ops/helpers/keep-diverged.js';
 import { checkoutPath } from '../ops/helpers/paths.js';
 import { SAFETY_FORK_TTL } from '../ops/helpers/safety-fork.js';
 import { acquireLease, releaseLease } from '../ops/lease.js';
+import { processSpace } from '../platform/process-space.js';
 import { cachedChain } from '../ops/helpers/materialize.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
@@ -99,7 +100,7 @@ export class Session {
   /** Leases the branch, checks it out (reusing a clean checkout) and starts capturing it. */
   static async open(ctx: OpsContext, t: Target, opts: SessionOptions): Promise<Session> {
     const leaseMs = opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
-    const lease = await acquireLease(ctx, t, `${leaseMs}ms`);
+    const lease = await acquireLease(ctx, t, `${leaseMs}ms`, { space: processSpace() });
     let scratch: string | undefined;
     try {
       const warnings = await keepUnflushed(ctx, t);
@@ -168,6 +169,7 @@ export class Session {
       epoch: this.epochValue,
       durable_txid: this.durable,
       capture_lag_bytes: this.engine.lag(),
+      unflushed_bytes: this.sink.pendingBytes,
     };
     if (this.lastFlushAt) {
       info.last_flush_at = this.lastFlushAt.toISOString();

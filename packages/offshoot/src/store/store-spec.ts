@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fail } from '../core/errors.js';
+import { realPath } from '../platform/real-path.js';
 
 /** Where a store lives: a local directory or an S3 bucket (with an optional key prefix). */
 export type StoreSpec =
@@ -16,10 +17,7 @@ export function parseStoreSpec(text: string, cwd: string = process.cwd()): Store
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(text);
   if (scheme) {
     const s = (scheme[1] ?? '').toLowerCase();
-    if (s === 'file') {
-      const path = fileURLToPath(text);
-      return { kind: 'local', root: path, text };
-    }
+    if (s === 'file') return { kind: 'local', root: fileStoreRoot(text), text };
     if (s === 's3') {
       const rest = text.slice('s3://'.length);
       const slash = rest.indexOf('/');
@@ -46,4 +44,24 @@ export function resolveStoreSpec(
   cwd?: string,
 ): StoreSpec {
   return parseStoreSpec(flag ?? env.OFFSHOOT_STORE ?? DEFAULT_STORE, cwd);
+}
+
+function fileStoreRoot(text: string): string {
+  try {
+    return fileURLToPath(text);
+  } catch {
+    throw fail('USAGE', `store URL ${text} is not an absolute file URL`, {
+      hint: 'write file:///abs/path (three slashes), or give the store as a plain path such as ./.offshoot',
+    });
+  }
+}
+
+/**
+ * The one spelling of a store, whatever way it was typed: the real absolute path of a local store, or
+ * `s3://bucket[/prefix]` with the prefix's slashes trimmed. The default daemon socket is derived from it, and a
+ * daemon compares it with the store a request says it is for.
+ */
+export function canonicalStore(spec: StoreSpec): string {
+  if (spec.kind === 'local') return realPath(spec.root);
+  return `s3://${spec.bucket}${spec.prefix === '' ? '' : `/${spec.prefix}`}`;
 }

@@ -92,11 +92,29 @@ export class Store {
     });
   }
 
-  /** Reads a ref, or undefined when the branch does not exist. */
+  /**
+   * Reads a ref, or undefined when the branch does not exist. A malformed ref is CORRUPT naming the branch and its
+   * key, with the way out: restore it, or remove it with `destroy --force`.
+   */
   async tryGetRef(db: string, branch: string): Promise<VersionedRef | undefined> {
+    const got = await this.rawRef(db, branch);
+    if (got === undefined) return undefined;
+    try {
+      return { ref: parseRef(got.body), etag: got.etag };
+    } catch (err) {
+      if (!hasCode(err, 'CORRUPT')) throw err;
+      throw fail('CORRUPT', `ref ${db}@${branch} (${refKey(db, branch)}) ${err.message.replace(/^ref /, '')}`, {
+        hint: `restore ${refKey(db, branch)} from a backup, or remove the branch with 'offshoot destroy ${db}@${branch} --force'`,
+        cause: err,
+      });
+    }
+  }
+
+  /** A ref's stored bytes and etag without parsing them (how a malformed ref is salvaged or removed). */
+  async rawRef(db: string, branch: string): Promise<{ body: Buffer; etag: string } | undefined> {
     try {
       const got = await this.backend.get(refKey(db, branch));
-      return { ref: parseRef(got.body), etag: got.etag };
+      return { body: got.body, etag: got.etag };
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) return undefined;
       throw err;
@@ -108,7 +126,10 @@ export class Store {
     const got = await this.tryGetRef(db, branch);
     if (got === undefined) {
       throw fail('NOT_FOUND', `no branch ${db}@${branch}`, {
-        hint: `run 'offshoot status' to list databases and branches, or 'offshoot create ${db}'`,
+        hint:
+          branch === 'main'
+            ? `run 'offshoot status' to list databases and branches, or 'offshoot create ${db}'`
+            : `run 'offshoot status ${db}' to list its branches, or 'offshoot fork ${db} ${branch}' to make this one`,
       });
     }
     return got;

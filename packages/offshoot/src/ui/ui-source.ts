@@ -1,3 +1,4 @@
+import type { BranchState } from '../ops/helpers/branch-state.js';
 import type { OpsContext } from '../ops/helpers/context.js';
 import type { EventEnvelope, SessionInfo } from '../protocol/wire.js';
 import type { ApiSample } from './api-types.js';
@@ -11,7 +12,7 @@ export interface LiveSubscription extends AsyncIterable<EventEnvelope> {
 export interface LiveSource {
   sessions(): SessionInfo[];
   /** The state a daemon reports for a branch, given the at-rest one (error/pending come from its session table). */
-  state(db: string, branch: string, atRest: string): string;
+  state(db: string, branch: string, atRest: BranchState): BranchState;
   subscribe(): LiveSubscription;
   /** Counter samples, oldest first, and the sampling interval. */
   series(): { intervalSeconds: number; samples: ApiSample[] };

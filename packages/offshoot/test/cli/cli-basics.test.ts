@@ -31,7 +31,7 @@ const COMMANDS: Array<[string, string[]]> = [
   ['gc', ['--grace']],
   ['lease list', []],
   ['lease acquire', ['--ttl']],
-  ['lease release', []],
+  ['lease release', ['--force']],
   [
     'serve',
     [
@@ -107,11 +107,34 @@ after(() => {
 });
 
 describe('usage and help', () => {
-  test('bare offshoot prints usage listing every command and exits 0', () => {
-    const r = run([]);
-    assert.equal(r.code, 0);
-    for (const [name] of COMMANDS) assert.ok(r.stdout.includes(name), `usage lists ${name}`);
-    assert.equal(r.stderr, '');
+  test('bare offshoot prints usage on stderr and exits 2; --help prints it on stdout and exits 0', () => {
+    const bare = run([]);
+    assert.equal(bare.code, 2);
+    assert.equal(bare.stdout, '');
+    for (const [name] of COMMANDS) assert.ok(bare.stderr.includes(name), `usage lists ${name}`);
+    const help = run(['--help']);
+    assert.equal(help.code, 0);
+    for (const [name] of COMMANDS) assert.ok(help.stdout.includes(name), `usage lists ${name}`);
+    assert.equal(help.stderr, '');
+  });
+
+  test('--version prints what version prints', () => {
+    const v = run(['version']);
+    for (const flag of ['--version', '-version']) {
+      const r = run([flag]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, v.stdout);
+      assert.match(r.stdout, /^offshoot \d+\.\d+\.\d+ node/);
+    }
+  });
+
+  test('every help page carries at least one example', async () => {
+    const runs = await Promise.all(COMMANDS.map(([name]) => runAsync([...name.split(' '), '--help'])));
+    for (const [i, [name]] of COMMANDS.entries()) {
+      const page = runs[i]?.stdout ?? '';
+      const examples = page.split('\nexamples:\n')[1]?.split('\n\n')[0] ?? '';
+      assert.match(examples, new RegExp(`^  .*offshoot ${name}\\b`, 'm'), `${name} --help has an example of itself`);
+    }
   });
 
   test('--help for every command exits 0 and mentions its flags', async () => {

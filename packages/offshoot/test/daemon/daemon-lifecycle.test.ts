@@ -4,6 +4,7 @@ import { existsSync, lstatSync, readFileSync, statSync, writeFileSync } from 'no
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { defaultSocketPath } from '../../src/protocol/socket-path.js';
+import { canonicalStore, parseStoreSpec } from '../../src/store/store-spec.js';
 import type { Response } from '../../src/protocol/wire.js';
 import { dump, runSql } from '../ops/sqlite-cli.js';
 import { LineClient, makeStoreDir, startDaemon, until, type StoreDir } from './daemon-process.js';
@@ -125,7 +126,7 @@ describe('serve: socket, lock and flags', () => {
     const env = { XDG_CACHE_HOME: s.file('c') };
     const d = await startDaemon(s, [], env, null);
     try {
-      assert.equal(d.sock, defaultSocketPath(s.store, env));
+      assert.equal(d.sock, defaultSocketPath(canonicalStore(parseStoreSpec(s.store)), env));
       const r = s.cli(['session', 'dbs'], env);
       assert.equal(r.stdout, 'app\n', r.stderr);
     } finally {

@@ -47,7 +47,7 @@ describe('daemon ops over the unix socket', () => {
       assertDaemonError(await c.next(), 'INVALID_ARGUMENT', /bad request/);
       const badType = await c.request({ op: 'branches', db: 'alpha', force: 'yes' });
       assertDaemonError(badType, 'INVALID_ARGUMENT');
-      assert.equal(badType.error, 'daemon: bad request: force: Invalid input (expected boolean)');
+      assert.equal(badType.error, 'daemon: bad request: force must be a boolean');
       for (let i = 0; i < 5; i++)
         assert.deepEqual(await c.request({ op: 'dbs' }), { ok: true, databases: ['alpha', 'zeta'] });
       // Requests written back to back are still answered one by one, in order.

@@ -28,6 +28,7 @@ async function until(cond: () => boolean, what: string, ms = 5000): Promise<void
 async function readFrames(
   body: ReadableStream<Uint8Array>,
   n: number,
+  opts: { ping?: boolean } = {},
 ): Promise<{ events: EventEnvelope[]; comments: string[] }> {
   const events: EventEnvelope[] = [];
   const comments: string[] = [];
@@ -42,7 +43,7 @@ async function readFrames(
       if (frame.startsWith('data: ')) events.push(JSON.parse(frame.slice(6)) as EventEnvelope);
       else comments.push(frame);
     }
-    if (events.length >= n) break;
+    if (events.length >= n && (!opts.ping || comments.includes(': ping'))) break;
   }
   return { events, comments };
 }
@@ -191,10 +192,10 @@ describe('HTTP listener', () => {
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
     await until(() => bus.subscriberCount === 1, 'the SSE subscription');
-    await new Promise((r) => setTimeout(r, 100));
     for (let i = 0; i < 20; i++) bus.publish('flushed', 'app', 'main', { kind: 'auto', txid: i, duration_seconds: 0 });
     bus.publish('session_closed', 'app', 'main');
-    const { events, comments } = await readFrames(res.body!, 21);
+    // Read on until a ping has come as well: the stream keeps pinging while it is open.
+    const { events, comments } = await readFrames(res.body!, 21, { ping: true });
     assert.deepEqual(
       events.slice(0, 20).map((e) => e.detail?.['txid']),
       Array.from({ length: 20 }, (_, i) => i),

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { hasCode } from '../../src/core/errors.js';
 import {
@@ -8,21 +11,38 @@ import {
   MAX_SOCKET_PATH_BYTES,
   resolveSocketPath,
 } from '../../src/protocol/socket-path.js';
+import { canonicalStore, parseStoreSpec } from '../../src/store/store-spec.js';
 
-test('the default socket hashes the store spec as typed under the user cache dir', () => {
+test('the default socket hashes the canonical store under the user cache dir', () => {
   const env = { XDG_CACHE_HOME: '/cache', HOME: '/home/u' };
-  const id = createHash('sha256').update('.offshoot').digest('hex').slice(0, 16);
-  assert.equal(defaultSocketPath('.offshoot', env), `/cache/offshoot/${id}.sock`);
-  assert.notEqual(
-    defaultSocketPath('./.offshoot', env),
-    defaultSocketPath('.offshoot', env),
-    'the literal spec, not the resolved path',
-  );
+  const cwd = mkdtempSync(join(tmpdir(), 'offshoot-'));
+  try {
+    const canonical = canonicalStore(parseStoreSpec('.offshoot', cwd));
+    const id = createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+    assert.equal(defaultSocketPath(canonical, env), `/cache/offshoot/${id}.sock`);
+    for (const spelling of ['./.offshoot', `${cwd}/.offshoot`, `${cwd}//x/../.offshoot`, `file://${cwd}/.offshoot`])
+      assert.equal(canonicalStore(parseStoreSpec(spelling, cwd)), canonical, spelling);
+    symlinkSync(cwd, join(cwd, 'link'));
+    assert.equal(canonicalStore(parseStoreSpec('link/.offshoot', cwd)), canonical, 'through a symlink');
+    assert.notEqual(canonicalStore(parseStoreSpec('.offshoot', join(cwd, 'elsewhere'))), canonical);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+  assert.equal(canonicalStore(parseStoreSpec('s3://bkt/a/b/')), 's3://bkt/a/b');
+  assert.equal(canonicalStore(parseStoreSpec('S3://bkt//a/')), 's3://bkt/a');
+  assert.equal(canonicalStore(parseStoreSpec('s3://bkt')), 's3://bkt');
   if (process.platform !== 'darwin')
     assert.equal(
       defaultSocketPath('s', { HOME: '/home/u', XDG_CACHE_HOME: 'relative' }).startsWith('/home/u/.cache/offshoot/'),
       true,
     );
+});
+
+test('a file:// store URL that is not absolute is a usage error', () => {
+  assert.throws(
+    () => parseStoreSpec('file://relative/dir'),
+    (e) => hasCode(e, 'USAGE') && /file:\/\/\//.test(e.hint ?? ''),
+  );
 });
 
 test('-socket wins over OFFSHOOT_SOCKET, which wins over the default', () => {

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { Prng } from '../ops/prng.js';
 import {
@@ -22,6 +21,12 @@ import {
   type StatusBranch,
   type TempStore,
 } from './cli-harness.js';
+
+/** Moves a ref's activity clock an hour back, so its TTL has run out without the test waiting for it to. */
+function expireTtl(refFile: string): void {
+  const ref = JSON.parse(readFileSync(refFile, 'utf8')) as Record<string, unknown>;
+  writeFileSync(refFile, JSON.stringify({ ...ref, touched_at: new Date(Date.now() - 3_600_000).toISOString() }));
+}
 
 const ROUNDS = Number(process.env.OFFSHOOT_CRASH_ROUNDS ?? 15);
 /** Without an explicit round count, rounds stop once this many seconds have gone (each op still gets killed). */
@@ -434,7 +439,7 @@ class CrashRun {
     await this.ts.runAsync(['fork', `${DB}@${src}`, doomed, '--ttl', '1s']);
     const head = (this.model.get(src) as BranchModel).head;
     this.addBranch(doomed, head, { fork: head }, true);
-    await sleep(1100);
+    expireTtl(join(this.ts.store, 'refs', DB, doomed));
     await this.runKilled('gc', ['gc', '--grace', '0s']);
     const post = this.observe();
     let reaped = false;
@@ -551,7 +556,7 @@ describe('claims of a killed gc', () => {
   test('a reap claim left before the destroy started does not keep an expired branch forever', async () => {
     ts.run(['create', 'claims']);
     ts.run(['fork', 'claims', 'undead', '--ttl', '1s']);
-    await sleep(1100);
+    expireTtl(join(ts.store, 'refs', 'claims', 'undead'));
     // What gc leaves when killed right after its reap claim landed.
     setRefFields('undead', { reaping: true });
     assert.match(ts.run(['gc']).stdout, /^gc: reaped \[claims@undead\]$/m);
@@ -560,7 +565,7 @@ describe('claims of a killed gc', () => {
 
   test('a reap killed inside its destroy is finished once the destroy claim goes stale', async () => {
     ts.run(['fork', 'claims', 'half-dead', '--ttl', '1s']);
-    await sleep(1100);
+    expireTtl(join(ts.store, 'refs', 'claims', 'half-dead'));
     setRefFields('half-dead', {
       reaping: true,
       deleting: true,

@@ -20,6 +20,11 @@ export const checkoutCommand: Command = {
     'A writable checkout that is not a sound SQLite database fails with exit 7 (corrupt). --force moves the existing',
     'file (and its -wal/-shm) aside as <branch>.db.aside-<time>, never deleting it, and materializes the head in its place.',
   ].join('\n'),
+  examples: [
+    'offshoot checkout app',
+    'sqlite3 "$(offshoot checkout app@attempt-1)" "SELECT count(*) FROM t"',
+    'offshoot checkout app --at seeded --read-only',
+  ],
   flags: {
     at: { type: 'string', value: 'CP', description: 'a named checkpoint (needs --read-only)' },
     'read-only': { type: 'boolean', description: 'the read-only checkpoint checkout (needs --at)' },

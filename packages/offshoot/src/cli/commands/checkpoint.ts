@@ -14,6 +14,7 @@ export const checkpointCommand: Command = {
     'most pages changed) at head+1, and records <name> by compare-and-swap. Needs a checkout of the branch.',
     'Meta is capped at 32 keys, 64-byte keys and 512-byte values.',
   ].join('\n'),
+  examples: ['offshoot checkpoint app seeded', 'offshoot checkpoint app@attempt-1 tests-pass --meta run=42'],
   flags: { meta: { type: 'string', multiple: true, value: 'K=V', description: 'tag the checkpoint' } },
   args: { min: 2, max: 2 },
   async run(inv) {

@@ -12,6 +12,7 @@ export const compactCommand: Command = {
     "Copies the branch's head (and each checkpoint it keeps) into a fresh lineage and drops its base pointer, so the",
     'ancestor\'s storage can be reclaimed by gc. Adds checkpoint "compact". O(database size) by design.',
   ].join('\n'),
+  examples: ['offshoot compact app@attempt-1'],
   flags: { 'ro-cache-budget': RO_CACHE_BUDGET_FLAG },
   fillsRoCache: true,
   args: { min: 1, max: 1 },

@@ -14,6 +14,7 @@ export const createCommand: Command = {
     'exit 7 (corrupt); a directory or a file with a hot journal (a writer crashed mid-transaction) with exit 2. A WAL',
     'file without its -shm is read from a private copy, so nothing is ever created beside the source.',
   ].join('\n'),
+  examples: ['offshoot create app', 'offshoot create legacy --from ./existing.db'],
   flags: {
     from: { type: 'string', value: 'FILE', description: 'import this SQLite database instead of starting empty' },
   },

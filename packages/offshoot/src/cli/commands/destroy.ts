@@ -9,10 +9,12 @@ export const destroyCommand: Command = {
   usage: '<db>[@branch] [--force]',
   help: [
     'Claims the branch, makes sure nothing holds its checkout, deletes the ref, then the checkout files. Storage',
-    'shared with forks lives on until gc finds it unreachable. Protected branches and live leases need --force; a',
-    'checkout another connection is writing to is refused (exit 6, busy) even with --force.',
+    'shared with forks lives on until gc finds it unreachable. Protected branches and live leases need --force,',
+    'which also removes a ref too malformed to read; a checkout another connection is writing to is refused',
+    '(exit 6, busy) even with --force.',
   ].join('\n'),
-  flags: { force: { type: 'boolean', description: 'destroy a protected or leased branch' } },
+  examples: ['offshoot destroy app@attempt-1', 'offshoot destroy app --force'],
+  flags: { force: { type: 'boolean', description: 'destroy a protected or leased branch, or a malformed ref' } },
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));

@@ -15,6 +15,11 @@ export const diffCommand: Command = {
     '(+ added, - removed, ~ changed). --summary prints per-table row counts; --sql prints SQL that turns the',
     'left side into the right; --json prints the whole diff as one document.',
   ].join('\n'),
+  examples: [
+    'offshoot diff app app@attempt-1',
+    'offshoot diff app@main@seeded app --summary',
+    'offshoot diff app app@attempt-1 --sql > change.sql',
+  ],
   flags: {
     summary: { type: 'boolean', description: 'per-table counts and statuses only' },
     sql: { type: 'boolean', description: 'SQL that turns the left side into the right' },

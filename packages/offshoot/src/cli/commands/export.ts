@@ -10,8 +10,10 @@ export const exportCommand: Command = {
   help: [
     'Writes the durable state (the head, or the named checkpoint) to <out.db>, atomically and verified; parent',
     'directories are created. The file has no sidecar, lease or link to the store. Refuses an existing file without',
-    '--force. `export` then `create --from` moves a database between stores.',
+    '--force. `export` then `create --from` moves a database between stores. A path inside the store or its',
+    "checkout root (a ref, another branch's checkout) or a directory is refused, whatever the flags.",
   ].join('\n'),
+  examples: ['offshoot export app ./app.db', 'offshoot export app@main@seeded ./seeded.db --force'],
   flags: { force: { type: 'boolean', description: 'overwrite an existing file' } },
   args: { min: 2, max: 2 },
   async run(inv) {

@@ -18,6 +18,7 @@ export const forkCommand: Command = {
     'The child gets checkpoint "fork", is unprotected, and is reaped once --ttl passes without activity.',
     'The TTL must be positive; omit --ttl for a branch that never expires.',
   ].join('\n'),
+  examples: ['offshoot fork app attempt-1 --ttl 1h', 'offshoot fork app@main retry --at seeded --meta task=123'],
   flags: {
     at: { type: 'string', value: 'CP', description: 'fork at this checkpoint instead of the head' },
     ttl: {

@@ -12,7 +12,10 @@ export const gcCommand: Command = {
     'Reaps branches whose TTL ran out (per-branch failures go to stderr; the run continues), clears destroy claims',
     'older than 30s, then tombstones objects no branch reaches and deletes those tombstoned longer than --grace',
     '(default 1h; --grace 0 deletes them on the next run). Fails closed: an error before deleting deletes nothing.',
+    'A malformed ref is named on stderr (exit 7) without stopping the run: every lineage it mentions is kept whole,',
+    'and if it names none, nothing is deleted.',
   ].join('\n'),
+  examples: ['offshoot gc', 'offshoot gc --grace 0s'],
   flags: {
     grace: {
       type: 'string',

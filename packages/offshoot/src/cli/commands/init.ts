@@ -7,6 +7,7 @@ export const initCommand: Command = {
   summary: 'create a store (./.offshoot unless -store says otherwise)',
   usage: '',
   help: 'Writes the store manifest create-only; refuses a store that already exists (init is not idempotent).',
+  examples: ['offshoot init', 'offshoot -store s3://my-bucket/offshoot init'],
   flags: {},
   args: { min: 0, max: 0 },
   async run(inv) {

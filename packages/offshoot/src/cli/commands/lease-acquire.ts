@@ -13,6 +13,7 @@ export const leaseAcquireCommand: Command = {
     'extends our own live lease. The command exits immediately, so the lease lapses after --ttl (default 30s)',
     "unless something renews it. Refused while another holder's lease is live or the branch is being destroyed.",
   ].join('\n'),
+  examples: ['offshoot lease acquire app@attempt-1 --ttl 5m'],
   flags: { ttl: { type: 'string', value: 'DURATION', description: 'lease length (default 30s)' } },
   args: { min: 1, max: 1 },
   async run(inv) {

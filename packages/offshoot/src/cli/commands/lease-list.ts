@@ -7,6 +7,7 @@ export const leaseListCommand: Command = {
   summary: "list every branch's lease, live or expired",
   usage: '',
   help: 'One line per leased branch: db@b held|expired by HOLDER epoch=N until TIME.',
+  examples: ['offshoot lease list'],
   flags: {},
   args: { min: 0, max: 0 },
   async run(inv) {

@@ -20,6 +20,10 @@ function durationFlag(inv: Invocation, flag: string, fallback: string): Duration
 export const mcpCommand: Command = {
   name: 'mcp',
   summary: 'serve the branch loop to an AI agent over the Model Context Protocol (stdio)',
+  examples: [
+    'claude mcp add offshoot -- offshoot -store ./.offshoot mcp',
+    'offshoot -store ./.offshoot mcp -socket /tmp/o.sock -default-ttl 2h',
+  ],
   usage:
     '[-default-ttl D|none] [-reap-every D|none] [-allow-force] [-socket PATH] [-query-timeout D] [-http ADDR [-token T] [-http-allow-non-loopback]]',
   help: [

@@ -8,6 +8,7 @@ export const pathCommand: Command = {
   summary: 'print the writable checkout path without materializing it',
   usage: '<db>[@branch]',
   help: 'Prints checkouts/<db>/<branch>.db under the checkout root; the path is stable across rollback and promote.',
+  examples: ['offshoot path app@attempt-1'],
   flags: {},
   args: { min: 1, max: 1 },
   async run(inv) {

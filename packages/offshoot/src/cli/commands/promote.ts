@@ -17,6 +17,7 @@ export const promoteCommand: Command = {
     'As with rollback, an existing <target>-pre-promote that is not an unused undo point is never replaced (refused), and',
     'a TARGET checkout too busy to refresh makes the command exit 6 (busy) after the target moved.',
   ].join('\n'),
+  examples: ['offshoot promote app@attempt-1 --onto main --force', 'offshoot promote app@main --onto staging'],
   flags: {
     onto: { type: 'string', value: 'TARGET', description: 'the branch to repoint (required)' },
     force: { type: 'boolean', description: 'promote onto a protected branch' },

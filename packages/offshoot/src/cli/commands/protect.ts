@@ -8,6 +8,7 @@ export const protectCommand: Command = {
   summary: 'protect a branch: destroy and promote --onto it then need --force',
   usage: '<db>[@branch]',
   help: "Sets the branch's protected flag (main has it from create). Protected branches are never reaped. The TTL clock is left alone.",
+  examples: ['offshoot protect app@staging'],
   flags: {},
   args: { min: 1, max: 1 },
   async run(inv) {

@@ -19,6 +19,10 @@ export const rollbackCommand: Command = {
     'is refused. A checkout busy with another connection cannot be refreshed: the branch still moves, nothing is printed',
     "on stdout, and the command exits 6 (busy) saying so; close the connection and run 'offshoot checkout'.",
   ].join('\n'),
+  examples: [
+    'offshoot rollback app --to seeded',
+    'offshoot rollback app --to promote   # undo the last promote onto main',
+  ],
   flags: {
     to: { type: 'string', value: 'CP', description: 'the checkpoint to roll back to (required)' },
     materialize: { type: 'boolean', description: "copy the checkpoint's state instead of sharing it" },

@@ -4,6 +4,7 @@ import { fail } from '../../core/errors.js';
 import type { DaemonOptions } from '../../daemon/daemon-options.js';
 import { parseByteSize } from '../byte-size.js';
 import type { Command, Invocation } from '../command.js';
+import { canonicalStore } from '../../store/store-spec.js';
 import { SOCKET_FLAG, socketFor } from '../daemon-request.js';
 
 function nonNegative(inv: Invocation, flag: string, fallback: string): ReturnType<typeof parseDuration> {
@@ -62,6 +63,10 @@ export const serveCommand: Command = {
     'SIGINT, SIGTERM or the shutdown op stop it gracefully: open sessions are flushed and closed (within 30s).',
     '$OFFSHOOT_LEASE_TTL_MS shortens the 30s session lease (renewed every third of it), for tests.',
   ].join('\n'),
+  examples: [
+    'offshoot serve',
+    'offshoot -store s3://my-bucket/app serve -socket /run/offshoot/app.sock -http 127.0.0.1:7878',
+  ],
   flags: {
     socket: SOCKET_FLAG,
     'flush-every': {
@@ -131,6 +136,7 @@ export const serveCommand: Command = {
       ctx.store,
       ctx.checkoutRoot,
       {
+        store: canonicalStore(inv.storeSpec()),
         socket,
         flushEveryMs: durationMs(flushEvery),
         snapshotEvery: every,

@@ -1,6 +1,6 @@
 import { validateName } from '../../core/names.js';
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
 import { sessionBranchesOutcome } from '../output.js';
 
 /** `offshoot session branches <db>`: a database's branches with the daemon's view of their state. */
@@ -13,11 +13,12 @@ export const sessionBranchesCommand: Command = {
     'remaining=D|expired] [holder=H]. Besides the at-rest states, the daemon reports error (its session there has a',
     'terminal error) and pending (an open is in flight).',
   ].join('\n'),
+  examples: ['offshoot session branches app'],
   flags: { socket: SOCKET_FLAG },
   args: { min: 1, max: 1 },
   async run(inv) {
     const db = validateName('database', inv.arg(0));
-    const res = await daemonRequest(socketFor(inv), { op: 'branches', db });
-    return sessionBranchesOutcome(db, res.branches ?? []);
+    const r = await withDaemon(inv, (c) => c.branchReport(db));
+    return sessionBranchesOutcome(db, r.branches, r.unreadable);
   },
 };

@@ -1,6 +1,6 @@
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
 import { sessionDoneOutcome } from '../output.js';
 
 /** `offshoot session close <db>[@b]`: flushes, stops capture and releases the lease. */
@@ -12,11 +12,12 @@ export const sessionCloseCommand: Command = {
     "Flushes the session's pending writes, stops capture and releases the branch lease; the checkout stays where it",
     'is. A fenced session is closed without flushing. Fails if no session is open on the branch.',
   ].join('\n'),
+  examples: ['offshoot session close app@attempt-1'],
   flags: { socket: SOCKET_FLAG },
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
-    await daemonRequest(socketFor(inv), { op: 'close', db: t.db, branch: t.branch });
+    await withDaemon(inv, (c) => c.closeSession(t.db, t.branch));
     return sessionDoneOutcome({ db: t.db, branch: t.branch, closed: true });
   },
 };

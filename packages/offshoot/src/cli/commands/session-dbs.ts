@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
 import { sessionDbsOutcome } from '../output.js';
 
 /** `offshoot session dbs`: the store's databases, as the daemon sees them. */
@@ -8,10 +8,10 @@ export const sessionDbsCommand: Command = {
   summary: 'list databases through the daemon',
   usage: '[-socket PATH]',
   help: "Prints every database in the daemon's store, one per line, sorted.",
+  examples: ['offshoot session dbs'],
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {
-    const res = await daemonRequest(socketFor(inv), { op: 'dbs' });
-    return sessionDbsOutcome(res.databases ?? []);
+    return sessionDbsOutcome(await withDaemon(inv, (c) => c.dbs()));
   },
 };

@@ -2,7 +2,7 @@ import { parseMetaPairs } from '../../core/meta.js';
 import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
 import { sessionFlushOutcome } from '../output.js';
 
 /** `offshoot session flush <db>[@b] [name] [--meta k=v]...`: makes an open session's writes durable now. */
@@ -15,6 +15,7 @@ export const sessionFlushCommand: Command = {
     'With a name, records that txid as a checkpoint (--meta tags it; meta needs a name). Fails if the session is not',
     'open, was fenced (another holder took the lease), or the checkpoint name exists.',
   ].join('\n'),
+  examples: ['offshoot session flush app@attempt-1', 'offshoot session flush app@attempt-1 tests-pass --meta run=42'],
   flags: {
     meta: { type: 'string', multiple: true, value: 'K=V', description: 'tag the checkpoint' },
     socket: SOCKET_FLAG,
@@ -24,7 +25,7 @@ export const sessionFlushCommand: Command = {
     const t = parseTarget(inv.arg(0));
     const name = inv.args[1] === undefined ? undefined : validateName('checkpoint', inv.args[1]);
     const meta = parseMetaPairs(inv.flags.list('meta'));
-    const res = await daemonRequest(socketFor(inv), { op: 'flush', db: t.db, branch: t.branch, name, meta });
-    return sessionFlushOutcome(t, name, res.txid ?? 0);
+    const txid = await withDaemon(inv, (c) => c.flush(t.db, t.branch, name, meta ? { meta } : {}));
+    return sessionFlushOutcome(t, name, txid);
   },
 };

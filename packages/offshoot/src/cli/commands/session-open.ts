@@ -1,6 +1,6 @@
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
 import { sessionOpenOutcome } from '../output.js';
 
 /** `offshoot session open <db>[@b]`: opens a live session in the daemon and prints its checkout path. */
@@ -15,11 +15,12 @@ export const sessionOpenCommand: Command = {
     'writes that were never made durable (its daemon was killed before flushing them) is kept first as the undo branch',
     '<branch>-pre-reopen (then -pre-reopen-2, ...), and a warning on stderr names it.',
   ].join('\n'),
+  examples: ['DB=$(offshoot session open app@attempt-1)'],
   flags: { socket: SOCKET_FLAG },
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
-    const res = await daemonRequest(socketFor(inv), { op: 'open', db: t.db, branch: t.branch });
-    return sessionOpenOutcome(t, res.checkout ?? '', res.warnings ?? []);
+    const session = await withDaemon(inv, (c) => c.open(t.db, t.branch));
+    return sessionOpenOutcome(t, session.path, session.warnings);
   },
 };

@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { daemonRequest, SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
 import { sessionDoneOutcome } from '../output.js';
 
 /** `offshoot session shutdown`: stops the daemon gracefully. */
@@ -8,11 +8,14 @@ export const sessionShutdownCommand: Command = {
   summary: 'stop the daemon gracefully',
   usage: '[-socket PATH]',
   help: 'Asks the daemon to shut down: it flushes and closes every open session, then exits. Returns once asked.',
+  examples: ['offshoot session shutdown', 'offshoot session shutdown -socket /run/offshoot/app.sock'],
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {
-    const socket = socketFor(inv);
-    await daemonRequest(socket, { op: 'shutdown' });
+    const socket = await withDaemon(inv, async (c, at) => {
+      await c.shutdown();
+      return at;
+    });
     return sessionDoneOutcome({ socket, shutdown: true });
   },
 };

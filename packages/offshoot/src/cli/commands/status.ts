@@ -13,7 +13,10 @@ export const statusCommand: Command = {
     '  db@b state=S storage=shared|materialized txid=N checkpoints=[a,b] [protected] [checked-out] [ttl=X remaining=D|expired]',
     'then the checkouts-ro usage. States: active, dirty, detached, idle (error and pending only a daemon reports).',
     "-ro-cache-budget is display-only: pass the daemon's own value to see usage against it (bytes, or K/M/G/T, 1024-based).",
+    'A ref that cannot be read is named on stderr with its fix, every other branch is still listed, and the exit code',
+    'is 7. A <db> with no branches is not found (exit 3).',
   ].join('\n'),
+  examples: ['offshoot status', 'offshoot status app --json'],
   flags: {
     'ro-cache-budget': { type: 'string', value: 'BYTES', description: 'show ro-cache usage against this budget' },
   },

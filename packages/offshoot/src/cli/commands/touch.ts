@@ -12,6 +12,7 @@ export const touchCommand: Command = {
     'Resets touched_at, the clock a TTL counts from; the only way to defer expiry on a branch nobody holds.',
     '--ttl sets a new TTL; "none" (or 0s) clears it; omitted keeps the current one.',
   ].join('\n'),
+  examples: ['offshoot touch app@attempt-1', 'offshoot touch app@attempt-1 --ttl none'],
   flags: { ttl: { type: 'string', value: 'DURATION|none', description: 'set the TTL, or clear it with none' } },
   args: { min: 1, max: 1 },
   async run(inv) {

@@ -13,6 +13,7 @@ export function packageVersion(): string {
 export const uiCommand: Command = {
   name: 'ui',
   summary: 'serve the read-only web dashboard (branch trees, storage, diffs) for a store at rest',
+  examples: ['offshoot -store ./.offshoot ui', 'offshoot -store s3://bucket/team ui -listen 127.0.0.1:7070'],
   usage: '[-listen ADDR] [-token T] [-allow-non-loopback]',
   help: [
     'Serves the dashboard on -listen (default 127.0.0.1:7879; port 0 picks a free one) and prints',

@@ -8,6 +8,7 @@ export const unprotectCommand: Command = {
   summary: "clear a branch's protected flag",
   usage: '<db>[@branch]',
   help: "Clears the branch's protected flag, so destroy and promote --onto no longer need --force. The TTL clock is left alone.",
+  examples: ['offshoot unprotect app@staging'],
   flags: {},
   args: { min: 1, max: 1 },
   async run(inv) {

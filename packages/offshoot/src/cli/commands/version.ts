@@ -8,6 +8,7 @@ export const versionCommand: Command = {
   summary: 'print the offshoot version and runtime',
   usage: '',
   help: 'Prints "offshoot <version> node<version> <os>/<arch>".',
+  examples: ['offshoot version', 'offshoot --version'],
   flags: {},
   args: { min: 0, max: 0 },
   async run() {

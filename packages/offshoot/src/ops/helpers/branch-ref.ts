@@ -1,5 +1,8 @@
+import { hostname } from 'node:os';
 import { fail } from '../../core/errors.js';
 import type { Ref } from '../../core/ref.js';
+import { processAlive } from '../../platform/process-alive.js';
+import { processSpace } from '../../platform/process-space.js';
 import type { CheckoutIdentity } from '../../sqlite/checkout-sidecar.js';
 import type { VersionedRef } from '../../store/store.js';
 import type { OpsContext } from './context.js';
@@ -20,11 +23,31 @@ export function headIdentity(ref: Ref): CheckoutIdentity {
   return { lineage: ref.lineage, epoch: ref.head_epoch, txid: ref.head_txid };
 }
 
-/** True when the ref carries a lease that has not expired. */
+/** True when the ref carries a lease that has not expired and whose holder is not provably gone. */
 export function leaseLive(ref: Ref, now: Date): boolean {
   if (!ref.lease_holder || !ref.lease_expiry) return false;
   const t = Date.parse(ref.lease_expiry);
-  return Number.isFinite(t) && t > now.getTime();
+  return Number.isFinite(t) && t > now.getTime() && !holderGone(ref);
+}
+
+/**
+ * True when the lease's holder provably no longer exists: a daemon session recorded its process space, that space
+ * is ours (this host, this pid namespace), and no process has the holder's pid. Anything less proves nothing (a
+ * holder on another host, or one that recorded no space) and the lease stands until it expires.
+ */
+export function holderGone(ref: Ref): boolean {
+  if (!ref.lease_holder || ref.lease_space === undefined || ref.lease_space !== processSpace()) return false;
+  const m = /^(.+)\/(\d+)(?::[a-z-]+)?$/.exec(ref.lease_holder);
+  if (m === null || m[1] !== hostname()) return false;
+  const pid = Number(m[2]);
+  return pid !== process.pid && !processAlive(pid);
+}
+
+/** `until <expiry> (in 25s)`: when a lease someone else holds runs out. */
+export function leaseUntil(ref: Ref, now: Date): string {
+  const left = Date.parse(ref.lease_expiry ?? '') - now.getTime();
+  const when = Number.isFinite(left) && left > 0 ? ` (in ${Math.ceil(left / 1000)}s)` : '';
+  return `until ${ref.lease_expiry}${when}`;
 }
 
 /** Refuses an at-rest write to a branch whose live lease belongs to someone else (a daemon session). */
@@ -39,7 +62,7 @@ export function refuseForeignLease(
   if (force || !leaseLive(ref, ctx.now()) || ref.lease_holder === ctx.holder) return;
   throw fail(
     'LEASE_HELD',
-    `${what} ${db}@${branch}: branch is leased by ${ref.lease_holder} until ${ref.lease_expiry}`,
+    `${what} ${db}@${branch}: branch is leased by ${ref.lease_holder} ${leaseUntil(ref, ctx.now())}`,
     {
       hint: `close that session first (offshoot session close ${db}@${branch}), or wait for the lease to expire`,
     },

@@ -1,3 +1,4 @@
+import { hasCode } from '../../core/errors.js';
 import type { OpsContext } from './context.js';
 
 /** A `deleting` claim older than this belongs to a destroy that died; it is cleared so the branch is usable again. */
@@ -8,7 +9,10 @@ export async function clearStaleClaims(ctx: OpsContext): Promise<string[]> {
   const cleared: string[] = [];
   const now = ctx.now().getTime();
   for (const { db, branch } of await ctx.store.listAllBranches()) {
-    const got = await ctx.store.tryGetRef(db, branch);
+    const got = await ctx.store.tryGetRef(db, branch).catch((err: unknown) => {
+      if (hasCode(err, 'CORRUPT')) return undefined;
+      throw err;
+    });
     if (!got?.ref.deleting) continue;
     const at = Date.parse(got.ref.deleting_at ?? '');
     if (Number.isFinite(at) && now - at < STALE_CLAIM_MS) continue;

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Store } from '../../store/store.js';
 
-/** Progress of one long step (import, export, materialize): total and done in bytes or pages. */
+/** Progress of one long step (import, export, materialize): total and done in bytes. */
 export interface ProgressSink {
   start(label: string, total: number): void;
   update(done: number): void;

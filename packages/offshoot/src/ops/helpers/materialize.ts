@@ -11,6 +11,7 @@ import { FileSource, geometryOf, scanPageSums } from '../../sqlite/page-scan.js'
 import { type PageSums, pageSumsPath, readPageSums } from '../../sqlite/page-sums.js';
 import type { ResolvedChain } from '../../store/chain-resolver.js';
 import type { OpsContext } from './context.js';
+import { DamagedObjectError, isDamage } from './damaged-object.js';
 import { chainCacheDir } from './paths.js';
 
 /** What a materialized database file holds. */
@@ -40,10 +41,24 @@ export function chainId(members: readonly DataObject[]): string {
   return h.digest('hex');
 }
 
-function sourcesFor(ctx: OpsContext, members: readonly DataObject[], label?: string): Array<() => Promise<Readable>> {
+/** The member whose stream was opened last: chains are applied in order, so a verification failure is its. */
+interface Reading {
+  current: DataObject | undefined;
+}
+
+function sourcesFor(
+  ctx: OpsContext,
+  members: readonly DataObject[],
+  reading: Reading,
+  label?: string,
+): Array<() => Promise<Readable>> {
   const total = members.reduce((a, m) => a + (m.size ?? 0), 0);
   const bar = label !== undefined && total > 0 ? ctx.progress?.() : undefined;
-  if (!bar) return members.map((m) => () => ctx.store.backend.getStream(m.key));
+  if (!bar)
+    return members.map((m) => () => {
+      reading.current = m;
+      return ctx.store.backend.getStream(m.key);
+    });
   let done = 0;
   let opened = 0;
   return members.map((m) => async () => {
@@ -59,6 +74,7 @@ function sourcesFor(ctx: OpsContext, members: readonly DataObject[], label?: str
         cb();
       },
     });
+    reading.current = m;
     const src = await ctx.store.backend.getStream(m.key);
     src.on('error', (err) => counted.destroy(err));
     return src.pipe(counted);
@@ -122,19 +138,29 @@ async function buildChain(
   label: string | undefined,
 ): Promise<{ txid: number; checksum: bigint; pageSize: number; commit: number }> {
   const ids = prefixIds(chain.members);
-  for (let k = ids.length - 2; k >= 0; k--) {
-    const prefix = await readEntry(dir, ids[k] as string);
-    if (!prefix) continue;
-    try {
-      await cloneOrCopy(prefix.path, tmp);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // evicted meanwhile
-      throw err;
+  const reading: Reading = { current: undefined };
+  try {
+    for (let k = ids.length - 2; k >= 0; k--) {
+      const prefix = await readEntry(dir, ids[k] as string);
+      if (!prefix) continue;
+      try {
+        await cloneOrCopy(prefix.path, tmp);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // evicted meanwhile
+        throw err;
+      }
+      await chmod(tmp, 0o644);
+      return await applySegments(
+        tmp,
+        BigInt('0x' + prefix.meta.checksum),
+        sourcesFor(ctx, chain.members.slice(k + 1), reading, label),
+      );
     }
-    await chmod(tmp, 0o644);
-    return applySegments(tmp, BigInt('0x' + prefix.meta.checksum), sourcesFor(ctx, chain.members.slice(k + 1), label));
+    return await applyChain(sourcesFor(ctx, chain.members, reading, label), tmp);
+  } catch (err) {
+    if (isDamage(err) && reading.current !== undefined) throw new DamagedObjectError(reading.current, err);
+    throw err;
   }
-  return applyChain(sourcesFor(ctx, chain.members, label), tmp);
 }
 
 function resultOf(meta: EntryMeta, sums: PageSums): Materialized {

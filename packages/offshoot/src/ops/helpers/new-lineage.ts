@@ -30,6 +30,7 @@ export async function copySnapshot(
   lineage: string,
   txid: number,
   into: string,
+  label?: string,
 ): Promise<'fast' | 'slow'> {
   const chain = await resolver.resolve(lineage, txid);
   const only = chain.members[0];
@@ -40,7 +41,7 @@ export async function copySnapshot(
   }
   await withTempDir(ctx, async (dir) => {
     const file = join(dir, 'state.db');
-    await materializeTo(ctx, db, chain, file);
+    await materializeTo(ctx, db, chain, file, label);
     const ltx = join(dir, 'snapshot.ltx');
     await encodeSnapshotFromDb(file, ltx, { txid, timestamp: ctx.now().getTime() });
     await ctx.store.putData(dst, { file: ltx });

@@ -24,3 +24,11 @@ export function checkoutFiles(path: string): string[] {
 export function scratchDir(root: string, area: 'tmp' | 'sessions'): string {
   return join(root, '.scratch', area);
 }
+
+/**
+ * What offshoot keeps under a checkout root: writable and read-only checkouts, staging, the daemon lock. (A local
+ * store's checkout root is the store directory itself, all of which is offshoot's.)
+ */
+export function managedUnder(root: string): string[] {
+  return ['checkouts', 'checkouts-ro', '.scratch', 'daemon.lock'].map((name) => join(root, name));
+}

@@ -25,12 +25,13 @@ export async function refreshCheckout(
   branch: string,
   ref: Ref,
   what = 'repointed',
+  label?: string,
 ): Promise<RefreshOutcome> {
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   if (!existsSync(path)) return { path, refreshed: false };
   try {
     quiesce(path);
-    await installCheckout(ctx, db, branch, ref);
+    await installCheckout(ctx, db, branch, ref, label);
     return { path, refreshed: true };
   } catch (err) {
     const e = asOffshootError(err);

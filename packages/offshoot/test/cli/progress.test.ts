@@ -1,0 +1,43 @@
+// Progress bars speak bytes: MiB done of total, the rate and an ETA, under the label of the verb doing the work.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { test } from 'node:test';
+import { progressLine } from '../../src/cli/progress.js';
+import type { ProgressSink } from '../../src/ops/helpers/context.js';
+import { checkout } from '../../src/ops/checkout.js';
+import { checkpoint } from '../../src/ops/checkpoint.js';
+import { compact } from '../../src/ops/compact.js';
+import { create } from '../../src/ops/create.js';
+import { fork } from '../../src/ops/fork.js';
+import { openTestStore } from '../ops/harness.js';
+
+const MIB = 1024 * 1024;
+
+test('a progress line shows MiB, the rate and the ETA', () => {
+  assert.equal(
+    progressLine('export app', 3 * MIB, 12 * MIB, 2000),
+    `export app [${'='.repeat(8)}${'-'.repeat(22)}] 25% 3.0/12.0 MiB 1.5 MiB/s ETA 6s`,
+  );
+  assert.match(progressLine('checkout app@main', 0, 5 * MIB, 0), / 0% 0\.0\/5\.0 MiB 0\.0 MiB\/s ETA --$/);
+  assert.match(progressLine('x', 1 * MIB, 1000 * MIB, 1000), /ETA 16m39s$/);
+  assert.match(progressLine('x', 10 * MIB, 10 * MIB, 1000), / 100% 10\.0\/10\.0 MiB 10\.0 MiB\/s ETA 0s$/);
+});
+
+test('compact reports its progress as compact, not as a checkout', async () => {
+  const ts = await openTestStore();
+  try {
+    await create(ts.ctx, 'app');
+    await fork(ts.ctx, { db: 'app', branch: 'main' }, 'kid');
+    const co = await checkout(ts.ctx, { db: 'app', branch: 'kid' });
+    execFileSync('sqlite3', [co.path, 'CREATE TABLE t(v); INSERT INTO t VALUES (randomblob(100000));']);
+    await checkpoint(ts.ctx, { db: 'app', branch: 'kid' }, 'one');
+    const labels: string[] = [];
+    const sink = (): ProgressSink => ({ start: (label) => void labels.push(label), update: () => {}, stop: () => {} });
+    const r = await compact(ts.context({ progress: sink }), { db: 'app', branch: 'kid' });
+    assert.equal(r.compacted, true);
+    assert.ok(labels.length > 0, 'compact showed progress');
+    for (const l of labels) assert.equal(l, 'compact app@kid');
+  } finally {
+    await ts.cleanup();
+  }
+});
