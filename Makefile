@@ -5,7 +5,7 @@ STAMP := node_modules/.offshoot-install-stamp
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check format test test-rgw test-python demo bench fuzz torture clean llms plugin-check
+.PHONY: all install build check format test test-rgw test-python demo bench fuzz torture clean llms plugin-check test-pack
 
 all: build
 
@@ -67,6 +67,11 @@ torture: build
 # The Claude Code plugin, validated by Claude Code itself (installs its CLI under .tmp/ once).
 plugin-check:
 	scripts/validate-plugin.sh
+
+# The packed tarball installed for real into an empty prefix (better-sqlite3 built from source) and served with
+# `npx --package <tarball> offshoot mcp`; several minutes, so CI runs it beside make test.
+test-pack: build
+	OFFSHOOT_PACK_FULL_INSTALL=1 scripts/run-tests.sh test/mcp/mcp-pack
 
 # docs/llms.txt and docs/llms-full.txt from the docs (make check fails while they are stale).
 llms:
