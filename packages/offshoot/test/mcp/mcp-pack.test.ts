@@ -4,19 +4,31 @@
 // also starts the server with `npx --package <tarball> offshoot mcp`.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ensureBuilt, repoRoot } from '../e2e/cli-harness.js';
 import { makeMcpStore, ok, startMcp } from './mcp-harness.js';
 
-const pkgDir = join(repoRoot, 'packages/offshoot');
+// npm pack stages the client under the package's node_modules (prepack) while it runs; packing a copy keeps that
+// out of the checkout, where the tests running beside this one resolve @offshoot/client.
+function packageCopy(tmp: string): string {
+  const copy = join(tmp, 'packages');
+  for (const [pkg, parts] of [
+    ['offshoot', ['package.json', 'dist', 'scripts']],
+    ['client', ['package.json', 'dist']],
+  ] as const) {
+    for (const part of parts) cpSync(join(repoRoot, 'packages', pkg, part), join(copy, pkg, part), { recursive: true });
+  }
+  return join(copy, 'offshoot');
+}
 
 test('npm pack gives a tarball that installs on its own and runs offshoot mcp', async () => {
   ensureBuilt();
   assert.ok(existsSync(join(repoRoot, 'packages/client/dist/index.js')), 'the client is built (make build)');
   const tmp = mkdtempSync(join(tmpdir(), 'offshoot-pack-'));
+  const pkgDir = packageCopy(tmp);
   const s = makeMcpStore();
   try {
     const packed = JSON.parse(

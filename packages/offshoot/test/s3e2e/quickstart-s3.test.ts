@@ -266,11 +266,11 @@ describe('README quickstart on an s3:// store', { concurrency: false }, () => {
     );
     assert.match(
       lines[2] ?? '',
-      /^app@main-pre-promote state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s$/,
+      /^app@main-pre-promote state=idle storage=shared txid=2 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s meta=\{"offshoot\.safety":"pre-promote","offshoot\.of":"main"\}$/,
     );
     assert.match(
       lines[3] ?? '',
-      /^app@main-pre-rollback state=idle storage=shared txid=5 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s$/,
+      /^app@main-pre-rollback state=idle storage=shared txid=5 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s meta=\{"offshoot\.safety":"pre-rollback","offshoot\.of":"main"\}$/,
     );
     assert.match(lines[4] ?? '', /^legacy@main state=idle storage=materialized txid=1 checkpoints=\[init\] protected$/);
     assert.match(lines[5] ?? '', /^ro-cache: \d+ entries, \d+ bytes used \(budget: unlimited\)$/);
