@@ -61,6 +61,12 @@ async function objectsExportsRead(ts: TestStore, counting: CountingBackend): Pro
   return new Set(counting.of('getStream', 'data/').map((c) => c.key));
 }
 
+/** A merged segment: the union of the members covering min..max. */
+function isMerged(key: string): boolean {
+  const d = parseDataKey(key);
+  return d !== undefined && d.kind === 'segment' && d.minTxid < d.maxTxid;
+}
+
 const ltxOnly = (keys: Iterable<string>): string[] => [...keys].filter((k) => parseDataKey(k) !== undefined).sort();
 
 async function dataKeys(store: Store): Promise<string[]> {
@@ -75,6 +81,7 @@ async function markMatchesReadPath(
   let counting: CountingBackend | undefined;
   const ts = await openTestStore({ ...opts, wrap: (b) => (counting = new CountingBackend(b)) });
   const h = new RandomHistory(ts, seed, emptyDump(ts.tmpPath('empty.db')));
+  let mergedLive = 0;
   try {
     for (let i = 0; i < steps; i++) {
       await h.step();
@@ -86,6 +93,7 @@ async function markMatchesReadPath(
       );
       const present = new Set(await dataKeys(ts.store));
       for (const k of mark.live) assert.ok(present.has(k), `marked ${k} exists in the store`);
+      for (const k of mark.live) if (isMerged(k)) mergedLive++;
       if (i % 10 === 9) {
         assert.deepEqual(
           ltxOnly(mark.live),
@@ -94,6 +102,7 @@ async function markMatchesReadPath(
         );
       }
     }
+    assert.ok(mergedLive > 0, 'some marks resolved through merged segments');
     await runGc(ts.ctx, { grace: 0n });
     await runGc(ts.ctx, { grace: 0n });
     const mark = await markLive(ts.ctx);
@@ -143,7 +152,7 @@ describe('a destroyed parent’s objects live exactly as long as a shared child 
     try {
       const { parentLineage, childDump } = await parentAndChild(ts);
       const before = await ts.store.listLineage(parentLineage);
-      assert.equal(before.length, 4, 'snapshot 1 and segments 2, 3, 4');
+      assert.equal(before.length, 5, 'snapshot 1, segments 2, 3, 4 and the merged segment 2-3');
       await destroy(ts.ctx, { db: 'app', branch: 'main' }, { force: true });
       await gcTwice(ts);
       const needed = (
@@ -153,10 +162,13 @@ describe('a destroyed parent’s objects live exactly as long as a shared child 
         (await ts.store.listLineage(parentLineage)).map((o) => o.key).sort(),
         needed.filter((k) => k.startsWith(`data/${parentLineage}/`)).sort(),
       );
-      assert.equal(
-        (await ts.store.listLineage(parentLineage)).length,
-        3,
-        'the segment written after the fork is collected',
+      assert.deepEqual(
+        (await ts.store.listLineage(parentLineage)).map((o) => [o.kind, o.minTxid, o.maxTxid]),
+        [
+          ['segment', 2, 3],
+          ['snapshot', 1, 1],
+        ],
+        'the segment written after the fork is collected, and so are the members the merge replaced',
       );
       const fresh = makeContext(ts.store, ts.tmpPath('cold'), { now: ts.clock.now });
       assert.equal(await exportDump(ts, { db: 'app', branch: 'child' }, fresh), childDump);
