@@ -66,8 +66,9 @@ describe('the merge policy', () => {
 
   it('never merges the snapshot, and merges a parent lineage’s members into the child only as a whole', () => {
     const chain = [obj('p', 1, 1), obj('p', 2, 5), obj('p', 6, 6), obj('c', 7, 7)];
+    assert.equal(planMerge(chain, 8), undefined, 'a chain within its bound is left alone');
     assert.deepEqual(
-      planMerge(chain, 8)?.map((m) => m.key),
+      planMerge(chain, 3)?.map((m) => m.key),
       ['p-6-6', 'c-7-7'],
     );
     assert.equal(planMerge([obj('p', 1, 9), obj('c', 10, 10)], 2), undefined);
@@ -90,7 +91,8 @@ function makeDatabase(file: string, bytes: number): void {
 
 describe('merged segments', () => {
   it('reproduce every state across shrinks and regrowth, and bump the layout once', async () => {
-    const ts = await openTestStore();
+    // A cadence of 3 bounds chains at 2 members, so nearly every checkpoint merges.
+    const ts = await openTestStore({ snapshotEvery: 3 });
     try {
       await create(ts.ctx, 'app');
       assert.equal(ts.store.layoutVersion, 1, 'a store that never merged keeps its layout');

@@ -39,8 +39,9 @@ async function runHistory(
         if (d?.kind === 'segment' && d.minTxid < d.maxTxid) merged.add(o.key);
       }
     }
-    // Merged segments were written, read and collected along the way, so every verification above covered them.
-    assert.ok(merged.size > 0, 'the history wrote merged segments');
+    // Under a low cadence chains are bounded at a few members: merged segments were written, read and collected
+    // along the way, so every verification above covered them.
+    if (opts.snapshotEvery !== undefined) assert.ok(merged.size > 0, 'the history wrote merged segments');
   } catch (err) {
     const tail = h.log.slice(-15).map((l, i) => `  ${h.log.length - Math.min(15, h.log.length) + i + 1}: ${l}`);
     (err as Error).message += `\nseed ${seed}, ${h.log.length} steps; last steps:\n${tail.join('\n')}`;

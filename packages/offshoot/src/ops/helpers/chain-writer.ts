@@ -24,9 +24,13 @@ export function headKind(changed: number, commit: number, force: boolean): 'segm
   return commit >= 64 && changed / commit >= SNAPSHOT_SHARE ? 'snapshot' : 'segment';
 }
 
-/** How many members the chains of this context may resolve through: the snapshot cadence, capped at 8, at least 2. */
+/**
+ * How many members the chains of this context may resolve through: 8, or fewer under a low snapshot cadence (kept
+ * below it, as the daemon's fork floor is the cadence too and a chain at the floor is materialized on fork); at
+ * least 2.
+ */
 export function chainBound(ctx: OpsContext): number {
-  return Math.max(2, Math.min(MAX_CHAIN_MEMBERS, ctx.snapshotEvery));
+  return Math.max(2, Math.min(MAX_CHAIN_MEMBERS, ctx.snapshotEvery - 1));
 }
 
 /** The head object just written and the ref that now names it. */
@@ -60,14 +64,16 @@ export async function writeHead(
 }
 
 /**
- * The trailing members of a chain (oldest first) to merge into one, or undefined. Like a binary counter on txid
- * spans: the newest members merge while the one below spans no more than they do together, so each txid is
- * rewritten O(log n) times; and the run reaches down far enough that the chain keeps at most `bound` members. The
- * first member (the snapshot) is never merged, so a merge costs the pages changed since, never the database.
+ * The trailing members of a chain (oldest first) to merge into one, or undefined. Nothing merges until the chain
+ * outgrows `bound` (short histories never merge, and their stores keep their layout). Then, like a binary counter on
+ * txid spans, the newest members merge while the one below spans no more than they do together, reaching down far
+ * enough that the chain is back within the bound; so each txid is rewritten a few times (about 2 for 100 writes, 5
+ * for 1,000 at bound 8), not once per write. The first member (the snapshot) is never merged, so a merge costs the
+ * pages changed since, never the database.
  */
 export function planMerge(members: readonly DataObject[], bound: number): DataObject[] | undefined {
   const last = members.length - 1;
-  if (last < 2) return undefined;
+  if (last < 2 || members.length <= bound) return undefined;
   const span = (m: DataObject) => m.maxTxid - m.minTxid + 1;
   let j = last;
   let acc = span(members[last] as DataObject);
