@@ -63,7 +63,7 @@ async function benchDiverging(size: number, flushes: number, goal: number): Prom
     const rows = buildDatabase(src, size);
     await create(ctx, 'db', { from: src });
     await fork(ctx, { db: 'db', branch: 'main' }, 'agent');
-    const session = await Session.open(ctx, { db: 'db', branch: 'agent' }, { snapshotEvery: 16 });
+    const session = await Session.open(ctx, { db: 'db', branch: 'agent' }, {});
     const startBytes = written.bytes;
     const startObjects = written.objects;
     let biggest = 0;

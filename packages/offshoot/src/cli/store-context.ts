@@ -32,8 +32,8 @@ function snapshotEveryFrom(env: NodeJS.ProcessEnv): number | undefined {
   const text = env.OFFSHOOT_SNAPSHOT_EVERY;
   if (text === undefined || text === '') return undefined;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 2) {
-    throw fail('USAGE', `OFFSHOOT_SNAPSHOT_EVERY must be an integer of at least 2, got ${JSON.stringify(text)}`, {
+  if (!Number.isInteger(n) || n < 1) {
+    throw fail('USAGE', `OFFSHOOT_SNAPSHOT_EVERY must be an integer of at least 1, got ${JSON.stringify(text)}`, {
       hint: 'unset OFFSHOOT_SNAPSHOT_EVERY or set it to a count such as 16',
     });
   }

@@ -23,7 +23,6 @@ import { writeSegment, writeSnapshot } from './segment-file.js';
 
 /** How a session behaves; the daemon passes its flags through. */
 export interface SessionOptions {
-  snapshotEvery: number;
   leaseTtlMs?: number;
   renewEveryMs?: number;
   onEvent?: (type: EventType, detail: Record<string, unknown>) => void;

@@ -189,7 +189,10 @@ async function repointObserver(
   };
 }
 
-/** Variant 1 checkpoints on a cadence of one, so every checkpoint uploads a full snapshot instead of a segment. */
+/**
+ * Variant 1 checkpoints on a cadence of one, which bounds chains at two members: nearly every checkpoint then also
+ * writes a merged segment after its head, so faults land inside merges too (a failed merge must cost nothing).
+ */
 const checkpointScenario = (variant: 0 | 1): Scenario => {
   let co = '';
   return {

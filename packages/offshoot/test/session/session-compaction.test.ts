@@ -69,7 +69,7 @@ describe('session flushes on a diverging branch', () => {
   it('100 one-row flushes write O(changed pages), no snapshot, and the chain stays within 8 members', async (tc) => {
     await fork(ts.ctx, { db: 'big', branch: 'main' }, 'agent');
     const live = ts.context({ now: () => new Date(), holder: 'daemon-host/1' });
-    const session = await Session.open(live, { db: 'big', branch: 'agent' }, { snapshotEvery: 16 });
+    const session = await Session.open(live, { db: 'big', branch: 'agent' }, {});
     let headBytes = 0;
     let merges = 0;
     let longest = 0;
