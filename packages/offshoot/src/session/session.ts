@@ -36,8 +36,6 @@ export interface FlushOutcome {
   durationMs: number;
   /** Bytes of the head object the flush wrote. */
   bytes?: number;
-  /** The merged segment written after the head to keep the chain bounded, if any. */
-  merged?: { key: string; replaced: number; pages: number; bytes: number };
 }
 
 const DEFAULT_LEASE_TTL_MS = 30_000;
@@ -165,7 +163,11 @@ export class Session {
    */
   flush(opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' }): Promise<FlushOutcome> {
     const run = this.flushing.then(() => this.flushOnce(opts));
-    this.flushing = run.catch(() => undefined);
+    // A merge runs after the flush has answered, still serialized with the next one, so a flush costs its own pages.
+    this.flushing = run.then(
+      () => this.compact(),
+      () => undefined,
+    );
     return run;
   }
 
@@ -271,15 +273,7 @@ export class Session {
       }
       await this.sink.committed(batch);
       this.durable = txid;
-      const outcome: FlushOutcome = {
-        txid,
-        kind: snapshot ? 'snapshot' : 'segment',
-        durationMs: Date.now() - started,
-        bytes,
-      };
-      const merged = await this.compact();
-      if (merged) outcome.merged = merged;
-      return outcome;
+      return { txid, kind: snapshot ? 'snapshot' : 'segment', durationMs: Date.now() - started, bytes };
     } catch (err) {
       this.sink.restore(batch);
       throw err;
@@ -300,20 +294,16 @@ export class Session {
 
   /**
    * Merges the chain's newest members when it has grown past its bound. The head is already durable, so a failed
-   * merge is logged and retried by the next flush; it never fails the flush.
+   * merge is logged and retried after the next flush; it never fails a flush.
    */
-  private async compact(): Promise<FlushOutcome['merged']> {
+  private async compact(): Promise<void> {
     const chain = this.chain;
-    if (!chain) return undefined;
+    if (!chain || this.terminal) return;
     try {
       const c = await compactChain(this.ctx, chain.lineage, chain.head, this.epochValue, chain.members);
-      this.chain = { ...chain, members: c.members };
-      if (!c.merged) return undefined;
-      const { object, replaced, pages, bytes } = c.merged;
-      return { key: object.key, replaced, pages, bytes };
+      if (this.chain === chain) this.chain = { ...chain, members: c.members };
     } catch (err) {
       this.opts.log?.(`chain not compacted (the next flush retries): ${(err as Error).message}`);
-      return undefined;
     }
   }
 

@@ -27,10 +27,11 @@ export function headKind(changed: number, commit: number, force: boolean): 'segm
 /**
  * How many members the chains of this context may resolve through: 8, or fewer under a low snapshot cadence (kept
  * below it, as the daemon's fork floor is the cadence too and a chain at the floor is materialized on fork); at
- * least 2.
+ * least 3. Merges keep chains one below it, so a head written before its merge (a session merges after the flush
+ * has answered) still fits.
  */
 export function chainBound(ctx: OpsContext): number {
-  return Math.max(2, Math.min(MAX_CHAIN_MEMBERS, ctx.snapshotEvery - 1));
+  return Math.max(3, Math.min(MAX_CHAIN_MEMBERS, ctx.snapshotEvery - 1));
 }
 
 /** The head object just written and the ref that now names it. */
@@ -98,9 +99,9 @@ export interface Compaction {
 }
 
 /**
- * Keeps the chain at `head` of `lineage` bounded: when planMerge picks a run, its members are merged into one
- * segment of this lineage (create-only, under the ref's epoch) ending at the head, bumping the store to the merged
- * layout first. The head, the ref and every other object are untouched, so a crash at any point leaves either the
+ * Keeps the chain at `head` of `lineage` one below its bound: when planMerge picks a run, its members are merged
+ * into one segment of this lineage (create-only, under the ref's epoch) ending at the head, bumping the store to the
+ * merged layout first. The head, the ref and every other object are untouched, so a crash at any point leaves either the
  * members alone or the members and an equivalent merged segment. `members` is the chain at head when the caller
  * knows it (a session carries it forward), else it is resolved.
  */
@@ -112,7 +113,7 @@ export async function compactChain(
   members?: readonly DataObject[],
 ): Promise<Compaction> {
   const chain = members ?? (await new ChainResolver(ctx.store).resolve(lineage, head)).members;
-  const run = planMerge(chain, chainBound(ctx));
+  const run = planMerge(chain, chainBound(ctx) - 1);
   if (run === undefined) return { members: [...chain] };
   const first = run[0] as DataObject;
   const key = segmentKey(lineage, epoch, first.minTxid, head);
