@@ -133,6 +133,46 @@ describe('merged segments', () => {
   });
 });
 
+describe('a merged segment of a fork', () => {
+  it('may reach below its base pointer, and the base lineage then continues just below it', async () => {
+    const ts = await openTestStore({ snapshotEvery: 4 });
+    try {
+      await create(ts.ctx, 'app');
+      const main = await checkout(ts.ctx, { db: 'app', branch: 'main' });
+      runSql(main.path, 'CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);');
+      await checkpoint(ts.ctx, { db: 'app', branch: 'main' }, 'schema');
+      for (let i = 0; i < 2; i++) {
+        runSql(main.path, `INSERT INTO t(v) VALUES ('main ${i}');`);
+        await checkpoint(ts.ctx, { db: 'app', branch: 'main' }, `m${i}`);
+      }
+      await fork(ts.ctx, { db: 'app', branch: 'main' }, 'kid');
+      const kid = await checkout(ts.ctx, { db: 'app', branch: 'kid' });
+      const dumps = new Map<string, string>();
+      for (let i = 0; i < 4; i++) {
+        runSql(kid.path, `INSERT INTO t(v) VALUES ('kid ${i}');`);
+        await checkpoint(ts.ctx, { db: 'app', branch: 'kid' }, `k${i}`);
+        dumps.set(`k${i}`, dump(kid.path));
+      }
+      const { ref } = await ts.store.getRef('app', 'kid');
+      const base = ref.base;
+      assert.ok(base, 'the fork is shared');
+      const chain = await new ChainResolver(ts.store).resolve(ref.lineage, ref.head_txid);
+      const own = chain.members.filter((m) => m.lineage === ref.lineage);
+      assert.ok(
+        own.some((m) => isMerged(m.key) && m.minTxid <= base.txid),
+        `a merge of the fork reaches below its base pointer at ${base.txid}: ${chain.members.map((m) => m.key).join(' ')}`,
+      );
+      assert.ok(chain.members.length <= 3);
+      const cold = makeContext(ts.store, ts.tmpPath('cold'), { now: ts.clock.now });
+      for (const [name, want] of dumps)
+        assert.equal(await exportDump(ts, { db: 'app', branch: 'kid', checkpoint: name }, cold), want, name);
+      assert.equal(await exportDump(ts, { db: 'app', branch: 'kid', checkpoint: 'fork' }, cold), dump(main.path));
+    } finally {
+      await ts.cleanup();
+    }
+  });
+});
+
 describe('a branch that diverges for ever', () => {
   let ts: TestStore;
   let counting: CountingBackend;
