@@ -1,4 +1,5 @@
 import { cpus, totalmem } from 'node:os';
+import { compactionBench } from './compaction-bench.js';
 import { daemonBench } from './daemon-bench.js';
 import { engineBench } from './engine-bench.js';
 import { ltxBench } from './ltx-bench.js';
@@ -11,6 +12,7 @@ console.log(
 );
 await ltxBench();
 await engineBench();
+await compactionBench();
 await s3Bench();
 await daemonBench();
 await uiBench();

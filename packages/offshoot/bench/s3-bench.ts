@@ -115,7 +115,7 @@ async function benchStore(spec: StoreSpec, backend: Backend, dir: string, src: s
         },
       ),
     );
-    const session = await Session.open(ctx, main, { snapshotEvery: 16 });
+    const session = await Session.open(ctx, main, {});
     try {
       out.set(
         OPS[4],

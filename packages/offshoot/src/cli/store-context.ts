@@ -1,3 +1,4 @@
+import { fail } from '../core/errors.js';
 import type { OpsContext, ProgressSink } from '../ops/helpers/context.js';
 import type { StoreSpec } from '../store/store-spec.js';
 import { checkoutRootFor } from './checkout-root.js';
@@ -17,9 +18,24 @@ export async function openOpsContext(spec: StoreSpec, env: NodeJS.ProcessEnv, io
     import('../store/store.js'),
     import('../ops/helpers/context.js'),
   ]);
+  const every = snapshotEveryFrom(env);
   const store = await Store.open(spec);
   return makeContext(store, checkoutRootFor(spec, env), {
     warn: io.warn,
     ...(io.progress ? { progress: io.progress } : {}),
+    ...(every !== undefined ? { snapshotEvery: every } : {}),
   });
+}
+
+/** OFFSHOOT_SNAPSHOT_EVERY: the at-rest twin of serve's -snapshot-every (it bounds chains below it; default 16). */
+function snapshotEveryFrom(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env.OFFSHOOT_SNAPSHOT_EVERY;
+  if (text === undefined || text === '') return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) {
+    throw fail('USAGE', `OFFSHOOT_SNAPSHOT_EVERY must be an integer of at least 1, got ${JSON.stringify(text)}`, {
+      hint: 'unset OFFSHOOT_SNAPSHOT_EVERY or set it to a count such as 16',
+    });
+  }
+  return n;
 }

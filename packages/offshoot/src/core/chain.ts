@@ -10,16 +10,18 @@ export interface LineageHalf {
   continueAt?: number;
 }
 
-/** Picks, for each maxTxid, the object of the highest epoch (snapshots and segments together). */
+/**
+ * Picks, for each maxTxid, the object of the highest epoch (snapshots and segments together); within one epoch the
+ * one reaching lowest wins, so a snapshot beats a segment and a merged segment beats the members it covers. The
+ * epoch comes first because only an epoch orders a fenced writer's orphan below the winner at the same txid; every
+ * merged segment is built from settled members at or below a recorded head, so whichever object wins reproduces the
+ * same state.
+ */
 export function dedupByEpoch(objects: readonly DataObject[]): Map<number, DataObject> {
   const best = new Map<number, DataObject>();
   for (const o of objects) {
     const cur = best.get(o.maxTxid);
-    if (
-      cur === undefined ||
-      o.epoch > cur.epoch ||
-      (o.epoch === cur.epoch && o.kind === 'snapshot' && cur.kind === 'segment')
-    ) {
+    if (cur === undefined || o.epoch > cur.epoch || (o.epoch === cur.epoch && o.minTxid < cur.minTxid)) {
       best.set(o.maxTxid, o);
     }
   }
@@ -29,7 +31,8 @@ export function dedupByEpoch(objects: readonly DataObject[]): Map<number, DataOb
 /**
  * Resolves one lineage's half of a chain at `target`: the newest snapshot at or below it plus contiguous
  * segments, never mixing in another lineage's objects; below the base pointer it stops and says where the
- * base lineage must continue.
+ * base lineage must continue. A merged segment of this lineage may reach below the base pointer's txid (it holds
+ * the base's pages of that span too); the base lineage then continues just below it.
  */
 export function resolveLineageHalf(
   lineage: string,

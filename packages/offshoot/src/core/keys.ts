@@ -27,7 +27,10 @@ export function snapshotKey(lineage: string, epoch: number, txid: number): strin
   return `data/${lineage}/${epoch}/snapshot-${hex16(txid)}.ltx`;
 }
 
-/** data/{lineage}/{epoch}/segment-{max:016x}-{min:016x}.ltx — max before min, as the layout has always been. */
+/**
+ * data/{lineage}/{epoch}/segment-{max:016x}-{min:016x}.ltx — max before min, as the layout has always been. A segment
+ * with min < max is a merged segment: the union of the pages of the members covering min..max (later pages win).
+ */
 export function segmentKey(lineage: string, epoch: number, minTxid: number, maxTxid: number): string {
   return `data/${lineage}/${epoch}/segment-${hex16(maxTxid)}-${hex16(minTxid)}.ltx`;
 }

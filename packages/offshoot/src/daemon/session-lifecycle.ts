@@ -21,7 +21,6 @@ export async function openSession(d: DaemonContext, t: Target): Promise<LiveSlot
   d.sessions.reserve(t);
   try {
     const session = await Session.open(d.sessionCtx, t, {
-      snapshotEvery: d.options.snapshotEvery,
       ...(d.options.leaseTtlMs !== undefined ? { leaseTtlMs: d.options.leaseTtlMs } : {}),
       ...(d.options.renewEveryMs !== undefined ? { renewEveryMs: d.options.renewEveryMs } : {}),
       onEvent: (type, detail) => onSessionEvent(d, t, type, detail),

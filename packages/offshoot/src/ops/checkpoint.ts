@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { fail } from '../core/errors.js';
-import { segmentKey, snapshotKey } from '../core/keys.js';
 import { validateMeta, type Meta } from '../core/meta.js';
 import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
@@ -10,14 +9,13 @@ import { backdateAndFingerprint, readSidecar, sameIdentity, writeSidecar } from 
 import { diffPageSums, geometryOf, scanPageSums } from '../sqlite/page-scan.js';
 import { readPageSums, writePageSums, type PageSums } from '../sqlite/page-sums.js';
 import { FrozenCheckout } from '../sqlite/quiesce.js';
-import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
 import { headIdentity, readBranch, refuseForeignLease } from './helpers/branch-ref.js';
+import { compactChain, headKind, writeHead } from './helpers/chain-writer.js';
 import type { OpsContext } from './helpers/context.js';
 import { encodePages, type EncodePlan } from './helpers/encode-pages.js';
 import { checkoutPath } from './helpers/paths.js';
 import { withTempDir } from './helpers/temp-dir.js';
-import { uploadAtHead } from './helpers/upload-at-head.js';
 
 /** What a checkpoint wrote: a segment of changed pages, a full snapshot, or nothing (the checkout was unchanged). */
 export interface CheckpointResult {
@@ -26,14 +24,8 @@ export interface CheckpointResult {
   kind: 'segment' | 'snapshot' | 'none';
   pages: number;
   bytes: number;
-}
-
-/** A snapshot replaces a segment when this share of the pages changed (on databases of at least 64 pages). */
-const SNAPSHOT_SHARE = 0.5;
-
-function chooseSnapshot(changed: number, commit: number, chainLength: number, snapshotEvery: number): boolean {
-  if (chainLength >= snapshotEvery) return true;
-  return commit >= 64 && changed / commit >= SNAPSHOT_SHARE;
+  /** The merged segment written after the head to keep the chain bounded, if any. */
+  merged?: { key: string; replaced: number; pages: number; bytes: number };
 }
 
 /**
@@ -64,11 +56,28 @@ export async function checkpoint(
     });
   }
   const frozen = FrozenCheckout.open(path);
+  let written: { result: CheckpointResult; ref: Ref };
   try {
-    return await checkpointFrozen(ctx, t, name, meta, cur, frozen);
+    written = await checkpointFrozen(ctx, t, name, meta, cur, frozen);
   } finally {
     frozen.release();
   }
+  const { result, ref } = written;
+  if (result.kind === 'none') return result;
+  // The head is recorded; a merge now only shortens the chain, so its failure costs a longer chain, never data.
+  try {
+    const c = await compactChain(ctx, ref.lineage, ref.head_txid, ref.epoch);
+    if (c.merged)
+      result.merged = {
+        key: c.merged.object.key,
+        replaced: c.merged.replaced,
+        pages: c.merged.pages,
+        bytes: c.merged.bytes,
+      };
+  } catch (err) {
+    ctx.warn(`${t.db}@${t.branch}: chain not compacted (the next checkpoint retries): ${(err as Error).message}`);
+  }
+  return result;
 }
 
 async function checkpointFrozen(
@@ -78,7 +87,7 @@ async function checkpointFrozen(
   meta: Meta | undefined,
   cur: VersionedRef,
   frozen: FrozenCheckout,
-): Promise<CheckpointResult> {
+): Promise<{ result: CheckpointResult; ref: Ref }> {
   const { ref } = cur;
   const sc = readSidecar(frozen.path);
   if (sc !== undefined && sc.lineage !== ref.lineage) {
@@ -115,10 +124,10 @@ async function checkpointFrozen(
     const d = diffPageSums(frozen, g, oldSums);
     sums = d.sums;
     if (d.changed.length > 0 || g.pageCount !== oldSums.pageCount) {
-      const chain = await new ChainResolver(ctx.store).resolve(ref.lineage, ref.head_txid);
-      plan = chooseSnapshot(d.changed.length, g.pageCount, chain.members.length, ctx.snapshotEvery)
-        ? { kind: 'snapshot', txid }
-        : { kind: 'segment', txid, pages: d.changed, preApplyChecksum: BigInt('0x' + sc.ltx_checksum) };
+      plan =
+        headKind(d.changed.length, g.pageCount, false) === 'snapshot'
+          ? { kind: 'snapshot', txid }
+          : { kind: 'segment', txid, pages: d.changed, preApplyChecksum: BigInt('0x' + sc.ltx_checksum) };
     }
   } else {
     sums = scanPageSums(frozen, g);
@@ -137,12 +146,12 @@ async function checkpointFrozen(
     const uploaded = await withTempDir(ctx, async (dir) => {
       const out = join(dir, 'checkpoint.ltx');
       const bytes = await encodePages(frozen, g, p, checksum, out, now.getTime());
-      const keyFor = (epoch: number) =>
-        p.kind === 'snapshot' ? snapshotKey(ref.lineage, epoch, txid) : segmentKey(ref.lineage, epoch, txid, txid);
-      const up = await uploadAtHead(ctx, t.db, t.branch, cur, keyFor, { file: out });
-      return { ...up, bytes };
+      const head = await writeHead(ctx, t.db, t.branch, cur, { kind: p.kind, txid, file: out }, (up) =>
+        recordCheckpoint(ctx, t, up, name, meta, txid, up.ref.epoch),
+      );
+      return { ...head, bytes };
     });
-    after = await recordCheckpoint(ctx, t, uploaded.current, name, meta, txid, uploaded.current.ref.epoch);
+    after = uploaded.current;
     result = {
       name,
       txid,
@@ -161,7 +170,7 @@ async function checkpointFrozen(
     commit: g.pageCount,
     ...fp,
   });
-  return result;
+  return { result, ref: after.ref };
 }
 
 async function recordCheckpoint(

@@ -2,12 +2,13 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CaptureEngine } from '../capture/engine.js';
 import { asOffshootError, fail, hasCode, type OffshootError } from '../core/errors.js';
-import { segmentKey, snapshotKey } from '../core/keys.js';
+import type { DataObject } from '../core/keys.js';
 import { validateMeta, type Meta } from '../core/meta.js';
 import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import { formatTarget, type Target } from '../core/target.js';
 import { checkout, installCheckout } from '../ops/checkout.js';
+import { compactChain, headKind, type HeadWritten, writeHead } from '../ops/helpers/chain-writer.js';
 import type { OpsContext } from '../ops/helpers/context.js';
 import { keepDivergedCheckout } from '../ops/helpers/keep-diverged.js';
 import { checkoutPath } from '../ops/helpers/paths.js';
@@ -47,7 +48,6 @@ async function keepUnflushed(ctx: OpsContext, t: Target): Promise<string[]> {
 
 /** How a session behaves; the daemon passes its flags through. */
 export interface SessionOptions {
-  snapshotEvery: number;
   leaseTtlMs?: number;
   renewEveryMs?: number;
   onEvent?: (type: EventType, detail: Record<string, unknown>) => void;
@@ -59,6 +59,8 @@ export interface FlushOutcome {
   txid: number;
   kind: 'segment' | 'snapshot' | 'none';
   durationMs: number;
+  /** Bytes of the head object the flush wrote. */
+  bytes?: number;
 }
 
 const DEFAULT_LEASE_TTL_MS = 30_000;
@@ -79,7 +81,7 @@ export class Session {
   private renewTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<unknown> = Promise.resolve();
   private closed = false;
-  private depth: { lineage: string; head: number; members: number } | undefined;
+  private chain: { lineage: string; head: number; members: DataObject[] } | undefined;
 
   private constructor(
     private readonly ctx: OpsContext,
@@ -192,7 +194,11 @@ export class Session {
    */
   flush(opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' }): Promise<FlushOutcome> {
     const run = this.flushing.then(() => this.flushOnce(opts));
-    this.flushing = run.catch(() => undefined);
+    // A merge runs after the flush has answered, still serialized with the next one, so a flush costs its own pages.
+    this.flushing = run.then(
+      () => this.compact(),
+      () => undefined,
+    );
     return run;
   }
 
@@ -252,12 +258,10 @@ export class Session {
     const batch = this.sink.take();
     try {
       const txid = cur.ref.head_txid + 1;
-      const depth = await this.chainDepth(cur.ref);
-      const snapshot =
-        batch.forceSnapshot ||
-        depth >= this.opts.snapshotEvery ||
-        (batch.commit >= 64 && batch.pages.length / batch.commit >= 0.5);
+      const snapshot = headKind(batch.pages.length, batch.commit, batch.forceSnapshot) === 'snapshot';
       const out = join(this.scratch, `flush-${txid}.ltx`);
+      let head: HeadWritten;
+      let bytes: number;
       try {
         if (snapshot) {
           const base =
@@ -269,33 +273,38 @@ export class Session {
                 await new ChainResolver(this.ctx.store).resolve(cur.ref.lineage, cur.ref.head_txid),
               )
             ).path;
-          await writeSnapshot(batch, base, join(this.scratch, 'snapshot-work.db'), txid, out, Date.now());
+          bytes = await writeSnapshot(batch, base, join(this.scratch, 'snapshot-work.db'), txid, out, Date.now());
         } else {
-          await writeSegment(batch, txid, out, Date.now());
+          bytes = await writeSegment(batch, txid, out, Date.now());
         }
-        let vref = cur;
-        for (let attempt = 0; ; attempt++) {
-          const key = snapshot
-            ? snapshotKey(vref.ref.lineage, this.epochValue, txid)
-            : segmentKey(vref.ref.lineage, this.epochValue, txid, txid);
-          try {
-            await this.ctx.store.putData(key, { file: out });
-            break;
-          } catch (err) {
-            if (!hasCode(err, 'ALREADY_EXISTS') || attempt >= 3) throw err;
-            // The orphan of a crashed attempt at this epoch: move to a fresh epoch we still own rather than overwrite.
-            vref = await this.bumpEpoch(vref);
-          }
-        }
-        await this.record(vref, txid, this.epochValue, name, meta);
+        const prior = await this.chainAt(cur.ref);
+        head = await writeHead(
+          this.ctx,
+          this.db,
+          this.branch,
+          cur,
+          { kind: snapshot ? 'snapshot' : 'segment', txid, file: out },
+          async (up) => {
+            await this.record(up, txid, this.epochValue, name, meta);
+            return up;
+          },
+          // An orphan of a crashed attempt at our epoch moves the upload to a fresh epoch we still own.
+          (epoch) => {
+            this.epochValue = epoch;
+          },
+        );
+        this.chain = {
+          lineage: cur.ref.lineage,
+          head: txid,
+          members: snapshot ? [head.object] : [...prior, head.object],
+        };
       } finally {
         await rm(out, { force: true });
         await rm(join(this.scratch, 'snapshot-work.db'), { force: true });
       }
       await this.sink.committed(batch);
       this.durable = txid;
-      this.depth = { lineage: cur.ref.lineage, head: txid, members: snapshot ? 1 : depth + 1 };
-      return { txid, kind: snapshot ? 'snapshot' : 'segment', durationMs: Date.now() - started };
+      return { txid, kind: snapshot ? 'snapshot' : 'segment', durationMs: Date.now() - started, bytes };
     } catch (err) {
       this.sink.restore(batch);
       throw err;
@@ -303,15 +312,30 @@ export class Session {
   }
 
   /**
-   * How many members the chain at the ref's head has, for the snapshot cadence: resolved from the store once, then
-   * carried forward by this session's own flushes, so a flush costs no listing of the lineage.
+   * The chain at the ref's head: resolved from the store once, then carried forward by this session's own flushes
+   * and merges (nobody else writes the lineage while the lease is ours), so a flush costs no listing of the lineage.
    */
-  private async chainDepth(ref: Ref): Promise<number> {
-    if (this.depth && this.depth.lineage === ref.lineage && this.depth.head === ref.head_txid)
-      return this.depth.members;
+  private async chainAt(ref: Ref): Promise<DataObject[]> {
+    if (this.chain && this.chain.lineage === ref.lineage && this.chain.head === ref.head_txid)
+      return this.chain.members;
     const chain = await new ChainResolver(this.ctx.store).resolve(ref.lineage, ref.head_txid);
-    this.depth = { lineage: ref.lineage, head: ref.head_txid, members: chain.members.length };
-    return this.depth.members;
+    this.chain = { lineage: ref.lineage, head: ref.head_txid, members: chain.members };
+    return chain.members;
+  }
+
+  /**
+   * Merges the chain's newest members when it has grown past its bound. The head is already durable, so a failed
+   * merge is logged and retried after the next flush; it never fails a flush.
+   */
+  private async compact(): Promise<void> {
+    const chain = this.chain;
+    if (!chain || this.terminal) return;
+    try {
+      const c = await compactChain(this.ctx, chain.lineage, chain.head, this.epochValue, chain.members);
+      if (this.chain === chain) this.chain = { ...chain, members: c.members };
+    } catch (err) {
+      this.opts.log?.(`chain not compacted (the next flush retries): ${(err as Error).message}`);
+    }
   }
 
   /** Re-reads the ref and fails FENCED if the lease is no longer ours at our epoch. */
@@ -327,13 +351,6 @@ export class Session {
       );
     }
     return cur;
-  }
-
-  private async bumpEpoch(cur: VersionedRef): Promise<VersionedRef> {
-    const next: Ref = { ...cur.ref, epoch: cur.ref.epoch + 1 };
-    const etag = await this.ctx.store.casRef(this.db, this.branch, cur.etag, next);
-    this.epochValue = next.epoch;
-    return { ref: { ...next, generation: (next.generation ?? 0) + 1 }, etag };
   }
 
   /** Advances the head (and records a checkpoint) by CAS, retrying only while nothing but a lease renewal moved. */

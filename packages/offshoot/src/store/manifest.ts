@@ -2,8 +2,12 @@ import { fail, hasCode } from '../core/errors.js';
 import { MANIFEST_KEY } from '../core/keys.js';
 import type { Backend } from './backend.js';
 
-/** The newest store layout this build reads and writes (2: copy-on-write base pointers). */
-export const LAYOUT_VERSION = 2;
+/** The newest store layout this build reads and writes (3: merged segments). */
+export const LAYOUT_VERSION = 3;
+/** The layout the first base pointer bumps a store to (copy-on-write base pointers). */
+export const SHARED_LAYOUT_VERSION = 2;
+/** The layout the first merged segment bumps a store to, so binaries that cannot resolve one refuse the store. */
+export const MERGED_LAYOUT_VERSION = 3;
 /** The layout a fresh store starts at; the first shared fork bumps it to 2, as the earlier implementation did. */
 export const INITIAL_LAYOUT_VERSION = 1;
 

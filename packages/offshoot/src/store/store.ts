@@ -11,7 +11,13 @@ import {
 } from '../core/keys.js';
 import { parseRef, serializeRef, cloneRef, type BasePointer, type Ref } from '../core/ref.js';
 import type { Backend, Body } from './backend.js';
-import { encodeManifest, INITIAL_LAYOUT_VERSION, LAYOUT_VERSION, readManifest } from './manifest.js';
+import {
+  encodeManifest,
+  INITIAL_LAYOUT_VERSION,
+  MERGED_LAYOUT_VERSION,
+  readManifest,
+  SHARED_LAYOUT_VERSION,
+} from './manifest.js';
 import { openBackend } from './open-backend.js';
 import type { StoreSpec } from './store-spec.js';
 
@@ -68,19 +74,29 @@ export class Store {
   }
 
   /** Bumps the manifest to layout 2 by compare-and-swap before the first base pointer is written; one-way. */
-  async ensureSharedLayout(): Promise<void> {
-    if (this.layout >= LAYOUT_VERSION) return;
+  ensureSharedLayout(): Promise<void> {
+    return this.ensureLayout(SHARED_LAYOUT_VERSION);
+  }
+
+  /** Bumps the manifest to layout 3 by compare-and-swap before the first merged segment is written; one-way. */
+  ensureMergedLayout(): Promise<void> {
+    return this.ensureLayout(MERGED_LAYOUT_VERSION);
+  }
+
+  /** Raises the manifest's layout to at least `version` by compare-and-swap (never lowers it); memoized. */
+  private async ensureLayout(version: number): Promise<void> {
+    if (this.layout >= version) return;
     for (let i = 0; i < CAS_RETRIES; i++) {
       const { manifest, etag } = await readManifest(this.backend, this.spec.text);
-      if (manifest.layout_version >= LAYOUT_VERSION) {
+      if (manifest.layout_version >= version) {
         this.layout = manifest.layout_version;
         return;
       }
       try {
-        await this.backend.put(MANIFEST_KEY, encodeManifest({ ...manifest, layout_version: LAYOUT_VERSION }), {
+        await this.backend.put(MANIFEST_KEY, encodeManifest({ ...manifest, layout_version: version }), {
           ifMatch: etag,
         });
-        this.layout = LAYOUT_VERSION;
+        this.layout = version;
         return;
       } catch (err) {
         if (!hasCode(err, 'CAS_CONFLICT')) throw err;

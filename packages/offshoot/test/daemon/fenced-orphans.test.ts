@@ -80,7 +80,7 @@ test('a flush fenced between its upload and its ref update leaves an orphan that
     await create(ts.ctx, 'app');
     const t = { db: 'app', branch: 'main' };
     const live = ts.context({ now: () => new Date(), holder: 'daemon-host/1' });
-    const session = await Session.open(live, t, { snapshotEvery: 16, renewEveryMs: 3_600_000 });
+    const session = await Session.open(live, t, { renewEveryMs: 3_600_000 });
     try {
       await session.flush({ kind: 'manual' });
       runSql(session.path, 'CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3);');

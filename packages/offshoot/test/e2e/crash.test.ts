@@ -63,11 +63,15 @@ interface Stats {
   claimsAged: number;
 }
 
+const MERGED_RE = /^segment-([0-9a-f]{16})-([0-9a-f]{16})\.ltx$/;
+
 const zero = (): Record<Op, number> => ({ checkpoint: 0, fork: 0, rollback: 0, promote: 0, gc: 0 });
 
 /** One crash run: the store, the model of what it durably holds, and the random source that drives both. */
 class CrashRun {
   readonly model = new Map<string, BranchModel>();
+  /** Merged segments seen in the store after some op: kills then also land in merges, and reads go through them. */
+  readonly merged = new Set<string>();
   readonly stats: Stats = {
     killed: zero(),
     completed: zero(),
@@ -208,6 +212,14 @@ class CrashRun {
     return filesUnder(join(this.ts.store, 'data'), (n) => !n.startsWith('.tmp-')).length;
   }
 
+  /** Notes the merged segments (segment-{max}-{min}.ltx with min < max) now in the store. */
+  private noteMerged(): void {
+    for (const f of filesUnder(join(this.ts.store, 'data'), (n) => MERGED_RE.test(n))) {
+      const m = MERGED_RE.exec(f.slice(f.lastIndexOf('/') + 1)) as RegExpExecArray;
+      if (m[1] !== m[2]) this.merged.add(f);
+    }
+  }
+
   /** Every branch checks out, and every head and checkpoint exports to exactly what the model says. */
   async verify(label: string): Promise<void> {
     const status = statusMap(this.ts);
@@ -313,6 +325,7 @@ class CrashRun {
 
   private observe(): Map<string, StatusBranch> {
     this.dataAfterOp = this.dataFileCount();
+    this.noteMerged();
     this.countLeftoverLocks();
     return statusMap(this.ts);
   }
@@ -493,6 +506,8 @@ let ts: TempStore;
 before(() => {
   ensureBuilt();
   ts = tempStore({ init: true });
+  // Chains bounded at 2 members: nearly every checkpoint merges, so kills land inside merges too.
+  ts.env.OFFSHOOT_SNAPSHOT_EVERY = '3';
 });
 
 after(() => ts.cleanup());
@@ -628,6 +643,8 @@ describe('SIGKILL inside checkpoint, fork, rollback, promote and gc', () => {
     t.diagnostic(
       `${rounds} rounds; startup ${crash.startup} ms; estimated op durations (ms): ${JSON.stringify(Object.fromEntries(Object.entries(crash.estimate).map(([k, v]) => [k, Math.round(v)])))}; elapsed ${Math.round((Date.now() - started) / 1000)} s`,
     );
+    t.diagnostic(`merged segments written: ${crash.merged.size}`);
     assert.ok(OPS.every((op) => s.killed[op] + s.completed[op] > 0));
+    assert.ok(crash.merged.size > 0, 'checkpoints wrote merged segments, so kills could land in them');
   });
 });

@@ -356,11 +356,11 @@ describe('newer formats are refused', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a layout-3 manifest: LAYOUT_TOO_NEW', async () => {
-    const root = path.join(dir, 'l3');
-    putRaw(root, 'offshoot.json', json({ layout_version: 3, created_at: CREATED }));
+  it('a layout-4 manifest: LAYOUT_TOO_NEW', async () => {
+    const root = path.join(dir, 'l4');
+    putRaw(root, 'offshoot.json', json({ layout_version: 4, created_at: CREATED }));
     const err = await rejectsCode(Store.open(parseStoreSpec(root)), 'LAYOUT_TOO_NEW');
-    assert.match(err.message, /layout version 3 is newer than this binary supports \(2\)/);
+    assert.match(err.message, /layout version 4 is newer than this binary supports \(3\)/);
   });
 
   it('a schema-3 ref: SCHEMA_TOO_NEW, from every reader', async () => {

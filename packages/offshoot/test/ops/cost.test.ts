@@ -173,6 +173,7 @@ describe('chains stay bounded', () => {
       const resolver = () => new ChainResolver(ts.store);
       let parent = 'main';
       let longest = 0;
+      let deepest = 0;
       for (let gen = 0; gen < 24; gen++) {
         const co = await checkout(ts.ctx, { db: 'deep', branch: parent });
         runSql(
@@ -186,12 +187,15 @@ describe('chains stay bounded', () => {
           const { ref } = await ts.store.getRef('deep', branch);
           const chain = await resolver().resolve(ref.lineage, ref.head_txid);
           longest = Math.max(longest, chain.members.length);
+          deepest = Math.max(deepest, chain.spine.length);
           assert.ok(chain.members.length <= 4, `generation ${gen}, ${branch}: ${chain.members.length} members`);
           assert.ok(chain.spine.length <= 4, `generation ${gen}, ${branch}: spine of ${chain.spine.length} lineages`);
         }
         parent = child;
       }
-      assert.equal(longest, 4, 'the bound is reached, so the floors are what keeps it');
+      // Merged segments keep members within the bound; each generation deepens the spine until the floor cuts it.
+      assert.ok(longest <= 4);
+      assert.equal(deepest, 4, 'the spine reaches the floor, so the floor is what keeps it');
       const out = ts.tmpPath('deep.db');
       await exportTo(ts.ctx, { db: 'deep', branch: parent }, out);
       assert.equal(

@@ -77,7 +77,7 @@ export const serveCommand: Command = {
     'snapshot-every': {
       type: 'string',
       value: 'N',
-      description: 'write a snapshot every N flushes; also the fork floor (default 16)',
+      description: 'the fork floor; chains are merged to stay below it, at most 8 members (default 16)',
     },
     'reap-every': {
       type: 'string',

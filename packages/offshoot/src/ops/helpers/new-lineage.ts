@@ -51,7 +51,7 @@ export async function copySnapshot(
 
 /**
  * Starts a fresh lineage that reads as `lineage` at `txid` — the one helper fork, rollback and promote share. It
- * shares through a collapsed base pointer unless asked to materialize or the chain is already at the depth floor.
+ * shares through a collapsed base pointer unless asked to materialize or the chain (members or spine) is at the floor.
  */
 export async function newLineageAt(
   ctx: OpsContext,
@@ -64,7 +64,9 @@ export async function newLineageAt(
   const chain = await resolver.resolve(lineage, txid);
   const id = newLineageId();
   const dependsOn = [...chain.members.map((m) => m.key), ...chain.baseKeys];
-  if (opts.materialize || chain.members.length >= ctx.forkFloor) {
+  // Merged segments keep members bounded, but a merge may reach through its base lineages, so forks of forks deepen
+  // the spine (one base pointer per generation); the floor bounds both.
+  if (opts.materialize || chain.members.length >= ctx.forkFloor || chain.spine.length >= ctx.forkFloor) {
     const path = await copySnapshot(ctx, db, resolver, lineage, txid, id);
     return { lineage: id, mode: 'materialized', path, dependsOn };
   }

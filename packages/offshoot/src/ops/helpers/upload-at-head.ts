@@ -15,6 +15,7 @@ export async function uploadAtHead(
   cur: VersionedRef,
   keyFor: (epoch: number) => string,
   body: Body,
+  onEpoch?: (epoch: number) => void,
 ): Promise<{ key: string; current: VersionedRef }> {
   let vref = cur;
   for (let attempt = 0; ; attempt++) {
@@ -28,5 +29,6 @@ export async function uploadAtHead(
     const next = { ...vref.ref, epoch: vref.ref.epoch + 1 };
     const etag = await ctx.store.casRef(db, branch, vref.etag, next);
     vref = { ref: { ...next, generation: (next.generation ?? 0) + 1 }, etag };
+    onEpoch?.(next.epoch);
   }
 }

@@ -1,0 +1,137 @@
+import { join } from 'node:path';
+import { hasCode } from '../../core/errors.js';
+import { parseDataKey, segmentKey, snapshotKey, type DataObject } from '../../core/keys.js';
+import { ChainResolver } from '../../store/chain-resolver.js';
+import type { VersionedRef } from '../../store/store.js';
+import type { OpsContext } from './context.js';
+import { encodeMerged } from './merge-segments.js';
+import { withTempDir } from './temp-dir.js';
+import { uploadAtHead } from './upload-at-head.js';
+
+/** The most members a chain written by this build resolves through, whatever the branch's history. */
+export const MAX_CHAIN_MEMBERS = 8;
+
+/** A snapshot replaces a segment when this share of the pages changed (on databases of at least 64 pages). */
+const SNAPSHOT_SHARE = 0.5;
+
+/**
+ * What the next head object is: a segment of the changed pages, or a snapshot when most pages changed (it then costs
+ * no more than the segment would) or the caller has no base to diff against. Chain depth never forces a snapshot:
+ * merged segments bound it (see compactChain).
+ */
+export function headKind(changed: number, commit: number, force: boolean): 'segment' | 'snapshot' {
+  if (force) return 'snapshot';
+  return commit >= 64 && changed / commit >= SNAPSHOT_SHARE ? 'snapshot' : 'segment';
+}
+
+/**
+ * How many members the chains of this context may resolve through: 8, or fewer under a low snapshot cadence (kept
+ * below it, as the daemon's fork floor is the cadence too and a chain at the floor is materialized on fork); at
+ * least 3. Merges keep chains one below it, so a head written before its merge (a session merges after the flush
+ * has answered) still fits.
+ */
+export function chainBound(ctx: OpsContext): number {
+  return Math.max(3, Math.min(MAX_CHAIN_MEMBERS, ctx.snapshotEvery - 1));
+}
+
+/** The head object just written and the ref that now names it. */
+export interface HeadWritten {
+  object: DataObject;
+  current: VersionedRef;
+}
+
+/**
+ * Writes the head object at `txid` create-only under the ref's epoch (bumping the epoch by compare-and-swap past an
+ * orphan of a crashed attempt; `onEpoch` hears of each bump) and then records it through `record`, which advances the
+ * ref by compare-and-swap. The one upload path of the at-rest checkpoint and the session flush.
+ */
+export async function writeHead(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  cur: VersionedRef,
+  head: { kind: 'segment' | 'snapshot'; txid: number; file: string },
+  record: (uploaded: VersionedRef) => Promise<VersionedRef>,
+  onEpoch?: (epoch: number) => void,
+): Promise<HeadWritten> {
+  const { lineage } = cur.ref;
+  const keyFor = (epoch: number) =>
+    head.kind === 'snapshot'
+      ? snapshotKey(lineage, epoch, head.txid)
+      : segmentKey(lineage, epoch, head.txid, head.txid);
+  const up = await uploadAtHead(ctx, db, branch, cur, keyFor, { file: head.file }, onEpoch);
+  const current = await record(up.current);
+  return { object: parseDataKey(up.key) as DataObject, current };
+}
+
+/**
+ * The trailing members of a chain (oldest first) to merge into one, or undefined. Nothing merges until the chain
+ * outgrows `bound` (short histories never merge, and their stores keep their layout). Then, like a binary counter on
+ * txid spans, the newest members merge while the one below spans no more than they do together, reaching down far
+ * enough that the chain is back within the bound; so each txid is rewritten a few times (about 3.5 for 100 writes,
+ * 6 for 1,000 with chains kept at 7), not once per write. The first member (the snapshot) is never merged, so a
+ * merge costs the pages changed since, never the database.
+ */
+export function planMerge(members: readonly DataObject[], bound: number): DataObject[] | undefined {
+  const last = members.length - 1;
+  if (last < 2 || members.length <= bound) return undefined;
+  const span = (m: DataObject) => m.maxTxid - m.minTxid + 1;
+  let j = last;
+  let acc = span(members[last] as DataObject);
+  const take = () => {
+    j--;
+    acc += span(members[j] as DataObject);
+  };
+  for (;;) {
+    while (j - 1 >= 1 && span(members[j - 1] as DataObject) <= acc) take();
+    // Members before the run, plus the merged one, must fit the bound; the cascade then continues from there.
+    if (j + 1 <= bound || j <= 1) break;
+    take();
+  }
+  if (j >= last) return undefined;
+  return members.slice(j);
+}
+
+/** What compaction did: the chain's members afterwards, and the merged segment if one was written. */
+export interface Compaction {
+  members: DataObject[];
+  merged?: { object: DataObject; replaced: number; pages: number; bytes: number };
+}
+
+/**
+ * Keeps the chain at `head` of `lineage` one below its bound: when planMerge picks a run, its members are merged
+ * into one segment of this lineage (create-only, under the ref's epoch) ending at the head, bumping the store to the
+ * merged layout first. The head, the ref and every other object are untouched, so a crash at any point leaves
+ * either the members alone or the members and an equivalent merged segment. `members` is the chain at head when the
+ * caller knows it (a session carries it forward), else it is resolved.
+ */
+export async function compactChain(
+  ctx: OpsContext,
+  lineage: string,
+  head: number,
+  epoch: number,
+  members?: readonly DataObject[],
+): Promise<Compaction> {
+  const chain = members ?? (await new ChainResolver(ctx.store).resolve(lineage, head)).members;
+  const run = planMerge(chain, chainBound(ctx) - 1);
+  if (run === undefined) return { members: [...chain] };
+  const first = run[0] as DataObject;
+  const key = segmentKey(lineage, epoch, first.minTxid, head);
+  const written = await withTempDir(ctx, async (dir) => {
+    const out = join(dir, 'merged.ltx');
+    const file = await encodeMerged(ctx.store, run, out, ctx.now().getTime());
+    await ctx.store.ensureMergedLayout();
+    try {
+      await ctx.store.putData(key, { file: out });
+    } catch (err) {
+      // Only an earlier attempt of this merge at this epoch can own the key: its members were the same settled chain.
+      if (!hasCode(err, 'ALREADY_EXISTS')) throw err;
+    }
+    return file;
+  });
+  const object = { ...(parseDataKey(key) as DataObject), size: written.size };
+  return {
+    members: [...chain.slice(0, chain.length - run.length), object],
+    merged: { object, replaced: run.length, pages: written.pages, bytes: written.size },
+  };
+}
