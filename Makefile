@@ -18,6 +18,7 @@ install: $(STAMP)
 build: install
 	$(TSC) -p packages/client/tsconfig.json
 	$(TSC) -p packages/offshoot/tsconfig.json
+	node scripts/bundle-cli.mjs
 
 check: install
 	$(BIOME) check .

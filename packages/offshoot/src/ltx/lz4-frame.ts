@@ -1,7 +1,9 @@
-import { createXXHash32 } from 'hash-wasm';
 import { fail } from '../core/errors.js';
 import type { ByteReader } from './byte-reader.js';
 import { compressBlock, decompressBlock } from './lz4-block.js';
+import { xxh32 } from './xxh32.js';
+
+export { loadFastXxh32, xxh32 } from './xxh32.js';
 
 const FRAME_MAGIC = 0x184d2204;
 /** FLG as LTX v0.5.1 writes it: version 01, independent blocks, content checksum. */
@@ -10,16 +12,6 @@ const WRITE_FLG = 0x64;
 const WRITE_BD = 0x40;
 const STORED_BIT = 0x80000000;
 const CORRUPT_HINT = 'the LTX file is damaged; re-fetch or re-create it';
-
-const xxh = await createXXHash32(0);
-
-/** xxHash32 (seed 0) of the concatenated chunks, as an unsigned number. */
-export function xxh32(...chunks: Uint8Array[]): number {
-  xxh.init();
-  for (const c of chunks) xxh.update(c);
-  const d = xxh.digest('binary');
-  return ((d[0] as number) * 0x1000000 + (((d[1] as number) << 16) | ((d[2] as number) << 8) | (d[3] as number))) >>> 0;
-}
 
 /** The descriptor checksum byte: second byte of xxh32 over FLG..(dictID). */
 function headerChecksum(descriptor: Uint8Array): number {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { fail } from '../core/errors.js';
 import { snapshotKey } from '../core/keys.js';
 import { newLineageId } from '../core/lineage.js';
@@ -9,6 +9,7 @@ import { MAIN_BRANCH } from '../core/target.js';
 import { encodeSnapshotFromDb } from '../ltx/encoder.js';
 import type { OpsContext } from './helpers/context.js';
 import { withTempDir } from './helpers/temp-dir.js';
+import { openDatabase } from '../sqlite/sqlite-driver.js';
 
 /** What create made. */
 export interface CreateResult {
@@ -22,7 +23,7 @@ export interface CreateResult {
 async function importCopy(ctx: OpsContext, from: string, dest: string): Promise<void> {
   let src: Database.Database;
   try {
-    src = new Database(from, { readonly: true, fileMustExist: true });
+    src = openDatabase(from, { readonly: true, fileMustExist: true });
     src.prepare('SELECT count(*) FROM sqlite_master').get();
   } catch (err) {
     throw fail('INVALID_ARGUMENT', `cannot import ${from}: ${(err as Error).message}`, {
@@ -64,7 +65,7 @@ export async function create(ctx: OpsContext, db: string, opts: { from?: string 
   return withTempDir(ctx, async (dir) => {
     const file = join(dir, 'import.db');
     if (opts.from !== undefined) await importCopy(ctx, opts.from, file);
-    const conn = new Database(file);
+    const conn = openDatabase(file);
     try {
       conn.pragma('journal_mode = WAL');
       conn.pragma('wal_checkpoint(TRUNCATE)');

@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { durationMs, parseDuration } from '../../core/duration.js';
 import { fail } from '../../core/errors.js';
 import { parseByteSize } from '../byte-size.js';
 import type { Command, Invocation } from '../command.js';
 import { SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { packageVersion } from '../package-version.js';
 
 function nonNegative(inv: Invocation, flag: string, fallback: string): ReturnType<typeof parseDuration> {
   const d = parseDuration(inv.flags.string(flag) ?? fallback);
@@ -112,9 +112,6 @@ export const serveCommand: Command = {
     const ctx = await inv.context();
     const { Daemon } = await import('../../daemon/daemon.js');
     const log = (line: string): void => void process.stderr.write(`${line}\n`);
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-      version?: string;
-    };
     const daemon = await Daemon.start(
       ctx.store,
       ctx.checkoutRoot,
@@ -129,7 +126,7 @@ export const serveCommand: Command = {
         ...lease,
         log,
       },
-      pkg.version ?? 'dev',
+      packageVersion(),
     );
     let stopping = false;
     const signalled = (): void => {
