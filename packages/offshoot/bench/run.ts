@@ -3,10 +3,12 @@ import { daemonBench } from './daemon-bench.js';
 import { engineBench } from './engine-bench.js';
 import { ltxBench } from './ltx-bench.js';
 import { s3Bench } from './s3-bench.js';
+import { startupBench } from './startup-bench.js';
 
 console.log(
   `offshoot bench — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`,
 );
+await startupBench();
 await ltxBench();
 await engineBench();
 await s3Bench();
