@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { fail } from '../core/errors.js';
-import { crcAppendRaw, crcUpdate, crcValue, initRegister, type Register } from './crc64.js';
+import { crcAppendRaw, crcRaw, crcUpdate, crcValue, initRegister, type Register } from './crc64.js';
 import { readDbGeometry } from './db-file.js';
 import { readPageChunks } from './page-chunks.js';
 
@@ -9,6 +9,8 @@ export const CHECKSUM_FLAG: bigint = 1n << 63n;
 
 /** Rolling checksum of a database with no pages. */
 export const EMPTY_DB_CHECKSUM: bigint = CHECKSUM_FLAG;
+
+export { loadFastCrc64 } from './crc64.js';
 
 /** CRC-64/GO-ISO (Go `crc64.ISO`) of the concatenation of the given chunks, without the flag bit. */
 export function crc64(...chunks: Uint8Array[]): bigint {
@@ -41,22 +43,16 @@ export class Crc64 {
 
 const pgnoReg: Register = { lo: 0, hi: 0 };
 const pgnoBytes = Buffer.alloc(4);
+const scratchRaw: Register = { lo: 0, hi: 0 };
 
 /** LTX page checksum: FLAG | crc64(BE32(pgno) ‖ data). */
 export function pageChecksum(pgno: number, data: Uint8Array): bigint {
-  const r = initRegister();
-  pgnoBytes.writeUInt32BE(pgno, 0);
-  crcUpdate(r, pgnoBytes);
-  crcUpdate(r, data);
-  return CHECKSUM_FLAG | crcValue(r);
+  return pageChecksumFromRaw(pgno, crcRaw(data, scratchRaw), data.length);
 }
 
 /** The raw CRC-64 register of a page's bytes alone, into `out`: the one pass a decoder makes over a page. */
 export function pageRaw(data: Uint8Array, out: Register): Register {
-  out.lo = 0;
-  out.hi = 0;
-  crcUpdate(out, data);
-  return out;
+  return crcRaw(data, out);
 }
 
 /** The page checksum of page `pgno` from its raw register (pageRaw) and length: no second pass over the bytes. */

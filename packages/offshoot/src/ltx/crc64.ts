@@ -4,6 +4,8 @@
 // one pass over a page yields its raw register, and any prefix (the page number of a page checksum, the running
 // file checksum) is folded in afterwards with eight table lookups. That is what lets a decoder hash each page once.
 
+import type { IHasher } from 'hash-wasm';
+
 const POLY_HI = 0xd8000000;
 
 function buildTables(): { lo: Uint32Array[]; hi: Uint32Array[] } {
@@ -122,7 +124,7 @@ class ZeroShift {
     // Image of each of the 64 basis vectors, then each table entry is the XOR of the images of its set bits.
     const basisLo = new Uint32Array(64);
     const basisHi = new Uint32Array(64);
-    const zeros = new Uint8Array(len);
+    const zeros = Buffer.alloc(len);
     const r: Register = { lo: 0, hi: 0 };
     for (let bit = 0; bit < 64; bit++) {
       r.lo = bit < 32 ? 2 ** bit : 0;
@@ -184,6 +186,45 @@ function zeroShift(len: number): ZeroShift {
  */
 export function crcAppendRaw(r: Register, raw: Register, len: number): void {
   zeroShift(len).apply(r, raw.lo, raw.hi);
+}
+
+let wasm: IHasher | undefined;
+let loading: Promise<void> | undefined;
+const allOnes: Register = { lo: 0, hi: 0 };
+
+/**
+ * Loads hash-wasm's CRC-64 once (faster than the JavaScript loop on whole pages); crcRaw uses it from then on.
+ * Safe to call, and await, any number of times.
+ */
+export function loadFastCrc64(): Promise<void> {
+  loading ??= import('hash-wasm').then(async (m) => {
+    wasm = await m.createCRC64('d800000000000000');
+  });
+  return loading;
+}
+
+/**
+ * The raw register R(0, data) of a block, into `out`. With the WASM CRC loaded it computes the standard CRC and
+ * removes the init's contribution: R(~0, data) = shift(~0, len) ^ R(0, data).
+ */
+export function crcRaw(data: Uint8Array, out: Register): Register {
+  if (wasm === undefined || data.length < 64) {
+    out.lo = 0;
+    out.hi = 0;
+    crcUpdate(out, data);
+    return out;
+  }
+  wasm.init();
+  wasm.update(data);
+  const d = wasm.digest('binary');
+  const hi = ~(((d[0] as number) << 24) | ((d[1] as number) << 16) | ((d[2] as number) << 8) | (d[3] as number));
+  const lo = ~(((d[4] as number) << 24) | ((d[5] as number) << 16) | ((d[6] as number) << 8) | (d[7] as number));
+  allOnes.lo = 0xffffffff;
+  allOnes.hi = 0xffffffff;
+  zeroShift(data.length).apply(allOnes, 0, 0);
+  out.lo = (lo ^ allOnes.lo) >>> 0;
+  out.hi = (hi ^ allOnes.hi) >>> 0;
+  return out;
 }
 
 /** The register as a 64-bit value. */

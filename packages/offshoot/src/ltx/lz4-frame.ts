@@ -120,6 +120,36 @@ export async function readPageFrame(r: ByteReader, pageSize: number): Promise<Bu
   return page;
 }
 
+/**
+ * Parses, from the start of `buf`, a frame in the shape LTX v0.5.1 writes (descriptor 64 40 A7, one block, end
+ * mark, content checksum) when it lies wholly inside `buf` and is intact: the decoder's synchronous fast path.
+ * Anything else (another descriptor, several blocks, a frame cut by the end of `buf`, any damage) gives undefined,
+ * and readPageFrame then reads and judges that frame in full. A stored page is returned as a view of `buf`.
+ */
+export function parseCommonPageFrame(buf: Buffer, pageSize: number): { page: Buffer; length: number } | undefined {
+  if (buf.length < 19 || buf.readUInt32LE(0) !== FRAME_MAGIC) return undefined;
+  if (buf[4] !== WRITE_FLG || buf[5] !== WRITE_BD || buf[6] !== FRAME_PREFIX[6]) return undefined;
+  const word = buf.readUInt32LE(7);
+  const len = (word & 0x7fffffff) >>> 0;
+  const end = 11 + len + 8;
+  if (len === 0 || len > 0x10000 || buf.length < end || buf.readUInt32LE(11 + len) !== 0) return undefined;
+  const block = buf.subarray(11, 11 + len);
+  let page: Buffer;
+  if (word >= STORED_BIT) {
+    if (len !== pageSize) return undefined;
+    page = block;
+  } else {
+    try {
+      page = decompressBlock(block, pageSize);
+    } catch {
+      return undefined;
+    }
+    if (page.length !== pageSize) return undefined;
+  }
+  if (buf.readUInt32LE(11 + len + 4) !== xxh32(page)) return undefined;
+  return { page, length: end };
+}
+
 /** Largest raw block LZ4 can emit for `n` input bytes (LZ4_COMPRESSBOUND). */
 function compressBound(n: number): number {
   return n + Math.floor(n / 255) + 16;

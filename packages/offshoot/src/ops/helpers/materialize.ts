@@ -3,11 +3,11 @@ import { chmod, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import type { DataObject } from '../../core/keys.js';
-import { applyChain, applySegments } from '../../ltx/apply.js';
+import { applyChain, applySegments, type ChainResult } from '../../ltx/apply.js';
 import { commitRename, tempPathFor, writeFileAtomic } from '../../platform/atomic-file.js';
 import { cloneOrCopy } from '../../sqlite/clone-file.js';
 import { FileSource, geometryOf, scanPageSums } from '../../sqlite/page-scan.js';
-import { type PageSums, pageSumsPath, readPageSums } from '../../sqlite/page-sums.js';
+import { PageSums, pageSumsPath, readPageSums } from '../../sqlite/page-sums.js';
 import type { ResolvedChain } from '../../store/chain-resolver.js';
 import type { OpsContext } from './context.js';
 import { chainCacheDir } from './paths.js';
@@ -112,7 +112,11 @@ export async function cachedChain(
   }
   await mkdir(dir, { recursive: true });
   const tmp = tempPathFor(join(dir, `${fullId}.db`));
-  let applied: { txid: number; checksum: bigint; pageSize: number; commit: number } | undefined;
+  let applied: ChainResult | undefined;
+  let appliedSums: BigUint64Array | undefined;
+  const onSums = (sums: BigUint64Array): void => {
+    appliedSums = sums;
+  };
   try {
     for (let k = ids.length - 2; k >= 0 && applied === undefined; k--) {
       const prefix = await readEntry(dir, ids[k] as string);
@@ -124,16 +128,19 @@ export async function cachedChain(
         throw err;
       }
       await chmod(tmp, 0o644);
+      const prefixSums = await readPageSums(prefix.path);
       applied = await applySegments(
         tmp,
         BigInt('0x' + prefix.meta.checksum),
         sourcesFor(ctx, chain.members.slice(k + 1), label),
+        prefixSums ? { sums: prefixSums.sums, onSums } : { onSums },
       );
     }
     if (applied === undefined) {
-      applied = await applyChain(sourcesFor(ctx, chain.members, label), tmp);
+      applied = await applyChain(sourcesFor(ctx, chain.members, label), tmp, { onSums });
     }
-    const sums = scanFile(tmp);
+    // The apply kept every page's checksum: the sidecar needs no second read of the file.
+    const sums = new PageSums(applied.pageSize, appliedSums ?? new BigUint64Array(0));
     const meta: EntryMeta = {
       txid: applied.txid,
       checksum: applied.checksum.toString(16),
@@ -145,7 +152,16 @@ export async function cachedChain(
     await writeFileAtomic(pageSumsPath(join(dir, `${fullId}.db`)), sums.encode());
     await chmod(tmp, 0o444);
     await commitRename(tmp, join(dir, `${fullId}.db`));
-    return { path: join(dir, `${fullId}.db`), result: { ...applied, sums } };
+    return {
+      path: join(dir, `${fullId}.db`),
+      result: {
+        txid: applied.txid,
+        checksum: applied.checksum,
+        pageSize: applied.pageSize,
+        commit: applied.commit,
+        sums,
+      },
+    };
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
