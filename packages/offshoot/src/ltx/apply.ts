@@ -25,9 +25,13 @@ interface Applied extends ChainResult {
   sums: BigUint64Array;
 }
 
-/** What apply reports besides its result: `onSums` receives the final page checksums. */
+/**
+ * What apply reports besides its result: `onSums` receives the final page checksums, `onPage` every page it
+ * writes (zero pages included, in order; a later call for a page supersedes an earlier one).
+ */
 export interface ApplyOptions {
   onSums?: (sums: BigUint64Array) => void;
+  onPage?: (pgno: number, data: Buffer) => void;
 }
 
 function finish(a: Applied, opts: ApplyOptions): ChainResult {
@@ -45,7 +49,7 @@ function corrupt(msg: string): never {
 }
 
 /** Writes a snapshot into an empty file; the decoder has already verified its rolling checksum. */
-async function applySnapshot(dec: LtxDecoder, h: LtxHeader, file: PageFile): Promise<Applied> {
+async function applySnapshot(dec: LtxDecoder, h: LtxHeader, file: PageFile, opts: ApplyOptions): Promise<Applied> {
   if (!isSnapshot(h))
     corrupt(`chain member 1 is a segment (txids ${h.minTxid}-${h.maxTxid}); a chain starts with a snapshot`);
   if (hasNoChecksum(h)) corrupt('chain member 1 carries no checksums');
@@ -54,6 +58,7 @@ async function applySnapshot(dec: LtxDecoder, h: LtxHeader, file: PageFile): Pro
   const zeros = Buffer.alloc(h.pageSize);
   for await (const p of dec.pages()) {
     sums[p.pgno - 1] = p.checksum;
+    opts.onPage?.(p.pgno, p.data);
     if (!p.data.equals(zeros)) await file.write(p.pgno, p.data);
   }
   const { postApplyChecksum } = dec.trailer();
@@ -79,6 +84,7 @@ async function applySegment(
   file: PageFile,
   st: Applied,
   member: number,
+  opts: ApplyOptions,
 ): Promise<Applied> {
   const where = `chain member ${member} (txids ${h.minTxid}-${h.maxTxid})`;
   if (isSnapshot(h)) corrupt(`${where} is a snapshot; only the first member may be one`);
@@ -108,6 +114,7 @@ async function applySegment(
       if (nextFresh === lock) continue;
       const ck = pageChecksum(nextFresh, zeros);
       sums[nextFresh - 1] = ck;
+      opts.onPage?.(nextFresh, zeros);
       c = foldPage(c, ck);
     }
   };
@@ -120,6 +127,7 @@ async function applySegment(
     }
     await file.write(p.pgno, p.data);
     sums[p.pgno - 1] = p.checksum;
+    opts.onPage?.(p.pgno, p.data);
     c = foldPage(c, p.checksum);
   }
   const { postApplyChecksum } = dec.trailer();
@@ -189,9 +197,9 @@ export async function applyChain(
       st = await withDecoder(openSource, async (dec, h) => {
         if (st === undefined || file === undefined) {
           file = new PageFile(out, h.pageSize);
-          return applySnapshot(dec, h, file);
+          return applySnapshot(dec, h, file, opts);
         }
-        return applySegment(dec, h, file, st, i + 1);
+        return applySegment(dec, h, file, st, i + 1, opts);
       });
     }
     await file?.flush();
@@ -255,7 +263,7 @@ export async function applySegments(
         // A zero-length database has no header yet, so it takes its page size from the first segment.
         if (base.commit === 0 && i === 0) base.pageSize = h.pageSize;
         file ??= new PageFile(fh, base.pageSize);
-        return applySegment(dec, h, file, base, i + 1);
+        return applySegment(dec, h, file, base, i + 1, opts);
       });
     }
     await file?.flush();

@@ -7,6 +7,7 @@ import { applyChain, applySegments, type ChainResult } from '../../ltx/apply.js'
 import { commitRename, tempPathFor, writeFileAtomic } from '../../platform/atomic-file.js';
 import { cloneOrCopy } from '../../sqlite/clone-file.js';
 import { FileSource, geometryOf, scanPageSums } from '../../sqlite/page-scan.js';
+import { loadPageHasher } from '../../sqlite/page-hash.js';
 import { PageSums, pageSumsPath, readPageSums } from '../../sqlite/page-sums.js';
 import type { ResolvedChain } from '../../store/chain-resolver.js';
 import type { OpsContext } from './context.js';
@@ -117,6 +118,17 @@ export async function cachedChain(
   const onSums = (sums: BigUint64Array): void => {
     appliedSums = sums;
   };
+  // Fast page hashes for the sidecar come from the pages as they are written: no second read of the file.
+  const hasher = await loadPageHasher();
+  let hashes = new Uint32Array(0);
+  const onPage = (pgno: number, data: Buffer): void => {
+    if (2 * pgno > hashes.length) {
+      const grown = new Uint32Array(Math.max(2 * pgno, 2 * hashes.length));
+      grown.set(hashes);
+      hashes = grown;
+    }
+    hasher.hash(data, hashes, pgno - 1);
+  };
   try {
     for (let k = ids.length - 2; k >= 0 && applied === undefined; k--) {
       const prefix = await readEntry(dir, ids[k] as string);
@@ -129,18 +141,22 @@ export async function cachedChain(
       }
       await chmod(tmp, 0o644);
       const prefixSums = await readPageSums(prefix.path);
+      hashes = prefixSums?.hashes ? prefixSums.hashes.slice() : new Uint32Array(0);
       applied = await applySegments(
         tmp,
         BigInt('0x' + prefix.meta.checksum),
         sourcesFor(ctx, chain.members.slice(k + 1), label),
-        prefixSums ? { sums: prefixSums.sums, onSums } : { onSums },
+        prefixSums ? { sums: prefixSums.sums, onSums, onPage } : { onSums, onPage },
       );
     }
     if (applied === undefined) {
-      applied = await applyChain(sourcesFor(ctx, chain.members, label), tmp, { onSums });
+      applied = await applyChain(sourcesFor(ctx, chain.members, label), tmp, { onSums, onPage });
     }
     // The apply kept every page's checksum: the sidecar needs no second read of the file.
-    const sums = new PageSums(applied.pageSize, appliedSums ?? new BigUint64Array(0));
+    const all = appliedSums ?? new BigUint64Array(0);
+    const exact = new Uint32Array(2 * all.length);
+    exact.set(hashes.subarray(0, exact.length));
+    const sums = new PageSums(applied.pageSize, all, exact);
     const meta: EntryMeta = {
       txid: applied.txid,
       checksum: applied.checksum.toString(16),
