@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { endianness } from 'node:os';
 import { fail } from '../core/errors.js';
 import { CHECKSUM_FLAG } from '../ltx/checksum.js';
 import { writeFileAtomic } from '../platform/atomic-file.js';
@@ -6,6 +7,8 @@ import { writeFileAtomic } from '../platform/atomic-file.js';
 const MAGIC_V1 = Buffer.from('OSPS0001');
 const MAGIC_V2 = Buffer.from('OSPS0002');
 const HEADER = MAGIC_V1.length + 8;
+/** Typed arrays are native-endian; the file is big-endian, so a little-endian host swaps whole columns. */
+const SWAP = endianness() === 'LE';
 
 /**
  * Per-page LTX checksums of a checkout as of its last materialization or checkpoint (`<checkout>.pages`), so an
@@ -67,10 +70,13 @@ export class PageSums {
     (this.hashes ? MAGIC_V2 : MAGIC_V1).copy(buf, 0);
     buf.writeUInt32BE(this.pageSize, MAGIC_V1.length);
     buf.writeUInt32BE(n, MAGIC_V1.length + 4);
-    for (let i = 0; i < n; i++) buf.writeBigUInt64BE(this.sums[i] ?? 0n, HEADER + i * 8);
+    // Whole columns at once: copy the native-endian arrays in and make them big-endian in place.
+    Buffer.from(this.sums.buffer, this.sums.byteOffset, n * 8).copy(buf, HEADER);
+    if (SWAP) buf.subarray(HEADER, HEADER + n * 8).swap64();
     if (this.hashes) {
       const base = HEADER + n * 8;
-      for (let i = 0; i < 2 * n; i++) buf.writeUInt32BE(this.hashes[i] ?? 0, base + i * 4);
+      Buffer.from(this.hashes.buffer, this.hashes.byteOffset, n * 8).copy(buf, base);
+      if (SWAP) buf.subarray(base, base + n * 8).swap32();
     }
     return buf;
   }
@@ -86,11 +92,14 @@ export class PageSums {
     if (buf.length !== HEADER + count * (v2 ? 16 : 8))
       throw fail('CORRUPT', 'page checksum sidecar has the wrong length');
     const sums = new BigUint64Array(count);
-    for (let i = 0; i < count; i++) sums[i] = buf.readBigUInt64BE(HEADER + i * 8);
+    const sumBytes = Buffer.from(sums.buffer);
+    buf.copy(sumBytes, 0, HEADER, HEADER + count * 8);
+    if (SWAP) sumBytes.swap64();
     if (!v2) return new PageSums(pageSize, sums);
     const hashes = new Uint32Array(2 * count);
-    const base = HEADER + count * 8;
-    for (let i = 0; i < 2 * count; i++) hashes[i] = buf.readUInt32BE(base + i * 4);
+    const hashBytes = Buffer.from(hashes.buffer);
+    buf.copy(hashBytes, 0, HEADER + count * 8, HEADER + count * 16);
+    if (SWAP) hashBytes.swap32();
     return new PageSums(pageSize, sums, hashes);
   }
 }
