@@ -1,6 +1,7 @@
 import { fail } from '../core/errors.js';
 import type { ByteReader } from './byte-reader.js';
 import { compressBlock, decompressBlock } from './lz4-block.js';
+import { decodeBlockInto } from './lz4-decode.js';
 import { xxh32 } from './xxh32.js';
 
 export { loadFastXxh32, xxh32 } from './xxh32.js';
@@ -120,6 +121,22 @@ export async function readPageFrame(r: ByteReader, pageSize: number): Promise<Bu
   return page;
 }
 
+// Pages decoded on the fast path are carved out of large slabs: one allocation per few hundred pages, and each page
+// stays valid for as long as its holder keeps it (the slab is never reused).
+const SLAB_BYTES = 4 << 20;
+let slab = Buffer.allocUnsafe(0);
+let slabUsed = 0;
+
+function slabPage(pageSize: number): { buf: Buffer; at: number } {
+  if (slabUsed + pageSize > slab.length) {
+    slab = Buffer.allocUnsafe(Math.max(SLAB_BYTES, pageSize));
+    slabUsed = 0;
+  }
+  const at = slabUsed;
+  slabUsed += pageSize;
+  return { buf: slab, at };
+}
+
 /**
  * Parses, from the start of `buf`, a frame in the shape LTX v0.5.1 writes (descriptor 64 40 A7, one block, end
  * mark, content checksum) when it lies wholly inside `buf` and is intact: the decoder's synchronous fast path.
@@ -139,12 +156,12 @@ export function parseCommonPageFrame(buf: Buffer, pageSize: number): { page: Buf
     if (len !== pageSize) return undefined;
     page = block;
   } else {
-    try {
-      page = decompressBlock(block, pageSize);
-    } catch {
+    const { buf: into, at } = slabPage(pageSize);
+    if (decodeBlockInto(block, into, at, pageSize) !== pageSize) {
+      slabUsed = at;
       return undefined;
     }
-    if (page.length !== pageSize) return undefined;
+    page = into.subarray(at, at + pageSize);
   }
   if (buf.readUInt32LE(11 + len + 4) !== xxh32(page)) return undefined;
   return { page, length: end };
