@@ -1,4 +1,4 @@
-import { mapBtreePages, type RawDbFile } from './btree-walk.js';
+import { mapBtreePagesOnce, type PageOwners, type RawDbFile } from './btree-walk.js';
 import type { DiffStats } from './diff-types.js';
 import { freelistPages, tablePageChildren, tablePageRowids } from './leaf-rows.js';
 import type { SchemaCatalog } from './schema-catalog.js';
@@ -8,14 +8,14 @@ const SCHEMA_ROOT = 1;
 interface Side {
   raw: RawDbFile;
   catalog: SchemaCatalog;
-  owners: Map<number, string>;
+  owners: PageOwners<string>;
   free: Set<number>;
 }
 
 function side(raw: RawDbFile, catalog: SchemaCatalog, stats: DiffStats): Side | undefined {
   const roots = new Map<number, string>([[SCHEMA_ROOT, 'sqlite_schema']]);
   for (const [name, root] of catalog.rootpages) roots.set(root, name);
-  const { owners, pagesRead } = mapBtreePages(raw, roots);
+  const { owners, pagesRead } = mapBtreePagesOnce(raw, roots);
   stats.pagesRead += pagesRead;
   const free = freelistPages(raw);
   return owners && free ? { raw, catalog, owners, free } : undefined;
