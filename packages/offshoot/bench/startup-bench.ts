@@ -24,20 +24,24 @@ function timed(args: string[], cwd: string): number {
 export async function startupBench(rounds = Number(process.env.OFFSHOOT_BENCH_STARTUP_ROUNDS ?? 21)): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'offshoot-bench-startup-'));
   try {
+    // status runs on a store that stays at one branch; the forks pile up in a second store.
     const store = ['-store', join(dir, 'store')];
-    timed([cli, ...store, 'init'], dir);
-    timed([cli, ...store, 'create', 'app'], dir);
+    const forks = ['-store', join(dir, 'forks')];
+    for (const s of [store, forks]) {
+      timed([cli, ...s, 'init'], dir);
+      timed([cli, ...s, 'create', 'app'], dir);
+    }
     timed([cli, ...store, 'status'], dir); // writes the V8 code cache if the build left none
     const t = { node: [] as number[], status: [] as number[], fork: [] as number[] };
     for (let i = 0; i < rounds; i++) {
       t.node.push(timed(['-e', '0'], dir));
       t.status.push(timed([cli, ...store, 'status'], dir));
-      t.fork.push(timed([cli, ...store, 'fork', 'app', `f${i}`], dir));
+      t.fork.push(timed([cli, ...forks, 'fork', 'app', `f${i}`], dir));
     }
     const base = median(t.node);
     const row = (what: string, xs: number[]) => [what, ms(median(xs)), `${(median(xs) / base).toFixed(2)}× node -e 0`];
     printTable(
-      `Start-up (${rounds} interleaved rounds, whole process, small local store)`,
+      `Start-up (${rounds} interleaved rounds, whole process, small local stores)`,
       ['command', 'median', 'compared'],
       [row('node -e 0 (baseline)', t.node), row('offshoot status', t.status), row('offshoot fork', t.fork)],
     );
