@@ -1,4 +1,4 @@
-import { createConnection } from 'node:net';
+import type { Socket } from 'node:net';
 import { fail, OffshootError } from '../core/errors.js';
 import { errorFromResponse } from '../protocol/errors.js';
 import { resolveSocketPath } from '../protocol/socket-path.js';
@@ -20,7 +20,11 @@ export function socketFor(inv: Invocation): string {
 
 const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'ENOTDIR']);
 
-function exchange(socket: string, req: Record<string, unknown>): Promise<Response> {
+function exchange(
+  createConnection: (path: string) => Socket,
+  socket: string,
+  req: Record<string, unknown>,
+): Promise<Response> {
   return new Promise((resolve, reject) => {
     const conn = createConnection(socket);
     const chunks: Buffer[] = [];
@@ -84,7 +88,9 @@ function exchange(socket: string, req: Record<string, unknown>): Promise<Respons
  * code, hint and `daemon: ` message intact, so it prints and exits like any other failure of that class.
  */
 export async function daemonRequest(socket: string, req: Record<string, unknown>): Promise<Response> {
-  const res = await exchange(socket, req);
+  // node:net is loaded here, not at start-up: only the session commands talk to a daemon.
+  const { createConnection } = await import('node:net');
+  const res = await exchange(createConnection, socket, req);
   if (!res.ok) {
     const e = errorFromResponse(res);
     throw new OffshootError(e.code, res.error ?? e.message, {
