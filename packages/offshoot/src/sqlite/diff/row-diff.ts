@@ -12,7 +12,7 @@ export interface RowDiffPlan {
   /** Values assumed on the left for right-only columns (see TableRebuild.fill). */
   fill: Row;
   summaryOnly: boolean;
-  /** Compare only the rows with these rowids (every other row is known equal); counts are then not reported. */
+  /** Compare only the rows with these rowids (every other row is known equal); one side's count gives the other. */
   rowids?: ReadonlySet<bigint>;
 }
 
@@ -51,6 +51,10 @@ export function diffTableRows(
     if (plan.rowids === undefined) {
       out.leftCount = walked.leftRows;
       out.rightCount = walked.rightRows;
+    } else {
+      // Every other row is equal on both sides, so one count gives the other exactly.
+      out.leftCount = countRows(leftDb, plan.table);
+      out.rightCount = out.leftCount - out.removed.length + out.added.length;
     }
   } else {
     if (left) out.leftCount = collectAll(leftDb, plan.table, left, out.removed, stats);
