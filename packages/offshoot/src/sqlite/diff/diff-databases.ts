@@ -59,6 +59,9 @@ export function diffDatabases(leftPath: string, rightPath: string, opts: DiffOpt
   }
 }
 
+/** Largest file (in pages) whose narrowed tables still get row counts: 64 MiB of 4 KiB pages. */
+const COUNT_LIMIT_PAGES = 16384;
+
 interface RawSides {
   left?: RawDbFile | undefined;
   right?: RawDbFile | undefined;
@@ -81,6 +84,9 @@ function diffOpen(
   const structural = new Set<string>();
   const touched = narrowed ? touchedTables(leftDb, rightDb, lc, rc, schema, pages, raw, stats, structural) : undefined;
   // Tables touched only through changed pages compare only the rows on those pages (rowid tables, full diffs).
+  // Their row counts cost a COUNT, O(table): reported for files up to COUNT_LIMIT_PAGES, omitted (as for tables
+  // not read at all) above, where the count would cost more than the rest of the diff.
+  const countNarrowed = (raw.left?.pageCount ?? Number.POSITIVE_INFINITY) <= COUNT_LIMIT_PAGES;
   const rowsOf =
     narrowed && !summaryOnly && raw.left && raw.right
       ? changedRowids(raw.left, raw.right, lc, rc, pages, stats)
@@ -119,7 +125,7 @@ function diffOpen(
     const rows = diffTableRows(
       leftDb,
       rightDb,
-      { table: name, left, right, fill, summaryOnly, ...(only ? { rowids: only } : {}) },
+      { table: name, left, right, fill, summaryOnly, ...(only ? { rowids: only, countNarrowed } : {}) },
       stats,
     );
     const diff: TableDiff = { table: name, key: (right ?? left)?.key ?? [], ...rows };

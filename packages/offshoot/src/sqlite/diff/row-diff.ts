@@ -12,8 +12,10 @@ export interface RowDiffPlan {
   /** Values assumed on the left for right-only columns (see TableRebuild.fill). */
   fill: Row;
   summaryOnly: boolean;
-  /** Compare only the rows with these rowids (every other row is known equal); one side's count gives the other. */
+  /** Compare only the rows with these rowids (every other row is known equal). */
   rowids?: ReadonlySet<bigint>;
+  /** With rowids: still report both row counts (a COUNT of the left, O(table) in SQLite; the right's follows). */
+  countNarrowed?: boolean;
 }
 
 type RowDiffOutcome = Pick<TableDiff, 'added' | 'removed' | 'changed' | 'status' | 'leftCount' | 'rightCount'>;
@@ -51,7 +53,7 @@ export function diffTableRows(
     if (plan.rowids === undefined) {
       out.leftCount = walked.leftRows;
       out.rightCount = walked.rightRows;
-    } else {
+    } else if (plan.countNarrowed === true) {
       // Every other row is equal on both sides, so one count gives the other exactly.
       out.leftCount = countRows(leftDb, plan.table);
       out.rightCount = out.leftCount - out.removed.length + out.added.length;
