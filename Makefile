@@ -20,6 +20,7 @@ build: install
 	$(TSC) -p packages/offshoot-db-client/tsconfig.json
 	$(TSC) -p packages/offshoot/tsconfig.json
 	node scripts/build-web.mjs
+	node scripts/bundle-cli.mjs
 	$(TSC) -p packages/langgraph/tsconfig.json
 
 check: build

@@ -10,10 +10,13 @@ import { checkpoint } from '../src/ops/checkpoint.js';
 import { makeContext, type OpsContext } from '../src/ops/helpers/context.js';
 import { create } from '../src/ops/create.js';
 import { diff } from '../src/ops/diff.js';
+import { exportTo } from '../src/ops/export.js';
 import { fork } from '../src/ops/fork.js';
 import { chainCacheDir } from '../src/ops/helpers/paths.js';
+import { resolveTargetChain } from '../src/ops/helpers/resolve-target.js';
 import { Store } from '../src/store/store.js';
 import { parseStoreSpec } from '../src/store/store-spec.js';
+import { diffDatabases } from '../src/sqlite/diff/diff-databases.js';
 import { bytes, ms, printTable, timeMedian } from './measure.js';
 
 const MiB = 1 << 20;
@@ -72,6 +75,16 @@ async function benchSize(size: number): Promise<string[][]> {
     const settle = () => execFileSync('sync');
     const cp = await timeMedian(3, (i) => execFileSync('cp', [src, join(dir, `cp-${i}.db`)]), settle);
     for (let i = 0; i < 3; i++) rmSync(join(dir, `cp-${i}.db`), { force: true });
+    // The cold paths fsync what they write; so does this baseline (coreutils sync FILE fsyncs that file).
+    const cpSync = await timeMedian(
+      3,
+      (i) => {
+        execFileSync('cp', [src, join(dir, `cps-${i}.db`)]);
+        execFileSync('sync', [join(dir, `cps-${i}.db`)]);
+      },
+      settle,
+    );
+    for (let i = 0; i < 3; i++) rmSync(join(dir, `cps-${i}.db`), { force: true });
     const vacuum = await timeMedian(3, (i) => {
       const db = new Database(src, { readonly: true });
       db.exec(`VACUUM INTO '${join(dir, `vac-${i}.db`)}'`);
@@ -110,6 +123,15 @@ async function benchSize(size: number): Promise<string[][]> {
         settle();
       },
     );
+    const exported = await timeMedian(
+      3,
+      (i) => exportTo(ctx, { db: 'bench', branch: `head-${i}` }, join(dir, `export-${i}.db`)),
+      () => {
+        rmSync(chainCacheDir(root, 'bench'), { recursive: true, force: true });
+        settle();
+      },
+    );
+    const members = (await resolveTargetChain(ctx, { db: 'bench', branch: 'head-0' })).members.length;
     const warm = await timeMedian(3, (i) => checkout(ctx, { db: 'bench', branch: `at-${i}` }), settle);
     const clean = await timeMedian(5, () => checkout(ctx, main));
 
@@ -122,11 +144,15 @@ async function benchSize(size: number): Promise<string[][]> {
     const diffMs = await timeMedian(3, () =>
       diff(ctx, { db: 'bench', branch: 'left' }, { db: 'bench', branch: 'right' }),
     );
+    const leftCo = await checkout(ctx, { db: 'bench', branch: 'left' });
+    const fullCompare = await timeMedian(3, () => diffDatabases(leftCo.path, right.path));
 
     const label = bytes(fileSize);
     const ratio = (x: number) => `${((100 * x) / cp).toFixed(1)}% of cp`;
+    const rate = (x: number) => `${(fileSize / 1e6 / (x / 1000)).toFixed(0)} MB/s`;
     return [
       [label, 'cp (baseline)', ms(cp), ''],
+      [label, 'cp + fsync (baseline)', ms(cpSync), ratio(cpSync)],
       [label, 'VACUUM INTO', ms(vacuum), ratio(vacuum)],
       [label, 'backup API', ms(backup), ratio(backup)],
       [
@@ -136,11 +162,18 @@ async function benchSize(size: number): Promise<string[][]> {
         `${ratio(forkHead)}; ${perForkObjects} objects, ${bytes(perForkBytes)} per fork`,
       ],
       [label, 'fork at checkpoint', ms(forkAt), ratio(forkAt)],
-      [label, 'checkpoint, one row changed', ms(oneRow), `${bytes(cpBytes)} written`],
-      [label, 'checkout, cold', ms(cold), ratio(cold)],
+      [label, 'checkpoint, one row changed', ms(oneRow), `${ratio(oneRow)}; ${bytes(cpBytes)} written`],
+      [
+        label,
+        `checkout, cold (${members}-member chain)`,
+        ms(cold),
+        `${rate(cold)}; ${(cold / cpSync).toFixed(2)}× cp + fsync`,
+      ],
+      [label, 'export, cold', ms(exported), `${rate(exported)}; ${(exported / cpSync).toFixed(2)}× cp + fsync`],
       [label, 'checkout, warm (cached chain)', ms(warm), ratio(warm)],
       [label, 'checkout, clean (reuse)', ms(clean), ratio(clean)],
-      [label, 'diff of forks 1 row apart', ms(diffMs), ratio(diffMs)],
+      [label, 'diff of forks 1 row apart', ms(diffMs), `${ratio(diffMs)}; ${(diffMs / fullCompare).toFixed(3)}× full`],
+      [label, 'full table compare (baseline)', ms(fullCompare), ratio(fullCompare)],
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -23,6 +23,24 @@ export async function timeMedian(
   return median(times);
 }
 
+/** Like timeMedian, but returns the median of wall and of process CPU time (user + system, every thread). */
+export async function timeAndCpuMedian(
+  runs: number,
+  fn: (i: number) => Promise<unknown> | unknown,
+): Promise<{ wall: number; cpu: number }> {
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    await fn(i);
+    wall.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
+  }
+  return { wall: median(wall), cpu: median(cpu) };
+}
+
 /** Formats milliseconds for a results table. */
 export function ms(x: number): string {
   return x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(x < 10 ? 2 : 1)} ms`;

@@ -6,10 +6,12 @@ import { ltxBench } from './ltx-bench.js';
 import { mcpBench } from './mcp-bench.js';
 import { s3Bench } from './s3-bench.js';
 import { uiBench } from './ui-bench.js';
+import { startupBench } from './startup-bench.js';
 
 console.log(
   `offshoot bench — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`,
 );
+await startupBench();
 await ltxBench();
 await engineBench();
 await compactionBench();

@@ -1,5 +1,6 @@
 """kill -9 of the daemon after a checkpoint(): the checkpointed thread round-trips through a new daemon exactly, and
-the writes made after it are reported lost, never half there."""
+the writes made after it are never half there: the reopened branch holds exactly the checkpoint, and the new daemon
+keeps the unflushed writes aside as the undo branch `main-pre-reopen`, saying so."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 
 from daemon_process import init_store, start_daemon
 from graphs import log_app, thread
-from offshoot import OffshootError
+from offshoot import OffshootError, connect
 
 from langgraph_checkpoint_offshoot import OffshootSaver
 
@@ -28,7 +29,7 @@ def reopen(socket: str, db: str) -> OffshootSaver:
             time.sleep(0.05)
 
 
-def test_a_checkpoint_survives_kill_9_and_later_writes_are_reported_lost(workdir: str) -> None:
+def test_a_checkpoint_survives_kill_9_and_later_writes_are_kept_aside(workdir: str) -> None:
     store = init_store(workdir)
     first = start_daemon(store, f"{workdir}/a.sock", env=LEASE)
     config = thread("t")
@@ -59,6 +60,8 @@ def test_a_checkpoint_survives_kill_9_and_later_writes_are_reported_lost(workdir
                 assert n_checkpoints == len(kept_history), "no checkpoint of the lost run is half there"
             log_app(back).invoke({"log": [], "total": 7}, config)
             back.checkpoint("after-crash")
-        assert "never checkpointed and are discarded" in second.stderr_tail(50), second.stderr_tail(50)
+        assert "main-pre-reopen" in second.stderr_tail(50), second.stderr_tail(50)
+        with connect(second.socket) as client:
+            assert "main-pre-reopen" in [b.branch for b in client.branches("app")]
     finally:
         second.stop()

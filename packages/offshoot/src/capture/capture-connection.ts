@@ -1,6 +1,7 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fail, type OffshootError } from '../core/errors.js';
+import { openDatabase } from '../sqlite/sqlite-driver.js';
 
 /**
  * SQLite busy waits are synchronous and would freeze the event loop, so no single call on the engine's connection
@@ -86,7 +87,7 @@ export class CaptureConnection {
   static async open(dbPath: string): Promise<CaptureConnection> {
     let db: Database.Database;
     try {
-      db = new Database(dbPath, { fileMustExist: true, timeout: STEP_BUSY_TIMEOUT_MS });
+      db = openDatabase(dbPath, { fileMustExist: true, timeout: STEP_BUSY_TIMEOUT_MS });
     } catch (err) {
       throw sqliteFailure(err, `cannot open ${dbPath}`);
     }

@@ -58,7 +58,10 @@ const sessionGroup: CommandGroup = {
 
 /**
  * Every command, in the order usage lists them. Command modules hold only declarations; each loads the store and
- * its op with a dynamic import when it runs, so parsing and help stay fast.
+ * its op with a dynamic import when it runs, so parsing and help stay fast. In the bundle (dist/cli.cjs) a module
+ * reached only through `await import()`, and every npm package it imports, is evaluated only when that import runs:
+ * keep a new command's heavy dependencies (MCP SDK, zod, S3 SDK, a web server) behind the `await import()` in its
+ * run(), never in a static import of the command module (test/cli/lazy-load.test.ts checks the lean commands).
  */
 export const ENTRIES: readonly Entry[] = [
   initCommand,

@@ -85,6 +85,19 @@ export class ByteReader {
     return out;
   }
 
+  /**
+   * The unread bytes of the current chunk, without consuming them (possibly empty): lets a caller parse items that
+   * lie wholly inside the chunk synchronously and take them with skip(), falling back to read() at chunk seams.
+   */
+  peek(): Buffer {
+    return this.buf.subarray(this.pos);
+  }
+
+  /** Consumes `n` bytes already returned by peek(). */
+  skip(n: number): void {
+    this.pos += n;
+  }
+
   /** True when the source has no more bytes. */
   async atEnd(): Promise<boolean> {
     if (this.pos < this.buf.length) return false;

@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
-import { createCRC64 } from 'hash-wasm';
 import { fail } from '../core/errors.js';
+import { crcAppendRaw, crcRaw, crcUpdate, crcValue, initRegister, type Register } from './crc64.js';
 import { readDbGeometry } from './db-file.js';
 import { readPageChunks } from './page-chunks.js';
 
@@ -10,50 +10,59 @@ export const CHECKSUM_FLAG: bigint = 1n << 63n;
 /** Rolling checksum of a database with no pages. */
 export const EMPTY_DB_CHECKSUM: bigint = CHECKSUM_FLAG;
 
-// One WASM instance serves every checksum: streams park their state between updates with save()/load().
-const hasher = await createCRC64('d800000000000000');
-hasher.init();
-const initialState = hasher.save();
-const pgnoBytes = Buffer.alloc(4);
-
-function digestValue(): bigint {
-  const d = hasher.digest('binary');
-  return new DataView(d.buffer, d.byteOffset, d.byteLength).getBigUint64(0, false);
-}
+export { loadFastCrc64 } from './crc64.js';
 
 /** CRC-64/GO-ISO (Go `crc64.ISO`) of the concatenation of the given chunks, without the flag bit. */
 export function crc64(...chunks: Uint8Array[]): bigint {
-  hasher.init();
-  for (const c of chunks) hasher.update(c);
-  return digestValue();
+  const r = initRegister();
+  for (const c of chunks) crcUpdate(r, c);
+  return crcValue(r);
 }
 
 /** A streaming CRC-64/GO-ISO: feed chunks in order with update(), read the value with digest(). */
 export class Crc64 {
-  private state: Uint8Array = initialState;
+  private readonly reg: Register = initRegister();
 
   /** Adds the chunks, in order, to the hashed stream. */
   update(...chunks: Uint8Array[]): this {
-    hasher.load(this.state);
-    for (const c of chunks) hasher.update(c);
-    this.state = hasher.save();
+    for (const c of chunks) crcUpdate(this.reg, c);
+    return this;
+  }
+
+  /** Adds a block known only by its raw register (see pageRaw) and length, as if its bytes were fed. */
+  appendRaw(raw: Register, len: number): this {
+    crcAppendRaw(this.reg, raw, len);
     return this;
   }
 
   /** The CRC of everything fed so far (the stream may continue afterwards). */
   digest(): bigint {
-    hasher.load(this.state);
-    return digestValue();
+    return crcValue(this.reg);
   }
 }
 
+const pgnoReg: Register = { lo: 0, hi: 0 };
+const pgnoBytes = Buffer.alloc(4);
+const scratchRaw: Register = { lo: 0, hi: 0 };
+
 /** LTX page checksum: FLAG | crc64(BE32(pgno) ‖ data). */
 export function pageChecksum(pgno: number, data: Uint8Array): bigint {
+  return pageChecksumFromRaw(pgno, crcRaw(data, scratchRaw), data.length);
+}
+
+/** The raw CRC-64 register of a page's bytes alone, into `out`: the one pass a decoder makes over a page. */
+export function pageRaw(data: Uint8Array, out: Register): Register {
+  return crcRaw(data, out);
+}
+
+/** The page checksum of page `pgno` from its raw register (pageRaw) and length: no second pass over the bytes. */
+export function pageChecksumFromRaw(pgno: number, raw: Register, len: number): bigint {
+  pgnoReg.lo = 0xffffffff;
+  pgnoReg.hi = 0xffffffff;
   pgnoBytes.writeUInt32BE(pgno, 0);
-  hasher.init();
-  hasher.update(pgnoBytes);
-  hasher.update(data);
-  return CHECKSUM_FLAG | digestValue();
+  crcUpdate(pgnoReg, pgnoBytes);
+  crcAppendRaw(pgnoReg, raw, len);
+  return CHECKSUM_FLAG | crcValue(pgnoReg);
 }
 
 /** The page holding SQLite's PENDING_BYTE (offset 1 GiB); it is never stored and never checksummed. */

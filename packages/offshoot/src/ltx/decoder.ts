@@ -1,9 +1,19 @@
 import { createReadStream } from 'node:fs';
 import { fail } from '../core/errors.js';
 import { ByteReader, type ByteSource } from './byte-reader.js';
-import { CHECKSUM_FLAG, Crc64, EMPTY_DB_CHECKSUM, foldPage, lockPgno, pageChecksum } from './checksum.js';
+import {
+  CHECKSUM_FLAG,
+  Crc64,
+  EMPTY_DB_CHECKSUM,
+  foldPage,
+  loadFastCrc64,
+  lockPgno,
+  pageChecksumFromRaw,
+  pageRaw,
+} from './checksum.js';
+import type { Register } from './crc64.js';
 import { HEADER_SIZE, decodeHeader, hasNoChecksum, isSnapshot, type LtxHeader } from './header.js';
-import { readPageBlock, readPageFrame } from './lz4-frame.js';
+import { loadFastXxh32, parseCommonPageFrame, readPageBlock, readPageFrame } from './lz4-frame.js';
 import { PageIndex } from './page-index.js';
 
 /** One decoded page, with where its frame sits in the file. */
@@ -14,6 +24,8 @@ export interface LtxPage {
   offset: number;
   /** Encoded size: page header plus compressed body. */
   size: number;
+  /** The page's LTX checksum, FLAG | crc64(BE32(pgno) ‖ data), from the decoder's single pass over the page. */
+  checksum: bigint;
 }
 
 /** The 16-byte LTX trailer. */
@@ -26,7 +38,7 @@ export interface LtxTrailer {
 const PAGE_FLAG_SIZE = 0x0001;
 const PAGE_HEADER_SIZE = 6;
 const TRAILER_SIZE = 16;
-const READ_CHUNK = 1 << 20;
+const READ_CHUNK = 4 << 20;
 const HINT = 'the LTX file is damaged; re-fetch or re-create it';
 
 function corrupt(msg: string): never {
@@ -58,6 +70,7 @@ export class LtxDecoder {
     if (this.state !== 'fresh')
       throw fail('INVALID_ARGUMENT', 'LTX decoder already failed', { hint: 'open a new decoder' });
     try {
+      await Promise.all([loadFastXxh32(), loadFastCrc64()]);
       const raw = await this.reader.read(HEADER_SIZE, 'header');
       this.hdr = decodeHeader(raw);
       this.fileCrc.update(raw);
@@ -82,9 +95,19 @@ export class LtxDecoder {
     let rolling = EMPTY_DB_CHECKSUM;
     let last = 0;
     try {
+      const raw: Register = { lo: 0, hi: 0 };
       for (;;) {
+        // Pages wholly inside the current chunk are parsed synchronously; only chunk seams take the async reads.
+        if (r.peek().length === 0) await r.atEnd();
         const offset = r.position;
-        const ph = await r.read(PAGE_HEADER_SIZE, 'page header');
+        const view = r.peek();
+        let ph: Buffer;
+        if (view.length >= PAGE_HEADER_SIZE) {
+          ph = view.subarray(0, PAGE_HEADER_SIZE);
+          r.skip(PAGE_HEADER_SIZE);
+        } else {
+          ph = await r.read(PAGE_HEADER_SIZE, 'page header');
+        }
         const pgno = ph.readUInt32BE(0);
         const flags = ph.readUInt16BE(4);
         if (pgno === 0) {
@@ -105,16 +128,26 @@ export class LtxDecoder {
         let data: Buffer;
         if (flags === PAGE_FLAG_SIZE) {
           const { sizeField, page } = await readPageBlock(r, h.pageSize);
-          this.fileCrc.update(ph, sizeField, page);
+          this.fileCrc.update(ph, sizeField);
           data = page;
         } else {
-          data = await readPageFrame(r, h.pageSize);
-          this.fileCrc.update(ph, data);
+          const fast = parseCommonPageFrame(r.peek(), h.pageSize);
+          if (fast !== undefined) {
+            r.skip(fast.length);
+            data = fast.page;
+          } else {
+            data = await readPageFrame(r, h.pageSize);
+          }
+          this.fileCrc.update(ph);
         }
+        // One CRC pass over the page serves both the file checksum and the page checksum (CRC linearity).
+        pageRaw(data, raw);
+        this.fileCrc.appendRaw(raw, h.pageSize);
+        const checksum = pageChecksumFromRaw(pgno, raw, h.pageSize);
         const size = r.position - offset;
         this.index.add(pgno, offset, size);
-        if (verifyRolling) rolling = foldPage(rolling, pageChecksum(pgno, data));
-        yield { pgno, data, offset, size };
+        if (verifyRolling) rolling = foldPage(rolling, checksum);
+        yield { pgno, data, offset, size, checksum };
       }
       if (snapshot && h.commit > 0 && last !== h.commit && !(h.commit === lock && last === lock - 1)) {
         corrupt(`snapshot ends at page ${last} but commit is ${h.commit}`);

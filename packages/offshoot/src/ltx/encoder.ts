@@ -1,9 +1,19 @@
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
-import { CHECKSUM_FLAG, Crc64, EMPTY_DB_CHECKSUM, foldPage, lockPgno, pageChecksum } from './checksum.js';
+import {
+  CHECKSUM_FLAG,
+  Crc64,
+  EMPTY_DB_CHECKSUM,
+  foldPage,
+  loadFastCrc64,
+  lockPgno,
+  pageChecksumFromRaw,
+  pageRaw,
+} from './checksum.js';
+import type { Register } from './crc64.js';
 import { assertWalEmpty, readDbGeometry } from './db-file.js';
 import { encodeHeader, hasNoChecksum, isSnapshot, offshootHeader, type LtxHeader } from './header.js';
-import { encodePageFrame } from './lz4-frame.js';
+import { encodePageFrame, loadFastXxh32 } from './lz4-frame.js';
 import { readPageChunks } from './page-chunks.js';
 import { PageIndex } from './page-index.js';
 
@@ -32,6 +42,7 @@ export class LtxEncoder {
   private readonly crc = new Crc64();
   private readonly index = new PageIndex();
   private readonly pageHeader = Buffer.alloc(6);
+  private readonly raw: Register = { lo: 0, hi: 0 };
   private readonly lock: number;
   private readonly snapshot: boolean;
   private state: State = 'open';
@@ -50,6 +61,7 @@ export class LtxEncoder {
   /** Validates the header and opens (truncating) the output file. */
   static async create(path: string, header: LtxHeader): Promise<LtxEncoder> {
     const bytes = encodeHeader(header);
+    await Promise.all([loadFastXxh32(), loadFastCrc64()]);
     let fh: FileHandle;
     try {
       fh = await open(path, 'w');
@@ -81,9 +93,11 @@ export class LtxEncoder {
       const offset = this.position;
       await this.put(this.pageHeader);
       await this.put(frame);
-      this.crc.update(this.pageHeader, data);
+      // One CRC pass over the page serves the file checksum and, for snapshots, the page checksum.
+      pageRaw(data, this.raw);
+      this.crc.update(this.pageHeader).appendRaw(this.raw, data.length);
       this.index.add(pgno, offset, this.pageHeader.length + frame.length);
-      if (this.snapshot) this.rolling = foldPage(this.rolling, pageChecksum(pgno, data));
+      if (this.snapshot) this.rolling = foldPage(this.rolling, pageChecksumFromRaw(pgno, this.raw, data.length));
       this.last = pgno;
     });
     this.state = 'open';

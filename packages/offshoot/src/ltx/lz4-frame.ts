@@ -1,7 +1,10 @@
-import { createXXHash32 } from 'hash-wasm';
 import { fail } from '../core/errors.js';
 import type { ByteReader } from './byte-reader.js';
 import { compressBlock, decompressBlock } from './lz4-block.js';
+import { decodeBlockInto } from './lz4-decode.js';
+import { xxh32 } from './xxh32.js';
+
+export { loadFastXxh32, xxh32 } from './xxh32.js';
 
 const FRAME_MAGIC = 0x184d2204;
 /** FLG as LTX v0.5.1 writes it: version 01, independent blocks, content checksum. */
@@ -10,16 +13,6 @@ const WRITE_FLG = 0x64;
 const WRITE_BD = 0x40;
 const STORED_BIT = 0x80000000;
 const CORRUPT_HINT = 'the LTX file is damaged; re-fetch or re-create it';
-
-const xxh = await createXXHash32(0);
-
-/** xxHash32 (seed 0) of the concatenated chunks, as an unsigned number. */
-export function xxh32(...chunks: Uint8Array[]): number {
-  xxh.init();
-  for (const c of chunks) xxh.update(c);
-  const d = xxh.digest('binary');
-  return ((d[0] as number) * 0x1000000 + (((d[1] as number) << 16) | ((d[2] as number) << 8) | (d[3] as number))) >>> 0;
-}
 
 /** The descriptor checksum byte: second byte of xxh32 over FLG..(dictID). */
 function headerChecksum(descriptor: Uint8Array): number {
@@ -126,6 +119,52 @@ export async function readPageFrame(r: ByteReader, pageSize: number): Promise<Bu
     throw fail('CHECKSUM_MISMATCH', 'LZ4 content checksum mismatch', { hint: CORRUPT_HINT });
   }
   return page;
+}
+
+// Pages decoded on the fast path are carved out of large slabs: one allocation per few hundred pages, and each page
+// stays valid for as long as its holder keeps it (the slab is never reused).
+const SLAB_BYTES = 4 << 20;
+let slab = Buffer.allocUnsafe(0);
+let slabUsed = 0;
+
+function slabPage(pageSize: number): { buf: Buffer; at: number } {
+  if (slabUsed + pageSize > slab.length) {
+    slab = Buffer.allocUnsafe(Math.max(SLAB_BYTES, pageSize));
+    slabUsed = 0;
+  }
+  const at = slabUsed;
+  slabUsed += pageSize;
+  return { buf: slab, at };
+}
+
+/**
+ * Parses, from the start of `buf`, a frame in the shape LTX v0.5.1 writes (descriptor 64 40 A7, one block, end
+ * mark, content checksum) when it lies wholly inside `buf` and is intact: the decoder's synchronous fast path.
+ * Anything else (another descriptor, several blocks, a frame cut by the end of `buf`, any damage) gives undefined,
+ * and readPageFrame then reads and judges that frame in full. A stored page is returned as a view of `buf`.
+ */
+export function parseCommonPageFrame(buf: Buffer, pageSize: number): { page: Buffer; length: number } | undefined {
+  if (buf.length < 19 || buf.readUInt32LE(0) !== FRAME_MAGIC) return undefined;
+  if (buf[4] !== WRITE_FLG || buf[5] !== WRITE_BD || buf[6] !== FRAME_PREFIX[6]) return undefined;
+  const word = buf.readUInt32LE(7);
+  const len = (word & 0x7fffffff) >>> 0;
+  const end = 11 + len + 8;
+  if (len === 0 || len > 0x10000 || buf.length < end || buf.readUInt32LE(11 + len) !== 0) return undefined;
+  const block = buf.subarray(11, 11 + len);
+  let page: Buffer;
+  if (word >= STORED_BIT) {
+    if (len !== pageSize) return undefined;
+    page = block;
+  } else {
+    const { buf: into, at } = slabPage(pageSize);
+    if (decodeBlockInto(block, into, at, pageSize) !== pageSize) {
+      slabUsed = at;
+      return undefined;
+    }
+    page = into.subarray(at, at + pageSize);
+  }
+  if (buf.readUInt32LE(11 + len + 4) !== xxh32(page)) return undefined;
+  return { page, length: end };
 }
 
 /** Largest raw block LZ4 can emit for `n` input bytes (LZ4_COMPRESSBOUND). */

@@ -6,6 +6,7 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { backdateAndFingerprint, readSidecar, sameIdentity, writeSidecar } from '../sqlite/checkout-sidecar.js';
+import { loadPageHasher } from '../sqlite/page-hash.js';
 import { diffPageSums, geometryOf, scanPageSums } from '../sqlite/page-scan.js';
 import { readPageSums, writePageSums, type PageSums } from '../sqlite/page-sums.js';
 import { FrozenCheckout } from '../sqlite/quiesce.js';
@@ -121,7 +122,7 @@ async function checkpointFrozen(
   if (unchangedStat && oldSums) {
     sums = oldSums;
   } else if (oldSums && oldSums.pageSize === g.pageSize && sc?.ltx_checksum) {
-    const d = diffPageSums(frozen, g, oldSums);
+    const d = diffPageSums(frozen, g, oldSums, await loadPageHasher());
     sums = d.sums;
     if (d.changed.length > 0 || g.pageCount !== oldSums.pageCount) {
       plan =
@@ -130,7 +131,7 @@ async function checkpointFrozen(
           : { kind: 'segment', txid, pages: d.changed, preApplyChecksum: BigInt('0x' + sc.ltx_checksum) };
     }
   } else {
-    sums = scanPageSums(frozen, g);
+    sums = scanPageSums(frozen, g, await loadPageHasher());
     plan = { kind: 'snapshot', txid };
   }
 

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { fail } from '../core/errors.js';
 import { snapshotKey } from '../core/keys.js';
 import { newLineageId } from '../core/lineage.js';
@@ -13,6 +13,7 @@ import { DB_HEADER_SIZE, type DbHeader, isWalMode, parseDbHeader } from '../sqli
 import { corruptDatabase } from '../sqlite/sqlite-errors.js';
 import type { OpsContext } from './helpers/context.js';
 import { withTempDir } from './helpers/temp-dir.js';
+import { openDatabase } from '../sqlite/sqlite-driver.js';
 
 /** What create made. */
 export interface CreateResult {
@@ -119,7 +120,7 @@ async function importCopy(ctx: OpsContext, from: string, dest: string, dir: stri
   const hint = 'import an intact copy (with its -wal, if it has one); the source was left untouched';
   let src: Database.Database;
   try {
-    src = new Database(path, { readonly: true, fileMustExist: true });
+    src = openDatabase(path, { readonly: true, fileMustExist: true });
     src.prepare('SELECT count(*) FROM sqlite_master').get();
   } catch (err) {
     throw (
@@ -153,7 +154,7 @@ async function importCopy(ctx: OpsContext, from: string, dest: string, dir: stri
 
 /** Refuses an imported copy that fails `PRAGMA quick_check` (read on our private copy, never the source). */
 function quickCheck(from: string, copy: string, hint: string): void {
-  const db = new Database(copy, { readonly: true, fileMustExist: true });
+  const db = openDatabase(copy, { readonly: true, fileMustExist: true });
   try {
     const rows = db.pragma('quick_check(5)', { simple: false }) as Array<{ quick_check: string }>;
     const problems = rows.map((r) => r.quick_check).filter((m) => m !== 'ok');
@@ -181,7 +182,7 @@ export async function create(ctx: OpsContext, db: string, opts: { from?: string 
   return withTempDir(ctx, async (dir) => {
     const file = join(dir, 'import.db');
     if (opts.from !== undefined) await importCopy(ctx, opts.from, file, dir);
-    const conn = new Database(file);
+    const conn = openDatabase(file);
     try {
       conn.pragma('journal_mode = WAL');
       conn.pragma('wal_checkpoint(TRUNCATE)');

@@ -33,8 +33,12 @@ export interface QueryResult {
   truncated: boolean;
 }
 
-// Under tsx the module is the .ts source; built, it is .js next to this file's .js.
-const CHILD = new URL(`./helpers/query-child.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url);
+// Under tsx the module is the .ts source and, built by tsc, .js beside this file; from the one-file CLI bundle
+// (dist/cli.cjs) the child is tsc's dist/ops/helpers/query-child.js, which ships beside the bundle.
+const HERE = import.meta.url;
+const CHILD = HERE.endsWith('/cli.cjs')
+  ? new URL('./ops/helpers/query-child.js', HERE)
+  : new URL(`./helpers/query-child.${HERE.endsWith('.ts') ? 'ts' : 'js'}`, HERE);
 
 function runInChild(job: QueryJob, timeoutMs: number): Promise<QueryAnswer> {
   return new Promise((resolve, reject) => {

@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from './sqlite-driver.js';
 
 /** A better-sqlite3 connection. */
 export type Connection = Database.Database;
@@ -8,7 +9,7 @@ export const AT_REST_BUSY_TIMEOUT_MS = 3000;
 
 /** Opens an existing database file with a busy timeout; readonly opens never create -wal/-shm beyond SQLite's own. */
 export function openConnection(path: string, opts: { readonly?: boolean; busyTimeoutMs?: number } = {}): Connection {
-  const db = new Database(path, {
+  const db = openDatabase(path, {
     readonly: opts.readonly ?? false,
     fileMustExist: true,
     timeout: opts.busyTimeoutMs ?? AT_REST_BUSY_TIMEOUT_MS,

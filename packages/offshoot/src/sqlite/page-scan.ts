@@ -2,6 +2,7 @@ import { closeSync, fstatSync, openSync } from 'node:fs';
 import { fail } from '../core/errors.js';
 import { readFully } from '../platform/read-fully.js';
 import { lockPgno, pageChecksum } from '../ltx/checksum.js';
+import type { PageHasher } from './page-hash.js';
 import { PageSums } from './page-sums.js';
 
 /** Something pages can be read from at byte offsets (a plain file, or a FrozenCheckout). */
@@ -15,7 +16,7 @@ export interface Geometry {
   pageCount: number;
 }
 
-const CHUNK = 1 << 20;
+const CHUNK = 4 << 20;
 
 /** Reads page size (header offset 16) and page count (from the byte size) of a database source. */
 export function geometryOf(src: PageSource, byteSize: number, path: string): Geometry {
@@ -61,23 +62,50 @@ export function* selectedPagesOf(src: PageSource, g: Geometry, pgnos: readonly n
   }
 }
 
-/** Per-page checksums of a whole database (lock page recorded as 0n). */
-export function scanPageSums(src: PageSource, g: Geometry): PageSums {
+/** Per-page checksums of a whole database (lock page recorded as 0n), and fast page hashes given a hasher. */
+export function scanPageSums(src: PageSource, g: Geometry, hasher?: PageHasher): PageSums {
   const sums = new BigUint64Array(g.pageCount);
-  for (const [pgno, data] of pagesOf(src, g)) sums[pgno - 1] = pageChecksum(pgno, data);
-  return new PageSums(g.pageSize, sums);
+  const hashes = hasher ? new Uint32Array(2 * g.pageCount) : undefined;
+  for (const [pgno, data] of pagesOf(src, g)) {
+    sums[pgno - 1] = pageChecksum(pgno, data);
+    if (hasher && hashes) hasher.hash(data, hashes, pgno - 1);
+  }
+  return new PageSums(g.pageSize, sums, hashes);
 }
 
-/** The pages whose checksum differs from `before` (every page past its end counts as changed), and the new sums. */
-export function diffPageSums(src: PageSource, g: Geometry, before: PageSums): { changed: number[]; sums: PageSums } {
+/**
+ * The pages whose checksum differs from `before` (every page past its end counts as changed), the new sums, and how
+ * many pages needed an LTX checksum (the cost model).
+ * With a hasher, a page whose fast hash matches the recorded one keeps its recorded checksum: the only work per
+ * unchanged page is the hash; the CRC is computed for the pages that changed (or whose hash was unknown).
+ */
+export function diffPageSums(
+  src: PageSource,
+  g: Geometry,
+  before: PageSums,
+  hasher?: PageHasher,
+): { changed: number[]; sums: PageSums; checksummed: number } {
   const sums = new BigUint64Array(g.pageCount);
+  const hashes = hasher ? new Uint32Array(2 * g.pageCount) : undefined;
+  let checksummed = 0;
+  const old = before.hashes;
+  const known = Math.min(before.pageCount, g.pageCount);
   const changed: number[] = [];
   for (const [pgno, data] of pagesOf(src, g)) {
+    const i = pgno - 1;
+    if (hasher && hashes) {
+      hasher.hash(data, hashes, i);
+      if (old && i < known && old[2 * i] === hashes[2 * i] && old[2 * i + 1] === hashes[2 * i + 1]) {
+        sums[i] = before.sums[i] as bigint;
+        continue;
+      }
+    }
     const ck = pageChecksum(pgno, data);
-    sums[pgno - 1] = ck;
+    checksummed++;
+    sums[i] = ck;
     if (before.get(pgno) !== ck) changed.push(pgno);
   }
-  return { changed, sums: new PageSums(g.pageSize, sums) };
+  return { changed, sums: new PageSums(g.pageSize, sums, hashes), checksummed };
 }
 
 /** A plain file opened for reading pages; close() when done. Never use it on a file this process has open in SQLite. */

@@ -16,7 +16,7 @@ import { makeMcpStore, ok, startMcp } from './mcp-harness.js';
 function packageCopy(tmp: string): string {
   const copy = join(tmp, 'packages');
   for (const [pkg, parts] of [
-    ['offshoot', ['package.json', 'dist', 'scripts']],
+    ['offshoot', ['package.json', 'bin', 'dist', 'scripts']],
     ['client', ['package.json', 'dist']],
   ] as const) {
     for (const part of parts) cpSync(join(repoRoot, 'packages', pkg, part), join(copy, pkg, part), { recursive: true });

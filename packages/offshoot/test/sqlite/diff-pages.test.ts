@@ -69,7 +69,8 @@ test('one changed row: with changedPages only the touched table is read', () => 
   const narrow = diffDatabases(base, right, { changedPages: pages });
   assert.equal(narrow.stats.narrowed, true);
   assert.equal(narrow.stats.tablesCompared, 1);
-  assert.equal(narrow.stats.rowsScanned, 2 * ROWS);
+  // Only the rows on the changed leaf pages (both sides) are read, not the table.
+  assert.ok(narrow.stats.rowsScanned > 0 && narrow.stats.rowsScanned < 200, `${narrow.stats.rowsScanned} rows read`);
   const filePages = fs.statSync(base).size / 4096;
   assert.ok(
     narrow.stats.pagesRead > 0 && narrow.stats.pagesRead < filePages / 20,

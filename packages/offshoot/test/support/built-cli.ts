@@ -1,4 +1,5 @@
-// The built CLI that end-to-end suites spawn: `./offshoot` at the repository root, over packages/offshoot/dist.
+// The built CLI that end-to-end suites spawn: `./offshoot` at the repository root, over the bundle in
+// packages/offshoot/dist (the fast path the package `bin` runs too).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -9,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 export const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 /** The `./offshoot` wrapper. */
 export const offshootBin = path.join(repoRoot, 'offshoot');
-const builtMain = path.join(repoRoot, 'packages/offshoot/dist/cli/main.js');
+const builtMain = path.join(repoRoot, 'packages/offshoot/dist/cli.cjs');
 
 function newestSource(): number {
   const src = path.join(repoRoot, 'packages/offshoot/src');
@@ -23,9 +24,9 @@ function newestSource(): number {
 let checked = false;
 
 /**
- * Builds the CLI only when dist/ is missing or older than a source file (`make test` builds first, so under it this
- * never rebuilds): rewriting dist/ while another test file's daemon or CLI is loading it would hand them
- * half-written modules. tsc emits even when an unrelated file fails to typecheck; only the entry point matters.
+ * Builds the CLI only when its bundle is missing or older than a source file (`make test` builds first, so under it
+ * this never rebuilds): rewriting dist/ while another test file's daemon or CLI is loading it would hand them
+ * half-written modules. tsc emits even when an unrelated file fails to typecheck; the bundle is built from source.
  */
 export function ensureBuilt(): void {
   if (checked) return;
@@ -34,6 +35,7 @@ export function ensureBuilt(): void {
       cwd: repoRoot,
       stdio: 'ignore',
     });
+    spawnSync(process.execPath, ['scripts/bundle-cli.mjs'], { cwd: repoRoot, stdio: 'ignore' });
   }
   assert.ok(existsSync(builtMain), 'the CLI was built');
   checked = true;

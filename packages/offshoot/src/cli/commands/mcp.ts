@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../package-version.js';
 import { durationMs, parseDuration, type Duration } from '../../core/duration.js';
 import { fail } from '../../core/errors.js';
 import type { Command, Invocation } from '../command.js';
@@ -86,9 +86,6 @@ export const mcpCommand: Command = {
       import('../store-context.js'),
     ]);
     const log = (line: string): void => void process.stderr.write(`${line}\n`);
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-      version?: string;
-    };
     await runMcp({
       options: {
         defaultTtl: ttl === undefined ? { kind: 'none' } : { kind: 'set', ttl },
@@ -99,7 +96,7 @@ export const mcpCommand: Command = {
       },
       openStore: () =>
         openOpsContext(spec, process.env, { warn: (m) => log(`offshoot: warning: ${m}`), progress: undefined }),
-      version: pkg.version ?? 'dev',
+      version: packageVersion(),
       ...(http ? { http } : {}),
       log,
     });

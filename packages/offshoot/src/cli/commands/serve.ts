@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { durationMs, parseDuration } from '../../core/duration.js';
 import { fail } from '../../core/errors.js';
 import type { DaemonOptions } from '../../daemon/daemon-options.js';
@@ -6,6 +5,7 @@ import { parseByteSize } from '../byte-size.js';
 import type { Command, Invocation } from '../command.js';
 import { canonicalStore } from '../../store/store-spec.js';
 import { SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { packageVersion } from '../package-version.js';
 
 function nonNegative(inv: Invocation, flag: string, fallback: string): ReturnType<typeof parseDuration> {
   const d = parseDuration(inv.flags.string(flag) ?? fallback);
@@ -129,9 +129,6 @@ export const serveCommand: Command = {
     const ctx = await inv.context();
     const { Daemon } = await import('../../daemon/daemon.js');
     const log = (line: string): void => void process.stderr.write(`${line}\n`);
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-      version?: string;
-    };
     const daemon = await Daemon.start(
       ctx.store,
       ctx.checkoutRoot,
@@ -144,13 +141,11 @@ export const serveCommand: Command = {
         gcGrace,
         roCacheBudget: budget,
         ...(http ? { http: { addr: http.addr, token: http.token } } : {}),
-        ...(ui && http
-          ? { httpFallback: await dashboard(http.token, inv.storeSpec().text, pkg.version ?? 'dev') }
-          : {}),
+        ...(ui && http ? { httpFallback: await dashboard(http.token, inv.storeSpec().text, packageVersion()) } : {}),
         ...lease,
         log,
       },
-      pkg.version ?? 'dev',
+      packageVersion(),
     );
     let stopping = false;
     const signalled = (): void => {

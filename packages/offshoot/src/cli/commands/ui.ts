@@ -1,13 +1,5 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from '../command.js';
-
-/** The package version, for the page header. */
-export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-    version?: string;
-  };
-  return pkg.version ?? 'dev';
-}
+import { packageVersion } from '../package-version.js';
 
 /** `offshoot ui [-listen ADDR]`: the read-only web dashboard for a store at rest, until SIGINT or SIGTERM. */
 export const uiCommand: Command = {

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from '../command.js';
 import { versionOutcome } from '../output.js';
+import { packageVersion } from '../package-version.js';
 
 /** `offshoot version`: the package version, Node version and platform. */
 export const versionCommand: Command = {
@@ -12,10 +12,6 @@ export const versionCommand: Command = {
   flags: {},
   args: { min: 0, max: 0 },
   async run() {
-    // The package manifest sits three levels up from both src/cli/commands and dist/cli/commands.
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-      version?: string;
-    };
-    return versionOutcome(pkg.version ?? 'dev');
+    return versionOutcome(packageVersion());
   },
 };

@@ -3,12 +3,13 @@ import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import type { DataObject } from '../../core/keys.js';
-import { applyChain, applySegments } from '../../ltx/apply.js';
+import { applyChain, applySegments, type ChainResult } from '../../ltx/apply.js';
 import { commitRename, tempPathFor, writeFileAtomic } from '../../platform/atomic-file.js';
 import { type Fingerprint, fingerprintOf } from '../../sqlite/checkout-sidecar.js';
 import { cloneOrCopy } from '../../sqlite/clone-file.js';
 import { FileSource, geometryOf, scanPageSums } from '../../sqlite/page-scan.js';
-import { type PageSums, pageSumsPath, readPageSums } from '../../sqlite/page-sums.js';
+import { loadPageHasher } from '../../sqlite/page-hash.js';
+import { PageSums, pageSumsPath, readPageSums } from '../../sqlite/page-sums.js';
 import type { ResolvedChain } from '../../store/chain-resolver.js';
 import type { OpsContext } from './context.js';
 import { DamagedObjectError, isDamage } from './damaged-object.js';
@@ -128,7 +129,8 @@ export function prefixIds(members: readonly DataObject[]): string[] {
 
 /**
  * Builds the chain's state into the private file `tmp`: from the longest valid cached prefix plus the remaining
- * members, or from scratch. Nothing is added to the cache.
+ * members, or from scratch. Nothing is added to the cache. The apply keeps every page's LTX checksum and fast hash
+ * as it writes, so the page sums need no second read of the file. A member that fails verification is named.
  */
 async function buildChain(
   ctx: OpsContext,
@@ -136,11 +138,26 @@ async function buildChain(
   chain: ResolvedChain,
   tmp: string,
   label: string | undefined,
-): Promise<{ txid: number; checksum: bigint; pageSize: number; commit: number }> {
+): Promise<{ applied: ChainResult; sums: PageSums }> {
   const ids = prefixIds(chain.members);
   const reading: Reading = { current: undefined };
+  let appliedSums: BigUint64Array | undefined;
+  const onSums = (sums: BigUint64Array): void => {
+    appliedSums = sums;
+  };
+  const hasher = await loadPageHasher();
+  let hashes = new Uint32Array(0);
+  const onPage = (pgno: number, data: Buffer): void => {
+    if (2 * pgno > hashes.length) {
+      const grown = new Uint32Array(Math.max(2 * pgno, 2 * hashes.length));
+      grown.set(hashes);
+      hashes = grown;
+    }
+    hasher.hash(data, hashes, pgno - 1);
+  };
+  let applied: ChainResult | undefined;
   try {
-    for (let k = ids.length - 2; k >= 0; k--) {
+    for (let k = ids.length - 2; k >= 0 && applied === undefined; k--) {
       const prefix = await readEntry(dir, ids[k] as string);
       if (!prefix) continue;
       try {
@@ -150,17 +167,24 @@ async function buildChain(
         throw err;
       }
       await chmod(tmp, 0o644);
-      return await applySegments(
+      const prefixSums = await readPageSums(prefix.path);
+      hashes = prefixSums?.hashes ? prefixSums.hashes.slice() : new Uint32Array(0);
+      applied = await applySegments(
         tmp,
         BigInt('0x' + prefix.meta.checksum),
         sourcesFor(ctx, chain.members.slice(k + 1), reading, label),
+        prefixSums ? { sums: prefixSums.sums, onSums, onPage } : { onSums, onPage },
       );
     }
-    return await applyChain(sourcesFor(ctx, chain.members, reading, label), tmp);
+    applied ??= await applyChain(sourcesFor(ctx, chain.members, reading, label), tmp, { onSums, onPage });
   } catch (err) {
     if (isDamage(err) && reading.current !== undefined) throw new DamagedObjectError(reading.current, err);
     throw err;
   }
+  const all = appliedSums ?? new BigUint64Array(0);
+  const exact = new Uint32Array(2 * all.length);
+  exact.set(hashes.subarray(0, exact.length));
+  return { applied, sums: new PageSums(applied.pageSize, all, exact) };
 }
 
 function resultOf(meta: EntryMeta, sums: PageSums): Materialized {
@@ -193,8 +217,7 @@ export async function cachedChain(
   const final = join(dir, `${fullId}.db`);
   const tmp = tempPathFor(final);
   try {
-    const applied = await buildChain(ctx, dir, chain, tmp, label);
-    const sums = scanFile(tmp);
+    const { applied, sums } = await buildChain(ctx, dir, chain, tmp, label);
     await chmod(tmp, 0o444);
     // The rename keeps inode and mtime, so the sealed file's fingerprint is the visible entry's.
     const meta: EntryMeta = {
@@ -208,7 +231,16 @@ export async function cachedChain(
     await writeFileAtomic(join(dir, `${fullId}.json`), JSON.stringify(meta) + '\n');
     await writeFileAtomic(pageSumsPath(final), sums.encode());
     await commitRename(tmp, final);
-    return { path: final, result: { ...applied, sums } };
+    return {
+      path: final,
+      result: {
+        txid: applied.txid,
+        checksum: applied.checksum,
+        pageSize: applied.pageSize,
+        commit: applied.commit,
+        sums,
+      },
+    };
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
@@ -237,7 +269,7 @@ export async function materializeUncached(
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
   }
-  const applied = await buildChain(ctx, dir, chain, dest, label);
+  const { applied } = await buildChain(ctx, dir, chain, dest, label);
   return { txid: applied.txid };
 }
 

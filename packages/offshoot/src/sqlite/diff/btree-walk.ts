@@ -58,14 +58,28 @@ export function closeRawDb(file: RawDbFile | undefined): void {
   if (file !== undefined) fs.closeSync(file.fd);
 }
 
+/** Which b-tree owns each page reached: a lookup by page number (a typed array inside, not a map of every page). */
+export interface PageOwners<T> {
+  get(pgno: number): T | undefined;
+  has(pgno: number): boolean;
+}
+
+/** The owner lookup of a walk, and how many pages were read to learn it. */
+export interface BtreeOwners<T> {
+  /** Undefined when a page did not look like a b-tree page (damage, or a layout this walk does not follow). */
+  owners: PageOwners<T> | undefined;
+  pagesRead: number;
+}
+
 /**
- * Maps every page of the b-trees rooted at `roots` (root page → owner) to its owner, reading interior pages only.
+ * Records the owner of every page of the b-trees rooted at `roots` (root page → owner), reading interior pages only.
  * Every leaf of an SQLite b-tree sits at the same depth, so once the first page of a level is a leaf the rest of
  * that level is recorded unread. Overflow, freelist and pointer-map pages are never reached. Each page is claimed
  * once and the depth is bounded, so a damaged file ends the walk (owners undefined) instead of looping.
  */
-export function mapBtreePages<T>(file: RawDbFile, roots: ReadonlyMap<number, T>): BtreeMap<T> {
-  const owners = new Map<number, T>();
+export function walkBtreeOwners<T>(file: RawDbFile, roots: ReadonlyMap<number, T>): BtreeOwners<T> {
+  const slot = new Int32Array(file.pageCount + 1);
+  const values: T[] = [];
   const page = Buffer.allocUnsafe(file.pageSize);
   let pagesRead = 0;
 
@@ -90,13 +104,15 @@ export function mapBtreePages<T>(file: RawDbFile, roots: ReadonlyMap<number, T>)
     return out;
   };
 
-  const claim = (pgno: number, owner: T): boolean => {
-    if (pgno < 1 || pgno > file.pageCount || owners.has(pgno)) return false;
-    owners.set(pgno, owner);
+  const claim = (pgno: number, owner: number): boolean => {
+    if (pgno < 1 || pgno > file.pageCount || slot[pgno] !== 0) return false;
+    slot[pgno] = owner;
     return true;
   };
 
-  for (const [root, owner] of roots) {
+  for (const [root, value] of roots) {
+    values.push(value);
+    const owner = values.length;
     if (!claim(root, owner)) return { owners: undefined, pagesRead };
     let level = [root];
     for (let depth = 0; level.length > 0; depth++) {
@@ -114,5 +130,44 @@ export function mapBtreePages<T>(file: RawDbFile, roots: ReadonlyMap<number, T>)
       level = next;
     }
   }
+  const owners: PageOwners<T> = {
+    get: (pgno) =>
+      pgno >= 1 && pgno < slot.length && slot[pgno] !== 0 ? values[(slot[pgno] as number) - 1] : undefined,
+    has: (pgno) => pgno >= 1 && pgno < slot.length && slot[pgno] !== 0,
+  };
   return { owners, pagesRead };
+}
+
+/** walkBtreeOwners as a map of every page reached to its owner (for inspection; the diff uses the lookup). */
+export function mapBtreePages<T>(file: RawDbFile, roots: ReadonlyMap<number, T>): BtreeMap<T> {
+  const { owners, pagesRead } = walkBtreeOwners(file, roots);
+  if (owners === undefined) return { owners: undefined, pagesRead };
+  const map = new Map<number, T>();
+  for (let p = 1; p <= file.pageCount; p++) {
+    const o = owners.get(p);
+    if (o !== undefined) map.set(p, o);
+  }
+  return { owners: map, pagesRead };
+}
+
+const walked = new WeakMap<RawDbFile, { roots: ReadonlyMap<number, unknown>; map: BtreeOwners<unknown> }>();
+
+function sameRoots<T>(a: ReadonlyMap<number, unknown>, b: ReadonlyMap<number, T>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of b) if (a.get(k) !== v) return false;
+  return true;
+}
+
+/**
+ * walkBtreeOwners, walked once per open file and set of roots: the diff maps one side's pages for table ownership
+ * and again for row narrowing, and on a large file the walk is most of the diff's cost. The pages read are counted
+ * only by the walk that read them.
+ */
+export function mapBtreePagesOnce<T>(file: RawDbFile, roots: ReadonlyMap<number, T>): BtreeOwners<T> {
+  const hit = walked.get(file);
+  if (hit !== undefined && sameRoots(hit.roots, roots))
+    return { owners: hit.map.owners as PageOwners<T>, pagesRead: 0 };
+  const map = walkBtreeOwners(file, roots);
+  walked.set(file, { roots, map });
+  return map;
 }

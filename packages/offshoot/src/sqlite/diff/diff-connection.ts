@@ -1,7 +1,8 @@
 import fs from 'node:fs';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { fail } from '../../core/errors.js';
 import { sqliteFailure } from './sqlite-failure.js';
+import { openDatabase } from '../sqlite-driver.js';
 
 /**
  * Opens one side of a diff read-only inside a read transaction, so every query sees one snapshot even if a writer
@@ -17,7 +18,7 @@ export function openDiffSide(file: string, label: string): Database.Database {
   }
   let db: Database.Database | undefined;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
+    db = openDatabase(file, { readonly: true, fileMustExist: true });
     db.pragma('query_only = ON');
     db.defaultSafeIntegers(true);
     db.exec('BEGIN');

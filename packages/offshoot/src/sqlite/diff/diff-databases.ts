@@ -17,6 +17,7 @@ import { isStatTable, objectKey, readCatalog, type SchemaCatalog } from './schem
 import { diffSchema } from './schema-diff.js';
 import { quoteIdent } from './sql-literal.js';
 import { sqliteFailure } from './sqlite-failure.js';
+import { changedRowids } from './row-narrowing.js';
 import { tablesOwningPages } from './table-pages.js';
 import { readTableShape, type TableShape } from './table-shape.js';
 
@@ -58,6 +59,9 @@ export function diffDatabases(leftPath: string, rightPath: string, opts: DiffOpt
   }
 }
 
+/** Largest file (in pages) whose narrowed tables still get row counts: 64 MiB of 4 KiB pages. */
+const COUNT_LIMIT_PAGES = 16384;
+
 interface RawSides {
   left?: RawDbFile | undefined;
   right?: RawDbFile | undefined;
@@ -77,7 +81,16 @@ function diffOpen(
     pages !== undefined &&
     leftDb.pragma('page_size', { simple: true }) === rightDb.pragma('page_size', { simple: true });
   const stats: DiffStats = { tablesCompared: 0, rowsScanned: 0, narrowed, pagesRead: 0 };
-  const touched = narrowed ? touchedTables(leftDb, rightDb, lc, rc, schema, pages, raw, stats) : undefined;
+  const structural = new Set<string>();
+  const touched = narrowed ? touchedTables(leftDb, rightDb, lc, rc, schema, pages, raw, stats, structural) : undefined;
+  // Tables touched only through changed pages compare only the rows on those pages (rowid tables, full diffs).
+  // Their row counts cost a COUNT, O(table): reported for files up to COUNT_LIMIT_PAGES, omitted (as for tables
+  // not read at all) above, where the count would cost more than the rest of the diff.
+  const countNarrowed = (raw.left?.pageCount ?? Number.POSITIVE_INFINITY) <= COUNT_LIMIT_PAGES;
+  const rowsOf =
+    narrowed && !summaryOnly && raw.left && raw.right
+      ? changedRowids(raw.left, raw.right, lc, rc, pages, stats)
+      : undefined;
   const tables: TableDiff[] = [];
   for (const name of diffableTables(lc, rc)) {
     const inLeft = isOrdinary(lc, name);
@@ -108,7 +121,13 @@ function diffOpen(
       right !== undefined &&
       schema.some((c) => c.type === 'table' && c.name === name && c.change === 'changed');
     const fill = left && right && ddlChanged ? fillValues(left, right) : {};
-    const rows = diffTableRows(leftDb, rightDb, { table: name, left, right, fill, summaryOnly }, stats);
+    const only = structural.has(name) || !rowKeyed(left, right) ? undefined : rowsOf?.get(name);
+    const rows = diffTableRows(
+      leftDb,
+      rightDb,
+      { table: name, left, right, fill, summaryOnly, ...(only ? { rowids: only, countNarrowed } : {}) },
+      stats,
+    );
     const diff: TableDiff = { table: name, key: (right ?? left)?.key ?? [], ...rows };
     if (rc.tables.get(name) === 'shadow' || lc.tables.get(name) === 'shadow') diff.shadow = true;
     if (left && right && ddlChanged) diff.rebuild = rebuildPlan(rightDb, rc, name, left, right, fill);
@@ -117,6 +136,16 @@ function diffOpen(
     tables.push(diff);
   }
   return { schema, tables, stats, summaryOnly };
+}
+
+/** True when both sides match rows by rowid the same way (an INTEGER PRIMARY KEY or the rowid itself). */
+function rowKeyed(left: TableShape | undefined, right: TableShape | undefined): boolean {
+  return (
+    left !== undefined &&
+    right !== undefined &&
+    left.keyKind === right.keyKind &&
+    (left.keyKind.startsWith('ipk:') || left.keyKind.startsWith('rowid:'))
+  );
 }
 
 /** Every ordinary or shadow table on either side, sorted; sqlite_sequence included, statistics tables not. */
@@ -146,6 +175,7 @@ function touchedTables(
   pages: ReadonlySet<number>,
   raw: RawSides,
   stats: DiffStats,
+  structural: Set<string>,
 ): Set<string> {
   // An index created, dropped or redefined rewrites its own pages without changing any row of its table.
   const newIndexes = new Set(schema.filter((c) => c.type === 'index').map((c) => c.name));
@@ -153,12 +183,14 @@ function touchedTables(
     ...tablesOwningPages(leftDb, lc, pages, newIndexes, raw.left, stats),
     ...tablesOwningPages(rightDb, rc, pages, newIndexes, raw.right, stats),
   ]);
-  for (const c of schema) if (c.type === 'table') touched.add(c.name);
+  for (const c of schema) if (c.type === 'table') structural.add(c.name);
   for (const [name, root] of rc.rootpages) {
     const before = lc.rootpages.get(name);
-    if (before === undefined ? !rc.indexTable.has(name) : before !== root) touched.add(rc.indexTable.get(name) ?? name);
+    if (before === undefined ? !rc.indexTable.has(name) : before !== root)
+      structural.add(rc.indexTable.get(name) ?? name);
   }
-  for (const name of lc.rootpages.keys()) if (!rc.rootpages.has(name) && !lc.indexTable.has(name)) touched.add(name);
+  for (const name of lc.rootpages.keys()) if (!rc.rootpages.has(name) && !lc.indexTable.has(name)) structural.add(name);
+  for (const name of structural) touched.add(name);
   return touched;
 }
 

@@ -1,7 +1,7 @@
-import Database from 'better-sqlite3';
 import type { Row } from './diff-types.js';
 import { quoteIdent } from './sql-literal.js';
 import type { TableShape } from './table-shape.js';
+import { openDatabase } from '../sqlite-driver.js';
 
 /**
  * The value each right-only column holds in a row carried over from the left: its DEFAULT with the column's
@@ -14,7 +14,7 @@ export function fillValues(left: TableShape, right: TableShape): Row {
   const fill: Row = {};
   if (added.length === 0) return fill;
   for (const c of added) fill[c] = null;
-  const scratch = new Database(':memory:');
+  const scratch = openDatabase(':memory:');
   try {
     scratch.defaultSafeIntegers(true);
     const defs = added.map((c) => {

@@ -12,6 +12,10 @@ export interface RowDiffPlan {
   /** Values assumed on the left for right-only columns (see TableRebuild.fill). */
   fill: Row;
   summaryOnly: boolean;
+  /** Compare only the rows with these rowids (every other row is known equal). */
+  rowids?: ReadonlySet<bigint>;
+  /** With rowids: still report both row counts (a COUNT of the left, O(table) in SQLite; the right's follows). */
+  countNarrowed?: boolean;
 }
 
 type RowDiffOutcome = Pick<TableDiff, 'added' | 'removed' | 'changed' | 'status' | 'leftCount' | 'rightCount'>;
@@ -46,8 +50,14 @@ export function diffTableRows(
   }
   if (left && right && left.keyKind === right.keyKind) {
     const walked = mergeJoin(leftDb, rightDb, plan, left, right, stats, out, false);
-    out.leftCount = walked.leftRows;
-    out.rightCount = walked.rightRows;
+    if (plan.rowids === undefined) {
+      out.leftCount = walked.leftRows;
+      out.rightCount = walked.rightRows;
+    } else if (plan.countNarrowed === true) {
+      // Every other row is equal on both sides, so one count gives the other exactly.
+      out.leftCount = countRows(leftDb, plan.table);
+      out.rightCount = out.leftCount - out.removed.length + out.added.length;
+    }
   } else {
     if (left) out.leftCount = collectAll(leftDb, plan.table, left, out.removed, stats);
     if (right) out.rightCount = collectAll(rightDb, plan.table, right, out.added, stats);
@@ -66,15 +76,30 @@ function countRows(db: Database.Database, table: string): number {
   return Number(n);
 }
 
-function scan(db: Database.Database, table: string, shape: TableShape): IterableIterator<unknown[]> {
+function scan(
+  db: Database.Database,
+  table: string,
+  shape: TableShape,
+  rowids?: ReadonlySet<bigint>,
+): IterableIterator<unknown[]> {
   const cols = shape.columns.map(quoteIdent).join(', ');
   const order = shape.key
     .map((k) => (shape.keyKind.startsWith('pk:') ? `${quoteIdent(k)} COLLATE BINARY` : quoteIdent(k)))
     .join(', ');
+  if (rowids === undefined) {
+    return db
+      .prepare(`SELECT ${cols} FROM ${quoteIdent(table)} ORDER BY ${order}`)
+      .raw()
+      .iterate() as IterableIterator<unknown[]>;
+  }
+  // The key is the rowid (or its INTEGER PRIMARY KEY alias), so each listed row is one b-tree lookup.
+  const key = quoteIdent(shape.key[0] as string);
   return db
-    .prepare(`SELECT ${cols} FROM ${quoteIdent(table)} ORDER BY ${order}`)
+    .prepare(
+      `SELECT ${cols} FROM ${quoteIdent(table)} WHERE ${key} IN (SELECT value FROM json_each(?)) ORDER BY ${order}`,
+    )
     .raw()
-    .iterate() as IterableIterator<unknown[]>;
+    .iterate(`[${[...rowids].join(',')}]`) as IterableIterator<unknown[]>;
 }
 
 function collectAll(db: Database.Database, table: string, shape: TableShape, into: Row[], stats: DiffStats): number {
@@ -102,8 +127,8 @@ function mergeJoin(
   const rKey = right.key.map((k) => right.columns.indexOf(k));
   // Each right column is compared with its left counterpart, or with the fill value when the left lacks it.
   const pairs = right.columns.map((c, ri) => ({ ri, li: left.columns.indexOf(c), fill: plan.fill[c] ?? null }));
-  const lit = scan(leftDb, plan.table, left);
-  const rit = scan(rightDb, plan.table, right);
+  const lit = scan(leftDb, plan.table, left, plan.rowids);
+  const rit = scan(rightDb, plan.table, right, plan.rowids);
   let nl = 0;
   let nr = 0;
   let differs = false;

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { mapBtreePages, type RawDbFile } from './btree-walk.js';
+import { mapBtreePagesOnce, type RawDbFile } from './btree-walk.js';
 import type { DiffStats } from './diff-types.js';
 import type { SchemaCatalog } from './schema-catalog.js';
 
@@ -41,7 +41,7 @@ function walkedOwners(
 ): Set<string> | undefined {
   const roots = new Map<number, string>([[SCHEMA_ROOT, 'sqlite_schema']]);
   for (const [name, root] of catalog.rootpages) roots.set(root, name);
-  const { owners, pagesRead } = mapBtreePages(raw, roots);
+  const { owners, pagesRead } = mapBtreePagesOnce(raw, roots);
   stats.pagesRead += pagesRead;
   if (owners === undefined) return undefined;
   const names = new Set<string>();

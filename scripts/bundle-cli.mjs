@@ -1,0 +1,29 @@
+// Bundles the CLI into one CommonJS file, packages/offshoot/dist/cli.cjs: one file to read and compile at start-up
+// instead of ~90 ES modules. Modules a command reaches only through `await import()` are bundled but evaluated only
+// when that command runs; npm packages stay outside the bundle (native addons must), and a package imported by
+// such a module is required only when the module is first evaluated. hash-wasm is bundled, tree-shaken.
+import { build } from 'esbuild';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../packages/offshoot/', import.meta.url));
+const deps = Object.keys(JSON.parse(readFileSync(`${root}package.json`, 'utf8')).dependencies);
+const bundled = new Set(['hash-wasm']);
+const external = deps.filter((d) => !bundled.has(d)).flatMap((d) => [d, `${d}/*`]);
+
+await build({
+  entryPoints: [`${root}src/cli/main.ts`],
+  outfile: `${root}dist/cli.cjs`,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  external,
+  mainFields: ['module', 'main'],
+  // Dynamic imports of packages become lazy require()s: one loader (CJS) for the whole process.
+  supported: { 'dynamic-import': false },
+  define: { 'import.meta.url': '__offshootModuleUrl' },
+  banner: { js: "const __offshootModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  logLevel: 'warning',
+  legalComments: 'none',
+});
