@@ -12,6 +12,7 @@ import { readPageSums, writePageSums, type PageSums } from '../sqlite/page-sums.
 import { FrozenCheckout } from '../sqlite/quiesce.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
+import { withBranchLease } from './helpers/branch-lease.js';
 import { headIdentity, readBranch, refuseForeignLease } from './helpers/branch-ref.js';
 import type { OpsContext } from './helpers/context.js';
 import { encodePages, type EncodePlan } from './helpers/encode-pages.js';
@@ -42,7 +43,16 @@ function chooseSnapshot(changed: number, commit: number, chainLength: number, sn
  * checkpointed, as a segment at head+1 — a snapshot on the cadence or when most pages changed — and records the
  * name by compare-and-swap. An unchanged checkout writes no object; the name lands on the current head.
  */
-export async function checkpoint(
+export function checkpoint(
+  ctx: OpsContext,
+  t: Target,
+  name: string | undefined,
+  meta?: Meta,
+): Promise<CheckpointResult> {
+  return withBranchLease(ctx, t, () => checkpointLeased(ctx, t, name, meta));
+}
+
+async function checkpointLeased(
   ctx: OpsContext,
   t: Target,
   name: string | undefined,

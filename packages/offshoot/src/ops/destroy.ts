@@ -4,6 +4,7 @@ import { fail, hasCode } from '../core/errors.js';
 import type { Target } from '../core/target.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import { leaseLive } from './helpers/branch-ref.js';
+import { withBranchLease } from './helpers/branch-lease.js';
 import type { OpsContext } from './helpers/context.js';
 import { checkoutFiles, checkoutPath } from './helpers/paths.js';
 import { refuseProtected } from './promote.js';
@@ -21,10 +22,18 @@ export interface DestroyResult {
  * force. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
  * unreachable.
  */
-export async function destroy(
+export function destroy(
   ctx: OpsContext,
   t: Target,
   opts: { force?: boolean; reaping?: boolean } = {},
+): Promise<DestroyResult> {
+  return withBranchLease(ctx, t, () => destroyLeased(ctx, t, opts));
+}
+
+async function destroyLeased(
+  ctx: OpsContext,
+  t: Target,
+  opts: { force?: boolean; reaping?: boolean },
 ): Promise<DestroyResult> {
   const force = opts.force ?? false;
   const claimed = await ctx.store.updateRef(t.db, t.branch, (ref) => {
