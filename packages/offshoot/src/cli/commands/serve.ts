@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { durationMs, parseDuration } from '../../core/duration.js';
 import { fail } from '../../core/errors.js';
 import type { DaemonOptions } from '../../daemon/daemon-options.js';
@@ -60,6 +61,7 @@ export const serveCommand: Command = {
     'a non-loopback address needs -http-allow-non-loopback and an explicit token. -ui adds the read-only web',
     'dashboard to that listener, with live sessions, events and metrics (docs/ui.md).',
     'SIGINT, SIGTERM or the shutdown op stop it gracefully: open sessions are flushed and closed (within 30s).',
+    'Several daemons may serve one store (on one machine or many), each with its own socket and -checkouts root.',
     '$OFFSHOOT_LEASE_TTL_MS shortens the 30s session lease (renewed every third of it), for tests.',
   ].join('\n'),
   flags: {
@@ -83,6 +85,11 @@ export const serveCommand: Command = {
       type: 'string',
       value: 'DURATION',
       description: 'how long unreachable objects wait before the janitor deletes them (default 15m)',
+    },
+    checkouts: {
+      type: 'string',
+      value: 'DIR',
+      description: "this daemon's checkout root (default: the store's); every daemon sharing a store needs its own",
     },
     'ro-cache-budget': {
       type: 'string',
@@ -122,6 +129,7 @@ export const serveCommand: Command = {
       throw fail('USAGE', '-ui requires -http', { hint: 'add -http 127.0.0.1:PORT, or run offshoot ui' });
     const socket = socketFor(inv);
     const ctx = await inv.context();
+    const checkouts = inv.flags.string('checkouts');
     const { Daemon } = await import('../../daemon/daemon.js');
     const log = (line: string): void => void process.stderr.write(`${line}\n`);
     const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
@@ -129,7 +137,7 @@ export const serveCommand: Command = {
     };
     const daemon = await Daemon.start(
       ctx.store,
-      ctx.checkoutRoot,
+      checkouts === undefined || checkouts === '' ? ctx.checkoutRoot : resolve(checkouts),
       {
         socket,
         flushEveryMs: durationMs(flushEvery),
