@@ -50,10 +50,10 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the daemon: live sessions, background flushes and the janitor, over a unix socket',
   usage:
-    '[-socket PATH] [-flush-every D] [-snapshot-every N] [-reap-every D] [-gc-grace D] [-ro-cache-budget BYTES] [-http ADDR [-token T] [-http-allow-non-loopback] [-ui]]',
+    '[-socket PATH] [-checkouts DIR] [-flush-every D] [-snapshot-every N] [-reap-every D] [-gc-grace D] [-ro-cache-budget BYTES] [-http ADDR [-token T] [-http-allow-non-loopback] [-ui]]',
   help: [
     'Serves the store on a unix socket (mode 0600; a stale socket file is replaced, a live one refused) and prints',
-    '"offshoot serving on <socket>". One daemon per store: a second one on the same store refuses to start.',
+    '"offshoot serving on <socket>". One daemon per checkout root: a second one on the same root refuses to start.',
     "Sessions opened here hold their branch lease, capture the checkout's WAL live, and flush every -flush-every",
     'when something is pending. The janitor reaps expired branches, clears stale destroy claims, collects garbage',
     'older than -gc-grace and keeps checkouts-ro/ within -ro-cache-budget. -http also serves /rpc, /metrics and',
@@ -61,7 +61,8 @@ export const serveCommand: Command = {
     'a non-loopback address needs -http-allow-non-loopback and an explicit token. -ui adds the read-only web',
     'dashboard to that listener, with live sessions, events and metrics (docs/ui.md).',
     'SIGINT, SIGTERM or the shutdown op stop it gracefully: open sessions are flushed and closed (within 30s).',
-    'Several daemons may serve one store (on one machine or many), each with its own socket and -checkouts root.',
+    'Several daemons may serve one store (on one machine or many), each with its own socket and -checkouts root',
+    '(docs/operations.md, Topology).',
     '$OFFSHOOT_LEASE_TTL_MS shortens the 30s session lease (renewed every third of it), for tests.',
   ].join('\n'),
   flags: {
