@@ -85,6 +85,9 @@ for (const kind of KINDS) {
       assert.match(viaDaemon.error ?? '', /leased by/);
       assert.deepEqual(await daemons[0]!.request({ op: 'branches', db: 'app' }), before);
       assert.equal(durableDump(s, 'app@b2'), durable[2]);
+      // The daemon whose session holds the lease may touch the branch: its session's lease covers it.
+      const own = await daemons[2]!.request({ op: 'touch', db: 'app', branch: 'b2', ttl: '1h' });
+      assert.equal(own.ok, true, own.error);
     });
 
     it('a daemon SIGKILLed mid-flush loses its lease on expiry; another takes the branch over with everything durable', async () => {
