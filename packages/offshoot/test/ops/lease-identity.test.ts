@@ -9,7 +9,9 @@ import { checkpoint } from '../../src/ops/checkpoint.js';
 import { create } from '../../src/ops/create.js';
 import { collectGarbage } from '../../src/ops/gc.js';
 import { GcLease } from '../../src/ops/helpers/gc-lease.js';
+import { fork } from '../../src/ops/fork.js';
 import { acquireLease } from '../../src/ops/lease.js';
+import { reap } from '../../src/ops/reap.js';
 import { touch } from '../../src/ops/touch.js';
 import { openTestStore, rejectsCode, type TestStore } from './harness.js';
 import { runSql } from './sqlite-cli.js';
@@ -139,6 +141,36 @@ describe('the GC lease', () => {
       ts.clock.advance(121_000);
       await collectGarbage(b, 0n);
       await rejectsCode(stale.renew(), 'BUSY');
+    } finally {
+      await ts.cleanup();
+    }
+  });
+});
+
+describe('janitors of several daemons', () => {
+  it('reap an expired branch exactly once between them, and leave a leased one alone', async () => {
+    const ts = await openTestStore();
+    try {
+      await seeded(ts);
+      await fork(ts.ctx, MAIN, 'gone', { ttl: { kind: 'set', ttl: 1_000_000_000n } });
+      await fork(ts.ctx, MAIN, 'held', { ttl: { kind: 'set', ttl: 1_000_000_000n } });
+      await acquireLease(ts.context(), { db: 'app', branch: 'held' }, '1h');
+      ts.clock.advance(2000);
+      const janitors = [0, 1, 2].map(() => ts.context());
+      const reports = await Promise.all(janitors.map((j) => reap(j)));
+      assert.deepEqual(
+        reports.flatMap((r) => r.reaped),
+        ['app@gone'],
+        'one janitor reaped it; the others found it gone',
+      );
+      assert.equal(await ts.store.tryGetRef('app', 'gone'), undefined);
+      assert.ok(await ts.store.tryGetRef('app', 'held'), 'a leased branch is not due');
+      const again = await Promise.all(janitors.map((j) => reap(j)));
+      assert.deepEqual(
+        again.flatMap((r) => [...r.reaped, ...r.errors]),
+        [],
+        'a second round finds nothing to do',
+      );
     } finally {
       await ts.cleanup();
     }
