@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newLeaseHolder } from '../core/lease-holder.js';
+import { newLeaseHolder } from '../ops/helpers/lease-holder.js';
 import { makeContext } from '../ops/helpers/context.js';
 import { checkSocketPath } from '../protocol/socket-path.js';
 import { sweepSessionScratch } from '../session/scratch-dir.js';

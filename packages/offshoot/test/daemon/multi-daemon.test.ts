@@ -90,7 +90,7 @@ for (const kind of KINDS) {
       assert.equal(own.ok, true, own.error);
     });
 
-    it('a daemon SIGKILLed mid-flush loses its lease on expiry; another takes the branch over with everything durable', async () => {
+    it('a daemon SIGKILLed mid-flush loses its leases (at once on its own host, else on expiry); another takes the branch over with everything durable', async () => {
       sqlite(checkouts[0]!, `INSERT INTO w VALUES (0, 'second');\n`);
       const inFlight = dumpOf(checkouts[0]!);
       const c = await LineClient.connect(daemons[0]!.sock);

@@ -2,8 +2,10 @@
 // duration on the reader's clock, and the clock-skew bound — lease TTL minus the renewal interval — is exactly
 // where a skewed clock starts to see a renewed lease as expired; past it the epoch still fences the old holder.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { newLeaseHolder, parseLeaseHolder } from '../../src/core/lease-holder.js';
+import { processSpace } from '../../src/platform/process-space.js';
+import { newLeaseHolder, parseLeaseHolder } from '../../src/ops/helpers/lease-holder.js';
 import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
 import { create } from '../../src/ops/create.js';
@@ -40,7 +42,13 @@ describe('lease identity', () => {
     const p = parseLeaseHolder(a);
     assert.equal(p?.pid, process.pid);
     assert.match(p?.id ?? '', /^[0-9a-f]{16}$/);
-    assert.deepEqual(parseLeaseHolder('build-7/4242'), { host: 'build-7', pid: 4242, id: undefined, role: undefined });
+    assert.deepEqual(parseLeaseHolder('build-7/4242'), {
+      host: 'build-7',
+      pidns: undefined,
+      pid: 4242,
+      id: undefined,
+      role: undefined,
+    });
     assert.equal(parseLeaseHolder(`${a}:at-rest`)?.role, 'at-rest');
     assert.equal(parseLeaseHolder('not a holder'), undefined);
   });
@@ -59,6 +67,26 @@ describe('lease identity', () => {
         undefined,
         'the command gave its lease back',
       );
+    } finally {
+      await ts.cleanup();
+    }
+  });
+});
+
+describe('a holder gone from this machine', () => {
+  it("loses its lease at once when it was a process of this host and pid namespace; a live one's is kept", async () => {
+    const ts = await openTestStore();
+    try {
+      await seeded(ts);
+      const dead = spawnSync('true').pid ?? 0;
+      await acquireLease(ts.context({ holder: `${processSpace()}/${dead}/0123456789abcdef` }), MAIN, '1h');
+      await touch(ts.ctx, MAIN);
+      await acquireLease(ts.context({ holder: `${processSpace()}/${process.ppid}/0123456789abcdef` }), MAIN, '1h');
+      await rejectsCode(touch(ts.ctx, MAIN), 'LEASE_HELD');
+      const far = { db: 'app', branch: 'far' };
+      await fork(ts.ctx, MAIN, 'far');
+      await acquireLease(ts.context({ holder: `elsewhere:1/${dead}/0123456789abcdef` }), far, '1h');
+      await rejectsCode(touch(ts.ctx, far), 'LEASE_HELD');
     } finally {
       await ts.cleanup();
     }
@@ -140,7 +168,7 @@ describe('the GC lease', () => {
       const stale = await GcLease.acquire(a);
       ts.clock.advance(121_000);
       await collectGarbage(b, 0n);
-      await rejectsCode(stale.renew(), 'BUSY');
+      await rejectsCode(stale.renew(), 'CAS_CONFLICT');
     } finally {
       await ts.cleanup();
     }

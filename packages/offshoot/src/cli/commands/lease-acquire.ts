@@ -3,13 +3,13 @@ import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
 import { leaseAcquireOutcome } from '../output.js';
 
-/** `offshoot lease acquire <db>[@b] [--ttl d]`: claims or renews a branch lease as host/pid/id (a fresh random id per command). */
+/** `offshoot lease acquire <db>[@b] [--ttl d]`: claims or renews a branch lease as host:pidns/pid/id (a fresh random id per command). */
 export const leaseAcquireCommand: Command = {
   name: 'lease acquire',
   summary: 'claim or renew a branch lease',
   usage: '<db>[@branch] [--ttl DURATION]',
   help: [
-    'Acquires the branch lease as host/pid/<random id> (a fresh acquire bumps the epoch, fencing earlier writers), or',
+    'Acquires the branch lease as host:pidns/pid/<random id> (a fresh acquire bumps the epoch, fencing earlier writers), or',
     'extends our own live lease. The command exits immediately, so the lease lapses after --ttl (default 30s)',
     "unless something renews it. Refused while another holder's lease is live or the branch is being destroyed.",
   ].join('\n'),

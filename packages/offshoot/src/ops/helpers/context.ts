@@ -1,4 +1,4 @@
-import { newLeaseHolder } from '../../core/lease-holder.js';
+import { newLeaseHolder } from './lease-holder.js';
 import type { Store } from '../../store/store.js';
 
 /** Progress of one long step (import, export, materialize): total and done in bytes or pages. */

@@ -63,11 +63,17 @@ export class GcLease {
     } catch (err) {
       if (!casLost(err)) throw err;
       const won = await readGcLease(ctx);
-      throw busy(won.body?.holder ?? 'another pass', won.body?.expiry ?? 'unknown');
+      if (won.body && won.body.holder !== ctx.holder && Date.parse(won.body.expiry) > ctx.now().getTime())
+        throw busy(won.body.holder, won.body.expiry);
+      throw fail('CAS_CONFLICT', 'the GC lease changed while this pass was taking it', {
+        retryable: true,
+        hint: 'retry; only one GC pass runs store-wide at a time',
+        cause: err,
+      });
     }
   }
 
-  /** Renews the lease; fails BUSY if anyone else has written it since, so the caller stops before its deletes. */
+  /** Renews the lease; fails CAS_CONFLICT if anyone else has written it since, so the caller stops before its deletes. */
   async renew(): Promise<void> {
     try {
       this.etag = await this.ctx.store.backend.put(
@@ -77,9 +83,10 @@ export class GcLease {
       );
     } catch (err) {
       if (!casLost(err)) throw err;
-      throw fail('BUSY', 'this GC pass lost its lease to another pass; it deleted nothing', {
+      throw fail('CAS_CONFLICT', 'this GC pass lost its lease to another pass; it deleted nothing', {
         retryable: true,
         hint: 'retry; the pass that holds the lease does the work',
+        cause: err,
       });
     }
   }
