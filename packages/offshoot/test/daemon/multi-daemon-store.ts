@@ -8,7 +8,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S3_ENDPOINT, createTestBucket, type TestBucket } from '../store/s3-test-env.js';
 import { S3_REGION } from '../s3e2e/s3-store.js';
-import { buildCli, startDaemon, type CliRun, type DaemonProcess, type StoreDir } from './daemon-process.js';
+import type { Response } from '../../src/protocol/wire.js';
+import { LineClient, buildCli, startDaemon, type CliRun, type DaemonProcess, type StoreDir } from './daemon-process.js';
 
 const bin = path.join(fileURLToPath(new URL('../../../../', import.meta.url)), 'offshoot');
 
@@ -95,4 +96,15 @@ export function durableDump(s: SharedStore, target: string): string {
   const d = dumpOf(out);
   rmSync(out, { force: true });
   return d;
+}
+
+/** One request allowed to take long (a GC pass over a bucket on a loaded machine), on a fresh connection. */
+export async function slowRequest(d: DaemonProcess, req: Record<string, unknown>, ms = 120_000): Promise<Response> {
+  const c = await LineClient.connect(d.sock);
+  try {
+    c.send(`${JSON.stringify(req)}\n`);
+    return await c.next(ms);
+  } finally {
+    c.close();
+  }
 }

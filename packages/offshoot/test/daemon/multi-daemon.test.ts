@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { S3_ENDPOINT, S3_SERVER } from '../store/s3-test-env.js';
 import { LineClient, until, type DaemonProcess } from './daemon-process.js';
-import { dumpOf, durableDump, sharedStore, sqlite, type SharedStore } from './multi-daemon-store.js';
+import { dumpOf, durableDump, sharedStore, slowRequest, sqlite, type SharedStore } from './multi-daemon-store.js';
 
 const LEASE_MS = 1500;
 
@@ -126,7 +126,7 @@ for (const kind of KINDS) {
     it('GC passes from several daemons at once run one at a time and keep every live object', async () => {
       for (let i = 0; i < 4; i++) assert.equal(s.cli(['fork', 'app@b1', `tmp${i}`]).code, 0);
       const racing = [
-        ...[1, 2].flatMap((i) => [0, 1].map(() => daemons[i]!.request({ op: 'gc', grace: '0s' }))),
+        ...[1, 2].flatMap((i) => [0, 1].map(() => slowRequest(daemons[i]!, { op: 'gc', grace: '0s' }))),
         s.cli(['destroy', 'app@tmp0']).code,
         daemons[2]!.request({ op: 'fork', db: 'app', branch: 'b2', name: 'late' }),
         daemons[1]!.request({ op: 'destroy', db: 'app', branch: 'tmp1' }),
@@ -137,7 +137,7 @@ for (const kind of KINDS) {
         if (!res.ok) assert.match(res.error ?? '', /another GC pass is running/);
       }
       for (let i = 0; i < 2; i++) {
-        const g = await daemons[1]!.request({ op: 'gc', grace: '0s' });
+        const g = await slowRequest(daemons[1]!, { op: 'gc', grace: '0s' });
         assert.equal(g.ok, true, g.error);
       }
       for (let i = 1; i < 3; i++) {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Prng } from '../ops/prng.js';
 import { LineClient, until, type DaemonProcess } from '../daemon/daemon-process.js';
-import { dumpOf, durableDump, sharedStore, sqlite } from '../daemon/multi-daemon-store.js';
+import { dumpOf, durableDump, sharedStore, slowRequest, sqlite } from '../daemon/multi-daemon-store.js';
 
 const SECONDS = Number(process.env.OFFSHOOT_TORTURE_SECONDS ?? 5);
 const SEED = Number(process.env.OFFSHOOT_TORTURE_SEED ?? Date.now() % 2 ** 31);
@@ -65,7 +65,7 @@ test(`three daemons, ${LANES} lanes, ${SECONDS}s (seed ${SEED})`, { timeout: (SE
         }),
       );
       if (rng.chance(0.3)) {
-        const gcs = await Promise.all(daemons.map((d) => d.request({ op: 'gc', grace: '0s' })));
+        const gcs = await Promise.all(daemons.map((d) => slowRequest(d, { op: 'gc', grace: '0s' })));
         for (const g of gcs) {
           if (g.ok) tally.gcPasses++;
           else {
