@@ -15,8 +15,9 @@ export function leaseHeldError(db: string, branch: string, holder: string | unde
 }
 
 /**
- * Runs an at-rest mutation under the branch lease: takes it by compare-and-swap on the ref (a fresh acquire bumps
- * the epoch, fencing any earlier writer), runs fn, and gives it back. A live lease held by anyone else — a daemon
+ * Runs an at-rest mutation under the branch lease: takes it by compare-and-swap on the ref (a session that lost it
+ * is fenced by the changed holder; the epoch is left alone, so the verb's objects keep their keys), runs fn, and
+ * gives it back. A live lease held by anyone else — a daemon
  * session, another daemon, another command — refuses with LEASE_HELD naming the holder, forced or not. A lease this
  * context already holds (a nested call) is used as it is and left for its owner to release. A branch under a reaping
  * or destroy claim is left to fn, whose own checks refuse or (for the reaper) proceed under that claim. When fn
@@ -42,7 +43,6 @@ export async function withBranchLease<T>(ctx: OpsContext, t: BranchName, fn: () 
     }
     const next = {
       ...r,
-      epoch: r.epoch + 1,
       lease_holder: ctx.holder,
       lease_expiry: new Date(now.getTime() + ctx.leaseTtlMs).toISOString(),
     };

@@ -1,6 +1,7 @@
 import { fail, hasCode } from '../../core/errors.js';
 import { GC_LEASE_KEY } from '../../core/keys.js';
 import type { OpsContext } from './context.js';
+import { leaseHolderDeadHere } from './lease-holder.js';
 
 /** How long a GC pass's lease lasts between renewals (each phase boundary renews it). */
 export const GC_LEASE_MS = 120_000;
@@ -30,6 +31,12 @@ function casLost(err: unknown): boolean {
   return hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'ALREADY_EXISTS');
 }
 
+/** A live lease of another holder; one whose holder is a gone process of this machine counts as expired. */
+function heldByOther(ctx: OpsContext, body: GcLeaseBody | undefined, now: number): body is GcLeaseBody {
+  if (body === undefined || body.holder === ctx.holder || leaseHolderDeadHere(body.holder)) return false;
+  return Date.parse(body.expiry) > now;
+}
+
 function busy(holder: string, expiry: string) {
   return fail('BUSY', `another GC pass is running (held by ${holder} until ${expiry})`, {
     retryable: true,
@@ -51,8 +58,7 @@ export class GcLease {
   static async acquire(ctx: OpsContext): Promise<GcLease> {
     const cur = await readGcLease(ctx);
     const now = ctx.now().getTime();
-    if (cur.body && cur.body.holder !== ctx.holder && Date.parse(cur.body.expiry) > now)
-      throw busy(cur.body.holder, cur.body.expiry);
+    if (heldByOther(ctx, cur.body, now)) throw busy(cur.body.holder, cur.body.expiry);
     try {
       const etag = await ctx.store.backend.put(
         GC_LEASE_KEY,
@@ -63,8 +69,7 @@ export class GcLease {
     } catch (err) {
       if (!casLost(err)) throw err;
       const won = await readGcLease(ctx);
-      if (won.body && won.body.holder !== ctx.holder && Date.parse(won.body.expiry) > ctx.now().getTime())
-        throw busy(won.body.holder, won.body.expiry);
+      if (heldByOther(ctx, won.body, ctx.now().getTime())) throw busy(won.body.holder, won.body.expiry);
       throw fail('CAS_CONFLICT', 'the GC lease changed while this pass was taking it', {
         retryable: true,
         hint: 'retry; only one GC pass runs store-wide at a time',

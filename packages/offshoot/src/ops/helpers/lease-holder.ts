@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { processAlive } from '../../platform/process-alive.js';
 import { processSpace } from '../../platform/process-space.js';
 
@@ -21,6 +22,14 @@ export interface LeaseHolder {
 export function newLeaseHolder(role?: string): string {
   const base = `${processSpace()}/${process.pid}/${randomBytes(8).toString('hex')}`;
   return role === undefined ? base : `${base}:${role}`;
+}
+
+/**
+ * A holder for a lease meant to outlive the process that takes it (`offshoot lease acquire`): `host/pid/id`, with no
+ * pid namespace, so the gone-process shortcut never applies and the lease lasts its whole duration.
+ */
+export function newDetachedLeaseHolder(): string {
+  return `${hostname()}/${process.pid}/${randomBytes(8).toString('hex')}`;
 }
 
 /** Parses `host:pidns/pid/id[:role]` and the earlier `host/pid[:role]`; undefined for anything else. */
