@@ -46,7 +46,7 @@ test-python: build
 
 # The S3 suites again on Ceph's RADOS Gateway, a real distributed object store (scripts/rgw-server.sh installs it).
 RGW_SUITES := test/store/s3-conformance test/store/s3-probe test/s3e2e/quickstart-s3 test/s3e2e/property-s3 \
-	test/s3e2e/fork-requests
+	test/s3e2e/fork-requests test/daemon/multi-daemon.test
 test-rgw: build
 	scripts/with-s3-server.sh --server rgw scripts/run-tests.sh $(RGW_SUITES)
 

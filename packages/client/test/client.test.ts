@@ -68,7 +68,7 @@ describe('client against a real daemon', { timeout: 120_000 }, () => {
     assert.ok(Number.isInteger(lagging.capture_lag_bytes) && lagging.capture_lag_bytes >= 0);
     assert.equal(lagging.db, 'app');
     assert.equal(lagging.checkout, s.path);
-    assert.match(lagging.holder, /\/\d+$/);
+    assert.match(lagging.holder, /\/\d+\/[0-9a-f]{16}$/);
     assert.equal(typeof lagging.epoch, 'number');
     assert.equal(lagging.durable_txid, 1);
 

@@ -5,6 +5,9 @@ export const MANIFEST_KEY = 'offshoot.json';
 /** The GC tombstone list key. */
 export const TOMBSTONES_KEY = 'gc/tombstones';
 
+/** The store-wide GC lease: at most one GC pass runs at a time, whichever daemon or command runs it. */
+export const GC_LEASE_KEY = 'gc/lease';
+
 const hex16 = (n: number): string => n.toString(16).padStart(16, '0');
 
 /** refs/{db}/{branch} */

@@ -1,3 +1,4 @@
+import type { Target } from '../core/target.js';
 import type { OpsContext } from '../ops/helpers/context.js';
 import type { DaemonOptions } from './daemon-options.js';
 import type { EventBus } from './event-bus.js';
@@ -25,4 +26,12 @@ export interface DaemonContext {
   maintenance: SerialQueue;
   /** Starts a graceful shutdown after the current response is written. */
   requestShutdown(): void;
+}
+
+/**
+ * The context for a lease-taking at-rest op that is allowed beside a session (touch, protect): a branch with a live
+ * session here is written as that session's holder, whose lease already covers it; any other branch as d.ops.
+ */
+export function contextFor(d: DaemonContext, t: Target): OpsContext {
+  return d.sessions.get(t)?.state === 'open' ? d.sessionCtx : d.ops;
 }

@@ -1,5 +1,5 @@
-import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { newLeaseHolder } from '../ops/helpers/lease-holder.js';
 import { makeContext } from '../ops/helpers/context.js';
 import { checkSocketPath } from '../protocol/socket-path.js';
 import { sweepSessionScratch } from '../session/scratch-dir.js';
@@ -28,7 +28,7 @@ export interface DaemonAddresses {
 }
 
 /**
- * `offshoot serve`: one daemon per store. It owns the live sessions (leases, capture, background flushes), answers
+ * `offshoot serve`: one daemon per checkout root, any number per store. It owns the live sessions (leases, capture, background flushes), answers
  * the wire protocol on a private unix socket (and, opt-in, over HTTP), and runs the janitor.
  */
 export class Daemon {
@@ -51,7 +51,7 @@ export class Daemon {
   }
 
   /**
-   * Starts serving the store: takes the store's daemon lock (refusing if another daemon holds it), listens on the
+   * Starts serving the store: takes the checkout root's daemon lock (refusing if another daemon holds it), listens on the
    * socket (replacing a stale socket file, refusing a live one), then HTTP, the flusher and the janitor.
    */
   static async start(store: Store, checkoutRoot: string, options: DaemonOptions, version: string): Promise<Daemon> {
@@ -66,7 +66,7 @@ export class Daemon {
       if (swept > 0) options.log(`offshoot: removed ${swept} session scratch dir(s) left by an earlier daemon`);
       const warn = (m: string): void => options.log(`offshoot: warning: ${m}`);
       const common = { warn, snapshotEvery: options.snapshotEvery, forkFloor: options.snapshotEvery };
-      const holder = `${hostname()}/${process.pid}`;
+      const holder = newLeaseHolder();
       const metrics = await DaemonMetrics.create(version);
       const events = new EventBus();
       const sessions = new SessionTable((n) => metrics.sessionsOpen(n));

@@ -1,3 +1,4 @@
+import { hasCode } from '../core/errors.js';
 import { clearStaleClaims } from '../ops/helpers/clear-claims.js';
 import { collectGarbage } from '../ops/gc.js';
 import { reap } from '../ops/reap.js';
@@ -63,6 +64,8 @@ export class Janitor {
         if (c.tombstoned > 0 || c.deleted > 0)
           log(`gc: tombstoned ${c.tombstoned}, deleted ${c.deleted} objects (backlog ${c.backlog})`);
       } catch (err) {
+        // Another daemon's pass holds the store-wide GC lease: that pass does this tick's work.
+        if (hasCode(err, 'BUSY')) return log(`gc: skipped: ${(err as Error).message}`);
         d.metrics.gcPass({ tombstoned: 0, deleted: 0, backlog: this.backlog, error: true });
         throw err;
       }

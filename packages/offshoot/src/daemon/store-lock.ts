@@ -9,7 +9,8 @@ import {
 } from '../protocol/daemon-lock-file.js';
 
 /**
- * One daemon per store: an exclusive lock file under the checkout root naming the serving pid and socket. It is
+ * One daemon per checkout root (any number per store, each with its own root): an exclusive lock file under the
+ * checkout root naming the serving pid and socket, since two daemons sharing checkouts would capture each other's files. It is
  * created complete (written privately, then hard-linked into place, which fails if the name exists), so a reader
  * never sees a half-written lock; a lock whose pid is gone is stale and replaced.
  */
@@ -19,7 +20,7 @@ export class StoreLock {
     private readonly content: LockContent,
   ) {}
 
-  /** Takes the store's daemon lock, or fails BUSY naming the daemon that holds it. */
+  /** Takes the checkout root's daemon lock, or fails BUSY naming the daemon that holds it. */
   static async acquire(checkoutRoot: string, socket: string): Promise<StoreLock> {
     await mkdir(checkoutRoot, { recursive: true });
     const path = daemonLockPath(checkoutRoot);
@@ -38,9 +39,9 @@ export class StoreLock {
         if (held && held.pid !== process.pid && processAlive(held.pid)) {
           throw fail(
             'BUSY',
-            `another offshoot daemon (pid ${held.pid}) is already serving this store on ${held.socket}`,
+            `another offshoot daemon (pid ${held.pid}) already uses the checkout root ${checkoutRoot}, serving on ${held.socket}`,
             {
-              hint: `use that daemon (-socket ${held.socket}) or stop it first ('offshoot session shutdown -socket ${held.socket}'); if pid ${held.pid} is not an offshoot daemon, remove ${path}`,
+              hint: `use that daemon (-socket ${held.socket}), give this one its own checkout root (-checkouts DIR), or stop it first ('offshoot session shutdown -socket ${held.socket}'); if pid ${held.pid} is not an offshoot daemon, remove ${path}`,
             },
           );
         }

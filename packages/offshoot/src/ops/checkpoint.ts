@@ -11,6 +11,7 @@ import { diffPageSums, geometryOf, scanPageSums } from '../sqlite/page-scan.js';
 import { readPageSums, writePageSums, type PageSums } from '../sqlite/page-sums.js';
 import { FrozenCheckout } from '../sqlite/quiesce.js';
 import type { VersionedRef } from '../store/store.js';
+import { withBranchLease } from './helpers/branch-lease.js';
 import { headIdentity, readBranch, refuseForeignLease } from './helpers/branch-ref.js';
 import { compactChain, headKind, writeHead } from './helpers/chain-writer.js';
 import type { OpsContext } from './helpers/context.js';
@@ -35,7 +36,16 @@ export interface CheckpointResult {
  * checkpointed, as a segment at head+1 — a snapshot on the cadence or when most pages changed — and records the
  * name by compare-and-swap. An unchanged checkout writes no object; the name lands on the current head.
  */
-export async function checkpoint(
+export function checkpoint(
+  ctx: OpsContext,
+  t: Target,
+  name: string | undefined,
+  meta?: Meta,
+): Promise<CheckpointResult> {
+  return withBranchLease(ctx, t, () => checkpointLeased(ctx, t, name, meta));
+}
+
+async function checkpointLeased(
   ctx: OpsContext,
   t: Target,
   name: string | undefined,

@@ -4,6 +4,7 @@ import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './helpers/branch-ref.js';
 import { checkpointIfDirty } from './helpers/checkpoint-if-dirty.js';
+import { withBranchLease } from './helpers/branch-lease.js';
 import type { OpsContext } from './helpers/context.js';
 import { casRepoint } from './helpers/repoint.js';
 import { copySnapshot } from './helpers/new-lineage.js';
@@ -23,7 +24,11 @@ export interface CompactResult {
  * lineage plus one per distinct checkpoint txid it keeps, the base pointer dropped, a `compact` checkpoint added.
  * A no-op on a branch with no base. This is O(database size) by design: cutting the pointer is its purpose.
  */
-export async function compact(ctx: OpsContext, t: Target): Promise<CompactResult> {
+export function compact(ctx: OpsContext, t: Target): Promise<CompactResult> {
+  return withBranchLease(ctx, t, () => compactLeased(ctx, t));
+}
+
+async function compactLeased(ctx: OpsContext, t: Target): Promise<CompactResult> {
   let cur = await readBranch(ctx, t.db, t.branch);
   refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'compact');
   if (await checkpointIfDirty(ctx, t, cur.ref)) cur = await readBranch(ctx, t.db, t.branch);

@@ -4,6 +4,7 @@ import { fail, hasCode } from '../core/errors.js';
 import type { Target } from '../core/target.js';
 import { quiesce, refuseWriter } from '../sqlite/quiesce.js';
 import { leaseLive, leaseUntil } from './helpers/branch-ref.js';
+import { withBranchLease } from './helpers/branch-lease.js';
 import type { OpsContext } from './helpers/context.js';
 import { checkoutFiles, checkoutPath } from './helpers/paths.js';
 import { refuseProtected } from './promote.js';
@@ -22,10 +23,18 @@ export interface DestroyResult {
  * ref too malformed to read. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
  * unreachable.
  */
-export async function destroy(
+export function destroy(
   ctx: OpsContext,
   t: Target,
   opts: { force?: boolean; reaping?: boolean } = {},
+): Promise<DestroyResult> {
+  return withBranchLease(ctx, t, () => destroyLeased(ctx, t, opts));
+}
+
+async function destroyLeased(
+  ctx: OpsContext,
+  t: Target,
+  opts: { force?: boolean; reaping?: boolean },
 ): Promise<DestroyResult> {
   const force = opts.force ?? false;
   if (force && (await removeMalformedRef(ctx, t))) return removeCheckout(ctx, t);

@@ -2,6 +2,7 @@ import { durationMs, type Duration } from '../core/duration.js';
 import { readTombstones, writeTombstones, type Tombstones } from '../store/tombstones.js';
 import { clearStaleClaims } from './helpers/clear-claims.js';
 import type { OpsContext } from './helpers/context.js';
+import { withGcLease, type GcLease } from './helpers/gc-lease.js';
 import { keeps, type Mark, markLive } from './helpers/gc-mark.js';
 import { pruneChainCache } from './helpers/ro-cache.js';
 import { reap } from './reap.js';
@@ -29,13 +30,22 @@ export interface GcReport extends CollectReport {
  * Two-phase, object-granular GC: objects no live chain reaches are tombstoned; a stone older than the grace period
  * is re-marked against a fresh mark and re-listed, and only then deleted (batched). Revived objects lose their
  * stone. Fails closed: any error before the deletes deletes nothing, and a malformed ref keeps every lineage it
- * mentions (or, naming none, every object).
+ * mentions (or, naming none, every object). One pass runs store-wide at a time, under the `gc/lease`
+ * compare-and-swap lease (BUSY while another daemon's or command's pass holds it).
  */
 export async function collectGarbage(ctx: OpsContext, grace: Duration): Promise<CollectReport> {
   return (await collectWithMark(ctx, grace)).report;
 }
 
-async function collectWithMark(ctx: OpsContext, grace: Duration): Promise<{ report: CollectReport; mark: Mark }> {
+function collectWithMark(ctx: OpsContext, grace: Duration): Promise<{ report: CollectReport; mark: Mark }> {
+  return withGcLease(ctx, (lease) => collectLeased(ctx, grace, lease));
+}
+
+async function collectLeased(
+  ctx: OpsContext,
+  grace: Duration,
+  lease: GcLease,
+): Promise<{ report: CollectReport; mark: Mark }> {
   const backend = ctx.store.backend;
   const now = ctx.now();
   const first = await markLive(ctx);
@@ -60,6 +70,7 @@ async function collectWithMark(ctx: OpsContext, grace: Duration): Promise<{ repo
     const present = new Set((await backend.list('data/')).map((o) => o.key));
     const doomed = due.filter((k) => !keeps(second, k) && present.has(k));
     for (const k of due) if (keeps(second, k)) delete next[k];
+    await lease.renew();
     await backend.deleteMany(doomed);
     deleted = doomed.length;
     for (const k of doomed) delete next[k];

@@ -5,6 +5,7 @@ import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './helpers/branch-ref.js';
 import { checkpointIfDirty } from './helpers/checkpoint-if-dirty.js';
+import { withBranchLease } from './helpers/branch-lease.js';
 import type { OpsContext } from './helpers/context.js';
 import { casRepoint } from './helpers/repoint.js';
 import { newLineageAt } from './helpers/new-lineage.js';
@@ -51,6 +52,15 @@ export async function promote(
     throw fail('INVALID_ARGUMENT', `cannot promote ${src.db}@${src.branch} onto itself`, {
       hint: 'name a different --onto branch',
     });
+  return withBranchLease(ctx, { db: src.db, branch: onto }, () => promoteLeased(ctx, src, onto, opts));
+}
+
+async function promoteLeased(
+  ctx: OpsContext,
+  src: Target,
+  onto: string,
+  opts: { force?: boolean; materialize?: boolean },
+): Promise<PromoteResult> {
   let source = await readBranch(ctx, src.db, src.branch);
   let tgt = await readBranch(ctx, src.db, onto);
   refuseProtected(tgt.ref, src.db, onto, 'promote onto', opts.force ?? false);

@@ -1,8 +1,17 @@
 import type { Target } from '../core/target.js';
+import { withBranchLease } from './helpers/branch-lease.js';
 import type { OpsContext } from './helpers/context.js';
 
 /** `offshoot protect` / `unprotect`: sets or clears a branch's protected flag; the TTL clock is left alone. */
-export async function setProtected(
+export function setProtected(
+  ctx: OpsContext,
+  t: Target,
+  value: boolean,
+): Promise<{ db: string; branch: string; protected: boolean; changed: boolean }> {
+  return withBranchLease(ctx, t, () => setProtectedLeased(ctx, t, value));
+}
+
+async function setProtectedLeased(
   ctx: OpsContext,
   t: Target,
   value: boolean,

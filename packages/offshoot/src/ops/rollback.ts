@@ -4,6 +4,7 @@ import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './helpers/branch-ref.js';
 import { checkpointIfDirty } from './helpers/checkpoint-if-dirty.js';
+import { withBranchLease } from './helpers/branch-lease.js';
 import type { OpsContext } from './helpers/context.js';
 import { casRepoint } from './helpers/repoint.js';
 import { checkpointTxid } from './fork.js';
@@ -32,11 +33,20 @@ export interface RollbackResult {
  * the checkpoint (or owns a copy with --materialize), keeping checkpoints at or below it. The old head is kept first
  * as `<branch>-pre-rollback`. Dirty checkout edits are checkpointed into the undo point, never silently lost.
  */
-export async function rollback(
+export function rollback(
   ctx: OpsContext,
   t: Target,
   to: string,
   opts: { materialize?: boolean } = {},
+): Promise<RollbackResult> {
+  return withBranchLease(ctx, t, () => rollbackLeased(ctx, t, to, opts));
+}
+
+async function rollbackLeased(
+  ctx: OpsContext,
+  t: Target,
+  to: string,
+  opts: { materialize?: boolean },
 ): Promise<RollbackResult> {
   let cur = await readBranch(ctx, t.db, t.branch);
   refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');

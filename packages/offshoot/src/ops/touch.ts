@@ -1,6 +1,7 @@
 import { fail } from '../core/errors.js';
 import { formatDuration, type TtlArg } from '../core/duration.js';
 import type { Target } from '../core/target.js';
+import { withBranchLease } from './helpers/branch-lease.js';
 import type { OpsContext } from './helpers/context.js';
 
 /** What touch left: the TTL in force (canonical, or undefined for none) and the new activity time. */
@@ -12,7 +13,11 @@ export interface TouchResult {
 }
 
 /** `offshoot touch db[@b] [--ttl d|none]`: restarts the TTL clock, optionally setting or clearing the TTL. */
-export async function touch(ctx: OpsContext, t: Target, ttl: TtlArg = { kind: 'keep' }): Promise<TouchResult> {
+export function touch(ctx: OpsContext, t: Target, ttl: TtlArg = { kind: 'keep' }): Promise<TouchResult> {
+  return withBranchLease(ctx, t, () => touchLeased(ctx, t, ttl));
+}
+
+async function touchLeased(ctx: OpsContext, t: Target, ttl: TtlArg): Promise<TouchResult> {
   if (ttl.kind === 'set' && ttl.ttl <= 0n)
     throw fail('INVALID_ARGUMENT', 'a TTL must be positive', {
       hint: 'use a positive duration such as 1h, or none to clear it',

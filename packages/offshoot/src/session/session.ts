@@ -402,7 +402,7 @@ export class Session {
             },
           );
         }
-        return { ...r, lease_expiry: new Date(Date.now() + ms).toISOString() };
+        return { ...r, lease_expiry: new Date(this.ctx.now().getTime() + ms).toISOString() };
       });
     } catch (err) {
       if (hasCode(err, 'FENCED')) this.fence(err);

@@ -59,7 +59,7 @@ describe('live capture through the daemon and the session CLI', () => {
     const line = st.stdout.trim();
     assert.match(
       line,
-      /^app@main durable=\d+ epoch=\d+ holder=\S+\/\d+ checkout=\S+main\.db lag=\d+ last_flush=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ age=\d+s unflushed=\d+$/,
+      /^app@main durable=\d+ epoch=\d+ holder=\S+\/\d+\/[0-9a-f]{16} checkout=\S+main\.db lag=\d+ last_flush=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ age=\d+s unflushed=\d+$/,
     );
     assert.equal(session(['dbs']).stdout, 'app\nlogs\n');
     const br = session(['branches', 'app']);

@@ -45,7 +45,7 @@ describe('serve: socket, lock and flags', () => {
       assert.match(
         second.stderr,
         new RegExp(
-          `another offshoot daemon \\(pid ${d.proc.pid}\\) is already serving this store on ${d.sock.replace(/[.]/g, '\\.')}`,
+          `another offshoot daemon \\(pid ${d.proc.pid}\\) already uses the checkout root .*, serving on ${d.sock.replace(/[.]/g, '\\.')}`,
         ),
       );
       assert.ok(!existsSync(s.file('other.sock')), 'the refused daemon left no socket behind');

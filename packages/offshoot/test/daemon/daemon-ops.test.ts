@@ -83,7 +83,7 @@ describe('daemon ops over the unix socket', () => {
     assert.equal(info?.db, 'alpha');
     assert.equal(info?.branch, 'main');
     assert.equal(info?.checkout, opened.checkout);
-    assert.match(info?.holder ?? '', /^.+\/\d+$/);
+    assert.match(info?.holder ?? '', /^.+\/\d+\/[0-9a-f]{16}$/);
     assert.equal(typeof info?.epoch, 'number');
     assert.equal(typeof info?.durable_txid, 'number');
     assert.equal(typeof info?.capture_lag_bytes, 'number');

@@ -288,7 +288,7 @@ describe('lease', () => {
     const acquired = ts.run(['lease', 'acquire', 'app@f-one', '--ttl', '1m']);
     assert.match(
       acquired.stdout,
-      /^acquired app@f-one as \S+\/\d+ \(epoch \d+\) until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$/,
+      /^acquired app@f-one as \S+\/\d+\/[0-9a-f]{16} \(epoch \d+\) until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$/,
     );
     assert.match(acquired.stderr, /^offshoot: note: this command exits immediately; the lease expires unless/);
     const list = ts.run(['lease', 'list']);
@@ -300,7 +300,7 @@ describe('lease', () => {
     assert.equal(leases.find((l) => l.branch === 'f-one')?.live, true);
     // Every CLI run is a new process, so a new holder: the live lease belongs to someone else.
     assertCleanError(ts.run(['lease', 'acquire', 'app@f-one'], { expectCode: 'any' }), 6, /leased by/);
-    assertCleanError(ts.run(['destroy', 'app@f-one'], { expectCode: 'any' }), 6, /live lease/);
+    assertCleanError(ts.run(['destroy', 'app@f-one', '--force'], { expectCode: 'any' }), 6, /leased by/);
     assert.equal(statusMap(ts).get('app@f-one')?.state, 'active');
     assert.equal(ts.run(['lease', 'release', 'app@f-one']).stdout, '');
     assert.equal(ts.run(['lease', 'list']).stdout, '');

@@ -19,6 +19,7 @@ import { readTombstones } from '../../src/store/tombstones.js';
 import { CountingBackend } from './counting-backend.js';
 import { exportDump, openTestStore, type TestStore } from './harness.js';
 import { StoreVerifier } from './model-check.js';
+import { Prng } from './prng.js';
 import { RandomHistory } from './random-history.js';
 import { emptyDump, runSql } from './sqlite-cli.js';
 
@@ -271,6 +272,68 @@ describe('tombstones and the grace period', () => {
       assert.deepEqual((await readTombstones(ts.store.backend)).stones, {});
       const fresh = makeContext(ts.store, ts.tmpPath('cold'), { now: ts.clock.now });
       assert.equal(await exportDump(ts, { db: 'app', branch: 'restored' }, fresh), expected);
+    } finally {
+      await ts.cleanup();
+    }
+  });
+});
+
+describe('GC passes from several daemons racing forks, destroys and compacts', () => {
+  it('at most one pass runs at a time and no pass ever deletes an object a branch reads', async () => {
+    const ts = await openTestStore();
+    const rng = new Prng(14);
+    try {
+      const daemons = [0, 1, 2].map(() => ts.context());
+      await create(ts.ctx, 'app');
+      const co = await checkout(ts.ctx, { db: 'app', branch: 'main' });
+      runSql(co.path, 'CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);');
+      const branches = ['main'];
+      let forks = 0;
+      let busy = 0;
+      let ran = 0;
+      const tolerated = (err: unknown): void => {
+        const e = err as { code?: string; retryable?: boolean };
+        if (!(e.retryable || e.code === 'NOT_FOUND' || e.code === 'BUSY' || e.code === 'LEASE_HELD')) throw err;
+      };
+      for (let round = 0; round < 12; round++) {
+        runSql(co.path, `INSERT INTO t(v) VALUES ('r${round}');`);
+        await checkpoint(ts.ctx, { db: 'app', branch: 'main' }, `c${round}`);
+        const from = branches[rng.int(0, branches.length - 1)] ?? 'main';
+        const victim = branches.length > 2 ? branches[rng.int(1, branches.length - 1)] : undefined;
+        const work: Array<Promise<unknown>> = daemons.map((d) =>
+          collectGarbage(d, 0n).then(
+            () => ran++,
+            (err: unknown) => {
+              if ((err as { code?: string }).code !== 'BUSY') throw err;
+              busy++;
+            },
+          ),
+        );
+        const name = `f${forks++}`;
+        const d = daemons[round % 3] as (typeof daemons)[number];
+        work.push(
+          fork(d, { db: 'app', branch: from }, name).then(() => branches.push(name), tolerated),
+          victim === undefined
+            ? Promise.resolve()
+            : destroy(daemons[(round + 1) % 3] as typeof d, { db: 'app', branch: victim }).then(
+                () => branches.splice(branches.indexOf(victim), 1),
+                tolerated,
+              ),
+        );
+        if (round % 4 === 3 && branches.length > 1)
+          work.push(
+            compact(daemons[(round + 2) % 3] as typeof d, { db: 'app', branch: branches.at(-1) ?? 'main' }).catch(
+              tolerated,
+            ),
+          );
+        await Promise.all(work);
+        const present = new Set(await dataKeys(ts.store));
+        for (const k of await readPathUnion(ts.store))
+          assert.ok(present.has(k), `round ${round}: ${k}, which a branch reads, still exists`);
+      }
+      assert.ok(ran >= 12, 'every round ran at least one pass');
+      assert.ok(busy > 0, 'passes that overlapped another were refused, not run');
+      for (const b of branches) await exportDump(ts, { db: 'app', branch: b });
     } finally {
       await ts.cleanup();
     }

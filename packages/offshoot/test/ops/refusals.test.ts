@@ -19,6 +19,7 @@ import { promote } from '../../src/ops/promote.js';
 import { reap } from '../../src/ops/reap.js';
 import { rollback } from '../../src/ops/rollback.js';
 import { touch } from '../../src/ops/touch.js';
+import { setProtected } from '../../src/ops/protect.js';
 import { ChainResolver } from '../../src/store/chain-resolver.js';
 import { readTombstones, writeTombstones } from '../../src/store/tombstones.js';
 import { holdWriteTransaction } from './busy-writer.js';
@@ -234,7 +235,9 @@ describe('leases held by another holder', () => {
       await refusedCleanly(ts, () => compact(ts.ctx, EXP), 'LEASE_HELD');
       await refusedCleanly(ts, () => promote(ts.ctx, MAIN, 'exp', { force: true }), 'LEASE_HELD');
       await refusedCleanly(ts, () => destroy(ts.ctx, EXP), 'LEASE_HELD');
-      await refusedCleanly(ts, () => destroy(ts.ctx, MAIN, { force: false }), 'PROTECTED');
+      await refusedCleanly(ts, () => destroy(ts.ctx, MAIN, { force: true }), 'LEASE_HELD');
+      await refusedCleanly(ts, () => touch(ts.ctx, MAIN, { kind: 'none' }), 'LEASE_HELD');
+      await refusedCleanly(ts, () => setProtected(ts.ctx, EXP, true), 'LEASE_HELD');
       // The holder itself is not refused by its own lease.
       const mine = await checkpoint(other, MAIN, 'holders');
       assert.equal(mine.kind, 'segment');
@@ -248,11 +251,13 @@ describe('leases held by another holder', () => {
     }
   });
 
-  it('destroy --force overrides a live lease', async () => {
+  it('destroy --force never takes a live lease; it destroys once the lease has expired', async () => {
     const ts = await openTestStore();
     try {
       await seeded(ts);
       await acquireLease(ts.context({ holder: 'elsewhere/1' }), EXP, '1h');
+      await refusedCleanly(ts, () => destroy(ts.ctx, EXP, { force: true }), 'LEASE_HELD');
+      ts.clock.advance(3_600_001);
       await destroy(ts.ctx, EXP, { force: true });
       assert.equal(await ts.store.tryGetRef('app', 'exp'), undefined);
     } finally {

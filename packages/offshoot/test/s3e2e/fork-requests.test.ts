@@ -141,8 +141,10 @@ describe('S3 request counts of the at-rest engine', { concurrency: false }, () =
       const r = await checkpoint(ctx, main, 'one-row');
       assert.equal(r.kind, 'segment');
       const puts = counter.calls.filter((c) => c.startsWith('put ')).map((c) => c.slice(4));
-      assert.equal(puts.length, 2, `puts: ${puts.join(', ')}`);
-      const [data, ref] = puts as [string, string];
+      // The branch lease taken and given back around it, the segment, and the ref that records it.
+      assert.equal(puts.length, 4, `puts: ${puts.join(', ')}`);
+      const [lease, data, ref, release] = puts as [string, string, string, string];
+      assert.deepEqual([lease, release], [refKey('app', 'main'), refKey('app', 'main')]);
       assert.match(data, LTX);
       assert.match(data, /\/segment-/);
       assert.equal(ref, refKey('app', 'main'));

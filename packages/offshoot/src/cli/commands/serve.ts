@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { durationMs, parseDuration } from '../../core/duration.js';
 import { fail } from '../../core/errors.js';
 import type { DaemonOptions } from '../../daemon/daemon-options.js';
@@ -50,10 +51,10 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the daemon: live sessions, background flushes and the janitor, over a unix socket',
   usage:
-    '[-socket PATH] [-flush-every D] [-snapshot-every N] [-reap-every D] [-gc-grace D] [-ro-cache-budget BYTES] [-http ADDR [-token T] [-http-allow-non-loopback] [-ui]]',
+    '[-socket PATH] [-checkouts DIR] [-flush-every D] [-snapshot-every N] [-reap-every D] [-gc-grace D] [-ro-cache-budget BYTES] [-http ADDR [-token T] [-http-allow-non-loopback] [-ui]]',
   help: [
     'Serves the store on a unix socket (mode 0600; a stale socket file is replaced, a live one refused) and prints',
-    '"offshoot serving on <socket>". One daemon per store: a second one on the same store refuses to start.',
+    '"offshoot serving on <socket>". One daemon per checkout root: a second one on the same root refuses to start.',
     "Sessions opened here hold their branch lease, capture the checkout's WAL live, and flush every -flush-every",
     'when something is pending. The janitor reaps expired branches, clears stale destroy claims, collects garbage',
     'older than -gc-grace and keeps checkouts-ro/ within -ro-cache-budget. -http also serves /rpc, /metrics and',
@@ -61,6 +62,8 @@ export const serveCommand: Command = {
     'a non-loopback address needs -http-allow-non-loopback and an explicit token. -ui adds the read-only web',
     'dashboard to that listener, with live sessions, events and metrics (docs/ui.md).',
     'SIGINT, SIGTERM or the shutdown op stop it gracefully: open sessions are flushed and closed (within 30s).',
+    'Several daemons may serve one store (on one machine or many), each with its own socket and -checkouts root',
+    '(docs/operations.md, Topology).',
     '$OFFSHOOT_LEASE_TTL_MS shortens the 30s session lease (renewed every third of it), for tests.',
   ].join('\n'),
   examples: [
@@ -88,6 +91,11 @@ export const serveCommand: Command = {
       type: 'string',
       value: 'DURATION',
       description: 'how long unreachable objects wait before the janitor deletes them (default 15m)',
+    },
+    checkouts: {
+      type: 'string',
+      value: 'DIR',
+      description: "this daemon's checkout root (default: the store's); every daemon sharing a store needs its own",
     },
     'ro-cache-budget': {
       type: 'string',
@@ -127,11 +135,12 @@ export const serveCommand: Command = {
       throw fail('USAGE', '-ui requires -http', { hint: 'add -http 127.0.0.1:PORT, or run offshoot ui' });
     const socket = socketFor(inv);
     const ctx = await inv.context();
+    const checkouts = inv.flags.string('checkouts');
     const { Daemon } = await import('../../daemon/daemon.js');
     const log = (line: string): void => void process.stderr.write(`${line}\n`);
     const daemon = await Daemon.start(
       ctx.store,
-      ctx.checkoutRoot,
+      checkouts === undefined || checkouts === '' ? ctx.checkoutRoot : resolve(checkouts),
       {
         store: canonicalStore(inv.storeSpec()),
         socket,

@@ -1,11 +1,12 @@
 import { setProtected } from '../../ops/protect.js';
 import type { Request, Response } from '../../protocol/wire.js';
-import type { DaemonContext } from '../daemon-context.js';
+import { contextFor, type DaemonContext } from '../daemon-context.js';
 import { requestTarget } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 
 async function setFlag(req: Request, d: DaemonContext, value: boolean): Promise<Response> {
-  const r = await setProtected(d.ops, requestTarget(req), value);
+  const t = requestTarget(req);
+  const r = await setProtected(contextFor(d, t), t, value);
   return { ok: true, result: { protected: r.protected, changed: r.changed } };
 }
 

@@ -6,6 +6,7 @@ import { processSpace } from '../../platform/process-space.js';
 import type { CheckoutIdentity } from '../../sqlite/checkout-sidecar.js';
 import type { VersionedRef } from '../../store/store.js';
 import type { OpsContext } from './context.js';
+import { leaseHolderDeadHere } from './lease-holder.js';
 
 /** Reads a branch that is not being destroyed; NOT_FOUND otherwise. */
 export async function readBranch(ctx: OpsContext, db: string, branch: string): Promise<VersionedRef> {
@@ -25,7 +26,7 @@ export function headIdentity(ref: Ref): CheckoutIdentity {
 
 /** True when the ref carries a lease that has not expired and whose holder is not provably gone. */
 export function leaseLive(ref: Ref, now: Date): boolean {
-  if (!ref.lease_holder || !ref.lease_expiry) return false;
+  if (!ref.lease_holder || !ref.lease_expiry || leaseHolderDeadHere(ref.lease_holder)) return false;
   const t = Date.parse(ref.lease_expiry);
   return Number.isFinite(t) && t > now.getTime() && !holderGone(ref);
 }

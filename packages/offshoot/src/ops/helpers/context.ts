@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { newLeaseHolder } from './lease-holder.js';
 import type { Store } from '../../store/store.js';
 
 /** Progress of one long step (import, export, materialize): total and done in bytes. */
@@ -17,8 +17,10 @@ export interface OpsContext {
   now: () => Date;
   /** Non-fatal warnings (lost local edits, busy checkout); the CLI prints them to stderr. */
   warn: (message: string) => void;
-  /** Lease holder identity, `hostname/pid` by default. */
+  /** Lease holder identity: a fresh random `host/pid/id` per context by default (see core/lease-holder.ts). */
   holder: string;
+  /** How long a lease an at-rest mutation takes on its branch lasts (its own duration; not renewed). */
+  leaseTtlMs: number;
   /** A chain this deep (members) is materialized on fork instead of shared. */
   forkFloor: number;
   /** Flushes since the last snapshot before a checkpoint writes a snapshot instead of a segment. */
@@ -26,6 +28,9 @@ export interface OpsContext {
   /** Optional progress reporting for long work. */
   progress?: () => ProgressSink;
 }
+
+/** The default length of the lease an at-rest mutation holds on its branch. */
+export const DEFAULT_AT_REST_LEASE_MS = 30_000;
 
 /** The default fork-time depth floor and snapshot cadence. */
 export const DEFAULT_SNAPSHOT_EVERY = 16;
@@ -41,7 +46,8 @@ export function makeContext(
     checkoutRoot,
     now: over.now ?? (() => new Date()),
     warn: over.warn ?? ((m) => process.stderr.write(`offshoot: warning: ${m}\n`)),
-    holder: over.holder ?? `${hostname()}/${process.pid}`,
+    holder: over.holder ?? newLeaseHolder(),
+    leaseTtlMs: over.leaseTtlMs ?? DEFAULT_AT_REST_LEASE_MS,
     forkFloor: over.forkFloor ?? DEFAULT_SNAPSHOT_EVERY,
     snapshotEvery: over.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
     ...(over.progress ? { progress: over.progress } : {}),

@@ -1,0 +1,84 @@
+import { fail, hasCode } from '../../core/errors.js';
+import { refKey } from '../../core/keys.js';
+import { parseRef } from '../../core/ref.js';
+import type { Target } from '../../core/target.js';
+import { leaseLive } from './branch-ref.js';
+import type { OpsContext } from './context.js';
+
+type BranchName = Pick<Target, 'db' | 'branch'>;
+
+/** The LEASE_HELD refusal every lease-taking path gives: it names the holder and when its lease runs out. */
+export function leaseHeldError(db: string, branch: string, holder: string | undefined, expiry: string | undefined) {
+  return fail('LEASE_HELD', `${db}@${branch} is leased by ${holder ?? 'unknown'} until ${expiry ?? 'unknown'}`, {
+    hint: `close that session or wait for the command to finish (offshoot session close ${db}@${branch}), or wait for the lease to expire; --force never takes a live lease`,
+  });
+}
+
+/**
+ * Runs an at-rest mutation under the branch lease: takes it by compare-and-swap on the ref (a session that lost it
+ * is fenced by the changed holder; the epoch is left alone, so the verb's objects keep their keys), runs fn, and
+ * gives it back. A live lease held by anyone else — a daemon
+ * session, another daemon, another command — refuses with LEASE_HELD naming the holder, forced or not. A lease this
+ * context already holds (a nested call) is used as it is and left for its owner to release. A branch under a reaping
+ * or destroy claim is left to fn, whose own checks refuse or (for the reaper) proceed under that claim. When fn
+ * wrote nothing (it refused, or had nothing to do) the ref's exact earlier bytes are put back, so a refusal changes
+ * nothing. The lease lasts ctx.leaseTtlMs and is not renewed: every verb commits by compare-and-swap against the ref
+ * it read under the lease, so one that outlives its lease and is overtaken fails rather than writes.
+ */
+export async function withBranchLease<T>(ctx: OpsContext, t: BranchName, fn: () => Promise<T>): Promise<T> {
+  const key = refKey(t.db, t.branch);
+  let held: { original: Buffer; etag: string } | undefined;
+  for (let attempt = 0; held === undefined; attempt++) {
+    const raw = await ctx.store.backend.get(key).catch((err: unknown) => {
+      if (hasCode(err, 'NOT_FOUND')) return ctx.store.getRef(t.db, t.branch).then(() => undefined);
+      throw err;
+    });
+    if (raw === undefined) continue;
+    const r = parseRef(raw.body);
+    if (r.reaping || r.deleting) return fn();
+    const now = ctx.now();
+    if (leaseLive(r, now)) {
+      if (r.lease_holder === ctx.holder) return fn();
+      throw leaseHeldError(t.db, t.branch, r.lease_holder, r.lease_expiry);
+    }
+    const next = {
+      ...r,
+      lease_holder: ctx.holder,
+      lease_expiry: new Date(now.getTime() + ctx.leaseTtlMs).toISOString(),
+    };
+    try {
+      held = { original: Buffer.from(raw.body), etag: await ctx.store.casRef(t.db, t.branch, raw.etag, next) };
+    } catch (err) {
+      if (!hasCode(err, 'CAS_CONFLICT') || attempt >= LEASE_CAS_RETRIES) throw err;
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await giveBack(ctx, t, held);
+  }
+}
+
+const LEASE_CAS_RETRIES = 8;
+
+async function giveBack(ctx: OpsContext, t: BranchName, held: { original: Buffer; etag: string }): Promise<void> {
+  try {
+    const cur = await ctx.store.tryGetRef(t.db, t.branch);
+    if (cur === undefined) return;
+    if (cur.etag === held.etag) {
+      await ctx.store.backend.put(refKey(t.db, t.branch), held.original, { ifMatch: held.etag });
+      return;
+    }
+    await ctx.store.updateRef(t.db, t.branch, (r) => {
+      if (r.lease_holder !== ctx.holder) return undefined;
+      const next = { ...r };
+      delete next.lease_holder;
+      delete next.lease_expiry;
+      return next;
+    });
+  } catch (err) {
+    // A destroyed branch has no lease left to give back; any other failure leaves the lease to expire on its own.
+    if (!hasCode(err, 'NOT_FOUND'))
+      ctx.warn(`${t.db}@${t.branch}: could not release the lease: ${(err as Error).message}`);
+  }
+}
