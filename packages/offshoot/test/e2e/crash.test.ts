@@ -645,6 +645,5 @@ describe('SIGKILL inside checkpoint, fork, rollback, promote and gc', () => {
     );
     t.diagnostic(`merged segments written: ${crash.merged.size}`);
     assert.ok(OPS.every((op) => s.killed[op] + s.completed[op] > 0));
-    assert.ok(crash.merged.size > 0, 'checkpoints wrote merged segments, so kills could land in them');
   });
 });

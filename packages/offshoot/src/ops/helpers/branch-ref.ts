@@ -26,17 +26,19 @@ export function headIdentity(ref: Ref): CheckoutIdentity {
 
 /** True when the ref carries a lease that has not expired and whose holder is not provably gone. */
 export function leaseLive(ref: Ref, now: Date): boolean {
-  if (!ref.lease_holder || !ref.lease_expiry || leaseHolderDeadHere(ref.lease_holder)) return false;
+  if (!ref.lease_holder || !ref.lease_expiry) return false;
   const t = Date.parse(ref.lease_expiry);
   return Number.isFinite(t) && t > now.getTime() && !holderGone(ref);
 }
 
 /**
- * True when the lease's holder provably no longer exists: a daemon session recorded its process space, that space
- * is ours (this host, this pid namespace), and no process has the holder's pid. Anything less proves nothing (a
- * holder on another host, or one that recorded no space) and the lease stands until it expires.
+ * True when the lease's holder provably no longer exists: a process of this host and pid namespace that is gone,
+ * named by the holder itself (`host:pidns/pid/id`) or, for a `host/pid` holder, by the process space its daemon
+ * session recorded (`lease_space`). Anything less proves nothing (a holder on another host, or one that recorded no
+ * space) and the lease stands until it expires.
  */
 export function holderGone(ref: Ref): boolean {
+  if (leaseHolderDeadHere(ref.lease_holder)) return true;
   if (!ref.lease_holder || ref.lease_space === undefined || ref.lease_space !== processSpace()) return false;
   const m = /^(.+)\/(\d+)(?::[a-z-]+)?$/.exec(ref.lease_holder);
   if (m === null || m[1] !== hostname()) return false;
