@@ -18,16 +18,18 @@ export interface DestroyResult {
 
 /**
  * `offshoot destroy db[@b]`: claims the ref with a `deleting` compare-and-swap, makes sure no connection holds the
- * checkout, deletes the ref conditionally, then the local checkout files. Protected branches and live leases need
- * force; a checkout a foreign connection is writing is refused (BUSY) whatever the flags; `--force` also removes a
- * ref too malformed to read. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
+ * checkout, deletes the ref conditionally, then the local checkout files. Protected branches need force; a live lease
+ * held elsewhere (LEASE_HELD) and a checkout a foreign connection is writing (BUSY) are refused whatever the flags;
+ * `--force` also removes a ref too malformed to read. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
  * unreachable.
  */
-export function destroy(
+export async function destroy(
   ctx: OpsContext,
   t: Target,
   opts: { force?: boolean; reaping?: boolean } = {},
 ): Promise<DestroyResult> {
+  // A ref too malformed to parse carries no lease to take: --force removes it by its etag.
+  if (opts.force && (await removeMalformedRef(ctx, t))) return removeCheckout(ctx, t);
   return withBranchLease(ctx, t, () => destroyLeased(ctx, t, opts));
 }
 
@@ -37,7 +39,6 @@ async function destroyLeased(
   opts: { force?: boolean; reaping?: boolean },
 ): Promise<DestroyResult> {
   const force = opts.force ?? false;
-  if (force && (await removeMalformedRef(ctx, t))) return removeCheckout(ctx, t);
   const claimed = await ctx.store.updateRef(t.db, t.branch, (ref) => {
     if (ref.deleting)
       throw fail('BUSY', `${t.db}@${t.branch} is already being destroyed`, {
@@ -59,7 +60,7 @@ async function destroyLeased(
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
   if (existsSync(path)) {
     try {
-      // --force overrides protection and leases, never a live writer: its COMMIT would land in an unlinked file.
+      // --force overrides protection, never a live writer: its COMMIT would land in an unlinked file.
       if (force) refuseWriter(path);
       else quiesce(path);
     } catch (err) {

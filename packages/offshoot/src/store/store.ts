@@ -115,8 +115,13 @@ export class Store {
   async tryGetRef(db: string, branch: string): Promise<VersionedRef | undefined> {
     const got = await this.rawRef(db, branch);
     if (got === undefined) return undefined;
+    return { ref: this.parseBranchRef(db, branch, got.body), etag: got.etag };
+  }
+
+  /** Parses the stored bytes of db@branch's ref; a malformed one is CORRUPT, naming the branch and the fix. */
+  parseBranchRef(db: string, branch: string, body: Buffer): Ref {
     try {
-      return { ref: parseRef(got.body), etag: got.etag };
+      return parseRef(body);
     } catch (err) {
       if (!hasCode(err, 'CORRUPT')) throw err;
       throw fail('CORRUPT', `ref ${db}@${branch} (${refKey(db, branch)}) ${err.message.replace(/^ref /, '')}`, {

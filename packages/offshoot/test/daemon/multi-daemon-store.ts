@@ -78,8 +78,9 @@ export async function sharedStore(kind: 'local' | 's3', leaseMs: number): Promis
 
 /** Runs SQL through the stock sqlite3 CLI (a foreign writer), returning its stdout. */
 export function sqlite(db: string, script: string): string {
-  const r = spawnSync('sqlite3', [db], { input: script, encoding: 'utf8' });
-  assert.equal(r.status, 0, `sqlite3 failed: ${r.stderr}`);
+  // A lane's .dump outgrows spawnSync's 1 MiB default buffer within seconds of blob inserts.
+  const r = spawnSync('sqlite3', [db], { input: script, encoding: 'utf8', maxBuffer: 1 << 30 });
+  assert.equal(r.status, 0, `sqlite3 failed: ${r.stderr}${r.error ? ` (${r.error.message})` : ''}`);
   return r.stdout;
 }
 

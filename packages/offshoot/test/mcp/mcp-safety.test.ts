@@ -209,7 +209,14 @@ describe('offshoot mcp: the safety posture', () => {
       assert.equal(r.undo, 'offshoot_promote database=app source=main-pre-rollback target=main force=true');
       ok(await forcing.call('offshoot_touch', { database: 'app', branch: 'main-pre-rollback', ttl: '1m' }));
       ok(await forcing.call('offshoot_destroy', { database: 'app', branch: 'main-pre-promote' }));
-      ok(await forcing.call('offshoot_destroy', { database: 'app', branch: 'leased', force: true }));
+      // force never takes a live lease, whatever the server allows (one writer per branch across daemons).
+      await unchanged(
+        forcing,
+        'offshoot_destroy',
+        { database: 'app', branch: 'leased', force: true },
+        'LEASE_HELD',
+        /leased by/,
+      );
       await unchanged(
         forcing,
         'offshoot_destroy',

@@ -1,6 +1,5 @@
 import { fail, hasCode } from '../../core/errors.js';
 import { refKey } from '../../core/keys.js';
-import { parseRef } from '../../core/ref.js';
 import type { Target } from '../../core/target.js';
 import { leaseLive } from './branch-ref.js';
 import type { OpsContext } from './context.js';
@@ -34,7 +33,7 @@ export async function withBranchLease<T>(ctx: OpsContext, t: BranchName, fn: () 
       throw err;
     });
     if (raw === undefined) continue;
-    const r = parseRef(raw.body);
+    const r = ctx.store.parseBranchRef(t.db, t.branch, raw.body);
     if (r.reaping || r.deleting) return fn();
     const now = ctx.now();
     if (leaseLive(r, now)) {
