@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -338,6 +339,35 @@ def test_malformed_response_is_bad_response(tmp_path: Path) -> None:
             with pytest.raises(OffshootError) as e:
                 c.dbs()
             assert e.value.code == "BAD_RESPONSE"
+    finally:
+        t.join(timeout=10)
+        server.close()
+
+
+def test_open_carries_the_daemons_warnings(tmp_path: Path) -> None:
+    # The wire's additive `warnings` (a reopened session whose unflushed writes were kept aside) reach the caller;
+    # a daemon that sends none gives an empty tuple.
+    path = str(tmp_path / "warn.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+    kept = "writes app@main's checkout held but never flushed are kept as app@main-pre-reopen"
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(json.dumps({"ok": True, "checkout": "/x/main.db", "warnings": [kept]}).encode() + b"\n")
+            conn.recv(4096)
+            conn.sendall(b'{"ok": true, "checkout": "/x/b.db"}\n')
+            conn.recv(4096)
+
+    t = threading.Thread(target=answer)
+    t.start()
+    try:
+        with connect(path) as c:
+            assert c.open("app").warnings == (kept,)
+            assert c.open("app", "b").warnings == ()
     finally:
         t.join(timeout=10)
         server.close()

@@ -86,8 +86,15 @@ def create(db: str) -> Call[None]:
     return Call("create", {"db": db}, _none)
 
 
-def open_(db: str, branch: str) -> Call[str]:
-    return Call("open", {"db": db, "branch": branch}, _checkout("open"))
+def _opened(res: JsonObject) -> tuple[str, tuple[str, ...]]:
+    # `warnings` is additive: what the daemon kept aside on open (writes a killed daemon never flushed).
+    w = res.get("warnings")
+    warnings = tuple(x for x in w if isinstance(x, str)) if isinstance(w, list) else ()
+    return _checkout("open")(res), warnings
+
+
+def open_(db: str, branch: str) -> Call[tuple[str, tuple[str, ...]]]:
+    return Call("open", {"db": db, "branch": branch}, _opened)
 
 
 def flush(db: str, branch: str, name: str, meta: dict[str, str] | None) -> Call[int]:

@@ -94,7 +94,8 @@ class AsyncClient:
 
     async def open(self, db: str, branch: str = "main") -> AsyncSession:
         """Opens a live session: leases the branch, checks it out and captures every commit until it closes."""
-        return AsyncSession(self, db, branch, await self._call(calls.open_(db, branch)))
+        path, warnings = await self._call(calls.open_(db, branch))
+        return AsyncSession(self, db, branch, path, warnings)
 
     async def checkout(self, db: str, branch: str = "main") -> str:
         """Materializes the branch head as a writable checkout (no session) and returns its path."""
@@ -203,11 +204,13 @@ class AsyncClient:
 class AsyncSession:
     """A live session on one branch: writes to `path` are captured until `close()`; `async with` closes it."""
 
-    def __init__(self, client: AsyncClient, db: str, branch: str, path: str) -> None:
+    def __init__(self, client: AsyncClient, db: str, branch: str, path: str, warnings: tuple[str, ...] = ()) -> None:
         self.client = client
         self.db = db
         self.branch = branch
         self.path = path
+        #: What the daemon said on open that the caller must know, e.g. writes kept as `<branch>-pre-reopen`.
+        self.warnings = warnings
 
     async def __aenter__(self) -> AsyncSession:
         return self

@@ -128,7 +128,8 @@ class Client:
 
     def open(self, db: str, branch: str = "main") -> Session:
         """Opens a live session: leases the branch, checks it out and captures every commit until it closes."""
-        return Session(self, db, branch, self._call(calls.open_(db, branch)))
+        path, warnings = self._call(calls.open_(db, branch))
+        return Session(self, db, branch, path, warnings)
 
     def checkout(self, db: str, branch: str = "main") -> str:
         """Materializes the branch head as a writable checkout (no session) and returns its path."""
@@ -234,11 +235,13 @@ class Client:
 class Session:
     """A live session on one branch: writes to `path` (any SQLite client, WAL mode) are captured until `close()`."""
 
-    def __init__(self, client: Client, db: str, branch: str, path: str) -> None:
+    def __init__(self, client: Client, db: str, branch: str, path: str, warnings: tuple[str, ...] = ()) -> None:
         self.client = client
         self.db = db
         self.branch = branch
         self.path = path
+        #: What the daemon said on open that the caller must know, e.g. writes kept as `<branch>-pre-reopen`.
+        self.warnings = warnings
 
     def __enter__(self) -> Session:
         return self
