@@ -51,6 +51,12 @@ interface BranchModel {
   expiring: boolean;
   /** Creation order, for destroying the oldest forks first. */
   born: number;
+  /**
+   * An undo point no round has named since offshoot kept it: the next undo point of its kind may replace it. Once a
+   * round names it (it may have been checkpointed into or rolled back), offshoot refuses to replace it, so the round
+   * that needs its slot destroys it first.
+   */
+  untouchedUndo: boolean;
 }
 
 /** Counters reported at the end, so a run shows where its kills landed. */
@@ -120,8 +126,40 @@ class CrashRun {
     return join(this.ts.store, 'checkouts', DB, `${branch}.db`);
   }
 
-  addBranch(branch: string, head: string, checkpoints: Record<string, string>, expiring = false): void {
-    this.model.set(branch, { head, checkpoints: new Map(Object.entries(checkpoints)), expiring, born: this.births++ });
+  addBranch(
+    branch: string,
+    head: string,
+    checkpoints: Record<string, string>,
+    opts: { expiring?: boolean; undo?: boolean } = {},
+  ): void {
+    this.model.set(branch, {
+      head,
+      checkpoints: new Map(Object.entries(checkpoints)),
+      expiring: opts.expiring ?? false,
+      born: this.births++,
+      untouchedUndo: opts.undo ?? false,
+    });
+  }
+
+  /** Marks branches a round names: from now on they may hold data of their own. */
+  named(...branches: string[]): void {
+    for (const b of branches) {
+      const m = this.model.get(b);
+      if (m) m.untouchedUndo = false;
+    }
+  }
+
+  /** Whether `name` is free for an undo point: absent, or an undo point nobody has used. */
+  undoSlotFree(name: string): boolean {
+    return this.model.get(name)?.untouchedUndo ?? true;
+  }
+
+  /** Destroys a used branch sitting in an undo point's slot (offshoot refuses to replace it); true when it did. */
+  clearUndoSlot(name: string): boolean {
+    if (this.undoSlotFree(name)) return false;
+    this.ts.run(['destroy', `${DB}@${name}`, '--force']);
+    this.model.delete(name);
+    return true;
   }
 
   /** The `.dump` hash of a database file with no pending -wal. */
@@ -270,11 +308,17 @@ class CrashRun {
   async round(n: number, op: Op): Promise<void> {
     const roundStarted = Date.now();
     const branches = [...this.model.keys()].filter((b) => !(this.model.get(b) as BranchModel).expiring);
-    const pre = statusMap(this.ts);
-    const dataBefore = this.dataFileCount();
+    let pre = statusMap(this.ts);
+    let dataBefore = this.dataFileCount();
+    const cleared = (name: string) => {
+      if (!this.clearUndoSlot(name)) return;
+      pre = statusMap(this.ts);
+      dataBefore = this.dataFileCount();
+    };
     let landed = false;
     if (op === 'checkpoint') {
       const b = this.pick(branches);
+      this.named(b);
       const content = await this.write(b, n);
       const name = `r${n}`;
       await this.runKilled(op, ['checkpoint', `${DB}@${b}`, name]);
@@ -286,19 +330,27 @@ class CrashRun {
       const at = this.chance(0.3) ? this.pick([...srcModel.checkpoints.keys()]) : undefined;
       const content = this.chance(0.5) ? await this.write(src, n) : undefined;
       const child = `f${n}`;
+      this.named(src);
       await this.runKilled(op, ['fork', `${DB}@${src}`, child, '--ttl', '1h', ...(at ? ['--at', at] : [])]);
       const post = this.observe();
       landed = this.decideFork(pre, post, src, child, at, content);
     } else if (op === 'rollback') {
       const b = this.pick(branches);
+      this.named(b);
+      cleared(`${b}-pre-rollback`);
       const to = this.pick([...(this.model.get(b) as BranchModel).checkpoints.keys()]);
       const content = this.chance(0.5) ? await this.write(b, n) : undefined;
       await this.runKilled(op, ['rollback', `${DB}@${b}`, '--to', to]);
       const post = this.observe();
       landed = this.decideRollback(pre, post, b, to, content);
     } else if (op === 'promote') {
-      const src = this.pick(branches);
-      const tgt = this.pick(branches.filter((b) => b !== src));
+      // A used undo point of the target cannot be the source: offshoot would refuse to replace it.
+      const sources = (tgt: string) =>
+        branches.filter((b) => b !== tgt && (b !== `${tgt}-pre-promote` || this.undoSlotFree(b)));
+      const tgt = this.pick(branches.filter((b) => sources(b).length > 0));
+      const src = this.pick(sources(tgt));
+      cleared(`${tgt}-pre-promote`);
+      this.named(src, tgt);
       // The source is left clean when it is the target's undo point, which this promote replaces.
       const srcContent = src !== `${tgt}-pre-promote` && this.chance(0.5) ? await this.write(src, n) : undefined;
       const tgtContent = this.chance(0.3) ? await this.write(tgt, n) : undefined;
@@ -407,7 +459,7 @@ class CrashRun {
     const rolledBack = !dirtyOnly && after.touched_at !== before.touched_at;
     const headBefore = dirtyOnly || (rolledBack && content !== undefined) ? (content as string) : m.head;
     const backup = `${b}-pre-rollback`;
-    if (this.rewritten(pre, post, backup)) this.addBranch(backup, headBefore, { fork: headBefore });
+    if (this.rewritten(pre, post, backup)) this.addBranch(backup, headBefore, { fork: headBefore }, { undo: true });
     if (dirtyOnly) m.head = headBefore;
     if (!rolledBack) return false;
     assert.equal(after.txid, target);
@@ -437,7 +489,7 @@ class CrashRun {
     const landed = stamp(after) !== undefined && stamp(after) !== stamp(before);
     // The target's own dirty edits are checkpointed first, into what becomes the undo point.
     if (tgtContent !== undefined && (landed || after.txid === before.txid + 1)) target.head = tgtContent;
-    if (replaced) this.addBranch(backup, target.head, { fork: target.head });
+    if (replaced) this.addBranch(backup, target.head, { fork: target.head }, { undo: true });
     if (!landed) return false;
     assert.deepEqual(after.checkpoints, ['promote']);
     target.head = source;
@@ -451,7 +503,7 @@ class CrashRun {
     const doomed = `x${n}`;
     await this.ts.runAsync(['fork', `${DB}@${src}`, doomed, '--ttl', '1s']);
     const head = (this.model.get(src) as BranchModel).head;
-    this.addBranch(doomed, head, { fork: head }, true);
+    this.addBranch(doomed, head, { fork: head }, { expiring: true });
     expireTtl(join(this.ts.store, 'refs', DB, doomed));
     await this.runKilled('gc', ['gc', '--grace', '0s']);
     const post = this.observe();
