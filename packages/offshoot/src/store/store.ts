@@ -27,12 +27,23 @@ export interface VersionedRef {
   etag: string;
 }
 
+/**
+ * What a lease holder renewing its lease in the background installs on that ref while it holds it (see
+ * ops/helpers/lease-renewal.ts): every write of the ref through this store passes through it, so it can refuse the
+ * write once the lease is lost, let a write naming an etag only its own renewal replaced land, and keep renewals
+ * from interleaving with the write. `put` does the write with the etag and ref it is given (ref undefined: a delete).
+ */
+export interface RefWriteGuard {
+  write<T>(etag: string, ref: Ref | undefined, put: (etag: string, ref: Ref | undefined) => Promise<T>): Promise<T>;
+}
+
 /** How many times updateRef retries a lost compare-and-swap before giving up. */
 const CAS_RETRIES = 8;
 
 /** The store: manifest, refs changed only by compare-and-swap, and create-only data objects, over one backend. */
 export class Store {
   private layout: number;
+  private readonly guards = new Map<string, RefWriteGuard>();
 
   private constructor(
     readonly backend: Backend,
@@ -170,8 +181,23 @@ export class Store {
     }
   }
 
+  /** Routes every write of db@branch's ref through guard until the returned function removes it. */
+  guardRef(db: string, branch: string, guard: RefWriteGuard): () => void {
+    const key = refKey(db, branch);
+    this.guards.set(key, guard);
+    return () => {
+      if (this.guards.get(key) === guard) this.guards.delete(key);
+    };
+  }
+
   /** Replaces a ref only if it is still at etag; CAS_CONFLICT otherwise. */
-  async casRef(db: string, branch: string, etag: string, ref: Ref): Promise<string> {
+  casRef(db: string, branch: string, etag: string, ref: Ref): Promise<string> {
+    const guard = this.guards.get(refKey(db, branch));
+    if (guard === undefined) return this.putRef(db, branch, etag, ref);
+    return guard.write(etag, ref, (e, r) => this.putRef(db, branch, e, r ?? ref));
+  }
+
+  private async putRef(db: string, branch: string, etag: string, ref: Ref): Promise<string> {
     try {
       return await this.backend.put(refKey(db, branch), serializeRef(ref), { ifMatch: etag });
     } catch (err) {
@@ -209,7 +235,13 @@ export class Store {
   }
 
   /** Deletes a ref only if it is still at etag (re-checked by read where the backend cannot delete conditionally). */
-  async deleteRef(db: string, branch: string, etag: string): Promise<void> {
+  deleteRef(db: string, branch: string, etag: string): Promise<void> {
+    const guard = this.guards.get(refKey(db, branch));
+    if (guard === undefined) return this.removeRef(db, branch, etag);
+    return guard.write(etag, undefined, (e) => this.removeRef(db, branch, e));
+  }
+
+  private async removeRef(db: string, branch: string, etag: string): Promise<void> {
     const key = refKey(db, branch);
     if (this.backend.capabilities.conditionalDelete) {
       try {

@@ -3,6 +3,7 @@ import { refKey } from '../../core/keys.js';
 import type { Target } from '../../core/target.js';
 import { leaseLive } from './branch-ref.js';
 import type { OpsContext } from './context.js';
+import { LeaseRenewal } from './lease-renewal.js';
 
 type BranchName = Pick<Target, 'db' | 'branch'>;
 
@@ -21,12 +22,13 @@ export function leaseHeldError(db: string, branch: string, holder: string | unde
  * context already holds (a nested call) is used as it is and left for its owner to release. A branch under a reaping
  * or destroy claim is left to fn, whose own checks refuse or (for the reaper) proceed under that claim. When fn
  * wrote nothing (it refused, or had nothing to do) the ref's exact earlier bytes are put back, so a refusal changes
- * nothing. The lease lasts ctx.leaseTtlMs and is not renewed: every verb commits by compare-and-swap against the ref
- * it read under the lease, so one that outlives its lease and is overtaken fails rather than writes.
+ * nothing. The lease lasts ctx.leaseTtlMs and is renewed every third of that while fn runs (LeaseRenewal), so a long
+ * checkpoint or compact keeps it; a command whose renewal finds the lease taken fails LEASE_LOST before it moves the
+ * ref, and every verb commits by compare-and-swap against the ref it read, so an overtaken one never writes.
  */
 export async function withBranchLease<T>(ctx: OpsContext, t: BranchName, fn: () => Promise<T>): Promise<T> {
   const key = refKey(t.db, t.branch);
-  let held: { original: Buffer; etag: string } | undefined;
+  let held: { original: Buffer; renewal: LeaseRenewal } | undefined;
   for (let attempt = 0; held === undefined; attempt++) {
     const raw = await ctx.store.backend.get(key).catch((err: unknown) => {
       if (hasCode(err, 'NOT_FOUND')) return ctx.store.getRef(t.db, t.branch).then(() => undefined);
@@ -46,7 +48,9 @@ export async function withBranchLease<T>(ctx: OpsContext, t: BranchName, fn: () 
       lease_expiry: new Date(now.getTime() + ctx.leaseTtlMs).toISOString(),
     };
     try {
-      held = { original: Buffer.from(raw.body), etag: await ctx.store.casRef(t.db, t.branch, raw.etag, next) };
+      const etag = await ctx.store.casRef(t.db, t.branch, raw.etag, next);
+      const stored = { ...next, generation: (next.generation ?? 0) + 1 };
+      held = { original: Buffer.from(raw.body), renewal: new LeaseRenewal(ctx, t.db, t.branch, etag, stored) };
     } catch (err) {
       if (!hasCode(err, 'CAS_CONFLICT') || attempt >= LEASE_CAS_RETRIES) throw err;
     }
@@ -60,12 +64,17 @@ export async function withBranchLease<T>(ctx: OpsContext, t: BranchName, fn: () 
 
 const LEASE_CAS_RETRIES = 8;
 
-async function giveBack(ctx: OpsContext, t: BranchName, held: { original: Buffer; etag: string }): Promise<void> {
+async function giveBack(
+  ctx: OpsContext,
+  t: BranchName,
+  held: { original: Buffer; renewal: LeaseRenewal },
+): Promise<void> {
   try {
+    await held.renewal.stop();
     const cur = await ctx.store.tryGetRef(t.db, t.branch);
     if (cur === undefined) return;
-    if (cur.etag === held.etag) {
-      await ctx.store.backend.put(refKey(t.db, t.branch), held.original, { ifMatch: held.etag });
+    if (!held.renewal.written && cur.etag === held.renewal.currentEtag) {
+      await ctx.store.backend.put(refKey(t.db, t.branch), held.original, { ifMatch: cur.etag });
       return;
     }
     await ctx.store.updateRef(t.db, t.branch, (r) => {
