@@ -1,6 +1,6 @@
-import { hostname } from 'node:os';
 import { fail } from '../../core/errors.js';
 import type { Ref } from '../../core/ref.js';
+import { hostName } from '../../platform/host-name.js';
 import { processAlive } from '../../platform/process-alive.js';
 import { processSpace } from '../../platform/process-space.js';
 import type { CheckoutIdentity } from '../../sqlite/checkout-sidecar.js';
@@ -41,7 +41,7 @@ export function holderGone(ref: Ref): boolean {
   if (leaseHolderDeadHere(ref.lease_holder)) return true;
   if (!ref.lease_holder || ref.lease_space === undefined || ref.lease_space !== processSpace()) return false;
   const m = /^(.+)\/(\d+)(?::[a-z-]+)?$/.exec(ref.lease_holder);
-  if (m === null || m[1] !== hostname()) return false;
+  if (m === null || m[1] !== hostName()) return false;
   const pid = Number(m[2]);
   return pid !== process.pid && !processAlive(pid);
 }

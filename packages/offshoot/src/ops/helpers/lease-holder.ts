@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { hostName } from '../../platform/host-name.js';
 import { processAlive } from '../../platform/process-alive.js';
 import { processSpace } from '../../platform/process-space.js';
 
@@ -29,7 +29,7 @@ export function newLeaseHolder(role?: string): string {
  * pid namespace, so the gone-process shortcut never applies and the lease lasts its whole duration.
  */
 export function newDetachedLeaseHolder(): string {
-  return `${hostname()}/${process.pid}/${randomBytes(8).toString('hex')}`;
+  return `${hostName()}/${process.pid}/${randomBytes(8).toString('hex')}`;
 }
 
 /** Parses `host:pidns/pid/id[:role]` and the earlier `host/pid[:role]`; undefined for anything else. */
