@@ -28,6 +28,7 @@ function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   delete env.OFFSHOOT_SOCKET;
   delete env.OFFSHOOT_TOKEN;
   delete env.OFFSHOOT_LEASE_TTL_MS;
+  delete env.OFFSHOOT_HOST;
   Object.assign(env, extra);
   return env;
 }
@@ -98,15 +99,24 @@ export interface DaemonProcess {
   stop(ms?: number): Promise<number | null>;
 }
 
-/** Starts `offshoot serve` on the store (on sock, or with no -socket flag when sock is null) and waits for it to serve. */
+/**
+ * Starts `offshoot serve` on the store (on sock, or with no -socket flag when sock is null) and waits for it to serve.
+ * A launcher (e.g. `unshare --pid --fork --kill-child`) runs the daemon under it; proc is then the launcher's process.
+ */
 export async function startDaemon(
   s: StoreDir,
   flags: string[] = [],
   env: NodeJS.ProcessEnv = {},
   socket: string | null = s.file('d.sock'),
+  launcher: string[] = [],
 ): Promise<DaemonProcess> {
   const args = ['-store', s.store, 'serve', ...(socket === null ? [] : ['-socket', socket]), ...flags];
-  const proc = spawn(bin, args, { cwd: s.dir, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const [cmd, ...pre] = [...launcher, bin];
+  const proc = spawn(cmd ?? bin, [...pre, ...args], {
+    cwd: s.dir,
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   proc.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));

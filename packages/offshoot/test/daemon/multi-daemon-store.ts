@@ -2,7 +2,7 @@
 // machines: the harness the many-daemons suites (and their torture) share.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,8 +18,8 @@ export interface SharedStore extends StoreDir {
   kind: 'local' | 's3';
   /** The environment every process against this store needs (S3 settings, a short lease). */
   env: NodeJS.ProcessEnv;
-  /** Starts daemon i on its own socket and checkout root. */
-  daemon(i: number, flags?: string[]): Promise<DaemonProcess>;
+  /** Starts daemon i on its own socket and checkout root (with extra environment, under a launcher). */
+  daemon(i: number, flags?: string[], opts?: { env?: NodeJS.ProcessEnv; launcher?: string[] }): Promise<DaemonProcess>;
   /** Empties and removes everything (the bucket too). */
   remove(): Promise<void>;
 }
@@ -58,14 +58,15 @@ export async function sharedStore(kind: 'local' | 's3', leaseMs: number): Promis
     file: (name) => path.join(dir, name),
     cli,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
-    daemon: (i, flags = []) => {
+    daemon: (i, flags = [], opts = {}) => {
       const root = path.join(dir, `co${i}`);
       mkdirSync(root, { recursive: true });
       return startDaemon(
         s,
         ['-checkouts', root, '-flush-every', '0', '-reap-every', '0', ...flags],
-        env,
+        { ...env, ...opts.env },
         s.file(`d${i}.sock`),
+        opts.launcher,
       );
     },
     remove: async () => {
@@ -108,4 +109,33 @@ export async function slowRequest(d: DaemonProcess, req: Record<string, unknown>
   } finally {
     c.close();
   }
+}
+
+/**
+ * How to run a daemon that the others cannot tell apart from one on another machine: in its own pid namespace
+ * (`unshare --pid --fork`, as root where the kernel allows it), else under another `OFFSHOOT_HOST`. Either way its
+ * lease records a host and pid namespace that are not this test's, so the dead-process shortcut cannot apply to it.
+ */
+export interface OtherMachine {
+  how: 'pid namespace' | 'OFFSHOOT_HOST';
+  launcher: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** Probes once for a pid namespace of our own; falls back to a distinct OFFSHOOT_HOST. */
+export function otherMachine(): OtherMachine {
+  const launcher = ['unshare', '--pid', '--fork', '--kill-child'];
+  const probe = spawnSync(launcher[0] ?? '', [...launcher.slice(1), 'true'], { stdio: 'ignore' });
+  if (probe.status === 0) return { how: 'pid namespace', launcher, env: {} };
+  return { how: 'OFFSHOOT_HOST', launcher: [], env: { OFFSHOOT_HOST: 'another-machine' } };
+}
+
+/** SIGKILLs the daemon itself (not its launcher) and waits until it is gone. */
+export async function killDaemon(d: DaemonProcess, m: OtherMachine): Promise<void> {
+  const pid = d.proc.pid ?? 0;
+  // Under unshare the daemon is the launcher's only child; the launcher exits once it is dead.
+  const child = m.launcher.length > 0 ? Number(readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim()) : pid;
+  assert.ok(child > 0, 'the daemon process is known');
+  process.kill(child, 'SIGKILL');
+  await d.exited;
 }

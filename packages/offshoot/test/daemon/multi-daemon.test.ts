@@ -3,12 +3,44 @@
 // mid-flush whose branch another takes over once the lease expires, with nothing it reported durable lost; at-rest
 // commands against a branch leased elsewhere refused with nothing changed; GC passes from all three at once.
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseLeaseHolder } from '../../src/ops/helpers/lease-holder.js';
+import { processSpace } from '../../src/platform/process-space.js';
+import type { Response } from '../../src/protocol/wire.js';
 import { S3_ENDPOINT, S3_SERVER } from '../store/s3-test-env.js';
 import { LineClient, until, type DaemonProcess } from './daemon-process.js';
-import { dumpOf, durableDump, sharedStore, slowRequest, sqlite, type SharedStore } from './multi-daemon-store.js';
+import {
+  dumpOf,
+  durableDump,
+  killDaemon,
+  otherMachine,
+  sharedStore,
+  slowRequest,
+  sqlite,
+  type SharedStore,
+} from './multi-daemon-store.js';
 
 const LEASE_MS = 1500;
+// The daemon killed as if on another machine: long enough that a refusal right after the kill is certain.
+const FAR_LEASE_MS = 3000;
+
+/** True once a session of this checkout root is writing a flush's LTX file (the flush is under way). */
+function flushStaged(root: string): boolean {
+  const sessions = path.join(root, '.scratch', 'sessions');
+  try {
+    return readdirSync(sessions).some((d) => {
+      try {
+        return readdirSync(path.join(sessions, d)).some((f) => /^flush-\d+\.ltx$/.test(f));
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
 
 // Under RGW (make test-rgw) only the bucket variant runs; the local one already ran in make test.
 const KINDS = S3_SERVER === 'rgw' ? (['s3'] as const) : (['local', 's3'] as const);
@@ -121,6 +153,78 @@ for (const kind of KINDS) {
       assert.equal(f.ok, true, f.error);
       assert.equal(durableDump(s, 'app@b0'), dumpOf(opened.checkout ?? ''));
       assert.equal(durableDump(s, 'app@b0@one'), durable[0]);
+    });
+
+    it('a daemon SIGKILLed mid-flush where the shortcut cannot see it (as on another machine) keeps its lease until it expires; then another daemon takes the branch over with everything it reported durable', async (t) => {
+      const m = otherMachine();
+      t.diagnostic(
+        `the killed daemon runs in ${m.how === 'pid namespace' ? 'a pid namespace of its own' : 'OFFSHOOT_HOST=another-machine'}`,
+      );
+      assert.equal(s.cli(['fork', 'app', 'far']).code, 0);
+      const far = await s.daemon(3, [], {
+        env: { ...m.env, OFFSHOOT_LEASE_TTL_MS: String(FAR_LEASE_MS) },
+        launcher: m.launcher,
+      });
+      daemons.push(far);
+      const open = await far.request({ op: 'open', db: 'app', branch: 'far' });
+      assert.equal(open.ok, true, open.error);
+      const co = open.checkout ?? '';
+      const holder = (await far.request({ op: 'status' })).sessions?.[0]?.holder ?? '';
+      const h = parseLeaseHolder(holder);
+      assert.ok(h?.id !== undefined, holder);
+      assert.notEqual(`${h?.host}:${h?.pidns}`, processSpace(), 'its lease names another host or pid namespace');
+
+      sqlite(co, `CREATE TABLE w(i, v); INSERT INTO w VALUES (0, 'reported');\n`);
+      const f = await far.request({ op: 'flush', db: 'app', branch: 'far', name: 'one' });
+      assert.equal(f.ok, true, f.error);
+      const reported = dumpOf(co);
+      // Some MiB of new pages, so the next flush takes long enough to be caught in the middle.
+      sqlite(
+        co,
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) INSERT INTO w SELECT i, randomblob(4096) FROM n;\n`,
+      );
+      const inFlight = dumpOf(co);
+      const c = await LineClient.connect(far.sock);
+      let answered = false;
+      c.socket.on('data', () => {
+        answered = true;
+      });
+      c.send(`${JSON.stringify({ op: 'flush', db: 'app', branch: 'far' })}\n`);
+      await until(() => answered || flushStaged(s.file('co3')), 'the flush to get under way', 60_000);
+      const midFlush = !answered;
+      await killDaemon(far, m);
+      const reply: Response | undefined = answered ? await c.next(1000) : undefined;
+      c.close();
+      t.diagnostic(midFlush ? 'killed while its flush was writing' : 'the flush answered before the kill');
+
+      const openFar = { op: 'open', db: 'app', branch: 'far' };
+      const early = await daemons[1]!.request(openFar);
+      assert.equal(early.ok, false, 'the lease of a daemon that may still be alive elsewhere stands');
+      const until_ = new RegExp(`leased by ${holder.replace(/[.]/g, '\\.')} until (\\S+)`).exec(early.error ?? '');
+      assert.ok(until_, `the refusal names the dead daemon: ${early.error}`);
+      const expiry = Date.parse(until_[1] ?? '');
+      let opened = early;
+      await until(
+        async () => {
+          opened = await daemons[1]!.request(openFar);
+          if (!opened.ok) assert.match(opened.error ?? '', /leased by /);
+          return opened.ok === true;
+        },
+        'the dead daemon’s lease to expire',
+        FAR_LEASE_MS * 10,
+      );
+      assert.ok(Date.now() >= expiry, 'the branch is taken over only once the lease ran out');
+      const taken = dumpOf(opened.checkout ?? '');
+      if (reply?.ok === true) assert.equal(taken, inFlight, 'a flush reported durable is there');
+      else assert.ok(taken === reported || taken === inFlight, 'the takeover sees what was reported durable');
+      assert.equal(durableDump(s, 'app@far'), taken);
+      assert.equal(durableDump(s, 'app@far@one'), reported);
+      sqlite(opened.checkout ?? '', `INSERT INTO w VALUES (1, 'took over');\n`);
+      const after = await daemons[1]!.request({ op: 'flush', db: 'app', branch: 'far', name: 'after' });
+      assert.equal(after.ok, true, after.error);
+      assert.equal(durableDump(s, 'app@far'), dumpOf(opened.checkout ?? ''));
+      const closed = await daemons[1]!.request({ op: 'close', db: 'app', branch: 'far' });
+      assert.equal(closed.ok, true, closed.error);
     });
 
     it('GC passes from several daemons at once run one at a time and keep every live object', async () => {
