@@ -74,11 +74,12 @@ describe('an at-rest command that outlives its lease', () => {
   it('renews it while it runs: another holder is refused past the first expiry, and the command lands', async () => {
     const gate = new Gate();
     const ts = await openTestStore({ wrap: (b) => gate.wrap(b) });
+    let running: Promise<{ kind: string }> = Promise.resolve({ kind: 'none' });
     try {
       const path = await seeded(ts);
       const a = ts.context({ leaseTtlMs: LEASE_MS });
       gate.close();
-      const running = checkpoint(a, MAIN, 'long');
+      running = checkpoint(a, MAIN, 'long');
       await until(() => gate.waiting > 0, 'the checkpoint to reach its upload');
       const taken = (await ts.store.getRef('app', 'main')).ref;
       assert.equal(taken.lease_holder, a.holder);
@@ -105,6 +106,7 @@ describe('an at-rest command that outlives its lease', () => {
       assert.equal(await exportDump(ts, MAIN), dump(path));
     } finally {
       gate.release();
+      await running.catch(() => undefined);
       await ts.cleanup();
     }
   });
@@ -112,6 +114,7 @@ describe('an at-rest command that outlives its lease', () => {
   it('fails LEASE_LOST once a renewal finds the lease taken, and never moves the ref', async () => {
     const gate = new Gate();
     const ts = await openTestStore({ wrap: (b) => gate.wrap(b) });
+    let running: Promise<unknown> = Promise.resolve();
     // The other holder is another machine: its own store client, and a clock an hour ahead (the lease has run out).
     const elsewhere = await Store.open(ts.spec);
     try {
@@ -123,11 +126,11 @@ describe('an at-rest command that outlives its lease', () => {
       });
       const before = (await ts.store.getRef('app', 'main')).ref;
       gate.close();
-      const running = checkpoint(a, MAIN, 'long');
+      running = checkpoint(a, MAIN, 'long');
       await until(() => gate.waiting > 0, 'the checkpoint to reach its upload');
+      const conflicts = gate.refConflicts;
       await touch(b, MAIN, HOUR);
       const left = await ts.store.getRef('app', 'main');
-      const conflicts = gate.refConflicts;
       await until(() => gate.refConflicts > conflicts, 'a renewal to find the lease taken');
       gate.release();
       const err = await rejectsCode(running, 'LEASE_LOST');
@@ -141,6 +144,7 @@ describe('an at-rest command that outlives its lease', () => {
       assert.equal(retried.txid, before.head_txid + 1, 'a retry lands over the lost attempt’s orphan');
     } finally {
       gate.release();
+      await running.catch(() => undefined);
       await elsewhere.close();
       await ts.cleanup();
     }

@@ -21,6 +21,8 @@ export class LeaseRenewal implements RefWriteGuard {
   private ref: Ref;
   /** Etags only our renewals replaced: the ref they named differs from the stored one in its expiry alone. */
   private readonly superseded = new Set<string>();
+  /** Every expiry this lease has written: a write that carries one of them has not set an expiry of its own. */
+  private readonly expiries = new Set<string>();
   private lost: OffshootError | undefined;
   private done = false;
   private wrote = false;
@@ -38,6 +40,7 @@ export class LeaseRenewal implements RefWriteGuard {
   ) {
     this.etag = etag;
     this.ref = ref;
+    if (ref.lease_expiry !== undefined) this.expiries.add(ref.lease_expiry);
     this.unguard = ctx.store.guardRef(db, branch, this);
     this.timer = setInterval(() => void this.renew(), Math.max(1, Math.floor(ctx.leaseTtlMs / RENEWALS_PER_LEASE)));
     this.timer.unref();
@@ -53,8 +56,8 @@ export class LeaseRenewal implements RefWriteGuard {
     return this.wrote;
   }
 
-  /** Extends the expiry once (what the timer does; exposed so a test can renew on its own schedule). */
-  renew(): Promise<void> {
+  /** Extends the expiry once, unless the lease is lost or given up. */
+  private renew(): Promise<void> {
     return this.exclusive(async () => {
       if (this.done || this.lost !== undefined) return;
       const next: Ref = {
@@ -66,6 +69,7 @@ export class LeaseRenewal implements RefWriteGuard {
           ifMatch: this.etag,
         });
         this.superseded.add(this.etag);
+        this.expiries.add(next.lease_expiry ?? '');
         this.etag = etag;
         this.ref = { ...next, generation: (next.generation ?? 0) + 1 };
       } catch (err) {
@@ -92,10 +96,11 @@ export class LeaseRenewal implements RefWriteGuard {
       const named = this.superseded.has(etag) ? this.etag : etag;
       let next = ref;
       if (ref !== undefined && named === this.etag) {
-        // What is stored is this.ref: carry its generation and, while the lease stays ours, its later expiry.
+        // What is stored is this.ref: carry its generation and, where the write kept our lease as it read it, the
+        // latest expiry.
         next = { ...ref, generation: this.ref.generation ?? 0 };
-        if (ref.lease_holder === this.ctx.holder && this.ref.lease_expiry !== undefined)
-          next.lease_expiry = this.ref.lease_expiry;
+        const kept = ref.lease_holder === this.ctx.holder && this.expiries.has(ref.lease_expiry ?? '');
+        if (kept && this.ref.lease_expiry !== undefined) next.lease_expiry = this.ref.lease_expiry;
       }
       const result = await put(named, next);
       this.wrote = true;
