@@ -6,10 +6,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseDuration } from '../../src/core/duration.js';
 import { hasCode } from '../../src/core/errors.js';
+import type { Ref } from '../../src/core/ref.js';
+import type { Target } from '../../src/core/target.js';
 import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
+import { compact } from '../../src/ops/compact.js';
 import { create } from '../../src/ops/create.js';
-import { makeContext } from '../../src/ops/helpers/context.js';
+import { fork } from '../../src/ops/fork.js';
+import { makeContext, type OpsContext } from '../../src/ops/helpers/context.js';
 import { touch } from '../../src/ops/touch.js';
 import type { Backend, Body, PutCondition } from '../../src/store/backend.js';
 import { Store } from '../../src/store/store.js';
@@ -70,6 +74,33 @@ async function seeded(ts: TestStore): Promise<string> {
   return co.path;
 }
 
+/**
+ * With a's command waiting at the gate: moves the clock an hour past the lease's first expiry, waits for a renewal,
+ * and checks another holder is refused naming a. Returns the ref as taken and as renewed.
+ */
+async function heldPastExpiry(
+  ts: TestStore,
+  gate: Gate,
+  a: OpsContext,
+  t: Target,
+): Promise<{ taken: Ref; renewed: Ref }> {
+  await until(() => gate.waiting > 0, 'the command to reach an upload');
+  const taken = (await ts.store.getRef(t.db, t.branch)).ref;
+  assert.equal(taken.lease_holder, a.holder);
+  ts.clock.advance(60 * 60_000);
+  await until(
+    async () => Date.parse((await ts.store.getRef(t.db, t.branch)).ref.lease_expiry ?? '') > ts.clock.now().getTime(),
+    'a renewal past the first expiry',
+  );
+  const renewed = (await ts.store.getRef(t.db, t.branch)).ref;
+  assert.equal(renewed.lease_holder, a.holder);
+  assert.equal(renewed.epoch, taken.epoch, 'a renewal never bumps the epoch');
+  assert.equal(renewed.head_txid, taken.head_txid);
+  const err = await rejectsCode(touch(ts.context(), t, HOUR), 'LEASE_HELD');
+  assert.ok(err.message.includes(a.holder), err.message);
+  return { taken, renewed };
+}
+
 describe('an at-rest command that outlives its lease', () => {
   it('renews it while it runs: another holder is refused past the first expiry, and the command lands', async () => {
     const gate = new Gate();
@@ -80,21 +111,7 @@ describe('an at-rest command that outlives its lease', () => {
       const a = ts.context({ leaseTtlMs: LEASE_MS });
       gate.close();
       running = checkpoint(a, MAIN, 'long');
-      await until(() => gate.waiting > 0, 'the checkpoint to reach its upload');
-      const taken = (await ts.store.getRef('app', 'main')).ref;
-      assert.equal(taken.lease_holder, a.holder);
-      ts.clock.advance(60 * 60_000);
-      await until(
-        async () =>
-          Date.parse((await ts.store.getRef('app', 'main')).ref.lease_expiry ?? '') > ts.clock.now().getTime(),
-        'a renewal past the first expiry',
-      );
-      const renewed = (await ts.store.getRef('app', 'main')).ref;
-      assert.equal(renewed.lease_holder, a.holder);
-      assert.equal(renewed.epoch, taken.epoch, 'a renewal never bumps the epoch');
-      assert.equal(renewed.head_txid, taken.head_txid);
-      const err = await rejectsCode(touch(ts.context(), MAIN, HOUR), 'LEASE_HELD');
-      assert.ok(err.message.includes(a.holder), err.message);
+      const { taken, renewed } = await heldPastExpiry(ts, gate, a, MAIN);
       gate.release();
       const res = await running;
       assert.equal(res.kind, 'segment');
@@ -104,6 +121,33 @@ describe('an at-rest command that outlives its lease', () => {
       assert.equal(after.lease_holder, undefined, 'the lease is given back');
       assert.ok((after.generation ?? 0) > (renewed.generation ?? 0), 'the generation only grows');
       assert.equal(await exportDump(ts, MAIN), dump(path));
+    } finally {
+      gate.release();
+      await running.catch(() => undefined);
+      await ts.cleanup();
+    }
+  });
+
+  it('compact too: a shared fork copied past its first expiry is cut loose under the renewed lease', async () => {
+    const gate = new Gate();
+    const ts = await openTestStore({ wrap: (b) => gate.wrap(b) });
+    let running: Promise<{ compacted: boolean }> = Promise.resolve({ compacted: false });
+    try {
+      await seeded(ts);
+      await checkpoint(ts.ctx, MAIN, 'long');
+      const f = { db: 'app', branch: 'f' };
+      await fork(ts.ctx, MAIN, 'f');
+      const a = ts.context({ leaseTtlMs: LEASE_MS });
+      gate.close();
+      running = compact(a, f);
+      const { taken } = await heldPastExpiry(ts, gate, a, f);
+      gate.release();
+      assert.equal((await running).compacted, true);
+      const after = (await ts.store.getRef('app', 'f')).ref;
+      assert.notEqual(after.lineage, taken.lineage, 'the branch is repointed to its own lineage');
+      assert.equal(after.base, undefined);
+      assert.equal(after.lease_holder, undefined);
+      assert.equal(await exportDump(ts, f), await exportDump(ts, MAIN));
     } finally {
       gate.release();
       await running.catch(() => undefined);
