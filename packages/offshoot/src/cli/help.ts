@@ -82,7 +82,7 @@ export function usageText(): string {
     "  OFFSHOOT_CHECKOUTS     where an S3 store's checkouts live (default: a per-store directory in the user cache dir)",
     '  OFFSHOOT_SOCKET        the daemon socket when -socket is not given (default: derived from the canonical store)',
     '  OFFSHOOT_TOKEN         the bearer token of serve -http when -token is not given',
-    "  OFFSHOOT_HOST          this machine's name in leases and locks (default: the host name); give machines that share a host name distinct ones",
+    "  OFFSHOOT_HOST          this machine's name in leases and locks, for humans (default: the host name)",
     '  OFFSHOOT_DEBUG=1       print a stack trace for internal errors',
     '  OFFSHOOT_SNAPSHOT_EVERY  at-rest twin of serve -snapshot-every: chains stay below it (default 16; at most 8 members)',
     '  S3 credentials come from the AWS SDK default chain (environment, shared config, instance role).',
