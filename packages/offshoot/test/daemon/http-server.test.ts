@@ -18,7 +18,7 @@ const TOKEN = 'test-token-0123456789abcdef';
 /** How long the server lets an SSE write sit unflushed before it drops the reader. */
 const SSE_WRITE_DEADLINE_MS = 300;
 
-async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+async function until(cond: () => boolean, what: string, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
@@ -209,7 +209,7 @@ describe('HTTP listener', () => {
   });
 
   test('an SSE reader that stops reading is dropped and its connection closed at the write deadline', {
-    timeout: 10_000,
+    timeout: 60_000,
   }, async () => {
     const sock = connect(Number(server.address.split(':').at(-1)), '127.0.0.1');
     sock.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
