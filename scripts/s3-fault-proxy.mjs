@@ -10,6 +10,7 @@
 //   PUT    /__proxy/rules   a JSON list of rules, replacing the current ones (first matching rule wins)
 //   GET    /__proxy/log     every request seen so far: [{method, path, query, action}]
 //   DELETE /__proxy/log     forget them
+//   POST   /__proxy/release answer every response held by a holdHeaders rule
 //
 // A rule is {match, action, times?}. match: {method?, path? (substring), query? (substring)}. times: how often the
 // rule fires (default: always). action is one of
@@ -18,6 +19,7 @@
 //   {cutAfterBytes: n}                forward, then drop both connections after n request-body bytes
 //   {dropResponse: true}              forward in full, then drop the client connection instead of answering
 //   {stallHeadersMs: ms}              forward, then hold the response headers for ms
+//   {holdHeaders: true}               forward, then hold the response headers until POST /__proxy/release
 //   {stallBody: {afterBytes, ms}}     forward, send the first afterBytes of the response body, pause for ms
 import http from 'node:http';
 
@@ -31,6 +33,8 @@ const CONDITIONS = ['if-match', 'if-none-match'];
 const permanent = flags.includes('--strip-conditions') ? [{ match: {}, action: { stripHeaders: CONDITIONS } }] : [];
 let rules = [];
 let log = [];
+/** Responses held by holdHeaders rules: each sends its held answer. */
+const held = new Set();
 
 const matches = (m, req, url) =>
   (m.method === undefined || m.method === req.method) &&
@@ -56,6 +60,12 @@ function control(req, res, url) {
   if (url.pathname === '/__proxy/log' && req.method === 'DELETE') {
     log = [];
     return reply(204);
+  }
+  if (url.pathname === '/__proxy/release' && req.method === 'POST') {
+    const sends = [...held];
+    held.clear();
+    for (const send of sends) send();
+    return reply(200, { released: sends.length });
   }
   if (url.pathname === '/__proxy/rules' && req.method === 'PUT') {
     let text = '';
@@ -111,6 +121,12 @@ function forward(req, res, url, action) {
       const timer = setTimeout(send, action.stallHeadersMs);
       res.on('close', () => {
         clearTimeout(timer);
+        upRes.destroy();
+      });
+    } else if (action?.holdHeaders) {
+      held.add(send);
+      res.on('close', () => {
+        held.delete(send);
         upRes.destroy();
       });
     } else send();

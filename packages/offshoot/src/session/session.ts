@@ -80,6 +80,9 @@ export class Session {
   private terminal: OffshootError | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<unknown> = Promise.resolve();
+  /** The session's own writes of its ref (renewal, head advance, epoch bump, release), one at a time. */
+  private refWrites: Promise<unknown> = Promise.resolve();
+  private renewing = false;
   private closed = false;
   private chain: { lineage: string; head: number; members: DataObject[] } | undefined;
 
@@ -289,8 +292,11 @@ export class Session {
             return up;
           },
           // An orphan of a crashed attempt at our epoch moves the upload to a fresh epoch we still own.
-          (epoch) => {
-            this.epochValue = epoch;
+          {
+            onEpoch: (epoch) => {
+              this.epochValue = epoch;
+            },
+            serialize: (write) => this.writingRef(write),
           },
         );
         this.chain = {
@@ -353,8 +359,33 @@ export class Session {
     return cur;
   }
 
-  /** Advances the head (and records a checkpoint) by CAS, retrying only while nothing but a lease renewal moved. */
-  private async record(
+  /**
+   * Runs one of the session's own writes of its ref after the others. Its renewals would otherwise race its flushes:
+   * on a loaded machine a ref write outlasts the renewal interval, and a flush whose every compare-and-swap loses to
+   * a renewal fails with CAS_CONFLICT against nobody but its own session.
+   */
+  private writingRef<T>(write: () => Promise<T>): Promise<T> {
+    const run = this.refWrites.then(write);
+    this.refWrites = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Advances the head (and records a checkpoint) by CAS, retrying only while nothing but a lease renewal moved. The
+   * ref was read before the upload, so a renewal may have moved it since; the retry re-reads it under writingRef,
+   * where no renewal of ours can move it again.
+   */
+  private record(
+    cur: VersionedRef,
+    txid: number,
+    epoch: number,
+    name: string | undefined,
+    meta: Meta | undefined,
+  ): Promise<void> {
+    return this.writingRef(() => this.recordNow(cur, txid, epoch, name, meta));
+  }
+
+  private async recordNow(
     cur: VersionedRef,
     txid: number,
     epoch: number,
@@ -388,7 +419,18 @@ export class Session {
     }
   }
 
+  /** Extends the lease; a tick that finds the previous renewal still under way leaves the renewing to it. */
   private async renew(): Promise<void> {
+    if (this.terminal || this.closed || this.renewing) return;
+    this.renewing = true;
+    try {
+      await this.writingRef(() => this.renewNow());
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  private async renewNow(): Promise<void> {
     if (this.terminal || this.closed) return;
     const ms = this.opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
     try {
@@ -453,10 +495,12 @@ export class Session {
         );
       }
     }
-    const cur = await this.ctx.store.tryGetRef(this.db, this.branch).catch(() => undefined);
-    if (cur && cur.ref.lease_holder === this.holder && cur.ref.epoch === this.epochValue) {
-      await releaseLease(this.ctx, { db: this.db, branch: this.branch }).catch(() => undefined);
-    }
+    await this.writingRef(async () => {
+      const cur = await this.ctx.store.tryGetRef(this.db, this.branch).catch(() => undefined);
+      if (cur && cur.ref.lease_holder === this.holder && cur.ref.epoch === this.epochValue) {
+        await releaseLease(this.ctx, { db: this.db, branch: this.branch }).catch(() => undefined);
+      }
+    });
     await rm(this.scratch, { recursive: true, force: true });
   }
 }

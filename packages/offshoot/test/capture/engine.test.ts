@@ -311,7 +311,8 @@ test('drainNow captures a pending transaction itself; with nothing pending it re
     assert.equal(f.sink.applies, 1);
     const t0 = performance.now();
     await engine.drainNow();
-    assert.ok(performance.now() - t0 < 200, 'an idle drainNow is quick');
+    // Half the 2 s a drain may spend folding the WAL: an idle one folds nothing, however loaded the machine.
+    assert.ok(performance.now() - t0 < 1_000, 'an idle drainNow is quick');
     assert.equal(f.sink.applies, 1);
   } finally {
     await f.cleanup();

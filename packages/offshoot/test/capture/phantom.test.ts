@@ -79,7 +79,7 @@ test("a killed writer's published-but-uncommitted frames are never applied, even
     assert.deepEqual(count.get(Buffer.from('genuine')), { n: 1 });
     assert.equal(fs.statSync(`${f.db}-wal`).size, withPhantom, "the genuine one-frame commit took the phantom's place");
     assert.equal(f.sink.applies, applies + 1, 'the genuine commit that overwrote the phantom is applied');
-    await converge(engine, f, 2000);
+    await converge(engine, f);
   } finally {
     await f.cleanup();
   }
@@ -111,7 +111,7 @@ test('a phantom first transaction of a fresh WAL generation is not applied eithe
     f.writer.prepare('INSERT INTO t(body) VALUES (?)').run(Buffer.from('genuine'));
     await engine.drainNow();
     assert.equal(f.sink.applies, 1);
-    await converge(engine, f, 2000);
+    await converge(engine, f);
   } finally {
     await f.cleanup();
   }
@@ -157,7 +157,7 @@ test('a fresh -wal header the wal-index does not vouch for yet never binds the r
     assert.ok(sameGeneration(readWalIndexHeader(shmPath), salts));
     await engine.drainNow();
     assert.equal(f.sink.applies, 1);
-    await converge(engine, f, 2000);
+    await converge(engine, f);
   } finally {
     await f.cleanup();
   }

@@ -213,7 +213,8 @@ describe('graceful shutdown', () => {
         }
         assert.equal(await d.exited, 0);
         await idle.closed;
-        assert.ok(Date.now() - started < 10_000, 'the shutdown did not wait out its deadline');
+        assert.doesNotMatch(d.stderr(), /shutdown did not finish within/, 'the shutdown did not wait out its deadline');
+        assert.ok(Date.now() - started < 25_000, 'nor anything near its 30 s');
         assert.match(d.stderr(), /offshoot: session: app@main: flushed kind=manual/);
         assert.match(d.stderr(), /offshoot: session: app@main: session_closed\n/);
         assert.ok(!existsSync(d.sock));

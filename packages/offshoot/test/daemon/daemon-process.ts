@@ -38,8 +38,11 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** Polls cond until it holds, failing after ms. */
-export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+/**
+ * Polls cond until it holds, failing after ms: a deadline for a hang, generous enough for a loaded 2-core machine
+ * (a daemon start, a flush) and no assertion about speed.
+ */
+export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await cond())) {
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
@@ -95,7 +98,7 @@ export interface DaemonProcess {
   exited: Promise<number | null>;
   /** One request on a fresh connection. */
   request(req: Record<string, unknown>): Promise<Response>;
-  /** SIGTERM, then wait for the exit (SIGKILL after ms). */
+  /** SIGTERM, then wait for the exit (SIGKILL after ms, by default past the daemon's own 30 s shutdown deadline). */
   stop(ms?: number): Promise<number | null>;
 }
 
@@ -130,7 +133,7 @@ export async function startDaemon(
   assert.equal(exitCode, undefined, `daemon exited early: ${err}`);
   const sock = /^offshoot serving on (.+)\n$/.exec(out)?.[1] ?? '';
   if (socket !== null) assert.equal(sock, socket);
-  const stop = async (ms = 15_000): Promise<number | null> => {
+  const stop = async (ms = 60_000): Promise<number | null> => {
     if (exitCode !== undefined) return exitCode;
     proc.kill('SIGTERM');
     const timer = setTimeout(() => proc.kill('SIGKILL'), ms);
@@ -172,8 +175,8 @@ export class LineClient {
     });
   }
 
-  /** The next line the daemon sends, parsed. */
-  next<T = Response>(ms = 10_000): Promise<T> {
+  /** The next line the daemon sends, parsed (failing after ms: a hang, not a slow answer on a loaded machine). */
+  next<T = Response>(ms = 60_000): Promise<T> {
     const ready = this.lines.shift();
     if (ready !== undefined) return Promise.resolve(JSON.parse(ready) as T);
     return new Promise((resolve, reject) => {
@@ -197,7 +200,7 @@ export class LineClient {
   }
 
   /** Reads events until one matches, returning every event seen. */
-  async eventsUntil(match: (e: EventEnvelope) => boolean, ms = 10_000): Promise<EventEnvelope[]> {
+  async eventsUntil(match: (e: EventEnvelope) => boolean, ms = 60_000): Promise<EventEnvelope[]> {
     const seen: EventEnvelope[] = [];
     for (;;) {
       const e = await this.next<EventEnvelope>(ms);

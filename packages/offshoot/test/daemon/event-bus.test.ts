@@ -99,7 +99,8 @@ test('a stalled subscriber is dropped with dropped_slow_consumer while publish n
   assert.equal(received.length, 5000, 'the reading subscriber got everything');
   assert.deepEqual(received.slice(0, 3), [0, 1, 2]);
   assert.equal(received.at(-1), 4999);
-  assert.ok(elapsed < 2000, `5000 publishes took ${elapsed.toFixed(0)} ms`);
+  // Far above what a loaded machine needs (a few hundred ms), far below a publish that waited on the stalled reader.
+  assert.ok(elapsed < 20_000, `5000 publishes took ${elapsed.toFixed(0)} ms`);
 
   const kept: EventEnvelope[] = [];
   for await (const env of stalled) kept.push(env);
@@ -119,6 +120,7 @@ test('publishing to a bus with many stalled subscribers returns at once', () => 
   for (let n = 0; n < 10_000; n++) bus.publish('evicted', 'app', 'main', { checkpoint: 'c', bytes: n });
   const elapsed = performance.now() - started;
   assert.equal(bus.subscriberCount, 0, 'all were dropped');
-  assert.ok(elapsed < 1000, `10000 publishes to 100 stalled subscribers took ${elapsed.toFixed(0)} ms`);
+  // Far above what a loaded machine needs, far below publishes that each did work for every stalled subscriber.
+  assert.ok(elapsed < 10_000, `10000 publishes to 100 stalled subscribers took ${elapsed.toFixed(0)} ms`);
   for (const s of subs) s.close();
 });

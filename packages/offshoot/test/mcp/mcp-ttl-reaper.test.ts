@@ -88,7 +88,7 @@ test('the reaper expires a TTL fork on its cadence and clears a stranded delete 
       refPath,
       JSON.stringify({ ...ref, deleting: true, deleting_at: new Date(Date.now() - 60_000).toISOString() }),
     );
-    await until(() => !branchNames(s).includes('brief'), 'the reaper to expire app@brief', 15_000);
+    await until(() => !branchNames(s).includes('brief'), 'the reaper to expire app@brief');
     await until(
       () => !('deleting' in JSON.parse(readFileSync(refPath, 'utf8'))),
       'the reaper to clear the stranded claim',
@@ -125,7 +125,7 @@ test('the reaper steps aside while a daemon serves the store, and takes over whe
     await new Promise((r) => setTimeout(r, 2000));
     assert.ok(branchNames(s).includes('brief'), 'no reap while the daemon serves the store');
     assert.equal(await daemon.stop(), 0);
-    await until(() => !branchNames(s).includes('brief'), 'the reaper to take over', 15_000);
+    await until(() => !branchNames(s).includes('brief'), 'the reaper to take over');
     await until(() => m.stderr().includes('the daemon is gone; reaping here again'), 'the reaper to say it took over');
   } finally {
     await daemon.stop();

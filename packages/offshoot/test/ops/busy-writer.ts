@@ -32,7 +32,7 @@ export async function holdWriteTransaction(file: string, sql: string): Promise<H
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = once(child, 'exit');
   child.stdin.write(`BEGIN IMMEDIATE;\n${sql}\n`);
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 30_000;
   while (!writeLocked(file)) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');

@@ -26,8 +26,14 @@ import type { FaultProxy, TestBucket } from './s3-test-env.js';
 const MiB = 1024 * 1024;
 const region = 'us-east-1';
 // Few attempts and a short read watchdog keep the fault paths quick; the header timeout stays generous because
-// other suites share the single-threaded test server, and only the tests that expect a timeout shorten it.
-const FAST: Partial<S3Tuning> = { maxAttempts: 3, headersTimeoutMs: 5_000, readIdleMs: 400, callBaseMs: 30_000 };
+// other suites share the single-threaded test server, and only the tests that expect a timeout shorten it. The
+// watchdog still allows a loaded server a second between the chunks of a healthy body.
+const FAST: Partial<S3Tuning> = { maxAttempts: 3, headersTimeoutMs: 5_000, readIdleMs: 1_000, callBaseMs: 30_000 };
+/**
+ * A stall no test outlives (the proxy ends it when the client goes): only the timeout under test can end the wait,
+ * so a loaded machine can slow a test down but never make a stall end first. Time bounds stay far below it.
+ */
+const STALL_MS = 120_000;
 
 async function rejectsWith(p: Promise<unknown>, code: ErrorCode): Promise<OffshootError> {
   let caught: unknown;
@@ -200,20 +206,21 @@ if (!s3Unavailable('S3 backend faults')) {
           const file = path.join(scratch, 'race.bin');
           writeFileSync(file, randomBytes(6 * MiB));
           await proxy.setRules([
-            { match: { method: 'PUT', query: 'partNumber=1' }, action: { stallHeadersMs: 700 }, times: 1 },
+            { match: { method: 'PUT', query: 'partNumber=1' }, action: { holdHeaders: true }, times: 1 },
           ]);
           const pending = b.put('data/race.ltx', { file }, { ifNoneMatch: true });
-          // While part 1's answer is held back, another writer creates the key.
+          // While part 1's answer is held back, another writer creates the key; only then is the answer let go.
           while (!(await proxy.log()).some((r) => r.query.includes('partNumber=1'))) await sleep(10);
           const { sdk, client } = await adminClient();
           await client.send(
             new sdk.PutObjectCommand({ Bucket: bucket.name, Key: `t${n}/data/race.ltx`, Body: 'the other writer' }),
           );
+          while ((await proxy.release()) === 0) await sleep(10);
           await rejectsWith(pending, 'ALREADY_EXISTS');
           assert.equal((await b.get('data/race.ltx')).body.toString(), 'the other writer');
           assert.deepEqual(await openUploads(bucket.name), [], 'the losing upload was aborted');
         },
-        { multipartThreshold: 5 * MiB, partSize: 5 * MiB, headersTimeoutMs: 10_000 },
+        { multipartThreshold: 5 * MiB, partSize: 5 * MiB, headersTimeoutMs: 20_000 },
       ));
 
     it('a put whose answer was lost, then retried into its own write, still succeeds', () =>
@@ -247,12 +254,13 @@ if (!s3Unavailable('S3 backend faults')) {
           tuning: { ...FAST, headersTimeoutMs: 300 },
         });
         try {
-          await proxy.setRules([{ match: { method: 'HEAD', path: '/slow' }, action: { stallHeadersMs: 5_000 } }]);
+          await proxy.setRules([{ match: { method: 'HEAD', path: '/slow' }, action: { stallHeadersMs: STALL_MS } }]);
           await proxy.clearLog();
           const started = Date.now();
           const err = await rejectsWith(impatient.stat('slow'), 'TIMEOUT');
           assert.equal(err.retryable, true);
-          assert.ok(Date.now() - started < 4_000, `gave up after ${Date.now() - started} ms`);
+          assert.doesNotMatch(err.message, /no answer within/, 'the header timeout gave up, not the call deadline');
+          assert.ok(Date.now() - started < STALL_MS / 2, `gave up after ${Date.now() - started} ms`);
           assert.equal((await requests('HEAD', '/slow')).length, 3);
         } finally {
           await impatient.close();
@@ -262,13 +270,13 @@ if (!s3Unavailable('S3 backend faults')) {
     it('a call that outlives its overall deadline is abandoned with TIMEOUT', () =>
       withBackend(
         async (b) => {
-          await proxy.setRules([{ match: { method: 'PUT', path: '/late' }, action: { stallHeadersMs: 3_000 } }]);
+          await proxy.setRules([{ match: { method: 'PUT', path: '/late' }, action: { stallHeadersMs: STALL_MS } }]);
           const started = Date.now();
           const err = await rejectsWith(b.put('late', Buffer.from('x')), 'TIMEOUT');
           assert.match(err.message, /no answer within 50\d ms/);
-          assert.ok(Date.now() - started < 2_000);
+          assert.ok(Date.now() - started < STALL_MS / 4, `abandoned after ${Date.now() - started} ms`);
         },
-        { headersTimeoutMs: 10_000, callBaseMs: 500 },
+        { headersTimeoutMs: STALL_MS / 2, callBaseMs: 500 },
       ));
 
     it('a body that stops mid-stream trips the read watchdog; getToFile then leaves no file behind', () =>
@@ -277,14 +285,14 @@ if (!s3Unavailable('S3 backend faults')) {
         await b.put('stalls', content);
         const stall = {
           match: { method: 'GET', path: '/stalls' },
-          action: { stallBody: { afterBytes: 256 * 1024, ms: 4_000 } },
+          action: { stallBody: { afterBytes: 256 * 1024, ms: STALL_MS } },
         };
         await proxy.setRules([stall]);
         const started = Date.now();
         const err = await rejectsWith(b.get('stalls'), 'TIMEOUT');
-        assert.match(err.message, /no data for 400 ms/);
+        assert.match(err.message, new RegExp(`no data for ${FAST.readIdleMs} ms`));
         assert.equal(err.retryable, true);
-        assert.ok(Date.now() - started < 3_000, `gave up after ${Date.now() - started} ms`);
+        assert.ok(Date.now() - started < STALL_MS / 2, `gave up after ${Date.now() - started} ms`);
 
         const dir = path.join(scratch, 'watchdog');
         await proxy.setRules([stall]);
@@ -312,7 +320,8 @@ if (!s3Unavailable('S3 backend faults')) {
           parts.push(chunk as Buffer);
           if (pauses < 3) {
             pauses++;
-            await sleep(500);
+            // Longer than the watchdog's limit: only time spent waiting on the connection may count against it.
+            await sleep((FAST.readIdleMs ?? 0) * 1.5);
           }
         }
         assert.ok(Buffer.concat(parts).equals(content));

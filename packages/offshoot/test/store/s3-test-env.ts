@@ -119,6 +119,7 @@ export interface ProxyRule {
     | { cutAfterBytes: number }
     | { dropResponse: true }
     | { stallHeadersMs: number }
+    | { holdHeaders: true }
     | { stallBody: { afterBytes: number; ms: number } };
   times?: number;
 }
@@ -129,6 +130,8 @@ export interface FaultProxy {
   setRules: (rules: ProxyRule[]) => Promise<void>;
   log: () => Promise<ProxiedRequest[]>;
   clearLog: () => Promise<void>;
+  /** Answers every response a holdHeaders rule holds; resolves with how many there were. */
+  release: () => Promise<number>;
   stop: () => Promise<void>;
 }
 
@@ -161,6 +164,7 @@ export async function startFaultProxy(args: string[] = []): Promise<FaultProxy> 
     setRules: async (rules) => void (await control('PUT', 'rules', rules)),
     log: async () => (await (await control('GET', 'log')).json()) as ProxiedRequest[],
     clearLog: async () => void (await control('DELETE', 'log')),
+    release: async () => ((await (await control('POST', 'release')).json()) as { released: number }).released,
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));

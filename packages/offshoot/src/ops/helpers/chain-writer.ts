@@ -6,7 +6,7 @@ import type { VersionedRef } from '../../store/store.js';
 import type { OpsContext } from './context.js';
 import { encodeMerged } from './merge-segments.js';
 import { withTempDir } from './temp-dir.js';
-import { uploadAtHead } from './upload-at-head.js';
+import { type EpochBumpHooks, uploadAtHead } from './upload-at-head.js';
 
 /** The most members a chain written by this build resolves through, whatever the branch's history. */
 export const MAX_CHAIN_MEMBERS = 8;
@@ -42,8 +42,9 @@ export interface HeadWritten {
 
 /**
  * Writes the head object at `txid` create-only under the ref's epoch (bumping the epoch by compare-and-swap past an
- * orphan of a crashed attempt; `onEpoch` hears of each bump) and then records it through `record`, which advances the
- * ref by compare-and-swap. The one upload path of the at-rest checkpoint and the session flush.
+ * orphan of a crashed attempt; `hooks` hear of each bump and order it among the caller's ref writers) and then records
+ * it through `record`, which advances the ref by compare-and-swap. The one upload path of the at-rest checkpoint and
+ * the session flush.
  */
 export async function writeHead(
   ctx: OpsContext,
@@ -52,14 +53,14 @@ export async function writeHead(
   cur: VersionedRef,
   head: { kind: 'segment' | 'snapshot'; txid: number; file: string },
   record: (uploaded: VersionedRef) => Promise<VersionedRef>,
-  onEpoch?: (epoch: number) => void,
+  hooks: EpochBumpHooks = {},
 ): Promise<HeadWritten> {
   const { lineage } = cur.ref;
   const keyFor = (epoch: number) =>
     head.kind === 'snapshot'
       ? snapshotKey(lineage, epoch, head.txid)
       : segmentKey(lineage, epoch, head.txid, head.txid);
-  const up = await uploadAtHead(ctx, db, branch, cur, keyFor, { file: head.file }, onEpoch);
+  const up = await uploadAtHead(ctx, db, branch, cur, keyFor, { file: head.file }, hooks);
   const current = await record(up.current);
   return { object: parseDataKey(up.key) as DataObject, current };
 }
