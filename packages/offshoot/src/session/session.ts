@@ -10,6 +10,7 @@ import { formatTarget, type Target } from '../core/target.js';
 import { checkout, installCheckout } from '../ops/checkout.js';
 import {
   chainBound,
+  type Compaction,
   compactChain,
   headKind,
   type HeadWritten,
@@ -69,6 +70,10 @@ export interface FlushOutcome {
   durationMs: number;
   /** Bytes of the head object the flush wrote. */
   bytes?: number;
+  /** Pages the flush changed. */
+  pages?: number;
+  /** Bytes of the merge the flush had to write inline first, its chain being at the hard bound (rare). */
+  mergedBytes?: number;
 }
 
 const DEFAULT_LEASE_TTL_MS = 30_000;
@@ -280,6 +285,7 @@ export class Session {
       const out = join(this.scratch, `flush-${txid}.ltx`);
       let head: HeadWritten;
       let bytes: number;
+      let mergedBytes: number | undefined;
       try {
         if (snapshot) {
           const base =
@@ -295,7 +301,9 @@ export class Session {
         } else {
           bytes = await writeSegment(batch, txid, out, Date.now());
         }
-        const prior = snapshot ? [] : await this.roomAt(cur.ref);
+        const room = snapshot ? { members: [] } : await this.roomAt(cur.ref);
+        const prior = room.members;
+        mergedBytes = room.merged?.bytes;
         head = await writeHead(
           this.ctx,
           this.db,
@@ -325,7 +333,14 @@ export class Session {
       }
       await this.sink.committed(batch);
       this.durable = txid;
-      return { txid, kind: snapshot ? 'snapshot' : 'segment', durationMs: Date.now() - started, bytes };
+      return {
+        txid,
+        kind: snapshot ? 'snapshot' : 'segment',
+        durationMs: Date.now() - started,
+        bytes,
+        pages: batch.pages.length,
+        ...(mergedBytes !== undefined ? { mergedBytes } : {}),
+      };
     } catch (err) {
       this.sink.restore(batch);
       throw err;
@@ -349,9 +364,9 @@ export class Session {
    * merge in flight is awaited and, if the chain is still at the bound, merged inline. A failed merge costs a longer
    * chain, never the flush: the chain is re-resolved from the store (an object it named may have been collected).
    */
-  private async roomAt(ref: Ref): Promise<DataObject[]> {
+  private async roomAt(ref: Ref): Promise<Compaction> {
     let members = await this.chainAt(ref);
-    if (members.length < chainBound(this.ctx)) return members;
+    if (members.length < chainBound(this.ctx)) return { members };
     if (this.merging) {
       await this.merged();
       members = await this.chainAt(ref);
@@ -359,11 +374,11 @@ export class Session {
     try {
       const c = await roomForHead(this.ctx, ref.lineage, ref.head_txid, this.epochValue, members);
       this.chain = { lineage: ref.lineage, head: ref.head_txid, members: c.members };
-      return c.members;
+      return c;
     } catch (err) {
       this.opts.log?.(`chain not compacted before flush (it stays longer): ${(err as Error).message}`);
       this.chain = undefined;
-      return this.chainAt(ref);
+      return { members: await this.chainAt(ref) };
     }
   }
 
