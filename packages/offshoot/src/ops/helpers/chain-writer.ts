@@ -169,7 +169,7 @@ export function roomForHead(
 /**
  * The background merge of one branch, off any writer's hot path (a CLI checkpoint after it has reported, the
  * daemon's janitor): reads the ref, resolves the chain at its head and merges it back to the soft bound under the
- * ref's epoch. Undefined when the branch is gone or its chain is within the bound.
+ * ref's epoch. Undefined when the branch is gone, leased or its chain is within the bound.
  */
 export async function compactBranch(
   ctx: OpsContext,
@@ -180,8 +180,8 @@ export async function compactBranch(
   const got = await ctx.store.tryGetRef(db, branch);
   if (got === undefined) return undefined;
   const { ref } = got;
-  // A branch someone else holds live is left to its holder: a session merges its own chain.
-  if (leaseLive(ref, ctx.now()) && ref.lease_holder !== ctx.holder) return undefined;
+  // A branch under a live lease is left to its holder: a session merges its own chain, an at-rest op is brief.
+  if (leaseLive(ref, ctx.now())) return undefined;
   const chain = await resolver.resolve(ref.lineage, ref.head_txid);
   if (chain.members.length <= softBound(ctx)) return undefined;
   return compactChain(ctx, ref.lineage, ref.head_txid, ref.epoch, chain.members);
