@@ -16,6 +16,7 @@ import { parseStoreSpec } from '../src/store/store-spec.js';
 import { bytes, printTable } from './measure.js';
 
 const MiB = 1 << 20;
+const PAGE = 4096;
 
 function buildDatabase(path: string, size: number): number {
   const db = new Database(path);
@@ -73,8 +74,10 @@ async function benchDiverging(size: number, flushes: number, goal: number): Prom
     const session = await Session.open(ctx, { db: 'db', branch: 'agent' }, {});
     const startBytes = written.bytes;
     const startObjects = written.objects;
-    let biggest = 0;
     let heads = 0;
+    // The flush that wrote the most for what it changed: its bytes (head plus any inline merge) and pages.
+    let worst = { bytes: 0, pages: 1 };
+    let inline = 0;
     try {
       const db = new Database(session.path);
       const upd = db.prepare('UPDATE items SET body = randomblob(3000) WHERE id = ?');
@@ -82,7 +85,9 @@ async function benchDiverging(size: number, flushes: number, goal: number): Prom
         upd.run(1 + ((i * 2654435761) % rows));
         const out = await session.flush({ kind: 'manual' });
         heads += out.bytes ?? 0;
-        biggest = Math.max(biggest, out.bytes ?? 0);
+        const own = (out.bytes ?? 0) + (out.mergedBytes ?? 0);
+        if (out.mergedBytes !== undefined) inline++;
+        if (own / (out.pages ?? 1) > worst.bytes / worst.pages) worst = { bytes: own, pages: out.pages ?? 1 };
       }
       db.close();
     } finally {
@@ -96,7 +101,7 @@ async function benchDiverging(size: number, flushes: number, goal: number): Prom
       bytes(statSync(src).size),
       `${flushes} one-row flushes`,
       `${bytes(total)} in ${written.objects - startObjects} objects`,
-      `${bytes(heads)} of head segments (largest ${bytes(biggest)}); largest merge ${bytes(written.largestMerge)}; ${members} members at head`,
+      `${bytes(heads)} of head segments; largest flush ${bytes(worst.bytes)} for ${worst.pages} changed page(s) = ${(worst.bytes / (worst.pages * PAGE)).toFixed(2)}× (${inline} merged inline); largest merge ${bytes(written.largestMerge)} (in the background); ${members} members at head`,
       `≤ ${bytes(goal)}: ${total <= goal ? 'met' : 'NOT met'}`,
     ];
   } finally {

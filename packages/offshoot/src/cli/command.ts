@@ -56,6 +56,11 @@ export interface Outcome {
   failure?: OffshootError;
   /** The exit code when the command finished but found a failure worth a script's attention (default 0). */
   exitCode?: number;
+  /**
+   * Maintenance that runs once the outcome is printed (a chain merge after a checkpoint): the command's result is
+   * already reported, so a failure here is a warning on stderr and never changes the exit code.
+   */
+  afterward?: () => Promise<void>;
 }
 
 /** A leaf command: its declaration (for parsing and help) and its run. */

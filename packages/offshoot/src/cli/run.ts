@@ -156,6 +156,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const out = await command.run(inv);
     if (budget !== undefined && ctx !== undefined) await trimRoCache(ctx, budget);
     printOutcome(io, out, globals);
+    if (out.afterward !== undefined) {
+      await out.afterward().catch((err: unknown) => {
+        if (!globals.quiet) write(io.stderr, warningLine((err as Error).message, globals.json));
+      });
+    }
     if (out.failure !== undefined) {
       printError(io, out.failure, globals.json);
       return exitCodeFor(out.failure.code);

@@ -1,16 +1,19 @@
 import { hasCode } from '../core/errors.js';
 import { clearStaleClaims } from '../ops/helpers/clear-claims.js';
 import { collectGarbage } from '../ops/gc.js';
+import { compactBranch } from '../ops/helpers/chain-writer.js';
 import { reap } from '../ops/reap.js';
 import type { DaemonContext } from './daemon-context.js';
 import { janitorLogLine } from './log-line.js';
 import { announceReaped } from './reaped.js';
 import { enforceRoCacheBudget } from '../ops/helpers/ro-cache.js';
+import { ChainResolver } from '../store/chain-resolver.js';
 import { Ticker } from './ticker.js';
 
 /**
- * The background maintenance loop, every -reap-every: reap expired branches, clear stale destroy claims, collect
- * garbage past -gc-grace, and keep the read-only cache within -ro-cache-budget. Each step runs even if an earlier
+ * The background maintenance loop, every -reap-every: reap expired branches, clear stale destroy claims, merge chains
+ * grown past their soft bound (branches written at rest; sessions merge their own), collect garbage past
+ * -gc-grace, and keep the read-only cache within -ro-cache-budget. Each step runs even if an earlier
  * one failed; a failed step makes the run count as an error.
  */
 export class Janitor {
@@ -55,6 +58,20 @@ export class Janitor {
     const cleared = await this.step('clear claims', async () => {
       for (const name of await clearStaleClaims(d.ops)) log(`cleared stale delete claim on ${name}`);
     });
+    const merged = await this.step('merge', async () => {
+      const resolver = new ChainResolver(d.ops.store);
+      let failed = 0;
+      for (const { db, branch } of await d.ops.store.listAllBranches()) {
+        const c = await compactBranch(d.ops, db, branch, resolver).catch((err: unknown) => {
+          // One branch's failed merge costs it a longer chain until the next pass; the others still merge.
+          log(`merge: ${db}@${branch}: ${(err as Error).message}`);
+          failed++;
+          return undefined;
+        });
+        if (c?.merged) log(`merge: ${db}@${branch}: ${c.merged.replaced} members into ${c.merged.object.key}`);
+      }
+      if (failed > 0) throw new Error(`${failed} branch(es) not merged`);
+    });
     const collected = await this.step('gc', async () => {
       try {
         const c = await collectGarbage(d.ops, d.options.gcGrace);
@@ -80,7 +97,7 @@ export class Janitor {
       }
       d.metrics.roCache(r.bytes, r.evicted.length);
     });
-    const result = reaped && cleared && collected && cached ? 'ok' : 'error';
+    const result = reaped && cleared && merged && collected && cached ? 'ok' : 'error';
     d.metrics.janitorRun(result);
     return result;
   }

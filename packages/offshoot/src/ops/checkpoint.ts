@@ -10,10 +10,11 @@ import { loadPageHasher } from '../sqlite/page-hash.js';
 import { diffPageSums, geometryOf, scanPageSums } from '../sqlite/page-scan.js';
 import { readPageSums, writePageSums, type PageSums } from '../sqlite/page-sums.js';
 import { FrozenCheckout } from '../sqlite/quiesce.js';
+import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
 import { withBranchLease } from './helpers/branch-lease.js';
 import { headIdentity, readBranch, refuseForeignLease } from './helpers/branch-ref.js';
-import { compactChain, headKind, writeHead } from './helpers/chain-writer.js';
+import { headKind, roomForHead, writeHead } from './helpers/chain-writer.js';
 import type { OpsContext } from './helpers/context.js';
 import { encodePages, type EncodePlan } from './helpers/encode-pages.js';
 import { checkoutPath } from './helpers/paths.js';
@@ -26,7 +27,10 @@ export interface CheckpointResult {
   kind: 'segment' | 'snapshot' | 'none';
   pages: number;
   bytes: number;
-  /** The merged segment written after the head to keep the chain bounded, if any. */
+  /**
+   * The merged segment written inline before the head, if any: only when background merges fell behind and the
+   * chain was at its hard bound. Otherwise merges run after the checkpoint (compactBranch).
+   */
   merged?: { key: string; replaced: number; pages: number; bytes: number };
 }
 
@@ -67,28 +71,11 @@ async function checkpointLeased(
     });
   }
   const frozen = FrozenCheckout.open(path);
-  let written: { result: CheckpointResult; ref: Ref };
   try {
-    written = await checkpointFrozen(ctx, t, name, meta, cur, frozen);
+    return await checkpointFrozen(ctx, t, name, meta, cur, frozen);
   } finally {
     frozen.release();
   }
-  const { result, ref } = written;
-  if (result.kind === 'none') return result;
-  // The head is recorded; a merge now only shortens the chain, so its failure costs a longer chain, never data.
-  try {
-    const c = await compactChain(ctx, ref.lineage, ref.head_txid, ref.epoch);
-    if (c.merged)
-      result.merged = {
-        key: c.merged.object.key,
-        replaced: c.merged.replaced,
-        pages: c.merged.pages,
-        bytes: c.merged.bytes,
-      };
-  } catch (err) {
-    ctx.warn(`${t.db}@${t.branch}: chain not compacted (the next checkpoint retries): ${(err as Error).message}`);
-  }
-  return result;
 }
 
 async function checkpointFrozen(
@@ -98,7 +85,7 @@ async function checkpointFrozen(
   meta: Meta | undefined,
   cur: VersionedRef,
   frozen: FrozenCheckout,
-): Promise<{ result: CheckpointResult; ref: Ref }> {
+): Promise<CheckpointResult> {
   const { ref } = cur;
   const sc = readSidecar(frozen.path);
   if (sc !== undefined && sc.lineage !== ref.lineage) {
@@ -154,6 +141,7 @@ async function checkpointFrozen(
     result = { name, txid: ref.head_txid, kind: 'none', pages: 0, bytes: 0 };
   } else {
     const p = plan;
+    const room = p.kind === 'segment' ? await makeRoom(ctx, t, ref) : undefined;
     const uploaded = await withTempDir(ctx, async (dir) => {
       const out = join(dir, 'checkpoint.ltx');
       const bytes = await encodePages(frozen, g, p, checksum, out, now.getTime());
@@ -169,6 +157,7 @@ async function checkpointFrozen(
       kind: p.kind,
       pages: p.kind === 'segment' ? p.pages.length : g.pageCount,
       bytes: uploaded.bytes,
+      ...(room ? { merged: room } : {}),
     };
   }
   // Still frozen: nobody can have written the main file since it was read, so these sidecars describe it exactly.
@@ -181,7 +170,24 @@ async function checkpointFrozen(
     commit: g.pageCount,
     ...fp,
   });
-  return { result, ref: after.ref };
+  return result;
+}
+
+/**
+ * The hard bound before a segment lands on `ref`'s chain: merges inline only when the chain is already at it. A
+ * failed merge costs a longer chain, never the checkpoint, so it is reported and the segment is written anyway.
+ */
+async function makeRoom(ctx: OpsContext, t: Target, ref: Ref): Promise<CheckpointResult['merged']> {
+  try {
+    const chain = await new ChainResolver(ctx.store).resolve(ref.lineage, ref.head_txid);
+    const c = await roomForHead(ctx, ref.lineage, ref.head_txid, ref.epoch, chain.members);
+    if (!c.merged) return undefined;
+    const { object, replaced, pages, bytes } = c.merged;
+    return { key: object.key, replaced, pages, bytes };
+  } catch (err) {
+    ctx.warn(`${t.db}@${t.branch}: chain not compacted (the next checkpoint retries): ${(err as Error).message}`);
+    return undefined;
+  }
 }
 
 async function recordCheckpoint(

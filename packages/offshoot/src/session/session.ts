@@ -8,7 +8,16 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import { formatTarget, type Target } from '../core/target.js';
 import { checkout, installCheckout } from '../ops/checkout.js';
-import { compactChain, headKind, type HeadWritten, writeHead } from '../ops/helpers/chain-writer.js';
+import {
+  chainBound,
+  type Compaction,
+  compactChain,
+  headKind,
+  type HeadWritten,
+  roomForHead,
+  softBound,
+  writeHead,
+} from '../ops/helpers/chain-writer.js';
 import type { OpsContext } from '../ops/helpers/context.js';
 import { keepDivergedCheckout } from '../ops/helpers/keep-diverged.js';
 import { checkoutPath } from '../ops/helpers/paths.js';
@@ -61,6 +70,10 @@ export interface FlushOutcome {
   durationMs: number;
   /** Bytes of the head object the flush wrote. */
   bytes?: number;
+  /** Pages the flush changed. */
+  pages?: number;
+  /** Bytes of the merge the flush had to write inline first, its chain being at the hard bound (rare). */
+  mergedBytes?: number;
 }
 
 const DEFAULT_LEASE_TTL_MS = 30_000;
@@ -85,6 +98,7 @@ export class Session {
   private renewing = false;
   private closed = false;
   private chain: { lineage: string; head: number; members: DataObject[] } | undefined;
+  private merging: Promise<void> | undefined;
 
   private constructor(
     private readonly ctx: OpsContext,
@@ -197,12 +211,21 @@ export class Session {
    */
   flush(opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' }): Promise<FlushOutcome> {
     const run = this.flushing.then(() => this.flushOnce(opts));
-    // A merge runs after the flush has answered, still serialized with the next one, so a flush costs its own pages.
     this.flushing = run.then(
-      () => this.compact(),
+      () => undefined,
+      () => undefined,
+    );
+    // A merge starts once the flush has answered and runs beside the next flushes: a flush costs its own pages.
+    void run.then(
+      () => this.mergeBehind(),
       () => undefined,
     );
     return run;
+  }
+
+  /** Resolves once the background merge in flight, if any, has landed (or failed, which costs a longer chain). */
+  async merged(): Promise<void> {
+    while (this.merging) await this.merging;
   }
 
   private async flushOnce(opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' }): Promise<FlushOutcome> {
@@ -265,6 +288,7 @@ export class Session {
       const out = join(this.scratch, `flush-${txid}.ltx`);
       let head: HeadWritten;
       let bytes: number;
+      let mergedBytes: number | undefined;
       try {
         if (snapshot) {
           const base =
@@ -280,7 +304,9 @@ export class Session {
         } else {
           bytes = await writeSegment(batch, txid, out, Date.now());
         }
-        const prior = await this.chainAt(cur.ref);
+        const room = snapshot ? { members: [] } : await this.roomAt(cur.ref);
+        const prior = room.members;
+        mergedBytes = room.merged?.bytes;
         head = await writeHead(
           this.ctx,
           this.db,
@@ -299,10 +325,13 @@ export class Session {
             serialize: (write) => this.writingRef(write),
           },
         );
+        // A background merge may have landed while the head was written: build on its chain, not on `prior`.
+        const c = this.chain;
+        const below = c && c.lineage === cur.ref.lineage && c.head === cur.ref.head_txid ? c.members : prior;
         this.chain = {
           lineage: cur.ref.lineage,
           head: txid,
-          members: snapshot ? [head.object] : [...prior, head.object],
+          members: snapshot ? [head.object] : [...below, head.object],
         };
       } finally {
         await rm(out, { force: true });
@@ -310,7 +339,14 @@ export class Session {
       }
       await this.sink.committed(batch);
       this.durable = txid;
-      return { txid, kind: snapshot ? 'snapshot' : 'segment', durationMs: Date.now() - started, bytes };
+      return {
+        txid,
+        kind: snapshot ? 'snapshot' : 'segment',
+        durationMs: Date.now() - started,
+        bytes,
+        pages: batch.pages.length,
+        ...(mergedBytes !== undefined ? { mergedBytes } : {}),
+      };
     } catch (err) {
       this.sink.restore(batch);
       throw err;
@@ -330,17 +366,65 @@ export class Session {
   }
 
   /**
-   * Merges the chain's newest members when it has grown past its bound. The head is already durable, so a failed
-   * merge is logged and retried after the next flush; it never fails a flush.
+   * The chain a segment lands on: as it is below the hard bound; at the bound (background merges fell behind) the
+   * merge in flight is awaited and, if the chain is still at the bound, merged inline. A failed merge costs a longer
+   * chain, never the flush: the chain is re-resolved from the store (an object it named may have been collected).
    */
-  private async compact(): Promise<void> {
-    const chain = this.chain;
-    if (!chain || this.terminal) return;
+  private async roomAt(ref: Ref): Promise<Compaction> {
+    let members = await this.chainAt(ref);
+    if (members.length < chainBound(this.ctx)) return { members };
+    if (this.merging) {
+      await this.merged();
+      members = await this.chainAt(ref);
+    }
     try {
-      const c = await compactChain(this.ctx, chain.lineage, chain.head, this.epochValue, chain.members);
-      if (this.chain === chain) this.chain = { ...chain, members: c.members };
+      const c = await roomForHead(this.ctx, ref.lineage, ref.head_txid, this.epochValue, members);
+      this.chain = { lineage: ref.lineage, head: ref.head_txid, members: c.members };
+      return c;
     } catch (err) {
-      this.opts.log?.(`chain not compacted (the next flush retries): ${(err as Error).message}`);
+      this.opts.log?.(`chain not compacted before flush (it stays longer): ${(err as Error).message}`);
+      this.chain = undefined;
+      return { members: await this.chainAt(ref) };
+    }
+  }
+
+  /** Starts the background merge when the chain has outgrown its soft bound and none is in flight. */
+  private mergeBehind(): void {
+    if (this.merging || this.terminal || this.closed) return;
+    if (!this.chain || this.chain.members.length <= softBound(this.ctx)) return;
+    this.merging = this.mergeLoop().finally(() => {
+      this.merging = undefined;
+    });
+  }
+
+  /**
+   * Merges the chain back to its soft bound while flushes go on: each merge is planned on the chain at one head and
+   * its result is spliced under whatever flushes landed meanwhile (they only append). The merge never moves the
+   * ref, so it cannot lose a flush; a failure is logged and the chain re-resolved on the next flush.
+   */
+  private async mergeLoop(): Promise<void> {
+    for (;;) {
+      const before = this.chain;
+      if (!before || this.terminal || before.members.length <= softBound(this.ctx)) return;
+      let members: DataObject[];
+      try {
+        const c = await compactChain(this.ctx, before.lineage, before.head, this.epochValue, before.members);
+        if (!c.merged) return;
+        members = c.members;
+      } catch (err) {
+        this.opts.log?.(`chain not compacted (the next flush retries): ${(err as Error).message}`);
+        this.chain = undefined;
+        return;
+      }
+      const now = this.chain;
+      const n = before.members.length;
+      const grown =
+        now !== undefined &&
+        now.lineage === before.lineage &&
+        now.members.length >= n &&
+        before.members.every((m, i) => now.members[i]?.key === m.key);
+      if (!grown) return;
+      this.chain = { ...now, members: [...members, ...now.members.slice(n)] };
     }
   }
 
@@ -486,6 +570,7 @@ export class Session {
     this.closed = true;
     if (this.renewTimer) clearInterval(this.renewTimer);
     await this.flushing;
+    await this.merged();
     const { clean } = await this.engine.stop();
     if (mayRestamp && clean && !this.sink.dirty && !this.terminal) {
       const cur = await this.ctx.store.getRef(this.db, this.branch).catch(() => undefined);

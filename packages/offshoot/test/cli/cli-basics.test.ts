@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -259,6 +259,32 @@ describe('against a store', () => {
     assert.equal(r.code, 2);
     assertOneCleanErrorLine(r);
     assert.match(r.stderr, /ttl "-5s"/);
+  });
+
+  test('checkpoint reports, then merges the chain it grew: no checkpoint merges inline', () => {
+    assert.equal(run(['-store', store, 'create', 'chainy']).code, 0);
+    const co = run(['-store', store, 'checkout', 'chainy']).stdout.trim();
+    spawnSync('sqlite3', [co, 'CREATE TABLE t(x)']);
+    for (let i = 0; i < 8; i++) {
+      spawnSync('sqlite3', [co, `INSERT INTO t VALUES (${i})`]);
+      const r = run(['-store', store, '--json', 'checkpoint', 'chainy', `c${i}`]);
+      assert.equal(r.code, 0, r.stderr);
+      const doc = JSON.parse(r.stdout) as { kind: string; merged?: unknown };
+      assert.equal(doc.kind, 'segment');
+      assert.equal(doc.merged, undefined, `checkpoint ${i} wrote only its own segment`);
+    }
+    const objects = readdirSync(join(store, 'data'), { recursive: true, encoding: 'utf8' });
+    const merged = objects.filter((f) => {
+      const m = /segment-([0-9a-f]{16})-([0-9a-f]{16})\.ltx$/.exec(f);
+      return m !== null && m[1] !== m[2];
+    });
+    assert.ok(merged.length > 0, `a merge ran after a checkpoint: ${objects.join(' ')}`);
+    const out = join(tmp, 'chainy.db');
+    assert.equal(run(['-store', store, 'export', 'chainy@main@c2', out]).code, 0);
+    assert.equal(
+      spawnSync('sqlite3', [out, 'SELECT group_concat(x) FROM t'], { encoding: 'utf8' }).stdout.trim(),
+      '0,1,2',
+    );
   });
 
   test('--json prints one parseable document with snake_case keys', () => {

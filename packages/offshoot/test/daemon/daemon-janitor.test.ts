@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { checkout } from '../../src/ops/checkout.js';
+import { checkpoint } from '../../src/ops/checkpoint.js';
+import { create } from '../../src/ops/create.js';
+import { fork } from '../../src/ops/fork.js';
+import { MAX_CHAIN_MEMBERS } from '../../src/ops/helpers/chain-writer.js';
+import { makeContext } from '../../src/ops/helpers/context.js';
 import { roCacheEntries } from '../../src/ops/helpers/ro-cache.js';
+import { ChainResolver } from '../../src/store/chain-resolver.js';
+import { parseStoreSpec } from '../../src/store/store-spec.js';
+import { Store } from '../../src/store/store.js';
 import type { EventEnvelope } from '../../src/protocol/wire.js';
 import { dump, runSql } from '../ops/sqlite-cli.js';
 import { LineClient, makeStoreDir, startDaemon, until, type DaemonProcess, type StoreDir } from './daemon-process.js';
@@ -148,6 +157,49 @@ describe('janitor: read-only cache budget', () => {
       await until(async () => !existsSync(keep), 'c2 to be evicted');
     } finally {
       await d.stop();
+    }
+  });
+});
+
+describe('janitor: merges chains written at rest', () => {
+  let s: StoreDir;
+  after(() => s.cleanup());
+
+  test('a chain grown past its soft bound by at-rest writes is merged back, losing nothing', async () => {
+    s = makeStoreDir();
+    const spec = parseStoreSpec(s.store);
+    const store = await Store.open(spec);
+    const chainOf = async (): Promise<string[]> => {
+      const { ref } = await store.getRef('app', 'long');
+      return (await new ChainResolver(store).resolve(ref.lineage, ref.head_txid)).members.map((m) => m.key);
+    };
+    let d: DaemonProcess | undefined;
+    try {
+      const ctx = makeContext(store, s.store, { warn: () => undefined });
+      await create(ctx, 'app');
+      await fork(ctx, { db: 'app', branch: 'main' }, 'long');
+      const co = await checkout(ctx, { db: 'app', branch: 'long' });
+      runSql(co.path, 'CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);');
+      // The library's checkpoint leaves merging to whoever runs after it (the CLI, the janitor).
+      for (let i = 0; i < MAX_CHAIN_MEMBERS - 1; i++) {
+        runSql(co.path, `INSERT INTO t(v) VALUES ('row ${i}');`);
+        await checkpoint(ctx, { db: 'app', branch: 'long' }, `c${i}`);
+      }
+      assert.equal((await chainOf()).length, MAX_CHAIN_MEMBERS);
+      const want = dump(co.path);
+      d = await startDaemon(s, ['-reap-every', '200ms', '-flush-every', '0']);
+      await until(async () => (await chainOf()).length <= MAX_CHAIN_MEMBERS - 2, 'the janitor to merge the chain');
+      const daemon = d;
+      await until(() => /^offshoot: janitor: merge: app@long: \d+ members into \S+$/m.test(daemon.stderr()), 'its log');
+      const out = s.file('long.db');
+      assert.equal((await d.request({ op: 'export', db: 'app', branch: 'long', path: out })).ok, true);
+      assert.equal(dump(out), want);
+      const first = s.file('c0.db');
+      assert.equal(s.cli(['export', 'app@long@c0', first]).code, 0);
+      assert.equal(dump(first).includes("'row 0'"), true, 'a checkpoint inside the merged span still reads');
+    } finally {
+      await d?.stop();
+      await store.close();
     }
   });
 });

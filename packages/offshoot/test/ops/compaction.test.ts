@@ -9,14 +9,21 @@ import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
 import { create } from '../../src/ops/create.js';
 import { fork } from '../../src/ops/fork.js';
-import { MAX_CHAIN_MEMBERS, planMerge } from '../../src/ops/helpers/chain-writer.js';
+import { compactBranch, compactChain, MAX_CHAIN_MEMBERS, planMerge } from '../../src/ops/helpers/chain-writer.js';
 import { makeContext } from '../../src/ops/helpers/context.js';
 import { ChainResolver } from '../../src/store/chain-resolver.js';
-import { CountingBackend } from './counting-backend.js';
+import { runGc } from '../../src/ops/gc.js';
+import { acquireLease, releaseLease } from '../../src/ops/lease.js';
+import { exportTo } from '../../src/ops/export.js';
+import type { OpsContext } from '../../src/ops/helpers/context.js';
+import type { Target } from '../../src/core/target.js';
+import { MergeGate } from './merge-gate.js';
 import { exportDump, openTestStore, type TestStore } from './harness.js';
-import { dump, runSql } from './sqlite-cli.js';
+import { dump, query, runSql } from './sqlite-cli.js';
 
 const MiB = 1024 * 1024;
+// The rows the race test writes, and their neighbours.
+const ROWS = 'SELECT id, hex(b) FROM blobs WHERE id BETWEEN 195 AND 305 ORDER BY id';
 
 const isMerged = (key: string): boolean => {
   const d = parseDataKey(key);
@@ -74,6 +81,17 @@ describe('the merge policy', () => {
     assert.equal(planMerge([obj('p', 1, 9), obj('c', 10, 10)], 2), undefined);
   });
 });
+
+async function headChain(ts: TestStore, branch: string): Promise<DataObject[]> {
+  const { ref } = await ts.store.getRef('big', branch);
+  return (await new ChainResolver(ts.store).resolve(ref.lineage, ref.head_txid)).members;
+}
+
+async function exportQuery(ts: TestStore, t: Target, ctx: OpsContext): Promise<string> {
+  const out = ts.tmpPath('export.db');
+  await exportTo(ctx, t, out, { force: true });
+  return query(out, ROWS);
+}
 
 /** A database of about `bytes` of incompressible rows, one row a page or so. */
 function makeDatabase(file: string, bytes: number): void {
@@ -175,45 +193,55 @@ describe('a merged segment of a fork', () => {
 
 describe('a branch that diverges for ever', () => {
   let ts: TestStore;
-  let counting: CountingBackend;
+  let counting: MergeGate;
   const FLUSHES = 100;
 
   before(async () => {
-    ts = await openTestStore({ wrap: (b) => (counting = new CountingBackend(b)) });
+    ts = await openTestStore({ wrap: (b) => (counting = new MergeGate(b)) });
     const src = ts.tmpPath('src.db');
     makeDatabase(src, 4 * MiB);
     await create(ts.ctx, 'big', { from: src });
-    await fork(ts.ctx, { db: 'big', branch: 'main' }, 'agent');
   });
   after(async () => ts.cleanup());
 
-  it('pays O(changed pages) per checkpoint, never a snapshot, and resolves through at most 8 members', async (tc) => {
+  const dataPuts = (from: number) =>
+    counting.calls.slice(from).filter((c) => c.op === 'put' && parseDataKey(c.key) !== undefined);
+
+  it('pays O(changed pages) per checkpoint, merges after it, and resolves through at most 8 members', async (tc) => {
+    await fork(ts.ctx, { db: 'big', branch: 'main' }, 'agent');
     const t = { db: 'big', branch: 'agent' };
     const co = await checkout(ts.ctx, t);
     let headBytes = 0;
     let longest = 0;
+    let worst = 0;
     const pagesAt = new Map<number, number>();
     counting.reset();
     for (let i = 0; i < FLUSHES; i++) {
       // A single-row update somewhere in the table: about one leaf page.
       runSql(co.path, `UPDATE blobs SET b = randomblob(1000) WHERE id = ${1 + ((i * 2654435761) % 4000)};`);
-      const before = counting.calls.length;
+      let before = counting.calls.length;
       const r = await checkpoint(ts.ctx, t, `c${i}`);
       assert.equal(r.kind, 'segment', `checkpoint ${i} writes a segment, never a snapshot`);
+      assert.equal(r.merged, undefined, `checkpoint ${i} never merges inline while merges keep up`);
       headBytes += r.bytes;
-      const written = counting.calls.slice(before).filter((c) => c.op === 'put' && parseDataKey(c.key) !== undefined);
-      const bytes = written.reduce((a, c) => a + (c.bytes ?? 0), 0);
-      // The head segment plus at most one merge; a merge never holds more than the pages of the members it replaces.
-      assert.ok(written.length <= 2, `checkpoint ${i} wrote ${written.length} objects`);
+      // The checkpoint itself writes its own segment and nothing else.
+      const own = dataPuts(before);
+      assert.equal(own.length, 1, `checkpoint ${i} wrote ${own.length} objects`);
+      assert.equal(own[0]?.bytes, r.bytes);
       assert.ok(r.bytes <= 4 * 4096 + 1024, `checkpoint ${i}'s own segment is ${r.bytes} bytes for one row`);
+      worst = Math.max(worst, (own[0]?.bytes ?? 0) / (r.pages * 4096));
       pagesAt.set(r.txid, r.pages);
-      if (r.merged) {
-        const m = parseDataKey(r.merged.key) as DataObject;
+      // What the CLI does once the checkpoint is reported: at most one merge, of no more pages than it replaces.
+      before = counting.calls.length;
+      const c = await compactBranch(ts.ctx, t.db, t.branch);
+      const merges = dataPuts(before);
+      assert.equal(merges.length, c?.merged ? 1 : 0);
+      if (c?.merged) {
+        const m = c.merged.object;
         let changed = 0;
         for (let x = m.minTxid; x <= m.maxTxid; x++) changed += pagesAt.get(x) ?? Number.NaN;
-        assert.ok(r.merged.pages <= changed, `merge ${m.minTxid}-${m.maxTxid}: ${r.merged.pages} > ${changed} pages`);
+        assert.ok(c.merged.pages <= changed, `merge ${m.minTxid}-${m.maxTxid}: ${c.merged.pages} > ${changed} pages`);
       }
-      assert.equal(bytes, r.bytes + (r.merged?.bytes ?? 0));
       const { ref } = await ts.store.getRef('big', 'agent');
       longest = Math.max(
         longest,
@@ -221,13 +249,13 @@ describe('a branch that diverges for ever', () => {
       );
     }
     const total = counting.of('put', 'data/').reduce((a, c) => a + (c.bytes ?? 0), 0);
-    // Binary-counter merges rewrite each flush's pages about log2(100) ≈ 7 times.
+    // Binary-counter merges rewrite each flush's pages a few times (about 3 here).
     assert.ok(total <= 10 * headBytes, `total ${total} bytes for ${headBytes} bytes of head segments`);
     // The depth-floor cadence this replaces wrote a full snapshot every 16 checkpoints: six of the database here.
     assert.ok(total < 4 * MiB, `100 one-row checkpoints of a 4 MB branch wrote ${total} bytes, a snapshot's worth`);
     assert.ok(longest <= MAX_CHAIN_MEMBERS, `the chain reached ${longest} members`);
     tc.diagnostic(
-      `${FLUSHES} checkpoints: head segments ${headBytes} B, all writes ${total} B, longest chain ${longest}`,
+      `${FLUSHES} checkpoints: head segments ${headBytes} B, all writes ${total} B, longest chain ${longest}, largest checkpoint ${worst.toFixed(2)}x the pages it changed`,
     );
 
     counting.reset();
@@ -236,5 +264,87 @@ describe('a branch that diverges for ever', () => {
     const applied = counting.reads('data/').filter((c) => parseDataKey(c.key) !== undefined);
     assert.ok(applied.length <= MAX_CHAIN_MEMBERS, `a cold checkout applied ${applied.length} members`);
     assert.equal((await databaseChecksum(again.path)).checksum, (await databaseChecksum(co.path)).checksum);
+  });
+
+  it('with no merge run after the writes, the writer merges inline at the hard bound', async () => {
+    await fork(ts.ctx, { db: 'big', branch: 'main' }, 'lazy');
+    const t = { db: 'big', branch: 'lazy' };
+    const co = await checkout(ts.ctx, t);
+    let inline = 0;
+    let length = 0;
+    // Until the writer has merged inline and the chain is again past the soft bound, for the catch-up below.
+    for (let i = 0; i < 60 && (inline === 0 || length <= MAX_CHAIN_MEMBERS - 2); i++) {
+      runSql(co.path, `UPDATE blobs SET b = randomblob(1000) WHERE id = ${100 + i};`);
+      const { ref } = await ts.store.getRef('big', 'lazy');
+      const below = (await new ChainResolver(ts.store).resolve(ref.lineage, ref.head_txid)).members.length;
+      const r = await checkpoint(ts.ctx, t, `l${i}`);
+      // Only a chain already at the bound is merged by the writer; every other checkpoint writes its segment alone.
+      assert.equal(r.merged !== undefined, below === MAX_CHAIN_MEMBERS, `checkpoint ${i} on ${below} members`);
+      if (r.merged) inline++;
+      length = (await headChain(ts, 'lazy')).length;
+      assert.ok(length <= MAX_CHAIN_MEMBERS, `checkpoint ${i}: ${length} members`);
+    }
+    assert.ok(inline > 0);
+    // A branch under someone's live lease is left to its holder (a session merges its own chain).
+    const holder = ts.context({ holder: 'daemon-host/9' });
+    await acquireLease(holder, t, '1h');
+    const before = counting.calls.length;
+    assert.equal(await compactBranch(ts.ctx, t.db, t.branch), undefined);
+    assert.equal(dataPuts(before).length, 0);
+    await releaseLease(holder, t);
+    const c = await compactBranch(ts.ctx, t.db, t.branch);
+    assert.ok(c?.merged, 'the background merge catches up');
+    assert.ok((await headChain(ts, 'lazy')).length <= MAX_CHAIN_MEMBERS - 2);
+    const cold = makeContext(ts.store, ts.tmpPath('cold-lazy'), { now: ts.clock.now });
+    assert.equal(
+      (await databaseChecksum((await checkout(cold, t)).path)).checksum,
+      (await databaseChecksum(co.path)).checksum,
+    );
+  });
+
+  it('a merge racing checkpoints on the same branch loses nothing, and neither do they', async () => {
+    await fork(ts.ctx, { db: 'big', branch: 'main' }, 'racer');
+    const t = { db: 'big', branch: 'racer' };
+    const co = await checkout(ts.ctx, t);
+    const dumps = new Map<string, string>();
+    const write = async (name: string, id: number) => {
+      runSql(co.path, `UPDATE blobs SET b = randomblob(1000) WHERE id = ${id};`);
+      const r = await checkpoint(ts.ctx, t, name);
+      dumps.set(name, query(co.path, ROWS));
+      return r;
+    };
+    // Seven members: one past the soft bound, one below the hard one.
+    for (let i = 0; i < 6; i++) await write(`r${i}`, 200 + i);
+    const pre = await headChain(ts, 'racer');
+    assert.equal(pre.length, MAX_CHAIN_MEMBERS - 1);
+    const { ref: at } = await ts.store.getRef('big', 'racer');
+    const held = counting.holdNextMerge();
+    const merging = compactBranch(ts.ctx, t.db, t.branch);
+    const key = await held.entered;
+    // While the merge is in flight a checkpoint lands above its head: it writes its own segment, no merge.
+    const r = await write('during', 300);
+    assert.equal(r.merged, undefined);
+    assert.equal((await headChain(ts, 'racer')).length, MAX_CHAIN_MEMBERS);
+    held.release();
+    const c = await merging;
+    assert.equal(c?.merged?.object.key, key);
+    const chain = await headChain(ts, 'racer');
+    assert.deepEqual(
+      chain.slice(-2).map((m) => m.key),
+      [key, chain.at(-1)?.key],
+      'the merged segment sits right under the checkpoint that raced it',
+    );
+    assert.equal(chain.at(-1)?.maxTxid, r.txid);
+    // A second merge of the same span (another process's, say) finds its key taken by an equal object.
+    const again = await compactChain(ts.ctx, at.lineage, at.head_txid, at.epoch, pre);
+    assert.equal(again.merged?.object.key, key);
+    await write('after', 301);
+    await runGc(ts.ctx, { grace: 0n });
+    await runGc(ts.ctx, { grace: 0n });
+    const cold = makeContext(ts.store, ts.tmpPath('cold-racer'), { now: ts.clock.now });
+    for (const [name, want] of dumps) {
+      const got = await exportQuery(ts, { ...t, checkpoint: name }, cold);
+      assert.equal(got, want, `checkpoint ${name}`);
+    }
   });
 });

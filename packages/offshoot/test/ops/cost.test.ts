@@ -12,6 +12,7 @@ import { checkpoint } from '../../src/ops/checkpoint.js';
 import { create } from '../../src/ops/create.js';
 import { exportTo } from '../../src/ops/export.js';
 import { fork } from '../../src/ops/fork.js';
+import { compactBranch } from '../../src/ops/helpers/chain-writer.js';
 import { rollback } from '../../src/ops/rollback.js';
 import { status } from '../../src/ops/status.js';
 import { ChainResolver } from '../../src/store/chain-resolver.js';
@@ -181,6 +182,8 @@ describe('chains stay bounded', () => {
           `CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, g INTEGER); INSERT INTO t(g) VALUES (${gen});`,
         );
         await checkpoint(ts.ctx, { db: 'deep', branch: parent }, `g${gen}`);
+        // As `offshoot checkpoint` does once it has reported: the chain it grew is merged back to the soft bound.
+        await compactBranch(ts.ctx, 'deep', parent);
         const child = `gen${gen}`;
         await fork(ts.ctx, { db: 'deep', branch: parent }, child);
         for (const branch of [parent, child]) {

@@ -14,7 +14,7 @@ import type { Target } from '../../src/core/target.js';
 import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
 import { compact } from '../../src/ops/compact.js';
-import { compactChain } from '../../src/ops/helpers/chain-writer.js';
+import { compactBranch, compactChain } from '../../src/ops/helpers/chain-writer.js';
 import { STALE_CLAIM_MS } from '../../src/ops/helpers/clear-claims.js';
 import type { OpsContext } from '../../src/ops/helpers/context.js';
 import { create } from '../../src/ops/create.js';
@@ -191,8 +191,9 @@ async function repointObserver(
 }
 
 /**
- * Variant 1 checkpoints on a cadence of one, which bounds chains at two members: nearly every checkpoint then also
- * writes a merged segment after its head, so faults land inside merges too (a failed merge must cost nothing).
+ * Variant 1 checkpoints on a cadence of one, which bounds chains at three members and merges them back to two:
+ * nearly every checkpoint is then followed by a merged segment, so faults land inside merges too (a failed merge
+ * must cost nothing).
  */
 const checkpointScenario = (variant: 0 | 1): Scenario => {
   let co = '';
@@ -208,10 +209,17 @@ const checkpointScenario = (variant: 0 | 1): Scenario => {
       const name = `c${k}`;
       const m = model(b, main);
       return {
-        // A merge that failed after the head landed is only warned about: partial, finished by a fault-free merge.
+        // As `offshoot checkpoint` runs: the checkpoint, then the merge of the chain it grew. A failed inline merge is
+        // only warned about, and a failed merge after the checkpoint leaves it landed: partial, finished by a
+        // fault-free merge.
         run: async (ctx) => {
           const warned: string[] = [];
           await checkpoint({ ...ctx, warn: (w) => warned.push(w) }, main, name);
+          try {
+            await compactBranch(ctx, main.db, main.branch);
+          } catch {
+            return false;
+          }
           return warned.length === 0;
         },
         async recover(ctx) {

@@ -189,6 +189,47 @@ test('the interior-page walk places every b-tree page where dbstat does', () => 
   }
 });
 
+test('a changed page is placed by a descent of its own key, or by walking the indexes only, never every tree', () => {
+  const raw = openRawDb(base);
+  assert.ok(raw !== undefined);
+  let walked: number;
+  try {
+    const db = new Database(base, { readonly: true });
+    const roots = new Map(
+      (
+        db.prepare('SELECT rootpage, name FROM sqlite_schema WHERE rootpage > 0').all() as Array<{
+          rootpage: number;
+          name: string;
+        }>
+      ).map((r) => [r.rootpage, r.name]),
+    );
+    db.close();
+    walked = mapBtreePages(raw, roots).pagesRead;
+  } finally {
+    closeRawDb(raw);
+  }
+  // An unindexed column: only table pages change, each placed by about depth × tables reads.
+  const score = fork('score', 'UPDATE t13 SET score = -1 WHERE id = 777');
+  const bySeek = diffDatabases(base, score, { changedPages: changedPages(base, score) });
+  assert.deepEqual(
+    bySeek.tables.filter((t) => t.status !== 'same').map((t) => t.table),
+    ['t13'],
+  );
+  assert.ok(bySeek.stats.pagesRead <= 2 * (TABLES + 1) * 4, `${bySeek.stats.pagesRead} pages read`);
+  // An indexed column: its index pages are placed by walking the index b-trees only (here about as big as the
+  // tables: small rows), less than walking every tree on both sides.
+  const name = fork('name', "UPDATE t13 SET name = 'renamed' WHERE id = 777");
+  const byIndex = diffDatabases(base, name, { changedPages: changedPages(base, name) });
+  assert.deepEqual(
+    byIndex.tables.filter((t) => t.status !== 'same').map((t) => t.table),
+    ['t13'],
+  );
+  assert.ok(
+    byIndex.stats.pagesRead < 2 * walked,
+    `${byIndex.stats.pagesRead} pages read; a walk of every tree reads ${walked} a side`,
+  );
+});
+
 test('a changed overflow page is not reached by the walk, so that side falls back to dbstat and the row still shows', () => {
   const left = path.join(dir, 'overflow.db');
   const setup = new Database(left);

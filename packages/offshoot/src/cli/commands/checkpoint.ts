@@ -12,6 +12,7 @@ export const checkpointCommand: Command = {
   help: [
     "Quiesces the branch's checkout, uploads what changed since it was materialized (a segment, or a snapshot when",
     'most pages changed) at head+1, and records <name> by compare-and-swap. Needs a checkout of the branch.',
+    'Once the checkpoint is reported, a chain grown past its bound is merged (level compaction, crash-safe).',
     'Meta is capped at 32 keys, 64-byte keys and 512-byte values.',
   ].join('\n'),
   examples: ['offshoot checkpoint app seeded', 'offshoot checkpoint app@attempt-1 tests-pass --meta run=42'],
@@ -22,7 +23,15 @@ export const checkpointCommand: Command = {
     const name = validateName('checkpoint', inv.arg(1));
     const meta = parseMetaPairs(inv.flags.list('meta'));
     const ctx = await inv.context();
-    const { checkpoint } = await import('../../ops/checkpoint.js');
-    return checkpointOutcome(name, await checkpoint(ctx, t, name, meta));
+    const [{ checkpoint }, { compactBranch }] = await Promise.all([
+      import('../../ops/checkpoint.js'),
+      import('../../ops/helpers/chain-writer.js'),
+    ]);
+    const r = await checkpoint(ctx, t, name, meta);
+    // The checkpoint is durable and reported first; merging the chain it grew is not part of its cost.
+    const afterward = async (): Promise<void> => {
+      if (r.kind !== 'none') await compactBranch(ctx, t.db, t.branch);
+    };
+    return { ...checkpointOutcome(name, r), afterward };
   },
 };

@@ -27,7 +27,7 @@ export function freelistPages(raw: RawDbFile): Set<number> | undefined {
 }
 
 /** Reads an SQLite varint at `at`: its value (as a bigint, rowids are signed 64-bit) and its length. */
-function varint(b: Buffer, at: number): { value: bigint; len: number } {
+export function varint(b: Buffer, at: number): { value: bigint; len: number } {
   let v = 0n;
   for (let i = 0; i < 8; i++) {
     const byte = b[at + i] as number;

@@ -15,15 +15,16 @@ interface Side {
 function side(raw: RawDbFile, catalog: SchemaCatalog, stats: DiffStats): Side | undefined {
   const roots = new Map<number, string>([[SCHEMA_ROOT, 'sqlite_schema']]);
   for (const [name, root] of catalog.rootpages) roots.set(root, name);
-  const { owners, pagesRead } = mapBtreePagesOnce(raw, roots);
-  stats.pagesRead += pagesRead;
+  const owners = mapBtreePagesOnce(raw, roots, (n) => {
+    stats.pagesRead += n;
+  });
   const free = freelistPages(raw);
-  return owners && free ? { raw, catalog, owners, free } : undefined;
+  return free ? { raw, catalog, owners, free } : undefined;
 }
 
 /** True when a changed page is accounted for on this side: a b-tree page, a free page or past the end. */
 function placed(s: Side, pgno: number): boolean {
-  return pgno > s.raw.pageCount || s.owners.has(pgno) || s.free.has(pgno);
+  return pgno > s.raw.pageCount || s.free.has(pgno) || s.owners.has(pgno);
 }
 
 function isTable(s: Side, name: string | undefined): name is string {

@@ -8,8 +8,9 @@ const SCHEMA_ROOT = 1;
 /**
  * Names the tables that own any of the given pages on this side. An index page stands for its table. Pages of
  * sqlite_schema (page 1 included: the schema is always compared), or past the end of the file belong to no table,
- * and neither do pages of ignoredIndexes. With `raw` (this side's file open for raw reads), the b-trees' interior
- * pages are walked, so the cost follows the tables' fan-out rather than the file's size; a changed page that walk
+ * and neither do pages of ignoredIndexes. With `raw` (this side's file open for raw reads), each changed page is placed
+ * by a descent of its b-tree (or a walk of the interior pages), so the cost follows the changed pages rather than
+ * the file's size; a changed page that walk
  * cannot place (an overflow, freelist or pointer-map page) makes this side fall back to the dbstat virtual table,
  * which reads every b-tree page and does place overflow pages. `stats.pagesRead` counts the pages either way read.
  */
@@ -41,9 +42,9 @@ function walkedOwners(
 ): Set<string> | undefined {
   const roots = new Map<number, string>([[SCHEMA_ROOT, 'sqlite_schema']]);
   for (const [name, root] of catalog.rootpages) roots.set(root, name);
-  const { owners, pagesRead } = mapBtreePagesOnce(raw, roots);
-  stats.pagesRead += pagesRead;
-  if (owners === undefined) return undefined;
+  const owners = mapBtreePagesOnce(raw, roots, (n) => {
+    stats.pagesRead += n;
+  });
   const names = new Set<string>();
   for (const pgno of pages) {
     if (pgno === SCHEMA_ROOT || pgno > raw.pageCount) continue;
