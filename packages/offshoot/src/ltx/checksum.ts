@@ -10,8 +10,6 @@ export const CHECKSUM_FLAG: bigint = 1n << 63n;
 /** Rolling checksum of a database with no pages. */
 export const EMPTY_DB_CHECKSUM: bigint = CHECKSUM_FLAG;
 
-export { loadFastCrc64 } from './crc64.js';
-
 /** CRC-64/GO-ISO (Go `crc64.ISO`) of the concatenation of the given chunks, without the flag bit. */
 export function crc64(...chunks: Uint8Array[]): bigint {
   const r = initRegister();

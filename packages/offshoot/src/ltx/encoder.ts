@@ -5,7 +5,6 @@ import {
   Crc64,
   EMPTY_DB_CHECKSUM,
   foldPage,
-  loadFastCrc64,
   lockPgno,
   pageChecksumFromRaw,
   pageRaw,
@@ -61,7 +60,7 @@ export class LtxEncoder {
   /** Validates the header and opens (truncating) the output file. */
   static async create(path: string, header: LtxHeader): Promise<LtxEncoder> {
     const bytes = encodeHeader(header);
-    await Promise.all([loadFastXxh32(), loadFastCrc64()]);
+    await loadFastXxh32();
     let fh: FileHandle;
     try {
       fh = await open(path, 'w');
