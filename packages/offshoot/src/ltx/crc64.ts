@@ -3,9 +3,9 @@
 // as a WASM build with no call overhead. Because a CRC register is linear, R(s, data) = shift(s, len) ^ R(0, data):
 // one pass over a page yields its raw register, and any prefix (the page number of a page checksum, the running
 // file checksum) is folded in afterwards with eight table lookups. That is what lets a decoder hash each page once.
-// Whole pages go through the WebAssembly slicing-by-16 of crc64-wasm.ts instead (about twice as fast).
+// Whole pages go through the WebAssembly slicing-by-16 of wasm-hashes.ts instead (about twice as fast).
 
-import { WASM_HALVES_MAX, wasmCrcRaw, wasmCrcRawHalves } from './crc64-wasm.js';
+import { WASM_HALVES_MAX, wasmCrcRaw, wasmCrcRawHalves } from './wasm-hashes.js';
 
 const POLY_HI = 0xd8000000;
 

@@ -12,7 +12,7 @@ import {
 } from './checksum.js';
 import type { Register } from './crc64.js';
 import { HEADER_SIZE, decodeHeader, hasNoChecksum, isSnapshot, type LtxHeader } from './header.js';
-import { loadFastXxh32, parseCommonPageFrame, readPageBlock, readPageFrame } from './lz4-frame.js';
+import { parseCommonPageFrame, readPageBlock, readPageFrame } from './lz4-frame.js';
 import { PageIndex } from './page-index.js';
 
 /** One decoded page, with where its frame sits in the file. */
@@ -80,7 +80,6 @@ export class LtxDecoder {
     if (this.state !== 'fresh')
       throw fail('INVALID_ARGUMENT', 'LTX decoder already failed', { hint: 'open a new decoder' });
     try {
-      await loadFastXxh32();
       const raw = await this.reader.read(HEADER_SIZE, 'header');
       this.hdr = decodeHeader(raw);
       this.fileCrc.update(raw);
@@ -136,23 +135,25 @@ export class LtxDecoder {
           corrupt(`page ${pgno} out of order after page ${last}`);
         }
         last = pgno;
+        // One CRC pass over the page serves both the file checksum and the page checksum (CRC linearity); on the
+        // fast path it comes with the frame's content checksum.
         let data: Buffer;
         if (flags === PAGE_FLAG_SIZE) {
           const { sizeField, page } = await readPageBlock(r, h.pageSize);
           this.fileCrc.update(ph, sizeField);
           data = page;
+          pageRaw(data, raw);
         } else {
-          const fast = parseCommonPageFrame(r.peek(), h.pageSize, scratch);
+          const fast = parseCommonPageFrame(r.peek(), h.pageSize, scratch, raw);
           if (fast !== undefined) {
             r.skip(fast.length);
             data = fast.page;
           } else {
             data = await readPageFrame(r, h.pageSize);
+            pageRaw(data, raw);
           }
           this.fileCrc.update(ph);
         }
-        // One CRC pass over the page serves both the file checksum and the page checksum (CRC linearity).
-        pageRaw(data, raw);
         this.fileCrc.appendRaw(raw, h.pageSize);
         const checksum = pageChecksumFromRaw(pgno, raw, h.pageSize);
         const size = r.position - offset;

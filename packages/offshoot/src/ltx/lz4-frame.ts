@@ -1,10 +1,12 @@
 import { fail } from '../core/errors.js';
 import type { ByteReader } from './byte-reader.js';
+import { pageRawAndXxh32 } from './checksum.js';
+import type { Register } from './crc64.js';
 import { compressBlock, decompressBlock } from './lz4-block.js';
 import { decodeBlockInto } from './lz4-decode.js';
 import { xxh32 } from './xxh32.js';
 
-export { loadFastXxh32, xxh32 } from './xxh32.js';
+export { xxh32 } from './xxh32.js';
 
 const FRAME_MAGIC = 0x184d2204;
 /** FLG as LTX v0.5.1 writes it: version 01, independent blocks, content checksum. */
@@ -142,12 +144,14 @@ function slabPage(pageSize: number): { buf: Buffer; at: number } {
  * mark, content checksum) when it lies wholly inside `buf` and is intact: the decoder's synchronous fast path.
  * Anything else (another descriptor, several blocks, a frame cut by the end of `buf`, any damage) gives undefined,
  * and readPageFrame then reads and judges that frame in full. A stored page is returned as a view of `buf`; a
- * compressed one is decoded into `into` (exactly one page long) when given, else into a fresh slab slice.
+ * compressed one is decoded into `into` (exactly one page long) when given, else into a fresh slab slice. The page's
+ * raw CRC-64 register lands in `raw`, from the same pass that checks the content checksum.
  */
 export function parseCommonPageFrame(
   buf: Buffer,
   pageSize: number,
-  into?: Buffer,
+  into: Buffer | undefined,
+  raw: Register,
 ): { page: Buffer; length: number } | undefined {
   if (buf.length < 19 || buf.readUInt32LE(0) !== FRAME_MAGIC) return undefined;
   if (buf[4] !== WRITE_FLG || buf[5] !== WRITE_BD || buf[6] !== FRAME_PREFIX[6]) return undefined;
@@ -171,7 +175,7 @@ export function parseCommonPageFrame(
     }
     page = slabBuf.subarray(at, at + pageSize);
   }
-  if (buf.readUInt32LE(11 + len + 4) !== xxh32(page)) return undefined;
+  if (buf.readUInt32LE(11 + len + 4) !== pageRawAndXxh32(page, raw)) return undefined;
   return { page, length: end };
 }
 

@@ -47,18 +47,27 @@ const BR_IF = 0x0d;
 const GET = 0x20;
 const SET = 0x21;
 const TEE = 0x22;
+const IF = 0x04;
+const ELSE = 0x05;
+const I32_LOAD = 0x28;
 const I32_LOAD8_U = 0x2d;
+const I32_STORE = 0x36;
 const I64_LOAD = 0x29;
 const I64_STORE = 0x37;
 const I32_CONST = 0x41;
 const I64_CONST = 0x42;
 const I32_LT_U = 0x49;
 const I32_GE_U = 0x4f;
+const I32_GT_U = 0x4b;
+const I32_LE_U = 0x4d;
 const I32_ADD = 0x6a;
+const I32_MUL = 0x6c;
 const I32_AND = 0x71;
 const I32_XOR = 0x73;
+const I32_SUB = 0x6b;
 const I32_SHL = 0x74;
 const I32_SHR_U = 0x76;
+const I32_ROTL = 0x77;
 const I64_XOR = 0x85;
 const I64_SHR_U = 0x88;
 const I32_WRAP_I64 = 0xa7;
@@ -159,6 +168,60 @@ function body2(): number[] {
   return [...uleb(fn.length), ...fn];
 }
 
+// xxHash32 primes, as the signed 32-bit constants WebAssembly encodes.
+const X1 = 0x9e3779b1 | 0;
+const X2 = 0x85ebca77 | 0;
+const X3 = 0xc2b2ae3d | 0;
+const X4 = 0x27d4eb2f | 0;
+const X5 = 0x165667b1 | 0;
+
+// Locals of xxh(p, n) after its parameters: the end, the last 16-byte start, the four accumulators, the hash.
+const X_END = 2;
+const X_LIMIT = 3;
+const X_V = [4, 5, 6, 7];
+const X_H = 8;
+
+const i32c = (v: number): number[] => [I32_CONST, ...sleb(v | 0)];
+
+/** The function xxh(p, n): xxHash32 (seed 0) of the n bytes at p, stored at STATE + 16. */
+function bodyXxh(): number[] {
+  const round = (v: number, offset: number): number[] => [
+    ...[GET, v, GET, P, I32_LOAD, 2, ...uleb(offset), ...i32c(X2), I32_MUL, I32_ADD],
+    ...[...i32c(13), I32_ROTL, ...i32c(X1), I32_MUL, SET, v],
+  ];
+  const [v1, v2, v3, v4] = X_V as [number, number, number, number];
+  const code = [
+    ...[GET, P, GET, N, I32_ADD, SET, X_END],
+    ...[GET, N, ...i32c(16), I32_GE_U, IF, VOID],
+    ...[...i32c(X1 + X2), SET, v1, ...i32c(X2), SET, v2, ...i32c(0), SET, v3, ...i32c(-X1), SET, v4],
+    ...[GET, X_END, ...i32c(16), I32_SUB, SET, X_LIMIT, LOOP, VOID],
+    ...round(v1, 0),
+    ...round(v2, 4),
+    ...round(v3, 8),
+    ...round(v4, 12),
+    ...[GET, P, ...i32c(16), I32_ADD, TEE, P, GET, X_LIMIT, I32_LE_U, BR_IF, 0, END],
+    ...[GET, v1, ...i32c(1), I32_ROTL, GET, v2, ...i32c(7), I32_ROTL, I32_ADD],
+    ...[GET, v3, ...i32c(12), I32_ROTL, I32_ADD, GET, v4, ...i32c(18), I32_ROTL, I32_ADD, SET, X_H],
+    ...[ELSE, ...i32c(X5), SET, X_H, END],
+    ...[GET, X_H, GET, N, I32_ADD, SET, X_H],
+    // Remaining words, then bytes.
+    ...[BLOCK, VOID, GET, P, ...i32c(4), I32_ADD, GET, X_END, I32_GT_U, BR_IF, 0, LOOP, VOID],
+    ...[GET, X_H, GET, P, I32_LOAD, 2, 0, ...i32c(X3), I32_MUL, I32_ADD, ...i32c(17), I32_ROTL, ...i32c(X4), I32_MUL],
+    ...[SET, X_H, GET, P, ...i32c(4), I32_ADD, TEE, P, ...i32c(4), I32_ADD, GET, X_END, I32_LE_U, BR_IF, 0, END, END],
+    ...[BLOCK, VOID, GET, P, GET, X_END, I32_GE_U, BR_IF, 0, LOOP, VOID],
+    ...[GET, X_H, GET, P, I32_LOAD8_U, 0, 0, ...i32c(X5), I32_MUL, I32_ADD, ...i32c(11), I32_ROTL, ...i32c(X1)],
+    ...[I32_MUL, SET, X_H, GET, P, ...i32c(1), I32_ADD, TEE, P, GET, X_END, I32_LT_U, BR_IF, 0, END, END],
+    // Avalanche.
+    ...[GET, X_H, GET, X_H, ...i32c(15), I32_SHR_U, I32_XOR, ...i32c(X2), I32_MUL, SET, X_H],
+    ...[GET, X_H, GET, X_H, ...i32c(13), I32_SHR_U, I32_XOR, ...i32c(X3), I32_MUL, SET, X_H],
+    ...[GET, X_H, GET, X_H, ...i32c(16), I32_SHR_U, I32_XOR, SET, X_H],
+    ...[...i32c(STATE), GET, X_H, I32_STORE, 2, 16, END],
+  ];
+  const locals = [1, 7, 0x7f];
+  const fn = [...locals, ...code];
+  return [...uleb(fn.length), ...fn];
+}
+
 function section(id: number, content: number[]): number[] {
   return [id, ...uleb(content.length), ...content];
 }
@@ -168,10 +231,10 @@ function moduleBytes(): Uint8Array {
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
     ...section(1, [1, 0x60, 2, 0x7f, 0x7f, 0]),
-    ...section(3, [2, 0, 0]),
+    ...section(3, [3, 0, 0, 0]),
     ...section(5, [1, 0, MEMORY_PAGES]),
-    ...section(7, [3, ...name('crc'), 0, 0, ...name('crc2'), 0, 1, ...name('mem'), 2, 0]),
-    ...section(10, [2, ...body(), ...body2()]),
+    ...section(7, [4, ...name('crc'), 0, 0, ...name('crc2'), 0, 1, ...name('xxh'), 0, 2, ...name('mem'), 2, 0]),
+    ...section(10, [3, ...body(), ...body2(), ...bodyXxh()]),
   ]);
 }
 
@@ -211,6 +274,7 @@ interface WasmApi {
 interface Instance {
   crc: (p: number, n: number) => void;
   crc2: (p: number, n: number) => void;
+  xxh: (p: number, n: number) => void;
   bytes: Uint8Array;
   words: Uint32Array;
 }
@@ -228,6 +292,7 @@ function load(): Instance {
   instance = {
     crc: wasm.exports.crc as Instance['crc'],
     crc2: wasm.exports.crc2 as Instance['crc2'],
+    xxh: wasm.exports.xxh as Instance['xxh'],
     bytes: new Uint8Array(mem.buffer),
     words,
   };
@@ -267,4 +332,30 @@ export function wasmCrcRawHalves(data: Uint8Array, a: { lo: number; hi: number }
   a.hi = words[STATE / 4 + 1] as number;
   b.lo = words[STATE / 4 + 2] as number;
   b.hi = words[STATE / 4 + 3] as number;
+}
+
+/**
+ * Both hashes a decoder needs of one page, from a single copy into the module: the raw CRC-64 registers of its two
+ * halves into a and b (as wasmCrcRawHalves) and, returned, its xxHash32 (the LZ4 frame's content checksum).
+ */
+export function wasmPageHashes(data: Uint8Array, a: { lo: number; hi: number }, b: { lo: number; hi: number }): number {
+  const { crc2, xxh, bytes, words } = load();
+  words[STATE / 4] = 0;
+  words[STATE / 4 + 1] = 0;
+  bytes.set(data, INPUT);
+  crc2(INPUT, data.length);
+  xxh(INPUT, data.length);
+  a.lo = words[STATE / 4] as number;
+  a.hi = words[STATE / 4 + 1] as number;
+  b.lo = words[STATE / 4 + 2] as number;
+  b.hi = words[STATE / 4 + 3] as number;
+  return words[STATE / 4 + 4] as number;
+}
+
+/** xxHash32 (seed 0) of data (at most WASM_HALVES_MAX bytes), as an unsigned number. */
+export function wasmXxh32(data: Uint8Array): number {
+  const { xxh, bytes, words } = load();
+  bytes.set(data, INPUT);
+  xxh(INPUT, data.length);
+  return words[STATE / 4 + 4] as number;
 }

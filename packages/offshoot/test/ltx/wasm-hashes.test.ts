@@ -1,11 +1,13 @@
-// The WebAssembly CRC-64 (one lane and two interleaved lanes) gives exactly the registers of the JavaScript
-// slicing-by-8 reference, at every length, alignment and split, so page and file checksums keep their values.
+// The WebAssembly hashes give exactly the values of independent implementations: the CRC-64 (one lane and two
+// interleaved lanes) the registers of the JavaScript slicing-by-8 reference and hash-wasm's CRC-64/GO-ISO, the
+// xxHash32 hash-wasm's, at every length, alignment and split, so page, file and LZ4 checksums keep their values.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createCRC64 } from 'hash-wasm';
+import { createCRC64, createXXHash32 } from 'hash-wasm';
 import { crcAppendRaw, crcRaw, crcUpdate, type Register } from '../../src/ltx/crc64.js';
-import { wasmCrcRaw, wasmCrcRawHalves } from '../../src/ltx/crc64-wasm.js';
-import { pageChecksum } from '../../src/ltx/checksum.js';
+import { wasmCrcRaw, wasmCrcRawHalves } from '../../src/ltx/wasm-hashes.js';
+import { pageChecksum, pageRawAndXxh32 } from '../../src/ltx/checksum.js';
+import { xxh32 } from '../../src/ltx/xxh32.js';
 import { Prng } from '../ops/prng.js';
 
 function reference(data: Uint8Array): Register {
@@ -60,6 +62,26 @@ test('page checksums equal FLAG | CRC-64/GO-ISO(BE32(pgno) ‖ page) as hash-was
       hasher.update(page);
       const want = (1n << 63n) | Buffer.from(hasher.digest('binary')).readBigUInt64BE(0);
       assert.equal(pageChecksum(pgno, page), want, `page ${pgno} of ${size} bytes`);
+    }
+  }
+});
+
+test('xxHash32 (alone, and beside the CRC in one pass) equals hash-wasm at every length and offset', async () => {
+  const hasher = await createXXHash32(0);
+  const rng = new Prng(13);
+  const data = bytes(rng, 70_000);
+  for (const len of [0, 1, 3, 4, 5, 15, 16, 17, 19, 20, 31, 32, 63, 64, 65, 100, 4095, 4096, 65536, 65537]) {
+    for (const off of [0, 1, 2, 3]) {
+      const part = data.subarray(off, off + len);
+      hasher.init();
+      hasher.update(part);
+      const want = Buffer.from(hasher.digest('binary')).readUInt32BE(0);
+      assert.equal(xxh32(part), want, `length ${len} at offset ${off}`);
+      if (len >= 64 && len % 32 === 0) {
+        const raw = { lo: 0, hi: 0 };
+        assert.equal(pageRawAndXxh32(part, raw), want, `page of ${len} at offset ${off}`);
+        assert.deepEqual(raw, reference(part), `its CRC, ${len} at offset ${off}`);
+      }
     }
   }
 });
