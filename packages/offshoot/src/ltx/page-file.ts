@@ -3,8 +3,6 @@ import { fail } from '../core/errors.js';
 import { readPageChunks } from './page-chunks.js';
 
 const RUN_BYTES = 1 << 20;
-/** Written bytes after which a data sync starts in the background, so writeback overlaps decoding. */
-const SYNC_BYTES = 32 << 20;
 
 async function writeAll(fh: FileHandle, bytes: Buffer, base: number): Promise<void> {
   let done = 0;
@@ -17,9 +15,7 @@ async function writeAll(fh: FileHandle, bytes: Buffer, base: number): Promise<vo
 /**
  * Page-addressed I/O on a database file. Writes of consecutive pages are gathered into runs of up to 1 MiB, so a
  * snapshot lands in large sequential writes, and a run's write stays in flight while the next run fills (decoding
- * overlaps writing); reads see every write made before them. Every 32 MiB written, a data sync of what is written
- * so far starts in the background: the disk writes back while decoding goes on, instead of all at the caller's
- * final fsync.
+ * overlaps writing); reads see every write made before them.
  */
 export class PageFile {
   private run: Buffer;
@@ -27,10 +23,6 @@ export class PageFile {
   private runStart = 0;
   private runPages = 0;
   private inflight: Promise<void> | undefined;
-  private unsynced = 0;
-  private syncing = false;
-  private synced: Promise<void> = Promise.resolve();
-  private syncFailure: unknown;
 
   constructor(
     private readonly fh: FileHandle,
@@ -62,26 +54,6 @@ export class PageFile {
     // Awaited by the next send() or settle(); this keeps a failure meanwhile from counting as unhandled.
     p.catch(() => undefined);
     this.inflight = p;
-    this.unsynced += bytes.length;
-    this.writeBehind(p);
-  }
-
-  /** Starts a data sync once the write `after` lands, if enough is unsynced and no sync is running yet. */
-  private writeBehind(after: Promise<void>): void {
-    if (this.unsynced < SYNC_BYTES || this.syncing) return;
-    this.unsynced = 0;
-    this.syncing = true;
-    this.synced = after
-      .then(() => this.fh.datasync())
-      .then(
-        () => {
-          this.syncing = false;
-        },
-        (err: unknown) => {
-          this.syncing = false;
-          this.syncFailure ??= err;
-        },
-      );
   }
 
   private async settle(): Promise<void> {
@@ -90,12 +62,10 @@ export class PageFile {
     await p;
   }
 
-  /** Writes out queued pages and waits for every write and background sync. */
+  /** Writes out queued pages and waits for every write. */
   async flush(): Promise<void> {
     await this.send();
     await this.settle();
-    await this.synced;
-    if (this.syncFailure !== undefined) throw this.syncFailure;
   }
 
   /** Reads page `pgno` into a fresh buffer; a page missing from the file is CORRUPT. */
