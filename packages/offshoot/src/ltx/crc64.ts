@@ -1,9 +1,9 @@
-// CRC-64/GO-ISO (Go `crc64.ISO`: reflected polynomial 0xD800000000000000, init and xorout all ones) in plain
-// JavaScript: the 64-bit register lives in two u32 halves and bytes go through slicing-by-8 tables, about as fast
-// as a WASM build with no call overhead. Because a CRC register is linear, R(s, data) = shift(s, len) ^ R(0, data):
-// one pass over a page yields its raw register, and any prefix (the page number of a page checksum, the running
-// file checksum) is folded in afterwards with eight table lookups. That is what lets a decoder hash each page once.
-// Whole pages go through the WebAssembly slicing-by-16 of wasm-hashes.ts instead (about twice as fast).
+// CRC-64/GO-ISO (Go `crc64.ISO`: reflected polynomial 0xD800000000000000, init and xorout all ones). Short inputs
+// (headers, page numbers, the index) go through slicing-by-8 tables in plain JavaScript, the 64-bit register in two
+// u32 halves; whole pages through the WebAssembly slicing-by-16 of wasm-hashes.ts (about three times faster). Because
+// a CRC register is linear, R(s, data) = shift(s, len) ^ R(0, data): one pass over a page yields its raw register,
+// and any prefix (the page number of a page checksum, the running file checksum) is folded in afterwards with eight
+// table lookups. That is what lets a decoder hash each page once.
 
 import { WASM_HALVES_MAX, wasmCrcRaw, wasmCrcRawHalves } from './wasm-hashes.js';
 

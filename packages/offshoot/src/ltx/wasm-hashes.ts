@@ -1,8 +1,9 @@
-// CRC-64/GO-ISO by slicing-by-16 in WebAssembly functions of our own, assembled here from their opcodes (a few
-// hundred bytes, no toolchain): 64-bit registers and 16 table lookups per 16 bytes, with half the dependency chain of
-// the JavaScript slicing-by-8 loop and none of the per-call allocations of a general-purpose hasher. `crc2` runs two
-// lanes (the two halves of a page) interleaved, so one lane's lookups fill the other's latency. Both compute raw
-// registers (no init, no final inversion), which the page-checksum algebra in crc64.ts joins and completes.
+// CRC-64/GO-ISO and xxHash32 in WebAssembly functions of our own, assembled here from their opcodes (a few hundred
+// bytes, no toolchain). The CRC is slicing-by-16 on 64-bit registers: 16 table lookups per 16 bytes, half the
+// dependency chain of the JavaScript slicing-by-8 loop; `crc2` runs two lanes (the halves of a page) interleaved, so
+// one lane's lookups fill the other's latency. Both CRC functions compute raw registers (no init, no final
+// inversion), which the page-checksum algebra in crc64.ts joins and completes. A page is copied into the module once
+// for both hashes, and nothing is allocated per call.
 
 /** Layout of the module's memory: the 16 tables (2 KiB each), the 8-byte register, the input window. */
 const TABLES = 0;
