@@ -17,7 +17,7 @@ import { resolveTargetChain } from '../src/ops/helpers/resolve-target.js';
 import { Store } from '../src/store/store.js';
 import { parseStoreSpec } from '../src/store/store-spec.js';
 import { diffDatabases } from '../src/sqlite/diff/diff-databases.js';
-import { bytes, ms, printTable, timeMedian } from './measure.js';
+import { bytes, ms, printTable, timeAndCpuMedian, timeMedian } from './measure.js';
 
 const MiB = 1 << 20;
 
@@ -115,7 +115,7 @@ async function benchSize(size: number): Promise<string[][]> {
       (i) => execFileSync('sqlite3', [co.path, `UPDATE items SET k = 'changed-${i}' WHERE id = ${1 + i * 7}`]),
     );
 
-    const cold = await timeMedian(
+    const cold = await timeAndCpuMedian(
       3,
       (i) => checkout(ctx, { db: 'bench', branch: `head-${i}` }),
       () => {
@@ -123,7 +123,7 @@ async function benchSize(size: number): Promise<string[][]> {
         settle();
       },
     );
-    const exported = await timeMedian(
+    const exported = await timeAndCpuMedian(
       3,
       (i) => exportTo(ctx, { db: 'bench', branch: `head-${i}` }, join(dir, `export-${i}.db`)),
       () => {
@@ -166,10 +166,15 @@ async function benchSize(size: number): Promise<string[][]> {
       [
         label,
         `checkout, cold (${members}-member chain)`,
-        ms(cold),
-        `${rate(cold)}; ${(cold / cpSync).toFixed(2)}× cp + fsync`,
+        ms(cold.wall),
+        `${rate(cold.wall)}; ${(cold.wall / cpSync).toFixed(2)}× cp + fsync; CPU ${ms(cold.cpu)} = ${rate(cold.cpu)}`,
       ],
-      [label, 'export, cold', ms(exported), `${rate(exported)}; ${(exported / cpSync).toFixed(2)}× cp + fsync`],
+      [
+        label,
+        'export, cold',
+        ms(exported.wall),
+        `${rate(exported.wall)}; ${(exported.wall / cpSync).toFixed(2)}× cp + fsync; CPU ${ms(exported.cpu)} = ${rate(exported.cpu)}`,
+      ],
       [label, 'checkout, warm (cached chain)', ms(warm), ratio(warm)],
       [label, 'checkout, clean (reuse)', ms(clean), ratio(clean)],
       [label, 'diff of forks 1 row apart', ms(diffMs), `${ratio(diffMs)}; ${(diffMs / fullCompare).toFixed(3)}× full`],

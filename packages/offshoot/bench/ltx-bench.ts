@@ -98,7 +98,7 @@ export async function ltxBench(): Promise<void> {
       encoded = await encodeSnapshotFromDb(db, snap, { txid: 1 });
     });
     const decode = await timeAndCpuMedian(RUNS, async () => {
-      const dec = openLtxFile(snap);
+      const dec = openLtxFile(snap, { transientPages: true });
       for await (const _page of dec.pages()) {
         // Decoding (with every checksum verified) is the work measured; the pages themselves are dropped.
       }

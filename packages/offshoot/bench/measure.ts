@@ -27,10 +27,12 @@ export async function timeMedian(
 export async function timeAndCpuMedian(
   runs: number,
   fn: (i: number) => Promise<unknown> | unknown,
+  setup?: (i: number) => Promise<unknown> | unknown,
 ): Promise<{ wall: number; cpu: number }> {
   const wall: number[] = [];
   const cpu: number[] = [];
   for (let i = 0; i < runs; i++) {
+    if (setup) await setup(i);
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     await fn(i);

@@ -27,7 +27,8 @@ interface Applied extends ChainResult {
 
 /**
  * What apply reports besides its result: `onSums` receives the final page checksums, `onPage` every page it
- * writes (zero pages included, in order; a later call for a page supersedes an earlier one).
+ * writes (zero pages included, in order; a later call for a page supersedes an earlier one). The bytes passed to
+ * `onPage` are valid only during the call.
  */
 export interface ApplyOptions {
   onSums?: (sums: BigUint64Array) => void;
@@ -153,7 +154,7 @@ function hex(v: bigint): string {
 
 /** Runs `use` on a decoder over the opened source, always releasing the source. */
 async function withDecoder<T>(openSource: LtxOpener, use: (dec: LtxDecoder, h: LtxHeader) => Promise<T>): Promise<T> {
-  const dec = new LtxDecoder(await openSource());
+  const dec = new LtxDecoder(await openSource(), { transientPages: true });
   try {
     return await use(dec, await dec.header());
   } finally {

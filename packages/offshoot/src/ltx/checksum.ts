@@ -3,14 +3,14 @@ import { fail } from '../core/errors.js';
 import { crcAppendRaw, crcRaw, crcUpdate, crcValue, initRegister, type Register } from './crc64.js';
 import { readDbGeometry } from './db-file.js';
 import { readPageChunks } from './page-chunks.js';
+import { WASM_HALVES_MAX, wasmPageHashes } from './wasm-hashes.js';
+import { xxh32 } from './xxh32.js';
 
 /** Bit 63: set on every page, rolling and file checksum; a zero value means "absent". */
 export const CHECKSUM_FLAG: bigint = 1n << 63n;
 
 /** Rolling checksum of a database with no pages. */
 export const EMPTY_DB_CHECKSUM: bigint = CHECKSUM_FLAG;
-
-export { loadFastCrc64 } from './crc64.js';
 
 /** CRC-64/GO-ISO (Go `crc64.ISO`) of the concatenation of the given chunks, without the flag bit. */
 export function crc64(...chunks: Uint8Array[]): bigint {
@@ -53,6 +53,22 @@ export function pageChecksum(pgno: number, data: Uint8Array): bigint {
 /** The raw CRC-64 register of a page's bytes alone, into `out`: the one pass a decoder makes over a page. */
 export function pageRaw(data: Uint8Array, out: Register): Register {
   return crcRaw(data, out);
+}
+
+const half: Register = { lo: 0, hi: 0 };
+
+/**
+ * The raw CRC-64 register of a page into `out` and, returned, its xxHash32 (the LZ4 content checksum): both from one
+ * copy of the page into WebAssembly, for the decoder's fast path.
+ */
+export function pageRawAndXxh32(data: Uint8Array, out: Register): number {
+  if (data.length < 64 || data.length % 32 !== 0 || data.length > WASM_HALVES_MAX) {
+    crcRaw(data, out);
+    return xxh32(data);
+  }
+  const sum = wasmPageHashes(data, out, half);
+  crcAppendRaw(out, half, data.length / 2);
+  return sum;
 }
 
 /** The page checksum of page `pgno` from its raw register (pageRaw) and length: no second pass over the bytes. */

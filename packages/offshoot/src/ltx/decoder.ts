@@ -6,14 +6,13 @@ import {
   Crc64,
   EMPTY_DB_CHECKSUM,
   foldPage,
-  loadFastCrc64,
   lockPgno,
   pageChecksumFromRaw,
   pageRaw,
 } from './checksum.js';
 import type { Register } from './crc64.js';
 import { HEADER_SIZE, decodeHeader, hasNoChecksum, isSnapshot, type LtxHeader } from './header.js';
-import { loadFastXxh32, parseCommonPageFrame, readPageBlock, readPageFrame } from './lz4-frame.js';
+import { parseCommonPageFrame, readPageBlock, readPageFrame } from './lz4-frame.js';
 import { PageIndex } from './page-index.js';
 
 /** One decoded page, with where its frame sits in the file. */
@@ -26,6 +25,15 @@ export interface LtxPage {
   size: number;
   /** The page's LTX checksum, FLAG | crc64(BE32(pgno) ‖ data), from the decoder's single pass over the page. */
   checksum: bigint;
+}
+
+/** How a decoder hands out pages. */
+export interface LtxDecoderOptions {
+  /**
+   * Each page's `data` is valid only until the next page is asked for (one buffer is reused), sparing an
+   * allocation per page: for consumers that copy or hash each page at once, as apply does.
+   */
+  transientPages?: boolean;
 }
 
 /** The 16-byte LTX trailer. */
@@ -59,9 +67,11 @@ export class LtxDecoder {
   private hdr: LtxHeader | undefined;
   private trl: LtxTrailer | undefined;
   private state: State = 'fresh';
+  private readonly transient: boolean;
 
-  constructor(source: ByteSource) {
+  constructor(source: ByteSource, opts: LtxDecoderOptions = {}) {
     this.reader = new ByteReader(source);
+    this.transient = opts.transientPages === true;
   }
 
   /** Reads and validates the header (once; later calls return the same header). */
@@ -70,7 +80,6 @@ export class LtxDecoder {
     if (this.state !== 'fresh')
       throw fail('INVALID_ARGUMENT', 'LTX decoder already failed', { hint: 'open a new decoder' });
     try {
-      await Promise.all([loadFastXxh32(), loadFastCrc64()]);
       const raw = await this.reader.read(HEADER_SIZE, 'header');
       this.hdr = decodeHeader(raw);
       this.fileCrc.update(raw);
@@ -96,6 +105,7 @@ export class LtxDecoder {
     let last = 0;
     try {
       const raw: Register = { lo: 0, hi: 0 };
+      const scratch = this.transient ? Buffer.allocUnsafe(h.pageSize) : undefined;
       for (;;) {
         // Pages wholly inside the current chunk are parsed synchronously; only chunk seams take the async reads.
         if (r.peek().length === 0) await r.atEnd();
@@ -125,23 +135,25 @@ export class LtxDecoder {
           corrupt(`page ${pgno} out of order after page ${last}`);
         }
         last = pgno;
+        // One CRC pass over the page serves both the file checksum and the page checksum (CRC linearity); on the
+        // fast path it comes with the frame's content checksum.
         let data: Buffer;
         if (flags === PAGE_FLAG_SIZE) {
           const { sizeField, page } = await readPageBlock(r, h.pageSize);
           this.fileCrc.update(ph, sizeField);
           data = page;
+          pageRaw(data, raw);
         } else {
-          const fast = parseCommonPageFrame(r.peek(), h.pageSize);
+          const fast = parseCommonPageFrame(r.peek(), h.pageSize, scratch, raw);
           if (fast !== undefined) {
             r.skip(fast.length);
             data = fast.page;
           } else {
             data = await readPageFrame(r, h.pageSize);
+            pageRaw(data, raw);
           }
           this.fileCrc.update(ph);
         }
-        // One CRC pass over the page serves both the file checksum and the page checksum (CRC linearity).
-        pageRaw(data, raw);
         this.fileCrc.appendRaw(raw, h.pageSize);
         const checksum = pageChecksumFromRaw(pgno, raw, h.pageSize);
         const size = r.position - offset;
@@ -223,9 +235,9 @@ function hex(v: bigint): string {
   return v.toString(16).padStart(16, '0');
 }
 
-/** A decoder over a file, read in 1 MiB chunks. */
-export function openLtxFile(path: string): LtxDecoder {
-  return new LtxDecoder(createReadStream(path, { highWaterMark: READ_CHUNK }));
+/** A decoder over a file, read in 4 MiB chunks. */
+export function openLtxFile(path: string, opts: LtxDecoderOptions = {}): LtxDecoder {
+  return new LtxDecoder(createReadStream(path, { highWaterMark: READ_CHUNK }), opts);
 }
 
 /** A fully decoded and verified LTX file, pages in memory: for small files and tests. */

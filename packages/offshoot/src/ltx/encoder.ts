@@ -5,7 +5,6 @@ import {
   Crc64,
   EMPTY_DB_CHECKSUM,
   foldPage,
-  loadFastCrc64,
   lockPgno,
   pageChecksumFromRaw,
   pageRaw,
@@ -13,7 +12,7 @@ import {
 import type { Register } from './crc64.js';
 import { assertWalEmpty, readDbGeometry } from './db-file.js';
 import { encodeHeader, hasNoChecksum, isSnapshot, offshootHeader, type LtxHeader } from './header.js';
-import { encodePageFrame, loadFastXxh32 } from './lz4-frame.js';
+import { encodePageFrame } from './lz4-frame.js';
 import { readPageChunks } from './page-chunks.js';
 import { PageIndex } from './page-index.js';
 
@@ -61,7 +60,6 @@ export class LtxEncoder {
   /** Validates the header and opens (truncating) the output file. */
   static async create(path: string, header: LtxHeader): Promise<LtxEncoder> {
     const bytes = encodeHeader(header);
-    await Promise.all([loadFastXxh32(), loadFastCrc64()]);
     let fh: FileHandle;
     try {
       fh = await open(path, 'w');

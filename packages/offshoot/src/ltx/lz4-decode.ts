@@ -1,6 +1,9 @@
 // A raw LZ4 block decoder in plain JavaScript that writes into a caller's buffer: the decoder's fast path, with no
-// native call and no allocation per page. Literal runs and non-overlapping matches are memory copies; a run of one
-// repeated byte (offset 1, SQLite's zero-filled free space) is a fill.
+// native call and no allocation per page. Short literals and matches are byte loops (no view object per copy); long
+// ones are memory copies, a run of one repeated byte (offset 1, SQLite's zero-filled free space) is a fill, and a
+// longer periodic run is a few copies of doubling size rather than a byte loop.
+
+const fill = Uint8Array.prototype.fill;
 
 /**
  * Decodes `src` (one complete raw LZ4 block) into out[at, at + max) and returns the decoded length, or -1 for any
@@ -23,10 +26,12 @@ export function decodeBlockInto(src: Uint8Array, out: Uint8Array, at: number, ma
       } while (b === 255);
     }
     if (i + lit > end || o + lit > limit) return -1;
-    if (lit > 0) {
+    if (lit > 32) {
       out.set(src.subarray(i, i + lit), o);
       i += lit;
       o += lit;
+    } else {
+      for (const stop = i + lit; i < stop; ) out[o++] = src[i++] as number;
     }
     if (i === end) break;
     if (i + 2 > end) return -1;
@@ -44,12 +49,20 @@ export function decodeBlockInto(src: Uint8Array, out: Uint8Array, at: number, ma
     }
     if (o + len > limit) return -1;
     const from = o - offset;
-    if (offset >= len) {
+    if (len <= 32) {
+      for (let k = 0; k < len; k++) out[o + k] = out[from + k] as number;
+    } else if (offset >= len) {
       out.copyWithin(o, from, from + len);
     } else if (offset === 1) {
-      out.fill(out[from] as number, o, o + len);
+      fill.call(out, out[from] as number, o, o + len);
     } else {
-      for (let k = 0; k < len; k++) out[o + k] = out[from + k] as number;
+      // A periodic run (offset < length): each copy doubles what is written, so no copy overlaps its source.
+      let done = 0;
+      while (done < len) {
+        const n = Math.min(done + offset, len - done);
+        out.copyWithin(o + done, from, from + n);
+        done += n;
+      }
     }
     o += len;
   }

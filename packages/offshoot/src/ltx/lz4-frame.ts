@@ -1,10 +1,12 @@
 import { fail } from '../core/errors.js';
 import type { ByteReader } from './byte-reader.js';
+import { pageRawAndXxh32 } from './checksum.js';
+import type { Register } from './crc64.js';
 import { compressBlock, decompressBlock } from './lz4-block.js';
 import { decodeBlockInto } from './lz4-decode.js';
 import { xxh32 } from './xxh32.js';
 
-export { loadFastXxh32, xxh32 } from './xxh32.js';
+export { xxh32 } from './xxh32.js';
 
 const FRAME_MAGIC = 0x184d2204;
 /** FLG as LTX v0.5.1 writes it: version 01, independent blocks, content checksum. */
@@ -141,9 +143,16 @@ function slabPage(pageSize: number): { buf: Buffer; at: number } {
  * Parses, from the start of `buf`, a frame in the shape LTX v0.5.1 writes (descriptor 64 40 A7, one block, end
  * mark, content checksum) when it lies wholly inside `buf` and is intact: the decoder's synchronous fast path.
  * Anything else (another descriptor, several blocks, a frame cut by the end of `buf`, any damage) gives undefined,
- * and readPageFrame then reads and judges that frame in full. A stored page is returned as a view of `buf`.
+ * and readPageFrame then reads and judges that frame in full. A stored page is returned as a view of `buf`; a
+ * compressed one is decoded into `into` (exactly one page long) when given, else into a fresh slab slice. The page's
+ * raw CRC-64 register lands in `raw`, from the same pass that checks the content checksum.
  */
-export function parseCommonPageFrame(buf: Buffer, pageSize: number): { page: Buffer; length: number } | undefined {
+export function parseCommonPageFrame(
+  buf: Buffer,
+  pageSize: number,
+  into: Buffer | undefined,
+  raw: Register,
+): { page: Buffer; length: number } | undefined {
   if (buf.length < 19 || buf.readUInt32LE(0) !== FRAME_MAGIC) return undefined;
   if (buf[4] !== WRITE_FLG || buf[5] !== WRITE_BD || buf[6] !== FRAME_PREFIX[6]) return undefined;
   const word = buf.readUInt32LE(7);
@@ -155,15 +164,18 @@ export function parseCommonPageFrame(buf: Buffer, pageSize: number): { page: Buf
   if (word >= STORED_BIT) {
     if (len !== pageSize) return undefined;
     page = block;
+  } else if (into !== undefined) {
+    if (decodeBlockInto(block, into, 0, pageSize) !== pageSize) return undefined;
+    page = into;
   } else {
-    const { buf: into, at } = slabPage(pageSize);
-    if (decodeBlockInto(block, into, at, pageSize) !== pageSize) {
+    const { buf: slabBuf, at } = slabPage(pageSize);
+    if (decodeBlockInto(block, slabBuf, at, pageSize) !== pageSize) {
       slabUsed = at;
       return undefined;
     }
-    page = into.subarray(at, at + pageSize);
+    page = slabBuf.subarray(at, at + pageSize);
   }
-  if (buf.readUInt32LE(11 + len + 4) !== xxh32(page)) return undefined;
+  if (buf.readUInt32LE(11 + len + 4) !== pageRawAndXxh32(page, raw)) return undefined;
   return { page, length: end };
 }
 

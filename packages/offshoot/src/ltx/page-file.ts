@@ -13,15 +13,18 @@ async function writeAll(fh: FileHandle, bytes: Buffer, base: number): Promise<vo
 }
 
 /**
- * Page-addressed I/O on a database file. Writes of consecutive pages are gathered into runs of up to 1 MiB, so a
- * snapshot lands in large sequential writes, and a run's write stays in flight while the next run fills (decoding
- * overlaps writing); reads see every write made before them.
+ * Page-addressed I/O on a database file. Written pages are gathered into batches of up to 1 MiB: consecutive pages
+ * become one large sequential write, and the scattered pages of a segment go out as one set of concurrent writes
+ * rather than one round trip each. A batch holds strictly ascending pages (so its writes never overlap), and its
+ * writes stay in flight while the next batch fills (decoding overlaps writing).
  */
 export class PageFile {
   private run: Buffer;
   private spare: Buffer;
-  private runStart = 0;
   private runPages = 0;
+  /** The batch's contiguous pieces, flattened: first page, page count, first page, page count, ... */
+  private pieces: number[] = [];
+  private sparePieces: number[] = [];
   private inflight: Promise<void> | undefined;
 
   constructor(
@@ -35,22 +38,41 @@ export class PageFile {
 
   /** Queues page `pgno`; the bytes are copied, so the caller may reuse `data`. */
   async write(pgno: number, data: Uint8Array): Promise<void> {
-    const contiguous = this.runPages > 0 && pgno === this.runStart + this.runPages;
-    if (this.runPages > 0 && (!contiguous || (this.runPages + 1) * this.pageSize > this.run.length)) await this.send();
-    if (this.runPages === 0) this.runStart = pgno;
+    const n = this.pieces.length;
+    const lastStart = n > 0 ? (this.pieces[n - 2] as number) : 0;
+    const lastEnd = n > 0 ? lastStart + (this.pieces[n - 1] as number) : 0;
+    if (this.runPages > 0 && (pgno < lastEnd || (this.runPages + 1) * this.pageSize > this.run.length)) {
+      await this.send();
+    }
+    if (this.pieces.length > 0 && pgno === lastEnd) {
+      this.pieces[this.pieces.length - 1] = (this.pieces[this.pieces.length - 1] as number) + 1;
+    } else {
+      this.pieces.push(pgno, 1);
+    }
     this.run.set(data, this.runPages * this.pageSize);
     this.runPages++;
   }
 
-  /** Starts writing the queued run (after the previous one finished) and swaps buffers; the write stays in flight. */
+  /** Starts writing the queued batch (after the previous one finished) and swaps buffers; the writes stay in flight. */
   private async send(): Promise<void> {
     await this.settle();
     if (this.runPages === 0) return;
-    const bytes = this.run.subarray(0, this.runPages * this.pageSize);
-    const base = (this.runStart - 1) * this.pageSize;
+    const bytes = this.run;
+    const pieces = this.pieces;
     [this.run, this.spare] = [this.spare, this.run];
+    this.pieces = this.sparePieces;
+    this.pieces.length = 0;
+    this.sparePieces = pieces;
     this.runPages = 0;
-    const p = writeAll(this.fh, bytes, base);
+    const writes: Promise<void>[] = [];
+    for (let i = 0, at = 0; i < pieces.length; i += 2) {
+      const first = pieces[i] as number;
+      const count = pieces[i + 1] as number;
+      const part = bytes.subarray(at * this.pageSize, (at + count) * this.pageSize);
+      writes.push(writeAll(this.fh, part, (first - 1) * this.pageSize));
+      at += count;
+    }
+    const p = writes.length === 1 ? (writes[0] as Promise<void>) : Promise.all(writes).then(() => undefined);
     // Awaited by the next send() or settle(); this keeps a failure meanwhile from counting as unhandled.
     p.catch(() => undefined);
     this.inflight = p;
@@ -66,20 +88,6 @@ export class PageFile {
   async flush(): Promise<void> {
     await this.send();
     await this.settle();
-  }
-
-  /** Reads page `pgno` into a fresh buffer; a page missing from the file is CORRUPT. */
-  async read(pgno: number): Promise<Buffer> {
-    if (this.runPages > 0 && pgno >= this.runStart && pgno < this.runStart + this.runPages) await this.flush();
-    else await this.settle();
-    const page = Buffer.allocUnsafe(this.pageSize);
-    const { bytesRead } = await this.fh.read(page, 0, this.pageSize, (pgno - 1) * this.pageSize);
-    if (bytesRead !== this.pageSize) {
-      throw fail('CORRUPT', `database file ends before page ${pgno}`, {
-        hint: 'the database copy is incomplete; rebuild it from its chain',
-      });
-    }
-    return page;
   }
 
   /** Calls `fn` for each page from..to (inclusive), reading 1 MiB at a time. */

@@ -1,8 +1,7 @@
-import type { IHasher } from 'hash-wasm';
+import { WASM_HALVES_MAX, wasmXxh32 } from './wasm-hashes.js';
 
-// xxHash32 (seed 0), the LZ4 frame's content and descriptor checksum. A plain JavaScript version answers at once;
-// the WASM one (about three times faster on pages) is loaded by loadFastXxh32() on the decode and encode paths,
-// so modules that only import this one never wait for, or pay for, WebAssembly at start-up.
+// xxHash32 (seed 0), the LZ4 frame's content and descriptor checksum: short inputs in plain JavaScript, pages in the
+// WebAssembly function of wasm-hashes.ts (compiled on first use, so start-up never pays for it).
 
 const P1 = 0x9e3779b1 | 0;
 const P2 = 0x85ebca77 | 0;
@@ -45,22 +44,8 @@ function xxh32Js(b: Uint8Array): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-let wasm: IHasher | undefined;
-let loading: Promise<void> | undefined;
-
-/** Loads the WASM xxHash32 once; later xxh32 calls use it. Safe to call (and await) any number of times. */
-export function loadFastXxh32(): Promise<void> {
-  loading ??= import('hash-wasm').then(async (m) => {
-    wasm = await m.createXXHash32(0);
-  });
-  return loading;
-}
-
 /** xxHash32 (seed 0) of the concatenated chunks, as an unsigned number. */
 export function xxh32(...chunks: Uint8Array[]): number {
-  if (wasm === undefined) return xxh32Js(chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks));
-  wasm.init();
-  for (const c of chunks) wasm.update(c);
-  const d = wasm.digest('binary');
-  return ((d[0] as number) * 0x1000000 + (((d[1] as number) << 16) | ((d[2] as number) << 8) | (d[3] as number))) >>> 0;
+  const data = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+  return data.length >= 64 && data.length <= WASM_HALVES_MAX ? wasmXxh32(data) : xxh32Js(data);
 }

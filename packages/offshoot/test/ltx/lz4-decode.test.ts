@@ -33,6 +33,21 @@ test('decodes what lz4 compresses, at any offset of the output buffer', () => {
   }
 });
 
+test('periodic runs of every short period decode exactly (matches that overlap their own source)', () => {
+  const rng = new Prng(11);
+  for (let period = 1; period <= 70; period++) {
+    const data = Buffer.alloc(4096);
+    for (let i = 0; i < period; i++) data[i] = rng.int(0, 255);
+    const runEnd = rng.int(period + 5, 4096);
+    for (let i = period; i < runEnd; i++) data[i] = data[i - period] as number;
+    for (let i = runEnd; i < 4096; i++) data[i] = rng.int(0, 255);
+    const block = compressSync(data).subarray(4);
+    const out = Buffer.alloc(4096);
+    assert.equal(decodeBlockInto(block, out, 0, 4096), 4096, `period ${period}`);
+    assert.ok(out.equals(data), `period ${period} bytes`);
+  }
+});
+
 test('damaged blocks give -1 or a short length, never a write outside the window', () => {
   const rng = new Prng(7);
   const data = page(rng, 4096);

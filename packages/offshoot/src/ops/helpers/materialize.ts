@@ -129,8 +129,9 @@ export function prefixIds(members: readonly DataObject[]): string[] {
 
 /**
  * Builds the chain's state into the private file `tmp`: from the longest valid cached prefix plus the remaining
- * members, or from scratch. Nothing is added to the cache. The apply keeps every page's LTX checksum and fast hash
- * as it writes, so the page sums need no second read of the file. A member that fails verification is named.
+ * members, or from scratch. Nothing is added to the cache. The apply keeps every page's LTX checksum and (with
+ * keepSums) fast hash as it writes, so the page sums need no second read of the file. A member that fails
+ * verification is named.
  */
 async function buildChain(
   ctx: OpsContext,
@@ -138,6 +139,7 @@ async function buildChain(
   chain: ResolvedChain,
   tmp: string,
   label: string | undefined,
+  keepSums = true,
 ): Promise<{ applied: ChainResult; sums: PageSums }> {
   const ids = prefixIds(chain.members);
   const reading: Reading = { current: undefined };
@@ -145,7 +147,7 @@ async function buildChain(
   const onSums = (sums: BigUint64Array): void => {
     appliedSums = sums;
   };
-  const hasher = await loadPageHasher();
+  const hasher = keepSums ? await loadPageHasher() : undefined;
   let hashes = new Uint32Array(0);
   const onPage = (pgno: number, data: Buffer): void => {
     if (2 * pgno > hashes.length) {
@@ -153,8 +155,9 @@ async function buildChain(
       grown.set(hashes);
       hashes = grown;
     }
-    hasher.hash(data, hashes, pgno - 1);
+    hasher?.hash(data, hashes, pgno - 1);
   };
+  const hooks = hasher === undefined ? { onSums } : { onSums, onPage };
   let applied: ChainResult | undefined;
   try {
     for (let k = ids.length - 2; k >= 0 && applied === undefined; k--) {
@@ -173,10 +176,10 @@ async function buildChain(
         tmp,
         BigInt('0x' + prefix.meta.checksum),
         sourcesFor(ctx, chain.members.slice(k + 1), reading, label),
-        prefixSums ? { sums: prefixSums.sums, onSums, onPage } : { onSums, onPage },
+        prefixSums ? { sums: prefixSums.sums, ...hooks } : hooks,
       );
     }
-    applied ??= await applyChain(sourcesFor(ctx, chain.members, reading, label), tmp, { onSums, onPage });
+    applied ??= await applyChain(sourcesFor(ctx, chain.members, reading, label), tmp, hooks);
   } catch (err) {
     if (isDamage(err) && reading.current !== undefined) throw new DamagedObjectError(reading.current, err);
     throw err;
@@ -269,7 +272,8 @@ export async function materializeUncached(
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
   }
-  const { applied } = await buildChain(ctx, dir, chain, dest, label);
+  // Export writes no page-sum sidecar, so it hashes no page for one.
+  const { applied } = await buildChain(ctx, dir, chain, dest, label, false);
   return { txid: applied.txid };
 }
 
