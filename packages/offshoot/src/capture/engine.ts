@@ -55,6 +55,11 @@ type Step = 'applied' | 'regenerated' | 'idle';
 const DRAIN_BUDGET_MS = 2000;
 /** How long a takeover tries for the write lock, one attempt a millisecond, before it is postponed. */
 const WRITE_LOCK_BUDGET_MS = 1000;
+/** Attempts, and the pause between them, at folding the last frames under the write lock (at most 1 ms in all). */
+const FOLD_RETRIES = 5;
+const FOLD_RETRY_MS = 0.2;
+// Atomics.wait on a private buffer is the only synchronous sub-millisecond pause: the write lock is held meanwhile.
+const pause = new Int32Array(new SharedArrayBuffer(4));
 /** How long a takeover waits for a transaction the wal-index has not published yet. */
 const SETTLE_BUDGET_MS = 1000;
 /** Pause of the ticker's takeovers after one could not fold the -wal (a foreign reader pins an old snapshot). */
@@ -507,9 +512,9 @@ export class CaptureEngine {
     if (!idle && !this.#takeoverDue()) return;
     const mayLock = this.#captured >= this.#takeoverTransactions || this.#framesConsumed() >= this.#resetFrames;
     const outcome = await this.#takeover(mayLock);
-    // Not folded with the writer idle, or not even under the write lock: a reader pins an old snapshot, and
-    // trying again at every tick would only take the write lock in vain.
-    if (outcome === 'pinned' && (idle || mayLock)) this.#takeoverAfter = Date.now() + TAKEOVER_RETRY_MS;
+    // Not folded with the writer idle: a reader pins an old snapshot, and trying again at every tick would be in
+    // vain. Under a busy writer the next try comes takeoverFrames later anyway.
+    if (outcome === 'pinned' && idle) this.#takeoverAfter = Date.now() + TAKEOVER_RETRY_MS;
   }
 
   // A takeover backfills everything captured without holding any writer up; when a commit raced that (a writer
@@ -587,6 +592,12 @@ export class CaptureEngine {
         }
         if (this.#frameAt(reader.offset) === index.mxFrame) {
           result = this.#passiveCheckpoint(conn);
+          // The lock is often won just as a writer commits, while its statement still holds the read mark its
+          // transaction began at, for microseconds: a partial fold is retried a few times before giving up.
+          for (let i = 0; i < FOLD_RETRIES && result.busy === 0 && result.checkpointed < result.log; i++) {
+            Atomics.wait(pause, 0, 0, FOLD_RETRY_MS);
+            result = conn.passiveCheckpoint();
+          }
           pinned = conn.tryLock();
         }
       }
@@ -607,7 +618,10 @@ export class CaptureEngine {
       await conn.lock();
       return false;
     }
-    if (result === undefined) return false;
+    if (result === undefined) {
+      this.#log(`takeover of ${this.#dbPath} postponed: the -wal did not match its wal-index under the write lock`);
+      return false;
+    }
     if (result.busy === 0 && result.checkpointed === result.log && result.log === this.#framesConsumed()) return true;
     this.#log(
       `takeover of ${this.#dbPath} postponed: a reader still needs frames of the -wal ` +
