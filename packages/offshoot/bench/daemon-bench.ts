@@ -10,7 +10,9 @@ const MiB = 1 << 20;
 /** Single-insert transactions per writer run. */
 const WRITER_TXNS = Number(process.env.OFFSHOOT_BENCH_WRITER_TXNS ?? 5000);
 /** Back-to-back pairs (plain, live) per run; the run's ratio is their median. */
-const WRITER_PAIRS = Number(process.env.OFFSHOOT_BENCH_WRITER_PAIRS ?? 9);
+const WRITER_PAIRS = Number(process.env.OFFSHOOT_BENCH_WRITER_PAIRS ?? 15);
+/** Untimed transactions on each file first, so that neither side pays the daemon's first-use compilation. */
+const WRITER_WARMUP_TXNS = 500;
 /** Issue 12's goal: the writer under a live session at this fraction of a plain WAL file, in every run. */
 const WRITER_GOAL = 0.95;
 const FLUSH_RUNS = 5;
@@ -68,6 +70,8 @@ async function writerThroughput(s: StoreDir, client: Client): Promise<string[][]
   const plainRates: number[] = [];
   const liveRates: number[] = [];
   const ratios: number[] = [];
+  writerRate(plain, WRITER_WARMUP_TXNS);
+  writerRate(session.path, WRITER_WARMUP_TXNS);
   // Back-to-back pairs, in alternating order: on a shared machine the ratio within a pair is steadier than either rate.
   for (let i = 0; i < WRITER_PAIRS; i++) {
     const first = i % 2 === 0 ? plain : session.path;
