@@ -83,11 +83,14 @@ export class CaptureConnection {
     this.pageSize = pageSize;
   }
 
-  /** Opens dbPath (which must exist), switches it to WAL mode and turns this connection's autocheckpoint off. */
-  static async open(dbPath: string): Promise<CaptureConnection> {
+  /**
+   * Opens dbPath (which must exist), switches it to WAL mode and turns this connection's autocheckpoint off.
+   * busyTimeoutMs bounds each synchronous lock wait (0: a lock conflict fails at once).
+   */
+  static async open(dbPath: string, busyTimeoutMs: number = STEP_BUSY_TIMEOUT_MS): Promise<CaptureConnection> {
     let db: Database.Database;
     try {
-      db = openDatabase(dbPath, { fileMustExist: true, timeout: STEP_BUSY_TIMEOUT_MS });
+      db = openDatabase(dbPath, { fileMustExist: true, timeout: busyTimeoutMs });
     } catch (err) {
       throw sqliteFailure(err, `cannot open ${dbPath}`);
     }
@@ -119,18 +122,32 @@ export class CaptureConnection {
   /** Takes the read lock, retrying with backoff (10 ms doubling) for up to budgetMs; BUSY when it cannot. */
   async lock(budgetMs: number = LOCK_BUDGET_MS): Promise<void> {
     if (this.locked) return;
-    await whileBusy(`cannot take the read lock on ${this.dbPath}`, budgetMs, () => {
-      this.#db.exec('BEGIN');
-      try {
-        this.#db.prepare('SELECT count(*) FROM sqlite_master').get();
-      } catch (err) {
-        if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
-        throw err;
-      }
-    });
+    await whileBusy(`cannot take the read lock on ${this.dbPath}`, budgetMs, () => this.#beginRead());
   }
 
-  /** Ends the read transaction, if one is open. */
+  /** One synchronous attempt at the read lock: false on a lock conflict. */
+  tryLock(): boolean {
+    if (this.locked) return true;
+    try {
+      this.#beginRead();
+      return true;
+    } catch (err) {
+      if (isBusy(err)) return false;
+      throw sqliteFailure(err, `cannot take the read lock on ${this.dbPath}`);
+    }
+  }
+
+  #beginRead(): void {
+    this.#db.exec('BEGIN');
+    try {
+      this.#db.prepare('SELECT count(*) FROM sqlite_master').get();
+    } catch (err) {
+      if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  /** Ends the read transaction (or the empty write transaction of tryWriteLock), if one is open. */
   unlock(): void {
     if (!this.locked) return;
     try {
@@ -138,6 +155,37 @@ export class CaptureConnection {
     } catch (err) {
       throw sqliteFailure(err, `cannot release the read lock on ${this.dbPath}`);
     }
+  }
+
+  /**
+   * One attempt at the WAL write lock (`BEGIN IMMEDIATE`, which writes nothing): true when it is held, false when
+   * another connection holds it. While held no connection can commit or reset the WAL; unlock() releases it.
+   */
+  tryWriteLock(): boolean {
+    if (this.locked) throw fail('INTERNAL', `write lock requested on ${this.dbPath} inside a transaction`);
+    try {
+      this.#db.exec('BEGIN IMMEDIATE');
+      return true;
+    } catch (err) {
+      if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+      if (isBusy(err)) return false;
+      throw sqliteFailure(err, `cannot take the write lock on ${this.dbPath}`);
+    }
+  }
+
+  /**
+   * One `PRAGMA wal_checkpoint(PASSIVE)`: it backfills what no reader's snapshot still needs and never waits, nor
+   * takes the write lock, so writers are not held up. A lock conflict reads as busy. Not inside a transaction.
+   */
+  passiveCheckpoint(): CheckpointResult {
+    try {
+      const [row] = this.#db.pragma('wal_checkpoint(PASSIVE)') as CheckpointResult[];
+      if (row !== undefined)
+        return { busy: Number(row.busy), log: Number(row.log), checkpointed: Number(row.checkpointed) };
+    } catch (err) {
+      if (!isBusy(err)) throw sqliteFailure(err, `wal_checkpoint(PASSIVE) failed on ${this.dbPath}`);
+    }
+    return { busy: 1, log: -1, checkpointed: -1 };
   }
 
   /**

@@ -12,7 +12,7 @@ import {
   type WalSalts,
   type WalTransaction,
 } from '../sqlite/wal-reader.js';
-import { CaptureConnection, LOCK_BUDGET_MS } from './capture-connection.js';
+import { CaptureConnection, LOCK_BUDGET_MS, type CheckpointResult } from './capture-connection.js';
 import { loadCaptureState, saveCaptureState } from './capture-state.js';
 import { copyMainFile, hashMainFile } from './main-file.js';
 import { readWalIndexHeader, sameGeneration, type WalIndexHeader } from './wal-index.js';
@@ -29,8 +29,16 @@ export interface CaptureEngineOptions {
   pollMs?: number;
   /** Also take over after this many captured transactions (no limit by default; a knob for tests to force one). */
   takeoverTransactions?: number;
-  /** Frames of the -wal's current generation before the engine checkpoints it itself (default 128). */
+  /**
+   * Frames captured since the last takeover before the engine backfills them into the main file, which holds no
+   * writer up (default 256).
+   */
   takeoverFrames?: number;
+  /**
+   * Frames of the -wal's current generation at which a takeover also takes the write lock for a moment, so that the
+   * WAL resets even under a writer that never pauses (default 768).
+   */
+  resetFrames?: number;
   /** Quiet time after the last commit before a takeover of whatever was captured (default 5000 ms). */
   idleTakeoverMs?: number;
   log?: (msg: string) => void;
@@ -45,20 +53,39 @@ export interface CaptureEngineOptions {
 type Step = 'applied' | 'regenerated' | 'idle';
 
 const DRAIN_BUDGET_MS = 2000;
+/** How long a takeover tries for the write lock, one attempt a millisecond, before it is postponed. */
+const WRITE_LOCK_BUDGET_MS = 1000;
+/** Attempts, and the pause between them, at folding the last frames under the write lock (at most 1 ms in all). */
+const FOLD_RETRIES = 5;
+const FOLD_RETRY_MS = 0.2;
+// Atomics.wait on a private buffer is the only synchronous sub-millisecond pause: the write lock is held meanwhile.
+const pause = new Int32Array(new SharedArrayBuffer(4));
+/** How long a takeover waits for a transaction the wal-index has not published yet. */
+const SETTLE_BUDGET_MS = 1000;
+/** Pause of the ticker's takeovers after one could not fold the -wal (a foreign reader pins an old snapshot). */
+const TAKEOVER_RETRY_MS = 250;
 const DRAIN_NOW_DEADLINE_MS = 15_000;
 const SHUTDOWN_BUDGET_MS = 5000;
 const SNAPSHOT_FILE = 'snapshot.db';
+const DEFAULT_TAKEOVER_FRAMES = 256;
 /**
- * The -wal size (in frames) at which the engine checkpoints it. Kept well under SQLite's own autocheckpoint size
- * (1000): once a -wal the capture reader pins grows past that, the writer tries a checkpoint at every commit.
+ * The -wal size (in frames) at which a takeover takes the write lock. It holds a busy writer up for a moment, so
+ * such takeovers are few; and the size stays under SQLite's own autocheckpoint size (1000), past which the writer
+ * would try a checkpoint of a -wal the capture pins at every commit.
  */
-const DEFAULT_TAKEOVER_FRAMES = 128;
+const DEFAULT_RESET_FRAMES = 768;
 
 /**
  * Live WAL capture of one checkout. It holds a read transaction on its own connection so that no other
  * connection can reset the WAL, hands every committed transaction to the sink exactly once, owns checkpointing
  * (takeovers), re-baselines the sink whenever continuity cannot be proven, and on a verified clean stop leaves a
  * fingerprint that lets the next engine on the same scratch directory resume without a rebase.
+ *
+ * A takeover never leaves the -wal unpinned and never waits for readers under the write lock: a second connection
+ * pins the current end while the first backfills everything captured with a PASSIVE checkpoint, and only the few
+ * frames committed meanwhile are folded under a briefly held write lock. The writer then resets the WAL itself at its
+ * next commit, which is the one restart the engine expects. Before the engine lets go of a pin, it has captured
+ * everything the remaining pin could let a checkpoint fold, so a reset can only ever discard frames already captured.
  */
 export class CaptureEngine {
   readonly #dbPath: string;
@@ -69,11 +96,15 @@ export class CaptureEngine {
   readonly #pollMs: number;
   readonly #takeoverTransactions: number;
   readonly #takeoverFrames: number;
+  readonly #resetFrames: number;
   readonly #idleTakeoverMs: number;
   readonly #log: (msg: string) => void;
   readonly #provenClean: (() => boolean) | undefined;
 
   #conn: CaptureConnection | undefined;
+  // Pins the -wal while #conn checkpoints, and holds the write lock for a takeover's last step; never left locked.
+  #helper: CaptureConnection | undefined;
+  #takeoverAfter = 0;
   #reader: WalReader | undefined;
   #pageSize = 0;
   // Byte offset just past the last transaction the sink applied, in the reader's generation (0: none yet).
@@ -81,6 +112,8 @@ export class CaptureEngine {
   // Length of the previous generation's file when an expected restart landed; RESTART never shrinks the -wal.
   #deadTail = 0;
   #captured = 0;
+  // Frames of the current generation captured when the last takeover ran.
+  #framesAtTakeover = 0;
   #lastCommitAt = 0;
   #expectRestart = false;
 
@@ -106,6 +139,7 @@ export class CaptureEngine {
     this.#pollMs = opts.pollMs ?? 10;
     this.#takeoverTransactions = opts.takeoverTransactions ?? Infinity;
     this.#takeoverFrames = opts.takeoverFrames ?? DEFAULT_TAKEOVER_FRAMES;
+    this.#resetFrames = opts.resetFrames ?? DEFAULT_RESET_FRAMES;
     this.#idleTakeoverMs = opts.idleTakeoverMs ?? 5000;
     this.#log = opts.log ?? (() => {});
     this.#provenClean = opts.provenClean;
@@ -116,7 +150,7 @@ export class CaptureEngine {
     return this.#rebases;
   }
 
-  /** Successful engine checkpoints (RESTART that completed), whether they ended clean or in a rebase. */
+  /** Takeovers that folded every captured frame into the main file, so that the next writer resets the WAL. */
   get takeovers(): number {
     return this.#takeovers;
   }
@@ -163,6 +197,7 @@ export class CaptureEngine {
       await mkdir(this.#scratchDir, { recursive: true });
       const conn = await CaptureConnection.open(this.#dbPath);
       this.#conn = conn;
+      this.#helper = await CaptureConnection.open(this.#dbPath, 0);
       this.#pageSize = conn.pageSize;
       this.#reader = this.#freshReader();
       this.#resumed = await this.#tryResume(conn);
@@ -270,13 +305,21 @@ export class CaptureEngine {
   }
 
   #closeConnection(): void {
-    const conn = this.#conn;
+    const conns = [this.#helper, this.#conn];
     this.#conn = undefined;
-    try {
-      conn?.close();
-    } catch (err) {
-      this.#log(`closing the capture connection to ${this.#dbPath} failed: ${(err as Error).message}`);
+    this.#helper = undefined;
+    for (const conn of conns) {
+      try {
+        conn?.close();
+      } catch (err) {
+        this.#log(`closing the capture connection to ${this.#dbPath} failed: ${(err as Error).message}`);
+      }
     }
+  }
+
+  #requireHelper(): CaptureConnection {
+    if (this.#helper === undefined) throw fail('INTERNAL', `capture connection to ${this.#dbPath} is closed`);
+    return this.#helper;
   }
 
   #requireConn(): CaptureConnection {
@@ -336,17 +379,32 @@ export class CaptureEngine {
     return true;
   }
 
+  // Takeovers come as soon as they are due, even while a writer that never pauses keeps the drain busy.
   async #tick(): Promise<void> {
-    await this.#drainFor(DRAIN_BUDGET_MS);
-    await this.#maybeTakeover();
+    const deadline = Date.now() + DRAIN_BUDGET_MS;
+    for (;;) {
+      const due = await this.#drainFor(deadline - Date.now(), true);
+      if (Date.now() >= this.#takeoverAfter) await this.#maybeTakeover();
+      if (!due || Date.now() >= deadline) return;
+    }
   }
 
-  // A bounded drain: a writer that never pauses must not starve the loop (flush requests, shutdown).
-  async #drainFor(budgetMs: number): Promise<void> {
+  // A bounded drain: a writer that never pauses must not starve the loop (flush requests, shutdown). True when it
+  // stopped early because a takeover is due (only if asked to).
+  async #drainFor(budgetMs: number, stopWhenDue = false): Promise<boolean> {
     const started = Date.now();
     while (Date.now() - started < budgetMs) {
-      if ((await this.#step()) === 'idle') return;
+      if ((await this.#step()) === 'idle') return false;
+      if (stopWhenDue && this.#takeoverDue()) return true;
     }
+    return false;
+  }
+
+  // A takeover is due by the count of transactions or of frames captured since the last one.
+  #takeoverDue(): boolean {
+    if (this.#captured === 0) return false;
+    const frames = this.#framesConsumed() - this.#framesAtTakeover;
+    return this.#captured >= this.#takeoverTransactions || frames >= this.#takeoverFrames;
   }
 
   async #drainToTarget(): Promise<void> {
@@ -435,6 +493,7 @@ export class CaptureEngine {
       this.#reader = this.#freshReader();
       this.#consumedOff = 0;
       this.#captured = 0;
+      this.#framesAtTakeover = 0;
       this.#expectRestart = false;
       return;
     }
@@ -450,46 +509,154 @@ export class CaptureEngine {
     const idle = Date.now() - this.#lastCommitAt >= this.#idleTakeoverMs;
     // Frames decide, so one bulk transaction is followed by a takeover as promptly as many small ones, and the -wal
     // stays small whatever the transactions look like.
-    if (this.#captured < this.#takeoverTransactions && this.#framesConsumed() < this.#takeoverFrames && !idle) return;
-    await this.#takeover();
+    if (!idle && !this.#takeoverDue()) return;
+    const mayLock = this.#captured >= this.#takeoverTransactions || this.#framesConsumed() >= this.#resetFrames;
+    const outcome = await this.#takeover(mayLock);
+    // Not folded with the writer idle: a reader pins an old snapshot, and trying again at every tick would be in
+    // vain. Under a busy writer the next try comes takeoverFrames later anyway.
+    if (outcome === 'pinned' && idle) this.#takeoverAfter = Date.now() + TAKEOVER_RETRY_MS;
   }
 
-  async #takeover(): Promise<void> {
+  // A takeover backfills everything captured without holding any writer up; when a commit raced that (a writer
+  // that never pauses) and the -wal has grown to resetFrames, it folds the rest under the write lock, so that the
+  // writer resets the WAL at its next commit all the same.
+  async #takeover(mayLock: boolean): Promise<'folded' | 'pinned' | 'aborted'> {
     const conn = this.#requireConn();
-    const consumed = this.#framesConsumed();
-    const locked = readWalIndexHeader(this.#shmPath);
-    conn.unlock();
-    let result;
-    try {
-      result = await conn.checkpoint('RESTART');
-    } catch (err) {
-      this.#log(`takeover of ${this.#dbPath} postponed: ${(err as Error).message}`);
-      await conn.lock();
-      return;
-    }
-    if (result.busy !== 0) {
-      // Nothing was reset by us; anything a foreign writer did meanwhile shows up as a restart or in the next count.
-      this.#log(`takeover of ${this.#dbPath} postponed: wal_checkpoint(RESTART) stayed busy`);
-      await conn.lock();
-      return;
-    }
+    const helper = this.#requireHelper();
+    const backfill = await this.#backfillPinned(conn, helper);
+    this.#framesAtTakeover = this.#framesConsumed();
+    if (backfill === 'aborted') return 'aborted';
+    if (backfill === 'partial' && !(mayLock && (await this.#foldUnderWriteLock(conn, helper)))) return 'pinned';
     this.#takeovers++;
-    const reset = this.#resetWhileUnlocked(locked);
-    if (reset !== undefined) {
-      await this.#rebase(reset);
-      return;
-    }
-    await conn.lock();
-    if (result.log !== consumed && !(await this.#catchUp(result.log, locked))) {
-      await this.#rebase(
-        `RESTART folded ${result.log} frames, ${consumed} were captured, and the rest could not be read back`,
-      );
-      return;
-    }
+    this.#captured = 0;
     // The reset is lazy: the old frames stay readable until the next writer starts, so the reader is kept (a fresh
     // one would re-read them) and the new generation is expected instead.
-    this.#captured = 0;
     this.#expectRestart = true;
+    return 'folded';
+  }
+
+  // Backfills with the write lock free: the helper pins the current end, and everything up to it is captured
+  // before the engine's own pin is dropped for a PASSIVE checkpoint and taken again. 'folded' when that folded the
+  // whole -wal and nothing was committed since, so the writer may reset it; 'aborted' when the generation moved
+  // meanwhile. The helper is released either way.
+  async #backfillPinned(conn: CaptureConnection, helper: CaptureConnection): Promise<'folded' | 'partial' | 'aborted'> {
+    await helper.lock();
+    try {
+      if (!(await this.#captureToIndexEnd())) return 'aborted';
+      const result = this.#passiveCheckpoint(conn);
+      await conn.lock();
+      // The engine's new pin may sit past what was captured: capture up to it before the helper lets go.
+      if (!(await this.#captureToIndexEnd())) return 'aborted';
+      const whole = result.busy === 0 && result.checkpointed === result.log && result.log === this.#framesConsumed();
+      return whole ? 'folded' : 'partial';
+    } finally {
+      helper.unlock();
+    }
+  }
+
+  // Folds the frames committed since the backfill while the helper holds the write lock, so that nothing can be
+  // committed or reset meanwhile; the engine is pinned again before the lock is released. The writer waits only for
+  // a handful of frames, never for a reader. The lock is held only within synchronous code: a writer on this thread
+  // (or anything else the event loop runs) can never wait for it. False when the lock stayed taken or a reader pins
+  // an old snapshot.
+  async #foldUnderWriteLock(conn: CaptureConnection, helper: CaptureConnection): Promise<boolean> {
+    const deadline = Date.now() + WRITE_LOCK_BUDGET_MS;
+    while (!helper.tryWriteLock()) {
+      if (Date.now() >= deadline) {
+        this.#log(`takeover of ${this.#dbPath} postponed: the write lock stayed taken`);
+        return false;
+      }
+      await sleep(1);
+    }
+    const reader = this.#requireReader();
+    // Read under the lock, applied after it: once read, a frame no longer needs the -wal.
+    const read: WalTransaction[] = [];
+    let result: CheckpointResult | undefined;
+    let pinned = true;
+    let overran = false;
+    let restarted: WalRestartedError | undefined;
+    try {
+      const index = readWalIndexHeader(this.#shmPath);
+      if (index !== undefined && sameGeneration(index, reader.salts)) {
+        try {
+          while (this.#frameAt(reader.offset) < index.mxFrame) {
+            const txn = reader.nextSync();
+            if (txn === undefined) break;
+            overran = this.#frameAt(txn.endOffset) > index.mxFrame;
+            if (overran) break;
+            read.push(txn);
+          }
+        } catch (err) {
+          if (!isWalRestarted(err)) throw err;
+          restarted = err as WalRestartedError;
+        }
+        if (this.#frameAt(reader.offset) === index.mxFrame) {
+          result = this.#passiveCheckpoint(conn);
+          // The lock is often won just as a writer commits, while its statement still holds the read mark its
+          // transaction began at, for microseconds: a partial fold is retried a few times before giving up.
+          for (let i = 0; i < FOLD_RETRIES && result.busy === 0 && result.checkpointed < result.log; i++) {
+            Atomics.wait(pause, 0, 0, FOLD_RETRY_MS);
+            result = conn.passiveCheckpoint();
+          }
+          pinned = conn.tryLock();
+        }
+      }
+    } finally {
+      helper.unlock();
+    }
+    for (const txn of read) await this.#apply(txn);
+    if (restarted !== undefined) {
+      await this.#onRestart(restarted);
+      return false;
+    }
+    if (overran) {
+      await this.#rebase('the WAL reader ran past the last committed frame');
+      return false;
+    }
+    if (!pinned) {
+      // Unpinned for a moment: a reset in it is not the expected one, so it is followed by a rebase.
+      await conn.lock();
+      return false;
+    }
+    if (result === undefined) {
+      this.#log(`takeover of ${this.#dbPath} postponed: the -wal did not match its wal-index under the write lock`);
+      return false;
+    }
+    if (result.busy === 0 && result.checkpointed === result.log && result.log === this.#framesConsumed()) return true;
+    this.#log(
+      `takeover of ${this.#dbPath} postponed: a reader still needs frames of the -wal ` +
+        `(${result.checkpointed} of ${result.log} frames folded, ${this.#framesConsumed()} captured)`,
+    );
+    return false;
+  }
+
+  // A PASSIVE checkpoint on the engine's connection, whose pin is dropped for it only; the caller pins again.
+  #passiveCheckpoint(conn: CaptureConnection): CheckpointResult {
+    conn.unlock();
+    return conn.passiveCheckpoint();
+  }
+
+  // Captures every transaction up to the wal-index's last committed frame as read on entry. False when the
+  // generation moved meanwhile (the step followed or rebased) or the index did not settle within settleMs.
+  async #captureToIndexEnd(settleMs = SETTLE_BUDGET_MS): Promise<boolean> {
+    const salts = this.#requireReader().salts;
+    const deadline = Date.now() + settleMs;
+    let index = readWalIndexHeader(this.#shmPath);
+    while (index === undefined) {
+      if (Date.now() >= deadline) return false;
+      await sleep(1);
+      index = readWalIndexHeader(this.#shmPath);
+    }
+    if (!sameGeneration(index, salts)) return false;
+    while (this.#framesConsumed() < index.mxFrame) {
+      const step = await this.#step();
+      if (step === 'regenerated') return false;
+      if (step === 'idle') {
+        if (Date.now() >= deadline) return false;
+        await sleep(1);
+      }
+    }
+    return true;
   }
 
   // Why the generation may have changed while the read lock was released, or undefined if it provably did not.
@@ -529,6 +696,7 @@ export class CaptureEngine {
     const conn = this.#requireConn();
     this.#log(`rebasing capture of ${this.#dbPath}: ${reason}`);
     this.#expectRestart = false;
+    this.#helper?.unlock();
     conn.unlock();
     const result = await conn.checkpoint('TRUNCATE');
     if (result.busy !== 0) {
@@ -551,6 +719,7 @@ export class CaptureEngine {
     this.#consumedOff = 0;
     this.#deadTail = 0;
     this.#captured = 0;
+    this.#framesAtTakeover = 0;
     this.#rebases++;
     await this.#saveState(false);
   }
@@ -625,7 +794,13 @@ export class CaptureEngine {
     if (salts !== undefined && (scan.header.salt1 !== salts.salt1 || scan.header.salt2 !== salts.salt2)) {
       return 'the WAL was reset after RESTART';
     }
-    const frames = scan.transactions.reduce((n, t) => n + t.frames.length, 0);
+    // A complete transaction past the wal-index's last commit is a killed writer's, which no reader will ever see
+    // and the next commit overwrites; one that is still being committed changes the main file between the hashes.
+    const index = readWalIndexHeader(this.#shmPath);
+    const committed = scan.transactions.filter(
+      (t) => !sameGeneration(index, scan.header) || this.#frameAt(t.endOffset) <= (index?.mxFrame ?? 0),
+    );
+    const frames = committed.reduce((n, t) => n + t.frames.length, 0);
     if (frames > consumed) return `the -wal holds ${frames} committed frames, ${consumed} were captured`;
     return undefined;
   }

@@ -140,8 +140,29 @@ export class WalReader {
    * header, torn tail, stale or uncommitted frames). Throws WalRestartedError when the WAL was reset.
    */
   async next(): Promise<WalTransaction | undefined> {
+    const steps = this.#steps();
+    for (;;) {
+      const step = this.#advance(steps);
+      if (step.done === true) return step.value;
+      await yieldToLoop();
+    }
+  }
+
+  /**
+   * next() without yielding to the event loop between the reads of a large transaction: for a caller that holds a
+   * lock no other code on this thread may wait for.
+   */
+  nextSync(): WalTransaction | undefined {
+    const steps = this.#steps();
+    for (;;) {
+      const step = this.#advance(steps);
+      if (step.done === true) return step.value;
+    }
+  }
+
+  #advance(steps: Generator<void, WalTransaction | undefined>): IteratorResult<void, WalTransaction | undefined> {
     try {
-      return await this.#next();
+      return steps.next();
     } catch (err) {
       if (err instanceof OffshootError) throw err;
       throw fail('IO', `cannot read WAL ${this.walPath}: ${(err as Error).message}`, {
@@ -151,7 +172,8 @@ export class WalReader {
     }
   }
 
-  async #next(): Promise<WalTransaction | undefined> {
+  // Yields between the reads of a transaction larger than one read; returns it (or undefined) at the end.
+  *#steps(): Generator<void, WalTransaction | undefined> {
     let fd: number;
     try {
       fd = openSync(this.walPath, 'r');
@@ -170,7 +192,7 @@ export class WalReader {
         throw new WalRestartedError(this.walPath, previous, { salt1: header.salt1, salt2: header.salt2 });
       }
       if (header.pageSize !== bound.pageSize) throw this.#pageSizeMismatch(header.pageSize, bound.pageSize);
-      return await this.#readTransaction(fd, bound);
+      return yield* this.#readTransaction(fd, bound);
     } finally {
       closeSync(fd);
     }
@@ -194,7 +216,7 @@ export class WalReader {
 
   // Works on local copies of the position and checksum and commits them only at a commit frame, so a torn,
   // stale or uncommitted tail leaves the reader exactly where it was.
-  async #readTransaction(fd: number, header: WalHeader): Promise<WalTransaction | undefined> {
+  *#readTransaction(fd: number, header: WalHeader): Generator<void, WalTransaction | undefined> {
     const pageSize = header.pageSize;
     const frameSize = WAL_FRAME_HEADER_SIZE + pageSize;
     const maxFrames = Math.max(1, Math.floor(MAX_READ_BYTES / frameSize));
@@ -206,7 +228,7 @@ export class WalReader {
     let s2 = this.#s2;
     let want = Math.min(FIRST_READ_FRAMES, maxFrames);
     for (let reads = 0; ; reads++) {
-      if (reads > 0) await yieldToLoop();
+      if (reads > 0) yield;
       const bytesRead = readSync(fd, scratch, 0, want * frameSize, pos);
       const whole = Math.floor(bytesRead / frameSize);
       if (whole === 0) return undefined;
