@@ -22,9 +22,10 @@ import {
   type SharedStore,
 } from './multi-daemon-store.js';
 
-const LEASE_MS = 1500;
+// Renewed every third of it: long enough that a loaded machine never lets a live daemon's lease lapse.
+const LEASE_MS = 6000;
 // The daemon killed as if on another machine: long enough that a refusal right after the kill is certain.
-const FAR_LEASE_MS = 3000;
+const FAR_LEASE_MS = 6000;
 
 /** True once a session of this checkout root is writing a flush's LTX file (the flush is under way). */
 function flushStaged(root: string): boolean {
