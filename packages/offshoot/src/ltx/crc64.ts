@@ -5,44 +5,10 @@
 // and any prefix (the page number of a page checksum, the running file checksum) is folded in afterwards with eight
 // table lookups. That is what lets a decoder hash each page once.
 
+import { crc64SlicingTables } from './crc64-tables.js';
 import { WASM_HALVES_MAX, wasmCrcRaw, wasmCrcRawHalves } from './wasm-hashes.js';
 
-const POLY_HI = 0xd8000000;
-
-function buildTables(): { lo: Uint32Array[]; hi: Uint32Array[] } {
-  const lo = Array.from({ length: 8 }, () => new Uint32Array(256));
-  const hi = Array.from({ length: 8 }, () => new Uint32Array(256));
-  const lo0 = lo[0] as Uint32Array;
-  const hi0 = hi[0] as Uint32Array;
-  for (let i = 0; i < 256; i++) {
-    let l = i;
-    let h = 0;
-    for (let j = 0; j < 8; j++) {
-      const bit = l & 1;
-      l = ((l >>> 1) | (h << 31)) >>> 0;
-      h >>>= 1;
-      if (bit) h = (h ^ POLY_HI) >>> 0;
-    }
-    lo0[i] = l;
-    hi0[i] = h;
-  }
-  for (let k = 1; k < 8; k++) {
-    const pl = lo[k - 1] as Uint32Array;
-    const ph = hi[k - 1] as Uint32Array;
-    const tl = lo[k] as Uint32Array;
-    const th = hi[k] as Uint32Array;
-    for (let i = 0; i < 256; i++) {
-      const l = pl[i] as number;
-      const h = ph[i] as number;
-      const idx = l & 0xff;
-      tl[i] = ((lo0[idx] as number) ^ ((l >>> 8) | (h << 24))) >>> 0;
-      th[i] = ((hi0[idx] as number) ^ (h >>> 8)) >>> 0;
-    }
-  }
-  return { lo, hi };
-}
-
-const T = buildTables();
+const T = crc64SlicingTables(8);
 const [L0, L1, L2, L3, L4, L5, L6, L7] = T.lo as [
   Uint32Array,
   Uint32Array,

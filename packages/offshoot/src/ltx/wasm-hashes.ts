@@ -5,6 +5,8 @@
 // inversion), which the page-checksum algebra in crc64.ts joins and completes. A page is copied into the module once
 // for both hashes, and nothing is allocated per call.
 
+import { crc64SlicingTables } from './crc64-tables.js';
+
 /** Layout of the module's memory: the 16 tables (2 KiB each), the 8-byte register, the input window. */
 const TABLES = 0;
 const STATE = 32768;
@@ -239,29 +241,15 @@ function moduleBytes(): Uint8Array {
   ]);
 }
 
-/** The 16 slicing tables of the reflected polynomial 0xD800000000000000, as lo/hi u32 pairs. */
+/** The 16 slicing tables of CRC-64/GO-ISO laid out as the WebAssembly code reads them: lo/hi u32 pairs, table by table. */
 function fillTables(mem: Uint32Array): void {
-  const POLY_HI = 0xd8000000;
-  for (let i = 0; i < 256; i++) {
-    let l = i;
-    let h = 0;
-    for (let j = 0; j < 8; j++) {
-      const bit = l & 1;
-      l = ((l >>> 1) | (h << 31)) >>> 0;
-      h >>>= 1;
-      if (bit) h = (h ^ POLY_HI) >>> 0;
-    }
-    mem[2 * i] = l;
-    mem[2 * i + 1] = h;
-  }
-  for (let k = 1; k < 16; k++) {
+  const { lo, hi } = crc64SlicingTables(16);
+  for (let k = 0; k < 16; k++) {
+    const tl = lo[k] as Uint32Array;
+    const th = hi[k] as Uint32Array;
     for (let i = 0; i < 256; i++) {
-      const prev = 512 * (k - 1) + 2 * i;
-      const l = mem[prev] as number;
-      const h = mem[prev + 1] as number;
-      const t = 2 * (l & 0xff);
-      mem[512 * k + 2 * i] = ((mem[t] as number) ^ ((l >>> 8) | (h << 24))) >>> 0;
-      mem[512 * k + 2 * i + 1] = ((mem[t + 1] as number) ^ (h >>> 8)) >>> 0;
+      mem[512 * k + 2 * i] = tl[i] as number;
+      mem[512 * k + 2 * i + 1] = th[i] as number;
     }
   }
 }
