@@ -1,7 +1,8 @@
 import { type Client, connect, isOffshootError } from '@offshoot/client';
 import { type ErrorCode, fail, OffshootError } from '../core/errors.js';
 import { resolveSocketPath } from '../protocol/socket-path.js';
-import { canonicalStore } from '../store/store-spec.js';
+import { s3ConfigFromEnv } from '../store/s3/s3-config.js';
+import { canonicalStore, storeSocketKey } from '../store/store-spec.js';
 import type { FlagSpec, Invocation } from './command.js';
 
 /** The -socket flag of every command that talks to (or is) the daemon. */
@@ -12,9 +13,10 @@ export const SOCKET_FLAG: FlagSpec = {
     'the daemon socket (default $OFFSHOOT_SOCKET, else one derived from the canonical store under the user cache dir)',
 };
 
-/** The socket this invocation uses: -socket, else $OFFSHOOT_SOCKET, else the store's default socket. */
+/** The socket this invocation uses: -socket, else $OFFSHOOT_SOCKET, else the store's (and endpoint's) default socket. */
 export function socketFor(inv: Invocation): string {
-  return resolveSocketPath(inv.flags.string('socket'), canonicalStore(inv.storeSpec()));
+  const key = storeSocketKey(inv.storeSpec(), s3ConfigFromEnv().endpoint);
+  return resolveSocketPath(inv.flags.string('socket'), key);
 }
 
 const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'ENOTDIR']);

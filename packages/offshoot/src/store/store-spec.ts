@@ -65,3 +65,20 @@ export function canonicalStore(spec: StoreSpec): string {
   if (spec.kind === 'local') return realPath(spec.root);
   return `s3://${spec.bucket}${spec.prefix === '' ? '' : `/${spec.prefix}`}`;
 }
+
+/**
+ * What the default daemon socket is derived from: the canonical store and, for S3, the endpoint it is reached at
+ * (normalised as a URL), since buckets of one name on two servers are two stores. A local store, or S3 without an
+ * endpoint (AWS itself), is its canonical store alone, so those sockets stay where they were.
+ */
+export function storeSocketKey(spec: StoreSpec, endpoint: string | undefined): string {
+  const canonical = canonicalStore(spec);
+  if (spec.kind !== 's3' || endpoint === undefined) return canonical;
+  let url = endpoint;
+  try {
+    url = new URL(endpoint).href.replace(/\/+$/, '');
+  } catch {
+    // Not a URL: the S3 client will refuse it; the socket is derived from it as written.
+  }
+  return `${canonical} ${url}`;
+}

@@ -11,7 +11,7 @@ import {
   MAX_SOCKET_PATH_BYTES,
   resolveSocketPath,
 } from '../../src/protocol/socket-path.js';
-import { canonicalStore, parseStoreSpec } from '../../src/store/store-spec.js';
+import { canonicalStore, parseStoreSpec, storeSocketKey } from '../../src/store/store-spec.js';
 
 test('the default socket hashes the canonical store under the user cache dir', () => {
   const env = { XDG_CACHE_HOME: '/cache', HOME: '/home/u' };
@@ -36,6 +36,18 @@ test('the default socket hashes the canonical store under the user cache dir', (
       defaultSocketPath('s', { HOME: '/home/u', XDG_CACHE_HOME: 'relative' }).startsWith('/home/u/.cache/offshoot/'),
       true,
     );
+});
+
+test('one bucket name on two S3 endpoints is two stores with two default sockets; one endpoint however spelled is one', () => {
+  const spec = parseStoreSpec('s3://bkt/p');
+  const key = (endpoint: string | undefined) => storeSocketKey(spec, endpoint);
+  assert.equal(key(undefined), 's3://bkt/p', 'AWS itself: the canonical store alone, as before');
+  assert.notEqual(key('http://127.0.0.1:9000'), key('http://127.0.0.1:9001'));
+  assert.notEqual(key('http://127.0.0.1:9000'), key(undefined));
+  assert.equal(key('HTTP://127.0.0.1:9000/'), key('http://127.0.0.1:9000'));
+  assert.notEqual(defaultSocketPath(key('http://a:1'), {}), defaultSocketPath(key('http://b:1'), {}));
+  const local = parseStoreSpec('/srv/store');
+  assert.equal(storeSocketKey(local, 'http://ignored:1'), canonicalStore(local), 'a local store ignores the endpoint');
 });
 
 test('a file:// store URL that is not absolute is a usage error', () => {
