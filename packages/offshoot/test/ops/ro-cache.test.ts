@@ -10,6 +10,7 @@ import { checkpoint } from '../../src/ops/checkpoint.js';
 import { create } from '../../src/ops/create.js';
 import { destroy } from '../../src/ops/destroy.js';
 import { exportTo } from '../../src/ops/export.js';
+import { fork } from '../../src/ops/fork.js';
 import { runGc } from '../../src/ops/gc.js';
 import { chainCacheDir } from '../../src/ops/helpers/paths.js';
 import { status } from '../../src/ops/status.js';
@@ -90,6 +91,41 @@ describe('the per-chain read-only cache', () => {
       assert.equal(gc.roCachePruned, 1, 'the destroyed branch’s entry is pruned');
       assert.deepEqual(entries(ts, 'gone'), []);
       assert.equal(entries(ts, 'app').length, 1, 'a live chain keeps its entry');
+    } finally {
+      await ts.cleanup();
+    }
+  });
+});
+
+describe('named read-only checkouts (checkouts-ro/<db>/<branch>@<checkpoint>.db)', () => {
+  it('are served again only while they hold that very checkpoint, untouched', async () => {
+    const ts = await openTestStore();
+    try {
+      await seeded(ts);
+      const first = await checkoutAt(ts.ctx, MAIN, 'one');
+      assert.equal(first.cached, false);
+      assert.equal((await checkoutAt(ts.ctx, MAIN, 'one')).cached, true);
+      flip(first.path, 'precious-row', 'tampered-row');
+      const healed = await checkoutAt(ts.ctx, MAIN, 'one');
+      assert.equal(healed.cached, false, 'a changed file is re-materialized, not served');
+      assert.match(dump(healed.path), /precious-row/);
+      assert.doesNotMatch(dump(healed.path), /tampered-row/);
+
+      // A checkpoint of the same name on a branch of the same name, made later, is another checkpoint.
+      const SIDE = { db: 'app', branch: 'side' };
+      await fork(ts.ctx, MAIN, 'side');
+      const side = await checkout(ts.ctx, SIDE);
+      runSql(side.path, "INSERT INTO t VALUES ('first-life');");
+      await checkpoint(ts.ctx, SIDE, 'x');
+      assert.match(dump((await checkoutAt(ts.ctx, SIDE, 'x')).path), /first-life/);
+      await destroy(ts.ctx, SIDE, { force: true });
+      await fork(ts.ctx, MAIN, 'side');
+      runSql((await checkout(ts.ctx, SIDE)).path, "INSERT INTO t VALUES ('second-life');");
+      await checkpoint(ts.ctx, SIDE, 'x');
+      const again = await checkoutAt(ts.ctx, SIDE, 'x');
+      assert.equal(again.cached, false);
+      assert.match(dump(again.path), /second-life/);
+      assert.doesNotMatch(dump(again.path), /first-life/);
     } finally {
       await ts.cleanup();
     }

@@ -71,6 +71,7 @@ async function evict(e: RoCacheEntry): Promise<void> {
   // The database goes first: a cache reader looks it up before its companions, and treats it missing as a miss.
   await rm(e.path, { force: true });
   await rm(`${e.path}.last-used`, { force: true });
+  await rm(`${e.path}.id`, { force: true });
   await rm(pageSumsPath(e.path), { force: true });
 }
 
