@@ -228,7 +228,8 @@ export function gcOutcome(r: GcReport): Outcome {
   if (r.reaped.length > 0) lines.push(`gc: reaped ${goList(r.reaped)}`);
   if (r.clearedClaims.length > 0) lines.push(`gc: cleared stale delete claim(s) ${goList(r.clearedClaims)}`);
   lines.push(`gc: tombstoned ${r.tombstoned}, deleted ${r.deleted} objects`);
-  const notes = r.roCachePruned > 0 ? [`gc: pruned ${r.roCachePruned} read-only cache entries no live chain uses`] : [];
+  const notes =
+    r.roCachePruned > 0 ? [`gc: pruned ${r.roCachePruned} read-only cache entries no live branch uses`] : [];
   return unreadableOutcome(
     outcome(r, lines, { notes, problems: r.reapErrors.map((e) => `gc: reap: ${e}`) }),
     r.unreadable.map((u) => `gc: ${u}; kept every object it may reach`),

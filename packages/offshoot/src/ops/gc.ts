@@ -4,7 +4,7 @@ import { clearStaleClaims } from './helpers/clear-claims.js';
 import type { OpsContext } from './helpers/context.js';
 import { withGcLease, type GcLease } from './helpers/gc-lease.js';
 import { keeps, type Mark, markLive } from './helpers/gc-mark.js';
-import { pruneChainCache } from './helpers/ro-cache.js';
+import { pruneChainCache, pruneNamedCheckouts } from './helpers/ro-cache.js';
 import { reap } from './reap.js';
 
 /** What one object-GC pass did. */
@@ -22,7 +22,7 @@ export interface GcReport extends CollectReport {
   reaped: string[];
   reapErrors: string[];
   clearedClaims: string[];
-  /** Per-chain read-only cache entries removed because no live chain uses them. */
+  /** Read-only cache entries removed: per-chain ones no live chain uses, named checkouts of vanished checkpoints. */
   roCachePruned: number;
 }
 
@@ -86,12 +86,15 @@ async function collectLeased(
 
 /**
  * `offshoot gc [--grace d]`: reap expired TTLs, clear stale delete claims, collect unreachable objects, then drop
- * the per-chain read-only cache entries no live chain uses (by the same complete mark).
+ * the per-chain read-only cache entries no live chain uses and the named read-only checkouts of checkpoints no
+ * branch has any more (by the same complete mark).
  */
 export async function runGc(ctx: OpsContext, opts: { grace: Duration }): Promise<GcReport> {
   const r = await reap(ctx);
   const clearedClaims = await clearStaleClaims(ctx);
   const c = await collectWithMark(ctx, opts.grace);
-  const roCachePruned = await pruneChainCache(ctx.checkoutRoot, c.mark.chainIds);
+  // A ref that could not be read may still hold checkpoints whose named checkouts are wanted: keep them all then.
+  const named = c.mark.unreadable.length > 0 ? 0 : await pruneNamedCheckouts(ctx.checkoutRoot, c.mark.checkpoints);
+  const roCachePruned = (await pruneChainCache(ctx.checkoutRoot, c.mark.chainIds)) + named;
   return { reaped: r.reaped, reapErrors: r.errors, clearedClaims, ...c.report, roCachePruned };
 }

@@ -130,4 +130,27 @@ describe('named read-only checkouts (checkouts-ro/<db>/<branch>@<checkpoint>.db)
       await ts.cleanup();
     }
   });
+
+  it('are removed by gc once no branch has their checkpoint, and kept while one does', async () => {
+    const ts = await openTestStore();
+    try {
+      await seeded(ts);
+      const SIDE = { db: 'app', branch: 'side' };
+      await fork(ts.ctx, MAIN, 'side');
+      runSql((await checkout(ts.ctx, SIDE)).path, "INSERT INTO t VALUES ('side-row');");
+      await checkpoint(ts.ctx, SIDE, 'x');
+      const kept = (await checkoutAt(ts.ctx, MAIN, 'one')).path;
+      const gone = (await checkoutAt(ts.ctx, SIDE, 'x')).path;
+      await destroy(ts.ctx, SIDE, { force: true });
+      const r = await runGc(ts.ctx, { grace: 0n });
+      assert.ok(r.roCachePruned >= 1, JSON.stringify(r));
+      assert.equal(existsSync(gone), false, 'the destroyed branch’s checkpoint checkout is gone');
+      assert.equal(existsSync(`${gone}.id`), false);
+      assert.equal(existsSync(`${gone}.last-used`), false);
+      assert.equal(existsSync(kept), true, 'a live checkpoint’s checkout stays');
+      assert.equal((await checkoutAt(ts.ctx, MAIN, 'one')).cached, true);
+    } finally {
+      await ts.cleanup();
+    }
+  });
 });

@@ -17,6 +17,8 @@ export interface Mark {
   heads: LiveHead[];
   /** The read-only cache id of every prefix of every live chain: the cache entries a live chain can use. */
   chainIds: Set<string>;
+  /** `db@branch@checkpoint` of every checkpoint of every readable ref: the named read-only checkouts still wanted. */
+  checkpoints: Set<string>;
   /** Lineages kept whole: those a malformed ref mentions, and the spines below them. */
   wholeLineages: Set<string>;
   /** A malformed ref no longer names its lineage: nothing can be proven garbage, so nothing is. */
@@ -38,7 +40,15 @@ export async function markLive(ctx: OpsContext): Promise<Mark> {
   const live = new Set<string>();
   const heads: LiveHead[] = [];
   const chainIds = new Set<string>();
-  const mark: Mark = { live, heads, chainIds, wholeLineages: new Set(), blind: false, unreadable: [] };
+  const mark: Mark = {
+    live,
+    heads,
+    chainIds,
+    checkpoints: new Set(),
+    wholeLineages: new Set(),
+    blind: false,
+    unreadable: [],
+  };
   for (const { db, branch } of await ctx.store.listAllBranches()) {
     let got;
     try {
@@ -52,6 +62,7 @@ export async function markLive(ctx: OpsContext): Promise<Mark> {
     if (!got) continue;
     const r = got.ref;
     heads.push({ lineage: r.lineage, epoch: r.epoch, head: r.head_txid });
+    for (const name of Object.keys(r.checkpoints)) mark.checkpoints.add(`${db}@${branch}@${name}`);
     const txids = new Set([r.head_txid, ...Object.values(r.checkpoints).map((c) => c.txid)]);
     for (const txid of txids) {
       const chain = await resolver.resolve(r.lineage, txid);

@@ -113,3 +113,20 @@ export async function pruneChainCache(checkoutRoot: string, live: ReadonlySet<st
   }
   return pruned;
 }
+
+/**
+ * Removes every named read-only checkout (`<branch>@<checkpoint>.db`) whose checkpoint no readable ref has any more
+ * (`wanted` holds `db@branch@checkpoint` from a complete GC mark): its branch was destroyed or rolled back past it.
+ * Returns how many went.
+ */
+export async function pruneNamedCheckouts(checkoutRoot: string, wanted: ReadonlySet<string>): Promise<number> {
+  let pruned = 0;
+  for (const e of await roCacheEntries(checkoutRoot)) {
+    if (inChainCache(e.path)) continue;
+    const d = describe(checkoutRoot, e);
+    if (d.branch === undefined || wanted.has(`${d.db}@${d.branch}@${d.checkpoint}`)) continue;
+    await evict(e);
+    pruned++;
+  }
+  return pruned;
+}
