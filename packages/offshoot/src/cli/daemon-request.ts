@@ -1,4 +1,4 @@
-import { type Client, connect, isOffshootError } from '@offshoot/client';
+import type { Client, OffshootError as ClientError } from '@offshoot/client';
 import { type ErrorCode, fail, OffshootError } from '../core/errors.js';
 import { resolveSocketPath } from '../protocol/socket-path.js';
 import { s3ConfigFromEnv } from '../store/s3/s3-config.js';
@@ -23,8 +23,8 @@ const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'ENOTDIR']);
 
 // The client's own failures become the CLI's classes; a daemon error keeps its code and hint, printed as
 // `daemon: <message>` as the earlier CLI did.
-function asCliError(err: unknown, socket: string): OffshootError {
-  if (!isOffshootError(err)) return fail('INTERNAL', String(err), { cause: err });
+function asCliError(err: unknown, socket: string, fromClient: (e: unknown) => e is ClientError): OffshootError {
+  if (!fromClient(err)) return fail('INTERNAL', String(err), { cause: err });
   const errno = (err.cause as NodeJS.ErrnoException | undefined)?.code ?? '';
   switch (err.code) {
     case 'CONNECTION_FAILED':
@@ -59,12 +59,14 @@ function asCliError(err: unknown, socket: string): OffshootError {
  */
 export async function withDaemon<T>(inv: Invocation, fn: (client: Client, socket: string) => Promise<T>): Promise<T> {
   const socket = socketFor(inv);
+  // Loaded here, not at start-up: only the commands that talk to a daemon pay for the client and node:net.
+  const { connect, isOffshootError } = await import('@offshoot/client');
   let client: Client | undefined;
   try {
     client = await connect(socket, { store: canonicalStore(inv.storeSpec()) });
     return await fn(client, socket);
   } catch (err) {
-    throw asCliError(err, socket);
+    throw asCliError(err, socket, isOffshootError);
   } finally {
     client?.close();
   }
