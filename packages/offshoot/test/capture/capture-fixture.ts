@@ -25,6 +25,33 @@ export function cli(db: string, sql: string): Promise<string> {
   });
 }
 
+/** A stock sqlite3 CLI fed on stdin as the test goes: `write` resolves once the chunk reached the pipe. */
+export interface CliFeed {
+  write(sql: string): Promise<void>;
+  /** Closes stdin; resolves when the CLI has exited 0. */
+  end(): Promise<void>;
+}
+
+/** Starts the stock sqlite3 CLI on db with stdin left open for `write`. */
+export function cliFeed(db: string): CliFeed {
+  const child = spawn('sqlite3', [db], { stdio: ['pipe', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<void>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`sqlite3 exited ${code}: ${err}`))));
+  });
+  exited.catch(() => undefined);
+  return {
+    write: (sql) =>
+      new Promise<void>((resolve, reject) => child.stdin.write(sql, (e) => (e ? reject(e) : resolve()))),
+    end: () => {
+      child.stdin.end();
+      return exited;
+    },
+  };
+}
+
 /** `.dump` of a database, by the stock CLI in its own process. */
 export function dump(db: string): Promise<string> {
   return cli(db, '.dump\n');

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { fail, hasCode } from '../../src/core/errors.js';
 import { captureStatePath } from '../../src/capture/capture-state.js';
-import { cli, converge, dump, fixture, injectAt, waitFor } from './capture-fixture.js';
+import { cli, cliFeed, converge, dump, fixture, injectAt, waitFor } from './capture-fixture.js';
 
 const HOUR = 3_600_000;
 
@@ -218,8 +218,16 @@ test('a stock CLI writer that never pauses: takeovers fold the -wal under the wr
     const walPath = `${f.db}-wal`;
     f.insert(1);
     const before = salt1(walPath);
-    const n = 2000;
-    await cli(f.db, `.timeout 5000\n${'INSERT INTO t(body) VALUES (randomblob(100));\n'.repeat(n)}`);
+    // The CLI is fed without a pause until the engine has folded the -wal twice, however slow this machine is.
+    const writer = cliFeed(f.db);
+    await writer.write('.timeout 5000\n');
+    const chunk = 50;
+    let n = 0;
+    while (engine.takeovers < 2 && n < 200_000) {
+      await writer.write('INSERT INTO t(body) VALUES (randomblob(100));\n'.repeat(chunk));
+      n += chunk;
+    }
+    await writer.end();
     await converge(engine, f);
     assert.equal(f.sink.applies, n + 1, 'every transaction was applied once');
     assert.ok(engine.takeovers >= 2, `the -wal was folded repeatedly (${engine.takeovers} takeovers)`);
