@@ -43,8 +43,7 @@ export function cliFeed(db: string): CliFeed {
   });
   exited.catch(() => undefined);
   return {
-    write: (sql) =>
-      new Promise<void>((resolve, reject) => child.stdin.write(sql, (e) => (e ? reject(e) : resolve()))),
+    write: (sql) => new Promise<void>((resolve, reject) => child.stdin.write(sql, (e) => (e ? reject(e) : resolve()))),
     end: () => {
       child.stdin.end();
       return exited;
