@@ -17,6 +17,7 @@ import { loadCaptureState, saveCaptureState } from './capture-state.js';
 import { copyMainFile, hashMainFile } from './main-file.js';
 import { readWalIndexHeader, sameGeneration, type WalIndexHeader } from './wal-index.js';
 import type { CaptureSink } from './sink.js';
+import { nextPollInterval } from './poll-interval.js';
 
 /** Options of a CaptureEngine. */
 export interface CaptureEngineOptions {
@@ -25,8 +26,13 @@ export interface CaptureEngineOptions {
   /** Private directory for capture-state.json and the rebase snapshot; reusing it is what allows a clean resume. */
   scratchDir: string;
   sink: CaptureSink;
-  /** Poll interval of the -wal (default 10 ms). */
+  /** Poll interval of the -wal while transactions arrive (default 10 ms). */
   pollMs?: number;
+  /**
+   * Longest poll interval once the -wal is quiet (default 100 ms): the interval doubles from pollMs after each poll
+   * that found nothing and drops back at the first new transaction, so an idle session costs next to no CPU.
+   */
+  idlePollMs?: number;
   /** Also take over after this many captured transactions (no limit by default; a knob for tests to force one). */
   takeoverTransactions?: number;
   /**
@@ -94,6 +100,7 @@ export class CaptureEngine {
   readonly #scratchDir: string;
   readonly #sink: CaptureSink;
   readonly #pollMs: number;
+  readonly #idlePollMs: number;
   readonly #takeoverTransactions: number;
   readonly #takeoverFrames: number;
   readonly #resetFrames: number;
@@ -115,6 +122,9 @@ export class CaptureEngine {
   // Frames of the current generation captured when the last takeover ran.
   #framesAtTakeover = 0;
   #lastCommitAt = 0;
+  // Transactions applied since start, across takeovers: the poll loop backs off while this stands still.
+  #applied = 0;
+  #polls = 0;
   #expectRestart = false;
 
   #rebases = 0;
@@ -137,6 +147,7 @@ export class CaptureEngine {
     this.#scratchDir = opts.scratchDir;
     this.#sink = opts.sink;
     this.#pollMs = opts.pollMs ?? 10;
+    this.#idlePollMs = Math.max(this.#pollMs, opts.idlePollMs ?? 100);
     this.#takeoverTransactions = opts.takeoverTransactions ?? Infinity;
     this.#takeoverFrames = opts.takeoverFrames ?? DEFAULT_TAKEOVER_FRAMES;
     this.#resetFrames = opts.resetFrames ?? DEFAULT_RESET_FRAMES;
@@ -148,6 +159,11 @@ export class CaptureEngine {
   /** Rebases performed (the startup one included). */
   get rebases(): number {
     return this.#rebases;
+  }
+
+  /** Polls of the -wal the loop has made since start. */
+  get polls(): number {
+    return this.#polls;
   }
 
   /** Takeovers that folded every captured frame into the main file, so that the next writer resets the WAL. */
@@ -252,18 +268,22 @@ export class CaptureEngine {
   }
 
   async #run(): Promise<void> {
+    let interval = this.#pollMs;
     while (this.#phase === 'running') {
       try {
-        await sleep(this.#pollMs, undefined, { signal: this.#wake.signal });
+        await sleep(interval, undefined, { signal: this.#wake.signal });
       } catch {
         return;
       }
       if (this.#phase !== 'running') return;
+      const applied = this.#applied;
       try {
         await this.#guarded(() => this.#tick());
       } catch {
         return;
       }
+      interval = nextPollInterval(interval, this.#applied !== applied, this.#pollMs, this.#idlePollMs);
+      this.#polls++;
     }
   }
 
@@ -481,6 +501,7 @@ export class CaptureEngine {
     await this.#sink.apply(this.#pageSize, txn);
     this.#consumedOff = txn.endOffset;
     this.#captured++;
+    this.#applied++;
     this.#lastCommitAt = Date.now();
   }
 
