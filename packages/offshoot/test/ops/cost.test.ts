@@ -106,6 +106,13 @@ describe('cost model', () => {
     assert.ok((data[0]?.bytes ?? Infinity) < 16 * 1024, `segment is ${data[0]?.bytes} bytes`);
     assert.equal(r.bytes, data[0]?.bytes);
     t.diagnostic(`one-row checkpoint of 20 MB: ${r.pages} pages, ${r.bytes} bytes, ${counting.calls.length} requests`);
+    const refCalls = counting.calls.filter((c) => c.key === 'refs/big/main').map((c) => c.op);
+    // Take the lease (read, write), read the head, commit, give the lease back from what was written: no re-read.
+    assert.deepEqual(
+      refCalls,
+      ['get', 'put', 'get', 'put', 'put'],
+      'the branch ref is read twice and written three times',
+    );
     assert.deepEqual(ltxReads(counting.calls), [], 'the checkpoint reads no data object');
     const out = ts.tmpPath('one-row.db');
     await exportTo(ts.ctx, { db: 'big', branch: 'main', checkpoint: 'one-row' }, out);

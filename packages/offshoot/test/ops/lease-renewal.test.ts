@@ -193,4 +193,55 @@ describe('an at-rest command that outlives its lease', () => {
       await ts.cleanup();
     }
   });
+
+  it('gives the lease back from what it wrote, and reads the ref again only when someone wrote it since', async () => {
+    // After the commit lands, a write this command's guard never sees changes the ref (here: the TTL) and keeps the
+    // lease as it was: the give-back's compare-and-swap then misses, and the ref is read and released with it.
+    let foreign = false;
+    let refReads = 0;
+    const ts = await openTestStore({
+      wrap: (b) =>
+        new Proxy(b, {
+          get: (target, prop, receiver) => {
+            if (prop === 'get')
+              return (key: string) => {
+                if (key === REF) refReads++;
+                return target.get(key);
+              };
+            if (prop !== 'put') return Reflect.get(target, prop, receiver);
+            return async (key: string, body: Body, cond?: PutCondition) => {
+              const etag = await target.put(key, body, cond);
+              const text = body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : '';
+              if (foreign && key === REF && text.includes('"late"')) {
+                foreign = false;
+                const changed = { ...JSON.parse(text), ttl: '2h0m0s' };
+                await target.put(key, Buffer.from(JSON.stringify(changed)), { ifMatch: etag });
+              }
+              return etag;
+            };
+          },
+        }),
+    });
+    try {
+      await seeded(ts);
+      refReads = 0;
+      const quiet = await checkpoint(ts.context(), MAIN, 'quiet');
+      assert.equal(refReads, 2, 'unchallenged, the lease is taken on one read and given back on none');
+      runSql((await checkout(ts.ctx, MAIN)).path, "INSERT INTO t VALUES ('late');");
+      refReads = 0;
+      foreign = true;
+      const late = await checkpoint(ts.context(), MAIN, 'late');
+      assert.equal(foreign, false, 'the foreign write happened');
+      const after = (await ts.store.getRef('app', 'main')).ref;
+      assert.equal(after.head_txid, late.txid);
+      assert.ok(after.checkpoints.quiet && after.checkpoints.late);
+      assert.equal(after.ttl, '2h0m0s', 'the foreign change is kept');
+      assert.equal(after.lease_holder, undefined, 'the lease is given back all the same');
+      assert.equal(after.lease_expiry, undefined);
+      assert.ok(refReads > 2, `the give-back read the ref (${refReads} reads)`);
+      assert.ok(quiet.txid < late.txid);
+    } finally {
+      await ts.cleanup();
+    }
+  });
 });

@@ -71,6 +71,7 @@ async function giveBack(
 ): Promise<void> {
   try {
     await held.renewal.stop();
+    if (await giveBackAsWritten(ctx, t, held)) return;
     const cur = await ctx.store.tryGetRef(t.db, t.branch);
     if (cur === undefined) return;
     if (!held.renewal.written && cur.etag === held.renewal.currentEtag) {
@@ -88,5 +89,32 @@ async function giveBack(
     // A destroyed branch has no lease left to give back; any other failure leaves the lease to expire on its own.
     if (!hasCode(err, 'NOT_FOUND'))
       ctx.warn(`${t.db}@${t.branch}: could not release the lease: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Gives the lease back without reading the ref first: the guard knows the etag and content of this process's last
+ * write. False when anyone else wrote the ref since (or it is gone), and the caller reads it to decide.
+ */
+async function giveBackAsWritten(
+  ctx: OpsContext,
+  t: BranchName,
+  held: { original: Buffer; renewal: LeaseRenewal },
+): Promise<boolean> {
+  const etag = held.renewal.currentEtag;
+  try {
+    if (!held.renewal.written) {
+      await ctx.store.backend.put(refKey(t.db, t.branch), held.original, { ifMatch: etag });
+    } else {
+      const next = { ...held.renewal.currentRef };
+      if (next.lease_holder !== ctx.holder) return false;
+      delete next.lease_holder;
+      delete next.lease_expiry;
+      await ctx.store.casRef(t.db, t.branch, etag, next);
+    }
+    return true;
+  } catch (err) {
+    if (hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'NOT_FOUND')) return false;
+    throw err;
   }
 }

@@ -51,6 +51,11 @@ export class LeaseRenewal implements RefWriteGuard {
     return this.etag;
   }
 
+  /** The ref as this process last wrote it while holding the lease (the stored generation included). */
+  get currentRef(): Ref {
+    return this.ref;
+  }
+
   /** True once anything but a renewal wrote the ref through this store. */
   get written(): boolean {
     return this.wrote;
