@@ -1,5 +1,6 @@
 import { fail, hasCode } from '../../core/errors.js';
 import { refKey } from '../../core/keys.js';
+import type { Ref } from '../../core/ref.js';
 import type { Target } from '../../core/target.js';
 import { leaseLive } from './branch-ref.js';
 import type { OpsContext } from './context.js';
@@ -72,19 +73,8 @@ async function giveBack(
   try {
     await held.renewal.stop();
     if (await giveBackAsWritten(ctx, t, held)) return;
-    const cur = await ctx.store.tryGetRef(t.db, t.branch);
-    if (cur === undefined) return;
-    if (!held.renewal.written && cur.etag === held.renewal.currentEtag) {
-      await ctx.store.backend.put(refKey(t.db, t.branch), held.original, { ifMatch: cur.etag });
-      return;
-    }
-    await ctx.store.updateRef(t.db, t.branch, (r) => {
-      if (r.lease_holder !== ctx.holder) return undefined;
-      const next = { ...r };
-      delete next.lease_holder;
-      delete next.lease_expiry;
-      return next;
-    });
+    // Someone wrote the ref since: keep what they wrote, clearing our lease if it is still there.
+    await ctx.store.updateRef(t.db, t.branch, (r) => (r.lease_holder === ctx.holder ? withoutLease(r) : undefined));
   } catch (err) {
     // A destroyed branch has no lease left to give back; any other failure leaves the lease to expire on its own.
     if (!hasCode(err, 'NOT_FOUND'))
@@ -106,15 +96,21 @@ async function giveBackAsWritten(
     if (!held.renewal.written) {
       await ctx.store.backend.put(refKey(t.db, t.branch), held.original, { ifMatch: etag });
     } else {
-      const next = { ...held.renewal.currentRef };
-      if (next.lease_holder !== ctx.holder) return false;
-      delete next.lease_holder;
-      delete next.lease_expiry;
-      await ctx.store.casRef(t.db, t.branch, etag, next);
+      const last = held.renewal.currentRef;
+      if (last.lease_holder !== ctx.holder) return false;
+      await ctx.store.casRef(t.db, t.branch, etag, withoutLease(last));
     }
     return true;
   } catch (err) {
     if (hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'NOT_FOUND')) return false;
     throw err;
   }
+}
+
+/** A copy of r with no lease on it. */
+function withoutLease(r: Ref): Ref {
+  const next = { ...r };
+  delete next.lease_holder;
+  delete next.lease_expiry;
+  return next;
 }
