@@ -466,41 +466,33 @@ export class Session {
     name: string | undefined,
     meta: Meta | undefined,
   ): Promise<void> {
-    return this.writingRef(() => this.recordNow(cur, txid, epoch, name, meta));
-  }
-
-  private async recordNow(
-    cur: VersionedRef,
-    txid: number,
-    epoch: number,
-    name: string | undefined,
-    meta: Meta | undefined,
-  ): Promise<void> {
-    let vref = cur;
-    const prevHead = cur.ref.head_txid;
-    for (let attempt = 0; ; attempt++) {
-      const now = new Date().toISOString();
-      const next: Ref = {
-        ...vref.ref,
-        head_txid: txid,
-        head_epoch: epoch,
-        touched_at: now,
-        checkpoints: { ...vref.ref.checkpoints },
-      };
-      if (name !== undefined) next.checkpoints[name] = { txid, epoch, created_at: now, ...(meta ? { meta } : {}) };
-      try {
-        await this.ctx.store.casRef(this.db, this.branch, vref.etag, next);
-        return;
-      } catch (err) {
-        if (!hasCode(err, 'CAS_CONFLICT') || attempt >= CAS_RETRIES) throw err;
-        vref = await this.fenceCheck();
-        if (vref.ref.head_txid !== prevHead || vref.ref.lineage !== cur.ref.lineage) {
-          throw fail('FENCED', `${this.db}@${this.branch} moved under the session (head ${vref.ref.head_txid})`, {
-            hint: 'close the session and open it again',
-          });
+    return this.writingRef(async () => {
+      let vref = cur;
+      const prevHead = cur.ref.head_txid;
+      for (let attempt = 0; ; attempt++) {
+        const now = new Date().toISOString();
+        const next: Ref = {
+          ...vref.ref,
+          head_txid: txid,
+          head_epoch: epoch,
+          touched_at: now,
+          checkpoints: { ...vref.ref.checkpoints },
+        };
+        if (name !== undefined) next.checkpoints[name] = { txid, epoch, created_at: now, ...(meta ? { meta } : {}) };
+        try {
+          await this.ctx.store.casRef(this.db, this.branch, vref.etag, next);
+          return;
+        } catch (err) {
+          if (!hasCode(err, 'CAS_CONFLICT') || attempt >= CAS_RETRIES) throw err;
+          vref = await this.fenceCheck();
+          if (vref.ref.head_txid !== prevHead || vref.ref.lineage !== cur.ref.lineage) {
+            throw fail('FENCED', `${this.db}@${this.branch} moved under the session (head ${vref.ref.head_txid})`, {
+              hint: 'close the session and open it again',
+            });
+          }
         }
       }
-    }
+    });
   }
 
   /** Extends the lease; a tick that finds the previous renewal still under way leaves the renewing to it. */
