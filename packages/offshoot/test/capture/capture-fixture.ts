@@ -13,33 +13,30 @@ import { ReplicaSink } from './replica-sink.js';
 
 /** Runs the stock sqlite3 CLI on db with sql on stdin; resolves with stdout, rejects on a non-zero exit. */
 export function cli(db: string, sql: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sqlite3', [db], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`sqlite3 exited ${code}: ${err}`))));
-    child.stdin.end(sql);
-  });
+  const feed = cliFeed(db);
+  // A CLI that exits early fails the write too; its exit, with its stderr, is the error that says why.
+  feed.write(sql).catch(() => undefined);
+  return feed.end();
 }
 
 /** A stock sqlite3 CLI fed on stdin as the test goes: `write` resolves once the chunk reached the pipe. */
 export interface CliFeed {
   write(sql: string): Promise<void>;
-  /** Closes stdin; resolves when the CLI has exited 0. */
-  end(): Promise<void>;
+  /** Closes stdin; resolves with stdout once the CLI has exited 0, rejects on any other exit. */
+  end(): Promise<string>;
 }
 
 /** Starts the stock sqlite3 CLI on db with stdin left open for `write`. */
 export function cliFeed(db: string): CliFeed {
-  const child = spawn('sqlite3', [db], { stdio: ['pipe', 'ignore', 'pipe'] });
+  const child = spawn('sqlite3', [db], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
   let err = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<void>((resolve, reject) => {
+  child.stdin.on('error', () => undefined);
+  const exited = new Promise<string>((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`sqlite3 exited ${code}: ${err}`))));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`sqlite3 exited ${code}: ${err}`))));
   });
   exited.catch(() => undefined);
   return {
