@@ -173,6 +173,39 @@ describe('the GC lease', () => {
       await ts.cleanup();
     }
   });
+
+  it('a pass that loses the race to a pass which has already finished is BUSY too, naming the winner', async () => {
+    // Just before a's compare-and-swap, b takes the lease, runs its pass and releases it: a's write then misses,
+    // and what a reads back is a released lease of b's.
+    let b: ReturnType<TestStore['context']> | undefined;
+    let raced = false;
+    const ts = await openTestStore({
+      wrap: (backend) =>
+        new Proxy(backend, {
+          get: (target, prop, receiver) => {
+            if (prop !== 'put') return Reflect.get(target, prop, receiver);
+            return async (...args: Parameters<typeof target.put>) => {
+              if (args[0] === 'gc/lease' && !raced && b !== undefined) {
+                raced = true;
+                await collectGarbage(b, 0n);
+              }
+              return target.put(...args);
+            };
+          },
+        }),
+    });
+    try {
+      await seeded(ts);
+      const a = ts.context();
+      b = ts.context();
+      const err = await rejectsCode(collectGarbage(a, 0n), 'BUSY');
+      assert.ok(raced, "b ran its pass inside a's acquire");
+      assert.match(err.message, /another GC pass is running or has just finished/);
+      assert.ok(err.message.includes(b.holder), err.message);
+    } finally {
+      await ts.cleanup();
+    }
+  });
 });
 
 describe('janitors of several daemons', () => {

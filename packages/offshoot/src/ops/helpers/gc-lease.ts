@@ -44,6 +44,13 @@ function busy(holder: string, expiry: string) {
   });
 }
 
+function finishedMeanwhile(holder: string) {
+  return fail('BUSY', `another GC pass is running or has just finished (it took the lease first: ${holder})`, {
+    retryable: true,
+    hint: 'retry if anything is left to collect; only one GC pass runs store-wide at a time',
+  });
+}
+
 /**
  * The store-wide GC lease on `gc/lease`, taken and renewed by compare-and-swap with an expiry of its own. A holder
  * that dies loses it when it expires; a pass that finds its lease overtaken stops before deleting anything.
@@ -68,8 +75,12 @@ export class GcLease {
       return new GcLease(ctx, etag);
     } catch (err) {
       if (!casLost(err)) throw err;
-      const won = await readGcLease(ctx);
-      if (heldByOther(ctx, won.body, ctx.now().getTime())) throw busy(won.body.holder, won.body.expiry);
+      const { body } = await readGcLease(ctx);
+      if (body !== undefined && body.holder !== ctx.holder) {
+        const { holder, expiry } = body;
+        // The pass that won the lease may already have finished and released it: it ran all the same.
+        throw heldByOther(ctx, body, ctx.now().getTime()) ? busy(holder, expiry) : finishedMeanwhile(holder);
+      }
       throw fail('CAS_CONFLICT', 'the GC lease changed while this pass was taking it', {
         retryable: true,
         hint: 'retry; only one GC pass runs store-wide at a time',
