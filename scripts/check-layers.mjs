@@ -40,6 +40,17 @@ const ALLOWED = {
 };
 const PACKAGES = { '@offshoot/client': 'client' };
 
+// The floor plan of ops/ (docs/architecture.md): a verb is a file directly in ops/; what verbs share lives under
+// ops/helpers/<concern>/. A verb never imports another verb, and a helper never imports a verb.
+const isVerb = (r) => /^ops\/[^/]+\.ts$/.test(r);
+function checkOpsFloor(rel, targetRel, spec) {
+  const target = targetRel.replace(/\.js$/, '.ts');
+  if (isVerb(rel) && isVerb(target))
+    problems.push(`${rel}: a verb may not import another verb (${spec}); move what they share to ops/helpers/`);
+  if (rel.startsWith('ops/helpers/') && isVerb(target))
+    problems.push(`${rel}: a helper may not import a verb (${spec})`);
+}
+
 function* walk(dir) {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
@@ -55,6 +66,7 @@ for (const file of walk(src)) {
   const rel = relative(src, file);
   const layer = rel.split('/')[0];
   if (!rel.includes('/')) continue; // the package entry point re-exports everything
+  if (/^ops\/helpers\/[^/]+$/.test(rel)) problems.push(`${rel}: ops/helpers/ holds folders by concern only`);
   const allowed = ALLOWED[layer];
   if (!allowed) {
     problems.push(`${rel}: folder "${layer}" is not a known layer`);
@@ -79,7 +91,11 @@ for (const file of walk(src)) {
     } else {
       continue;
     }
-    if (target === layer) continue;
+    if (target === layer) {
+      if (layer === 'ops' && spec.startsWith('.'))
+        checkOpsFloor(rel, relative(src, resolve(dirname(file), spec)), spec);
+      continue;
+    }
     if (!allowed.includes(target)) problems.push(`${rel}: layer "${layer}" may not import "${target}" (${spec})`);
   }
 }

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { parseDataKey } from '../src/core/keys.js';
 import { create } from '../src/ops/create.js';
 import { fork } from '../src/ops/fork.js';
-import { makeContext } from '../src/ops/helpers/context.js';
+import { makeContext } from '../src/ops/helpers/context/context.js';
 import { Session } from '../src/session/session.js';
 import type { Backend, Body } from '../src/store/backend.js';
 import { ChainResolver } from '../src/store/chain-resolver.js';

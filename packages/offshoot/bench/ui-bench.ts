@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { parseDuration } from '../src/core/duration.js';
 import { fork } from '../src/ops/fork.js';
-import { makeContext } from '../src/ops/helpers/context.js';
+import { makeContext } from '../src/ops/helpers/context/context.js';
 import { Store } from '../src/store/store.js';
 import { parseStoreSpec } from '../src/store/store-spec.js';
 import { makeStoreDir } from '../test/daemon/daemon-process.js';

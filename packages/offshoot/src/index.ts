@@ -18,7 +18,7 @@ export { diff } from './ops/diff.js';
 export { exportTo } from './ops/export.js';
 export { type ForkOptions, type ForkResult, fork } from './ops/fork.js';
 export { type CollectReport, collectGarbage, type GcReport, runGc } from './ops/gc.js';
-export { type OpsContext, makeContext, type ProgressSink } from './ops/helpers/context.js';
+export { type OpsContext, makeContext, type ProgressSink } from './ops/helpers/context/context.js';
 export { acquireLease, type LeaseInfo, listLeases, releaseLease } from './ops/lease.js';
 export { type PromoteResult, promote } from './ops/promote.js';
 export { setProtected } from './ops/protect.js';

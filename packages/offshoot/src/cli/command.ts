@@ -1,5 +1,5 @@
 import type { OffshootError } from '../core/errors.js';
-import type { OpsContext } from '../ops/helpers/context.js';
+import type { OpsContext } from '../ops/helpers/context/context.js';
 import type { StoreSpec } from '../store/store-spec.js';
 
 /** One flag a command accepts; every flag is spelled `-name` or `--name`, with `--name=value` for values. */

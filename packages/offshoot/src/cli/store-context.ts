@@ -1,5 +1,5 @@
 import { fail } from '../core/errors.js';
-import type { OpsContext, ProgressSink } from '../ops/helpers/context.js';
+import type { OpsContext, ProgressSink } from '../ops/helpers/context/context.js';
 import type { StoreSpec } from '../store/store-spec.js';
 import { checkoutRootFor } from './checkout-root.js';
 
@@ -16,7 +16,7 @@ export interface ContextIo {
 export async function openOpsContext(spec: StoreSpec, env: NodeJS.ProcessEnv, io: ContextIo): Promise<OpsContext> {
   const [{ Store }, { makeContext }] = await Promise.all([
     import('../store/store.js'),
-    import('../ops/helpers/context.js'),
+    import('../ops/helpers/context/context.js'),
   ]);
   const every = snapshotEveryFrom(env);
   const store = await Store.open(spec);

@@ -1,4 +1,4 @@
-import type { BranchState } from '../ops/helpers/branch-state.js';
+import type { BranchState } from '../ops/helpers/branch/branch-state.js';
 import type { BranchStatus } from '../ops/status.js';
 import type { BranchInfo } from '../protocol/wire.js';
 import type { Slot } from './session-table.js';

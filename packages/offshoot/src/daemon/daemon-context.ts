@@ -1,5 +1,5 @@
 import type { Target } from '../core/target.js';
-import type { OpsContext } from '../ops/helpers/context.js';
+import type { OpsContext } from '../ops/helpers/context/context.js';
 import type { DaemonOptions } from './daemon-options.js';
 import type { EventBus } from './event-bus.js';
 import type { DaemonMetrics } from './metrics.js';

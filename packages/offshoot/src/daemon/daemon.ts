@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newLeaseHolder } from '../ops/helpers/lease-holder.js';
-import { makeContext } from '../ops/helpers/context.js';
+import { newLeaseHolder } from '../ops/helpers/context/lease-holder.js';
+import { makeContext } from '../ops/helpers/context/context.js';
 import { checkSocketPath } from '../protocol/socket-path.js';
 import { sweepSessionScratch } from '../session/scratch-dir.js';
 import type { Store } from '../store/store.js';

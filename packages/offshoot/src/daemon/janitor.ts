@@ -1,12 +1,12 @@
 import { hasCode } from '../core/errors.js';
-import { clearStaleClaims } from '../ops/helpers/clear-claims.js';
+import { clearStaleClaims } from '../ops/helpers/gc/clear-claims.js';
 import { collectGarbage } from '../ops/gc.js';
-import { compactBranch } from '../ops/helpers/chain-writer.js';
+import { compactBranch } from '../ops/helpers/chain/chain-writer.js';
 import { reap } from '../ops/reap.js';
 import type { DaemonContext } from './daemon-context.js';
 import { janitorLogLine } from './log-line.js';
 import { announceReaped } from './reaped.js';
-import { enforceRoCacheBudget } from '../ops/helpers/ro-cache.js';
+import { enforceRoCacheBudget } from '../ops/helpers/checkout/ro-cache.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { Ticker } from './ticker.js';
 

@@ -1,5 +1,5 @@
 import type { TtlArg } from '../core/duration.js';
-import type { OpsContext } from '../ops/helpers/context.js';
+import type { OpsContext } from '../ops/helpers/context/context.js';
 
 /** How `offshoot mcp` was started. */
 export interface McpOptions {

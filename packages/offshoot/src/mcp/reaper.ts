@@ -1,8 +1,8 @@
 import { processAlive } from '../platform/process-alive.js';
 import { daemonLockPath, readDaemonLock } from '../protocol/daemon-lock-file.js';
 import { reap } from '../ops/reap.js';
-import { clearStaleClaims } from '../ops/helpers/clear-claims.js';
-import type { OpsContext } from '../ops/helpers/context.js';
+import { clearStaleClaims } from '../ops/helpers/gc/clear-claims.js';
+import type { OpsContext } from '../ops/helpers/context/context.js';
 import { reachDaemon } from './daemon-link.js';
 
 /** The background reap of `offshoot mcp -reap-every`: expires TTL'd forks and clears stranded delete claims, no GC. */

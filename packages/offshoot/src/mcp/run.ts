@@ -1,7 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { HttpConfig } from '../protocol/http-listen.js';
 import { tokenFingerprint } from '../protocol/http-listen.js';
-import type { OpsContext } from '../ops/helpers/context.js';
+import type { OpsContext } from '../ops/helpers/context/context.js';
 import type { McpOptions } from './deps.js';
 import { startMcpHttp } from './http.js';
 import { startReaper } from './reaper.js';

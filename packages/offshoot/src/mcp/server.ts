@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { asOffshootError } from '../core/errors.js';
-import type { OpsContext } from '../ops/helpers/context.js';
+import type { OpsContext } from '../ops/helpers/context/context.js';
 import { callDeps, type McpOptions } from './deps.js';
 import { LOOP_RULES, LOOP_STEPS } from './loop-text.js';
 import { registerLoopPrompt } from './prompt.js';

@@ -2,13 +2,13 @@ import { newLineageId } from '../core/lineage.js';
 import type { Checkpoint, Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { readBranch, refuseForeignLease } from './helpers/branch-ref.js';
-import { checkpointIfDirty } from './helpers/checkpoint-if-dirty.js';
-import { withBranchLease } from './helpers/branch-lease.js';
-import type { OpsContext } from './helpers/context.js';
-import { casRepoint } from './helpers/repoint.js';
-import { copySnapshot } from './helpers/new-lineage.js';
-import { refreshCheckout } from './helpers/refresh-checkout.js';
+import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
+import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
+import { withBranchLease } from './helpers/lease/branch-lease.js';
+import type { OpsContext } from './helpers/context/context.js';
+import { casRepoint } from './helpers/branch/repoint.js';
+import { copySnapshot } from './helpers/chain/new-lineage.js';
+import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
 
 /** What compact did; `compacted` is false for a branch that was already self-contained. */
 export interface CompactResult {

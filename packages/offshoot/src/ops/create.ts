@@ -11,8 +11,8 @@ import { MAIN_BRANCH } from '../core/target.js';
 import { encodeSnapshotFromDb } from '../ltx/encoder.js';
 import { DB_HEADER_SIZE, type DbHeader, isWalMode, parseDbHeader } from '../sqlite/db-header.js';
 import { corruptDatabase } from '../sqlite/sqlite-errors.js';
-import type { OpsContext } from './helpers/context.js';
-import { withTempDir } from './helpers/temp-dir.js';
+import type { OpsContext } from './helpers/context/context.js';
+import { withTempDir } from './helpers/context/temp-dir.js';
 import { openDatabase } from '../sqlite/sqlite-driver.js';
 
 /** What create made. */

@@ -4,10 +4,10 @@ import { LtxDecoder } from '../ltx/decoder.js';
 import { diffDatabases } from '../sqlite/diff/diff-databases.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
 import { ChainResolver, type ResolvedChain } from '../store/chain-resolver.js';
-import type { OpsContext } from './helpers/context.js';
-import { explainDamage } from './helpers/damaged-object.js';
-import { cachedChain } from './helpers/materialize.js';
-import { resolveTargetChain } from './helpers/resolve-target.js';
+import type { OpsContext } from './helpers/context/context.js';
+import { explainDamage } from './helpers/context/damaged-object.js';
+import { cachedChain } from './helpers/chain/materialize.js';
+import { resolveTargetChain } from './helpers/branch/resolve-target.js';
 
 async function segmentPages(ctx: OpsContext, member: DataObject, into: Set<number>): Promise<void> {
   const dec = new LtxDecoder(await ctx.store.backend.getStream(member.key));

@@ -5,11 +5,11 @@ import { fail } from '../core/errors.js';
 import type { Target } from '../core/target.js';
 import { commitRename, tempPathFor } from '../platform/atomic-file.js';
 import { isWithin } from '../platform/real-path.js';
-import type { OpsContext } from './helpers/context.js';
-import { explainDamage } from './helpers/damaged-object.js';
-import { materializeUncached } from './helpers/materialize.js';
-import { managedUnder } from './helpers/paths.js';
-import { resolveTargetChain } from './helpers/resolve-target.js';
+import type { OpsContext } from './helpers/context/context.js';
+import { explainDamage } from './helpers/context/damaged-object.js';
+import { materializeUncached } from './helpers/chain/materialize.js';
+import { managedUnder } from './helpers/context/paths.js';
+import { resolveTargetChain } from './helpers/branch/resolve-target.js';
 
 /**
  * `offshoot export db[@b[@cp]] <out>`: writes the durable state (head, or a checkpoint) to any local path —

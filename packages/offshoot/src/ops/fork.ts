@@ -5,11 +5,12 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { readBranch } from './helpers/branch-ref.js';
-import { checkpointIfDirty } from './helpers/checkpoint-if-dirty.js';
-import type { OpsContext } from './helpers/context.js';
-import { checkForkPointLive } from './helpers/fork-point-check.js';
-import { newLineageAt } from './helpers/new-lineage.js';
+import { readBranch } from './helpers/branch/branch-ref.js';
+import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
+import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
+import type { OpsContext } from './helpers/context/context.js';
+import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
+import { newLineageAt } from './helpers/chain/new-lineage.js';
 
 /** Options of fork: a checkpoint to fork at (else the head), a TTL, meta tags. */
 export interface ForkOptions {
@@ -28,17 +29,6 @@ export interface ForkResult {
   path: 'fast' | 'slow' | undefined;
   ttl: string | undefined;
   expiresAt: string | undefined;
-}
-
-/** Resolves the txid a fork or rollback names: a checkpoint of the ref, or its head. */
-export function checkpointTxid(ref: Ref, t: Target, name: string): number {
-  const cp = ref.checkpoints[name];
-  if (cp === undefined) {
-    throw fail('NOT_FOUND', `no checkpoint "${name}" on ${t.db}@${t.branch}`, {
-      hint: `list checkpoints with 'offshoot status'`,
-    });
-  }
-  return cp.txid;
 }
 
 /**

@@ -1,11 +1,11 @@
 import { durationMs, type Duration } from '../core/duration.js';
 import { readTombstones, writeTombstones, type Tombstones } from '../store/tombstones.js';
-import { clearStaleClaims } from './helpers/clear-claims.js';
-import type { OpsContext } from './helpers/context.js';
-import { withGcLease, type GcLease } from './helpers/gc-lease.js';
-import { keeps, type Mark, markLive } from './helpers/gc-mark.js';
-import { pruneChainCache, pruneNamedCheckouts } from './helpers/ro-cache.js';
-import { reap } from './reap.js';
+import { clearStaleClaims } from './helpers/gc/clear-claims.js';
+import type { OpsContext } from './helpers/context/context.js';
+import { withGcLease, type GcLease } from './helpers/gc/gc-lease.js';
+import { keeps, type Mark, markLive } from './helpers/gc/gc-mark.js';
+import { pruneChainCache, pruneNamedCheckouts } from './helpers/checkout/ro-cache.js';
+import { reapExpired } from './helpers/gc/reap-expired.js';
 
 /** What one object-GC pass did. */
 export interface CollectReport {
@@ -90,7 +90,7 @@ async function collectLeased(
  * branch has any more (by the same complete mark).
  */
 export async function runGc(ctx: OpsContext, opts: { grace: Duration }): Promise<GcReport> {
-  const r = await reap(ctx);
+  const r = await reapExpired(ctx);
   const clearedClaims = await clearStaleClaims(ctx);
   const c = await collectWithMark(ctx, opts.grace);
   // A ref that could not be read may still hold checkpoints whose named checkouts are wanted: keep them all then.

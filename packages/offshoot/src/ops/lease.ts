@@ -1,8 +1,8 @@
 import { fail, hasCode } from '../core/errors.js';
 import { durationMs, parseDuration } from '../core/duration.js';
 import type { Target } from '../core/target.js';
-import { holderGone, leaseLive, leaseUntil } from './helpers/branch-ref.js';
-import type { OpsContext } from './helpers/context.js';
+import { holderGone, leaseLive, leaseUntil } from './helpers/branch/branch-ref.js';
+import type { OpsContext } from './helpers/context/context.js';
 
 /** One leased branch as `lease list` reports it. */
 export interface LeaseInfo {

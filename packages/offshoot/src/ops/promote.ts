@@ -3,14 +3,15 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { readBranch, refuseForeignLease } from './helpers/branch-ref.js';
-import { checkpointIfDirty } from './helpers/checkpoint-if-dirty.js';
-import { withBranchLease } from './helpers/branch-lease.js';
-import type { OpsContext } from './helpers/context.js';
-import { casRepoint } from './helpers/repoint.js';
-import { newLineageAt } from './helpers/new-lineage.js';
-import { refreshCheckout } from './helpers/refresh-checkout.js';
-import { checkUndoSlot, keepSafetyFork } from './helpers/safety-fork.js';
+import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
+import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
+import { withBranchLease } from './helpers/lease/branch-lease.js';
+import type { OpsContext } from './helpers/context/context.js';
+import { casRepoint } from './helpers/branch/repoint.js';
+import { newLineageAt } from './helpers/chain/new-lineage.js';
+import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
+import { refuseProtected } from './helpers/safety/protected.js';
+import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
 
 /** What promote did. */
 export interface PromoteResult {
@@ -24,15 +25,6 @@ export interface PromoteResult {
   /** Set when the target moved but its existing checkout could not be refreshed (say, BUSY): the command failed. */
   refreshError?: OffshootError;
   mode: 'shared' | 'materialized';
-}
-
-/** Refuses a destructive change to a protected branch unless forced. */
-export function refuseProtected(ref: Ref, db: string, branch: string, what: string, force: boolean): void {
-  if (ref.protected && !force) {
-    throw fail('PROTECTED', `${db}@${branch} is protected; use --force to ${what} it`, {
-      hint: `pass --force deliberately, or run 'offshoot unprotect ${db}@${branch}' first`,
-    });
-  }
 }
 
 /**

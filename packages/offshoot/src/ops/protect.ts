@@ -1,6 +1,6 @@
 import type { Target } from '../core/target.js';
-import { withBranchLease } from './helpers/branch-lease.js';
-import type { OpsContext } from './helpers/context.js';
+import { withBranchLease } from './helpers/lease/branch-lease.js';
+import type { OpsContext } from './helpers/context/context.js';
 
 /** `offshoot protect` / `unprotect`: sets or clears a branch's protected flag; the TTL clock is left alone. */
 export function setProtected(

@@ -3,13 +3,13 @@ import { existsSync } from 'node:fs';
 import { fail } from '../core/errors.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { checkoutAt } from './checkout-at.js';
-import { readBranch } from './helpers/branch-ref.js';
-import type { OpsContext } from './helpers/context.js';
-import { cachedChain } from './helpers/materialize.js';
-import { checkoutPath } from './helpers/paths.js';
-import type { QueryAnswer, QueryJob } from './helpers/query-child.js';
-import { checkReadOnlySql } from './helpers/read-only-sql.js';
+import { readOnlyCheckout } from './helpers/checkout/read-only-checkout.js';
+import { readBranch } from './helpers/branch/branch-ref.js';
+import type { OpsContext } from './helpers/context/context.js';
+import { cachedChain } from './helpers/chain/materialize.js';
+import { checkoutPath } from './helpers/context/paths.js';
+import type { QueryAnswer, QueryJob } from './helpers/query/query-child.js';
+import { checkReadOnlySql } from './helpers/query/read-only-sql.js';
 
 /** Rows returned when the caller names no limit, and the most a caller may ask for. */
 export const QUERY_LIMITS = { defaultRows: 100, maxRows: 1000, defaultTimeoutMs: 5000 } as const;
@@ -34,11 +34,11 @@ export interface QueryResult {
 }
 
 // Under tsx the module is the .ts source and, built by tsc, .js beside this file; from the one-file CLI bundle
-// (dist/cli.cjs) the child is tsc's dist/ops/helpers/query-child.js, which ships beside the bundle.
+// (dist/cli.cjs) the child is tsc's dist/ops/helpers/query/query-child.js, which ships beside the bundle.
 const HERE = import.meta.url;
 const CHILD = HERE.endsWith('/cli.cjs')
-  ? new URL('./ops/helpers/query-child.js', HERE)
-  : new URL(`./helpers/query-child.${HERE.endsWith('.ts') ? 'ts' : 'js'}`, HERE);
+  ? new URL('./ops/helpers/query/query-child.js', HERE)
+  : new URL(`./helpers/query/query-child.${HERE.endsWith('.ts') ? 'ts' : 'js'}`, HERE);
 
 function runInChild(job: QueryJob, timeoutMs: number): Promise<QueryAnswer> {
   return new Promise((resolve, reject) => {
@@ -91,7 +91,7 @@ export async function query(ctx: OpsContext, t: Target, sql: string, opts: Query
   let file: string;
   let source: QueryResult['source'];
   if (opts.at !== undefined) {
-    file = (await checkoutAt(ctx, t, opts.at)).path;
+    file = (await readOnlyCheckout(ctx, t, opts.at)).path;
     source = 'checkpoint';
   } else {
     const { ref } = await readBranch(ctx, t.db, t.branch);

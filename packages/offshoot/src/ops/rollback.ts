@@ -2,15 +2,15 @@ import type { OffshootError } from '../core/errors.js';
 import type { Ref, Checkpoint } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { readBranch, refuseForeignLease } from './helpers/branch-ref.js';
-import { checkpointIfDirty } from './helpers/checkpoint-if-dirty.js';
-import { withBranchLease } from './helpers/branch-lease.js';
-import type { OpsContext } from './helpers/context.js';
-import { casRepoint } from './helpers/repoint.js';
-import { checkpointTxid } from './fork.js';
-import { copySnapshot, newLineageAt } from './helpers/new-lineage.js';
-import { refreshCheckout } from './helpers/refresh-checkout.js';
-import { checkUndoSlot, keepSafetyFork } from './helpers/safety-fork.js';
+import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
+import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
+import { withBranchLease } from './helpers/lease/branch-lease.js';
+import type { OpsContext } from './helpers/context/context.js';
+import { casRepoint } from './helpers/branch/repoint.js';
+import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
+import { copySnapshot, newLineageAt } from './helpers/chain/new-lineage.js';
+import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
+import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
 
 /** What rollback did: where the branch now stands, what it abandoned, and the undo point it kept. */
 export interface RollbackResult {

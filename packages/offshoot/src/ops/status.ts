@@ -1,50 +1,14 @@
 import { existsSync } from 'node:fs';
-import { durationMs, formatDuration, msDuration, parseDuration } from '../core/duration.js';
-import { fail, hasCode, type ErrorCode } from '../core/errors.js';
-import type { Meta } from '../core/meta.js';
-import { branchState, type BranchState } from './helpers/branch-state.js';
-import type { OpsContext } from './helpers/context.js';
-import { checkoutPath } from './helpers/paths.js';
-import { roCacheEntries } from './helpers/ro-cache.js';
+import { formatDuration, msDuration } from '../core/duration.js';
+import { fail, hasCode } from '../core/errors.js';
+import type { BranchStatus, UnreadableRef } from './helpers/branch/branch-status.js';
+import { branchState } from './helpers/branch/branch-state.js';
+import { reapDeadline } from './helpers/branch/expiry.js';
+import type { OpsContext } from './helpers/context/context.js';
+import { checkoutPath } from './helpers/context/paths.js';
+import { roCacheEntries } from './helpers/checkout/ro-cache.js';
 
-/** One checkpoint as status reports it. */
-export interface CheckpointStatus {
-  name: string;
-  txid: number;
-  createdAt: string | undefined;
-  meta: Meta | undefined;
-}
-
-/** One branch as status reports it. */
-export interface BranchStatus {
-  db: string;
-  branch: string;
-  state: BranchState;
-  storage: 'shared' | 'materialized';
-  txid: number;
-  /** Checkpoint names, oldest txid first. */
-  checkpoints: string[];
-  checkpointsV2: CheckpointStatus[];
-  protected: boolean;
-  checkedOut: boolean;
-  ttl: string | undefined;
-  /** Time left before the branch may be reaped, or `expired`. */
-  remaining: string | undefined;
-  leaseHolder: string | undefined;
-  leaseExpiry: string | undefined;
-  touchedAt: string | undefined;
-  parent: string | undefined;
-  meta: Meta | undefined;
-}
-
-/** A branch whose ref cannot be read: listed by name so every other branch still shows. */
-export interface UnreadableRef {
-  db: string;
-  branch: string;
-  code: ErrorCode;
-  error: string;
-  hint: string | undefined;
-}
+export type { BranchStatus, CheckpointStatus, UnreadableRef } from './helpers/branch/branch-status.js';
 
 /** The whole-store status report. */
 export interface StatusReport {
@@ -52,17 +16,6 @@ export interface StatusReport {
   /** Refs that are malformed; empty when every ref reads. */
   unreadable: UnreadableRef[];
   roCache: { entries: number; bytes: number; budget: number | undefined };
-}
-
-/** The reap deadline of a ref: max(touched_at, lease_expiry) + ttl, in ms; undefined without a TTL. */
-export function reapDeadline(
-  ttl: string | undefined,
-  touchedAt: string | undefined,
-  leaseExpiry: string | undefined,
-): number | undefined {
-  if (!ttl) return undefined;
-  const from = Math.max(Date.parse(touchedAt ?? '') || 0, Date.parse(leaseExpiry ?? '') || 0);
-  return from + durationMs(parseDuration(ttl));
 }
 
 /** `offshoot status`: every branch's state, storage class, head, checkpoints, protection and TTL — no database reads. */

@@ -1,8 +1,8 @@
 import { fail } from '../core/errors.js';
 import { formatDuration, type TtlArg } from '../core/duration.js';
 import type { Target } from '../core/target.js';
-import { withBranchLease } from './helpers/branch-lease.js';
-import type { OpsContext } from './helpers/context.js';
+import { withBranchLease } from './helpers/lease/branch-lease.js';
+import type { OpsContext } from './helpers/context/context.js';
 
 /** What touch left: the TTL in force (canonical, or undefined for none) and the new activity time. */
 export interface TouchResult {

@@ -1,6 +1,6 @@
 import type { Ref } from '../core/ref.js';
-import { headIdentity } from '../ops/helpers/branch-ref.js';
-import type { OpsContext } from '../ops/helpers/context.js';
+import { headIdentity } from '../ops/helpers/branch/branch-ref.js';
+import type { OpsContext } from '../ops/helpers/context/context.js';
 import { backdateAndFingerprint, writeSidecar } from '../sqlite/checkout-sidecar.js';
 import { writePageSums } from '../sqlite/page-sums.js';
 import { FrozenCheckout } from '../sqlite/quiesce.js';

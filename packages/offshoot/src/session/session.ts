@@ -7,7 +7,8 @@ import { validateMeta, type Meta } from '../core/meta.js';
 import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import { formatTarget, type Target } from '../core/target.js';
-import { checkout, installCheckout } from '../ops/checkout.js';
+import { checkout } from '../ops/checkout.js';
+import { installCheckout } from '../ops/helpers/checkout/install-checkout.js';
 import {
   chainBound,
   type Compaction,
@@ -17,14 +18,14 @@ import {
   roomForHead,
   softBound,
   writeHead,
-} from '../ops/helpers/chain-writer.js';
-import type { OpsContext } from '../ops/helpers/context.js';
-import { keepDivergedCheckout } from '../ops/helpers/keep-diverged.js';
-import { checkoutPath } from '../ops/helpers/paths.js';
-import { SAFETY_FORK_TTL } from '../ops/helpers/safety-fork.js';
+} from '../ops/helpers/chain/chain-writer.js';
+import type { OpsContext } from '../ops/helpers/context/context.js';
+import { keepDivergedCheckout } from '../ops/helpers/safety/keep-diverged.js';
+import { checkoutPath } from '../ops/helpers/context/paths.js';
+import { SAFETY_FORK_TTL } from '../ops/helpers/safety/safety-fork.js';
 import { acquireLease, releaseLease } from '../ops/lease.js';
 import { processSpace } from '../platform/process-space.js';
-import { cachedChain } from '../ops/helpers/materialize.js';
+import { cachedChain } from '../ops/helpers/chain/materialize.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
 import { quiesce } from '../sqlite/quiesce.js';

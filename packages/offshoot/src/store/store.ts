@@ -29,7 +29,7 @@ export interface VersionedRef {
 
 /**
  * What a lease holder renewing its lease in the background installs on that ref while it holds it (see
- * ops/helpers/lease-renewal.ts): every write of the ref through this store passes through it, so it can refuse the
+ * ops/helpers/lease/lease-renewal.ts): every write of the ref through this store passes through it, so it can refuse the
  * write once the lease is lost, let a write naming an etag only its own renewal replaced land, and keep renewals
  * from interleaving with the write. `put` does the write with the etag and ref it is given (ref undefined: a delete).
  */

@@ -1,5 +1,5 @@
-import { refsVersion } from '../ops/helpers/refs-version.js';
-import type { OpsContext } from '../ops/helpers/context.js';
+import { refsVersion } from '../ops/helpers/context/refs-version.js';
+import type { OpsContext } from '../ops/helpers/context/context.js';
 
 /** How often the store's refs are checked while some page is listening. */
 export const REF_WATCH_MS = 2_000;

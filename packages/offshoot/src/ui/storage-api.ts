@@ -1,5 +1,5 @@
 import { validateName } from '../core/names.js';
-import { storageUsage } from '../ops/helpers/storage-usage.js';
+import { storageUsage } from '../ops/helpers/gc/storage-usage.js';
 import type { ApiStorage } from './api-types.js';
 import { serverInfo } from './tree-api.js';
 import type { UiSource } from './ui-source.js';

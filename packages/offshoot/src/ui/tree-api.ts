@@ -1,8 +1,9 @@
 import { fail } from '../core/errors.js';
 import { validateName } from '../core/names.js';
-import { branchChain } from '../ops/helpers/branch-chain.js';
-import { parseParent, treeEdges } from '../ops/helpers/branch-tree.js';
-import { type BranchStatus, reapDeadline, status } from '../ops/status.js';
+import { branchChain } from '../ops/helpers/branch/branch-chain.js';
+import { parseParent, treeEdges } from '../ops/helpers/branch/branch-tree.js';
+import { reapDeadline } from '../ops/helpers/branch/expiry.js';
+import { type BranchStatus, status } from '../ops/status.js';
 import type { SessionInfo } from '../protocol/wire.js';
 import type { ApiBranch, ApiBranchDetail, ApiCommand, ApiDbs, ApiServer, ApiSession, ApiTree } from './api-types.js';
 import type { UiSource } from './ui-source.js';

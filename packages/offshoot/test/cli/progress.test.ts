@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 import { progressLine } from '../../src/cli/progress.js';
-import type { ProgressSink } from '../../src/ops/helpers/context.js';
+import type { ProgressSink } from '../../src/ops/helpers/context/context.js';
 import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
 import { compact } from '../../src/ops/compact.js';

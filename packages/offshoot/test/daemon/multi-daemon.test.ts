@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parseLeaseHolder } from '../../src/ops/helpers/lease-holder.js';
+import { parseLeaseHolder } from '../../src/ops/helpers/context/lease-holder.js';
 import { processSpace } from '../../src/platform/process-space.js';
 import type { Response } from '../../src/protocol/wire.js';
 import { S3_ENDPOINT, S3_SERVER } from '../store/s3-test-env.js';

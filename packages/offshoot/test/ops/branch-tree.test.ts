@@ -1,7 +1,7 @@
 // The dashboard's tree edges from parent pointers: kinds, and the parents that draw no edge.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseParent, treeEdges } from '../../src/ops/helpers/branch-tree.js';
+import { parseParent, treeEdges } from '../../src/ops/helpers/branch/branch-tree.js';
 import type { BranchStatus } from '../../src/ops/status.js';
 
 function branch(name: string, over: Partial<BranchStatus> = {}): BranchStatus {

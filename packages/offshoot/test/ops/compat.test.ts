@@ -11,7 +11,7 @@ import { databaseChecksum } from '../../src/ltx/checksum.js';
 import { encodeSegment, encodeSnapshotFromDb } from '../../src/ltx/encoder.js';
 import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
-import { makeContext, type OpsContext } from '../../src/ops/helpers/context.js';
+import { makeContext, type OpsContext } from '../../src/ops/helpers/context/context.js';
 import { exportTo } from '../../src/ops/export.js';
 import { fork } from '../../src/ops/fork.js';
 import { runGc } from '../../src/ops/gc.js';

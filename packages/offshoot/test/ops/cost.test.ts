@@ -12,7 +12,7 @@ import { checkpoint } from '../../src/ops/checkpoint.js';
 import { create } from '../../src/ops/create.js';
 import { exportTo } from '../../src/ops/export.js';
 import { fork } from '../../src/ops/fork.js';
-import { compactBranch } from '../../src/ops/helpers/chain-writer.js';
+import { compactBranch } from '../../src/ops/helpers/chain/chain-writer.js';
 import { rollback } from '../../src/ops/rollback.js';
 import { status } from '../../src/ops/status.js';
 import { ChainResolver } from '../../src/store/chain-resolver.js';

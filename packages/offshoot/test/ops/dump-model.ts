@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { makeContext, type OpsContext } from '../../src/ops/helpers/context.js';
-import { chainId, materializeTo } from '../../src/ops/helpers/materialize.js';
+import { makeContext, type OpsContext } from '../../src/ops/helpers/context/context.js';
+import { chainId, materializeTo } from '../../src/ops/helpers/chain/materialize.js';
 import { ChainResolver } from '../../src/store/chain-resolver.js';
 import type { TestStore } from './harness.js';
 import { dumpMany } from './sqlite-cli.js';

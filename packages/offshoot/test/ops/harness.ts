@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { hasCode, type ErrorCode, type OffshootError } from '../../src/core/errors.js';
 import type { Target } from '../../src/core/target.js';
-import { makeContext, type OpsContext } from '../../src/ops/helpers/context.js';
+import { makeContext, type OpsContext } from '../../src/ops/helpers/context/context.js';
 import { exportTo } from '../../src/ops/export.js';
 import type { Backend } from '../../src/store/backend.js';
 import { LocalBackend } from '../../src/store/local/local-backend.js';

@@ -13,7 +13,7 @@ import { checkpoint } from '../../src/ops/checkpoint.js';
 import { compact } from '../../src/ops/compact.js';
 import { create } from '../../src/ops/create.js';
 import { fork } from '../../src/ops/fork.js';
-import { makeContext, type OpsContext } from '../../src/ops/helpers/context.js';
+import { makeContext, type OpsContext } from '../../src/ops/helpers/context/context.js';
 import { touch } from '../../src/ops/touch.js';
 import type { Backend, Body, PutCondition } from '../../src/store/backend.js';
 import { Store } from '../../src/store/store.js';

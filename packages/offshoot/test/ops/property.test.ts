@@ -8,7 +8,7 @@ import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
 import { create } from '../../src/ops/create.js';
 import { fork } from '../../src/ops/fork.js';
-import { makeContext } from '../../src/ops/helpers/context.js';
+import { makeContext } from '../../src/ops/helpers/context/context.js';
 import { runGc } from '../../src/ops/gc.js';
 import { promote } from '../../src/ops/promote.js';
 import { rollback } from '../../src/ops/rollback.js';

@@ -10,7 +10,7 @@ import { create } from '../../src/ops/create.js';
 import { destroy } from '../../src/ops/destroy.js';
 import { fork } from '../../src/ops/fork.js';
 import { runGc } from '../../src/ops/gc.js';
-import { checkoutPath } from '../../src/ops/helpers/paths.js';
+import { checkoutPath } from '../../src/ops/helpers/context/paths.js';
 import { promote } from '../../src/ops/promote.js';
 import { rollback } from '../../src/ops/rollback.js';
 import { touch } from '../../src/ops/touch.js';

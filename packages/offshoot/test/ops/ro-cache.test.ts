@@ -12,7 +12,7 @@ import { destroy } from '../../src/ops/destroy.js';
 import { exportTo } from '../../src/ops/export.js';
 import { fork } from '../../src/ops/fork.js';
 import { runGc } from '../../src/ops/gc.js';
-import { chainCacheDir } from '../../src/ops/helpers/paths.js';
+import { chainCacheDir } from '../../src/ops/helpers/context/paths.js';
 import { status } from '../../src/ops/status.js';
 import { exportDump, openTestStore, type TestStore } from './harness.js';
 import { dump, runSql } from './sqlite-cli.js';

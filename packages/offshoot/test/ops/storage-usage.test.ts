@@ -9,7 +9,7 @@ import { create } from '../../src/ops/create.js';
 import { destroy } from '../../src/ops/destroy.js';
 import { fork } from '../../src/ops/fork.js';
 import { collectGarbage } from '../../src/ops/gc.js';
-import { storageUsage } from '../../src/ops/helpers/storage-usage.js';
+import { storageUsage } from '../../src/ops/helpers/gc/storage-usage.js';
 import { openTestStore } from './harness.js';
 import { runSql } from './sqlite-cli.js';
 

@@ -4,8 +4,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { scratchDir } from '../../src/ops/helpers/paths.js';
-import { withTempDir } from '../../src/ops/helpers/temp-dir.js';
+import { scratchDir } from '../../src/ops/helpers/context/paths.js';
+import { withTempDir } from '../../src/ops/helpers/context/temp-dir.js';
 import { processSpace } from '../../src/platform/process-space.js';
 import { openTestStore, type TestStore } from './harness.js';
 

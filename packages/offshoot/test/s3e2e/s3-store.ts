@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { makeContext } from '../../src/ops/helpers/context.js';
+import { makeContext } from '../../src/ops/helpers/context/context.js';
 import type { Backend } from '../../src/store/backend.js';
 import { openS3Backend } from '../../src/store/s3/s3-backend.js';
 import { parseStoreSpec } from '../../src/store/store-spec.js';

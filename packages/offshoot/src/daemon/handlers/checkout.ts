@@ -1,4 +1,4 @@
-import { readBranch, refuseForeignLease } from '../../ops/helpers/branch-ref.js';
+import { readBranch, refuseForeignLease } from '../../ops/helpers/branch/branch-ref.js';
 import { checkout } from '../../ops/checkout.js';
 import { requestTarget } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { destroy } from '../../ops/destroy.js';
-import { guardAgentAction } from '../../ops/helpers/agent-guard.js';
+import { guardAgentAction } from '../../ops/helpers/safety/agent-guard.js';
 import { databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { guardAgentAction } from '../../ops/helpers/agent-guard.js';
+import { guardAgentAction } from '../../ops/helpers/safety/agent-guard.js';
 import { promote } from '../../ops/promote.js';
 import { databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, sessionOn, withDaemon } from '../daemon-link.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { guardAgentAction } from '../../ops/helpers/agent-guard.js';
+import { guardAgentAction } from '../../ops/helpers/safety/agent-guard.js';
 import { rollback } from '../../ops/rollback.js';
 import { branchArg, branchOr, databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';

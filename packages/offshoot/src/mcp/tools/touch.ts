@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { durationMs, parseDuration } from '../../core/duration.js';
-import { guardAgentAction } from '../../ops/helpers/agent-guard.js';
+import { guardAgentAction } from '../../ops/helpers/safety/agent-guard.js';
 import { touch } from '../../ops/touch.js';
 import { branchArg, branchOr, databaseArg, nameArg, ttlArg } from '../args.js';
 import { defineTool, HINTS } from '../tool.js';

@@ -1,0 +1,73 @@
+import { fail } from '../../../core/errors.js';
+import type { Ref } from '../../../core/ref.js';
+import { hostName } from '../../../platform/host-name.js';
+import { processAlive } from '../../../platform/process-alive.js';
+import { processSpace } from '../../../platform/process-space.js';
+import type { CheckoutIdentity } from '../../../sqlite/checkout-sidecar.js';
+import type { VersionedRef } from '../../../store/store.js';
+import type { OpsContext } from '../context/context.js';
+import { leaseHolderDeadHere } from '../context/lease-holder.js';
+
+/** Reads a branch that is not being destroyed; NOT_FOUND otherwise. */
+export async function readBranch(ctx: OpsContext, db: string, branch: string): Promise<VersionedRef> {
+  const got = await ctx.store.getRef(db, branch);
+  if (got.ref.deleting) {
+    throw fail('NOT_FOUND', `branch ${db}@${branch} is being destroyed`, {
+      hint: `wait for the destroy to finish, or run 'offshoot gc' to clear a stale claim`,
+    });
+  }
+  return got;
+}
+
+/** The durable state a ref's head names, as recorded in checkout sidecars. */
+export function headIdentity(ref: Ref): CheckoutIdentity {
+  return { lineage: ref.lineage, epoch: ref.head_epoch, txid: ref.head_txid };
+}
+
+/** True when the ref carries a lease that has not expired and whose holder is not provably gone. */
+export function leaseLive(ref: Ref, now: Date): boolean {
+  if (!ref.lease_holder || !ref.lease_expiry) return false;
+  const t = Date.parse(ref.lease_expiry);
+  return Number.isFinite(t) && t > now.getTime() && !holderGone(ref);
+}
+
+/**
+ * True when the lease's holder provably no longer exists: a process of this host and pid namespace that is gone,
+ * named by the holder itself (`host:pidns/pid/id`) or, for a `host/pid` holder, by the process space its daemon
+ * session recorded (`lease_space`). Anything less proves nothing (a holder on another host, or one that recorded no
+ * space) and the lease stands until it expires.
+ */
+export function holderGone(ref: Ref): boolean {
+  if (leaseHolderDeadHere(ref.lease_holder)) return true;
+  if (!ref.lease_holder || ref.lease_space === undefined || ref.lease_space !== processSpace()) return false;
+  const m = /^(.+)\/(\d+)(?::[a-z-]+)?$/.exec(ref.lease_holder);
+  if (m === null || m[1] !== hostName()) return false;
+  const pid = Number(m[2]);
+  return pid !== process.pid && !processAlive(pid);
+}
+
+/** `until <expiry> (in 25s)`: when a lease someone else holds runs out. */
+export function leaseUntil(ref: Ref, now: Date): string {
+  const left = Date.parse(ref.lease_expiry ?? '') - now.getTime();
+  const when = Number.isFinite(left) && left > 0 ? ` (in ${Math.ceil(left / 1000)}s)` : '';
+  return `until ${ref.lease_expiry}${when}`;
+}
+
+/** Refuses an at-rest write to a branch whose live lease belongs to someone else (a daemon session). */
+export function refuseForeignLease(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+  what: string,
+  force = false,
+): void {
+  if (force || !leaseLive(ref, ctx.now()) || ref.lease_holder === ctx.holder) return;
+  throw fail(
+    'LEASE_HELD',
+    `${what} ${db}@${branch}: branch is leased by ${ref.lease_holder} ${leaseUntil(ref, ctx.now())}`,
+    {
+      hint: `close that session first (offshoot session close ${db}@${branch}), or wait for the lease to expire`,
+    },
+  );
+}

@@ -1,0 +1,42 @@
+import type { ErrorCode } from '../../../core/errors.js';
+import type { Meta } from '../../../core/meta.js';
+import type { BranchState } from './branch-state.js';
+
+/** One checkpoint as status reports it. */
+export interface CheckpointStatus {
+  name: string;
+  txid: number;
+  createdAt: string | undefined;
+  meta: Meta | undefined;
+}
+
+/** One branch as status reports it. */
+export interface BranchStatus {
+  db: string;
+  branch: string;
+  state: BranchState;
+  storage: 'shared' | 'materialized';
+  txid: number;
+  /** Checkpoint names, oldest txid first. */
+  checkpoints: string[];
+  checkpointsV2: CheckpointStatus[];
+  protected: boolean;
+  checkedOut: boolean;
+  ttl: string | undefined;
+  /** Time left before the branch may be reaped, or `expired`. */
+  remaining: string | undefined;
+  leaseHolder: string | undefined;
+  leaseExpiry: string | undefined;
+  touchedAt: string | undefined;
+  parent: string | undefined;
+  meta: Meta | undefined;
+}
+
+/** A branch whose ref cannot be read: listed by name so every other branch still shows. */
+export interface UnreadableRef {
+  db: string;
+  branch: string;
+  code: ErrorCode;
+  error: string;
+  hint: string | undefined;
+}

@@ -1,0 +1,303 @@
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import type { DataObject } from '../../../core/keys.js';
+import { applyChain, applySegments, type ChainResult } from '../../../ltx/apply.js';
+import { commitRename, tempPathFor, writeFileAtomic } from '../../../platform/atomic-file.js';
+import { type Fingerprint, fingerprintOf } from '../../../sqlite/checkout-sidecar.js';
+import { cloneOrCopy } from '../../../sqlite/clone-file.js';
+import { FileSource, geometryOf, scanPageSums } from '../../../sqlite/page-scan.js';
+import { loadPageHasher } from '../../../sqlite/page-hash.js';
+import { PageSums, pageSumsPath, readPageSums } from '../../../sqlite/page-sums.js';
+import type { ResolvedChain } from '../../../store/chain-resolver.js';
+import type { OpsContext } from '../context/context.js';
+import { DamagedObjectError, isDamage } from '../context/damaged-object.js';
+import { chainCacheDir } from '../context/paths.js';
+
+/** What a materialized database file holds. */
+export interface Materialized {
+  txid: number;
+  /** Rolling LTX checksum of the file. */
+  checksum: bigint;
+  pageSize: number;
+  commit: number;
+  sums: PageSums;
+}
+
+interface EntryMeta {
+  txid: number;
+  checksum: string;
+  page_size: number;
+  commit: number;
+  keys: string[];
+  /** Size, mtime and inode of the sealed (0444) entry; one that no longer matches is never served. */
+  fingerprint?: Fingerprint;
+}
+
+/** The cache id of a chain: SHA-256 of its members' keys, so equal chains are equal bytes by construction. */
+export function chainId(members: readonly DataObject[]): string {
+  const h = createHash('sha256');
+  for (const m of members) h.update(m.key).update('\n');
+  return h.digest('hex');
+}
+
+/** The member whose stream was opened last: chains are applied in order, so a verification failure is its. */
+interface Reading {
+  current: DataObject | undefined;
+}
+
+function sourcesFor(
+  ctx: OpsContext,
+  members: readonly DataObject[],
+  reading: Reading,
+  label?: string,
+): Array<() => Promise<Readable>> {
+  const total = members.reduce((a, m) => a + (m.size ?? 0), 0);
+  const bar = label !== undefined && total > 0 ? ctx.progress?.() : undefined;
+  if (!bar)
+    return members.map((m) => () => {
+      reading.current = m;
+      return ctx.store.backend.getStream(m.key);
+    });
+  let done = 0;
+  let opened = 0;
+  return members.map((m) => async () => {
+    if (opened++ === 0) bar.start(label as string, total);
+    const last = opened === members.length;
+    const counted = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        bar.update((done += chunk.length));
+        cb(null, chunk);
+      },
+      flush(cb) {
+        if (last) bar.stop();
+        cb();
+      },
+    });
+    reading.current = m;
+    const src = await ctx.store.backend.getStream(m.key);
+    src.on('error', (err) => counted.destroy(err));
+    return src.pipe(counted);
+  });
+}
+
+/** Removes a cache entry: the database first (a reader that misses it treats the entry as absent), then its companions. */
+export async function discardEntry(dbPath: string): Promise<void> {
+  await rm(dbPath, { force: true });
+  await rm(`${dbPath}.last-used`, { force: true });
+  await rm(pageSumsPath(dbPath), { force: true });
+  await rm(dbPath.replace(/\.db$/, '.json'), { force: true });
+}
+
+/**
+ * Reads a cache entry, or undefined. An entry whose file no longer has the size, mtime and inode recorded when it was
+ * sealed (or that records none: written by an earlier version) is discarded rather than served, so the caller
+ * rebuilds it from the store.
+ */
+async function readEntry(dir: string, id: string): Promise<{ path: string; meta: EntryMeta } | undefined> {
+  const path = join(dir, `${id}.db`);
+  let meta: EntryMeta;
+  let fp: Fingerprint;
+  try {
+    meta = JSON.parse(await readFile(join(dir, `${id}.json`), 'utf8')) as EntryMeta;
+    fp = fingerprintOf(path);
+  } catch {
+    return undefined;
+  }
+  const want = meta.fingerprint;
+  if (want === undefined || want.size !== fp.size || want.mtime_ns !== fp.mtime_ns || want.ino !== fp.ino) {
+    await discardEntry(path);
+    return undefined;
+  }
+  return { path, meta };
+}
+
+function scanFile(path: string): PageSums {
+  const src = new FileSource(path);
+  try {
+    return scanPageSums(src, geometryOf(src, src.size, path));
+  } finally {
+    src.close();
+  }
+}
+
+/** The cache ids of every prefix of a chain, shortest first (the last is the chain's own). */
+export function prefixIds(members: readonly DataObject[]): string[] {
+  return members.map((_, i) => chainId(members.slice(0, i + 1)));
+}
+
+/**
+ * Builds the chain's state into the private file `tmp`: from the longest valid cached prefix plus the remaining
+ * members, or from scratch. Nothing is added to the cache. The apply keeps every page's LTX checksum and (with
+ * keepSums) fast hash as it writes, so the page sums need no second read of the file. A member that fails
+ * verification is named.
+ */
+async function buildChain(
+  ctx: OpsContext,
+  dir: string,
+  chain: ResolvedChain,
+  tmp: string,
+  label: string | undefined,
+  keepSums = true,
+): Promise<{ applied: ChainResult; sums: PageSums }> {
+  const ids = prefixIds(chain.members);
+  const reading: Reading = { current: undefined };
+  let appliedSums: BigUint64Array | undefined;
+  const onSums = (sums: BigUint64Array): void => {
+    appliedSums = sums;
+  };
+  const hasher = keepSums ? await loadPageHasher() : undefined;
+  let hashes = new Uint32Array(0);
+  const onPage = (pgno: number, data: Buffer): void => {
+    if (2 * pgno > hashes.length) {
+      const grown = new Uint32Array(Math.max(2 * pgno, 2 * hashes.length));
+      grown.set(hashes);
+      hashes = grown;
+    }
+    hasher?.hash(data, hashes, pgno - 1);
+  };
+  const hooks = hasher === undefined ? { onSums } : { onSums, onPage };
+  let applied: ChainResult | undefined;
+  try {
+    for (let k = ids.length - 2; k >= 0 && applied === undefined; k--) {
+      const prefix = await readEntry(dir, ids[k] as string);
+      if (!prefix) continue;
+      try {
+        await cloneOrCopy(prefix.path, tmp);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // evicted meanwhile
+        throw err;
+      }
+      await chmod(tmp, 0o644);
+      const prefixSums = await readPageSums(prefix.path);
+      hashes = prefixSums?.hashes ? prefixSums.hashes.slice() : new Uint32Array(0);
+      applied = await applySegments(
+        tmp,
+        BigInt('0x' + prefix.meta.checksum),
+        sourcesFor(ctx, chain.members.slice(k + 1), reading, label),
+        prefixSums ? { sums: prefixSums.sums, ...hooks } : hooks,
+      );
+    }
+    applied ??= await applyChain(sourcesFor(ctx, chain.members, reading, label), tmp, hooks);
+  } catch (err) {
+    if (isDamage(err) && reading.current !== undefined) throw new DamagedObjectError(reading.current, err);
+    throw err;
+  }
+  const all = appliedSums ?? new BigUint64Array(0);
+  const exact = new Uint32Array(2 * all.length);
+  exact.set(hashes.subarray(0, exact.length));
+  return { applied, sums: new PageSums(applied.pageSize, all, exact) };
+}
+
+function resultOf(meta: EntryMeta, sums: PageSums): Materialized {
+  return {
+    txid: meta.txid,
+    checksum: BigInt('0x' + meta.checksum),
+    pageSize: meta.page_size,
+    commit: meta.commit,
+    sums,
+  };
+}
+
+/**
+ * Returns the immutable cache entry (checkouts-ro/<db>/~by-chain/<id>.db, mode 0444) for a chain, building it if
+ * needed: from the longest cached prefix plus the remaining segments, or from scratch. Entries are complete and
+ * sealed (read-only, fingerprint recorded) before they are visible, and nothing reads a writable checkout to make one.
+ */
+export async function cachedChain(
+  ctx: OpsContext,
+  db: string,
+  chain: ResolvedChain,
+  label?: string,
+): Promise<{ path: string; result: Materialized }> {
+  const dir = chainCacheDir(ctx.checkoutRoot, db);
+  const fullId = chainId(chain.members);
+  const full = await readEntry(dir, fullId);
+  if (full)
+    return { path: full.path, result: resultOf(full.meta, (await readPageSums(full.path)) ?? scanFile(full.path)) };
+  await mkdir(dir, { recursive: true });
+  const final = join(dir, `${fullId}.db`);
+  const tmp = tempPathFor(final);
+  try {
+    const { applied, sums } = await buildChain(ctx, dir, chain, tmp, label);
+    await chmod(tmp, 0o444);
+    // The rename keeps inode and mtime, so the sealed file's fingerprint is the visible entry's.
+    const meta: EntryMeta = {
+      txid: applied.txid,
+      checksum: applied.checksum.toString(16),
+      page_size: applied.pageSize,
+      commit: applied.commit,
+      keys: chain.members.map((m) => m.key),
+      fingerprint: fingerprintOf(tmp),
+    };
+    await writeFileAtomic(join(dir, `${fullId}.json`), JSON.stringify(meta) + '\n');
+    await writeFileAtomic(pageSumsPath(final), sums.encode());
+    await commitRename(tmp, final);
+    return {
+      path: final,
+      result: {
+        txid: applied.txid,
+        checksum: applied.checksum,
+        pageSize: applied.pageSize,
+        commit: applied.commit,
+        sums,
+      },
+    };
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * Writes a chain's state to the private file `dest` without filling the cache (export): a clone of a valid cache
+ * entry of the whole chain if there is one, else built from the longest cached prefix or from scratch.
+ */
+export async function materializeUncached(
+  ctx: OpsContext,
+  db: string,
+  chain: ResolvedChain,
+  dest: string,
+  label?: string,
+): Promise<{ txid: number }> {
+  const dir = chainCacheDir(ctx.checkoutRoot, db);
+  const full = await readEntry(dir, chainId(chain.members));
+  if (full) {
+    try {
+      await cloneOrCopy(full.path, dest);
+      await chmod(dest, 0o644);
+      return { txid: full.meta.txid };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  // Export writes no page-sum sidecar, so it hashes no page for one.
+  const { applied } = await buildChain(ctx, dir, chain, dest, label, false);
+  return { txid: applied.txid };
+}
+
+/**
+ * Materializes a chain into a new private file at `dest` (which must not be shared yet): a reflink clone of the
+ * cache entry where the filesystem can, a copy otherwise. The caller renames it into place. With a label, long
+ * downloads report progress (a bar on a terminal).
+ */
+export async function materializeTo(
+  ctx: OpsContext,
+  db: string,
+  chain: ResolvedChain,
+  dest: string,
+  label?: string,
+): Promise<Materialized> {
+  for (let attempt = 0; ; attempt++) {
+    const entry = await cachedChain(ctx, db, chain, label);
+    try {
+      await cloneOrCopy(entry.path, dest);
+      await chmod(dest, 0o644);
+      return entry.result;
+    } catch (err) {
+      // The ro-cache janitor may evict an entry between lookup and clone; rebuilding it is always correct.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 2) throw err;
+    }
+  }
+}

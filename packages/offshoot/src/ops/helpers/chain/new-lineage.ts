@@ -1,0 +1,76 @@
+import { join } from 'node:path';
+import { snapshotKey } from '../../../core/keys.js';
+import { newLineageId } from '../../../core/lineage.js';
+import type { BasePointer } from '../../../core/ref.js';
+import { encodeSnapshotFromDb } from '../../../ltx/encoder.js';
+import type { ChainResolver } from '../../../store/chain-resolver.js';
+import type { OpsContext } from '../context/context.js';
+import { materializeTo } from './materialize.js';
+import { withTempDir } from '../context/temp-dir.js';
+
+/** How a new lineage reproduces its starting state: by a base pointer (shared) or its own snapshot (materialized). */
+export interface NewLineage {
+  lineage: string;
+  base?: BasePointer;
+  mode: 'shared' | 'materialized';
+  /** For materialized lineages: a server-side or reflink copy of one snapshot (fast) or a decode and re-encode (slow). */
+  path?: 'fast' | 'slow';
+  /** Chain member keys the new lineage depends on (for the post-write tombstone check). */
+  dependsOn: string[];
+}
+
+/**
+ * Writes a snapshot of `lineage` at `txid` as the txid's snapshot of `into` (epoch 1): a backend copy when the chain
+ * is a single snapshot at exactly that txid, else materialize and re-encode.
+ */
+export async function copySnapshot(
+  ctx: OpsContext,
+  db: string,
+  resolver: ChainResolver,
+  lineage: string,
+  txid: number,
+  into: string,
+  label?: string,
+): Promise<'fast' | 'slow'> {
+  const chain = await resolver.resolve(lineage, txid);
+  const only = chain.members[0];
+  const dst = snapshotKey(into, 1, txid);
+  if (chain.members.length === 1 && only !== undefined && only.kind === 'snapshot' && only.maxTxid === txid) {
+    await ctx.store.backend.copy(only.key, dst, { ifNoneMatch: true });
+    return 'fast';
+  }
+  await withTempDir(ctx, async (dir) => {
+    const file = join(dir, 'state.db');
+    await materializeTo(ctx, db, chain, file, label);
+    const ltx = join(dir, 'snapshot.ltx');
+    await encodeSnapshotFromDb(file, ltx, { txid, timestamp: ctx.now().getTime() });
+    await ctx.store.putData(dst, { file: ltx });
+  });
+  return 'slow';
+}
+
+/**
+ * Starts a fresh lineage that reads as `lineage` at `txid` — the one helper fork, rollback and promote share. It
+ * shares through a collapsed base pointer unless asked to materialize or the chain (members or spine) is at the floor.
+ */
+export async function newLineageAt(
+  ctx: OpsContext,
+  db: string,
+  resolver: ChainResolver,
+  lineage: string,
+  txid: number,
+  opts: { materialize?: boolean } = {},
+): Promise<NewLineage> {
+  const chain = await resolver.resolve(lineage, txid);
+  const id = newLineageId();
+  const dependsOn = [...chain.members.map((m) => m.key), ...chain.baseKeys];
+  // Merged segments keep members bounded, but a merge may reach through its base lineages, so forks of forks deepen
+  // the spine (one base pointer per generation); the floor bounds both.
+  if (opts.materialize || chain.members.length >= ctx.forkFloor || chain.spine.length >= ctx.forkFloor) {
+    const path = await copySnapshot(ctx, db, resolver, lineage, txid, id);
+    return { lineage: id, mode: 'materialized', path, dependsOn };
+  }
+  const base = await resolver.collapseBase(lineage, txid);
+  await ctx.store.writeBase(id, base);
+  return { lineage: id, base, mode: 'shared', dependsOn };
+}

@@ -1,0 +1,31 @@
+import { existsSync } from 'node:fs';
+import { hasCode } from '../../../core/errors.js';
+import type { Ref } from '../../../core/ref.js';
+import type { Target } from '../../../core/target.js';
+import { checkClean, readSidecar, sameIdentity } from '../../../sqlite/checkout-sidecar.js';
+import { headIdentity } from '../branch/branch-ref.js';
+import { withBranchLease } from '../lease/branch-lease.js';
+import { checkpointCheckout } from './checkpoint-checkout.js';
+import type { OpsContext } from '../context/context.js';
+import { checkoutPath } from '../context/paths.js';
+
+/**
+ * Makes a branch's head include everything committed to its checkout: a checkout proven clean (O(1)) costs nothing;
+ * a dirty one gets an unnamed checkpoint of its changed pages. A busy or leased checkout is reported and skipped, so the
+ * caller proceeds from the last durable head. Returns true when a checkpoint was written.
+ */
+export async function checkpointIfDirty(ctx: OpsContext, t: Target, ref: Ref): Promise<boolean> {
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  if (!existsSync(path)) return false;
+  const sc = readSidecar(path);
+  if (sameIdentity(sc, headIdentity(ref)) && (await checkClean(path, sc)) === 'clean') return false;
+  if (!sameIdentity(sc, headIdentity(ref))) return false;
+  try {
+    const r = await withBranchLease(ctx, t, () => checkpointCheckout(ctx, t, undefined));
+    return r.kind !== 'none';
+  } catch (err) {
+    if (!hasCode(err, 'BUSY') && !hasCode(err, 'LEASE_HELD')) throw err;
+    ctx.warn(`${t.db}@${t.branch}: ${err.message}; proceeding from the last durable head (txid ${ref.head_txid})`);
+    return false;
+  }
+}

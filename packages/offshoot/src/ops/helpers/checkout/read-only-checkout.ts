@@ -1,0 +1,71 @@
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Target } from '../../../core/target.js';
+import { commitRename, tempPathFor } from '../../../platform/atomic-file.js';
+import { checkpointTxid } from '../branch/checkpoint-txid.js';
+import { readBranch } from '../branch/branch-ref.js';
+import type { OpsContext } from '../context/context.js';
+import { explainDamage } from '../context/damaged-object.js';
+import { materializeTo } from '../chain/materialize.js';
+import { readOnlyCheckoutPath } from '../context/paths.js';
+import { resolveTargetChain } from '../branch/resolve-target.js';
+
+/** What a read-only checkout's `.id` sidecar records: the checkpoint it holds, and the file as it was written. */
+interface Served {
+  checkpoint: string;
+  size: number;
+  mtimeMs: number;
+}
+
+/**
+ * `offshoot checkout db[@b] --at <cp> --read-only`: an immutable (0444) checkout of a named checkpoint under
+ * checkouts-ro/. A repeat call reads only the ref: the file is served again while it still holds the checkpoint
+ * of that name (lineage, txid, epoch and time it was made: a rollback and a new checkpoint of the same name is
+ * another one) and is the file offshoot wrote (size and mtime); otherwise it is re-materialized, as with --force.
+ */
+export async function readOnlyCheckout(
+  ctx: OpsContext,
+  t: Target,
+  checkpoint: string,
+  opts: { force?: boolean } = {},
+): Promise<{ path: string; cached: boolean }> {
+  const path = readOnlyCheckoutPath(ctx.checkoutRoot, t.db, t.branch, checkpoint);
+  const marker = `${path}.last-used`;
+  const { ref } = await readBranch(ctx, t.db, t.branch);
+  checkpointTxid(ref, t, checkpoint);
+  const identity = JSON.stringify({ lineage: ref.lineage, ...ref.checkpoints[checkpoint] });
+  if (!opts.force && (await serves(path, identity))) {
+    await writeFile(marker, '');
+    return { path, cached: true };
+  }
+  const chain = await resolveTargetChain(ctx, { ...t, checkpoint });
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = tempPathFor(path);
+  try {
+    await explainDamage(ctx, t, () => materializeTo(ctx, t.db, chain, tmp));
+    await chmod(tmp, 0o444);
+    await rm(`${path}.id`, { force: true });
+    await commitRename(tmp, path);
+    const st = await stat(path);
+    const served: Served = { checkpoint: identity, size: st.size, mtimeMs: st.mtimeMs };
+    await writeFile(`${path}.id`, JSON.stringify(served));
+    await writeFile(marker, '');
+    return { path, cached: false };
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** Whether the file at path is the one offshoot wrote for this checkpoint identity. */
+async function serves(path: string, identity: string): Promise<boolean> {
+  if (!existsSync(path)) return false;
+  try {
+    const served = JSON.parse(await readFile(`${path}.id`, 'utf8')) as Served;
+    const st = await stat(path);
+    return served.checkpoint === identity && served.size === st.size && served.mtimeMs === st.mtimeMs;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,55 @@
+import { newLeaseHolder } from './lease-holder.js';
+import type { Store } from '../../../store/store.js';
+
+/** Progress of one long step (import, export, materialize): total and done in bytes. */
+export interface ProgressSink {
+  start(label: string, total: number): void;
+  update(done: number): void;
+  stop(): void;
+}
+
+/** Everything an operation needs from outside: the store, where checkouts live, the clock and how to warn. */
+export interface OpsContext {
+  store: Store;
+  /** Root under which checkouts/ and checkouts-ro/ live. */
+  checkoutRoot: string;
+  /** The clock; injected so tests can move time. */
+  now: () => Date;
+  /** Non-fatal warnings (lost local edits, busy checkout); the CLI prints them to stderr. */
+  warn: (message: string) => void;
+  /** Lease holder identity: a fresh random `host/pid/id` per context by default (see core/lease-holder.ts). */
+  holder: string;
+  /** How long a lease an at-rest mutation takes on its branch lasts (its own duration; not renewed). */
+  leaseTtlMs: number;
+  /** A chain this deep (members) is materialized on fork instead of shared. */
+  forkFloor: number;
+  /** Flushes since the last snapshot before a checkpoint writes a snapshot instead of a segment. */
+  snapshotEvery: number;
+  /** Optional progress reporting for long work. */
+  progress?: () => ProgressSink;
+}
+
+/** The default length of the lease an at-rest mutation holds on its branch. */
+export const DEFAULT_AT_REST_LEASE_MS = 30_000;
+
+/** The default fork-time depth floor and snapshot cadence. */
+export const DEFAULT_SNAPSHOT_EVERY = 16;
+
+/** Builds a context with defaults for the fields callers rarely set. */
+export function makeContext(
+  store: Store,
+  checkoutRoot: string,
+  over: Partial<Omit<OpsContext, 'store' | 'checkoutRoot'>> = {},
+): OpsContext {
+  return {
+    store,
+    checkoutRoot,
+    now: over.now ?? (() => new Date()),
+    warn: over.warn ?? ((m) => process.stderr.write(`offshoot: warning: ${m}\n`)),
+    holder: over.holder ?? newLeaseHolder(),
+    leaseTtlMs: over.leaseTtlMs ?? DEFAULT_AT_REST_LEASE_MS,
+    forkFloor: over.forkFloor ?? DEFAULT_SNAPSHOT_EVERY,
+    snapshotEvery: over.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
+    ...(over.progress ? { progress: over.progress } : {}),
+  };
+}

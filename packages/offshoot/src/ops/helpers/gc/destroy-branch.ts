@@ -1,0 +1,108 @@
+import { rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { fail, hasCode } from '../../../core/errors.js';
+import type { Target } from '../../../core/target.js';
+import { quiesce, refuseWriter } from '../../../sqlite/quiesce.js';
+import { leaseLive, leaseUntil } from '../branch/branch-ref.js';
+import { withBranchLease } from '../lease/branch-lease.js';
+import type { OpsContext } from '../context/context.js';
+import { checkoutFiles, checkoutPath } from '../context/paths.js';
+import { refuseProtected } from '../safety/protected.js';
+
+/** What destroy removed. */
+export interface DestroyResult {
+  db: string;
+  branch: string;
+  removedCheckout: boolean;
+}
+
+/**
+ * `offshoot destroy db[@b]`: claims the ref with a `deleting` compare-and-swap, makes sure no connection holds the
+ * checkout, deletes the ref conditionally, then the local checkout files. Protected branches need force; a live lease
+ * held elsewhere (LEASE_HELD) and a checkout a foreign connection is writing (BUSY) are refused whatever the flags;
+ * `--force` also removes a ref too malformed to read. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
+ * unreachable.
+ */
+export async function destroyBranch(
+  ctx: OpsContext,
+  t: Target,
+  opts: { force?: boolean; reaping?: boolean } = {},
+): Promise<DestroyResult> {
+  // A ref too malformed to parse carries no lease to take: --force removes it by its etag.
+  if (opts.force && (await removeMalformedRef(ctx, t))) return removeCheckout(ctx, t);
+  return withBranchLease(ctx, t, () => destroyLeased(ctx, t, opts));
+}
+
+async function destroyLeased(
+  ctx: OpsContext,
+  t: Target,
+  opts: { force?: boolean; reaping?: boolean },
+): Promise<DestroyResult> {
+  const force = opts.force ?? false;
+  const claimed = await ctx.store.updateRef(t.db, t.branch, (ref) => {
+    if (ref.deleting)
+      throw fail('BUSY', `${t.db}@${t.branch} is already being destroyed`, {
+        retryable: true,
+        hint: `retry later, or run 'offshoot gc' to clear a stale claim`,
+      });
+    if (!opts.reaping) refuseProtected(ref, t.db, t.branch, 'destroy', force);
+    if (!force && leaseLive(ref, ctx.now()) && ref.lease_holder !== ctx.holder) {
+      throw fail(
+        'LEASE_HELD',
+        `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder} ${leaseUntil(ref, ctx.now())}`,
+        {
+          hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or pass --force`,
+        },
+      );
+    }
+    return { ...ref, deleting: true, deleting_at: ctx.now().toISOString() };
+  });
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  if (existsSync(path)) {
+    try {
+      // --force overrides protection, never a live writer: its COMMIT would land in an unlinked file.
+      if (force) refuseWriter(path);
+      else quiesce(path);
+    } catch (err) {
+      if (hasCode(err, 'BUSY')) {
+        await ctx.store.updateRef(t.db, t.branch, (ref) => {
+          const r = { ...ref };
+          delete r.deleting;
+          delete r.deleting_at;
+          return r;
+        });
+      }
+      throw err;
+    }
+  }
+  await ctx.store.deleteRef(t.db, t.branch, claimed.etag);
+  return removeCheckout(ctx, t);
+}
+
+// `destroy --force` of a ref that cannot be parsed: it cannot carry a claim, so it is deleted by its etag (a
+// concurrent rewrite of it wins). True when there was such a ref and it is gone.
+async function removeMalformedRef(ctx: OpsContext, t: Target): Promise<boolean> {
+  try {
+    await ctx.store.tryGetRef(t.db, t.branch);
+    return false;
+  } catch (err) {
+    if (!hasCode(err, 'CORRUPT')) throw err;
+  }
+  const raw = await ctx.store.rawRef(t.db, t.branch);
+  if (raw === undefined) return false;
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  if (existsSync(path)) refuseWriter(path);
+  await ctx.store.deleteRef(t.db, t.branch, raw.etag);
+  ctx.warn(`removed the malformed ref of ${t.db}@${t.branch}; gc collects what only it reached`);
+  return true;
+}
+
+async function removeCheckout(ctx: OpsContext, t: Target): Promise<DestroyResult> {
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  let removed = false;
+  for (const f of checkoutFiles(path)) {
+    if (existsSync(f)) removed = true;
+    await rm(f, { force: true });
+  }
+  return { db: t.db, branch: t.branch, removedCheckout: removed };
+}

@@ -1,0 +1,116 @@
+import { fail, hasCode } from '../../../core/errors.js';
+import { refKey } from '../../../core/keys.js';
+import type { Ref } from '../../../core/ref.js';
+import type { Target } from '../../../core/target.js';
+import { leaseLive } from '../branch/branch-ref.js';
+import type { OpsContext } from '../context/context.js';
+import { LeaseRenewal } from './lease-renewal.js';
+
+type BranchName = Pick<Target, 'db' | 'branch'>;
+
+/** The LEASE_HELD refusal every lease-taking path gives: it names the holder and when its lease runs out. */
+export function leaseHeldError(db: string, branch: string, holder: string | undefined, expiry: string | undefined) {
+  return fail('LEASE_HELD', `${db}@${branch} is leased by ${holder ?? 'unknown'} until ${expiry ?? 'unknown'}`, {
+    hint: `close that session or wait for the command to finish (offshoot session close ${db}@${branch}), or wait for the lease to expire; --force never takes a live lease`,
+  });
+}
+
+/**
+ * Runs an at-rest mutation under the branch lease: takes it by compare-and-swap on the ref (a session that lost it
+ * is fenced by the changed holder; the epoch is left alone, so the verb's objects keep their keys), runs fn, and
+ * gives it back. A live lease held by anyone else — a daemon
+ * session, another daemon, another command — refuses with LEASE_HELD naming the holder, forced or not. A lease this
+ * context already holds (a nested call) is used as it is and left for its owner to release. A branch under a reaping
+ * or destroy claim is left to fn, whose own checks refuse or (for the reaper) proceed under that claim. When fn
+ * wrote nothing (it refused, or had nothing to do) the ref's exact earlier bytes are put back, so a refusal changes
+ * nothing. The lease lasts ctx.leaseTtlMs and is renewed every third of that while fn runs (LeaseRenewal), so a long
+ * checkpoint or compact keeps it; a command whose renewal finds the lease taken fails LEASE_LOST before it moves the
+ * ref, and every verb commits by compare-and-swap against the ref it read, so an overtaken one never writes.
+ */
+export async function withBranchLease<T>(ctx: OpsContext, t: BranchName, fn: () => Promise<T>): Promise<T> {
+  const key = refKey(t.db, t.branch);
+  let held: { original: Buffer; renewal: LeaseRenewal } | undefined;
+  for (let attempt = 0; held === undefined; attempt++) {
+    const raw = await ctx.store.backend.get(key).catch((err: unknown) => {
+      if (hasCode(err, 'NOT_FOUND')) return ctx.store.getRef(t.db, t.branch).then(() => undefined);
+      throw err;
+    });
+    if (raw === undefined) continue;
+    const r = ctx.store.parseBranchRef(t.db, t.branch, raw.body);
+    if (r.reaping || r.deleting) return fn();
+    const now = ctx.now();
+    if (leaseLive(r, now)) {
+      if (r.lease_holder === ctx.holder) return fn();
+      throw leaseHeldError(t.db, t.branch, r.lease_holder, r.lease_expiry);
+    }
+    const next = {
+      ...r,
+      lease_holder: ctx.holder,
+      lease_expiry: new Date(now.getTime() + ctx.leaseTtlMs).toISOString(),
+    };
+    try {
+      const etag = await ctx.store.casRef(t.db, t.branch, raw.etag, next);
+      const stored = { ...next, generation: (next.generation ?? 0) + 1 };
+      held = { original: Buffer.from(raw.body), renewal: new LeaseRenewal(ctx, t.db, t.branch, etag, stored) };
+    } catch (err) {
+      if (!hasCode(err, 'CAS_CONFLICT') || attempt >= LEASE_CAS_RETRIES) throw err;
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await giveBack(ctx, t, held);
+  }
+}
+
+const LEASE_CAS_RETRIES = 8;
+
+async function giveBack(
+  ctx: OpsContext,
+  t: BranchName,
+  held: { original: Buffer; renewal: LeaseRenewal },
+): Promise<void> {
+  try {
+    await held.renewal.stop();
+    if (await giveBackAsWritten(ctx, t, held)) return;
+    // Someone wrote the ref since: keep what they wrote, clearing our lease if it is still there.
+    await ctx.store.updateRef(t.db, t.branch, (r) => (r.lease_holder === ctx.holder ? withoutLease(r) : undefined));
+  } catch (err) {
+    // A destroyed branch has no lease left to give back; any other failure leaves the lease to expire on its own.
+    if (!hasCode(err, 'NOT_FOUND'))
+      ctx.warn(`${t.db}@${t.branch}: could not release the lease: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Gives the lease back without reading the ref first: the guard knows the etag and content of this process's last
+ * write. False when anyone else wrote the ref since (or it is gone), and the caller reads it to decide.
+ */
+async function giveBackAsWritten(
+  ctx: OpsContext,
+  t: BranchName,
+  held: { original: Buffer; renewal: LeaseRenewal },
+): Promise<boolean> {
+  const etag = held.renewal.currentEtag;
+  try {
+    if (!held.renewal.written) {
+      await ctx.store.backend.put(refKey(t.db, t.branch), held.original, { ifMatch: etag });
+    } else {
+      const last = held.renewal.currentRef;
+      if (last.lease_holder !== ctx.holder) return false;
+      await ctx.store.casRef(t.db, t.branch, etag, withoutLease(last));
+    }
+    return true;
+  } catch (err) {
+    if (hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'NOT_FOUND')) return false;
+    throw err;
+  }
+}
+
+/** A copy of r with no lease on it. */
+function withoutLease(r: Ref): Ref {
+  const next = { ...r };
+  delete next.lease_holder;
+  delete next.lease_expiry;
+  return next;
+}

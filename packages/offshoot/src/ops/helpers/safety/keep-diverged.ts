@@ -1,0 +1,78 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { hasCode } from '../../../core/errors.js';
+import { snapshotKey } from '../../../core/keys.js';
+import { newLineageId } from '../../../core/lineage.js';
+import type { Ref } from '../../../core/ref.js';
+import type { Target } from '../../../core/target.js';
+import { checkClean, readSidecar, sameIdentity } from '../../../sqlite/checkout-sidecar.js';
+import { geometryOf, scanPageSums } from '../../../sqlite/page-scan.js';
+import { FrozenCheckout } from '../../../sqlite/quiesce.js';
+import { ChainResolver } from '../../../store/chain-resolver.js';
+import { headIdentity } from '../branch/branch-ref.js';
+import type { OpsContext } from '../context/context.js';
+import { encodeSnapshotPages } from '../chain/encode-pages.js';
+import { cachedChain } from '../chain/materialize.js';
+import { checkoutPath } from '../context/paths.js';
+import { undoPointName, undoPointRef } from './safety-fork.js';
+import { withTempDir } from '../context/temp-dir.js';
+
+/** The undo branch that kept a checkout's content, and the txid it holds it at. */
+export interface KeptCheckout {
+  branch: string;
+  txid: number;
+}
+
+/** The checkpoint name on a kept checkout's undo branch. */
+const KEPT_CHECKPOINT = 'unflushed';
+
+/** `<branch>-pre-reopen`, then `-2`, `-3`…: an earlier one holds other writes and is never replaced. */
+function candidateName(branch: string, n: number): string {
+  if (n === 1) return undoPointName(branch, 'pre-reopen');
+  const suffix = `-${n}`;
+  return `${undoPointName(branch, 'pre-reopen').slice(0, 128 - suffix.length)}${suffix}`;
+}
+
+/**
+ * Before a checkout is replaced by the branch head (a session reopening a checkout whose daemon was killed with
+ * writes captured but not flushed), keeps the checkout's content if it differs from the head: a snapshot of it on a
+ * fresh lineage, as a new undo branch `<branch>-pre-reopen[-N]` (24 h TTL, checkpoint `unflushed`) whose parent
+ * is the branch head. A checkout proven clean costs O(1); any other is read once and compared with the head, so
+ * a checkout that merely lost its stamp keeps nothing. Returns the undo branch, or undefined when nothing differed.
+ */
+export async function keepDivergedCheckout(ctx: OpsContext, t: Target, ref: Ref): Promise<KeptCheckout | undefined> {
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  if (!existsSync(path)) return undefined;
+  const sc = readSidecar(path);
+  if (sameIdentity(sc, headIdentity(ref)) && (await checkClean(path, sc)) === 'clean') return undefined;
+  const frozen = FrozenCheckout.open(path);
+  try {
+    const g = geometryOf(frozen, Number(frozen.stat.size), path);
+    const sums = scanPageSums(frozen, g);
+    const chain = await new ChainResolver(ctx.store).resolve(ref.lineage, ref.head_txid);
+    const head = (await cachedChain(ctx, t.db, chain)).result;
+    const checksum = sums.rollingChecksum();
+    if (checksum === head.checksum && g.pageCount === head.commit && g.pageSize === head.pageSize) return undefined;
+    const lineage = newLineageId();
+    const txid = ref.head_txid + 1;
+    await withTempDir(ctx, async (dir) => {
+      const out = join(dir, 'kept.ltx');
+      await encodeSnapshotPages(frozen, g, txid, checksum, out, ctx.now().getTime());
+      await ctx.store.putData(snapshotKey(lineage, 1, txid), { file: out });
+    });
+    const kept = undoPointRef(ctx, t.db, t.branch, ref, 'pre-reopen', lineage);
+    kept.head_txid = txid;
+    kept.checkpoints = { [KEPT_CHECKPOINT]: { txid, epoch: 1, created_at: ctx.now().toISOString() } };
+    for (let n = 1; ; n++) {
+      const name = candidateName(t.branch, n);
+      try {
+        await ctx.store.createRef(t.db, name, kept);
+        return { branch: name, txid };
+      } catch (err) {
+        if (!hasCode(err, 'ALREADY_EXISTS') || n >= 10_000) throw err;
+      }
+    }
+  } finally {
+    frozen.release();
+  }
+}

@@ -1,0 +1,127 @@
+import { fail, hasCode } from '../../../core/errors.js';
+import type { Ref } from '../../../core/ref.js';
+import type { ChainResolver } from '../../../store/chain-resolver.js';
+import { refuseForeignLease } from '../branch/branch-ref.js';
+import type { OpsContext } from '../context/context.js';
+import { newLineageAt } from '../chain/new-lineage.js';
+import { refreshCheckout } from '../checkout/refresh-checkout.js';
+
+/** The kinds of undo point offshoot keeps, named `<branch>-<kind>`. */
+export type UndoKind = 'pre-rollback' | 'pre-promote' | 'pre-reopen';
+
+/** The meta keys offshoot writes on every undo point it makes (every version has written them). */
+const KIND_KEY = 'offshoot.safety';
+const OF_KEY = 'offshoot.of';
+
+/** The name of a branch's undo point of a kind (names are capped at 128 bytes). */
+export function undoPointName(branch: string, kind: UndoKind): string {
+  return `${branch}-${kind}`.slice(0, 128);
+}
+
+/**
+ * Whether a ref is an undo point offshoot made for `branch` and nobody has used since: it carries the meta offshoot
+ * writes (`offshoot.safety` = kind, `offshoot.of` = branch), its parent is that branch at its `fork` checkpoint, and
+ * its head is still there with no checkpoint but `fork` (and a compaction's `compact`). The rule reads undo points of every earlier version the
+ * same way (they carry the same meta); a branch that fails it — a user's own, or an undo point someone checkpointed
+ * into, promoted onto or flushed a session to — holds data of its own and is never replaced.
+ */
+export function isUntouchedUndoPoint(ref: Ref, db: string, branch: string, kind: UndoKind): boolean {
+  if (ref.meta?.[KIND_KEY] !== kind || ref.meta[OF_KEY] !== branch) return false;
+  const fork = ref.checkpoints.fork;
+  if (fork === undefined || ref.parent !== `${db}@${branch}@${fork.txid}`) return false;
+  // A compaction rewrites storage, not content: its `compact` checkpoint at the same head does not count as a use.
+  return Object.entries(ref.checkpoints).every(
+    ([name, cp]) => (name === 'fork' || name === 'compact') && cp.txid === ref.head_txid,
+  );
+}
+
+/** Refuses replacing a branch unless it is an untouched undo point nobody has claimed (protected, or leased by another). */
+function refuseReplacing(ctx: OpsContext, db: string, branch: string, kind: UndoKind, name: string, ref: Ref): void {
+  if (!isUntouchedUndoPoint(ref, db, branch, kind)) {
+    const why =
+      ref.meta?.[KIND_KEY] === kind && ref.meta[OF_KEY] === branch
+        ? `it was an undo point, but it has changed since offshoot kept it`
+        : `it is not an undo point offshoot made`;
+    throw fail('ALREADY_EXISTS', `${db}@${name} already exists and ${why}, so the new undo point cannot replace it`, {
+      hint: `keep its data under another name first (offshoot fork ${db}@${name} <new-name>), then destroy ${db}@${name} and retry`,
+    });
+  }
+  if (ref.protected) {
+    throw fail('PROTECTED', `${db}@${name} is protected, so the new undo point cannot replace it`, {
+      hint: `promote or destroy ${db}@${name} (with --force) first, or unprotect it`,
+    });
+  }
+  refuseForeignLease(ctx, db, name, ref, 'replace undo point');
+}
+
+/**
+ * Refuses, before anything is written, an operation whose undo point could not be kept: `<branch>-<kind>` exists and
+ * is not an untouched, unclaimed undo point of that branch.
+ */
+export async function checkUndoSlot(ctx: OpsContext, db: string, branch: string, kind: UndoKind): Promise<void> {
+  const name = undoPointName(branch, kind);
+  const old = await ctx.store.tryGetRef(db, name);
+  if (old) refuseReplacing(ctx, db, branch, kind, name, old.ref);
+}
+
+/** The shortest life an undo point gets: at least a day. */
+export const SAFETY_FORK_TTL = '24h0m0s';
+
+/** The undo-point ref for `branch`'s head `ref`, on a fresh lineage. */
+export function undoPointRef(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+  kind: UndoKind,
+  lineage: string,
+): Ref {
+  const now = ctx.now().toISOString();
+  return {
+    schema: 2,
+    lineage,
+    epoch: 1,
+    head_txid: ref.head_txid,
+    head_epoch: 1,
+    checkpoints: { fork: { txid: ref.head_txid, epoch: 1, created_at: now } },
+    parent: `${db}@${branch}@${ref.head_txid}`,
+    ttl: SAFETY_FORK_TTL,
+    touched_at: now,
+    meta: { [KIND_KEY]: kind, [OF_KEY]: branch },
+  };
+}
+
+/**
+ * Keeps a branch's current head as `<branch>-<kind>` (pre-rollback / pre-promote): a shared fork with a TTL of at
+ * least 24h, replacing the previous one of the same name only while that is an untouched undo point of this branch
+ * nobody has claimed (its checkout, if any, is refreshed). Callers run checkUndoSlot first, before they write
+ * anything; the check is repeated here against the ref the compare-and-swap replaces. Returns the undo point's name.
+ */
+export async function keepSafetyFork(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+  kind: 'pre-rollback' | 'pre-promote',
+  resolver: ChainResolver,
+): Promise<string> {
+  const name = undoPointName(branch, kind);
+  const fresh = await newLineageAt(ctx, db, resolver, ref.lineage, ref.head_txid);
+  const safety = undoPointRef(ctx, db, branch, ref, kind, fresh.lineage);
+  if (fresh.base) safety.base = fresh.base;
+  for (let i = 0; ; i++) {
+    const old = await ctx.store.tryGetRef(db, name);
+    if (old) refuseReplacing(ctx, db, branch, kind, name, old.ref);
+    try {
+      if (old) await ctx.store.casRef(db, name, old.etag, { ...safety, generation: old.ref.generation ?? 0 });
+      else await ctx.store.createRef(db, name, safety);
+      if (old) {
+        const r = await refreshCheckout(ctx, db, name, safety);
+        if (r.error) ctx.warn(r.error.message);
+      }
+      return name;
+    } catch (err) {
+      if (i >= 3 || !(hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'ALREADY_EXISTS'))) throw err;
+    }
+  }
+}
