@@ -139,3 +139,42 @@ describe('offshoot mcp -socket: riding a daemon', () => {
     ok(await m.call('offshoot_destroy', { database: 'app', branch: 'grandchild' }));
   });
 });
+
+describe('offshoot mcp without -socket: the daemon serving the store is found', () => {
+  let s: McpStore;
+  let daemon: DaemonProcess;
+  let m: McpSession;
+  let live: string;
+  before(async () => {
+    s = makeMcpStore();
+    // A socket of its own, not the store's default one: the MCP server finds it through the daemon's lock.
+    daemon = await startDaemon(asStoreDir(s), ['-flush-every', '0', '-reap-every', '0']);
+    live = s.cli(['session', 'open', 'app', '-socket', daemon.sock]).stdout.trim();
+    m = await startMcp(s.store, ['-reap-every', '0']);
+  });
+  after(async () => {
+    await m.close();
+    await daemon.stop();
+    s.cleanup();
+  });
+
+  test('checkout, checkpoint and touch of a branch the daemon holds go through it, not LEASE_HELD', async () => {
+    const c = ok(await m.call('offshoot_checkout', { database: 'app' }));
+    assert.equal(c.path, live);
+    s.sqlite(live, "INSERT INTO t(v) VALUES ('found');");
+    assert.equal(ok(await m.call('offshoot_checkpoint', { database: 'app', name: 'found' })).kind, 'live');
+    const t = ok(await m.call('offshoot_touch', { database: 'app' }));
+    assert.equal(t.branch, 'main');
+    const list = ok(await m.call('offshoot_list', { database: 'app' }));
+    assert.deepEqual(list.daemon, { socket: daemon.sock, sessions: 1 });
+  });
+
+  test('a repoint with no checkout does not claim a busy checkout', async () => {
+    ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'a', ttl: 'none' }));
+    ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'b', ttl: 'none' }));
+    const p = await m.call('offshoot_promote', { database: 'app', source: 'a', target: 'b' });
+    assert.equal(ok(p).refreshed, false);
+    assert.doesNotMatch(p.text, /busy/);
+    assert.match(p.text, /app@b has no checkout yet/);
+  });
+});
