@@ -23,13 +23,12 @@ import mcp_types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.context import ClientRequestContext
+from mcp.client.session import ElicitationFnT
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 BIN = os.environ["OFFSHOOT_BIN"]
 TOKEN = "python-mcp-client-token-0123456789"
-
-Elicit = Callable[[ClientRequestContext, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]
 
 
 def cli(store: Path, *args: str) -> str:
@@ -60,10 +59,12 @@ def text_of(r: types.CallToolResult) -> str:
     return "\n".join(c.text for c in r.content if isinstance(c, types.TextContent))
 
 
-def answering(action: str, confirm: bool, asked: list[str]) -> Elicit:
+def answering(action: str, confirm: bool, asked: list[str]) -> ElicitationFnT:
     """An elicitation callback that records each question and answers `action` (with `confirm` on an accept)."""
 
-    async def cb(_ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
+    async def cb(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
         asked.append(params.message)
         content: dict[str, str | int | float | bool | list[str] | None] | None = (
             {"confirm": confirm} if action == "accept" else None
@@ -74,12 +75,10 @@ def answering(action: str, confirm: bool, asked: list[str]) -> Elicit:
 
 
 async def stdio_session(
-    stack: AsyncExitStack, store: Path, *flags: str, elicit: Elicit | None = None
+    stack: AsyncExitStack, store: Path, *flags: str, elicit: ElicitationFnT | None = None
 ) -> ClientSession:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OFFSHOOT_")}
-    params = StdioServerParameters(
-        command=BIN, args=["-store", str(store), "mcp", "-reap-every", "0", *flags], env=env
-    )
+    params = StdioServerParameters(command=BIN, args=["-store", str(store), "mcp", "-reap-every", "0", *flags], env=env)
     read, write = await stack.enter_async_context(stdio_client(params))
     session = await stack.enter_async_context(ClientSession(read, write, elicitation_callback=elicit))
     await session.initialize()
@@ -153,9 +152,9 @@ def test_resources_read_and_subscribe(store: Path) -> None:
         updated: list[str] = []
         got = anyio.Event()
 
-        async def on_message(msg: Any) -> None:
-            if isinstance(msg, types.ResourceUpdatedNotification):
-                updated.append(str(msg.params.uri))
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ResourceUpdatedNotification):
+                updated.append(str(message.params.uri))
                 got.set()
 
         async with AsyncExitStack() as stack:

@@ -58,7 +58,11 @@ export const mcpCommand: Command = {
       description:
         "ask the host's human (MCP elicitation) before a forced change of a protected branch (off by default)",
     },
-    socket: SOCKET_FLAG,
+    socket: {
+      ...SOCKET_FLAG,
+      description:
+        'the daemon the tools ride (default $OFFSHOOT_SOCKET, else the daemon serving the store, else the derived socket)',
+    },
     'query-timeout': {
       type: 'string',
       value: 'DURATION',
