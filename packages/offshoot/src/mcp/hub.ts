@@ -9,6 +9,7 @@ import {
 import type { OpsContext } from '../ops/helpers/context.js';
 import { type RefChange, RefWatch } from '../ops/helpers/ref-watch.js';
 import { servingDaemon } from './daemon-link.js';
+import { followDaemonEvents } from './daemon-events.js';
 import { uriCovers } from './resources.js';
 
 /** One connected client: the level it asked for (none: it does not listen to logs) and what it subscribed to. */
@@ -106,13 +107,15 @@ export class McpHub {
   }
 
   async #ensureWatching(): Promise<void> {
-    if (this.#unwatch !== undefined) return;
     const ctx = await this.open().catch(() => undefined);
-    if (ctx === undefined || this.#unwatch !== undefined || !this.#wanted()) return;
-    this.#watch ??= new RefWatch(ctx);
-    this.#unwatch = this.#watch.subscribe((changes) => this.#tell(changes));
-    // The first check sets the baseline the next ones compare with; wait for it so a change right after counts.
-    await this.#watch.poke();
+    if (ctx === undefined || !this.#wanted()) return;
+    if (this.#unwatch === undefined) {
+      this.#watch ??= new RefWatch(ctx);
+      this.#unwatch = this.#watch.subscribe((changes) => this.#tell(changes));
+      // The first check sets the baseline the next ones compare with; wait for it so a change right after counts.
+      await this.#watch.poke();
+    }
+    // Each new subscription looks for a daemon again, so one started after the first is heard too.
     this.#listenToDaemon(ctx);
   }
 
@@ -126,21 +129,19 @@ export class McpHub {
     if (this.#events !== undefined) return;
     let stopped = false;
     this.#events = { close: () => void (stopped = true) };
-    void (async () => {
-      const d = await servingDaemon(ctx);
-      if (d === undefined || stopped) return d?.client.close();
-      try {
-        for await (const _ of d.client.events()) {
-          if (stopped) break;
-          void this.poke();
-        }
-      } catch {
-        // The daemon went away: the refs are still polled.
-      } finally {
-        d.client.close();
+    void servingDaemon(ctx).then((d) => {
+      d?.client.close();
+      if (d === undefined || stopped) {
         if (!stopped) this.#events = undefined;
+        return;
       }
-    })();
+      // The daemon going away ends the stream; the refs are still polled, and the next subscription looks again.
+      this.#events = followDaemonEvents(
+        d.socket,
+        () => void this.poke(),
+        () => (this.#events = undefined),
+      );
+    });
   }
 
   #tell(changes: RefChange[]): void {
