@@ -47,6 +47,10 @@ function head(s: McpStore, branch: string): number {
 
 describe('offshoot mcp -confirm-force over stdio', () => {
   let s: McpStore;
+  // One server with -confirm-force and a client whose human answers `answer`, recording each question.
+  let m: McpSession;
+  let answer: ElicitResult = { action: 'decline' };
+  const asked: string[] = [];
   before(async () => {
     s = makeMcpStore();
     const fork = await startMcp(s.store, ['-reap-every', '0']);
@@ -55,8 +59,19 @@ describe('offshoot mcp -confirm-force over stdio', () => {
     s.sqlite(path, "INSERT INTO t(v) VALUES ('from-attempt');");
     ok(await fork.call('offshoot_checkpoint', { database: 'app', branch: 'attempt', name: 'done' }));
     await fork.close();
+    m = await startMcp(s.store, ['-reap-every', '0', '-confirm-force'], {
+      capabilities: { elicitation: {} },
+      setup: (c) =>
+        c.setRequestHandler(ElicitRequestSchema, (req) => {
+          asked.push(req.params.message);
+          return answer;
+        }),
+    });
   });
-  after(() => s.cleanup());
+  after(async () => {
+    await m.close();
+    s.cleanup();
+  });
 
   test('a client without elicitation gets the refusal of today, and nothing changes', async () => {
     const m = await startMcp(s.store, ['-reap-every', '0', '-confirm-force']);
@@ -83,10 +98,10 @@ describe('offshoot mcp -confirm-force over stdio', () => {
   });
 
   test('an unforced promote is refused without a question', async () => {
-    const { m, asked } = await human(s, { action: 'accept', content: { confirm: true } });
+    answer = { action: 'accept', content: { confirm: true } };
+    asked.length = 0;
     refused(await m.call('offshoot_promote', { database: 'app', source: 'attempt', target: 'main' }), 'PROTECTED');
     assert.deepEqual(asked, []);
-    await m.close();
   });
 
   test('a decline, a cancel and an unticked accept are refusals that change nothing', async () => {
@@ -95,19 +110,20 @@ describe('offshoot mcp -confirm-force over stdio', () => {
       { action: 'cancel' },
       { action: 'accept', content: { confirm: false } },
     ];
-    for (const answer of answers) {
-      const { m, asked } = await human(s, answer);
+    for (const a of answers) {
+      answer = a;
+      asked.length = 0;
       const before = refsSnapshot(s.store);
       const r = await m.call('offshoot_promote', { database: 'app', source: 'attempt', target: 'main', force: true });
       refused(r, 'PROTECTED', /not confirmed/);
       assert.equal(asked.length, 1);
-      assert.deepEqual(refsSnapshot(s.store), before, `${answer.action} changed the store`);
-      await m.close();
+      assert.deepEqual(refsSnapshot(s.store), before, `${a.action} changed the store`);
     }
   });
 
   test('an explicit accept promotes onto protected main once, naming branch, head txids and the undo point', async () => {
-    const { m, asked } = await human(s, { action: 'accept', content: { confirm: true } });
+    answer = { action: 'accept', content: { confirm: true } };
+    asked.length = 0;
     const from = head(s, 'attempt');
     const was = head(s, 'main');
     const r = await m.client.callTool({
@@ -126,11 +142,11 @@ describe('offshoot mcp -confirm-force over stdio', () => {
     // The confirmation covered that call only: the next forced call asks again.
     refused(await m.call('offshoot_destroy', { database: 'app', branch: 'main' }), 'PROTECTED');
     assert.equal(asked.length, 1);
-    await m.close();
   });
 
   test('a second rollback of protected main and the destroy of its undo point are confirmed the same way', async () => {
-    const { m, asked } = await human(s, { action: 'accept', content: { confirm: true } });
+    answer = { action: 'accept', content: { confirm: true } };
+    asked.length = 0;
     // Promote recorded the checkpoint "promote" on main.
     ok(await m.call('offshoot_rollback', { database: 'app', to: 'promote' }));
     assert.equal(asked.length, 0, 'the first rollback needs no question');
@@ -139,7 +155,6 @@ describe('offshoot mcp -confirm-force over stdio', () => {
     assert.match(asked[0] ?? '', /replacing the undo point of the last rollback/);
     ok(await m.call('offshoot_destroy', { database: 'app', branch: 'main-pre-rollback', force: true }));
     assert.match(asked[1] ?? '', /app@main-pre-rollback \(the undo point of app@main, head txid \d+\)/);
-    await m.close();
   });
 });
 
