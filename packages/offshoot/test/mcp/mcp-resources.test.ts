@@ -2,7 +2,7 @@
 // logging capability, progress on a cold checkout and the cancellation of a running query: a real client over stdio.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -142,6 +142,35 @@ describe('offshoot mcp: resources, completion, logging, progress, cancellation',
       seen.some((l) => /^checkout app@cold: \d+ of \d+ bytes$/.test(l)),
       `the materialization's own progress: ${seen.join('\n')}`,
     );
+  });
+
+  test('a cold checkout cancelled mid-download leaves no half-written file, and the server keeps serving', async () => {
+    const seed = join(s.dir, 'big.db');
+    s.sqlite(
+      seed,
+      'CREATE TABLE b(x BLOB); INSERT INTO b SELECT randomblob(8192) FROM (WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c LIMIT 3000) SELECT i FROM c);',
+    );
+    s.cli(['create', 'big', '--from', seed]);
+    rmSync(join(s.store, 'checkouts-ro', 'big'), { recursive: true, force: true });
+    const controller = new AbortController();
+    await assert.rejects(
+      m.client.callTool({ name: 'offshoot_checkout', arguments: { database: 'big' } }, undefined, {
+        signal: controller.signal,
+        onprogress: (p) => {
+          if (/bytes$/.test(p.message ?? '')) controller.abort('stop');
+        },
+      }),
+    );
+    // Whether the cancel landed mid-stream (the usual case) or after the last byte, no temp file outlives the call.
+    const temps = () =>
+      ['checkouts', 'checkouts-ro']
+        .map((d) => join(s.store, d, 'big'))
+        .filter((d) => existsSync(d))
+        .flatMap((d) => readdirSync(d, { recursive: true, encoding: 'utf8' }).filter((f) => f.includes('.tmp-')));
+    await until(() => temps().length === 0, 'no temp file left');
+    const checkout = join(s.store, 'checkouts', 'big', 'main.db');
+    if (existsSync(checkout)) assert.equal(s.sqlite(checkout, 'PRAGMA integrity_check;').trim(), 'ok');
+    ok(await m.call('offshoot_list', { database: 'big' }));
   });
 
   test('a cancelled query stops: its child process is killed and the server keeps serving', async () => {
