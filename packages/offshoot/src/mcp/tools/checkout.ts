@@ -27,15 +27,17 @@ export const checkoutTool = defineTool({
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const branch = branchOr('branch', args.branch);
-    return withDaemon(deps.options.socket, async (d) => {
+    return withDaemon(deps, async (d) => {
       const s = sessionOn(d, db, branch);
       if (s !== undefined && !s.error) {
         return {
           structured: { db, branch, path: s.checkout, txid: s.durable_txid, live: true, reused: true },
           text: `${s.checkout}\ncaptured live by the daemon session (durable through txid ${s.durable_txid}); checkpoint with offshoot_checkpoint`,
+          touched: [{ db, branch }],
         };
       }
       const ctx = await deps.ops();
+      deps.control.step(`checking out ${db}@${branch}`);
       const r = await checkout(ctx, { db, branch });
       const notes = [`at rest: writes to this file are kept only when you call offshoot_checkpoint`];
       if (s?.error) notes.push(`warning: the daemon's session on ${db}@${branch} is fenced (${s.error})`);
@@ -43,6 +45,7 @@ export const checkoutTool = defineTool({
       return {
         structured: { db, branch, path: r.path, txid: r.txid, live: false, reused: r.reused },
         text: [r.path, ...notes].join('\n'),
+        touched: [{ db, branch }],
       };
     });
   },

@@ -54,7 +54,7 @@ export const forkTool = defineTool({
     const ttlSource: 'explicit' | 'default' | 'none' =
       ttl.kind === 'none' ? 'none' : given.kind === 'keep' ? 'default' : 'explicit';
     const canonical = ttl.kind === 'set' ? formatDuration(ttl.ttl) : null;
-    const { txid, via, startedAt } = await withDaemon(deps.options.socket, async (d) => {
+    const { txid, via, startedAt } = await withDaemon(deps, async (d) => {
       const startedAt = Date.now();
       if (d !== undefined) {
         const txid = await d.client.fork(db, source, branch, {
@@ -90,6 +90,10 @@ export const forkTool = defineTool({
         via,
         ...(meta ? { meta } : {}),
       },
+      touched: [
+        { db, branch },
+        { db, branch: source },
+      ],
       text: `forked ${db}@${source}${at ? `@${at}` : ''} -> ${db}@${branch} at txid ${txid}${via === 'daemon' ? ' (through the daemon)' : ''}\n${ttlLine}\nnext: offshoot_checkout database=${db} branch=${branch}, and work there`,
     };
   },
