@@ -1,4 +1,5 @@
 import { fail } from './errors.js';
+import { nameMap } from './name-map.js';
 
 /** Free-form string tags on a branch or checkpoint (run id, git SHA, agent name). */
 export type Meta = Record<string, string>;
@@ -41,7 +42,7 @@ export function validateMeta(meta: Meta | undefined): Meta | undefined {
 /** Parses repeated `k=v` flag values into meta, validating the caps. */
 export function parseMetaPairs(pairs: readonly string[]): Meta | undefined {
   if (pairs.length === 0) return undefined;
-  const meta: Meta = {};
+  const meta: Meta = nameMap();
   for (const p of pairs) {
     const i = p.indexOf('=');
     if (i <= 0)

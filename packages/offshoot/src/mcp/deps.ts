@@ -1,5 +1,6 @@
 import type { TtlArg } from '../core/duration.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
+import type { Actor } from '../ops/helpers/safety/policy.js';
 
 /** How `offshoot mcp` was started. */
 export interface McpOptions {
@@ -18,6 +19,8 @@ export interface McpOptions {
 /** What every tool gets: the options, the store (opened on first use), and a place for notes. */
 export interface McpDeps {
   options: McpOptions;
+  /** Who asks: the agent, allowed to force when the human started the server with -allow-force. */
+  actor: Actor;
   /** The ops context for one call; its warnings land in `notes` instead of on stderr. */
   ops(): Promise<OpsContext>;
   /** Warnings the ops raised during this call, shown in the tool's prose. */
@@ -29,6 +32,7 @@ export function callDeps(options: McpOptions, open: () => Promise<OpsContext>): 
   const notes: string[] = [];
   return {
     options,
+    actor: { kind: 'agent', allowForce: options.allowForce },
     notes,
     ops: async () => ({ ...(await open()), warn: (m: string) => void notes.push(m) }),
   };

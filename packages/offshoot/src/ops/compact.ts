@@ -1,5 +1,6 @@
 import { newLineageId } from '../core/lineage.js';
 import type { Checkpoint, Ref } from '../core/ref.js';
+import { nameMap } from '../core/name-map.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
@@ -42,7 +43,7 @@ async function compactLeased(ctx: OpsContext, t: Target): Promise<CompactResult>
   const label = `compact ${t.db}@${t.branch}`;
   for (const x of txids) await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, lineage, label);
   const now = ctx.now().toISOString();
-  const checkpoints: Record<string, Checkpoint> = {};
+  const checkpoints: Record<string, Checkpoint> = nameMap();
   for (const [name, cp] of Object.entries(cur.ref.checkpoints)) checkpoints[name] = { ...cp, epoch: 1 };
   checkpoints.compact = { txid: head, epoch: 1, created_at: now };
   const next: Ref = { ...cur.ref, lineage, epoch: 1, head_txid: head, head_epoch: 1, checkpoints, touched_at: now };

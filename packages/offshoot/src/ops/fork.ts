@@ -9,6 +9,7 @@ import { readBranch } from './helpers/branch/branch-ref.js';
 import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import type { OpsContext } from './helpers/context/context.js';
+import { refuseReservedName } from './helpers/safety/undo-point-names.js';
 import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
 import { newLineageAt } from './helpers/chain/new-lineage.js';
 
@@ -68,6 +69,7 @@ export async function fork(
   opts: ForkOptions = {},
 ): Promise<ForkResult> {
   validateName('branch', newBranch);
+  refuseReservedName(src.db, newBranch);
   const meta = validateMeta(opts.meta);
   // A zero or negative TTL would make the fork reapable the moment it exists; callers other than the CLI build TtlArgs too.
   if (opts.ttl?.kind === 'none' || (opts.ttl?.kind === 'set' && opts.ttl.ttl <= 0n)) {

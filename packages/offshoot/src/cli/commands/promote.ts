@@ -41,6 +41,7 @@ export const promoteCommand: Command = {
       await promote(ctx, src, onto, {
         force: inv.flags.boolean('force'),
         materialize: inv.flags.boolean('materialize'),
+        actor: inv.actor,
       }),
     );
   },

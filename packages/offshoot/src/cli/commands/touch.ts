@@ -20,6 +20,6 @@ export const touchCommand: Command = {
     const ttl = parseTtl(inv.flags.string('ttl'), { allowZeroAsNone: true });
     const ctx = await inv.context();
     const { touch } = await import('../../ops/touch.js');
-    return touchOutcome(await touch(ctx, t, ttl));
+    return touchOutcome(await touch(ctx, t, ttl, { actor: inv.actor }));
   },
 };

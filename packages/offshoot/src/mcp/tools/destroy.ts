@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { destroy } from '../../ops/destroy.js';
-import { guardAgentAction } from '../../ops/helpers/safety/agent-guard.js';
 import { databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
@@ -19,7 +18,10 @@ export const destroyTool = defineTool({
   input: {
     database: databaseArg,
     branch: z.string().describe('branch to destroy (required: there is no default)'),
-    force: z.boolean().optional().describe('override protection and a live lease; honoured only under -allow-force'),
+    force: z
+      .boolean()
+      .optional()
+      .describe('override protection; honoured only under -allow-force (a live lease is never taken)'),
   },
   output: { db: z.string(), branch: z.string(), removed_checkout: z.boolean() },
   async run(args, deps) {
@@ -27,12 +29,7 @@ export const destroyTool = defineTool({
     const branch = nameArg('branch', args.branch);
     await withDaemon(deps.options.socket, async (d) => refuseIfSession(d, db, branch, 'destroy'));
     const ctx = await deps.ops();
-    const { force } = await guardAgentAction(
-      ctx,
-      { verb: 'destroy', db, branch, force: args.force ?? false },
-      { allowForce: deps.options.allowForce },
-    );
-    const r = await destroy(ctx, { db, branch }, { force });
+    const r = await destroy(ctx, { db, branch }, { force: args.force ?? false, actor: deps.actor });
     return {
       structured: { db, branch, removed_checkout: r.removedCheckout },
       text: `destroyed ${db}@${branch}${r.removedCheckout ? ' and its checkout' : ''}`,

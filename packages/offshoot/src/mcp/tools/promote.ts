@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { guardAgentAction } from '../../ops/helpers/safety/agent-guard.js';
 import { promote } from '../../ops/promote.js';
 import { databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, sessionOn, withDaemon } from '../daemon-link.js';
@@ -43,12 +42,7 @@ export const promoteTool = defineTool({
       return sessionOn(d, db, source) !== undefined;
     });
     const ctx = await deps.ops();
-    const { force } = await guardAgentAction(
-      ctx,
-      { verb: 'promote', db, source, target, force: args.force ?? false },
-      { allowForce: deps.options.allowForce },
-    );
-    const r = await promote(ctx, { db, branch: source }, target, { force });
+    const r = await promote(ctx, { db, branch: source }, target, { force: args.force ?? false, actor: deps.actor });
     const lines = [
       `promoted ${db}@${source} -> ${db}@${target} at txid ${r.txid}; the previous ${target} is kept as ${db}@${r.backup}`,
     ];

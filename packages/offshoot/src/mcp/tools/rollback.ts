@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { guardAgentAction } from '../../ops/helpers/safety/agent-guard.js';
 import { rollback } from '../../ops/rollback.js';
 import { branchArg, branchOr, databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
@@ -40,8 +39,7 @@ export const rollbackTool = defineTool({
     const branch = branchOr('branch', args.branch);
     await withDaemon(deps.options.socket, async (d) => refuseIfSession(d, db, branch, 'rollback'));
     const ctx = await deps.ops();
-    await guardAgentAction(ctx, { verb: 'rollback', db, branch }, { allowForce: deps.options.allowForce });
-    const r = await rollback(ctx, { db, branch }, to);
+    const r = await rollback(ctx, { db, branch }, to, { actor: deps.actor });
     const isProtected = (await ctx.store.tryGetRef(db, branch))?.ref.protected ?? false;
     const undo =
       isProtected && !deps.options.allowForce

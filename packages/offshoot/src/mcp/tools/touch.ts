@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { durationMs, parseDuration } from '../../core/duration.js';
-import { guardAgentAction } from '../../ops/helpers/safety/agent-guard.js';
 import { touch } from '../../ops/touch.js';
 import { branchArg, branchOr, databaseArg, nameArg, ttlArg } from '../args.js';
 import { defineTool, HINTS } from '../tool.js';
@@ -32,8 +31,7 @@ export const touchTool = defineTool({
     const branch = branchOr('branch', args.branch);
     const ttl = ttlArg(args.ttl);
     const ctx = await deps.ops();
-    await guardAgentAction(ctx, { verb: 'touch', db, branch, ttl }, { allowForce: deps.options.allowForce });
-    const r = await touch(ctx, { db, branch }, ttl);
+    const r = await touch(ctx, { db, branch }, ttl, { actor: deps.actor });
     const expiresAt = r.ttl ? new Date(Date.parse(r.touchedAt) + durationMs(parseDuration(r.ttl))).toISOString() : null;
     return {
       structured: { db, branch, ttl: r.ttl ?? null, touched_at: r.touchedAt, expires_at: expiresAt },

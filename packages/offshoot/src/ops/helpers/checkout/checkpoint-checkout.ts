@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { fail } from '../../../core/errors.js';
 import { validateMeta, type Meta } from '../../../core/meta.js';
+import { named, nameMap } from '../../../core/name-map.js';
 import type { Ref } from '../../../core/ref.js';
 import type { Target } from '../../../core/target.js';
 import { backdateAndFingerprint, readSidecar, sameIdentity, writeSidecar } from '../../../sqlite/checkout-sidecar.js';
@@ -36,17 +37,19 @@ export interface CheckpointResult {
  * Records a branch's checkout as its new head, the caller holding the branch lease: writes only the pages that
  * changed since the checkout was materialized or last checkpointed, as a segment at head+1 — a snapshot on the
  * cadence or when most pages changed — and records the name (if any) by compare-and-swap. An unchanged checkout
- * writes no object; the name lands on the current head.
+ * writes no object; the name lands on the current head. `vet` (the caller's rules) sees the ref read under the lease.
  */
 export async function checkpointCheckout(
   ctx: OpsContext,
   t: Target,
   name: string | undefined,
   meta?: Meta,
+  vet?: (ref: Ref) => Promise<void>,
 ): Promise<CheckpointResult> {
   validateMeta(meta);
   const cur = await readBranch(ctx, t.db, t.branch);
-  if (name !== undefined && cur.ref.checkpoints[name]) {
+  await vet?.(cur.ref);
+  if (name !== undefined && named(cur.ref.checkpoints, name)) {
     throw fail('ALREADY_EXISTS', `checkpoint "${name}" already exists on ${t.db}@${t.branch}`, {
       hint: 'pick another checkpoint name',
     });
@@ -75,6 +78,12 @@ async function checkpointFrozen(
   frozen: FrozenCheckout,
 ): Promise<CheckpointResult> {
   const { ref } = cur;
+  if (frozen.stat.size === 0n)
+    throw fail(
+      'CORRUPT',
+      `cannot checkpoint ${t.db}@${t.branch}: its checkout ${frozen.path} is empty (0 bytes): a truncated or unfinished copy?`,
+      { hint: `restore the file, or check the branch out again to get its head back (its head is unchanged)` },
+    );
   const sc = readSidecar(frozen.path);
   if (sc !== undefined && sc.lineage !== ref.lineage) {
     // The file was materialized from another lineage: the branch was repointed (a rollback or promote whose refresh
@@ -188,7 +197,7 @@ async function recordCheckpoint(
   epoch: number | undefined,
 ): Promise<VersionedRef> {
   const now = ctx.now().toISOString();
-  const next: Ref = { ...cur.ref, checkpoints: { ...cur.ref.checkpoints }, touched_at: now };
+  const next: Ref = { ...cur.ref, checkpoints: nameMap(cur.ref.checkpoints), touched_at: now };
   if (epoch !== undefined) {
     next.head_txid = txid;
     next.head_epoch = epoch;

@@ -1,0 +1,65 @@
+// Who asks, over the daemon's socket: a request without `actor` is a human's; `actor: "agent"` gets the agent rules
+// (force only with allow_force, no discarding, the undo points of protected branches left alone). A second
+// checkout keeps uncheckpointed writes and warns; `discard` drops them.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { dump, runSql } from '../ops/sqlite-cli.js';
+import { assertDaemonError, makeStoreDir, startDaemon, type DaemonProcess, type StoreDir } from './daemon-process.js';
+
+describe('the daemon: checkout of a dirty checkout, and requests an agent makes', () => {
+  let s: StoreDir;
+  let d: DaemonProcess;
+  before(async () => {
+    s = makeStoreDir();
+    d = await startDaemon(s, ['-flush-every', '0', '-reap-every', '0']);
+    assert.deepEqual(await d.request({ op: 'create', db: 'app' }), { ok: true });
+  });
+  after(async () => {
+    await d.stop();
+    s.cleanup();
+  });
+
+  test('checkout keeps uncheckpointed writes and warns; discard drops them; an agent cannot discard', async () => {
+    const first = await d.request({ op: 'checkout', db: 'app' });
+    const file = first.checkout as string;
+    runSql(file, "CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('unsaved');");
+    const again = await d.request({ op: 'checkout', db: 'app' });
+    assert.equal(again.checkout, file);
+    assert.match(String(again.warnings), /no checkpoint has recorded yet \(kept\)/);
+    assert.match(dump(file), /'unsaved'/);
+    assertDaemonError(
+      await d.request({ op: 'checkout', db: 'app', discard: true, actor: 'agent' }),
+      'PROTECTED',
+      /left to the human/,
+    );
+    assert.match(dump(file), /'unsaved'/);
+    const dropped = await d.request({ op: 'checkout', db: 'app', discard: true });
+    assert.equal(dropped.warnings, undefined);
+    assert.doesNotMatch(dump(file), /'unsaved'/);
+  });
+
+  test('an agent forces past protection only with allow_force', async () => {
+    assert.equal((await d.request({ op: 'fork', db: 'app', branch: 'main', name: 'work' })).ok, true);
+    assertDaemonError(
+      await d.request({ op: 'promote', db: 'app', branch: 'work', name: 'main', force: true, actor: 'agent' }),
+      'PROTECTED',
+      /-allow-force/,
+    );
+    assertDaemonError(
+      await d.request({ op: 'touch', db: 'app', ttl: '1s', actor: 'agent' }),
+      'PROTECTED',
+      /cannot set or shorten its TTL/,
+    );
+    assertDaemonError(await d.request({ op: 'fork', db: 'app', name: 'main-pre-promote' }), 'INVALID_NAME');
+    const forced = await d.request({
+      op: 'promote',
+      db: 'app',
+      branch: 'work',
+      name: 'main',
+      force: true,
+      actor: 'agent',
+      allow_force: true,
+    });
+    assert.equal(forced.ok, true, JSON.stringify(forced));
+  });
+});
