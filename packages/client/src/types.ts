@@ -82,6 +82,8 @@ export interface BranchInfo {
   ttl?: string;
   /** Time left as a Go duration, or `expired`. */
   ttl_remaining?: string;
+  /** Additive: when the branch may be reaped (RFC 3339), by the reaper's rule; absent without a TTL or while protected. */
+  expires_at?: string;
   lease_holder?: string;
   /** Checkpoint names, oldest first. */
   checkpoints: string[];

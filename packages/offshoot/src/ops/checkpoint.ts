@@ -13,7 +13,7 @@ export type { CheckpointResult } from './helpers/checkout/checkpoint-checkout.js
  * take of a dirty checkout): writes only the pages that changed since the checkout was materialized or last
  * checkpointed, under the branch lease (see checkpointCheckout).
  */
-export function checkpoint(
+export async function checkpoint(
   ctx: OpsContext,
   t: Target,
   name: string | undefined,

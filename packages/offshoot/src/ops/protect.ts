@@ -1,5 +1,5 @@
 import type { Target } from '../core/target.js';
-import { reapDeadline } from './helpers/branch/expiry.js';
+import { expiryOf } from './helpers/branch/expiry.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import { type Actor, HUMAN, refuseAgentUnprotect } from './helpers/safety/policy.js';
@@ -18,7 +18,7 @@ export interface ProtectResult {
  * `offshoot protect` / `unprotect`: sets or clears a branch's protected flag; the TTL clock is left alone, so
  * unprotecting a branch with a TTL says when it will now expire. Clearing protection is a human's call.
  */
-export function setProtected(
+export async function setProtected(
   ctx: OpsContext,
   t: Target,
   value: boolean,
@@ -39,8 +39,7 @@ async function setProtectedLeased(ctx: OpsContext, t: Target, value: boolean): P
     return next;
   });
   // The lease this command holds is given back when it returns: only someone else's counts.
-  const lease = ref.lease_holder === ctx.holder ? undefined : ref.lease_expiry;
-  const deadline = value ? undefined : reapDeadline(ref.ttl, ref.touched_at, lease);
+  const deadline = value ? undefined : expiryOf(ref, ctx.holder);
   return {
     db: t.db,
     branch: t.branch,

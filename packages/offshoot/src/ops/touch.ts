@@ -4,6 +4,7 @@ import type { Target } from '../core/target.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { readBranch } from './helpers/branch/branch-ref.js';
+import { expiryOf, expiryText } from './helpers/branch/expiry.js';
 import { type Actor, HUMAN, refuseAgentTtl } from './helpers/safety/policy.js';
 
 /** What touch left: the TTL in force (canonical, or undefined for none) and the new activity time. */
@@ -12,6 +13,8 @@ export interface TouchResult {
   branch: string;
   ttl: string | undefined;
   touchedAt: string;
+  /** When the branch may now be reaped (RFC 3339), by the reaper's rule; undefined without a TTL or while protected. */
+  expiresAt: string | undefined;
 }
 
 /** `offshoot touch db[@b] [--ttl d|none]`: restarts the TTL clock, optionally setting or clearing the TTL. */
@@ -42,5 +45,5 @@ async function touchLeased(ctx: OpsContext, t: Target, ttl: TtlArg, actor: Actor
     if (ttl.kind === 'set') next.ttl = formatDuration(ttl.ttl);
     return next;
   });
-  return { db: t.db, branch: t.branch, ttl: ref.ttl, touchedAt: now };
+  return { db: t.db, branch: t.branch, ttl: ref.ttl, touchedAt: now, expiresAt: expiryText(expiryOf(ref, ctx.holder)) };
 }

@@ -62,4 +62,18 @@ describe('the daemon: checkout of a dirty checkout, and requests an agent makes'
     });
     assert.equal(forced.ok, true, JSON.stringify(forced));
   });
+
+  test('one TTL grammar and one expiry rule: zero clears a TTL, and touch and branches report the same expiry', async () => {
+    assert.equal((await d.request({ op: 'fork', db: 'app', branch: 'main', name: 'timed', ttl: '1h' })).ok, true);
+    const touched = await d.request({ op: 'touch', db: 'app', branch: 'timed', ttl: '2h' });
+    const expiresAt = (touched.result as { expires_at?: string }).expires_at;
+    assert.ok(expiresAt !== undefined, JSON.stringify(touched));
+    const listed = (await d.request({ op: 'branches', db: 'app' })).branches ?? [];
+    assert.equal(listed.find((b) => b.branch === 'timed')?.expires_at, expiresAt);
+    assert.equal((await d.request({ op: 'touch', db: 'app', branch: 'timed', ttl: '0s' })).ok, true);
+    const cleared = (await d.request({ op: 'branches', db: 'app' })).branches ?? [];
+    assert.equal(cleared.find((b) => b.branch === 'timed')?.ttl, undefined);
+    assertDaemonError(await d.request({ op: 'touch', db: 'app', branch: 'timed', ttl: '-1s' }), 'INVALID_ARGUMENT');
+    assertDaemonError(await d.request({ op: 'fork', db: 'app', name: 'zero', ttl: '0s' }), 'INVALID_ARGUMENT');
+  });
 });

@@ -40,7 +40,7 @@ export const forkCommand: Command = {
     const at = inv.flags.string('at');
     if (at !== undefined) opts.at = validateName('checkpoint', at);
     const ttl = inv.flags.string('ttl');
-    if (ttl !== undefined) opts.ttl = parseTtl(ttl, { allowNone: false });
+    if (ttl !== undefined) opts.ttl = parseTtl(ttl, { fork: true });
     const meta = parseMetaPairs(inv.flags.list('meta'));
     if (meta) opts.meta = meta;
     const ctx = await inv.context();

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { durationMs, parseDuration } from '../../core/duration.js';
 import { touch } from '../../ops/touch.js';
 import { branchArg, branchOr, databaseArg, nameArg, ttlArg } from '../args.js';
 import { defineTool, HINTS } from '../tool.js';
@@ -32,7 +31,7 @@ export const touchTool = defineTool({
     const ttl = ttlArg(args.ttl);
     const ctx = await deps.ops();
     const r = await touch(ctx, { db, branch }, ttl, { actor: deps.actor });
-    const expiresAt = r.ttl ? new Date(Date.parse(r.touchedAt) + durationMs(parseDuration(r.ttl))).toISOString() : null;
+    const expiresAt = r.expiresAt ?? null;
     return {
       structured: { db, branch, ttl: r.ttl ?? null, touched_at: r.touchedAt, expires_at: expiresAt },
       text: `touched ${db}@${branch} ttl=${r.ttl ?? 'none'} touched_at=${r.touchedAt}${expiresAt ? ` expires_at=${expiresAt}` : ''}`,
