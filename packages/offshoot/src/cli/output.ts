@@ -155,6 +155,13 @@ export function promoteOutcome(r: PromoteResult): Outcome {
     [`promoted ${r.db}@${r.source} -> ${r.db}@${r.target} at txid ${r.txid}`],
     {
       notes: [`previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`],
+      ...(r.sourceLive
+        ? {
+            warnings: [
+              `${r.db}@${r.source} has a live session no daemon here could flush: its last flushed head (txid ${r.txid}) was promoted, not its unflushed writes`,
+            ],
+          }
+        : {}),
       ...(refreshError ? { failure: refreshError } : {}),
     },
   );

@@ -3,7 +3,7 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
+import { leaseLive, readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import type { OpsContext } from './helpers/context/context.js';
@@ -25,6 +25,11 @@ export interface PromoteResult {
   /** Set when the target moved but its existing checkout could not be refreshed (say, BUSY): the command failed. */
   refreshError?: OffshootError;
   mode: 'shared' | 'materialized';
+  /**
+   * The source was under a live lease someone else holds (a daemon session): its last flushed head was promoted,
+   * not writes that session had not flushed yet. A surface that reaches that daemon flushes it first.
+   */
+  sourceLive: boolean;
 }
 
 /**
@@ -111,5 +116,6 @@ async function promoteLeased(
     refreshed: refreshed.refreshed,
     ...(refreshed.error ? { refreshError: refreshed.error } : {}),
     mode: fresh.mode,
+    sourceLive: leaseLive(source.ref, ctx.now()) && source.ref.lease_holder !== ctx.holder,
   };
 }

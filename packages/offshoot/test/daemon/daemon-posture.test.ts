@@ -76,4 +76,21 @@ describe('the daemon: checkout of a dirty checkout, and requests an agent makes'
     assertDaemonError(await d.request({ op: 'touch', db: 'app', branch: 'timed', ttl: '-1s' }), 'INVALID_ARGUMENT');
     assertDaemonError(await d.request({ op: 'fork', db: 'app', name: 'zero', ttl: '0s' }), 'INVALID_ARGUMENT');
   });
+
+  test('the CLI promotes a source with a live session after flushing it through the daemon', async () => {
+    assert.equal((await d.request({ op: 'fork', db: 'app', branch: 'main', name: 'live-src' })).ok, true);
+    assert.equal((await d.request({ op: 'fork', db: 'app', branch: 'main', name: 'dest' })).ok, true);
+    const opened = await d.request({ op: 'open', db: 'app', branch: 'live-src' });
+    runSql(
+      opened.checkout as string,
+      "CREATE TABLE IF NOT EXISTS u(v TEXT); INSERT INTO u VALUES ('not-yet-flushed');",
+    );
+    const r = s.cli(['promote', 'app@live-src', '--onto', 'dest', '-socket', d.sock]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /flushed the live session on app@live-src/);
+    const out = s.file('dest.db');
+    assert.equal(s.cli(['export', 'app@dest', out]).code, 0);
+    assert.match(dump(out), /'not-yet-flushed'/, 'the session was flushed before the promote read its head');
+    assert.equal((await d.request({ op: 'close', db: 'app', branch: 'live-src' })).ok, true);
+  });
 });

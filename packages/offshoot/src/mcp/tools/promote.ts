@@ -13,8 +13,8 @@ export const promoteTool = defineTool({
     "target's previous head is kept as '<target>-pre-promote'. main is protected: an unforced promote onto it is",
     'refused, and force is honoured only if the human started this server with -allow-force. On that refusal, do',
     'not retry: tell the human the exact command from the result (offshoot promote ... --force) or keep working on',
-    'the fork. Refused while a daemon session is open on the target; an open source session is fine (its last',
-    'flushed head is promoted).',
+    'the fork. Refused while a daemon session is open on the target; an open source session is flushed through the',
+    'daemon first, so its writes so far are promoted.',
   ].join(' '),
   annotations: HINTS.destructive,
   input: {
@@ -31,24 +31,36 @@ export const promoteTool = defineTool({
     backup: z.string(),
     path: z.string(),
     refreshed: z.boolean(),
-    source_live: z.boolean().describe('true when the source had a daemon session: its last flushed head was promoted'),
+    source_live: z
+      .boolean()
+      .describe(
+        'true when the source had a live session: flushed first where the daemon could, else its last flushed head',
+      ),
   },
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const source = nameArg('source', args.source);
     const target = nameArg('target', args.target);
-    const sourceLive = await withDaemon(deps.options.socket, async (d) => {
+    // A source session is flushed through the daemon first, so the promote holds its writes so far (as the
+    // daemon's own promote does); one that cannot be flushed (fenced) leaves its last flushed head.
+    const live = await withDaemon(deps.options.socket, async (d) => {
       refuseIfSession(d, db, target, 'promote onto');
-      return sessionOn(d, db, source) !== undefined;
+      const s = sessionOn(d, db, source);
+      if (d === undefined || s === undefined) return { live: false, flushed: false };
+      if (s.error) return { live: true, flushed: false };
+      await d.client.flush(db, source);
+      return { live: true, flushed: true };
     });
     const ctx = await deps.ops();
     const r = await promote(ctx, { db, branch: source }, target, { force: args.force ?? false, actor: deps.actor });
     const lines = [
       `promoted ${db}@${source} -> ${db}@${target} at txid ${r.txid}; the previous ${target} is kept as ${db}@${r.backup}`,
     ];
-    if (sourceLive)
+    if (live.flushed)
+      lines.push(`${db}@${source} has a live session: it was flushed first, so its writes so far are promoted`);
+    else if (live.live || r.sourceLive)
       lines.push(
-        `${db}@${source} has a live session: its last flushed head (txid ${r.txid}) was promoted, not its unflushed writes`,
+        `${db}@${source} has a live session that could not be flushed: its last flushed head (txid ${r.txid}) was promoted, not its unflushed writes`,
       );
     if (!r.refreshed) lines.push(`the checkout of ${target} was busy and not refreshed; check it out again`);
     return {
@@ -60,7 +72,7 @@ export const promoteTool = defineTool({
         backup: r.backup,
         path: r.path,
         refreshed: r.refreshed,
-        source_live: sourceLive,
+        source_live: live.live || r.sourceLive,
       },
       text: lines.join('\n'),
     };
