@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { asOffshootError } from '../core/errors.js';
+import { asOffshootError, hintFor } from '../core/errors.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import { callDeps, type McpOptions } from './deps.js';
 import { LOOP_RULES, LOOP_STEPS } from './loop-text.js';
@@ -37,10 +37,11 @@ export const INSTRUCTIONS = `offshoot gives every attempt its own real SQLite da
 /** A domain error as a tool result: its stable code, message and hint, never a transport error. */
 export function errorResult(err: unknown): CallToolResult {
   const e = asOffshootError(err);
+  const hint = hintFor(e, 'agent');
   return {
     isError: true,
-    content: [{ type: 'text', text: `${e.code}: ${e.message}${e.hint ? `\nhint: ${e.hint}` : ''}` }],
-    _meta: { 'offshoot/error': { code: e.code, message: e.message, hint: e.hint ?? null, retryable: e.retryable } },
+    content: [{ type: 'text', text: `${e.code}: ${e.message}${hint ? `\nhint: ${hint}` : ''}` }],
+    _meta: { 'offshoot/error': { code: e.code, message: e.message, hint: hint ?? null, retryable: e.retryable } },
   };
 }
 

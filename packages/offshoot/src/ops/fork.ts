@@ -75,6 +75,10 @@ export async function fork(
   if (opts.ttl?.kind === 'none' || (opts.ttl?.kind === 'set' && opts.ttl.ttl <= 0n)) {
     throw fail('INVALID_ARGUMENT', 'a fork TTL must be positive', {
       hint: 'pass a positive --ttl such as 1h, or omit it for a fork that never expires',
+      hints: {
+        agent: 'pass a positive ttl such as "1h", or "none" for a fork that never expires',
+        sdk: 'pass a positive ttl such as 1h, or none for a fork that never expires',
+      },
     });
   }
   if (await ctx.store.tryGetRef(src.db, newBranch)) {

@@ -48,6 +48,7 @@ export async function promote(
   if (onto === src.branch)
     throw fail('INVALID_ARGUMENT', `cannot promote ${src.db}@${src.branch} onto itself`, {
       hint: 'name a different --onto branch',
+      hints: { agent: 'name a different target branch', sdk: 'name a different target branch' },
     });
   return withBranchLease(ctx, { db: src.db, branch: onto }, () => promoteLeased(ctx, src, onto, opts));
 }

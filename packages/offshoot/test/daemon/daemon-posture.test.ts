@@ -93,4 +93,17 @@ describe('the daemon: checkout of a dirty checkout, and requests an agent makes'
     assert.match(dump(out), /'not-yet-flushed'/, 'the session was flushed before the promote read its head');
     assert.equal((await d.request({ op: 'close', db: 'app', branch: 'live-src' })).ok, true);
   });
+
+  test('hints over the wire are written for an SDK caller: no CLI flags', async () => {
+    const human = await d.request({ op: 'destroy', db: 'app', branch: 'main' });
+    assertDaemonError(human, 'PROTECTED');
+    assert.doesNotMatch(String(human.hint), /--[a-z]/, String(human.hint));
+    const meta = await d.request({ op: 'fork', db: 'app', branch: 'main', name: 'tagged', meta: { '': 'v' } });
+    assertDaemonError(meta, 'INVALID_ARGUMENT');
+    assert.doesNotMatch(String(meta.hint), /--meta/, String(meta.hint));
+    const agent = await d.request({ op: 'destroy', db: 'app', branch: 'main', force: true, actor: 'agent' });
+    assertDaemonError(agent, 'PROTECTED');
+    assert.match(String(agent.hint), /allow_force/);
+    assert.doesNotMatch(String(agent.hint), /-allow-force|offshoot mcp/, String(agent.hint));
+  });
 });

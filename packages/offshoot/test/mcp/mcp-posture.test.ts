@@ -57,4 +57,13 @@ describe('offshoot mcp: data loss and the posture', () => {
     await unchanged('offshoot_checkpoint', { ...undo, name: 'mine' }, 'PROTECTED', /undo point/);
     await unchanged('offshoot_rollback', { ...undo, to: 'fork' }, 'PROTECTED', /undo point/);
   });
+
+  test('hints are written for the agent: no CLI flags', async () => {
+    const meta = await m.call('offshoot_checkpoint', { database: 'app', name: 'tagged', meta: { '': 'v' } });
+    refused(meta, 'INVALID_ARGUMENT');
+    assert.doesNotMatch(meta.text, /--meta/);
+    const self = await m.call('offshoot_promote', { database: 'app', source: 'work', target: 'work' });
+    refused(self, 'INVALID_ARGUMENT');
+    assert.doesNotMatch(self.text, /--onto/);
+  });
 });

@@ -18,6 +18,7 @@ import type { OpsContext } from '../context/context.js';
 import { encodePages, type EncodePlan } from '../chain/encode-pages.js';
 import { checkoutPath } from '../context/paths.js';
 import { withTempDir } from '../context/temp-dir.js';
+import { undoPointName } from '../safety/undo-point-names.js';
 
 /** What a checkpoint wrote: a segment of changed pages, a full snapshot, or nothing (the checkout was unchanged). */
 export interface CheckpointResult {
@@ -92,7 +93,11 @@ async function checkpointFrozen(
       'CAS_CONFLICT',
       `the checkout of ${t.db}@${t.branch} holds another lineage than the branch (it was repointed or recreated since ${frozen.path} was materialized)`,
       {
-        hint: `run 'offshoot checkout ${t.db}@${t.branch}' to refresh it (its local changes are discarded), or copy the file and import it with 'offshoot create <db> --from'`,
+        hint: `run 'offshoot checkout ${t.db}@${t.branch}' to refresh it (its local changes are kept as ${undoPointName(t.branch, 'pre-reopen')}), or copy the file and import it with 'offshoot create <db> --from'`,
+        hints: {
+          agent: `call offshoot_checkout on ${t.db}@${t.branch} to refresh it; its local changes are kept as the branch ${undoPointName(t.branch, 'pre-reopen')}`,
+          sdk: `check ${t.db}@${t.branch} out again to refresh it; its local changes are kept as the branch ${undoPointName(t.branch, 'pre-reopen')}`,
+        },
       },
     );
   }

@@ -62,6 +62,7 @@ async function destroyLeased(
         `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder} ${leaseUntil(ref, ctx.now())}`,
         {
           hint: `close that session first (offshoot session close ${t.db}@${t.branch}); force never takes a live lease`,
+          hints: { sdk: 'close that session first (closeSession / close_session); force never takes a live lease' },
         },
       );
     }

@@ -16,6 +16,14 @@ export type Actor = { kind: 'human' } | { kind: 'agent'; allowForce: boolean };
 export const HUMAN: Actor = { kind: 'human' };
 
 const RESTART = "or restart 'offshoot mcp' with -allow-force to let the agent force it";
+/** The same, for an agent that talks to the daemon (an SDK adapter that says actor: "agent"). */
+const RECONNECT = 'or have its human connect it with allow_force to let it force';
+
+/** The hint of an agent refusal, for the MCP server and (naming allow_force, not -allow-force) for the wire. */
+function agentHints(body: string): { hint: string; hints: { sdk: string } } {
+  const sep = body.endsWith(';') ? ' ' : ', ';
+  return { hint: `${body}${sep}${RESTART}`, hints: { sdk: `${body}${sep}${RECONNECT}` } };
+}
 
 /** Whether the agent restrictions are lifted: a human, or an agent whose human allowed it to force. */
 function unrestricted(actor: Actor): boolean {
@@ -40,6 +48,7 @@ export function refuseProtected(
     if (!force)
       throw fail('PROTECTED', `${db}@${branch} is protected; use --force to ${what} it`, {
         hint: `pass --force deliberately, or run 'offshoot unprotect ${db}@${branch}' first`,
+        hints: { sdk: `pass force deliberately, or unprotect ${db}@${branch} first` },
       });
     return;
   }
@@ -47,9 +56,7 @@ export function refuseProtected(
     throw fail(
       'PROTECTED',
       `${db}@${branch} is protected; to ${what} it needs -allow-force, which this server was not started with`,
-      {
-        hint: `ask the human to run '${human}', or work on a fork; ${RESTART}`,
-      },
+      agentHints(`ask the human to run '${human}', or work on a fork;`),
     );
   if (!force)
     throw fail('PROTECTED', `${db}@${branch} is protected; to ${what} it needs force: true`, {
@@ -93,7 +100,7 @@ export async function refuseUndoPointChange(
   throw fail(
     'PROTECTED',
     `${db}@${branch} is the undo point of protected ${db}@${origin}; ${what} it needs -allow-force, which this server was not started with`,
-    { hint: `ask the human to run '${human}', ${RESTART}` },
+    agentHints(`ask the human to run '${human}'`),
   );
 }
 
@@ -115,7 +122,9 @@ export async function refuseSecondRollback(
     'PROTECTED',
     `${db}@${branch} is protected and its undo point ${db}@${undo} from the last rollback still exists; a second rollback would replace it`,
     {
-      hint: `ask the human to keep it ('offshoot promote ${db}@${undo} --onto ${branch} --force') or drop it ('offshoot destroy ${db}@${undo} --force') first, ${RESTART}`,
+      ...agentHints(
+        `ask the human to keep it ('offshoot promote ${db}@${undo} --onto ${branch} --force') or drop it ('offshoot destroy ${db}@${undo} --force') first`,
+      ),
     },
   );
 }
@@ -186,6 +195,6 @@ export async function refuseAgentCheckout(
 export function refuseAgentUnprotect(db: string, branch: string, actor: Actor): void {
   if (unrestricted(actor)) return;
   throw fail('PROTECTED', `unprotecting ${db}@${branch} needs -allow-force, which this server was not started with`, {
-    hint: `ask the human to run 'offshoot unprotect ${db}@${branch}', ${RESTART}`,
+    ...agentHints(`ask the human to run 'offshoot unprotect ${db}@${branch}'`),
   });
 }

@@ -38,6 +38,10 @@ function refuseReplacing(ctx: OpsContext, db: string, branch: string, kind: Undo
   if (ref.protected) {
     throw fail('PROTECTED', `${db}@${name} is protected, so the new undo point cannot replace it`, {
       hint: `promote or destroy ${db}@${name} (with --force) first, or unprotect it`,
+      hints: {
+        agent: `ask the human to promote, destroy or unprotect ${db}@${name} first`,
+        sdk: `promote or destroy ${db}@${name} (with force) first, or unprotect it`,
+      },
     });
   }
   refuseForeignLease(ctx, db, name, ref, 'replace undo point');
