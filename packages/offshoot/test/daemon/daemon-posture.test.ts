@@ -106,4 +106,18 @@ describe('the daemon: checkout of a dirty checkout, and requests an agent makes'
     assert.match(String(agent.hint), /allow_force/);
     assert.doesNotMatch(String(agent.hint), /-allow-force|offshoot mcp/, String(agent.hint));
   });
+
+  test('an agent neither opens a session on the undo point of protected main nor flushes one there', async () => {
+    assert.equal((await d.request({ op: 'rollback', db: 'app', branch: 'main', name: 'promote' })).ok, true);
+    const undo = { db: 'app', branch: 'main-pre-rollback' };
+    assertDaemonError(await d.request({ op: 'open', ...undo, actor: 'agent' }), 'PROTECTED', /undo point/);
+    const opened = await d.request({ op: 'open', ...undo });
+    assert.equal(opened.ok, true, JSON.stringify(opened));
+    assertDaemonError(
+      await d.request({ op: 'flush', ...undo, name: 'mine', actor: 'agent' }),
+      'PROTECTED',
+      /undo point/,
+    );
+    assert.equal((await d.request({ op: 'close', ...undo })).ok, true);
+  });
 });
