@@ -10,6 +10,7 @@ import type { OpsContext } from './helpers/context/context.js';
 import { casRepoint } from './helpers/branch/repoint.js';
 import { copySnapshot } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
+import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 
 /** What compact did; `compacted` is false for a branch that was already self-contained. */
 export interface CompactResult {
@@ -51,7 +52,9 @@ async function compactLeased(ctx: OpsContext, t: Target): Promise<CompactResult>
   delete next.lease_holder;
   delete next.lease_expiry;
   await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'compact');
-  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next, 'compacted', label);
+  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next, 'compacted', label, () =>
+    keepModifiedCheckout(ctx, t, next),
+  );
   if (refreshed.error) ctx.warn(refreshed.error.message);
   return { db: t.db, branch: t.branch, txid: head, compacted: true, snapshots: txids.size };
 }

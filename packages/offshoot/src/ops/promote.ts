@@ -11,6 +11,7 @@ import { casRepoint } from './helpers/branch/repoint.js';
 import { newLineageAt } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
 import { type Actor, HUMAN, refuseProtected, refuseUndoPointChange } from './helpers/safety/policy.js';
+import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
 
 /** What promote did. */
@@ -106,6 +107,7 @@ async function promoteLeased(
     next,
     `promoted from ${src.db}@${src.branch}`,
     `promote ${src.db}@${src.branch} -> ${onto}`,
+    () => keepModifiedCheckout(ctx, { db: src.db, branch: onto }, next),
   );
   return {
     db: src.db,

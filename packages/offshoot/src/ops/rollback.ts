@@ -12,6 +12,7 @@ import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { copySnapshot, newLineageAt } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
 import { type Actor, HUMAN, refuseSecondRollback, refuseUndoPointChange } from './helpers/safety/policy.js';
+import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
 
 /** What rollback did: where the branch now stands, what it abandoned, and the undo point it kept. */
@@ -112,6 +113,7 @@ async function rollbackLeased(
     next,
     `rolled back to ${JSON.stringify(to)}`,
     `rollback ${t.db}@${t.branch}`,
+    () => keepModifiedCheckout(ctx, t, next),
   );
   return {
     db: t.db,

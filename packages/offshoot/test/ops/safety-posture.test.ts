@@ -119,6 +119,26 @@ describe('a second checkout of a dirty, current checkout', () => {
   });
 });
 
+describe('a rollback over a checkout its branch had moved under', () => {
+  it("keeps the checkout's uncheckpointed writes as an undo point before refreshing it", async () => {
+    const ts = await openTestStore();
+    try {
+      const file = await seeded(ts);
+      runSql(file, "INSERT INTO t(v) VALUES ('mine');");
+      const elsewhere = path.join(ts.dir, 'other-machine');
+      mkdirSync(elsewhere);
+      const other = makeContext(ts.store, elsewhere, { now: ts.clock.now, warn: () => undefined });
+      runSql((await checkout(other, MAIN)).path, "INSERT INTO t(v) VALUES ('theirs');");
+      await checkpoint(other, MAIN, 'theirs');
+      const r = await rollback(ts.ctx, MAIN, 'one');
+      assert.equal(rows(r.path), 'one');
+      assert.match(await exportDump(ts, { db: 'app', branch: 'main-pre-reopen' }), /'mine'/);
+    } finally {
+      await ts.cleanup();
+    }
+  });
+});
+
 describe('undo points of long branch names', () => {
   it('a second agent rollback of a protected 116+ character branch is refused while its undo point exists', async () => {
     const ts = await openTestStore();

@@ -71,3 +71,19 @@ export async function keepDivergedCheckout(ctx: OpsContext, t: Target, ref: Ref)
     frozen.release();
   }
 }
+
+/**
+ * Before a repoint refreshes a checkout: keeps its content as keepDivergedCheckout does, but only when it was written
+ * since it was materialized or checkpointed (an unmodified one, however stale, holds a state the store has), and
+ * says so. O(1) for an unmodified checkout.
+ */
+export async function keepModifiedCheckout(ctx: OpsContext, t: Target, ref: Ref): Promise<KeptCheckout | undefined> {
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  if (!existsSync(path) || (await checkClean(path, readSidecar(path))) === 'clean') return undefined;
+  const kept = await keepDivergedCheckout(ctx, t, ref);
+  if (kept !== undefined)
+    ctx.warn(
+      `the checkout of ${t.db}@${t.branch} held writes no checkpoint recorded; they are kept as ${t.db}@${kept.branch}`,
+    );
+  return kept;
+}
