@@ -9,7 +9,7 @@ import { readBranch } from './helpers/branch/branch-ref.js';
 import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import type { OpsContext } from './helpers/context/context.js';
-import { refuseReservedName } from './helpers/safety/undo-point-names.js';
+import { refuseReservedName } from './helpers/branch/undo-point-names.js';
 import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
 import { newLineageAt } from './helpers/chain/new-lineage.js';
 

@@ -18,7 +18,7 @@ import type { OpsContext } from '../context/context.js';
 import { encodePages, type EncodePlan } from '../chain/encode-pages.js';
 import { checkoutPath } from '../context/paths.js';
 import { withTempDir } from '../context/temp-dir.js';
-import { undoPointName } from '../safety/undo-point-names.js';
+import { undoPointName } from '../branch/undo-point-names.js';
 
 /** What a checkpoint wrote: a segment of changed pages, a full snapshot, or nothing (the checkout was unchanged). */
 export interface CheckpointResult {

@@ -15,7 +15,7 @@ import { encodeSnapshotPages } from '../chain/encode-pages.js';
 import { cachedChain } from '../chain/materialize.js';
 import { checkoutPath } from '../context/paths.js';
 import { undoPointRef } from './safety-fork.js';
-import { undoPointName } from './undo-point-names.js';
+import { undoPointName } from '../branch/undo-point-names.js';
 import { withTempDir } from '../context/temp-dir.js';
 
 /** The undo branch that kept a checkout's content, and the txid it holds it at. */

@@ -4,7 +4,7 @@ import { formatDuration } from '../../../core/duration.js';
 import type { Ref } from '../../../core/ref.js';
 import { reapDeadline } from '../branch/expiry.js';
 import type { OpsContext } from '../context/context.js';
-import { undoPointName, undoPointOrigin } from './undo-point-names.js';
+import { undoPointName, undoPointOrigin } from '../branch/undo-point-names.js';
 
 /**
  * Who asks for a destructive change: a human (the CLI, an SDK over the daemon) or an agent (the MCP server, or a

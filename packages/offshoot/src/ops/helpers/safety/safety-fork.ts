@@ -5,7 +5,12 @@ import { refuseForeignLease } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
 import { newLineageAt } from '../chain/new-lineage.js';
 import { refreshCheckout } from '../checkout/refresh-checkout.js';
-import { UNDO_KIND_KEY as KIND_KEY, UNDO_OF_KEY as OF_KEY, type UndoKind, undoPointName } from './undo-point-names.js';
+import {
+  UNDO_KIND_KEY as KIND_KEY,
+  UNDO_OF_KEY as OF_KEY,
+  type UndoKind,
+  undoPointName,
+} from '../branch/undo-point-names.js';
 
 /**
  * Whether a ref is an undo point offshoot made for `branch` and nobody has used since: it carries the meta offshoot
