@@ -10,7 +10,6 @@ export async function refsVersion(ctx: OpsContext): Promise<string> {
   const backend = ctx.store.backend;
   const h = createHash('sha256');
   for (const o of await backend.list('refs/')) {
-    if (o.key.endsWith('.lock')) continue;
     const etag = o.etag ?? (await backend.stat(o.key))?.etag ?? 'gone';
     h.update(`${o.key}\0${etag}\n`);
   }
