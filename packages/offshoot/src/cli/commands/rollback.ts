@@ -39,6 +39,9 @@ export const rollbackCommand: Command = {
     validateName('checkpoint', to);
     const ctx = await inv.context();
     const { rollback } = await import('../../ops/rollback.js');
-    return rollbackOutcome(await rollback(ctx, t, to, { materialize: inv.flags.boolean('materialize') }));
+    const r = await rollback(ctx, t, to, { materialize: inv.flags.boolean('materialize') });
+    // The undo command must carry --force exactly when the branch needs it, so it is read after the rollback.
+    const branchProtected = (await ctx.store.tryGetRef(t.db, t.branch))?.ref.protected ?? false;
+    return rollbackOutcome(r, branchProtected);
   },
 };
