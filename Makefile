@@ -5,7 +5,7 @@ STAMP := node_modules/.offshoot-install-stamp
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check format test test-rgw test-python demo bench fuzz torture clean llms plugin-check test-pack
+.PHONY: all install build check format test test-rgw test-python demo bench fuzz torture clean llms plugin-check test-pack pack
 
 all: build
 
@@ -27,6 +27,7 @@ check: build
 	$(BIOME) check .
 	node scripts/check-layers.mjs
 	node scripts/gen-llms.mjs --check
+	node scripts/check-markdown.mjs
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
 	$(TSC) -p packages/offshoot/web/tsconfig.json
@@ -73,6 +74,11 @@ plugin-check:
 # `npx --package <tarball> offshoot mcp`; several minutes, so CI runs it beside make test.
 test-pack: build
 	OFFSHOOT_PACK_FULL_INSTALL=1 scripts/run-tests.sh test/mcp/mcp-pack
+
+# Every npm workspace package as a tarball in dist/npm/, a dependency on a sibling package pointing at its tarball:
+# `npm install ./dist/npm/*.tgz` works outside the repository (docs/installation.md). Nothing is published.
+pack: build
+	node scripts/pack.mjs
 
 # docs/llms.txt and docs/llms-full.txt from the docs (make check fails while they are stale).
 llms:
