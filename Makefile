@@ -70,10 +70,10 @@ torture: build
 plugin-check:
 	scripts/validate-plugin.sh
 
-# The packed tarball installed for real into an empty prefix (better-sqlite3 built from source) and served with
-# `npx --package <tarball> offshoot mcp`; several minutes, so CI runs it beside make test.
+# make pack's tarballs installed for real into empty prefixes (better-sqlite3 built from source, twice: the install
+# and npx's own) and served with `npx -y --package <tarball> offshoot mcp`; many minutes, so CI runs it beside make test.
 test-pack: build
-	OFFSHOOT_PACK_FULL_INSTALL=1 scripts/run-tests.sh test/mcp/mcp-pack
+	OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 scripts/run-tests.sh test/mcp/mcp-pack
 
 # Every npm workspace package as a tarball in dist/npm/, a dependency on a sibling package pointing at its tarball:
 # `npm install ./dist/npm/*.tgz` works outside the repository (docs/installation.md). Nothing is published.
