@@ -35,9 +35,10 @@ const START_GRACE_MS = 10_000;
 const STARTING_DAEMON_MS = 60_000;
 const RETRY_MS = 50;
 
+/** Whether err says nothing listens on the socket (yet), as against a socket that answered or cannot be used. */
 function unreachable(err: unknown, fromClient: (e: unknown) => e is ClientError): boolean {
-  const errno = fromClient(err) ? ((err.cause as NodeJS.ErrnoException | undefined)?.code ?? '') : '';
-  return fromClient(err) && err.code === 'CONNECTION_FAILED' && UNREACHABLE.has(errno);
+  if (!fromClient(err) || err.code !== 'CONNECTION_FAILED') return false;
+  return UNREACHABLE.has((err.cause as NodeJS.ErrnoException | undefined)?.code ?? '');
 }
 
 /** Whether the daemon lock under lockPath names a live process serving socket. */
@@ -46,6 +47,7 @@ async function daemonStarting(lockPath: string, socket: string): Promise<boolean
   return lock !== undefined && resolve(lock.socket) === resolve(socket) && processAlive(lock.pid);
 }
 
+/** Connects, trying again while nothing listens on the socket, up to the bound daemonStarting sets. */
 async function connectWaiting(
   connect: (socket: string, opts: ConnectOptions) => Promise<Client>,
   fromClient: (e: unknown) => e is ClientError,
