@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { isAbsolute } from 'node:path';
 import { normalizeBranch } from './branch-defaults.js';
 import { Connection } from './connection.js';
@@ -50,12 +51,17 @@ export interface ExportOptions extends ForceOptions {
 /** A connection to the offshoot daemon with one typed method per op. Requests are answered one at a time, in order. */
 export class Client {
   readonly #conn: Connection;
-  readonly #socketPath: string;
+  readonly #socketPath: string | undefined;
   readonly #opts: ConnectOptions;
 
-  /** Made by `connect`. */
-  constructor(conn: Connection, socketPath: string, opts: ConnectOptions) {
-    this.#conn = conn;
+  /**
+   * A client on an already connected socket; `connect` makes one. `socketPath`, the daemon's socket, is what
+   * `events()` dials for its own connection (the earlier client's `new Client(socket, socketPath)`).
+   */
+  constructor(socket: Socket, socketPath?: string, opts: ConnectOptions = {}) {
+    const actor =
+      opts.actor === 'agent' ? { actor: opts.actor, ...(opts.allowForce ? { allow_force: true } : {}) } : {};
+    this.#conn = new Connection(socket, opts.store, actor);
     this.#socketPath = socketPath;
     this.#opts = opts;
   }
@@ -213,6 +219,11 @@ export class Client {
    * subscription (while the loop reads): every event published after that is delivered.
    */
   events(opts: EventsOptions = {}): AsyncGenerator<EventEnvelope, void, undefined> {
+    if (this.#socketPath === undefined) {
+      throw new OffshootError('USAGE', 'events() needs the daemon socket path, and this client was made without one', {
+        hint: 'make the client with connect(socketPath), or new Client(socket, socketPath)',
+      });
+    }
     return subscribe(this.#socketPath, this.#opts, opts.onSubscribed);
   }
 
@@ -228,6 +239,5 @@ export class Client {
 
 /** Connects to the daemon listening on `socketPath`. */
 export async function connect(socketPath: string, opts: ConnectOptions = {}): Promise<Client> {
-  const actor = opts.actor === 'agent' ? { actor: opts.actor, ...(opts.allowForce ? { allow_force: true } : {}) } : {};
-  return new Client(new Connection(await dial(socketPath, opts), opts.store, actor), socketPath, opts);
+  return new Client(await dial(socketPath, opts), socketPath, opts);
 }

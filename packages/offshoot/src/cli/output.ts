@@ -121,8 +121,13 @@ export function touchOutcome(r: TouchResult): Outcome {
   return outcome(r, [`touched ${r.db}@${r.branch} ttl=${r.ttl ?? 'none'} touched_at=${r.touchedAt}`]);
 }
 
-/** `rollback`: stdout is the checkout path; what was abandoned and how to undo go to stderr. */
-export function rollbackOutcome(r: RollbackResult): Outcome {
+/** The command that undoes a rollback: promote the undo point back, with the --force a protected branch needs. */
+function rollbackUndoCommand(r: RollbackResult, branchProtected: boolean): string {
+  return `offshoot promote ${r.db}@${r.backup} --onto ${r.branch}${branchProtected ? ' --force' : ''}`;
+}
+
+/** `rollback`: stdout is the checkout path; what was abandoned and the exact undo command go to stderr. */
+export function rollbackOutcome(r: RollbackResult, branchProtected: boolean): Outcome {
   const a = r.abandoned;
   const abandoned =
     a === undefined
@@ -130,12 +135,14 @@ export function rollbackOutcome(r: RollbackResult): Outcome {
       : a.from === a.to
         ? `abandoned txid ${a.from}`
         : `abandoned txids ${a.from}-${a.to}`;
-  const { refreshError, ...data } = r;
+  const { refreshError, ...rest } = r;
+  const undo = rollbackUndoCommand(r, branchProtected);
+  const data = { ...rest, undo };
   // A stale checkout's path would name a file holding the old state: print none, and fail with the refresh error.
   return outcome(refreshDocument(data, refreshError), refreshError ? [] : [r.path], {
     notes: [
       `rolled back ${r.db}@${r.branch} to checkpoint ${JSON.stringify(r.checkpoint)} at txid ${r.txid}; ${abandoned}`,
-      `previous head kept as ${r.db}@${r.backup}; undo with 'offshoot promote ${r.db}@${r.backup} --onto ${r.branch}' (add --force if ${r.branch} is protected)`,
+      `previous head kept as ${r.db}@${r.backup}; undo with '${undo}'`,
     ],
     ...(refreshError ? { failure: refreshError } : {}),
   });
