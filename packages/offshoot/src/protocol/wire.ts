@@ -28,6 +28,14 @@ export const RequestSchema = z.object({
   summary: z.optional(z.boolean()),
   /** Additive: the store the client means (canonical spelling); a daemon serving another store refuses the request. */
   store: z.optional(z.string()),
+  /** Additive: `agent` when an AI agent asks (absent means a human). */
+  actor: z.optional(z.literal('agent')),
+  /** Additive: with actor agent, the human allowed forcing. */
+  allow_force: z.optional(z.boolean()),
+  /** Additive: the statement of a query op. */
+  sql: z.optional(z.string()),
+  /** Additive: the row limit of a query op. */
+  limit: z.optional(z.number()),
 });
 
 /** A parsed request. */
