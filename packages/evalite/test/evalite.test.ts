@@ -22,6 +22,20 @@ interface EvaliteReport {
   }>;
 }
 
+/** Runs a shell script from the repository root against the daemon at `sock` (npx never reaches the network). */
+function shell(script: string, sock: string) {
+  const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
+    cwd: ROOT,
+    env: { ...process.env, OFFSHOOT_BIN, OFFSHOOT_SOCKET: sock, NO_COLOR: '1', npm_config_offline: 'true' },
+  });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString('utf8')));
+  child.stderr.on('data', (b: Buffer) => (out += b.toString('utf8')));
+  return new Promise<{ code: number | null; out: string }>((resolve) =>
+    child.once('close', (code) => resolve({ code, out })),
+  );
+}
+
 /** Runs `evalite run` in `cwd` against the daemon at `sock`; resolves with its exit code, output and JSON report. */
 function evaliteRun(cwd: string, sock: string, outDir: string) {
   const outputPath = join(outDir, `${Date.now()}.json`);
@@ -55,15 +69,14 @@ describe('evalite with a fork per data item', { timeout: 300_000 }, () => {
     rmSync(out, { recursive: true, force: true });
   });
 
-  test('examples/evalite-migrations: seeded once, each item in its own fork, every fork destroyed after', async () => {
-    const r = await evaliteRun(join(ROOT, 'examples/evalite-migrations'), daemon.sock, out);
+  test('the page quickstart runs as written: the example seeds once, forks per item, destroys every fork', async () => {
+    const page = readFileSync(join(ROOT, 'docs/integrations/evalite.md'), 'utf8');
+    const block = /^# .+\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(page)?.[1] ?? '';
+    assert.ok(block.trim().split('\n').length <= 10);
+    const r = await shell(block, daemon.sock);
     assert.equal(r.code, 0, r.out);
-    const [orders] = r.report().evals;
-    assert.equal(orders?.averageScore, 1, r.out);
-    assert.equal(orders?.results.length, 3);
-    for (const res of orders?.results ?? []) {
-      assert.equal((res.output as { before: number }).before, 3, 'each item saw the seed, not the others');
-    }
+    assert.match(r.out, /Score\s+100%/);
+    assert.match(r.out, /Evals\s+3\b/);
     const branches = await client.branches('eval-orders');
     assert.deepEqual(
       branches.map((b) => b.branch),
@@ -72,6 +85,17 @@ describe('evalite with a fork per data item', { timeout: 300_000 }, () => {
     );
     assert.ok(branches[0]?.checkpoints.includes('seed'));
     assert.deepEqual(await client.status(), [], 'no session left open');
+  });
+
+  test('examples/evalite-migrations: each item saw the seed, not the others, and scored', async () => {
+    const r = await evaliteRun(join(ROOT, 'examples/evalite-migrations'), daemon.sock, out);
+    assert.equal(r.code, 0, r.out);
+    const [orders] = r.report().evals;
+    assert.equal(orders?.averageScore, 1, r.out);
+    assert.equal(orders?.results.length, 3);
+    for (const res of orders?.results ?? []) {
+      assert.equal((res.output as { before: number }).before, 3, 'each item saw the seed, not the others');
+    }
   });
 
   test('keep: every item and trial keeps its fork, sessions closed, the result checkpointed', async () => {
