@@ -54,11 +54,11 @@ export interface WireRequest {
    */
   store?: string;
   /**
-   * Additive: who asks. `agent` marks a call an AI agent made (absent means a human), so the daemon applies the
-   * agent safety rules the MCP server applies. Older daemons ignore it.
+   * Additive: who asks. Absent means a human; `agent` applies the agent rules (force only with `allow_force`, the
+   * undo points of protected branches left alone, no discarding of uncheckpointed writes). Older daemons ignore it.
    */
   actor?: 'agent';
-  /** Additive, with `actor: 'agent'`: the human allowed the agent to force (protected targets, a live lease). */
+  /** Additive: with `actor: "agent"`, the agent may force (what `offshoot mcp -allow-force` allows). */
   allow_force?: boolean;
   /** Additive: the one read-only SQL statement of a query op. */
   sql?: string;

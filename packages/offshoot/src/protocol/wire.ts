@@ -28,9 +28,9 @@ export const RequestSchema = z.object({
   summary: z.optional(z.boolean()),
   /** Additive: the store the client means (canonical spelling); a daemon serving another store refuses the request. */
   store: z.optional(z.string()),
-  /** Additive: `agent` when an AI agent asks (absent means a human). */
+  /** Additive: `agent` applies the agent rules; absent means a human. */
   actor: z.optional(z.literal('agent')),
-  /** Additive: with actor agent, the human allowed forcing. */
+  /** Additive: with `actor: "agent"`, the agent may force. */
   allow_force: z.optional(z.boolean()),
   /** Additive: the statement of a query op. */
   sql: z.optional(z.string()),
