@@ -67,14 +67,15 @@ describe('the agent rules over the daemon', { timeout: 180_000 }, () => {
   });
 
   test('the undo point of protected main stays the human’s, even with force', async () => {
-    await human.rollback('app', 'main', 'one');
+    await human.create('undo');
+    await human.rollback('undo', 'main', 'init');
     const told = await approved(offshootTools({ client: human }), 'offshoot_destroy', {
-      database: 'app',
+      database: 'undo',
       branch: 'main-pre-rollback',
       force: true,
     });
     assert.match(told, /PROTECTED/);
-    assert.ok((await human.branches('app')).some((b) => b.branch === 'main-pre-rollback'));
+    assert.ok((await human.branches('undo')).some((b) => b.branch === 'main-pre-rollback'));
   });
 });
 
