@@ -22,7 +22,6 @@ export interface CheckoutFile {
  * agent asks, so the engine applies its safety rules; nothing here decides what is allowed.
  */
 export interface BranchVerbs {
-  readonly via: 'daemon' | 'at-rest';
   fork(req: ForkRequest): Promise<number>;
   checkout(db: string, branch: string): Promise<CheckoutFile>;
   checkpoint(

@@ -3,7 +3,6 @@ import type { BranchVerbs, CheckoutFile, ForkRequest } from './branch-verbs.js';
 
 /** The verbs over a daemon client: each is one request, marked as an agent's. */
 export class DaemonVerbs implements BranchVerbs {
-  readonly via = 'daemon';
   readonly #client: Client;
   readonly #actor: ActorOptions;
 

@@ -24,7 +24,11 @@ describe('offshootTools at rest', { timeout: 180_000 }, () => {
   const tools = () => offshootTools({ store, bin: wrapper });
 
   before(() => {
-    writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${BIN}' "$@"\n`);
+    // One line per run, however many lines its arguments hold (SQL may).
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh\nprintf '%s' "$*" | tr '\\n' ' ' >> '${log}'\necho >> '${log}'\nexec '${BIN}' "$@"\n`,
+    );
     chmodSync(wrapper, 0o755);
     writeFileSync(log, '');
     human('init');
@@ -35,7 +39,7 @@ describe('offshootTools at rest', { timeout: 180_000 }, () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  test('the loop in one run, each tool one CLI command, each mutation marked as an agent', async () => {
+  test('the loop in one run, each tool one CLI command (arguments after --), each mutation marked as an agent', async () => {
     const r = await run({ ...tools(), run_sql: runSql }, [
       { calls: [{ tool: 'offshoot_fork', input: { database: 'app', new_branch: 'attempt-1', ttl: '2h' } }] },
       { calls: [{ tool: 'offshoot_checkout', input: { database: 'app', branch: 'attempt-1' } }] },
@@ -57,7 +61,7 @@ describe('offshootTools at rest', { timeout: 180_000 }, () => {
               database: 'app',
               branch: 'attempt-1',
               at: 'tests-pass',
-              sql: 'SELECT body FROM notes ORDER BY id',
+              sql: '-- a leading comment is SQL, not a flag\nSELECT body FROM notes ORDER BY id',
             },
           },
         ],
@@ -90,7 +94,7 @@ describe('offshootTools at rest', { timeout: 180_000 }, () => {
     for (const verb of ['fork', 'checkpoint']) {
       const line = lines.find((l) => l.includes(` ${verb} `));
       assert.match(line ?? '', /--json/);
-      assert.match(line ?? '', /--actor agent/, `${verb} says an agent asks`);
+      assert.match(line ?? '', /--actor=agent/, `${verb} says an agent asks`);
       assert.doesNotMatch(line ?? '', /--allow-force/);
     }
   });
