@@ -9,7 +9,8 @@ BIOME := node_modules/.bin/biome
 
 all: build
 
-$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/offshoot-db-client/package.json packages/langgraph/package.json
+$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/offshoot-db-client/package.json packages/langgraph/package.json \
+		packages/ai-sdk/package.json packages/evalite/package.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -22,6 +23,8 @@ build: install
 	node scripts/build-web.mjs
 	node scripts/bundle-cli.mjs
 	$(TSC) -p packages/langgraph/tsconfig.json
+	$(TSC) -p packages/ai-sdk/tsconfig.json
+	$(TSC) -p packages/evalite/tsconfig.json
 
 check: build
 	$(BIOME) check .
@@ -33,6 +36,8 @@ check: build
 	$(TSC) -p packages/offshoot/web/tsconfig.json
 	scripts/test-python.sh lint
 	$(TSC) -p packages/langgraph/tsconfig.check.json
+	$(TSC) -p packages/ai-sdk/tsconfig.check.json
+	$(TSC) -p packages/evalite/tsconfig.check.json
 	$(TSC) -p examples/tsconfig.json
 
 test: build check

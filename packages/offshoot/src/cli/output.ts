@@ -10,6 +10,7 @@ import type { GcReport } from '../ops/gc.js';
 import type { LeaseInfo } from '../ops/lease.js';
 import type { PromoteResult } from '../ops/promote.js';
 import type { ProtectResult } from '../ops/protect.js';
+import type { QueryResult } from '../ops/query.js';
 import type { RollbackResult } from '../ops/rollback.js';
 import type { StatusReport } from '../ops/status.js';
 import type { TouchResult } from '../ops/touch.js';
@@ -244,6 +245,18 @@ export function diffOutcome(r: DiffResult, left: string, right: string, mode: Di
     ...(mode === 'sql' ? { sql: text } : {}),
   };
   return { data, text };
+}
+
+/** `query`: the column names, then a row per line (values as JSON); how many rows, and a cut, go to stderr. */
+export function queryOutcome(r: QueryResult): Outcome {
+  const target = `${r.db}@${r.branch}${r.at === undefined ? '' : `@${r.at}`}`;
+  const lines = [r.columns.join(' | '), ...r.rows.map((row) => row.map((v) => JSON.stringify(v)).join(' | '))];
+  const data = { ...r, rows: new Verbatim(r.rows) };
+  return outcome(data, lines, {
+    notes: [
+      `${target} (${r.source}): ${r.rows.length} row(s)${r.truncated ? ', cut at the limit (raise --limit, or page with LIMIT/OFFSET)' : ''}`,
+    ],
+  });
 }
 
 /** `gc`: reaped and cleared lists only when non-empty, then the object counts; reap failures go to stderr. */
