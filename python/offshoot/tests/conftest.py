@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from offshoot import Client, connect
+from offshoot import Client, Store, connect
 from offshoot.daemon import DaemonHandle
 
 REPO = Path(__file__).resolve().parents[3]
@@ -30,6 +30,14 @@ def db(client: Client) -> str:
     name = f"d-{uuid.uuid4().hex[:12]}"
     client.create(name)
     return name
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    """A fresh store at rest (no daemon), initialized."""
+    s = Store(tmp_path / "store")
+    s.init()
+    return s
 
 
 def write_rows(path: str, *values: int) -> None:
