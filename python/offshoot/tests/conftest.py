@@ -16,6 +16,9 @@ from offshoot.daemon import DaemonHandle
 REPO = Path(__file__).resolve().parents[3]
 os.environ.setdefault("OFFSHOOT_BIN", str(REPO / "offshoot"))
 
+# CrewAI cannot share the main environment: its tests run in their own (scripts/test-python.sh runs both).
+collect_ignore_glob = [] if os.environ.get("OFFSHOOT_PY_ENV") == "crewai" else ["integrations/crewai/*"]
+
 
 @pytest.fixture
 def client(offshoot_daemon: DaemonHandle) -> Iterator[Client]:

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from workflows import Context, Workflow
-from workflows.events import Event, StopEvent, WorkflowIdleEvent
+from workflows.events import Event, InputRequiredEvent, StopEvent, WorkflowIdleEvent
 from workflows.handler import WorkflowHandler
 
 from ..at_rest_link import AtRestLink
@@ -85,15 +85,26 @@ class WorkflowForks:
 
     async def stream(self, handler: WorkflowHandler) -> AsyncIterator[Event]:
         """The handler's events (internal ones included), with a checkpoint `idle-<n>` each time the workflow waits
-        for input and `stop` when it ends (before the `StopEvent` is yielded)."""
+        for input and `stop` when it ends (before the `StopEvent` is yielded). An `InputRequiredEvent` is held back
+        until the idle checkpoint after it is taken, so an answer sent on seeing it can never run a step early."""
         idle = 0
+        held: list[Event] = []
         async for event in handler.stream_events(expose_internal=True):
+            if isinstance(event, InputRequiredEvent):
+                held.append(event)
+                continue
             if isinstance(event, WorkflowIdleEvent):
                 idle += 1
                 await self.checkpoint(handler, f"idle-{idle}")
             elif isinstance(event, StopEvent):
                 await self.checkpoint(handler, "stop")
             yield event
+            if isinstance(event, WorkflowIdleEvent | StopEvent):
+                for waiting in held:
+                    yield waiting
+                held.clear()
+        for waiting in held:
+            yield waiting
 
     async def fork_at(self, checkpoint: WorkflowCheckpoint, new_branch: str, *, ttl: TTL = None) -> WorkflowForks:
         """Forks the database at `checkpoint` into `new_branch` (expiring after `ttl` unless touched) and returns
