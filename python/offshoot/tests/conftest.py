@@ -16,6 +16,10 @@ from offshoot.daemon import DaemonHandle
 REPO = Path(__file__).resolve().parents[3]
 os.environ.setdefault("OFFSHOOT_BIN", str(REPO / "offshoot"))
 
+# CrewAI's telemetry stays off: the tests reach nothing but this machine.
+os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+
 # CrewAI cannot share the main environment: its tests run in their own (scripts/test-python.sh runs both).
 collect_ignore_glob = [] if os.environ.get("OFFSHOOT_PY_ENV") == "crewai" else ["integrations/crewai/*"]
 
