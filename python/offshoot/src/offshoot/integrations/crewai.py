@@ -156,6 +156,12 @@ class ForkPerKickoff:
         fork = self.fork()
         try:
             output = fork.attach(build(fork)).kickoff(inputs=inputs)
+            if not isinstance(output, CrewOutput):
+                raise OffshootError(
+                    "ForkPerKickoff: the crew streams its output; the verdict needs the finished CrewOutput",
+                    "UNSUPPORTED",
+                    "build the crew with stream=False",
+                )
             chosen = verdict(output, fork)
         except BaseException:
             fork.link.close()

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-import sys
+import importlib.util
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from quickstart import run_quickstart  # noqa: E402
+def quickstart() -> Any:
+    """The shared quickstart runner (tests/integrations/quickstart.py), loaded from its file."""
+    spec = importlib.util.spec_from_file_location("quickstart", Path(__file__).resolve().parents[1] / "quickstart.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_the_quickstart_runs_as_written() -> None:
-    run_quickstart("crewai.md")
+    quickstart().run_quickstart("crewai.md")
