@@ -6,6 +6,9 @@
 #   scripts/python-env.sh crewai   .venv-py-crewai/: python/constraints-crewai.txt (CrewAI pins openai<3, the OpenAI
 #                                  Agents SDK openai>=3, so they cannot share one) and offshoot-db with [pytest,crewai]
 #
+# The pins are installed by uv (itself pinned, installed into the environment by pip); the packages under python/
+# are installed editable by pip, without build isolation.
+#
 # Makes or refreshes the environment when its inputs changed and prints its interpreter path. A stamp records a hash
 # of the inputs (this script, the constraints, every package's pyproject.toml), so a warm run costs a hash and
 # nothing else. Packages build with hatchling, pinned in the constraints and used without build isolation, so an
@@ -20,6 +23,8 @@ case "$env_name" in
 esac
 stamp="$venv/.offshoot-stamp"
 virtualenv_version="21.15.11"
+# uv installs the pins: it downloads in parallel, which on a slow link turns a 20-minute pip install into seconds.
+uv_version="0.13.8"
 
 log() { echo "python-env: $*" >&2; }
 
@@ -74,7 +79,8 @@ log "installing the Python test environment ($env_name) into ${venv#"$root"/}"
 rm -rf "$venv"
 make_venv
 pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input --quiet)
-"${pip[@]}" install -r "$constraints" >&2
+"${pip[@]}" install "uv==$uv_version" >&2
+"$venv/bin/uv" pip install --quiet --python "$venv/bin/python" -r "$constraints" >&2
 editables=()
 if [[ "$env_name" == crewai ]]; then
   editables=(-e "$root/python/offshoot[pytest,crewai]")
