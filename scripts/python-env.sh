@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
-# The project-local Python environment for the Python packages' tests: .venv-py/ with every pin of
-# python/constraints.txt and each package under python/ installed editable (the offshoot-db one with its pytest extra).
+# The project-local Python environments for the Python packages' tests, each from its own constraints file.
 #
-#   scripts/python-env.sh          make or refresh .venv-py/ when its inputs changed; print the interpreter path
+#   scripts/python-env.sh          .venv-py/: every pin of python/constraints.txt and each package under python/
+#                                  installed editable (offshoot-db with its pytest and framework extras)
+#   scripts/python-env.sh crewai   .venv-py-crewai/: python/constraints-crewai.txt (CrewAI pins openai<3, the OpenAI
+#                                  Agents SDK openai>=3, so they cannot share one) and offshoot-db with [pytest,crewai]
 #
-# A stamp records a hash of the inputs (this script, the constraints, every package's pyproject.toml), so a warm run
-# costs a hash and nothing else. Packages build with hatchling, pinned in the constraints and used without build
-# isolation, so an install needs no package beyond the pins.
+# The pins are installed by uv (itself pinned, installed into the environment by pip); the packages under python/
+# are installed editable by pip, without build isolation.
+#
+# Makes or refreshes the environment when its inputs changed and prints its interpreter path. A stamp records a hash
+# of the inputs (this script, the constraints, every package's pyproject.toml), so a warm run costs a hash and
+# nothing else. Packages build with hatchling, pinned in the constraints and used without build isolation, so an
+# install needs no package beyond the pins.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-venv="${OFFSHOOT_PY_VENV:-$root/.venv-py}"
-constraints="$root/python/constraints.txt"
+env_name="${1:-main}"
+case "$env_name" in
+  main) venv="${OFFSHOOT_PY_VENV:-$root/.venv-py}"; constraints="$root/python/constraints.txt" ;;
+  crewai) venv="${OFFSHOOT_PY_VENV:-$root/.venv-py}-crewai"; constraints="$root/python/constraints-crewai.txt" ;;
+  *) echo "usage: $0 [main|crewai]" >&2; exit 2 ;;
+esac
 stamp="$venv/.offshoot-stamp"
 virtualenv_version="21.15.11"
+# uv installs the pins: it downloads in parallel, which on a slow link turns a 20-minute pip install into seconds.
+uv_version="0.13.8"
 
 log() { echo "python-env: $*" >&2; }
 
@@ -63,15 +75,24 @@ make_venv() {
   PYTHONPATH="$boot" "$python" -m virtualenv --quiet "$venv" >&2
 }
 
-log "installing the Python test environment into ${venv#"$root"/}"
+log "installing the Python test environment ($env_name) into ${venv#"$root"/}"
 rm -rf "$venv"
 make_venv
 pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input --quiet)
-"${pip[@]}" install -r "$constraints" >&2
+"${pip[@]}" install "uv==$uv_version" >&2
+"$venv/bin/uv" pip install --quiet --python "$venv/bin/python" -r "$constraints" >&2
 editables=()
-for p in "${projects[@]}"; do
-  if [[ "$(basename "$p")" == offshoot ]]; then editables+=(-e "$p[pytest]"); else editables+=(-e "$p"); fi
-done
+if [[ "$env_name" == crewai ]]; then
+  editables=(-e "$root/python/offshoot[pytest,crewai]")
+else
+  for p in "${projects[@]}"; do
+    if [[ "$(basename "$p")" == offshoot ]]; then
+      editables+=(-e "$p[pytest,openai-agents,pydantic-evals,llama-index,google-adk]")
+    else
+      editables+=(-e "$p")
+    fi
+  done
+fi
 "${pip[@]}" install --no-build-isolation --no-deps -c "$constraints" "${editables[@]}" >&2
 "${pip[@]}" check >&2 || { log "the installed environment has broken requirements"; exit 1; }
 echo "$want" >"$stamp"

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Checks and tests of the Python packages under python/ and of the Python examples under examples/, in the
-# project-local .venv-py/ (scripts/python-env.sh).
+# Checks and tests of the Python packages under python/ and of the Python examples under examples/, each in the
+# project-local environment its framework installs into (scripts/python-env.sh): .venv-py/ for everything but CrewAI,
+# .venv-py-crewai/ for the CrewAI adapter's tests (python/offshoot/tests/integrations/crewai) and for the examples
+# whose pyproject.toml says `python-env = "crewai"` under [tool.offshoot].
 #
 #   scripts/test-python.sh          ruff, mypy --strict and pytest for every package
 #   scripts/test-python.sh lint     ruff (lint and format) and mypy --strict only
 #   scripts/test-python.sh test     pytest only (needs `make build`: the tests run the repository's ./offshoot)
-#   scripts/test-python.sh MODE DIR only the packages and examples whose directory contains DIR
+#   scripts/test-python.sh MODE DIR only the packages, examples and test directories whose path contains DIR
 #
 # Under CI=true a missing prerequisite or a skipped test fails the run: nothing may pass by not running.
 set -euo pipefail
@@ -18,20 +20,44 @@ case "$mode" in all | lint | test) ;; *) echo "usage: $0 [all|lint|test] [DIR]" 
 log() { echo "test-python: $*" >&2; }
 ci() { [[ "${CI:-}" == "true" || "${CI:-}" == "1" ]]; }
 
-python="$(scripts/python-env.sh)"
-bin="$(dirname "$python")"
-# The packages under python/ and the Python examples (an examples/ directory with a pyproject.toml).
-mapfile -t projects < <(find python examples -mindepth 2 -maxdepth 2 -name pyproject.toml -printf '%h\n' 2>/dev/null |
-  sort | grep -F -- "$filter" || true)
-if [[ ${#projects[@]} -eq 0 ]]; then
+crewai_tests="tests/integrations/crewai"
+crewai_sources=(src/offshoot/integrations/crewai.py "$crewai_tests")
+# One job a line: ENV DIR [PATH]: pytest (or mypy) in DIR, on PATH only when given, in environment ENV.
+jobs=()
+while read -r p; do
+  if grep -qs '^python-env = "crewai"' "$p/pyproject.toml"; then jobs+=("crewai $p"); else jobs+=("main $p"); fi
+  if [[ "$p" == python/offshoot ]]; then jobs+=("crewai $p $crewai_tests"); fi
+done < <(find python examples -mindepth 2 -maxdepth 2 -name pyproject.toml -printf '%h\n' 2>/dev/null | sort)
+selected=()
+for j in "${jobs[@]}"; do
+  read -r _ p sub <<<"$j"
+  if [[ "$p/$sub" == *"$filter"* ]]; then selected+=("$j"); fi
+done
+if [[ ${#selected[@]} -eq 0 ]]; then
   log "no package under python/${filter:+ matching '$filter'}"
   exit 1
 fi
 
+declare -A bins=()
+env_bin() {
+  if [[ -z "${bins[$1]:-}" ]]; then bins[$1]="$(dirname "$(scripts/python-env.sh "$1")")"; fi
+  echo "${bins[$1]}"
+}
+
 if [[ "$mode" != test ]]; then
-  for p in "${projects[@]}"; do
-    log "lint $p"
-    (cd "$p" && "$bin/ruff" check --quiet . && "$bin/ruff" format --check --quiet . && "$bin/mypy" --strict .)
+  for j in "${selected[@]}"; do
+    read -r env p sub <<<"$j"
+    bin="$(env_bin "$env")"
+    log "lint $p${sub:+/$sub} ($env)"
+    if [[ -n "$sub" ]]; then
+      (cd "$p" && "$bin/mypy" --strict "${crewai_sources[@]}")
+    elif [[ "$p" == python/offshoot ]]; then
+      # CrewAI is not in the main environment: its adapter is type-checked in its own, just above or below.
+      (cd "$p" && "$bin/ruff" check --quiet . && "$bin/ruff" format --check --quiet . &&
+        "$bin/mypy" --strict . --exclude '(^|/)integrations/crewai(\.py$|/)')
+    else
+      (cd "$p" && "$bin/ruff" check --quiet . && "$bin/ruff" format --check --quiet . && "$bin/mypy" --strict .)
+    fi
   done
 fi
 
@@ -47,9 +73,12 @@ if [[ "$mode" != lint ]]; then
   export OFFSHOOT_BIN="$root/offshoot"
   out="$(mktemp)"
   trap 'rm -f "$out"' EXIT
-  for p in "${projects[@]}"; do
-    log "pytest $p"
-    (cd "$p" && "$python" -m pytest -q -n "${OFFSHOOT_PY_WORKERS:-2}" -p no:cacheprovider) | tee "$out"
+  for j in "${selected[@]}"; do
+    read -r env p sub <<<"$j"
+    python="$(env_bin "$env")/python"
+    log "pytest $p${sub:+/$sub} ($env)"
+    (cd "$p" && OFFSHOOT_PY_ENV="$env" "$python" -m pytest -q -n "${OFFSHOOT_PY_WORKERS:-2}" -p no:cacheprovider $sub) |
+      tee "$out"
     if ci && grep -Eq '[0-9]+ skipped' "$out"; then
       log "$p: tests were skipped under CI=true; every test must run"
       exit 1

@@ -64,4 +64,4 @@ def test_the_module_exports_both_savers() -> None:
     assert langgraph_checkpoint_offshoot.__all__ == ["AsyncOffshootSaver", "OffshootSaver"]
     for cls in (OffshootSaver, AsyncOffshootSaver):
         for prop in ("db", "branch", "path", "closed"):
-            assert isinstance(vars(cls)[prop], property), prop
+            assert isinstance(inspect.getattr_static(cls, prop), property), prop

@@ -10,11 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from offshoot import Client, connect
+from offshoot import Client, Store, connect
 from offshoot.daemon import DaemonHandle
 
 REPO = Path(__file__).resolve().parents[3]
 os.environ.setdefault("OFFSHOOT_BIN", str(REPO / "offshoot"))
+
+# CrewAI's telemetry stays off: the tests reach nothing but this machine.
+os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+
+# CrewAI cannot share the main environment: its tests run in their own (scripts/test-python.sh runs both).
+collect_ignore_glob = [] if os.environ.get("OFFSHOOT_PY_ENV") == "crewai" else ["integrations/crewai/*"]
 
 
 @pytest.fixture
@@ -30,6 +37,14 @@ def db(client: Client) -> str:
     name = f"d-{uuid.uuid4().hex[:12]}"
     client.create(name)
     return name
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    """A fresh store at rest (no daemon), initialized."""
+    s = Store(tmp_path / "store")
+    s.init()
+    return s
 
 
 def write_rows(path: str, *values: int) -> None:

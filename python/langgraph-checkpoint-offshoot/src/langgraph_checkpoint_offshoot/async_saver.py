@@ -3,45 +3,33 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 import os
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import aiosqlite
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
-    CheckpointTuple,
-    DeltaChannelHistory,
-)
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from offshoot import TTL, Store
+from offshoot.at_rest_link import AtRestLink
+from offshoot.branch_link import BranchLink
+from offshoot.session_link import SessionLink
 
-from .at_rest_link import AtRestLink
-from .attachment import Allowlist, Attachment, derive
-from .branch_link import BranchLink
+from . import thread_ops
+from .core import SaverCore
 from .opening import SaverOpening
-from .session_link import SessionLink
 
 T = TypeVar("T")
 
 
-class AsyncOffshootSaver(BaseCheckpointSaver[str]):
+class AsyncOffshootSaver(SaverCore[AsyncSqliteSaver]):
     """The async twin of `OffshootSaver`: every checkpointer method is the stock `AsyncSqliteSaver`'s on the branch's
     checkout, and the branch verbs are coroutines. Made by `session()` or `at_rest()`."""
 
     def __init__(self, link: BranchLink, inner: AsyncSqliteSaver, *, serde: SerializerProtocol | None = None) -> None:
         """Wraps an open link and the stock saver on its checkout; use `session()` or `at_rest()` instead."""
-        super().__init__(serde=inner.serde)
-        self._serde_arg = serde
-        self._att: Attachment[AsyncSqliteSaver] = Attachment(link, inner)
-        self._allowlist: Allowlist = ()
+        super().__init__(link, inner, serde)
         self._verbs = asyncio.Lock()
 
     @classmethod
@@ -71,26 +59,6 @@ class AsyncOffshootSaver(BaseCheckpointSaver[str]):
     ) -> SaverOpening[AsyncOffshootSaver]:
         """Saves into the at-rest checkout of `db@branch` in `store`, no daemon needed; used like `session()`."""
         return SaverOpening(lambda: cls._attach(lambda: AtRestLink.open(store, db, branch, create=create), serde=serde))
-
-    @property
-    def db(self) -> str:
-        """The database."""
-        return self._att.link.db
-
-    @property
-    def branch(self) -> str:
-        """The branch this saver writes."""
-        return self._att.link.branch
-
-    @property
-    def path(self) -> str:
-        """The checkout the stock saver writes."""
-        return self._att.link.path
-
-    @property
-    def closed(self) -> bool:
-        """Whether `close()`/`aclose()` or `destroy()` ran."""
-        return self._att.closed
 
     async def checkpoint(self, name: str = "", meta: Mapping[str, str] | None = None) -> int:
         """Makes everything written so far durable, as the named checkpoint `name`; returns its txid."""
@@ -160,143 +128,38 @@ class AsyncOffshootSaver(BaseCheckpointSaver[str]):
     ) -> None:
         await self.close()
 
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> AsyncOffshootSaver:
-        """A clone sharing this saver's branch and connection whose stock saver has the extra msgpack allowlist."""
-        current = self._inner
-        if derive(current, extra_allowlist).serde is current.serde:
-            return self
-        clone = copy.copy(self)
-        clone._allowlist = (*self._allowlist, tuple(extra_allowlist))
-        clone.serde = clone._inner.serde
-        return clone
+    async def setup(self) -> None:
+        """The stock saver's: creates its tables in the checkout when missing (every method does so first)."""
+        await self._inner.setup()
 
-    # The BaseCheckpointSaver surface, each method handed to the stock saver (tests/test_delegation_tripwire.py).
+    def _run_plan(self, plan: thread_ops.Plan) -> None:
+        # As the stock async saver's sync methods: the work runs on its loop, from another thread.
+        inner = self._inner
+        try:
+            if asyncio.get_running_loop() is inner.loop:
+                plan.close()
+                raise asyncio.InvalidStateError(
+                    "Synchronous calls to AsyncOffshootSaver are only allowed from a different thread. From the "
+                    "main thread, use the async interface, e.g. `await checkpointer.acopy_thread(...)`."
+                )
+        except RuntimeError:
+            pass
+        asyncio.run_coroutine_threadsafe(self._arun_plan(plan), inner.loop).result()
 
-    @property
-    def config_specs(self) -> list[Any]:
-        """The stock saver's."""
-        return list(self._inner.config_specs)
-
-    async def aget(self, config: RunnableConfig) -> Checkpoint | None:
-        """The stock saver's."""
-        return await self._inner.aget(config)
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """The stock saver's."""
-        return await self._inner.aget_tuple(config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """The stock saver's."""
-        async for item in self._inner.alist(config, filter=filter, before=before, limit=limit):
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """The stock saver's."""
-        return await self._inner.aput(config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
-    ) -> None:
-        """The stock saver's."""
-        await self._inner.aput_writes(config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """The stock saver's."""
-        await self._inner.adelete_thread(thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """The stock saver's."""
-        await self._inner.adelete_for_runs(run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """The stock saver's."""
-        await self._inner.acopy_thread(source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """The stock saver's."""
-        await self._inner.aprune(thread_ids, strategy=strategy)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """The stock saver's."""
-        return await self._inner.aget_delta_channel_history(config=config, channels=channels)
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        """The stock saver's."""
-        return self._inner.get_next_version(current, channel)
-
-    # The stock AsyncSqliteSaver's sync methods work from threads other than the event loop's.
-
-    def get(self, config: RunnableConfig) -> Checkpoint | None:
-        """The stock saver's."""
-        return self._inner.get(config)
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """The stock saver's."""
-        return self._inner.get_tuple(config)
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """The stock saver's."""
-        return self._inner.list(config, filter=filter, before=before, limit=limit)
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """The stock saver's."""
-        return self._inner.put(config, checkpoint, metadata, new_versions)
-
-    def put_writes(
-        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
-    ) -> None:
-        """The stock saver's."""
-        self._inner.put_writes(config, writes, task_id, task_path)
-
-    def delete_thread(self, thread_id: str) -> None:
-        """The stock saver's."""
-        self._inner.delete_thread(thread_id)
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """The stock saver's."""
-        self._inner.delete_for_runs(run_ids)
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """The stock saver's."""
-        self._inner.copy_thread(source_thread_id, target_thread_id)
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """The stock saver's."""
-        self._inner.prune(thread_ids, strategy=strategy)
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """The stock saver's."""
-        return self._inner.get_delta_channel_history(config=config, channels=channels)
+    async def _arun_plan(self, plan: thread_ops.Plan) -> None:
+        inner = self._inner
+        await inner.setup()
+        async with inner.lock, inner.conn.cursor() as cur:
+            try:
+                statement = next(plan)
+                while True:
+                    await cur.execute(*statement)
+                    statement = plan.send([tuple(r) for r in await cur.fetchall()])
+            except StopIteration:
+                await inner.conn.commit()
+            except BaseException:
+                await inner.conn.rollback()
+                raise
 
     @classmethod
     async def _attach(
@@ -309,14 +172,6 @@ class AsyncOffshootSaver(BaseCheckpointSaver[str]):
             await asyncio.to_thread(link.close)
             raise
         return cls(link, inner, serde=serde)
-
-    @property
-    def _inner(self) -> AsyncSqliteSaver:
-        return self._att.saver_for(self._allowlist)
-
-    def _open_link(self) -> BranchLink:
-        self._att.saver_for(())
-        return self._att.link
 
     async def _verb(self, call: Callable[[], T]) -> T:
         # One branch verb at a time: the daemon client is one request, one response on one socket.

@@ -2,43 +2,30 @@
 
 from __future__ import annotations
 
-import copy
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
-    CheckpointTuple,
-    DeltaChannelHistory,
-)
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 from offshoot import TTL, Store
+from offshoot.at_rest_link import AtRestLink
+from offshoot.branch_link import BranchLink
+from offshoot.session_link import SessionLink
 
-from .at_rest_link import AtRestLink
-from .attachment import Allowlist, Attachment, derive
-from .branch_link import BranchLink
-from .session_link import SessionLink
+from . import thread_ops
+from .core import SaverCore
 
 
-class OffshootSaver(BaseCheckpointSaver[str]):
+class OffshootSaver(SaverCore[SqliteSaver]):
     """A LangGraph checkpointer doing no checkpoint I/O of its own: every method is the stock `SqliteSaver`'s, on the
     branch's checkout. Made by `session()` or `at_rest()`; close it (or use `with`) to release the branch."""
 
     def __init__(self, link: BranchLink, *, serde: SerializerProtocol | None = None) -> None:
         """Wraps an open link; use `session()` or `at_rest()` instead."""
-        self._serde_arg = serde
-        inner = self._stock(link.path)
-        super().__init__(serde=inner.serde)
-        self._att: Attachment[SqliteSaver] = Attachment(link, inner)
-        self._allowlist: Allowlist = ()
+        super().__init__(link, _stock(link.path, serde), serde)
 
     @classmethod
     def session(
@@ -69,30 +56,9 @@ class OffshootSaver(BaseCheckpointSaver[str]):
         needed; `checkpoint()` and the branch verbs run the `offshoot` CLI."""
         return cls._over(AtRestLink.open(store, db, branch, create=create), serde)
 
-    @property
-    def db(self) -> str:
-        """The database."""
-        return self._att.link.db
-
-    @property
-    def branch(self) -> str:
-        """The branch this saver writes."""
-        return self._att.link.branch
-
-    @property
-    def path(self) -> str:
-        """The checkout the stock saver writes."""
-        return self._att.link.path
-
-    @property
-    def closed(self) -> bool:
-        """Whether `close()` or `destroy()` ran."""
-        return self._att.closed
-
     def checkpoint(self, name: str = "", meta: Mapping[str, str] | None = None) -> int:
         """Makes everything written so far durable, as the named checkpoint `name`; returns its txid."""
-        self._open_link()
-        return self._att.link.flush(name, meta)
+        return self._open_link().flush(name, meta)
 
     def fork_thread(
         self,
@@ -115,7 +81,7 @@ class OffshootSaver(BaseCheckpointSaver[str]):
         try:
             link.rollback(to)
         finally:
-            self._att.replace(lambda: self._stock(link.path))
+            self._att.replace(lambda: _stock(link.path, self._serde_arg))
 
     def promote(self, onto: str, force: bool = False) -> int:
         """Repoints branch `onto` at this branch's state (written so far); `force` if `onto` is protected. `onto`
@@ -150,144 +116,33 @@ class OffshootSaver(BaseCheckpointSaver[str]):
     ) -> None:
         self.close()
 
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> OffshootSaver:
-        """A clone sharing this saver's branch and connection whose stock saver has the extra msgpack allowlist."""
-        allowlist = (*self._allowlist, tuple(extra_allowlist))
-        current = self._inner
-        if derive(current, extra_allowlist).serde is current.serde:
-            return self
-        clone = copy.copy(self)
-        clone._allowlist = allowlist
-        clone.serde = clone._inner.serde
-        return clone
+    def setup(self) -> None:
+        """The stock saver's: creates its tables in the checkout when missing (every method does so first)."""
+        self._inner.setup()
 
-    # The BaseCheckpointSaver surface, each method handed to the stock saver (tests/test_delegation_tripwire.py).
+    def cursor(self, transaction: bool = True) -> AbstractContextManager[sqlite3.Cursor]:
+        """The stock saver's: a cursor on the checkout under the saver's lock, committed on exit if `transaction`."""
+        return self._inner.cursor(transaction)
 
-    @property
-    def config_specs(self) -> list[Any]:
-        """The stock saver's."""
-        return list(self._inner.config_specs)
+    def _run_plan(self, plan: thread_ops.Plan) -> None:
+        inner = self._inner
+        with inner.cursor() as cur:
+            try:
+                statement = next(plan)
+                while True:
+                    statement = plan.send(cur.execute(*statement).fetchall())
+            except StopIteration:
+                return
+            except BaseException:
+                # The stock cursor commits on exit whatever happened: undo a half-run plan first.
+                inner.conn.rollback()
+                raise
 
-    def get(self, config: RunnableConfig) -> Checkpoint | None:
-        """The stock saver's."""
-        return self._inner.get(config)
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """The stock saver's."""
-        return self._inner.get_tuple(config)
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """The stock saver's."""
-        return self._inner.list(config, filter=filter, before=before, limit=limit)
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """The stock saver's."""
-        return self._inner.put(config, checkpoint, metadata, new_versions)
-
-    def put_writes(
-        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
-    ) -> None:
-        """The stock saver's."""
-        self._inner.put_writes(config, writes, task_id, task_path)
-
-    def delete_thread(self, thread_id: str) -> None:
-        """The stock saver's."""
-        self._inner.delete_thread(thread_id)
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """The stock saver's."""
-        self._inner.delete_for_runs(run_ids)
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """The stock saver's."""
-        self._inner.copy_thread(source_thread_id, target_thread_id)
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """The stock saver's."""
-        self._inner.prune(thread_ids, strategy=strategy)
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """The stock saver's."""
-        return self._inner.get_delta_channel_history(config=config, channels=channels)
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        """The stock saver's."""
-        return self._inner.get_next_version(current, channel)
-
-    # The stock SqliteSaver's async methods raise, pointing at AsyncSqliteSaver: use AsyncOffshootSaver for them.
-
-    async def aget(self, config: RunnableConfig) -> Checkpoint | None:
-        """The stock saver's."""
-        return await self._inner.aget(config)
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """The stock saver's."""
-        return await self._inner.aget_tuple(config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """The stock saver's."""
-        async for item in self._inner.alist(config, filter=filter, before=before, limit=limit):
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """The stock saver's."""
-        return await self._inner.aput(config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
-    ) -> None:
-        """The stock saver's."""
-        await self._inner.aput_writes(config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """The stock saver's."""
-        await self._inner.adelete_thread(thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """The stock saver's."""
-        await self._inner.adelete_for_runs(run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """The stock saver's."""
-        await self._inner.acopy_thread(source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """The stock saver's."""
-        await self._inner.aprune(thread_ids, strategy=strategy)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """The stock saver's."""
-        return await self._inner.aget_delta_channel_history(config=config, channels=channels)
+    async def _arun_plan(self, plan: thread_ops.Plan) -> None:
+        plan.close()
+        raise NotImplementedError(
+            "OffshootSaver does not support async methods, as the stock SqliteSaver does not: use AsyncOffshootSaver"
+        )
 
     @classmethod
     def _over(cls, link: BranchLink, serde: SerializerProtocol | None) -> OffshootSaver:
@@ -297,14 +152,7 @@ class OffshootSaver(BaseCheckpointSaver[str]):
             link.close()
             raise
 
-    @property
-    def _inner(self) -> SqliteSaver:
-        return self._att.saver_for(self._allowlist)
 
-    def _open_link(self) -> BranchLink:
-        self._att.saver_for(())
-        return self._att.link
-
-    def _stock(self, path: str) -> SqliteSaver:
-        # LangGraph may call a checkpointer from worker threads; SqliteSaver serializes its cursors with its own lock.
-        return SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=self._serde_arg)
+def _stock(path: str, serde: SerializerProtocol | None) -> SqliteSaver:
+    # LangGraph may call a checkpointer from worker threads; SqliteSaver serializes its cursors with its own lock.
+    return SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=serde)

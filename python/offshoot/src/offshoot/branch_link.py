@@ -1,0 +1,81 @@
+"""A branch an adapter works on, reached through a daemon session or at rest: one interface for both."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from .results import DiffResult
+from .ttl import TTL
+
+
+class BranchLink(Protocol):
+    """What an adapter needs from offshoot for one branch; the SQLite connections on `path` are the adapter's own.
+    Every verb is one call of the client (`SessionLink`) or of the at-rest Store (`AtRestLink`)."""
+
+    @property
+    def db(self) -> str:
+        """The database."""
+        ...
+
+    @property
+    def branch(self) -> str:
+        """The branch whose checkout the adapter writes."""
+        ...
+
+    @property
+    def path(self) -> str:
+        """The writable checkout (it can move after `rollback`)."""
+        ...
+
+    def flush(self, name: str, meta: Mapping[str, str] | None) -> int:
+        """Makes the checkout durable, as the checkpoint `name` when given; returns the txid."""
+        ...
+
+    def fork(
+        self, new_branch: str, *, ttl: TTL, from_checkpoint: str | None, meta: Mapping[str, str] | None
+    ) -> BranchLink:
+        """Forks the branch (a head fork holds everything committed so far) and links to the new branch."""
+        ...
+
+    def rollback(self, to: str) -> None:
+        """Repoints the branch at checkpoint `to`; the link is usable afterwards even when this raises."""
+        ...
+
+    def promote(self, onto: str, force: bool) -> int:
+        """Repoints `onto` at this branch's head (committed writes included); returns the txid."""
+        ...
+
+    def diff(self, base: str) -> DiffResult:
+        """Row-level diff from the durable state `base` (`db[@branch[@checkpoint]]`) to this branch's durable head."""
+        ...
+
+    def destroy(self, force: bool) -> None:
+        """Deletes the branch; the link is closed afterwards even when this raises."""
+        ...
+
+    def close(self) -> None:
+        """Releases what the link holds; the branch stays."""
+        ...
+
+
+class BranchPlace(Protocol):
+    """Where links come from: a daemon (`DaemonPlace`) or a store at rest (`StorePlace`)."""
+
+    def open(self, db: str, branch: str, *, create: bool) -> BranchLink:
+        """Links to `db@branch`, creating `db` first when `create` and it is missing."""
+        ...
+
+    def fork(
+        self,
+        db: str,
+        source: str,
+        new_branch: str,
+        *,
+        ttl: TTL,
+        from_checkpoint: str | None,
+        meta: Mapping[str, str] | None,
+    ) -> BranchLink:
+        """Forks `db@source` (its head, or `from_checkpoint`) into `new_branch` and links to the fork; `source`
+        itself is not opened, so it can be promoted onto afterwards."""
+        ...

@@ -1,0 +1,135 @@
+"""LlamaIndex workflows on offshoot: an offshoot checkpoint of the application database at each workflow checkpoint,
+and `run_from` as a fork.
+
+A workflow's own checkpoint is its `Context` snapshot (`handler.ctx.to_dict()`), taken from handler code. It is
+consistent with the database only while no step runs, so `WorkflowForks.stream` takes both together whenever the
+workflow goes idle (waiting for input: `WorkflowIdleEvent`) and when it stops. `fork_at(checkpoint, ...)` forks the
+database at such a checkpoint, and `checkpoint.context(workflow)` restores the run on it: `run_from`, in a fork.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from workflows import Context, Workflow
+from workflows.events import Event, InputRequiredEvent, StopEvent, WorkflowIdleEvent
+from workflows.handler import WorkflowHandler
+
+from ..at_rest_link import AtRestLink
+from ..branch_link import BranchLink
+from ..session_link import SessionLink
+from ..store import Store
+from ..ttl import TTL
+
+__all__ = ["WorkflowCheckpoint", "WorkflowForks"]
+
+
+@dataclass(frozen=True)
+class WorkflowCheckpoint:
+    """One workflow checkpoint: the offshoot checkpoint `name` of `db@branch` and the workflow's `Context`
+    snapshot taken at the same quiet moment."""
+
+    db: str
+    branch: str
+    name: str
+    snapshot: dict[str, Any] = field(repr=False)
+
+    def context(self, workflow: Workflow) -> Context[Any]:
+        """The workflow's `Context` as it was here, for `workflow.run(ctx=...)` (on a fork: see `fork_at`)."""
+        return Context.from_dict(workflow, self.snapshot)
+
+
+class WorkflowForks:
+    """One branch of the application database a workflow's steps write to (`path`), checkpointed together with the
+    workflow. Made by `session()` (a daemon captures the writes) or `at_rest()`; close it to release the branch."""
+
+    def __init__(self, link: BranchLink) -> None:
+        """Wraps an open link; use `session()` or `at_rest()` instead."""
+        self.link = link
+        self.checkpoints: list[WorkflowCheckpoint] = []
+        self._verbs = asyncio.Lock()
+
+    @classmethod
+    def session(
+        cls, socket_path: str | os.PathLike[str], db: str, branch: str = "main", *, create: bool = True
+    ) -> WorkflowForks:
+        """A live daemon session on the application database `db@branch` (creating `db` unless `create=False`)."""
+        return cls(SessionLink.open(os.fspath(socket_path), db, branch, create=create))
+
+    @classmethod
+    def at_rest(
+        cls, store: Store | str | os.PathLike[str], db: str, branch: str = "main", *, create: bool = True
+    ) -> WorkflowForks:
+        """The at-rest checkout of `db@branch` in `store` (a path, URL or `offshoot.Store`), no daemon."""
+        return cls(AtRestLink.open(store, db, branch, create=create))
+
+    @property
+    def path(self) -> str:
+        """The application database the workflow's steps write to."""
+        return self.link.path
+
+    async def checkpoint(self, handler: WorkflowHandler, name: str) -> WorkflowCheckpoint:
+        """Snapshots the workflow's context and checkpoints the database as `name`, together. Call it only while
+        no step runs (idle, or stopped), as `stream` does."""
+        snapshot = handler.ctx.to_dict() if handler.ctx is not None else {}
+        async with self._verbs:
+            await asyncio.to_thread(self.link.flush, name, {"workflow_checkpoint": str(len(self.checkpoints) + 1)})
+        checkpoint = WorkflowCheckpoint(self.link.db, self.link.branch, name, snapshot)
+        self.checkpoints.append(checkpoint)
+        return checkpoint
+
+    async def stream(self, handler: WorkflowHandler) -> AsyncIterator[Event]:
+        """The handler's events (internal ones included), with a checkpoint `idle-<n>` each time the workflow waits
+        for input and `stop` when it ends (before the `StopEvent` is yielded). An `InputRequiredEvent` is held back
+        until the idle checkpoint after it is taken, so an answer sent on seeing it can never run a step early."""
+        idle = 0
+        held: list[Event] = []
+        async for event in handler.stream_events(expose_internal=True):
+            if isinstance(event, InputRequiredEvent):
+                held.append(event)
+                continue
+            if isinstance(event, WorkflowIdleEvent):
+                idle += 1
+                await self.checkpoint(handler, f"idle-{idle}")
+            elif isinstance(event, StopEvent):
+                await self.checkpoint(handler, "stop")
+            yield event
+            if isinstance(event, WorkflowIdleEvent | StopEvent):
+                for waiting in held:
+                    yield waiting
+                held.clear()
+        for waiting in held:
+            yield waiting
+
+    async def fork_at(self, checkpoint: WorkflowCheckpoint, new_branch: str, *, ttl: TTL = None) -> WorkflowForks:
+        """Forks the database at `checkpoint` into `new_branch` (expiring after `ttl` unless touched) and returns
+        the forks of the new branch: run the workflow there with `ctx=checkpoint.context(workflow)`."""
+        async with self._verbs:
+            link = await asyncio.to_thread(
+                self.link.fork, new_branch, ttl=ttl, from_checkpoint=checkpoint.name, meta=None
+            )
+        return type(self)(link)
+
+    async def rollback(self, checkpoint: WorkflowCheckpoint) -> None:
+        """Rolls this branch back to `checkpoint`, dropping the later ones; close your connections to `path`
+        first."""
+        async with self._verbs:
+            await asyncio.to_thread(self.link.rollback, checkpoint.name)
+        del self.checkpoints[self.checkpoints.index(checkpoint) + 1 :]
+
+    def close(self) -> None:
+        """Releases the branch (a daemon session is flushed and closed); the branch stays."""
+        self.link.close()
+
+    def __enter__(self) -> WorkflowForks:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

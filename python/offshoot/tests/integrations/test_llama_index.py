@@ -1,0 +1,119 @@
+"""The LlamaIndex recipe against the real `llama-index-core` workflows (no model: plain steps): the database is
+checkpointed with each workflow checkpoint, and a run restored from one continues in a fork of the database."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import uuid
+from typing import Any
+
+import pytest
+from llama_index.core.workflow import Context, StartEvent, StopEvent, Workflow, step
+from workflows.events import HumanResponseEvent, InputRequiredEvent, StepStateChanged
+
+from offshoot import Client, OffshootError, Store
+from offshoot.daemon import DaemonHandle
+from offshoot.integrations.llama_index import WorkflowForks
+
+
+class Ask(InputRequiredEvent):
+    question: str
+
+
+class Answer(HumanResponseEvent):
+    text: str
+
+
+class Signup(Workflow):
+    """Writes a pending signup, asks for a name, then writes it: its steps write the database at `db_path`."""
+
+    def __init__(self, db_path: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.db_path = db_path
+
+    def write(self, sql: str, *args: str) -> None:
+        conn = sqlite3.connect(self.db_path)
+        try:
+            conn.execute("CREATE TABLE IF NOT EXISTS log(entry TEXT)")
+            conn.execute(sql, args)
+            conn.commit()
+        finally:
+            conn.close()
+
+    @step
+    async def start(self, ctx: Context, ev: StartEvent) -> Ask:
+        self.write("INSERT INTO log VALUES ('pending')")
+        return Ask(question="name?")
+
+    @step
+    async def finish(self, ctx: Context, ev: Answer) -> StopEvent:
+        self.write("INSERT INTO log VALUES (?)", f"name {ev.text}")
+        return StopEvent(result=f"hello {ev.text}")
+
+
+def log(path: str) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return [r[0] for r in conn.execute("SELECT entry FROM log ORDER BY rowid")]
+    finally:
+        conn.close()
+
+
+async def answer_with(forks: WorkflowForks, handler: Any, name: str) -> Any:
+    async for event in forks.stream(handler):
+        if isinstance(event, Ask):
+            handler.ctx.send_event(Answer(text=name))
+    return await handler
+
+
+def run_recipe(forks: WorkflowForks) -> None:
+    async def run() -> None:
+        workflow = Signup(forks.path, timeout=30)
+        assert await answer_with(forks, workflow.run(), "ada") == "hello ada"
+        assert [c.name for c in forks.checkpoints] == ["idle-1", "stop"]
+        assert log(forks.path) == ["pending", "name ada"]
+
+        asked = forks.checkpoints[0]
+        retry = await forks.fork_at(asked, "retry", ttl="1h")
+        assert log(retry.path) == ["pending"], "the fork holds the database as it was at that workflow checkpoint"
+        again = Signup(retry.path, timeout=30)
+        handler = again.run(ctx=asked.context(again))
+        # The restored run is waiting for the answer, exactly where the checkpoint left it: no step runs again.
+        handler.ctx.send_event(Answer(text="grace"))
+        events = [e async for e in retry.stream(handler)]
+        assert await handler == "hello grace"
+        assert [e.name for e in events if isinstance(e, StepStateChanged)] == ["finish", "finish"]
+        assert log(retry.path) == ["pending", "name grace"]
+        assert log(forks.path) == ["pending", "name ada"]
+
+        await forks.rollback(asked)
+        assert log(forks.path) == ["pending"]
+        assert [c.name for c in forks.checkpoints] == ["idle-1"]
+        retry.close()
+
+    asyncio.run(run())
+
+
+def test_checkpoints_and_run_from_at_rest(store: Store) -> None:
+    with WorkflowForks.at_rest(store, "signup") as forks:
+        run_recipe(forks)
+    assert {b.branch for b in store.branches("signup")} >= {"main", "retry"}
+
+
+def test_checkpoints_and_run_from_in_a_daemon_session(offshoot_daemon: DaemonHandle, client: Client) -> None:
+    db = f"signup-{uuid.uuid4().hex[:8]}"
+    with WorkflowForks.session(offshoot_daemon.sock, db) as forks:
+        run_recipe(forks)
+    assert [s for s in client.sessions() if s.db == db] == []
+
+
+def test_forking_at_a_name_taken_keeps_the_offshoot_code(store: Store) -> None:
+    async def run() -> None:
+        with WorkflowForks.at_rest(store, "signup") as forks:
+            await answer_with(forks, Signup(forks.path, timeout=30).run(), "ada")
+            with pytest.raises(OffshootError) as e:
+                await forks.fork_at(forks.checkpoints[0], "main")
+            assert e.value.code == "ALREADY_EXISTS"
+
+    asyncio.run(run())
