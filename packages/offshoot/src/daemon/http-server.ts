@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { fail, type ErrorCode } from '../core/errors.js';
 import { errorResponse } from '../protocol/errors.js';
 import { bearerCheck, parseHttpAddr } from '../protocol/http-listen.js';
+import { encodeResponse } from '../protocol/response-line.js';
 export {
   generateToken,
   isLoopbackHost,
@@ -59,7 +60,10 @@ export interface HttpServerHandle {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = `${JSON.stringify(body)}\n`;
+  sendText(res, status, `${JSON.stringify(body)}\n`);
+}
+
+function sendText(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }
@@ -193,7 +197,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
       );
       return;
     }
-    sendJson(res, 200, await opts.dispatch(parsed, 'http'));
+    sendText(res, 200, encodeResponse(await opts.dispatch(parsed, 'http')));
   };
 
   const metrics = async (res: ServerResponse): Promise<void> => {
