@@ -48,6 +48,12 @@ export async function changedPagesBetween(
 /** The most row data a diff keeps (by its size as JSON) unless the caller sets its own cap: 256 MiB. */
 export const DIFF_MAX_BYTES = 256 << 20;
 
+/**
+ * The cap of a diff a long-running server computes for a client (the daemon's diff op, the dashboard): 48 MiB, three
+ * quarters of the 64 MiB response line clients read, so no client's request can make the server hold more.
+ */
+export const DIFF_SERVER_BYTES = 48 << 20;
+
 /** Options of diff. */
 export interface DiffOpOptions {
   /** Statuses and counts only, no rows. */

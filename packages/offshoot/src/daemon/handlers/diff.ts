@@ -1,13 +1,9 @@
 import { fail, hasCode } from '../../core/errors.js';
 import { parseTarget } from '../../core/target.js';
-import { diff } from '../../ops/diff.js';
-import { MAX_RESPONSE_BYTES } from '../../protocol/response-line.js';
+import { DIFF_SERVER_BYTES, diff } from '../../ops/diff.js';
 import { diffToJson } from '../../sqlite/diff/diff-json.js';
 import { optionalCheckpoint, requestTarget } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
-
-/** Row data a diff over the wire may keep: three quarters of a response line, leaving room for everything else. */
-const DIFF_WIRE_BYTES = (MAX_RESPONSE_BYTES / 4) * 3;
 
 /**
  * `diff` db, branch, name=cp (the left side), to=`db[@branch[@cp]]` (the right side), summary, table → result: a
@@ -25,7 +21,7 @@ export const diffOp: OpHandler = async (req, d) => {
   const r = await diff(d.ops, cp === undefined ? t : { ...t, checkpoint: cp }, right, {
     summaryOnly: req.summary ?? false,
     ...(req.table !== undefined && req.table !== '' ? { tables: [req.table] } : {}),
-    maxBytes: DIFF_WIRE_BYTES,
+    maxBytes: DIFF_SERVER_BYTES,
   }).catch((err: unknown) => {
     if (!hasCode(err, 'TOO_LARGE')) throw err;
     throw fail('TOO_LARGE', err.message, {
