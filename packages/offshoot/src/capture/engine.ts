@@ -12,7 +12,7 @@ import {
   type WalSalts,
   type WalTransaction,
 } from '../sqlite/wal-reader.js';
-import { backdateAndFingerprint, type Fingerprint } from '../sqlite/checkout-sidecar.js';
+import { backdateAndFingerprint, fingerprintOf, type Fingerprint } from '../sqlite/checkout-sidecar.js';
 import { CaptureConnection, LOCK_BUDGET_MS, type CheckpointResult } from './capture-connection.js';
 import { dbFileFd } from './db-file-cache.js';
 import { breachAt, ContractBreachError } from './journal-contract.js';
@@ -85,6 +85,8 @@ const TAKEOVER_RETRY_MS = 250;
 const DRAIN_NOW_DEADLINE_MS = 15_000;
 const SHUTDOWN_BUDGET_MS = 5000;
 const SNAPSHOT_FILE = 'snapshot.db';
+/** An mtime older than this is beyond the timestamp granularity: a write now could not leave it as it is. */
+const SETTLED_MTIME_MS = 5000;
 const DEFAULT_TAKEOVER_FRAMES = 256;
 /**
  * The -wal size (in frames) at which a takeover takes the write lock. It holds a busy writer up for a moment, so
@@ -861,8 +863,11 @@ export class CaptureEngine {
     const mainHash = await hashMainFile(this.#dbPath);
     if (mainHash !== before) return 'the main file changed during shutdown';
     await this.#saveState(true, mainHash);
-    // Still under the read lock with an empty -wal, so nothing can write the main file meanwhile.
-    this.#stoppedFingerprint = backdateAndFingerprint(this.#dbPath);
+    // Still under the read lock with an empty -wal, so nothing can write the main file meanwhile. An mtime already
+    // well in the past (a file stamped clean and not written since) is kept: any later write shows against it too.
+    const fp = fingerprintOf(this.#dbPath);
+    const age = Date.now() - Number(BigInt(fp.mtime_ns) / 1_000_000n);
+    this.#stoppedFingerprint = age > SETTLED_MTIME_MS ? fp : backdateAndFingerprint(this.#dbPath);
     return undefined;
   }
 

@@ -6,7 +6,7 @@ import type { OpHandler } from './op-handler.js';
 export const flushOp: OpHandler = async (req, d) => {
   const slot = d.sessions.open(requestTarget(req));
   const name = optionalCheckpoint(req);
-  const r = await flushLive(slot, {
+  const r = await flushLive(d, slot, {
     kind: 'manual',
     ...(name !== undefined ? { name } : {}),
     ...(req.meta !== undefined ? { meta: req.meta } : {}),
