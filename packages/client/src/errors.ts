@@ -19,6 +19,7 @@ export const DAEMON_ERROR_CODES = [
   'SCHEMA_TOO_NEW',
   'UNSUPPORTED',
   'TIMEOUT',
+  'TOO_LARGE',
   'UNAVAILABLE',
   'IO',
   'INTERNAL',

@@ -26,6 +26,7 @@ export {
   type OffshootErrorOptions,
 } from './errors.js';
 export { Session, type FlushOptions } from './session.js';
+export { MAX_RESPONSE_BYTES } from './wire-codec.js';
 export { findOffshootBinary } from './testkit/find-binary.js';
 export type {
   BranchInfo,

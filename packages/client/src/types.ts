@@ -48,6 +48,8 @@ export interface WireRequest {
   grace?: string;
   /** Additive: ask diff for counts only. */
   summary?: boolean;
+  /** Additive: limit a diff to one table (and the schema changes of it, its indexes and triggers). */
+  table?: string;
   /**
    * Additive: the store this request is meant for (its canonical spelling: the real absolute path of a local store,
    * or `s3://bucket[/prefix]`); a daemon serving another store refuses the request. Older daemons ignore it.
@@ -124,6 +126,11 @@ export interface SessionInfo {
   unflushed_bytes?: number;
   /** A terminal error (for example fenced); the session stays listed until closed. */
   error?: string;
+  /**
+   * Additive: true while the daemon has evicted the session to stay within its open-checkout budget (`serve
+   * -max-open`): lease held and renewed, no descriptor open on the checkout; the next write or request reconnects it.
+   */
+  evicted?: boolean;
 }
 
 /** What `touch` reports. */
@@ -234,6 +241,12 @@ export interface EventDetails {
   flush_failed: { kind: 'auto' | 'manual'; error: string; duration_seconds: number };
   fenced: { cause: string };
   session_closed: { error?: string };
+  /** The session was evicted (`serve -max-open`); `stamped`: its checkout was proven clean, so reconnecting is O(1). */
+  session_evicted: { stamped: boolean };
+  /** An evicted session reconnected; `resumed`: without a rescan of its checkout. */
+  session_reconnected: { resumed: boolean };
+  /** The checkout left WAL mode (`journal_mode`) or has a rollback journal beside it; flushes now fail `UNSUPPORTED`. */
+  contract_broken: { kind: 'journal_mode' | 'rollback_journal'; error: string };
   reaped: Record<string, never>;
   evicted: { checkpoint: string; bytes: number };
   dropped_slow_consumer: Record<string, never>;

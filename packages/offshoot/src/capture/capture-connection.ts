@@ -1,7 +1,10 @@
 import type Database from 'better-sqlite3';
+import { closeSync, openSync, statSync } from 'node:fs';
+import { devNull } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fail, type OffshootError } from '../core/errors.js';
 import { openDatabase } from '../sqlite/sqlite-driver.js';
+import { openFailure } from './open-failure.js';
 
 /**
  * SQLite busy waits are synchronous and would freeze the event loop, so no single call on the engine's connection
@@ -36,23 +39,37 @@ function isBusy(err: unknown): boolean {
   );
 }
 
-function sqliteFailure(err: unknown, what: string): OffshootError {
+function sqliteFailure(err: unknown, what: string, dbPath: string): OffshootError {
   const code = (err as { code?: unknown }).code;
-  return fail(code === 'SQLITE_CANTOPEN' ? 'NOT_FOUND' : 'IO', `${what}: ${(err as Error).message}`, {
+  // SQLite says only CANTOPEN. The database itself is not opened to find out why (closing a descriptor on it would
+  // drop this process's locks on it): a spare descriptor tells a lack of them, a stat a missing file.
+  if (code === 'SQLITE_CANTOPEN') return openFailure(probeOpen(dbPath) ?? err, what);
+  return fail('IO', `${what}: ${(err as Error).message}`, {
     hint: 'check that the checkout exists, is a SQLite database and is readable and writable by the daemon',
     cause: err,
   });
 }
 
+// Why a database cannot be opened now, as an errno error, if a probe can tell.
+function probeOpen(path: string): unknown {
+  try {
+    closeSync(openSync(devNull, 'r'));
+    statSync(path);
+    return undefined;
+  } catch (err) {
+    return err;
+  }
+}
+
 // Retries fn while SQLite reports a lock conflict, sleeping asynchronously between attempts.
-async function whileBusy<T>(what: string, budgetMs: number, fn: () => T): Promise<T> {
+async function whileBusy<T>(dbPath: string, what: string, budgetMs: number, fn: () => T): Promise<T> {
   const deadline = Date.now() + budgetMs;
   let backoff = LOCK_FIRST_BACKOFF_MS;
   for (;;) {
     try {
       return fn();
     } catch (err) {
-      if (!isBusy(err)) throw sqliteFailure(err, what);
+      if (!isBusy(err)) throw sqliteFailure(err, what, dbPath);
       if (Date.now() >= deadline) {
         throw fail('BUSY', `${what}: the database stayed locked for ${budgetMs} ms`, {
           retryable: true,
@@ -92,11 +109,11 @@ export class CaptureConnection {
     try {
       db = openDatabase(dbPath, { fileMustExist: true, timeout: busyTimeoutMs });
     } catch (err) {
-      throw sqliteFailure(err, `cannot open ${dbPath}`);
+      throw sqliteFailure(err, `cannot open ${dbPath}`, dbPath);
     }
     try {
       db.pragma('wal_autocheckpoint = 0');
-      const mode = await whileBusy(`cannot switch ${dbPath} to WAL mode`, LOCK_BUDGET_MS, () =>
+      const mode = await whileBusy(dbPath, `cannot switch ${dbPath} to WAL mode`, LOCK_BUDGET_MS, () =>
         db.pragma('journal_mode = WAL', { simple: true }),
       );
       if (mode !== 'wal') {
@@ -104,7 +121,7 @@ export class CaptureConnection {
           hint: 'live capture needs a file-backed database on a filesystem that supports shared memory',
         });
       }
-      const pageSize = await whileBusy(`cannot read the page size of ${dbPath}`, LOCK_BUDGET_MS, () =>
+      const pageSize = await whileBusy(dbPath, `cannot read the page size of ${dbPath}`, LOCK_BUDGET_MS, () =>
         db.pragma('page_size', { simple: true }),
       );
       return new CaptureConnection(db, dbPath, Number(pageSize));
@@ -122,7 +139,7 @@ export class CaptureConnection {
   /** Takes the read lock, retrying with backoff (10 ms doubling) for up to budgetMs; BUSY when it cannot. */
   async lock(budgetMs: number = LOCK_BUDGET_MS): Promise<void> {
     if (this.locked) return;
-    await whileBusy(`cannot take the read lock on ${this.dbPath}`, budgetMs, () => this.#beginRead());
+    await whileBusy(this.dbPath, `cannot take the read lock on ${this.dbPath}`, budgetMs, () => this.#beginRead());
   }
 
   /** One synchronous attempt at the read lock: false on a lock conflict. */
@@ -133,7 +150,7 @@ export class CaptureConnection {
       return true;
     } catch (err) {
       if (isBusy(err)) return false;
-      throw sqliteFailure(err, `cannot take the read lock on ${this.dbPath}`);
+      throw sqliteFailure(err, `cannot take the read lock on ${this.dbPath}`, this.dbPath);
     }
   }
 
@@ -153,7 +170,7 @@ export class CaptureConnection {
     try {
       this.#db.exec('COMMIT');
     } catch (err) {
-      throw sqliteFailure(err, `cannot release the read lock on ${this.dbPath}`);
+      throw sqliteFailure(err, `cannot release the read lock on ${this.dbPath}`, this.dbPath);
     }
   }
 
@@ -169,7 +186,7 @@ export class CaptureConnection {
     } catch (err) {
       if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
       if (isBusy(err)) return false;
-      throw sqliteFailure(err, `cannot take the write lock on ${this.dbPath}`);
+      throw sqliteFailure(err, `cannot take the write lock on ${this.dbPath}`, this.dbPath);
     }
   }
 
@@ -183,7 +200,7 @@ export class CaptureConnection {
       if (row !== undefined)
         return { busy: Number(row.busy), log: Number(row.log), checkpointed: Number(row.checkpointed) };
     } catch (err) {
-      if (!isBusy(err)) throw sqliteFailure(err, `wal_checkpoint(PASSIVE) failed on ${this.dbPath}`);
+      if (!isBusy(err)) throw sqliteFailure(err, `wal_checkpoint(PASSIVE) failed on ${this.dbPath}`, this.dbPath);
     }
     return { busy: 1, log: -1, checkpointed: -1 };
   }
@@ -201,7 +218,7 @@ export class CaptureConnection {
         if (row !== undefined)
           result = { busy: Number(row.busy), log: Number(row.log), checkpointed: Number(row.checkpointed) };
       } catch (err) {
-        if (!isBusy(err)) throw sqliteFailure(err, `wal_checkpoint(${mode}) failed on ${this.dbPath}`);
+        if (!isBusy(err)) throw sqliteFailure(err, `wal_checkpoint(${mode}) failed on ${this.dbPath}`, this.dbPath);
       }
       if (result.busy === 0 || Date.now() >= deadline) return result;
       await sleep(Math.min(CHECKPOINT_RETRY_MS, Math.max(1, deadline - Date.now())));

@@ -12,7 +12,10 @@ import {
   type WalSalts,
   type WalTransaction,
 } from '../sqlite/wal-reader.js';
+import { backdateAndFingerprint, fingerprintOf, type Fingerprint } from '../sqlite/checkout-sidecar.js';
 import { CaptureConnection, LOCK_BUDGET_MS, type CheckpointResult } from './capture-connection.js';
+import { dbFileFd } from './db-file-cache.js';
+import { breachAt, ContractBreachError } from './journal-contract.js';
 import { loadCaptureState, saveCaptureState } from './capture-state.js';
 import { copyMainFile, hashMainFile } from './main-file.js';
 import { readWalIndexHeader, sameGeneration, type WalIndexHeader } from './wal-index.js';
@@ -33,6 +36,13 @@ export interface CaptureEngineOptions {
    * that found nothing and drops back at the first new transaction, so an idle session costs next to no CPU.
    */
   idlePollMs?: number;
+  /**
+   * Poll interval once nothing has arrived for restAfterMs (defaults 1000 ms after 10 s): a session left idle polls
+   * once a second. The read lock pins the -wal meanwhile, so a writer that resumes loses nothing, and a flush drains
+   * at once whatever the interval.
+   */
+  restPollMs?: number;
+  restAfterMs?: number;
   /** Also take over after this many captured transactions (no limit by default; a knob for tests to force one). */
   takeoverTransactions?: number;
   /**
@@ -53,6 +63,8 @@ export interface CaptureEngineOptions {
    * file is exactly what its sink was seeded with (an O(1) fingerprint), so capture starts without a rebase copy.
    */
   provenClean?: () => boolean;
+  /** Told once when the engine stops on a failure (a ContractBreachError when the checkout left WAL mode). */
+  onFailure?: (err: OffshootError) => void;
 }
 
 /** How one drain step ended. */
@@ -73,6 +85,8 @@ const TAKEOVER_RETRY_MS = 250;
 const DRAIN_NOW_DEADLINE_MS = 15_000;
 const SHUTDOWN_BUDGET_MS = 5000;
 const SNAPSHOT_FILE = 'snapshot.db';
+/** An mtime older than this is beyond the timestamp granularity: a write now could not leave it as it is. */
+const SETTLED_MTIME_MS = 5000;
 const DEFAULT_TAKEOVER_FRAMES = 256;
 /**
  * The -wal size (in frames) at which a takeover takes the write lock. It holds a busy writer up for a moment, so
@@ -101,12 +115,15 @@ export class CaptureEngine {
   readonly #sink: CaptureSink;
   readonly #pollMs: number;
   readonly #idlePollMs: number;
+  readonly #restPollMs: number;
+  readonly #restAfterMs: number;
   readonly #takeoverTransactions: number;
   readonly #takeoverFrames: number;
   readonly #resetFrames: number;
   readonly #idleTakeoverMs: number;
   readonly #log: (msg: string) => void;
   readonly #provenClean: (() => boolean) | undefined;
+  readonly #onFailure: ((err: OffshootError) => void) | undefined;
 
   #conn: CaptureConnection | undefined;
   // Pins the -wal while #conn checkpoints, and holds the write lock for a takeover's last step; never left locked.
@@ -131,6 +148,7 @@ export class CaptureEngine {
   #takeovers = 0;
   #resumed = false;
   #stateSaves = 0;
+  #stoppedFingerprint: Fingerprint | undefined;
 
   #phase: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
   #starting: Promise<unknown> | undefined;
@@ -148,12 +166,15 @@ export class CaptureEngine {
     this.#sink = opts.sink;
     this.#pollMs = opts.pollMs ?? 10;
     this.#idlePollMs = Math.max(this.#pollMs, opts.idlePollMs ?? 100);
+    this.#restPollMs = Math.max(this.#idlePollMs, opts.restPollMs ?? 1000);
+    this.#restAfterMs = opts.restAfterMs ?? 10_000;
     this.#takeoverTransactions = opts.takeoverTransactions ?? Infinity;
     this.#takeoverFrames = opts.takeoverFrames ?? DEFAULT_TAKEOVER_FRAMES;
     this.#resetFrames = opts.resetFrames ?? DEFAULT_RESET_FRAMES;
     this.#idleTakeoverMs = opts.idleTakeoverMs ?? 5000;
     this.#log = opts.log ?? (() => {});
     this.#provenClean = opts.provenClean;
+    this.#onFailure = opts.onFailure;
   }
 
   /** Rebases performed (the startup one included). */
@@ -191,6 +212,19 @@ export class CaptureEngine {
   }
 
   /**
+   * After a clean stop, the main file's fingerprint as the engine left it: its mtime moved a minute back under the
+   * read lock, so any later write (a foreign commit after capture let go) shows as a different fingerprint.
+   */
+  get stoppedFingerprint(): Fingerprint | undefined {
+    return this.#stoppedFingerprint;
+  }
+
+  /** When the last transaction was captured (or the engine started), in ms since the epoch. */
+  get lastCaptureAt(): number {
+    return this.#lastCommitAt;
+  }
+
+  /**
    * Opens the engine's connection, takes the read lock, then resumes from a clean shutdown recorded in the scratch
    * directory or else rebases the sink, and starts polling.
    */
@@ -211,6 +245,8 @@ export class CaptureEngine {
   async #startOnce(): Promise<{ resumed: boolean }> {
     try {
       await mkdir(this.#scratchDir, { recursive: true });
+      // Opening switches the file to WAL: a checkout some connection took out of it must be caught first.
+      this.#checkContract();
       const conn = await CaptureConnection.open(this.#dbPath);
       this.#conn = conn;
       this.#helper = await CaptureConnection.open(this.#dbPath, 0);
@@ -282,7 +318,13 @@ export class CaptureEngine {
       } catch {
         return;
       }
-      interval = nextPollInterval(interval, this.#applied !== applied, this.#pollMs, this.#idlePollMs);
+      const resting = Date.now() - this.#lastCommitAt >= this.#restAfterMs;
+      interval = nextPollInterval(
+        interval,
+        this.#applied !== applied,
+        this.#pollMs,
+        resting ? this.#restPollMs : this.#idlePollMs,
+      );
       this.#polls++;
     }
   }
@@ -310,7 +352,7 @@ export class CaptureEngine {
   }
 
   async #fail(err: unknown): Promise<OffshootError> {
-    const failure = asOffshootError(err);
+    const failure = this.#explain(asOffshootError(err));
     this.#failure = failure;
     this.#phase = 'stopped';
     this.#wake.abort();
@@ -321,7 +363,25 @@ export class CaptureEngine {
       this.#log(`cannot record the capture position of ${this.#dbPath}: ${(saveErr as Error).message}`);
     }
     this.#closeConnection();
+    this.#onFailure?.(failure);
     return failure;
+  }
+
+  // A failure of the -wal or -shm can be the connection contract broken; the contract error says so, and the fix.
+  #explain(err: OffshootError): OffshootError {
+    if (err instanceof ContractBreachError) return err;
+    try {
+      const breach = breachAt(this.#dbPath, dbFileFd(this.#dbPath));
+      return breach === undefined ? err : new ContractBreachError(breach, this.#dbPath);
+    } catch {
+      return err;
+    }
+  }
+
+  // Throws the ContractBreachError of a checkout that is not (or no longer) in WAL mode.
+  #checkContract(): void {
+    const breach = breachAt(this.#dbPath, dbFileFd(this.#dbPath));
+    if (breach !== undefined) throw new ContractBreachError(breach, this.#dbPath);
   }
 
   #closeConnection(): void {
@@ -380,20 +440,18 @@ export class CaptureEngine {
     const byHash = state?.clean === true && state.main_hash !== undefined;
     if (!byHash && this.#provenClean === undefined) return false;
     await conn.lock();
-    const walBytes = this.#walSize();
-    if (walBytes >= WAL_HEADER_SIZE) {
-      this.#log(
-        `not resuming capture of ${this.#dbPath}: its -wal holds ${walBytes} bytes written while capture was down`,
-      );
-      conn.unlock();
-      return false;
-    }
     const proven = byHash ? (await hashMainFile(this.#dbPath)) === state?.main_hash : (this.#provenClean?.() ?? false);
     if (!proven) {
       this.#log(`not resuming capture of ${this.#dbPath}: the main file changed while capture was down`);
       conn.unlock();
       return false;
     }
+    // Commits made while capture was down and never checkpointed are still in the -wal: with the main file as it
+    // was, they are all there, in one generation from its first frame (a reset needs everything checkpointed into
+    // the main file first), and the fresh reader captures them from the start.
+    const walBytes = this.#walSize();
+    if (walBytes >= WAL_HEADER_SIZE)
+      this.#log(`resuming capture of ${this.#dbPath} with ${walBytes} bytes of -wal written while it was down`);
     // From here a crash must not look like a clean shutdown: the sink is about to move past the proven state.
     await this.#saveState(false);
     return true;
@@ -715,6 +773,8 @@ export class CaptureEngine {
 
   async #rebase(reason: string): Promise<void> {
     const conn = this.#requireConn();
+    // A lost chain can be the contract broken (a rollback-mode writer): a rebase would copy whatever it left.
+    this.#checkContract();
     this.#log(`rebasing capture of ${this.#dbPath}: ${reason}`);
     this.#expectRestart = false;
     this.#helper?.unlock();
@@ -803,6 +863,11 @@ export class CaptureEngine {
     const mainHash = await hashMainFile(this.#dbPath);
     if (mainHash !== before) return 'the main file changed during shutdown';
     await this.#saveState(true, mainHash);
+    // Still under the read lock with an empty -wal, so nothing can write the main file meanwhile. An mtime already
+    // well in the past (a file stamped clean and not written since) is kept: any later write shows against it too.
+    const fp = fingerprintOf(this.#dbPath);
+    const age = Date.now() - Number(BigInt(fp.mtime_ns) / 1_000_000n);
+    this.#stoppedFingerprint = age > SETTLED_MTIME_MS ? fp : backdateAndFingerprint(this.#dbPath);
     return undefined;
   }
 

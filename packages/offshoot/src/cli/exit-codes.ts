@@ -18,6 +18,7 @@ const BY_CODE: Record<ErrorCode, number> = {
   USAGE: EXIT.usage,
   INVALID_NAME: EXIT.usage,
   INVALID_ARGUMENT: EXIT.usage,
+  TOO_LARGE: EXIT.usage,
   NOT_FOUND: EXIT.notFound,
   NOT_INITIALIZED: EXIT.notFound,
   ALREADY_EXISTS: EXIT.conflict,
@@ -46,4 +47,4 @@ export function exitCodeFor(code: string): number {
 
 /** One line per exit code, for help text. */
 export const EXIT_CODES_HELP =
-  'exit codes: 0 ok, 1 internal error, 2 usage or invalid argument, 3 not found, 4 conflict, 5 protected, 6 busy or leased, 7 corrupt or too new, 8 store unavailable';
+  'exit codes: 0 ok, 1 internal error, 2 usage, invalid argument or too large an answer, 3 not found, 4 conflict, 5 protected, 6 busy or leased, 7 corrupt or too new, 8 store unavailable';

@@ -326,6 +326,7 @@ export function sessionStatusOutcome(sessions: SessionInfo[]): Outcome {
     if (s.error) line += ` ERROR=${JSON.stringify(s.error)}`;
     // Appended, so scripts reading the original fields by position keep working.
     if (s.unflushed_bytes !== undefined) line += ` unflushed=${s.unflushed_bytes}`;
+    if (s.evicted === true) line += ' evicted';
     return line;
   });
   return outcome({ sessions: new Verbatim(sessions) }, lines);

@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'SCHEMA_TOO_NEW'
   | 'UNSUPPORTED'
   | 'TIMEOUT'
+  | 'TOO_LARGE'
   | 'UNAVAILABLE'
   | 'IO'
   | 'INTERNAL';
@@ -92,6 +93,13 @@ export function asOffshootError(err: unknown): OffshootError {
   if (e && typeof e.code === 'string') {
     if (e.code === 'ENOENT') return fail('NOT_FOUND', e.message, { cause: err });
     if (e.code === 'EEXIST') return fail('ALREADY_EXISTS', e.message, { cause: err });
+    if (e.code === 'EMFILE' || e.code === 'ENFILE') {
+      return fail('UNAVAILABLE', `${e.message} (out of file descriptors)`, {
+        retryable: true,
+        hint: 'raise the open-file limit (ulimit -n); a daemon can also keep fewer checkouts open (serve -max-open)',
+        cause: err,
+      });
+    }
     if (e.code === 'ENOSPC' || e.code === 'EACCES' || e.code === 'EPERM' || e.code === 'EIO' || e.code === 'EROFS') {
       return fail('IO', e.message, { cause: err });
     }

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { fail } from '../core/errors.js';
 import { errorResponse } from '../protocol/errors.js';
+import { encodeResponse } from '../protocol/response-line.js';
 import { MAX_REQUEST_BYTES, type Response } from '../protocol/wire.js';
 import type { Subscription } from './event-bus.js';
 
@@ -68,7 +69,12 @@ export class Connection {
       this.refuseOversize();
       return;
     }
-    void this.pump();
+    this.pumpSafely();
+  }
+
+  // Nothing a request does may reach the process as an unhandled rejection: that would end every session.
+  private pumpSafely(): void {
+    this.pump().catch(() => this.socket.destroy());
   }
 
   // Moves the buffered bytes into one complete line; false when that line was too large (the connection ends).
@@ -91,7 +97,7 @@ export class Connection {
     const res = errorResponse(
       fail('INVALID_ARGUMENT', `request line exceeds ${MAX_REQUEST_BYTES} bytes`, { hint: 'send smaller requests' }),
     );
-    this.finish(`${JSON.stringify(res)}\n`);
+    this.finish(encodeResponse(res));
   }
 
   // Ends our side once everything written has been flushed, without waiting for the client to end its side (a
@@ -108,15 +114,15 @@ export class Connection {
       for (let line = this.lines.shift(); line !== undefined && !this.socket.destroyed; line = this.lines.shift()) {
         const parsed = parseLine(line);
         if ('error' in parsed) {
-          this.send(parsed.error);
+          await this.send(parsed.error);
           continue;
         }
         if ((parsed.req as { op?: unknown }).op === 'subscribe') {
           this.lines.length = 0;
-          void this.stream();
+          this.stream().catch(() => this.socket.destroy());
           return;
         }
-        this.send(await this.hooks.dispatch(parsed.req));
+        await this.send(await this.hooks.dispatch(parsed.req));
       }
     } finally {
       this.busy = false;
@@ -125,8 +131,11 @@ export class Connection {
     }
   }
 
-  private send(res: Response): void {
-    if (!this.socket.destroyed) this.socket.write(`${JSON.stringify(res)}\n`);
+  // A client that pipelines requests without reading the answers gets its next one served only once the last has
+  // been taken (or it is dropped at the write deadline), so unread answers never pile up in memory.
+  private async send(res: Response): Promise<void> {
+    if (this.socket.destroyed) return;
+    if (!this.socket.write(encodeResponse(res))) await this.drained();
   }
 
   private async stream(): Promise<void> {
@@ -134,7 +143,7 @@ export class Connection {
     this.subscription = sub;
     // Input is ignored from here on, but still read so a client hang-up is noticed.
     this.socket.resume();
-    this.send({ ok: true });
+    await this.send({ ok: true });
     for await (const env of sub) {
       if (this.socket.destroyed) break;
       if (!this.socket.write(`${JSON.stringify(env)}\n`)) await this.drained();

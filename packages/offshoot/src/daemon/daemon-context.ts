@@ -1,6 +1,9 @@
 import type { Target } from '../core/target.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
+import type { CheckoutBudget } from './checkout-budget.js';
+import type { ConcurrencyGate } from './concurrency-gate.js';
 import type { DaemonOptions } from './daemon-options.js';
+import type { EvictedWatch } from './evicted-watch.js';
 import type { EventBus } from './event-bus.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { SerialQueue } from './serial-queue.js';
@@ -19,6 +22,12 @@ export interface DaemonContext {
   /** Context sessions are opened with; its holder is the lease holder every session reports. */
   sessionCtx: OpsContext;
   sessions: SessionTable;
+  /** The open-checkout budget (-max-open): who may hold descriptors on a checkout, and eviction of the coldest. */
+  budget: CheckoutBudget;
+  /** Watches the checkouts of evicted sessions for writes. */
+  evictedWatch: EvictedWatch;
+  /** Bounds the lease renewals of all sessions running at once. */
+  renewals: ConcurrencyGate;
   events: EventBus;
   metrics: DaemonMetrics;
   options: DaemonOptions;

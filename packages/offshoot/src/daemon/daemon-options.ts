@@ -18,6 +18,8 @@ export interface DaemonOptions {
   gcGrace: Duration;
   /** Bytes the read-only checkout cache may use before LRU eviction; 0 is unlimited. */
   roCacheBudget: number;
+  /** Sessions whose checkouts may have descriptors open at once; colder ones are evicted (see defaultMaxOpen). */
+  maxOpen: number;
   /** The opt-in HTTP listener. */
   http?: { addr: string; token: string };
   /** Builds extra routes for the HTTP listener from the running daemon (`serve -ui` mounts the dashboard). */
@@ -29,6 +31,24 @@ export interface DaemonOptions {
   shutdownTimeoutMs?: number;
   /** Where daemon log lines go (stderr in `serve`). */
   log: (line: string) => void;
+}
+
+/**
+ * Descriptors budgeted per capturing session: the 7 it holds (its two SQLite connections, the main file and the
+ * -wal each; the -shm they share; capture's raw reads of the main file and the -shm) and 3 for what opening,
+ * flushing or evicting one opens for a moment (a frozen read of the checkout, a flush's files).
+ */
+export const FDS_PER_SESSION = 10;
+
+/**
+ * Descriptors left for everything else: the process itself (about 24), the listeners and client connections, store
+ * requests (lease renewals run 8 at a time), materializations.
+ */
+export const RESERVED_FDS = 96;
+
+/** The -max-open a daemon gets by default: as many capturing sessions as its file limit has room for (at least 1). */
+export function defaultMaxOpen(fileLimit: number | undefined): number {
+  return Math.max(1, Math.floor(((fileLimit ?? 1024) - RESERVED_FDS) / FDS_PER_SESSION));
 }
 
 /** A graceful shutdown gives up on waiting after this long and abandons what is left. */

@@ -13,12 +13,17 @@ import { startHttpServer, type HttpServerHandle } from './http-server.js';
 import { Janitor } from './janitor.js';
 import { DaemonMetrics } from './metrics.js';
 import { SerialQueue } from './serial-queue.js';
-import { closeLive } from './session-lifecycle.js';
+import { CheckoutBudget } from './checkout-budget.js';
+import { ConcurrencyGate } from './concurrency-gate.js';
+import { EvictedWatch } from './evicted-watch.js';
+import { closeLive, evictedCheckoutChanged, evictLive } from './session-lifecycle.js';
 import { SessionTable } from './session-table.js';
 import { SocketServer } from './socket-server.js';
 import { StoreLock } from './store-lock.js';
 
 const ABANDON_WAIT_MS = 2000;
+/** Lease renewals in flight at once, whatever the number of sessions (each opens a few store files). */
+const RENEWALS_AT_ONCE = 8;
 
 /** What a started daemon listens on. */
 export interface DaemonAddresses {
@@ -70,11 +75,21 @@ export class Daemon {
       const metrics = await DaemonMetrics.create(version);
       const events = new EventBus();
       const sessions = new SessionTable((n) => metrics.sessionsOpen(n));
+      metrics.maxOpen(options.maxOpen);
       let daemon: Daemon | undefined;
       const d: DaemonContext = {
         ops: makeContext(store, checkoutRoot, { ...common, holder: `${holder}:at-rest` }),
         sessionCtx: makeContext(store, checkoutRoot, { ...common, holder }),
         sessions,
+        budget: new CheckoutBudget(options.maxOpen, {
+          live: () => sessions.live(),
+          evict: (slot) => evictLive(d, slot),
+        }),
+        evictedWatch: new EvictedWatch({
+          changed: (slot) => evictedCheckoutChanged(d, slot),
+          log: options.log,
+        }),
+        renewals: new ConcurrencyGate(RENEWALS_AT_ONCE),
         events,
         metrics,
         options,
@@ -87,6 +102,7 @@ export class Daemon {
           branch: s.target.branch,
           captureLagBytes: s.session.info().capture_lag_bytes,
           durableAgeSeconds: s.session.durableAgeSeconds(),
+          evicted: s.session.evicted,
         })),
       );
       server = await SocketServer.listen(options.socket, {
@@ -154,6 +170,7 @@ export class Daemon {
       ]);
       await Promise.race([abandoned, sleep(ABANDON_WAIT_MS)]);
     }
+    d.evictedWatch.close();
     await this.server.removeFile();
     await this.lock.release();
     d.options.log('offshoot: stopped');

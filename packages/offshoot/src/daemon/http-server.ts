@@ -4,6 +4,7 @@ import { fail, type ErrorCode } from '../core/errors.js';
 import { errorResponse } from '../protocol/errors.js';
 import { hostCheck } from '../protocol/host-check.js';
 import { bearerCheck, parseHttpAddr } from '../protocol/http-listen.js';
+import { encodeResponse } from '../protocol/response-line.js';
 export {
   generateToken,
   isLoopbackHost,
@@ -60,7 +61,10 @@ export interface HttpServerHandle {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = `${JSON.stringify(body)}\n`;
+  sendText(res, status, `${JSON.stringify(body)}\n`);
+}
+
+function sendText(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }
@@ -195,7 +199,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
       );
       return;
     }
-    sendJson(res, 200, await opts.dispatch(parsed, 'http'));
+    sendText(res, 200, encodeResponse(await opts.dispatch(parsed, 'http')));
   };
 
   const metrics = async (res: ServerResponse): Promise<void> => {

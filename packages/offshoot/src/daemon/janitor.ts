@@ -21,8 +21,10 @@ export class Janitor {
   private backlog = 0;
 
   constructor(private readonly d: DaemonContext) {
-    this.ticker = new Ticker(d.options.reapEveryMs, () =>
-      this.d.maintenance.run(() => this.run()).then(() => undefined),
+    this.ticker = new Ticker(
+      d.options.reapEveryMs,
+      () => this.d.maintenance.run(() => this.run()).then(() => undefined),
+      (err) => d.options.log(janitorLogLine(`run failed: ${(err as Error).message}`)),
     );
   }
 

@@ -9,6 +9,8 @@ export interface SessionGaugeSample {
   branch: string;
   captureLagBytes: number;
   durableAgeSeconds: number;
+  /** Evicted to stay within -max-open: no descriptor open on its checkout. */
+  evicted: boolean;
 }
 
 /** The result of one GC pass, as the janitor reports it. */
@@ -22,7 +24,7 @@ export interface GcPassResult {
 type PromClient = typeof import('prom-client');
 
 /**
- * The daemon's 18 Prometheus families (names frozen) on a private registry without Node's default metrics.
+ * The daemon's 22 Prometheus families (names frozen) on a private registry without Node's default metrics.
  * prom-client is loaded by `create`, so commands that never serve don't pay for importing it.
  */
 export class DaemonMetrics {
@@ -42,6 +44,9 @@ export class DaemonMetrics {
   readonly #flushDuration: Histogram;
   readonly #forkDuration: Histogram;
   readonly #checkpointDuration: Histogram;
+  readonly #maxOpen: Gauge;
+  readonly #sessionEvictions: Counter;
+  readonly #contractBreaches: Counter<'kind'>;
   #sessionSource: () => SessionGaugeSample[] = () => [];
 
   /** Loads prom-client and registers every family, with each labelled counter's combinations at 0. */
@@ -85,6 +90,19 @@ export class DaemonMetrics {
         this.reset();
         for (const s of metrics.#sessionSource()) this.set({ db: s.db, branch: s.branch }, s.durableAgeSeconds);
       },
+    });
+    new prom.Gauge({
+      name: 'offshoot_sessions_evicted',
+      help: 'Open sessions evicted to stay within -max-open: lease held, no descriptor open on the checkout.',
+      registers,
+      collect() {
+        this.set(metrics.#sessionSource().filter((s) => s.evicted).length);
+      },
+    });
+    this.#maxOpen = new prom.Gauge({
+      name: 'offshoot_sessions_max_open',
+      help: 'The most sessions whose checkouts have descriptors open at once (-max-open).',
+      registers,
     });
     this.#gcBacklog = new prom.Gauge({
       name: 'offshoot_gc_backlog',
@@ -147,6 +165,18 @@ export class DaemonMetrics {
       registers,
     });
     for (const result of ['ok', 'error']) this.#janitorRuns.inc({ result }, 0);
+    this.#sessionEvictions = new prom.Counter({
+      name: 'offshoot_session_evictions_total',
+      help: 'Sessions evicted to stay within -max-open (each reconnects on its next write or request).',
+      registers,
+    });
+    this.#contractBreaches = new prom.Counter({
+      name: 'offshoot_contract_breaches_total',
+      help: 'Checkouts found out of WAL mode (journal_mode) or beside a rollback journal (rollback_journal).',
+      labelNames: ['kind'],
+      registers,
+    });
+    for (const kind of ['journal_mode', 'rollback_journal']) this.#contractBreaches.inc({ kind }, 0);
 
     const histogram = (name: string, help: string): Histogram =>
       new prom.Histogram({ name, help, buckets: DURATION_BUCKETS, registers });
@@ -205,6 +235,21 @@ export class DaemonMetrics {
   /** Sets the number of open sessions. */
   sessionsOpen(n: number): void {
     this.#sessionsOpen.set(n);
+  }
+
+  /** Sets the open-checkout budget. */
+  maxOpen(n: number): void {
+    this.#maxOpen.set(n);
+  }
+
+  /** Counts one session eviction. */
+  sessionEvicted(): void {
+    this.#sessionEvictions.inc();
+  }
+
+  /** Counts one broken connection contract. */
+  contractBroken(kind: 'journal_mode' | 'rollback_journal'): void {
+    this.#contractBreaches.inc({ kind });
   }
 
   /** The exposition in Prometheus text format 0.0.4. */

@@ -14,41 +14,129 @@ function onSessionEvent(d: DaemonContext, t: Target, type: EventType, detail: Re
     const kind = detail.kind === 'auto' ? 'auto' : 'manual';
     d.metrics.flushed(kind, type === 'flushed', Number(detail.duration_seconds) || 0);
   }
+  if (type === 'session_evicted') d.metrics.sessionEvicted();
+  if (type === 'contract_broken')
+    d.metrics.contractBroken(detail.kind === 'journal_mode' ? 'journal_mode' : 'rollback_journal');
 }
 
-/** Reserves the branch, opens a live session on it (lease, checkout, capture) and records it as open. */
+/**
+ * Reserves the branch, takes a place in the open-checkout budget (evicting the coldest idle session if need be),
+ * opens a live session on it (lease, checkout, capture) and records it as open.
+ */
 export async function openSession(d: DaemonContext, t: Target): Promise<LiveSlot> {
   d.sessions.reserve(t);
   try {
-    const session = await Session.open(d.sessionCtx, t, {
-      ...(d.options.leaseTtlMs !== undefined ? { leaseTtlMs: d.options.leaseTtlMs } : {}),
-      ...(d.options.renewEveryMs !== undefined ? { renewEveryMs: d.options.renewEveryMs } : {}),
-      onEvent: (type, detail) => onSessionEvent(d, t, type, detail),
-      log: (m) => d.options.log(sessionLogLine(t.db, t.branch, m)),
-    });
-    return d.sessions.fill(t, session);
+    await d.budget.take();
+    try {
+      const session = await Session.open(d.sessionCtx, t, {
+        ...(d.options.leaseTtlMs !== undefined ? { leaseTtlMs: d.options.leaseTtlMs } : {}),
+        ...(d.options.renewEveryMs !== undefined ? { renewEveryMs: d.options.renewEveryMs } : {}),
+        onEvent: (type, detail) => onSessionEvent(d, t, type, detail),
+        log: (m) => d.options.log(sessionLogLine(t.db, t.branch, m)),
+        renewal: (renew) => d.renewals.run(renew),
+      });
+      return d.sessions.fill(t, session);
+    } catch (err) {
+      d.budget.give();
+      throw err;
+    }
   } catch (err) {
     d.sessions.remove(t);
     throw err;
   }
 }
 
-/** Flushes a live session, serialized with its other flushes and its close. */
+// Runs fn on the slot's queue; once it is done, callers waiting for a place may find this session idle.
+function onQueue<T>(d: DaemonContext, slot: LiveSlot, fn: () => Promise<T>): Promise<T> {
+  return slot.queue.run(fn).finally(() => d.budget.wake());
+}
+
+// On the slot's queue: an evicted session whose checkout may have changed captures again, within the budget.
+async function reconnectIfChanged(d: DaemonContext, slot: LiveSlot): Promise<void> {
+  const s = slot.session;
+  if (!s.evicted || !s.needsReconnect) return;
+  await d.budget.take();
+  try {
+    await s.reconnect();
+  } catch (err) {
+    d.budget.give();
+    throw err;
+  }
+  d.evictedWatch.remove(slot);
+}
+
+/** Flushes a live session, serialized with its other flushes and its close; an evicted one reconnects first if its checkout changed. */
 export function flushLive(
+  d: DaemonContext,
   slot: LiveSlot,
   opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
 ): Promise<FlushOutcome> {
-  return slot.queue.run(() => slot.session.flush(opts));
+  if (opts.kind === 'manual') slot.session.touch();
+  return onQueue(d, slot, async () => {
+    await reconnectIfChanged(d, slot);
+    return slot.session.flush(opts);
+  });
+}
+
+const reconnecting = new WeakSet<LiveSlot>();
+
+/**
+ * What the watch of evicted checkouts does on activity: a checkout taken out of WAL mode breaks the session's
+ * contract (event, metric, typed error) at once; one that changed reconnects its session, once at a time.
+ */
+export function evictedCheckoutChanged(d: DaemonContext, slot: LiveSlot): void {
+  const s = slot.session;
+  if (slot.state !== 'open' || !s.evicted) return;
+  if (s.checkEvictedContract()) {
+    d.evictedWatch.remove(slot);
+    return;
+  }
+  if (!s.needsReconnect || reconnecting.has(slot)) return;
+  reconnecting.add(slot);
+  onQueue(d, slot, async () => {
+    if (slot.state === 'open' && !s.error) await reconnectIfChanged(d, slot);
+  })
+    .catch((err: unknown) =>
+      d.options.log(sessionLogLine(slot.target.db, slot.target.branch, `reconnect failed: ${(err as Error).message}`)),
+    )
+    .finally(() => reconnecting.delete(slot));
 }
 
 /**
- * Closes a live session and forgets it: pending writes are flushed first (a session with a terminal error is
- * abandoned instead). If that last flush fails the session is still closed and its lease released; the writes it
- * could not flush stay in the checkout, which then reads dirty.
+ * Evicts a live session to free its place in the budget: its descriptors close, its lease stays. False when it
+ * could not be evicted now (its flush failed, or it is closing).
+ */
+export function evictLive(d: DaemonContext, slot: LiveSlot): Promise<boolean> {
+  return onQueue(d, slot, async () => {
+    if (slot.state !== 'open' || slot.session.evicted) return false;
+    if (!(await slot.session.evict())) return false;
+    d.budget.give();
+    if (!slot.session.error) d.evictedWatch.add(slot);
+    return true;
+  });
+}
+
+/**
+ * Closes a live session and forgets it: an evicted one whose checkout changed reconnects to capture it, pending
+ * writes are flushed (a session with a terminal error is abandoned instead). If that last flush fails the session
+ * is still closed and its lease released; the writes it could not flush stay in the checkout, which then reads
+ * dirty.
  */
 export async function closeLive(d: DaemonContext, slot: LiveSlot): Promise<void> {
   try {
-    await slot.queue.run(() => (slot.session.error ? slot.session.abandon() : slot.session.close()));
+    await onQueue(d, slot, async () => {
+      // A reconnection that fails still closes the session (unflushed) and says why.
+      let unreachable: unknown;
+      if (!slot.session.error) await reconnectIfChanged(d, slot).catch((err: unknown) => (unreachable = err));
+      d.evictedWatch.remove(slot);
+      const placed = slot.session.capturing;
+      try {
+        await (slot.session.error || unreachable ? slot.session.abandon() : slot.session.close());
+      } finally {
+        if (placed) d.budget.give();
+      }
+      if (unreachable) throw unreachable;
+    });
   } catch (err) {
     const e = asOffshootError(err);
     const name = formatTarget(slot.target);

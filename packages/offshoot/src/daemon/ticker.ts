@@ -1,6 +1,6 @@
 /**
  * Calls fn every intervalMs, never overlapping itself: the next call is scheduled only after the previous one
- * settled. fn must not throw (callers catch and log); stop() waits for a call in progress.
+ * settled. A failure of fn goes to onError and the ticking goes on; stop() waits for a call in progress.
  */
 export class Ticker {
   private timer: NodeJS.Timeout | undefined;
@@ -10,6 +10,7 @@ export class Ticker {
   constructor(
     private readonly intervalMs: number,
     private readonly fn: () => Promise<void>,
+    private readonly onError: (err: unknown) => void,
   ) {}
 
   /** Starts ticking; an interval of 0 means never. */
@@ -20,10 +21,14 @@ export class Ticker {
   private schedule(): void {
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.running = this.fn().finally(() => {
-        this.running = undefined;
-        if (!this.stopped) this.schedule();
-      });
+      // A rejection left unhandled here would end the daemon, and every session with it.
+      this.running = Promise.resolve()
+        .then(this.fn)
+        .catch(this.onError)
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopped) this.schedule();
+        });
     }, this.intervalMs);
   }
 

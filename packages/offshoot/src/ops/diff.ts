@@ -45,6 +45,25 @@ export async function changedPagesBetween(
   return pages;
 }
 
+/** The most row data a diff keeps (by its size as JSON) unless the caller sets its own cap: 256 MiB. */
+export const DIFF_MAX_BYTES = 256 << 20;
+
+/**
+ * The cap of a diff a long-running server computes for a client (the daemon's diff op, the dashboard): 48 MiB, three
+ * quarters of the 64 MiB response line clients read, so no client's request can make the server hold more.
+ */
+export const DIFF_SERVER_BYTES = 48 << 20;
+
+/** Options of diff. */
+export interface DiffOpOptions {
+  /** Statuses and counts only, no rows. */
+  summaryOnly?: boolean;
+  /** Only these tables (and the schema changes of them, their indexes and triggers). */
+  tables?: readonly string[];
+  /** Cap on the row data kept, by its size as JSON (default DIFF_MAX_BYTES); past it the diff fails TOO_LARGE. */
+  maxBytes?: number;
+}
+
 /**
  * `offshoot diff <L> <R>`: a native row-level diff of two durable states (heads or checkpoints, possibly of
  * different databases), read from the immutable per-chain cache with no lease — safe next to live sessions. Forks
@@ -54,7 +73,7 @@ export async function diff(
   ctx: OpsContext,
   left: Target,
   right: Target,
-  opts: { summaryOnly?: boolean } = {},
+  opts: DiffOpOptions = {},
 ): Promise<DiffResult> {
   const resolver = new ChainResolver(ctx.store);
   const [lc, rc] = await Promise.all([
@@ -65,5 +84,10 @@ export async function diff(
   const r = await explainDamage(ctx, right, () => cachedChain(ctx, right.db, rc));
   const changedPages =
     left.db === right.db ? await changedPagesBetween(ctx, lc, rc, [l.result.commit, r.result.commit]) : undefined;
-  return diffDatabases(l.path, r.path, { changedPages, summaryOnly: opts.summaryOnly ?? false });
+  return diffDatabases(l.path, r.path, {
+    changedPages,
+    summaryOnly: opts.summaryOnly ?? false,
+    tables: opts.tables,
+    maxBytes: opts.maxBytes ?? DIFF_MAX_BYTES,
+  });
 }

@@ -9,10 +9,24 @@ import type { OpsContext } from './helpers/context/context.js';
 import { cachedChain } from './helpers/chain/materialize.js';
 import { checkoutPath } from './helpers/context/paths.js';
 import type { QueryAnswer, QueryJob } from './helpers/query/query-child.js';
+import { QuerySlots } from './helpers/query/query-slots.js';
 import { checkReadOnlySql } from './helpers/query/read-only-sql.js';
 
-/** Rows returned when the caller names no limit, and the most a caller may ask for. */
-export const QUERY_LIMITS = { defaultRows: 100, maxRows: 1000, defaultTimeoutMs: 5000 } as const;
+/**
+ * Rows returned when the caller names no limit and the most a caller may ask for; the bytes of rows an answer may
+ * hold (as JSON); the default time limit; and how many queries run at once in one process (each in a child
+ * process), and how many more may wait for a slot.
+ */
+export const QUERY_LIMITS = {
+  defaultRows: 100,
+  maxRows: 1000,
+  maxBytes: 4 << 20,
+  defaultTimeoutMs: 5000,
+  concurrent: 4,
+  queued: 16,
+} as const;
+
+const slots = new QuerySlots(QUERY_LIMITS.concurrent, QUERY_LIMITS.queued);
 
 /** Options of query: a checkpoint to read instead of the head, a row limit, a time limit. */
 export interface QueryOptions {
@@ -32,7 +46,9 @@ export interface QueryResult {
   source: 'checkout' | 'head' | 'checkpoint';
   columns: string[];
   rows: unknown[][];
+  /** True when rows were left out: by the row limit or by the byte cap (`truncatedBy`). */
   truncated: boolean;
+  truncatedBy?: 'rows' | 'bytes';
 }
 
 // Under tsx the module is the .ts source and, built by tsc, .js beside this file; from the one-file CLI bundle
@@ -88,7 +104,9 @@ function runInChild(job: QueryJob, timeoutMs: number, signal?: AbortSignal): Pro
  * checkout, the head through the branch's writable checkout when there is one (opened read-only, so what an agent
  * wrote there shows) and otherwise through the durable head's cache entry. The statement runs in a child process on
  * a read-only, query_only connection, so a write is refused by SQLite as well as by the checks here, and a runaway
- * one is killed at the time limit. At most `limit` rows come back; BLOBs are summarised.
+ * one is killed at the time limit, which runs until its answer is in. At most `limit` rows and QUERY_LIMITS.maxBytes
+ * of them come back (`truncated` says when either cut the answer); BLOBs are summarised. At most
+ * QUERY_LIMITS.concurrent queries run at once; others wait for a slot, or are refused BUSY past the queue.
  */
 export async function query(ctx: OpsContext, t: Target, sql: string, opts: QueryOptions = {}): Promise<QueryResult> {
   const limit = opts.limit ?? QUERY_LIMITS.defaultRows;
@@ -97,7 +115,7 @@ export async function query(ctx: OpsContext, t: Target, sql: string, opts: Query
       hint: `ask for at most ${QUERY_LIMITS.maxRows} rows and page with LIMIT/OFFSET in the SQL`,
     });
   }
-  checkReadOnlySql(sql);
+  const { bareReportingPragma } = checkReadOnlySql(sql);
   let file: string;
   let source: QueryResult['source'];
   if (opts.at !== undefined) {
@@ -115,7 +133,9 @@ export async function query(ctx: OpsContext, t: Target, sql: string, opts: Query
       source = 'head';
     }
   }
-  const answer = await runInChild({ file, sql, limit }, opts.timeoutMs ?? QUERY_LIMITS.defaultTimeoutMs, opts.signal);
+  const timeoutMs = opts.timeoutMs ?? QUERY_LIMITS.defaultTimeoutMs;
+  const job = { file, sql, limit, maxBytes: QUERY_LIMITS.maxBytes, bareReportingPragma };
+  const answer = await slots.run(timeoutMs, () => runInChild(job, timeoutMs, opts.signal));
   if (!answer.ok) {
     throw fail('INVALID_ARGUMENT', `query refused: ${answer.message}`, {
       hint:
@@ -132,5 +152,6 @@ export async function query(ctx: OpsContext, t: Target, sql: string, opts: Query
     columns: answer.columns,
     rows: answer.rows,
     truncated: answer.truncated,
+    ...(answer.truncatedBy !== undefined ? { truncatedBy: answer.truncatedBy } : {}),
   };
 }

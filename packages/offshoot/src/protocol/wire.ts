@@ -26,6 +26,8 @@ export const RequestSchema = z.object({
   grace: z.optional(z.string()),
   /** Additive: ask diff for counts only. */
   summary: z.optional(z.boolean()),
+  /** Additive: limit a diff to one table. */
+  table: z.optional(z.string()),
   /** Additive: the store the client means (canonical spelling); a daemon serving another store refuses the request. */
   store: z.optional(z.string()),
   /** Additive: `agent` applies the agent rules; absent means a human. */

@@ -3,20 +3,24 @@ import { headIdentity } from '../ops/helpers/branch/branch-ref.js';
 import { fingerprintOf, readSidecar, sameIdentity } from '../sqlite/checkout-sidecar.js';
 import { readPageSums, type PageSums } from '../sqlite/page-sums.js';
 
-/** What proves a checkout is exactly the durable head: its page sums, checksum, and an O(1) re-check. */
-export interface CleanProof {
+/** The durable head's page sums and checksum, as the checkout's sidecars record them, and an O(1) re-check. */
+export interface HeadBaseline {
   sums: PageSums;
   checksum: bigint;
-  /** Re-checks the fingerprint (size, mtime, inode) without reading the file; the engine calls it under its lock. */
+  /**
+   * True while the checkout is still exactly the head: its fingerprint (size, mtime, inode) unchanged since it was
+   * stamped, checked without reading the file; the engine calls it under its lock.
+   */
   stillClean: () => boolean;
 }
 
 /**
- * A proof that a checkout holds exactly the ref's head — sidecar identity equal to the head, page sums consistent
- * with the recorded checksum, fingerprint unchanged — or undefined. With it a session starts capture without
- * copying or scanning the file, so opening a clean checkout costs the same at any size.
+ * The head's page sums when the checkout's sidecars describe the ref's head (identity equal to the head, page sums
+ * consistent with the recorded checksum), or undefined. They seed a session's capture: with the checkout unchanged
+ * since (`stillClean`) capture starts without copying or scanning the file, so opening a clean checkout costs the
+ * same at any size; with it changed, they are the baseline a rescan is compared with.
  */
-export async function cleanProof(path: string, ref: Ref): Promise<CleanProof | undefined> {
+export async function headBaseline(path: string, ref: Ref): Promise<HeadBaseline | undefined> {
   const sc = readSidecar(path);
   if (!sameIdentity(sc, headIdentity(ref)) || sc?.ltx_checksum === undefined || sc.mtime_ns === undefined)
     return undefined;
@@ -31,5 +35,5 @@ export async function cleanProof(path: string, ref: Ref): Promise<CleanProof | u
       return false;
     }
   };
-  return stillClean() ? { sums, checksum, stillClean } : undefined;
+  return { sums, checksum, stillClean };
 }

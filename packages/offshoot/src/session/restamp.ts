@@ -1,7 +1,8 @@
+import { fail } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
 import { headIdentity } from '../ops/helpers/branch/branch-ref.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
-import { backdateAndFingerprint, writeSidecar } from '../sqlite/checkout-sidecar.js';
+import { backdateAndFingerprint, fingerprintOf, type Fingerprint, writeSidecar } from '../sqlite/checkout-sidecar.js';
 import { writePageSums } from '../sqlite/page-sums.js';
 import { FrozenCheckout } from '../sqlite/quiesce.js';
 import type { SessionSink } from './session-sink.js';
@@ -9,14 +10,32 @@ import type { SessionSink } from './session-sink.js';
 /** How long a closing session waits for the checkout to be still before giving up on re-stamping it. */
 const RESTAMP_BUSY_MS = 250;
 
+function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
+  return a.size === b.size && a.mtime_ns === b.mtime_ns && a.ino === b.ino;
+}
+
 /**
- * After a verified-clean close (capture stopped clean, nothing pending, the head is our last flush), records the
- * checkout as exactly the durable head, so the next open or checkout proves it clean without reading it. Done under
- * a FrozenCheckout so no write can slip between the stat and the stamp; a busy checkout is simply not stamped.
+ * After a verified-clean stop of capture (nothing pending, the head is our last flush), records the checkout as
+ * exactly the durable head, so the next open, checkout or reconnection proves it clean without reading it. Done
+ * under a FrozenCheckout so no write can slip between the stat and the stamp; and only while the main file still has
+ * the fingerprint capture left it with (`stopped`), since between capture letting go and the freeze another
+ * connection may have committed (the freeze's checkpoint folds such a commit into the main file, which changes its
+ * fingerprint). A busy or changed checkout is not stamped (BUSY). Returns the fingerprint stamped.
  */
-export async function restampClean(ctx: OpsContext, path: string, ref: Ref, sink: SessionSink): Promise<void> {
+export async function restampClean(
+  ctx: OpsContext,
+  path: string,
+  ref: Ref,
+  sink: SessionSink,
+  stopped: Fingerprint,
+): Promise<Fingerprint> {
   const frozen = FrozenCheckout.open(path, RESTAMP_BUSY_MS);
   try {
+    if (!sameFingerprint(fingerprintOf(path), stopped))
+      throw fail('BUSY', `${path} was written after capture stopped`, {
+        retryable: true,
+        hint: 'the next open or reconnection captures what was written',
+      });
     const sums = sink.pageSums;
     const fp = backdateAndFingerprint(path, ctx.now().getTime());
     await writePageSums(path, sums);
@@ -27,6 +46,7 @@ export async function restampClean(ctx: OpsContext, path: string, ref: Ref, sink
       commit: sums.pageCount,
       ...fp,
     });
+    return fp;
   } finally {
     frozen.release();
   }

@@ -2,7 +2,7 @@ import { copyFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CaptureSink } from '../capture/sink.js';
 import { foldPage, lockPgno, pageChecksum } from '../ltx/checksum.js';
-import { FileSource, geometryOf, scanPageSums } from '../sqlite/page-scan.js';
+import { diffPageSums, FileSource, geometryOf, scanPageSums, selectedPagesOf } from '../sqlite/page-scan.js';
 import { PageSums } from '../sqlite/page-sums.js';
 import type { WalTransaction } from '../sqlite/wal-reader.js';
 
@@ -37,6 +37,8 @@ export class SessionSink implements CaptureSink {
   private image: string | undefined;
   private force = true;
   private gen = 0;
+  /** Batches taken by a flush and not yet committed or restored. */
+  private outstanding = 0;
 
   constructor(private readonly scratchDir: string) {}
 
@@ -125,8 +127,14 @@ export class SessionSink implements CaptureSink {
     this.checksum = c;
   }
 
-  /** Re-baselines from a full copy of the main file: rescan, forget pending pages, and demand a snapshot. */
+  /**
+   * Re-baselines from a full copy of the main file. With a baseline to compare with (the sums of a state that is
+   * durable or pending here, no snapshot owed, no flush in flight) the pages that differ from it join the pending
+   * ones and the next flush is still a segment; otherwise the sink rescans, forgets pending pages and demands a
+   * snapshot.
+   */
   async rebase(snapshotPath: string): Promise<void> {
+    if (!this.force && this.outstanding === 0 && (await this.rebaseOnBaseline(snapshotPath))) return;
     const image = join(this.scratchDir, `rebase-${this.gen + 1}.db`);
     await copyFile(snapshotPath, image);
     const src = new FileSource(image);
@@ -146,10 +154,40 @@ export class SessionSink implements CaptureSink {
     this.gen++;
   }
 
+  // Every page of the copy whose checksum differs from the captured state's, or that was pending, becomes pending
+  // with the copy's bytes; the checksum to flush from stays the durable one. False when the page size changed.
+  private async rebaseOnBaseline(snapshotPath: string): Promise<boolean> {
+    const src = new FileSource(snapshotPath);
+    try {
+      const g = geometryOf(src, src.size, snapshotPath);
+      if (g.pageSize !== this.pageSize) return false;
+      const { changed, sums } = diffPageSums(src, g, this.sums);
+      const lock = lockPgno(g.pageSize);
+      const wanted = new Set(changed);
+      for (const p of this.pending.keys()) if (p <= g.pageCount && p !== lock) wanted.add(p);
+      const pending = new Map<number, Buffer>();
+      for (const [pgno, data] of selectedPagesOf(
+        src,
+        g,
+        [...wanted].sort((a, b) => a - b),
+      ))
+        pending.set(pgno, Buffer.from(data));
+      this.pending = pending;
+      this.sums = sums;
+      this.commit = g.pageCount;
+      this.checksum = sums.rollingChecksum();
+      this.gen++;
+      return true;
+    } finally {
+      src.close();
+    }
+  }
+
   /** Takes the pending pages for a flush; they come back with restore() if the flush fails. */
   take(): FlushBatch {
     const pages = [...this.pending.entries()].sort((a, b) => a[0] - b[0]);
     this.pending = new Map();
+    this.outstanding++;
     return {
       pageSize: this.pageSize,
       commit: this.commit,
@@ -164,6 +202,7 @@ export class SessionSink implements CaptureSink {
 
   /** Puts a failed flush's pages back under anything captured since (newer bytes win). */
   restore(batch: FlushBatch): void {
+    this.outstanding--;
     if (batch.generation !== this.gen) return;
     for (const [pgno, data] of batch.pages)
       if (!this.pending.has(pgno) && pgno <= this.commit) this.pending.set(pgno, data);
@@ -171,6 +210,7 @@ export class SessionSink implements CaptureSink {
 
   /** Records a durable flush: its post-apply checksum is the new base, and a used rebase image is dropped. */
   async committed(batch: FlushBatch): Promise<void> {
+    this.outstanding--;
     if (batch.generation !== this.gen) return;
     this.flushChecksum = batch.postApplyChecksum;
     this.force = false;

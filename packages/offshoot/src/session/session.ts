@@ -1,7 +1,7 @@
 import { named, nameMap } from '../core/name-map.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CaptureEngine } from '../capture/engine.js';
+import { breachOfClosed, ContractBreachError } from '../capture/journal-contract.js';
 import { asOffshootError, fail, hasCode, type OffshootError } from '../core/errors.js';
 import type { DataObject } from '../core/keys.js';
 import { validateMeta, type Meta } from '../core/meta.js';
@@ -28,13 +28,15 @@ import { acquireLease, releaseLease } from '../ops/lease.js';
 import { processSpace } from '../platform/process-space.js';
 import { cachedChain } from '../ops/helpers/chain/materialize.js';
 import { ChainResolver } from '../store/chain-resolver.js';
+import { type Fingerprint, readSidecar, sameIdentity } from '../sqlite/checkout-sidecar.js';
+import { headIdentity } from '../ops/helpers/branch/branch-ref.js';
 import type { VersionedRef } from '../store/store.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import type { EventType, SessionInfo } from '../protocol/wire.js';
-import { cleanProof } from './clean-proof.js';
 import { restampClean } from './restamp.js';
 import { makeSessionScratch } from './scratch-dir.js';
-import { SessionSink } from './session-sink.js';
+import { changedSince, type LiveCapture, startCapture, stopCapture, walBytes } from './live-capture.js';
+import type { SessionSink } from './session-sink.js';
 import { writeSegment, writeSnapshot } from './segment-file.js';
 
 /**
@@ -63,6 +65,11 @@ export interface SessionOptions {
   renewEveryMs?: number;
   onEvent?: (type: EventType, detail: Record<string, unknown>) => void;
   log?: (m: string) => void;
+  /**
+   * Runs each lease renewal: a daemon with many sessions bounds how many run at once, so renewals that fall due
+   * together never open more store files than it has room for.
+   */
+  renewal?: <T>(renew: () => Promise<T>) => Promise<T>;
 }
 
 /** What one flush did. */
@@ -101,6 +108,18 @@ export class Session {
   private closed = false;
   private chain: { lineage: string; head: number; members: DataObject[] } | undefined;
   private merging: Promise<void> | undefined;
+  /** The checkout under capture; undefined while the session is evicted (or once it is closed). */
+  private capture: LiveCapture | undefined;
+  /** Captures started so far, each in a directory of its own under the scratch dir. */
+  private captures = 0;
+  /**
+   * Set once evicted, when no connection of this process is left on the checkout: its fingerprint as capture left
+   * it (undefined: nothing proven, reconnect to flush). Unset while capture runs, stops or starts.
+   */
+  private evictedAt: { fingerprint: Fingerprint | undefined } | undefined;
+  /** The connection contract broken: what was captured is flushed, then every flush is refused with it. */
+  private contract: ContractBreachError | undefined;
+  private lastRequestAt = Date.now();
 
   private constructor(
     private readonly ctx: OpsContext,
@@ -108,8 +127,6 @@ export class Session {
     readonly branch: string,
     readonly path: string,
     private readonly scratch: string,
-    private readonly sink: SessionSink,
-    private readonly engine: CaptureEngine,
     private readonly opts: SessionOptions,
     epoch: number,
     durable: number,
@@ -128,18 +145,8 @@ export class Session {
       const co = await checkout(ctx, t);
       const { ref } = await ctx.store.getRef(t.db, t.branch);
       scratch = await makeSessionScratch(ctx.checkoutRoot);
-      const sink = new SessionSink(scratch);
-      const proof = await cleanProof(co.path, ref);
-      if (proof) sink.seedClean(proof.sums, proof.checksum);
-      const engine = new CaptureEngine({
-        dbPath: co.path,
-        scratchDir: join(scratch, 'capture'),
-        sink,
-        log: opts.log ?? (() => undefined),
-        ...(proof ? { provenClean: proof.stillClean } : {}),
-      });
-      await engine.start();
-      const s = new Session(ctx, t.db, t.branch, co.path, scratch, sink, engine, opts, lease.epoch, ref.head_txid);
+      const s = new Session(ctx, t.db, t.branch, co.path, scratch, opts, lease.epoch, ref.head_txid);
+      await s.startCapture(ref);
       s.warnings = warnings;
       s.renewTimer = setInterval(() => void s.renew(), opts.renewEveryMs ?? DEFAULT_RENEW_MS);
       s.renewTimer.unref();
@@ -172,12 +179,43 @@ export class Session {
 
   /** True when captured writes are not yet durable. */
   get dirty(): boolean {
-    return this.sink.dirty;
+    return this.capture?.sink.dirty ?? false;
   }
 
-  /** The terminal error (e.g. FENCED) that keeps this session from flushing until it is closed. */
+  /**
+   * The terminal error (FENCED, or the connection contract broken) that keeps this session from flushing until it
+   * is closed.
+   */
   get error(): OffshootError | undefined {
-    return this.terminal;
+    return this.terminal ?? this.contract;
+  }
+
+  /** True while capture runs (or stopped on an error and still holds its descriptors until evicted or closed). */
+  get capturing(): boolean {
+    return this.capture !== undefined;
+  }
+
+  /** True while the session is evicted: its lease is held and renewed, its checkout has no descriptor open. */
+  get evicted(): boolean {
+    return this.evictedAt !== undefined;
+  }
+
+  /**
+   * True when the session is evicted and its checkout may have changed since (O(1), stats only): a flush or a close
+   * must reconnect it first, and a watcher of the checkout should.
+   */
+  get needsReconnect(): boolean {
+    return this.evictedAt !== undefined && changedSince(this.path, this.evictedAt.fingerprint);
+  }
+
+  /** When the session last did something: a request, or a transaction captured. Eviction picks the oldest. */
+  get lastActivity(): number {
+    return Math.max(this.lastRequestAt, this.capture?.engine.lastCaptureAt ?? 0);
+  }
+
+  /** Records a request of the session's holder, for lastActivity. */
+  touch(): void {
+    this.lastRequestAt = Date.now();
   }
 
   /** The session as the wire protocol's status op reports it. */
@@ -189,15 +227,18 @@ export class Session {
       holder: this.holder,
       epoch: this.epochValue,
       durable_txid: this.durable,
-      capture_lag_bytes: this.engine.lag(),
-      unflushed_bytes: this.sink.pendingBytes,
+      // Evicted: whatever the -wal holds was committed since capture let go.
+      capture_lag_bytes: this.capture?.engine.lag() ?? walBytes(this.path),
+      unflushed_bytes: this.capture?.sink.pendingBytes ?? 0,
     };
+    if (this.evicted) info.evicted = true;
     if (this.lastFlushAt) {
       info.last_flush_at = this.lastFlushAt.toISOString();
       info.durable_age = `${Math.round((Date.now() - this.lastFlushAt.getTime()) / 1000)}s`;
     }
     if (this.flushError) info.flush_error = this.flushError;
-    if (this.terminal) info.error = this.terminal.message;
+    const error = this.error;
+    if (error) info.error = error.message;
     return info;
   }
 
@@ -212,7 +253,15 @@ export class Session {
    * the ref by compare-and-swap, recording the checkpoint name if given. Flushes are serialized.
    */
   flush(opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' }): Promise<FlushOutcome> {
-    const run = this.flushing.then(() => this.flushOnce(opts));
+    return this.queueFlush(opts, false);
+  }
+
+  // keepCaptured: the flush after the contract broke, of what was captured before (the -wal is not read again).
+  private queueFlush(
+    opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
+    keepCaptured: boolean,
+  ): Promise<FlushOutcome> {
+    const run = this.flushing.then(() => this.flushOnce(opts, keepCaptured));
     this.flushing = run.then(
       () => undefined,
       () => undefined,
@@ -230,7 +279,10 @@ export class Session {
     while (this.merging) await this.merging;
   }
 
-  private async flushOnce(opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' }): Promise<FlushOutcome> {
+  private async flushOnce(
+    opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
+    keepCaptured: boolean,
+  ): Promise<FlushOutcome> {
     const started = Date.now();
     if (opts.name !== undefined) validateName('checkpoint', opts.name);
     if (opts.meta !== undefined && opts.name === undefined)
@@ -239,8 +291,14 @@ export class Session {
       });
     validateMeta(opts.meta);
     if (this.terminal) throw this.terminal;
+    if (this.contract && !keepCaptured) throw this.contract;
+    const cap = this.capture;
+    if (cap === undefined && this.needsReconnect)
+      throw fail('INTERNAL', `session ${this.db}@${this.branch} is evicted and its checkout changed`, {
+        hint: 'reconnect the session before flushing it',
+      });
     try {
-      await this.engine.drainNow();
+      if (!keepCaptured) await cap?.engine.drainNow();
       const cur = await this.fenceCheck();
       if (opts.name !== undefined && named(cur.ref.checkpoints, opts.name)) {
         throw fail('ALREADY_EXISTS', `checkpoint "${opts.name}" already exists on ${this.db}@${this.branch}`, {
@@ -248,12 +306,12 @@ export class Session {
         });
       }
       let outcome: FlushOutcome;
-      if (!this.sink.dirty) {
+      if (cap === undefined || !cap.sink.dirty) {
         if (opts.name !== undefined)
           await this.record(cur, cur.ref.head_txid, cur.ref.head_epoch, opts.name, opts.meta);
         outcome = { txid: cur.ref.head_txid, kind: 'none', durationMs: Date.now() - started };
       } else {
-        outcome = await this.writeFlush(cur, opts.name, opts.meta, started);
+        outcome = await this.writeFlush(cap.sink, cur, opts.name, opts.meta, started);
       }
       this.flushError = undefined;
       this.lastFlushAt = new Date();
@@ -278,12 +336,13 @@ export class Session {
   }
 
   private async writeFlush(
+    sink: SessionSink,
     cur: VersionedRef,
     name: string | undefined,
     meta: Meta | undefined,
     started: number,
   ): Promise<FlushOutcome> {
-    const batch = this.sink.take();
+    const batch = sink.take();
     try {
       const txid = cur.ref.head_txid + 1;
       const snapshot = headKind(batch.pages.length, batch.commit, batch.forceSnapshot) === 'snapshot';
@@ -339,7 +398,7 @@ export class Session {
         await rm(out, { force: true });
         await rm(join(this.scratch, 'snapshot-work.db'), { force: true });
       }
-      await this.sink.committed(batch);
+      await sink.committed(batch);
       this.durable = txid;
       return {
         txid,
@@ -350,7 +409,7 @@ export class Session {
         ...(mergedBytes !== undefined ? { mergedBytes } : {}),
       };
     } catch (err) {
-      this.sink.restore(batch);
+      sink.restore(batch);
       throw err;
     }
   }
@@ -390,13 +449,15 @@ export class Session {
     }
   }
 
-  /** Starts the background merge when the chain has outgrown its soft bound and none is in flight. */
+  /** Starts the background merge when the chain has outgrown its soft bound and none is in flight; never throws. */
   private mergeBehind(): void {
     if (this.merging || this.terminal || this.closed) return;
     if (!this.chain || this.chain.members.length <= softBound(this.ctx)) return;
-    this.merging = this.mergeLoop().finally(() => {
-      this.merging = undefined;
-    });
+    this.merging = this.mergeLoop()
+      .catch((err: unknown) => this.opts.log?.(`chain not compacted: ${(err as Error).message}`))
+      .finally(() => {
+        this.merging = undefined;
+      });
   }
 
   /**
@@ -502,7 +563,8 @@ export class Session {
     if (this.terminal || this.closed || this.renewing) return;
     this.renewing = true;
     try {
-      await this.writingRef(() => this.renewNow());
+      const renewal = this.opts.renewal ?? ((renew) => renew());
+      await renewal(() => this.writingRef(() => this.renewNow()));
     } finally {
       this.renewing = false;
     }
@@ -534,15 +596,149 @@ export class Session {
     if (this.terminal) return;
     this.terminal = err;
     this.opts.onEvent?.('fenced', { cause: err.message });
-    void this.engine.stop();
+    void this.capture?.engine.stop();
   }
 
-  /** Flushes pending writes, stops capture, re-stamps a provably clean checkout, and releases the lease. */
+  /**
+   * The checkout left WAL mode (another connection set journal_mode, or a rollback journal appeared): its writes
+   * from then on cannot be captured. The session announces it, flushes what it had captured before, and from then
+   * on refuses flushes with the typed error; its checkout is never stamped clean again, so it reads dirty once the
+   * session is closed, and the next open keeps its content as an undo branch.
+   */
+  private breakContract(err: ContractBreachError): void {
+    if (this.contract || this.terminal || this.closed) return;
+    this.contract = err;
+    this.opts.onEvent?.('contract_broken', { kind: err.breach.kind, error: err.message });
+    this.queueFlush({ kind: 'auto' }, true).catch((e: unknown) =>
+      this.opts.log?.(`what was captured before the journal mode changed is not flushed: ${(e as Error).message}`),
+    );
+  }
+
+  private onCaptureFailure(err: OffshootError): void {
+    if (err instanceof ContractBreachError) this.breakContract(err);
+  }
+
+  // since: the fingerprint an eviction left the checkout with, which proves it untouched (see startCapture).
+  private async startCapture(ref: Ref, since?: Fingerprint): Promise<LiveCapture> {
+    this.captures++;
+    this.capture = await startCapture(this.path, ref, {
+      dir: join(this.scratch, `capture-${this.captures}`),
+      log: this.opts.log ?? (() => undefined),
+      onFailure: (err) => this.onCaptureFailure(err),
+      ...(since !== undefined ? { since } : {}),
+    });
+    return this.capture;
+  }
+
+  // True when the checkout's sidecars record the ref's head (its identity), so they hold that head's page sums.
+  private async sidecarsAtHead(): Promise<boolean> {
+    const cur = await this.ctx.store.getRef(this.db, this.branch).catch(() => undefined);
+    return (
+      cur !== undefined &&
+      cur.ref.head_txid === this.durable &&
+      sameIdentity(readSidecar(this.path), headIdentity(cur.ref))
+    );
+  }
+
+  /**
+   * Closes every descriptor the session holds on its checkout, keeping its lease (renewed as before) and everything
+   * durable: what was captured is flushed first, capture stops proving it saw every commit, and unless its sidecars
+   * already describe the durable head the checkout is stamped as that head, so reconnecting an untouched checkout
+   * costs no read of it. A foreign writer may commit meanwhile; reconnect() captures whatever it finds. False (and
+   * still connected) when the session cannot be evicted now: closed, or its flush failed.
+   */
+  async evict(): Promise<boolean> {
+    const cap = this.capture;
+    if (cap === undefined || this.closed) return false;
+    if (this.error) {
+      // Nothing more will be captured or flushed: only the descriptors are left to give back.
+      this.capture = undefined;
+      await stopCapture(this.path, cap);
+      await rm(cap.dir, { recursive: true, force: true });
+      this.evictedAt = { fingerprint: undefined };
+      return true;
+    }
+    // A flush drains the -wal first: everything committed so far is captured and durable before capture stops.
+    try {
+      await this.flush({ kind: 'auto' });
+    } catch {
+      return false;
+    }
+    if (this.capture !== cap || this.closed || this.error) return false;
+    this.capture = undefined;
+    const stopped = await stopCapture(this.path, cap);
+    let fingerprint = stopped.fingerprint;
+    // Sidecars that describe the head already are the baseline a reconnection needs: only stale ones are rewritten.
+    if (fingerprint !== undefined && !(await this.sidecarsAtHead()))
+      fingerprint = await this.stamp(cap.sink, fingerprint);
+    await rm(cap.dir, { recursive: true, force: true });
+    this.evictedAt = { fingerprint };
+    this.opts.onEvent?.('session_evicted', { stamped: fingerprint !== undefined });
+    return true;
+  }
+
+  /**
+   * Restarts capture of an evicted session: at once when its checkout is untouched, else from a rescan compared with
+   * the durable head (every commit made meanwhile is captured). A checkout that left WAL mode meanwhile breaks the
+   * connection contract and fails with its typed error.
+   */
+  async reconnect(): Promise<void> {
+    const evicted = this.evictedAt;
+    if (evicted === undefined || this.closed) return;
+    const e = this.error;
+    if (e) throw e;
+    const breach = breachOfClosed(this.path);
+    if (breach !== undefined) {
+      const err = new ContractBreachError(breach, this.path);
+      this.breakContract(err);
+      throw err;
+    }
+    // From here connections open on the checkout: nothing may open and close a descriptor of its own on it.
+    this.evictedAt = undefined;
+    let cap: LiveCapture;
+    try {
+      const cur = await this.fenceCheck();
+      cap = await this.startCapture(cur.ref, evicted.fingerprint);
+    } catch (err) {
+      this.evictedAt = evicted;
+      throw err;
+    }
+    this.opts.onEvent?.('session_reconnected', { resumed: cap.engine.resumed });
+  }
+
+  /**
+   * Checks an evicted checkout for a broken contract without reconnecting (a watcher saw it change): true and the
+   * typed error recorded when it left WAL mode.
+   */
+  checkEvictedContract(): boolean {
+    if (this.evictedAt === undefined || this.closed || this.error) return false;
+    const breach = breachOfClosed(this.path);
+    if (breach === undefined) return false;
+    this.breakContract(new ContractBreachError(breach, this.path));
+    return true;
+  }
+
+  // Stamps the checkout as the durable head when capture left it settled and the head is our last flush; returns
+  // the fingerprint stamped, or undefined when it could not.
+  private async stamp(sink: SessionSink, stopped: Fingerprint): Promise<Fingerprint | undefined> {
+    const cur = await this.ctx.store.getRef(this.db, this.branch).catch(() => undefined);
+    if (!cur || cur.ref.head_txid !== this.durable || cur.ref.lease_holder !== this.holder) return undefined;
+    return restampClean(this.ctx, this.path, cur.ref, sink, stopped).catch((err: unknown) => {
+      this.opts.log?.(`checkout not re-stamped: ${(err as Error).message}`);
+      return undefined;
+    });
+  }
+
+  /**
+   * Flushes pending writes (an evicted session whose checkout changed reconnects first), stops capture, re-stamps a
+   * provably clean checkout, and releases the lease.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     let failure: OffshootError | undefined = this.terminal;
     if (!failure) {
       try {
+        if (this.needsReconnect) await this.reconnect();
         await this.flush({ kind: 'manual' });
       } catch (err) {
         failure = asOffshootError(err);
@@ -565,14 +761,14 @@ export class Session {
     if (this.renewTimer) clearInterval(this.renewTimer);
     await this.flushing;
     await this.merged();
-    const { clean } = await this.engine.stop();
-    if (mayRestamp && clean && !this.sink.dirty && !this.terminal) {
-      const cur = await this.ctx.store.getRef(this.db, this.branch).catch(() => undefined);
-      if (cur && cur.ref.head_txid === this.durable && cur.ref.lease_holder === this.holder) {
-        await restampClean(this.ctx, this.path, cur.ref, this.sink).catch((err) =>
-          this.opts.log?.(`checkout not re-stamped: ${(err as Error).message}`),
-        );
-      }
+    const cap = this.capture;
+    this.capture = undefined;
+    this.evictedAt = undefined;
+    if (cap !== undefined) {
+      // Every descriptor on the checkout goes with the capture: a closed session leaves none behind.
+      const stopped = await stopCapture(this.path, cap);
+      if (mayRestamp && stopped.fingerprint !== undefined && !this.error)
+        await this.stamp(cap.sink, stopped.fingerprint);
     }
     await this.writingRef(async () => {
       const cur = await this.ctx.store.tryGetRef(this.db, this.branch).catch(() => undefined);

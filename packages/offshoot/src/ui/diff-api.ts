@@ -1,6 +1,6 @@
 import { fail } from '../core/errors.js';
 import { formatTarget, parseTarget, type Target } from '../core/target.js';
-import { diff } from '../ops/diff.js';
+import { DIFF_SERVER_BYTES, diff } from '../ops/diff.js';
 import { diffToJson, type JsonTableDiff } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
@@ -80,7 +80,7 @@ export class DiffPages {
     const key = `${formatTarget(left)}|${formatTarget(right)}|${await version(left)}|${await version(right)}`;
     let p = this.#cache.get(key);
     if (p === undefined) {
-      p = diff(this.src.ctx, left, right);
+      p = diff(this.src.ctx, left, right, { maxBytes: DIFF_SERVER_BYTES });
       this.#cache.set(key, p);
       p.catch(() => this.#cache.delete(key));
       while (this.#cache.size > CACHED_DIFFS) this.#cache.delete(this.#cache.keys().next().value as string);

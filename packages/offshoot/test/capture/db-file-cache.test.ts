@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { dbFileFd } from '../../src/capture/db-file-cache.js';
+import { dbFileFd, releaseDbFiles } from '../../src/capture/db-file-cache.js';
 import { copyMainFile, hashMainFile } from '../../src/capture/main-file.js';
 
 test("one descriptor per inode, revalidated by path, and a replaced file's descriptor is never closed", async () => {
@@ -46,6 +46,26 @@ test('copy and hash handle files larger than one read chunk', async () => {
     assert.equal(await copyMainFile(file, copy), data.length);
     assert.ok(fs.readFileSync(copy).equals(data));
     assert.equal(await hashMainFile(file), createHash('sha256').update(data).digest('hex'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('releaseDbFiles closes the main file and -shm descriptors, retired ones included', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
+  try {
+    const file = path.join(dir, 'a.db');
+    fs.writeFileSync(file, Buffer.alloc(4096, 1));
+    fs.writeFileSync(`${file}-shm`, Buffer.alloc(4096, 0));
+    const first = dbFileFd(file);
+    fs.renameSync(path.join(dir, 'a.db'), path.join(dir, 'old.db'));
+    fs.writeFileSync(file, Buffer.alloc(4096, 2));
+    const second = dbFileFd(file);
+    const shm = dbFileFd(`${file}-shm`);
+    releaseDbFiles(file);
+    for (const fd of [first, second, shm]) assert.throws(() => fs.fstatSync(fd), { code: 'EBADF' });
+    assert.notEqual(dbFileFd(file), -1, 'a released file opens again on its next use');
+    releaseDbFiles(file);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -26,3 +26,18 @@ test('an engine that has backed off to its idle bound still captures the next co
     await f.cleanup();
   }
 });
+
+test('an engine left idle rests at its longest interval and still captures the next commits', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: 2, idlePollMs: 8, restPollMs: 40, restAfterMs: 30 });
+    await engine.start();
+    await waitFor('the loop to rest', () => engine.polls >= 12);
+    f.insert(2);
+    await waitFor('the resting loop to capture the commits', () => f.sink.applies === 2);
+    await converge(engine, f);
+    assert.equal(f.sink.applies, 2, 'every commit was applied once');
+  } finally {
+    await f.cleanup();
+  }
+});

@@ -36,7 +36,7 @@ describe('session scratch of a SIGKILLed daemon', () => {
       assert.equal(names.length, 1, `one session, one scratch dir: ${names.join(', ')}`);
       assert.match(names[0] ?? '', /^session-/);
       scratch = path.join(sessions, names[0] ?? '');
-      assert.ok(existsSync(path.join(scratch, 'capture')), 'the capture engine works in it');
+      assert.ok(existsSync(path.join(scratch, 'capture-1', 'engine')), 'the capture engine works in it');
       assert.deepEqual(
         readdirSync(tmp).filter((n) => n.startsWith('offshoot-session-')),
         [],

@@ -14,6 +14,18 @@ const GOLDEN: Array<{ name: string; type: 'gauge' | 'counter' | 'histogram'; hel
   },
   { name: 'offshoot_sessions_open', type: 'gauge', help: 'Sessions open in this daemon.', labels: [] },
   {
+    name: 'offshoot_sessions_evicted',
+    type: 'gauge',
+    help: 'Open sessions evicted to stay within -max-open: lease held, no descriptor open on the checkout.',
+    labels: [],
+  },
+  {
+    name: 'offshoot_sessions_max_open',
+    type: 'gauge',
+    help: 'The most sessions whose checkouts have descriptors open at once (-max-open).',
+    labels: [],
+  },
+  {
     name: 'offshoot_capture_lag_bytes',
     type: 'gauge',
     help: 'WAL bytes committed in an open session but not yet flushed to the store.',
@@ -72,6 +84,18 @@ const GOLDEN: Array<{ name: string; type: 'gauge' | 'counter' | 'histogram'; hel
   },
   { name: 'offshoot_janitor_runs_total', type: 'counter', help: 'Janitor ticks by result.', labels: ['result'] },
   {
+    name: 'offshoot_session_evictions_total',
+    type: 'counter',
+    help: 'Sessions evicted to stay within -max-open (each reconnects on its next write or request).',
+    labels: [],
+  },
+  {
+    name: 'offshoot_contract_breaches_total',
+    type: 'counter',
+    help: 'Checkouts found out of WAL mode (journal_mode) or beside a rollback journal (rollback_journal).',
+    labels: ['kind'],
+  },
+  {
     name: 'offshoot_flush_duration_seconds',
     type: 'histogram',
     help: 'Duration of session flushes, auto and manual.',
@@ -123,11 +147,11 @@ function parse(text: string): Map<string, Family> {
   return families;
 }
 
-test('the exposition has exactly the 18 golden families with their HELP and TYPE lines', async () => {
+test('the exposition has exactly the 22 golden families with their HELP and TYPE lines', async () => {
   const m = await DaemonMetrics.create('9.9.9-test');
   const text = await m.render();
   const families = parse(text);
-  assert.equal(GOLDEN.length, 18);
+  assert.equal(GOLDEN.length, 22);
   assert.deepEqual([...families.keys()].sort(), GOLDEN.map((g) => g.name).sort());
   for (const g of GOLDEN) {
     assert.ok(text.includes(`# HELP ${g.name} ${g.help}\n`), `HELP line of ${g.name}`);
@@ -208,6 +232,10 @@ test('janitor, GC, reap and ro-cache figures land in their families', async () =
   m.roCache(4096, 3);
   m.roCache(1024, 0);
   m.sessionsOpen(7);
+  m.maxOpen(24);
+  m.sessionEvicted();
+  m.sessionEvicted();
+  m.contractBroken('journal_mode');
   const f = parse(await m.render());
   const v = (name: string, key = ''): number | undefined => f.get(name)!.samples.get(key);
   assert.equal(v('offshoot_gc_tombstoned_total'), 5);
@@ -220,6 +248,10 @@ test('janitor, GC, reap and ro-cache figures land in their families', async () =
   assert.equal(v('offshoot_ro_cache_bytes'), 1024);
   assert.equal(v('offshoot_ro_cache_evictions_total'), 3);
   assert.equal(v('offshoot_sessions_open'), 7);
+  assert.equal(v('offshoot_sessions_max_open'), 24);
+  assert.equal(v('offshoot_session_evictions_total'), 2);
+  assert.equal(v('offshoot_contract_breaches_total', '{kind="journal_mode"}'), 1);
+  assert.equal(v('offshoot_contract_breaches_total', '{kind="rollback_journal"}'), 0);
 });
 
 test('per-session gauges cover exactly the sessions the source reports at scrape time', async () => {
@@ -229,8 +261,8 @@ test('per-session gauges cover exactly the sessions the source reports at scrape
   assert.equal(f.get('offshoot_durable_age_seconds')!.samples.size, 0);
 
   let sessions = [
-    { db: 'app', branch: 'main', captureLagBytes: 4096, durableAgeSeconds: 2.5 },
-    { db: 'app', branch: 'exp', captureLagBytes: 0, durableAgeSeconds: 0 },
+    { db: 'app', branch: 'main', captureLagBytes: 4096, durableAgeSeconds: 2.5, evicted: false },
+    { db: 'app', branch: 'exp', captureLagBytes: 0, durableAgeSeconds: 0, evicted: true },
   ];
   m.setSessionSource(() => sessions);
   f = parse(await m.render());
@@ -242,8 +274,9 @@ test('per-session gauges cover exactly the sessions the source reports at scrape
     ],
   );
   assert.equal(f.get('offshoot_durable_age_seconds')!.samples.get('{db="app",branch="main"}'), 2.5);
+  assert.equal(f.get('offshoot_sessions_evicted')!.samples.get(''), 1);
 
-  sessions = [{ db: 'app', branch: 'exp', captureLagBytes: 10, durableAgeSeconds: 1 }];
+  sessions = [{ db: 'app', branch: 'exp', captureLagBytes: 10, durableAgeSeconds: 1, evicted: false }];
   f = parse(await m.render());
   assert.deepEqual(
     [...f.get('offshoot_capture_lag_bytes')!.samples],

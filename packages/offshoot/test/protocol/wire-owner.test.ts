@@ -27,6 +27,7 @@ const ENGINE_CODES: Record<ErrorCode, true> = {
   SCHEMA_TOO_NEW: true,
   UNSUPPORTED: true,
   TIMEOUT: true,
+  TOO_LARGE: true,
   UNAVAILABLE: true,
   IO: true,
   INTERNAL: true,

@@ -134,8 +134,9 @@ class SessionInfo:
 
 @dataclass
 class Event:
-    """One daemon event: session_opened, flushed, flush_failed, fenced, session_closed, reaped, evicted or
-    dropped_slow_consumer (always the last of a stream). `ts` is RFC 3339 UTC."""
+    """One daemon event: session_opened, flushed, flush_failed, fenced, session_closed, session_evicted,
+    session_reconnected, contract_broken, reaped, evicted or dropped_slow_consumer (always the last of a stream).
+    `ts` is RFC 3339 UTC."""
 
     type: str
     ts: str = ""

@@ -6,6 +6,8 @@ import { parseByteSize } from '../byte-size.js';
 import type { Command, Invocation } from '../command.js';
 import { canonicalStore } from '../../store/store-spec.js';
 import { SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { defaultMaxOpen, FDS_PER_SESSION, RESERVED_FDS } from '../../daemon/daemon-options.js';
+import { openFileLimit } from '../../platform/open-file-limit.js';
 import { packageVersion } from '../package-version.js';
 
 function nonNegative(inv: Invocation, flag: string, fallback: string): ReturnType<typeof parseDuration> {
@@ -15,6 +17,17 @@ function nonNegative(inv: Invocation, flag: string, fallback: string): ReturnTyp
       hint: `use 0 to disable, or a positive duration such as ${fallback}`,
     });
   return d;
+}
+
+function maxOpen(text: string | undefined): number {
+  if (text === undefined) return defaultMaxOpen(openFileLimit());
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n < 1) {
+    throw fail('INVALID_ARGUMENT', `-max-open ${JSON.stringify(text)}: must be an integer of at least 1`, {
+      hint: `use e.g. -max-open 100, or leave it out for a default from the file limit (${FDS_PER_SESSION} descriptors a session)`,
+    });
+  }
+  return n;
 }
 
 function snapshotEvery(text: string | undefined): number {
@@ -51,7 +64,7 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the daemon: live sessions, background flushes and the janitor, over a unix socket',
   usage:
-    '[-socket PATH] [-checkouts DIR] [-flush-every D] [-snapshot-every N] [-reap-every D] [-gc-grace D] [-ro-cache-budget BYTES] [-http ADDR [-token T] [-http-allow-non-loopback] [-ui]]',
+    '[-socket PATH] [-checkouts DIR] [-flush-every D] [-snapshot-every N] [-reap-every D] [-gc-grace D] [-ro-cache-budget BYTES] [-max-open N] [-http ADDR [-token T] [-http-allow-non-loopback] [-ui]]',
   help: [
     'Serves the store on a unix socket (mode 0600; a stale socket file is replaced, a live one refused) and prints',
     '"offshoot serving on <socket>". One daemon per checkout root: a second one on the same root refuses to start.',
@@ -61,6 +74,9 @@ export const serveCommand: Command = {
     '/events behind a bearer token (-token, else $OFFSHOOT_TOKEN, else a generated one printed once on stderr);',
     'a non-loopback address needs -http-allow-non-loopback and an explicit token. -ui adds the read-only web',
     'dashboard to that listener, with live sessions, events and metrics (docs/ui.md).',
+    'At most -max-open sessions keep descriptors open on their checkouts (default: what the file limit has room for,',
+    `${FDS_PER_SESSION} a session after ${RESERVED_FDS} kept back); past it the least recently active idle session is evicted: it keeps its`,
+    'lease and everything captured, and reconnects on its next write or request.',
     'SIGINT, SIGTERM or the shutdown op stop it gracefully: open sessions are flushed and closed (within 30s).',
     'Several daemons may serve one store (on one machine or many), each with its own socket and -checkouts root',
     '(docs/operations.md, Topology).',
@@ -96,6 +112,11 @@ export const serveCommand: Command = {
       type: 'string',
       value: 'DIR',
       description: "this daemon's checkout root (default: the store's); every daemon sharing a store needs its own",
+    },
+    'max-open': {
+      type: 'string',
+      value: 'N',
+      description: `sessions whose checkouts stay open at once; colder ones are evicted (default from the file limit)`,
     },
     'ro-cache-budget': {
       type: 'string',
@@ -149,6 +170,7 @@ export const serveCommand: Command = {
         reapEveryMs: durationMs(reapEvery),
         gcGrace,
         roCacheBudget: budget,
+        maxOpen: maxOpen(inv.flags.string('max-open')),
         ...(http ? { http: { addr: http.addr, token: http.token } } : {}),
         ...(ui && http ? { httpFallback: await dashboard(http.token, inv.storeSpec().text, packageVersion()) } : {}),
         ...lease,

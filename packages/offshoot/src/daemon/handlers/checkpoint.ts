@@ -16,7 +16,7 @@ export const checkpointOp: OpHandler = async (req, d) => {
   const actor = requestActor(req);
   if (d.sessions.get(t) !== undefined) {
     await refuseAgentFlush(d, t, actor);
-    const r = await flushLive(d.sessions.open(t), { kind: 'manual', name, ...meta });
+    const r = await flushLive(d, d.sessions.open(t), { kind: 'manual', name, ...meta });
     return { ok: true, txid: r.txid, result: { kind: 'live' } };
   }
   const started = performance.now();

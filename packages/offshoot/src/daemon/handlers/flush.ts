@@ -26,7 +26,7 @@ export const flushOp: OpHandler = async (req, d) => {
   const slot = d.sessions.open(t);
   await refuseAgentFlush(d, t, requestActor(req));
   const name = optionalCheckpoint(req);
-  const r = await flushLive(slot, {
+  const r = await flushLive(d, slot, {
     kind: 'manual',
     ...(name !== undefined ? { name } : {}),
     ...(req.meta !== undefined ? { meta: req.meta } : {}),

@@ -17,5 +17,5 @@ export async function flushSourceSession(d: DaemonContext, src: Target, what: st
       hint: 'retry once the open has returned',
     });
   }
-  if (readsHead) await flushLive(slot, { kind: 'manual' });
+  if (readsHead) await flushLive(d, slot, { kind: 'manual' });
 }

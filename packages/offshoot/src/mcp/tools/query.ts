@@ -5,6 +5,11 @@ import { defineTool, HINTS } from '../tool.js';
 
 const MAX_TEXT_ROWS = 50;
 
+function truncation(by: 'rows' | 'bytes' | undefined): string {
+  if (by === 'bytes') return `, truncated at ${QUERY_LIMITS.maxBytes >> 20} MiB (select fewer or narrower columns)`;
+  return by === 'rows' ? ', truncated at the limit' : '';
+}
+
 /** `offshoot_query`: one read-only SQL statement against a branch or a checkpoint. */
 export const queryTool = defineTool({
   name: 'offshoot_query',
@@ -14,7 +19,8 @@ export const queryTool = defineTool({
     'checkpoints: look before you touch, inspect a fork after a migration, or compare a checkpoint. The head reads',
     "the branch's checkout when it has one (so your unsaved writes show), a checkpoint (`at`) reads its immutable",
     `copy. Writes, ATTACH, PRAGMA assignments and VACUUM are refused. At most \`limit\` rows (default`,
-    `${QUERY_LIMITS.defaultRows}, at most ${QUERY_LIMITS.maxRows}); BLOBs come back summarised; a slow statement is stopped.`,
+    `${QUERY_LIMITS.defaultRows}, at most ${QUERY_LIMITS.maxRows}) and ${QUERY_LIMITS.maxBytes >> 20} MiB; BLOBs come back`,
+    'summarised; a slow statement is stopped.',
   ].join(' '),
   annotations: HINTS.readOnly,
   input: {
@@ -51,7 +57,7 @@ export const queryTool = defineTool({
     });
     const shown = r.rows.slice(0, MAX_TEXT_ROWS).map((row) => row.map((v) => JSON.stringify(v)).join(' | '));
     const text = [
-      `${db}@${branch}${at ? `@${at}` : ''} (${r.source}): ${r.rows.length} row(s)${r.truncated ? ', truncated at the limit' : ''}`,
+      `${db}@${branch}${at ? `@${at}` : ''} (${r.source}): ${r.rows.length} row(s)${truncation(r.truncatedBy)}`,
       r.columns.join(' | '),
       ...shown,
       ...(r.rows.length > MAX_TEXT_ROWS ? [`… ${r.rows.length - MAX_TEXT_ROWS} more in structuredContent`] : []),

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { fail } from '../../core/errors.js';
 import type {
   DependentObject,
   DiffOptions,
@@ -10,6 +11,7 @@ import type {
   TableRebuild,
 } from './diff-types.js';
 import { closeRawDb, openRawDb, type RawDbFile } from './btree-walk.js';
+import { DiffBudget } from './diff-budget.js';
 import { hasPendingWal, openDiffSide } from './diff-connection.js';
 import { fillValues } from './fill-values.js';
 import { diffTableRows } from './row-diff.js';
@@ -44,7 +46,7 @@ export function diffDatabases(leftPath: string, rightPath: string, opts: DiffOpt
     try {
       const rightDb = openDiffSide(rightPath, 'right');
       try {
-        return diffOpen(leftDb, rightDb, trustPages ? opts.changedPages : undefined, raw, opts.summaryOnly === true);
+        return diffOpen(leftDb, rightDb, trustPages ? opts.changedPages : undefined, raw, opts);
       } catch (err) {
         throw sqliteFailure(err, `${leftPath} or ${rightPath}`);
       } finally {
@@ -72,11 +74,14 @@ function diffOpen(
   rightDb: Database.Database,
   pages: ReadonlySet<number> | undefined,
   raw: RawSides,
-  summaryOnly: boolean,
+  opts: DiffOptions,
 ): DiffResult {
+  const summaryOnly = opts.summaryOnly === true;
+  const budget = opts.maxBytes === undefined ? undefined : new DiffBudget(opts.maxBytes);
   const lc = readCatalog(leftDb);
   const rc = readCatalog(rightDb);
-  const schema = diffSchema(lc, rc);
+  const only = chosenTables(lc, rc, opts.tables);
+  const schema = diffSchema(lc, rc).filter((c) => only === undefined || only.has(ownerOf(lc, rc, c)));
   const narrowed =
     pages !== undefined &&
     leftDb.pragma('page_size', { simple: true }) === rightDb.pragma('page_size', { simple: true });
@@ -93,6 +98,7 @@ function diffOpen(
       : undefined;
   const tables: TableDiff[] = [];
   for (const name of diffableTables(lc, rc)) {
+    if (only !== undefined && !only.has(name)) continue;
     const inLeft = isOrdinary(lc, name);
     const inRight = isOrdinary(rc, name);
     if (touched !== undefined && !touched.has(name)) {
@@ -121,11 +127,19 @@ function diffOpen(
       right !== undefined &&
       schema.some((c) => c.type === 'table' && c.name === name && c.change === 'changed');
     const fill = left && right && ddlChanged ? fillValues(left, right) : {};
-    const only = structural.has(name) || !rowKeyed(left, right) ? undefined : rowsOf?.get(name);
+    const onPages = structural.has(name) || !rowKeyed(left, right) ? undefined : rowsOf?.get(name);
     const rows = diffTableRows(
       leftDb,
       rightDb,
-      { table: name, left, right, fill, summaryOnly, ...(only ? { rowids: only, countNarrowed } : {}) },
+      {
+        table: name,
+        left,
+        right,
+        fill,
+        summaryOnly,
+        ...(onPages ? { rowids: onPages, countNarrowed } : {}),
+        ...(budget ? { budget } : {}),
+      },
       stats,
     );
     const diff: TableDiff = { table: name, key: (right ?? left)?.key ?? [], ...rows };
@@ -136,6 +150,31 @@ function diffOpen(
     tables.push(diff);
   }
   return { schema, tables, stats, summaryOnly };
+}
+
+/** The tables a diff is limited to, or undefined for all; NOT_FOUND names a table that exists on neither side. */
+function chosenTables(
+  lc: SchemaCatalog,
+  rc: SchemaCatalog,
+  tables: readonly string[] | undefined,
+): Set<string> | undefined {
+  if (tables === undefined) return undefined;
+  const known = diffableTables(lc, rc);
+  for (const t of tables) {
+    if (!known.includes(t)) {
+      throw fail('NOT_FOUND', `no table ${JSON.stringify(t)} on either side of the diff`, {
+        hint: `the tables are: ${known.join(', ') || '(none)'}`,
+      });
+    }
+  }
+  return new Set(tables);
+}
+
+/** The table a schema change belongs to: its own name for a table, else the table its index or trigger is on. */
+function ownerOf(lc: SchemaCatalog, rc: SchemaCatalog, c: SchemaChange): string {
+  if (c.type === 'table') return c.name;
+  const key = objectKey(c.type, c.name);
+  return rc.byKey.get(key)?.tblName ?? lc.byKey.get(key)?.tblName ?? c.name;
 }
 
 /** True when both sides match rows by rowid the same way (an INTEGER PRIMARY KEY or the rowid itself). */

@@ -81,4 +81,8 @@ export interface DiffOptions {
   changedPages?: ReadonlySet<number> | undefined;
   /** Only decide each table's status and counts: stop at the first differing row and keep no rows. */
   summaryOnly?: boolean;
+  /** Only these tables (each must exist on a side), with only the schema changes of them and their indexes and triggers. */
+  tables?: readonly string[] | undefined;
+  /** Cap on the rows kept, by their size as JSON: past it the diff fails TOO_LARGE (no cap when absent). */
+  maxBytes?: number | undefined;
 }

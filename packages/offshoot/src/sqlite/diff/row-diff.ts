@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { DiffBudget } from './diff-budget.js';
 import type { DiffStats, Row, TableDiff } from './diff-types.js';
 import { quoteIdent } from './sql-literal.js';
 import { compareSqlValues, sqlValuesEqual } from './sql-value.js';
@@ -16,6 +17,8 @@ export interface RowDiffPlan {
   rowids?: ReadonlySet<bigint>;
   /** With rowids: still report both row counts (a COUNT of the left, O(table) in SQLite; the right's follows). */
   countNarrowed?: boolean;
+  /** Caps the rows kept, across tables (TOO_LARGE past it). */
+  budget?: DiffBudget;
 }
 
 type RowDiffOutcome = Pick<TableDiff, 'added' | 'removed' | 'changed' | 'status' | 'leftCount' | 'rightCount'>;
@@ -59,8 +62,8 @@ export function diffTableRows(
       out.rightCount = out.leftCount - out.removed.length + out.added.length;
     }
   } else {
-    if (left) out.leftCount = collectAll(leftDb, plan.table, left, out.removed, stats);
-    if (right) out.rightCount = collectAll(rightDb, plan.table, right, out.added, stats);
+    if (left) out.leftCount = collectAll(leftDb, plan, left, out.removed, stats);
+    if (right) out.rightCount = collectAll(rightDb, plan, right, out.added, stats);
   }
   if (!left) out.status = 'added';
   else if (!right) out.status = 'removed';
@@ -102,9 +105,16 @@ function scan(
     .iterate(`[${[...rowids].join(',')}]`) as IterableIterator<unknown[]>;
 }
 
-function collectAll(db: Database.Database, table: string, shape: TableShape, into: Row[], stats: DiffStats): number {
+function collectAll(
+  db: Database.Database,
+  plan: RowDiffPlan,
+  shape: TableShape,
+  into: Row[],
+  stats: DiffStats,
+): number {
   let n = 0;
-  for (const values of scan(db, table, shape)) {
+  for (const values of scan(db, plan.table, shape)) {
+    plan.budget?.charge(plan.table, shape.columns, values);
     into.push(toRow(shape.columns, values));
     n++;
   }
@@ -146,6 +156,7 @@ function mergeJoin(
         nl++;
         differs = true;
         if (stopAtFirst) return result();
+        plan.budget?.charge(plan.table, left.columns, lv);
         out.removed.push(toRow(left.columns, lv));
         l = lit.next();
       } else if (cmp > 0) {
@@ -153,6 +164,7 @@ function mergeJoin(
         nr++;
         differs = true;
         if (stopAtFirst) return result();
+        plan.budget?.charge(plan.table, right.columns, rv);
         out.added.push(toRow(right.columns, rv));
         r = rit.next();
       } else {
@@ -163,6 +175,8 @@ function mergeJoin(
         if (!pairs.every((p) => sqlValuesEqual(p.li < 0 ? p.fill : lv[p.li], rv[p.ri]))) {
           differs = true;
           if (stopAtFirst) return result();
+          plan.budget?.charge(plan.table, left.columns, lv);
+          plan.budget?.charge(plan.table, right.columns, rv);
           const before = toRow(left.columns, lv);
           out.changed.push({ key: toRow(left.key, pick(lv, lKey)), before, after: toRow(right.columns, rv) });
         }

@@ -7,12 +7,17 @@ import Database from 'better-sqlite3';
 export interface QueryJob {
   file: string;
   sql: string;
+  /** Most rows to return. */
   limit: number;
+  /** Most bytes of rows to return, counted as their JSON. */
+  maxBytes: number;
+  /** A bare reporting PRAGMA that SQLite marks as a writer (journal_mode): run on the read-only connection anyway. */
+  bareReportingPragma: boolean;
 }
 
-/** What the child answers: rows, or an error message with the SQLite code. */
+/** What the child answers: rows (cut at `truncated` by the row or the byte cap), or an error message. */
 export type QueryAnswer =
-  | { ok: true; columns: string[]; rows: unknown[][]; truncated: boolean }
+  | { ok: true; columns: string[]; rows: unknown[][]; truncated: boolean; truncatedBy?: 'rows' | 'bytes' }
   | { ok: false; message: string; readOnly?: false };
 
 const MAX_TEXT = 4096;
@@ -33,25 +38,34 @@ function cell(v: unknown): unknown {
   return v;
 }
 
+/** About what a cell takes in the answer's JSON. */
+function cellBytes(v: unknown): number {
+  if (typeof v === 'string') return v.length + 3;
+  if (v !== null && typeof v === 'object') return 96;
+  return 22;
+}
+
 function run(job: QueryJob): QueryAnswer {
   const db = new Database(job.file, { readonly: true, fileMustExist: true });
   try {
     db.pragma('query_only = ON');
     const stmt = db.prepare(job.sql);
-    if (!stmt.readonly) return { ok: false, message: 'the statement would write', readOnly: false };
+    if (!stmt.readonly && !job.bareReportingPragma)
+      return { ok: false, message: 'the statement would write', readOnly: false };
     if (!stmt.reader) return { ok: true, columns: [], rows: [], truncated: false };
     stmt.safeIntegers(true).raw(true);
     const columns = stmt.columns().map((c) => c.name);
     const rows: unknown[][] = [];
-    let truncated = false;
+    let bytes = 0;
     for (const r of stmt.iterate() as IterableIterator<unknown[]>) {
-      if (rows.length === job.limit) {
-        truncated = true;
-        break;
-      }
-      rows.push(r.map(cell));
+      if (rows.length === job.limit) return { ok: true, columns, rows, truncated: true, truncatedBy: 'rows' };
+      const row = r.map(cell);
+      bytes += row.reduce((n: number, v) => n + cellBytes(v), 2);
+      // The answer crosses a pipe and then the caller's context: a wide result stops at the byte cap.
+      if (bytes > job.maxBytes) return { ok: true, columns, rows, truncated: true, truncatedBy: 'bytes' };
+      rows.push(row);
     }
-    return { ok: true, columns, rows, truncated };
+    return { ok: true, columns, rows, truncated: false };
   } finally {
     db.close();
   }

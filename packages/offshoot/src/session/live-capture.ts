@@ -1,0 +1,110 @@
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { releaseDbFiles } from '../capture/db-file-cache.js';
+import { CaptureEngine } from '../capture/engine.js';
+import type { OffshootError } from '../core/errors.js';
+import type { Ref } from '../core/ref.js';
+import { fingerprintOf, type Fingerprint } from '../sqlite/checkout-sidecar.js';
+import { headBaseline } from './clean-proof.js';
+import { SessionSink } from './session-sink.js';
+
+/** A checkout under capture: the engine, the sink it feeds, and the private directory of both. */
+export interface LiveCapture {
+  engine: CaptureEngine;
+  sink: SessionSink;
+  dir: string;
+}
+
+/** What starting capture needs besides the checkout and the ref whose head it should hold. */
+export interface CaptureStart {
+  /** A fresh directory for this capture's files (the session's scratch holds one per start). */
+  dir: string;
+  log: (m: string) => void;
+  onFailure: (err: OffshootError) => void;
+  /**
+   * The fingerprint capture left the checkout with when it last stopped settled on the head: the file still having
+   * it proves the checkout untouched since, whatever its sidecars' own fingerprint says.
+   */
+  since?: Fingerprint;
+}
+
+/**
+ * Starts capturing path, which should hold the ref's head. When the sidecar proves it does (O(1)), capture starts
+ * without reading the file; when the sidecar still describes the head but the file has changed since (a foreign
+ * commit while nobody captured; `since` proves it unchanged instead when given), the head's page sums are the baseline and the engine's rebase finds the pages that
+ * differ, so the next flush is a segment of those; else the rebase starts from nothing and the next flush is a
+ * snapshot. Nothing committed to the checkout is ever left out: whatever capture cannot prove, it copies.
+ */
+export async function startCapture(path: string, ref: Ref, s: CaptureStart): Promise<LiveCapture> {
+  await mkdir(s.dir, { recursive: true });
+  const sink = new SessionSink(s.dir);
+  const baseline = await headBaseline(path, ref);
+  if (baseline) sink.seedClean(baseline.sums, baseline.checksum);
+  const since = s.since;
+  const stillClean = since === undefined ? baseline?.stillClean : () => sameFingerprint(path, since);
+  const engine = new CaptureEngine({
+    dbPath: path,
+    scratchDir: join(s.dir, 'engine'),
+    sink,
+    log: s.log,
+    onFailure: s.onFailure,
+    ...(baseline && stillClean ? { provenClean: stillClean } : {}),
+  });
+  try {
+    await engine.start();
+  } catch (err) {
+    releaseDbFiles(path);
+    await rm(s.dir, { recursive: true, force: true });
+    throw err;
+  }
+  return { engine, sink, dir: s.dir };
+}
+
+/** How a stopped capture left its checkout. */
+export interface StoppedCapture {
+  /** True when the engine proved it captured everything, and the sink has nothing pending. */
+  settled: boolean;
+  /** The main file's fingerprint as capture left it (only when settled): any later change shows against it. */
+  fingerprint: Fingerprint | undefined;
+}
+
+/**
+ * Stops capture and gives up every descriptor it held on the checkout (no connection of this process is left on
+ * it), keeping the sink for the caller to stamp the checkout with.
+ */
+export async function stopCapture(path: string, cap: LiveCapture): Promise<StoppedCapture> {
+  const { clean } = await cap.engine.stop();
+  releaseDbFiles(path);
+  const fingerprint = clean && !cap.sink.dirty ? cap.engine.stoppedFingerprint : undefined;
+  return { settled: fingerprint !== undefined, fingerprint };
+}
+
+/** Bytes in the checkout's -wal (0 when there is none). */
+export function walBytes(path: string): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+function sameFingerprint(path: string, fp: Fingerprint): boolean {
+  try {
+    const now = fingerprintOf(path);
+    return now.size === fp.size && now.mtime_ns === fp.mtime_ns && now.ino === fp.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True when the checkout may hold commits capture has not seen since it left it with `fingerprint` (O(1): stats
+ * only, no descriptor kept): the main file changed, the -wal holds frames, or a rollback journal appeared. Without a
+ * fingerprint nothing is proven, so it may.
+ */
+export function changedSince(path: string, fingerprint: Fingerprint | undefined): boolean {
+  if (fingerprint === undefined) return true;
+  if (walBytes(path) > 0 || existsSync(`${path}-journal`)) return true;
+  return !sameFingerprint(path, fingerprint);
+}
