@@ -36,6 +36,7 @@ check: build
 
 test: build check
 	scripts/browser-env.sh
+	scripts/reflink-env.sh
 	scripts/with-s3-server.sh scripts/run-tests.sh
 	scripts/test-python.sh test
 	scripts/test-runners.sh
