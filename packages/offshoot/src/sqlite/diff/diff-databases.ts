@@ -12,10 +12,9 @@ import type {
 import { closeRawDb, openRawDb, type RawDbFile } from './btree-walk.js';
 import { hasPendingWal, openDiffSide } from './diff-connection.js';
 import { fillValues } from './fill-values.js';
-import { diffTableRows } from './row-diff.js';
+import { diffTableRows, leftCount } from './row-diff.js';
 import { isStatTable, objectKey, readCatalog, type SchemaCatalog } from './schema-catalog.js';
 import { diffSchema } from './schema-diff.js';
-import { quoteIdent } from './sql-literal.js';
 import { sqliteFailure } from './sqlite-failure.js';
 import { changedRowids } from './row-narrowing.js';
 import { tablesOwningPages } from './table-pages.js';
@@ -44,7 +43,14 @@ export function diffDatabases(leftPath: string, rightPath: string, opts: DiffOpt
     try {
       const rightDb = openDiffSide(rightPath, 'right');
       try {
-        return diffOpen(leftDb, rightDb, trustPages ? opts.changedPages : undefined, raw, opts.summaryOnly === true);
+        return diffOpen(
+          leftDb,
+          rightDb,
+          trustPages ? opts.changedPages : undefined,
+          raw,
+          opts.summaryOnly === true,
+          opts.leftCounts,
+        );
       } catch (err) {
         throw sqliteFailure(err, `${leftPath} or ${rightPath}`);
       } finally {
@@ -73,6 +79,7 @@ function diffOpen(
   pages: ReadonlySet<number> | undefined,
   raw: RawSides,
   summaryOnly: boolean,
+  leftCounts: Map<string, number> | undefined,
 ): DiffResult {
   const lc = readCatalog(leftDb);
   const rc = readCatalog(rightDb);
@@ -104,13 +111,7 @@ function diffOpen(
         changed: [],
         status: 'same',
       };
-      if (summaryOnly)
-        same.leftCount = same.rightCount = Number(
-          leftDb
-            .prepare(`SELECT count(*) FROM ${quoteIdent(name)}`)
-            .pluck()
-            .get() as bigint,
-        );
+      if (summaryOnly) same.leftCount = same.rightCount = leftCount(leftDb, { table: name, leftCounts });
       tables.push(same);
       continue;
     }
@@ -125,7 +126,15 @@ function diffOpen(
     const rows = diffTableRows(
       leftDb,
       rightDb,
-      { table: name, left, right, fill, summaryOnly, ...(only ? { rowids: only, countNarrowed } : {}) },
+      {
+        table: name,
+        left,
+        right,
+        fill,
+        summaryOnly,
+        ...(only ? { rowids: only, countNarrowed } : {}),
+        ...(leftCounts ? { leftCounts } : {}),
+      },
       stats,
     );
     const diff: TableDiff = { table: name, key: (right ?? left)?.key ?? [], ...rows };

@@ -81,4 +81,9 @@ export interface DiffOptions {
   changedPages?: ReadonlySet<number> | undefined;
   /** Only decide each table's status and counts: stop at the first differing row and keep no rows. */
   summaryOnly?: boolean;
+  /**
+   * Row counts of the left file's tables, known from earlier diffs of the very same unchanged file (an immutable
+   * cache entry, a checkout proven clean): used instead of a COUNT, and filled with every count made.
+   */
+  leftCounts?: Map<string, number>;
 }
