@@ -6,7 +6,15 @@ import { OffshootError } from './errors.js';
 import { subscribe } from './events.js';
 import { listField, requireCheckout, requireResult, requireTxid } from './result-fields.js';
 import { Session, type FlushOptions } from './session.js';
-import type { BranchInfo, EventEnvelope, ProtectResult, SessionInfo, TouchResult, UnreadableBranch } from './types.js';
+import type {
+  BranchInfo,
+  DiffResult,
+  EventEnvelope,
+  ProtectResult,
+  SessionInfo,
+  TouchResult,
+  UnreadableBranch,
+} from './types.js';
 
 /** Options of `fork`. */
 export interface ForkOptions {
@@ -70,13 +78,22 @@ export class Client {
     return requireCheckout(await this.#conn.request({ op: 'checkout', db, branch }), 'checkout');
   }
 
-  /** Forks `source` (its head, or `opts.from`) into the new branch `newBranch`; returns the fork's txid. */
-  async fork(db: string, source: string, newBranch: string, opts: ForkOptions = {}): Promise<number> {
+  /**
+   * Forks `source` (its head, or `opts.from`) into the new branch `newBranch`; returns the fork's txid. Given a list
+   * of names, forks them all at one fork point in one request, all or nothing: every name is checked before any fork
+   * is written, and if one fails the forks already made are withdrawn and the error names the branch that failed.
+   */
+  async fork(
+    db: string,
+    source: string,
+    newBranch: string | readonly string[],
+    opts: ForkOptions = {},
+  ): Promise<number> {
     const res = await this.#conn.request({
       op: 'fork',
       db,
       branch: source,
-      name: newBranch,
+      ...(typeof newBranch === 'string' ? { name: newBranch } : { names: [...newBranch] }),
       from: opts.from,
       ttl: opts.ttl,
       meta: opts.meta,
@@ -186,6 +203,23 @@ export class Client {
   /** Clears a branch's protected flag. */
   async unprotect(db: string, branch: string): Promise<ProtectResult> {
     return requireResult<ProtectResult>(await this.#conn.request({ op: 'unprotect', db, branch }), 'unprotect');
+  }
+
+  /**
+   * Row-level diff of two durable states named `db[@branch[@checkpoint]]`, left → right (`summary`: counts only).
+   * Unflushed session writes are not in it: flush first.
+   */
+  async diff(left: string, right: string, opts: { summary?: boolean } = {}): Promise<DiffResult> {
+    const [db, branch, checkpoint] = left.split('@');
+    const res = await this.#conn.request({
+      op: 'diff',
+      db,
+      branch: branch ?? 'main',
+      name: checkpoint,
+      to: right,
+      summary: opts.summary,
+    });
+    return requireResult<DiffResult>(res, 'diff');
   }
 
   /** Asks the daemon to shut down; it answers first, then closes its sessions and exits. */

@@ -51,6 +51,12 @@ export interface WireRequest {
    * or `s3://bucket[/prefix]`); a daemon serving another store refuses the request. Older daemons ignore it.
    */
   store?: string;
+  /**
+   * Additive: a batch fork's new branch names, instead of `name`. All or nothing: every name is checked before any
+   * fork is written, and a failure withdraws the forks already made. Older daemons ignore it (and then refuse the
+   * request for its missing `name`).
+   */
+  names?: string[];
 }
 
 /** A checkpoint as `branches` lists it. */
@@ -123,6 +129,37 @@ export interface ProtectResult {
   changed: boolean;
 }
 
+/**
+ * A stored value in a diff: NULL → null, TEXT → string, a safe INTEGER or finite REAL → number, a larger INTEGER →
+ * `{$int}`, ±Infinity → `{$real}`, a BLOB → `{$blob}` (lowercase hex).
+ */
+export type DiffValue = null | number | string | { $blob: string } | { $int: string } | { $real: string };
+
+/** One row of a diff, by column name. */
+export type DiffRow = Record<string, DiffValue>;
+
+/** One table of a diff. */
+export interface TableDiff {
+  table: string;
+  /** The columns rows are matched by (the rowid when the table has no primary key). */
+  key: string[];
+  status: 'same' | 'changed' | 'added' | 'removed';
+  left_count?: number;
+  right_count?: number;
+  added: DiffRow[];
+  removed: DiffRow[];
+  changed: Array<{ key: DiffRow; before: DiffRow; after: DiffRow }>;
+}
+
+/** What `diff` reports: schema changes and a row-level diff per table (rows left out when `summary_only`). */
+export interface DiffResult {
+  /** Schema objects whose DDL differs: `left`/`right` hold each side's DDL (absent where the object is not). */
+  schema: Array<{ type: string; name: string; change: 'added' | 'removed' | 'changed'; left?: string; right?: string }>;
+  tables: TableDiff[];
+  stats: { tables_compared: number; rows_scanned: number; narrowed: boolean };
+  summary_only: boolean;
+}
+
 /** A branch whose ref the daemon could not read (for example a malformed ref); the error names the fix. */
 export interface UnreadableBranch {
   branch: string;
@@ -148,6 +185,8 @@ export interface WireResponse {
   result?: unknown;
   /** Additive: what the caller must know about a successful op (writes kept in an undo branch, a stale checkout). */
   warnings?: string[];
+  /** Additive, from a batch `fork`: the new branches, in the order named (all at `txid`). */
+  forks?: string[];
 }
 
 /** The detail each event type carries. */

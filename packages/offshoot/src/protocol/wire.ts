@@ -28,6 +28,8 @@ export const RequestSchema = z.object({
   summary: z.optional(z.boolean()),
   /** Additive: the store the client means (canonical spelling); a daemon serving another store refuses the request. */
   store: z.optional(z.string()),
+  /** Additive: a batch fork's new branch names (instead of `name`), made all or nothing. */
+  names: z.optional(z.array(z.string())),
 });
 
 /** A parsed request. */
