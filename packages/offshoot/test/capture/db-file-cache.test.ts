@@ -47,3 +47,32 @@ test('copy handles files larger than one read chunk', async () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the descriptors of files gone from their path are closed, so a long-lived daemon does not leak one per checkout', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
+  const open = (): number => fs.readdirSync('/proc/self/fd').length;
+  try {
+    const before = open();
+    for (let i = 0; i < 8; i++) {
+      const file = path.join(dir, `gone-${i}.db`);
+      fs.writeFileSync(file, Buffer.alloc(4096));
+      dbFileFd(file);
+      fs.rmSync(file);
+    }
+    const kept = path.join(dir, 'kept.db');
+    fs.writeFileSync(kept, Buffer.alloc(4096));
+    const keptFd = dbFileFd(kept);
+    // Enough new files that a sweep runs.
+    for (let i = 0; i < 40; i++) {
+      const file = path.join(dir, `new-${i}.db`);
+      fs.writeFileSync(file, Buffer.alloc(4096));
+      dbFileFd(file);
+    }
+    // 41 files are still there; a leak would hold the 8 gone ones too (49).
+    assert.ok(open() - before <= 43, `${open() - before} more descriptors open for 41 files`);
+    assert.equal(dbFileFd(kept), keptFd, 'a file still there keeps its descriptor');
+    assert.equal(fs.fstatSync(keptFd).size, 4096);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
