@@ -1,4 +1,5 @@
 import { cpus, totalmem } from 'node:os';
+import { bigStoreBench } from './big-store-bench.js';
 import { compactionBench } from './compaction-bench.js';
 import { daemonBench } from './daemon-bench.js';
 import { engineBench } from './engine-bench.js';
@@ -23,3 +24,4 @@ await uiBench();
 await mcpBench();
 await episodeBench();
 await fanoutBench();
+await bigStoreBench();
