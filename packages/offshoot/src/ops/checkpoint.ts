@@ -12,12 +12,12 @@ export type { CheckpointResult } from './helpers/checkout/checkpoint-checkout.js
  * take of a dirty checkout): writes only the pages that changed since the checkout was materialized or last
  * checkpointed, under the branch lease (see checkpointCheckout).
  */
-export function checkpoint(
+export async function checkpoint(
   ctx: OpsContext,
   t: Target,
   name: string | undefined,
   meta?: Meta,
 ): Promise<CheckpointResult> {
   if (name !== undefined) validateName('checkpoint', name);
-  return withBranchLease(ctx, t, () => checkpointCheckout(ctx, t, name, meta));
+  return await withBranchLease(ctx, t, () => checkpointCheckout(ctx, t, name, meta));
 }
