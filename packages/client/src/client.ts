@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { isAbsolute } from 'node:path';
 import { normalizeBranch } from './branch-defaults.js';
 import { Connection } from './connection.js';
@@ -31,6 +32,12 @@ export interface ForceOptions {
   force?: boolean;
 }
 
+/** Options of `checkout`. */
+export interface CheckoutOptions {
+  /** Drop the checkout's uncheckpointed writes and re-materialize the head (kept otherwise). */
+  discard?: boolean;
+}
+
 /** Options of `touch`. */
 export interface TouchOptions {
   /** Omitted keeps the TTL, `none` clears it, a positive duration sets it. */
@@ -52,12 +59,17 @@ export interface ExportOptions extends ForceOptions {
 /** A connection to the offshoot daemon with one typed method per op. Requests are answered one at a time, in order. */
 export class Client {
   readonly #conn: Connection;
-  readonly #socketPath: string;
+  readonly #socketPath: string | undefined;
   readonly #opts: ConnectOptions;
 
-  /** Made by `connect`. */
-  constructor(conn: Connection, socketPath: string, opts: ConnectOptions) {
-    this.#conn = conn;
+  /**
+   * A client on an already connected socket; `connect` makes one. `socketPath`, the daemon's socket, is what
+   * `events()` dials for its own connection (the earlier client's `new Client(socket, socketPath)`).
+   */
+  constructor(socket: Socket, socketPath?: string, opts: ConnectOptions = {}) {
+    const actor =
+      opts.actor === 'agent' ? { actor: opts.actor, ...(opts.allowForce ? { allow_force: true } : {}) } : {};
+    this.#conn = new Connection(socket, opts.store, actor);
     this.#socketPath = socketPath;
     this.#opts = opts;
   }
@@ -73,9 +85,16 @@ export class Client {
     return new Session(this.#conn, db, branch, requireCheckout(res, 'open'), res.warnings ?? []);
   }
 
-  /** Materializes the branch head as a writable checkout (without a session) and returns its path. */
-  async checkout(db: string, branch = 'main'): Promise<string> {
-    return requireCheckout(await this.#conn.request({ op: 'checkout', db, branch }), 'checkout');
+  /**
+   * Returns the path of the branch's writable checkout (without a session), materializing the head unless the file is
+   * current. Uncheckpointed writes in a current checkout are kept (the daemon says so in a warning); `discard` drops
+   * them and re-materializes the head.
+   */
+  async checkout(db: string, branch = 'main', opts: CheckoutOptions = {}): Promise<string> {
+    return requireCheckout(
+      await this.#conn.request({ op: 'checkout', db, branch, ...(opts.discard ? { discard: true } : {}) }),
+      'checkout',
+    );
   }
 
   /**
@@ -101,7 +120,7 @@ export class Client {
     return requireTxid(res, 'fork');
   }
 
-  /** Deletes a branch; `force` overrides protection and a live lease. */
+  /** Deletes a branch; `force` overrides protection (never a live lease: close that session first). */
   async destroy(db: string, branch: string, opts: ForceOptions = {}): Promise<void> {
     await this.#conn.request({ op: 'destroy', db, branch, force: opts.force });
   }
@@ -234,6 +253,11 @@ export class Client {
    * subscription (while the loop reads): every event published after that is delivered.
    */
   events(opts: EventsOptions = {}): AsyncGenerator<EventEnvelope, void, undefined> {
+    if (this.#socketPath === undefined) {
+      throw new OffshootError('USAGE', 'events() needs the daemon socket path, and this client was made without one', {
+        hint: 'make the client with connect(socketPath), or new Client(socket, socketPath)',
+      });
+    }
     return subscribe(this.#socketPath, this.#opts, opts.onSubscribed);
   }
 
@@ -249,5 +273,5 @@ export class Client {
 
 /** Connects to the daemon listening on `socketPath`. */
 export async function connect(socketPath: string, opts: ConnectOptions = {}): Promise<Client> {
-  return new Client(new Connection(await dial(socketPath, opts), opts.store), socketPath, opts);
+  return new Client(await dial(socketPath, opts), socketPath, opts);
 }

@@ -9,6 +9,7 @@ import type { ForkManyResult, ForkResult } from '../ops/fork.js';
 import type { GcReport } from '../ops/gc.js';
 import type { LeaseInfo } from '../ops/lease.js';
 import type { PromoteResult } from '../ops/promote.js';
+import type { ProtectResult } from '../ops/protect.js';
 import type { RollbackResult } from '../ops/rollback.js';
 import type { StatusReport } from '../ops/status.js';
 import type { TouchResult } from '../ops/touch.js';
@@ -96,7 +97,13 @@ export function pathOutcome(data: { path: string } & Record<string, unknown>): O
 
 /** `checkout` (writable). */
 export function checkoutOutcome(r: CheckoutResult): Outcome {
-  return pathOutcome({ ...r });
+  const out = pathOutcome({ ...r });
+  const t = r.path;
+  if (r.dirty)
+    out.warnings = [
+      `${t} holds writes no checkpoint has recorded yet (kept): checkpoint to keep them, or check out with --discard to drop them`,
+    ];
+  return out;
 }
 
 /** `checkpoint`. */
@@ -122,8 +129,13 @@ export function touchOutcome(r: TouchResult): Outcome {
   return outcome(r, [`touched ${r.db}@${r.branch} ttl=${r.ttl ?? 'none'} touched_at=${r.touchedAt}`]);
 }
 
-/** `rollback`: stdout is the checkout path; what was abandoned and how to undo go to stderr. */
-export function rollbackOutcome(r: RollbackResult): Outcome {
+/** The command that undoes a rollback: promote the undo point back, with the --force a protected branch needs. */
+function rollbackUndoCommand(r: RollbackResult, branchProtected: boolean): string {
+  return `offshoot promote ${r.db}@${r.backup} --onto ${r.branch}${branchProtected ? ' --force' : ''}`;
+}
+
+/** `rollback`: stdout is the checkout path; what was abandoned and the exact undo command go to stderr. */
+export function rollbackOutcome(r: RollbackResult, branchProtected: boolean): Outcome {
   const a = r.abandoned;
   const abandoned =
     a === undefined
@@ -131,12 +143,14 @@ export function rollbackOutcome(r: RollbackResult): Outcome {
       : a.from === a.to
         ? `abandoned txid ${a.from}`
         : `abandoned txids ${a.from}-${a.to}`;
-  const { refreshError, ...data } = r;
+  const { refreshError, ...rest } = r;
+  const undo = rollbackUndoCommand(r, branchProtected);
+  const data = { ...rest, undo };
   // A stale checkout's path would name a file holding the old state: print none, and fail with the refresh error.
   return outcome(refreshDocument(data, refreshError), refreshError ? [] : [r.path], {
     notes: [
       `rolled back ${r.db}@${r.branch} to checkpoint ${JSON.stringify(r.checkpoint)} at txid ${r.txid}; ${abandoned}`,
-      `previous head kept as ${r.db}@${r.backup}; undo with 'offshoot promote ${r.db}@${r.backup} --onto ${r.branch}' (add --force if ${r.branch} is protected)`,
+      `previous head kept as ${r.db}@${r.backup}; undo with '${undo}'`,
     ],
     ...(refreshError ? { failure: refreshError } : {}),
   });
@@ -156,6 +170,13 @@ export function promoteOutcome(r: PromoteResult): Outcome {
     [`promoted ${r.db}@${r.source} -> ${r.db}@${r.target} at txid ${r.txid}`],
     {
       notes: [`previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`],
+      ...(r.sourceLive
+        ? {
+            warnings: [
+              `${r.db}@${r.source} has a live session no daemon here could flush: its last flushed head (txid ${r.txid}) was promoted, not its unflushed writes`,
+            ],
+          }
+        : {}),
       ...(refreshError ? { failure: refreshError } : {}),
     },
   );
@@ -172,10 +193,13 @@ export function destroyOutcome(r: DestroyResult): Outcome {
 }
 
 /** `protect` / `unprotect`. */
-export function protectOutcome(r: { db: string; branch: string; protected: boolean; changed: boolean }): Outcome {
+export function protectOutcome(r: ProtectResult): Outcome {
   const t = `${r.db}@${r.branch}`;
   const word = r.protected ? 'protected' : 'unprotected';
-  return outcome(r, [r.changed ? `${word} ${t}` : `${t} was already ${word}`]);
+  const out = outcome(r, [r.changed ? `${word} ${t}` : `${t} was already ${word}`]);
+  if (r.expiresAt !== undefined)
+    out.warnings = [`${t} has a TTL: unprotected, it expires at ${r.expiresAt} unless touched (offshoot touch ${t})`];
+  return out;
 }
 
 /** `status`: one line per branch, then the read-only cache summary. */

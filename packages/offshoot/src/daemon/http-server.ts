@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { fail, type ErrorCode } from '../core/errors.js';
 import { errorResponse } from '../protocol/errors.js';
+import { hostCheck } from '../protocol/host-check.js';
 import { bearerCheck, parseHttpAddr } from '../protocol/http-listen.js';
 export {
   generateToken,
@@ -114,6 +115,7 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | u
 export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHandle> {
   const { host, port } = parseHttpAddr(opts.addr);
   const bearer = bearerCheck(opts.token);
+  const hostRefusal = hostCheck(host);
   const pingMs = opts.ssePingMs ?? SSE_PING_MS;
   const writeDeadlineMs = opts.sseWriteDeadlineMs ?? SSE_WRITE_DEADLINE_MS;
   const streams = new Set<{ sub: Subscription; res: ServerResponse }>();
@@ -265,6 +267,8 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
       // A keep-alive connection whose last response finishes after close() began would otherwise linger.
       if (closing && left === 0) socket.end();
     });
+    const refusal = hostRefusal(req.headers);
+    if (refusal) return sendError(res, refusal.status, 'USAGE', refusal.message, refusal.hint);
     const path = new URL(req.url ?? '/', 'http://offshoot').pathname;
     switch (path) {
       case '/healthz':

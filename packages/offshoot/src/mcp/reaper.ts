@@ -1,9 +1,7 @@
-import { processAlive } from '../platform/process-alive.js';
-import { daemonLockPath, readDaemonLock } from '../protocol/daemon-lock-file.js';
 import { reap } from '../ops/reap.js';
 import { clearStaleClaims } from '../ops/helpers/gc/clear-claims.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
-import { reachDaemon } from './daemon-link.js';
+import { servingDaemon as serving } from './daemon-link.js';
 
 /** The background reap of `offshoot mcp -reap-every`: expires TTL'd forks and clears stranded delete claims, no GC. */
 export interface Reaper {
@@ -12,19 +10,22 @@ export interface Reaper {
 
 /** The socket of a live `offshoot serve` on this store that answers, if any: it owns reaping while it is up. */
 async function servingDaemon(ctx: OpsContext): Promise<string | undefined> {
-  const lock = await readDaemonLock(daemonLockPath(ctx.checkoutRoot));
-  if (lock === undefined || lock.pid === process.pid || !processAlive(lock.pid)) return undefined;
-  const d = await reachDaemon(lock.socket);
+  const d = await serving(ctx);
   d?.client.close();
-  return d === undefined ? undefined : lock.socket;
+  return d?.socket;
 }
 
 /**
- * Runs one pass every `everyMs` (never two at once): reaps TTL-expired branches and clears delete claims left by
- * destroys that died. While a real daemon serves the same store it steps aside (logging once), since that daemon's
+ * Runs one pass every `everyMs` (never two at once): reaps TTL-expired branches (then calls `reaped`, so subscribers
+ * hear of it at once) and clears delete claims left by destroys that died. While a real daemon serves the same store it steps aside (logging once), since that daemon's
  * janitor does the same work; it resumes when the daemon goes away. A failed pass is logged and retried next time.
  */
-export function startReaper(open: () => Promise<OpsContext>, everyMs: number, log: (line: string) => void): Reaper {
+export function startReaper(
+  open: () => Promise<OpsContext>,
+  everyMs: number,
+  log: (line: string) => void,
+  reaped: () => Promise<void>,
+): Reaper {
   let deferringTo: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -41,7 +42,10 @@ export function startReaper(open: () => Promise<OpsContext>, everyMs: number, lo
     deferringTo = undefined;
     const r = await reap(ctx);
     const cleared = await clearStaleClaims(ctx);
-    if (r.reaped.length > 0) log(`offshoot: mcp: reaper: reaped ${r.reaped.join(', ')}`);
+    if (r.reaped.length > 0) {
+      log(`offshoot: mcp: reaper: reaped ${r.reaped.join(', ')}`);
+      await reaped();
+    }
     for (const e of r.errors) log(`offshoot: mcp: reaper: ${e}`);
     if (cleared.length > 0) log(`offshoot: mcp: reaper: cleared stale delete claim(s) ${cleared.join(', ')}`);
   };

@@ -4,6 +4,7 @@ import { tokenFingerprint } from '../protocol/http-listen.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import type { McpOptions } from './deps.js';
 import { startMcpHttp } from './http.js';
+import { McpHub } from './hub.js';
 import { startReaper } from './reaper.js';
 import { buildServer } from './server.js';
 
@@ -42,15 +43,24 @@ function opener(open: () => Promise<OpsContext>): {
 }
 
 /**
- * Runs the MCP server until its input ends (stdio) or a signal arrives (HTTP): only protocol on stdout, logs on
- * stderr; the background reaper runs alongside when -reap-every is on.
+ * Runs the MCP server until its input ends (stdio) or a signal arrives (HTTP): only protocol on stdout; logs go to
+ * the clients that set a log level, else to stderr; the background reaper runs alongside when -reap-every is on.
  */
 export async function runMcp(run: McpRun): Promise<void> {
   const store = opener(run.openStore);
-  const reaper = run.options.reapEveryMs > 0 ? startReaper(store.open, run.options.reapEveryMs, run.log) : undefined;
+  const hub = new McpHub(store.open, run.log);
+  const reaper =
+    run.options.reapEveryMs > 0
+      ? startReaper(
+          store.open,
+          run.options.reapEveryMs,
+          (line) => hub.log(line, 'info'),
+          () => hub.poke(),
+        )
+      : undefined;
   try {
     if (run.http) {
-      const http = await startMcpHttp(run.http, () => buildServer(run.options, store.open, run.version));
+      const http = await startMcpHttp(run.http, () => buildServer(run.options, store.open, run.version, hub));
       if (run.http.tokenSource === 'generated')
         run.log(`offshoot: mcp: http: generated token ${run.http.token} (set OFFSHOOT_TOKEN or -token to choose one)`);
       run.log(
@@ -63,7 +73,7 @@ export async function runMcp(run: McpRun): Promise<void> {
       await http.close();
       return;
     }
-    const server = buildServer(run.options, store.open, run.version);
+    const server = buildServer(run.options, store.open, run.version, hub);
     const transport = new StdioServerTransport();
     const closed = new Promise<void>((resolve) => {
       process.stdin.once('end', resolve);
@@ -75,6 +85,7 @@ export async function runMcp(run: McpRun): Promise<void> {
     await closed;
     await server.close();
   } finally {
+    hub.close();
     await reaper?.stop();
     await store
       .opened()

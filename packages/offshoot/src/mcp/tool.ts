@@ -1,5 +1,6 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
+import type { Confirmation } from './confirm.js';
 import type { McpDeps } from './deps.js';
 
 /** A zod object shape, as tools declare their input and output. */
@@ -9,6 +10,8 @@ export type Shape = Record<string, z.ZodType>;
 export interface ToolOutcome<O extends Shape> {
   structured: z.infer<z.ZodObject<O>>;
   text: string;
+  /** The branches the call read or changed, linked in the result as resources (`db@branch`). */
+  touched?: Array<{ db: string; branch: string }>;
 }
 
 /** One MCP tool: its name, the prose that teaches the model when to reach for it, its hints, schemas and run. */
@@ -20,6 +23,11 @@ export interface ToolSpec<I extends Shape, O extends Shape> {
   input: I;
   output: O;
   run(args: z.infer<z.ZodObject<I>>, deps: McpDeps): Promise<ToolOutcome<O>>;
+  /**
+   * For a call the safety policy refused: what it would do, to ask the host's human under -confirm-force; undefined
+   * when the call is not one a human may confirm (say, promote without force: true).
+   */
+  confirm?(args: z.infer<z.ZodObject<I>>, deps: McpDeps): Promise<Confirmation | undefined>;
 }
 
 /** Declares a tool with its types checked end to end. */

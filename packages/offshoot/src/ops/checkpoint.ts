@@ -4,6 +4,7 @@ import type { Target } from '../core/target.js';
 import { checkpointCheckout, type CheckpointResult } from './helpers/checkout/checkpoint-checkout.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
+import { type Actor, HUMAN, refuseUndoPointChange } from './helpers/safety/policy.js';
 
 export type { CheckpointResult } from './helpers/checkout/checkpoint-checkout.js';
 
@@ -17,7 +18,21 @@ export async function checkpoint(
   t: Target,
   name: string | undefined,
   meta?: Meta,
+  opts: { actor?: Actor } = {},
 ): Promise<CheckpointResult> {
   if (name !== undefined) validateName('checkpoint', name);
-  return await withBranchLease(ctx, t, () => checkpointCheckout(ctx, t, name, meta));
+  const actor = opts.actor ?? HUMAN;
+  return withBranchLease(ctx, t, () =>
+    checkpointCheckout(ctx, t, name, meta, (ref) =>
+      refuseUndoPointChange(
+        ctx,
+        t.db,
+        t.branch,
+        ref,
+        actor,
+        'checkpointing into',
+        `offshoot checkpoint ${t.db}@${t.branch} <name>`,
+      ),
+    ),
+  );
 }

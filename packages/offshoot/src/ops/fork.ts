@@ -9,6 +9,7 @@ import { readBranch } from './helpers/branch/branch-ref.js';
 import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import type { OpsContext } from './helpers/context/context.js';
+import { refuseReservedName } from './helpers/branch/undo-point-names.js';
 import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
 import { newLineageAt, newLineagesAt, type NewLineage } from './helpers/chain/new-lineage.js';
 
@@ -104,6 +105,10 @@ function checkOptions(opts: ForkOptions): Meta | undefined {
   if (opts.ttl?.kind === 'none' || (opts.ttl?.kind === 'set' && opts.ttl.ttl <= 0n)) {
     throw fail('INVALID_ARGUMENT', 'a fork TTL must be positive', {
       hint: 'pass a positive --ttl such as 1h, or omit it for a fork that never expires',
+      hints: {
+        agent: 'pass a positive ttl such as "1h", or "none" for a fork that never expires',
+        sdk: 'pass a positive ttl such as 1h, or none for a fork that never expires',
+      },
     });
   }
   return meta;
@@ -162,6 +167,7 @@ export async function fork(
   opts: ForkOptions = {},
 ): Promise<ForkResult> {
   validateName('branch', newBranch);
+  refuseReservedName(src.db, newBranch);
   const meta = checkOptions(opts);
   if (await ctx.store.tryGetRef(src.db, newBranch)) {
     throw fail('ALREADY_EXISTS', `branch ${src.db}@${newBranch} already exists`, {
@@ -210,6 +216,7 @@ export async function forkMany(
   const seen = new Set<string>();
   for (const n of names) {
     validateName('branch', n);
+    refuseReservedName(src.db, n);
     if (seen.has(n))
       throw fail('INVALID_ARGUMENT', `fork: the new branch name ${n} is given twice`, {
         hint: 'give each new branch a distinct name',

@@ -19,6 +19,8 @@ export interface QueryOptions {
   at?: string;
   limit?: number;
   timeoutMs?: number;
+  /** Stops the statement (the child is killed) when aborted; the query then rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /** One query's answer and where it was read from. */
@@ -40,15 +42,23 @@ const CHILD = HERE.endsWith('/cli.cjs')
   ? new URL('./ops/helpers/query/query-child.js', HERE)
   : new URL(`./helpers/query/query-child.${HERE.endsWith('.ts') ? 'ts' : 'js'}`, HERE);
 
-function runInChild(job: QueryJob, timeoutMs: number): Promise<QueryAnswer> {
+function runInChild(job: QueryJob, timeoutMs: number, signal?: AbortSignal): Promise<QueryAnswer> {
   return new Promise((resolve, reject) => {
+    signal?.throwIfAborted();
     const child = fork(CHILD, [], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'advanced' });
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    const aborted = (): void =>
+      done(() => {
+        child.kill('SIGKILL');
+        reject(signal?.reason);
+      });
+    signal?.addEventListener('abort', aborted, { once: true });
     const done = (fn: () => void): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', aborted);
       fn();
     };
     const timedOut = (): void =>
@@ -105,7 +115,7 @@ export async function query(ctx: OpsContext, t: Target, sql: string, opts: Query
       source = 'head';
     }
   }
-  const answer = await runInChild({ file, sql, limit }, opts.timeoutMs ?? QUERY_LIMITS.defaultTimeoutMs);
+  const answer = await runInChild({ file, sql, limit }, opts.timeoutMs ?? QUERY_LIMITS.defaultTimeoutMs, opts.signal);
   if (!answer.ok) {
     throw fail('INVALID_ARGUMENT', `query refused: ${answer.message}`, {
       hint:

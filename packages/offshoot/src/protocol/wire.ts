@@ -30,6 +30,12 @@ export const RequestSchema = z.object({
   store: z.optional(z.string()),
   /** Additive: a batch fork's new branch names (instead of `name`), made all or nothing. */
   names: z.optional(z.array(z.string())),
+  /** Additive: `agent` applies the agent rules; absent means a human. */
+  actor: z.optional(z.literal('agent')),
+  /** Additive: with `actor: "agent"`, the agent may force. */
+  allow_force: z.optional(z.boolean()),
+  /** Additive: checkout drops uncheckpointed writes and re-materializes the head. */
+  discard: z.optional(z.boolean()),
 });
 
 /** A parsed request. */

@@ -1,3 +1,4 @@
+import { named, nameMap } from '../core/name-map.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CaptureEngine } from '../capture/engine.js';
@@ -51,7 +52,7 @@ async function keepUnflushed(ctx: OpsContext, t: Target): Promise<string[]> {
   const message =
     `the checkout of ${name} held writes that were never made durable (a daemon stopped before flushing them, or edits never checkpointed); ` +
     `they are kept as ${t.db}@${kept.branch} (checkpoint "unflushed", txid ${kept.txid}, TTL ${SAFETY_FORK_TTL}) and the session starts from the durable head (txid ${ref.head_txid}); ` +
-    `to take them, close the session and run 'offshoot promote ${t.db}@${kept.branch} --onto ${t.branch}' (add --force if ${t.branch} is protected)`;
+    `to take them, close the session and run 'offshoot promote ${t.db}@${kept.branch} --onto ${t.branch}${ref.protected ? ' --force' : ''}'`;
   ctx.warn(message);
   return [message];
 }
@@ -241,7 +242,7 @@ export class Session {
     try {
       await this.engine.drainNow();
       const cur = await this.fenceCheck();
-      if (opts.name !== undefined && cur.ref.checkpoints[opts.name]) {
+      if (opts.name !== undefined && named(cur.ref.checkpoints, opts.name)) {
         throw fail('ALREADY_EXISTS', `checkpoint "${opts.name}" already exists on ${this.db}@${this.branch}`, {
           hint: 'pick another checkpoint name',
         });
@@ -477,7 +478,7 @@ export class Session {
           head_txid: txid,
           head_epoch: epoch,
           touched_at: now,
-          checkpoints: { ...vref.ref.checkpoints },
+          checkpoints: nameMap(vref.ref.checkpoints),
         };
         if (name !== undefined) next.checkpoints[name] = { txid, epoch, created_at: now, ...(meta ? { meta } : {}) };
         try {

@@ -2,7 +2,6 @@ import { fail } from '../core/errors.js';
 import { validateName } from '../core/names.js';
 import { branchChain } from '../ops/helpers/branch/branch-chain.js';
 import { parseParent, treeEdges } from '../ops/helpers/branch/branch-tree.js';
-import { reapDeadline } from '../ops/helpers/branch/expiry.js';
 import { type BranchStatus, status } from '../ops/status.js';
 import type { SessionInfo } from '../protocol/wire.js';
 import type { ApiBranch, ApiBranchDetail, ApiCommand, ApiDbs, ApiServer, ApiSession, ApiTree } from './api-types.js';
@@ -33,7 +32,6 @@ function apiSession(s: SessionInfo): ApiSession {
 }
 
 function apiBranch(src: UiSource, b: BranchStatus, sessions: Map<string, SessionInfo>): ApiBranch {
-  const deadline = b.protected ? undefined : reapDeadline(b.ttl, b.touchedAt, b.leaseExpiry);
   const out: ApiBranch = {
     branch: b.branch,
     state: src.live ? src.live.state(b.db, b.branch, b.state) : b.state,
@@ -51,7 +49,7 @@ function apiBranch(src: UiSource, b: BranchStatus, sessions: Map<string, Session
   };
   if (b.ttl !== undefined) out.ttl = b.ttl;
   if (b.remaining !== undefined) out.remaining = b.remaining;
-  if (deadline !== undefined) out.expires_at = new Date(deadline).toISOString();
+  if (b.expiresAt !== undefined) out.expires_at = b.expiresAt;
   const safety = b.meta?.['offshoot.safety'];
   if (safety !== undefined) out.undo = { kind: safety, of: b.meta?.['offshoot.of'] ?? '' };
   const p = parseParent(b.parent);
@@ -104,9 +102,13 @@ export async function dbTree(src: UiSource, db: string): Promise<ApiTree> {
   };
 }
 
-/** The CLI commands a user might run next on a branch, ready to paste. */
-export function nextCommands(db: string, b: ApiBranch): ApiCommand[] {
+/**
+ * The CLI commands a user might run next on a branch, ready to paste and run as they are: a promote carries the
+ * --force its target needs. `protectedByBranch` maps each branch of the database to its protected flag.
+ */
+export function nextCommands(db: string, b: ApiBranch, protectedByBranch: ReadonlyMap<string, boolean>): ApiCommand[] {
   const t = `${db}@${b.branch}`;
+  const onto = (target: string) => `--onto ${target}${protectedByBranch.get(target) === true ? ' --force' : ''}`;
   const latest = b.checkpoints.at(-1)?.name;
   const cmds: ApiCommand[] = [
     { label: 'check out', command: `offshoot checkout ${t}` },
@@ -115,10 +117,11 @@ export function nextCommands(db: string, b: ApiBranch): ApiCommand[] {
   ];
   if (latest !== undefined)
     cmds.push({ label: `roll back to ${latest}`, command: `offshoot rollback ${t} --to ${latest}` });
-  if (b.branch !== 'main') cmds.push({ label: 'promote onto main', command: `offshoot promote ${t} --onto main` });
-  if (b.undo !== undefined)
-    cmds.push({ label: `undo: restore ${b.undo.of}`, command: `offshoot promote ${t} --onto ${b.undo.of}` });
-  cmds.push({ label: 'diff against main', command: `offshoot diff ${db}@main ${t}` });
+  const hasMain = b.branch !== 'main' && protectedByBranch.has('main');
+  if (hasMain) cmds.push({ label: 'promote onto main', command: `offshoot promote ${t} ${onto('main')}` });
+  if (b.undo !== undefined && protectedByBranch.has(b.undo.of))
+    cmds.push({ label: `undo: restore ${b.undo.of}`, command: `offshoot promote ${t} ${onto(b.undo.of)}` });
+  if (hasMain) cmds.push({ label: 'diff against main', command: `offshoot diff ${db}@main ${t}` });
   cmds.push(
     b.protected
       ? { label: 'unprotect', command: `offshoot unprotect ${t}` }
@@ -162,6 +165,6 @@ export async function branchDetail(src: UiSource, db: string, branch: string): P
       lineages: chain.lineages,
     },
     children: treeEdges(branches).filter((e) => e.from === branch),
-    commands: nextCommands(db, node),
+    commands: nextCommands(db, node, new Map(branches.map((x) => [x.branch, x.protected]))),
   };
 }

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { fail } from '../core/errors.js';
 import { generateToken, isLoopbackHost, MIN_TOKEN_LENGTH, parseHttpAddr } from '../daemon/http-server.js';
+import { hostCheck } from '../protocol/host-check.js';
 import { createUiHandler } from './ui-handler.js';
 import type { UiSource } from './ui-source.js';
 
@@ -68,8 +69,16 @@ export interface UiServerHandle {
 export function startUiServer(src: UiSource, listen: UiListen): Promise<UiServerHandle> {
   const ui = createUiHandler(src, listen.token);
   const sockets = new Set<Socket>();
+  const hostRefusal = hostCheck(listen.host);
   const server = createServer({ headersTimeout: 5_000, requestTimeout: 30_000 }, (req, res) => {
-    void ui.handle(req, res);
+    const refusal = hostRefusal(req.headers);
+    if (refusal === undefined) return void ui.handle(req, res);
+    const text = `offshoot: ${refusal.message}\nhint: ${refusal.hint}\n`;
+    res.writeHead(refusal.status, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Content-Length': Buffer.byteLength(text),
+    });
+    res.end(text);
   });
   server.keepAliveTimeout = 120_000;
   server.on('connection', (s: Socket) => {

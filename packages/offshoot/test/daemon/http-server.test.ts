@@ -212,7 +212,7 @@ describe('HTTP listener', () => {
     timeout: 60_000,
   }, async () => {
     const sock = connect(Number(server.address.split(':').at(-1)), '127.0.0.1');
-    sock.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
+    sock.write(`GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
     sock.pause();
     await until(() => bus.subscriberCount === 1, 'the stalled subscription');
 

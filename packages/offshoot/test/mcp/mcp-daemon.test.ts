@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startDaemon, type DaemonProcess } from '../daemon/daemon-process.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startDaemon, type DaemonProcess, until } from '../daemon/daemon-process.js';
 import { asStoreDir, makeMcpStore, ok, refused, startMcp, type McpSession, type McpStore } from './mcp-harness.js';
 
 function head(s: McpStore, branch: string): { txid: number; lineage: string } {
@@ -99,12 +100,13 @@ describe('offshoot mcp -socket: riding a daemon', () => {
     assert.deepEqual(head(s, 'main'), before, 'main is untouched');
   });
 
-  test("promote's source may be open: its last flushed head is promoted, and the result says so", async () => {
+  test("promote's source may be open: it is flushed through the daemon first, and the result says so", async () => {
     ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'other', ttl: 'none' }));
     const childLive = s.cli(['session', 'open', 'app@child', '-socket', daemon.sock]).stdout.trim();
     s.sqlite(childLive, "INSERT INTO t(v) VALUES ('unflushed');");
-    const p = ok(await m.call('offshoot_promote', { database: 'app', source: 'child', target: 'other' }));
-    assert.equal(p.source_live, true);
+    const call = await m.call('offshoot_promote', { database: 'app', source: 'child', target: 'other' });
+    assert.equal(ok(call).source_live, true);
+    assert.match(call.text, /flushed first/);
     const q = ok(
       await m.call('offshoot_query', {
         database: 'app',
@@ -112,10 +114,10 @@ describe('offshoot mcp -socket: riding a daemon', () => {
         sql: "SELECT v FROM t WHERE v IN ('live-2','unflushed') ORDER BY v",
       }),
     );
-    assert.deepEqual(q.rows, [['live-2']], 'the flushed head, not the unflushed write');
-    assert.match(
-      (await m.call('offshoot_promote', { database: 'app', source: 'child', target: 'other' })).text,
-      /last flushed head/,
+    assert.deepEqual(
+      q.rows,
+      [['live-2'], ['unflushed']],
+      'the writes so far, flushed first as the daemon promote does',
     );
     s.cli(['session', 'close', 'app@child', '-socket', daemon.sock]);
   });
@@ -137,5 +139,54 @@ describe('offshoot mcp -socket: riding a daemon', () => {
       'at-rest',
     );
     ok(await m.call('offshoot_destroy', { database: 'app', branch: 'grandchild' }));
+  });
+});
+
+describe('offshoot mcp without -socket: the daemon serving the store is found', () => {
+  let s: McpStore;
+  let daemon: DaemonProcess;
+  let m: McpSession;
+  let live: string;
+  const updated: string[] = [];
+  before(async () => {
+    s = makeMcpStore();
+    // A socket of its own, not the store's default one: the MCP server finds it through the daemon's lock.
+    daemon = await startDaemon(asStoreDir(s), ['-flush-every', '0', '-reap-every', '0']);
+    live = s.cli(['session', 'open', 'app', '-socket', daemon.sock]).stdout.trim();
+    m = await startMcp(s.store, ['-reap-every', '0'], {
+      setup: (c) => c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri)),
+    });
+  });
+  after(async () => {
+    await m.close();
+    await daemon.stop();
+    s.cleanup();
+  });
+
+  test('checkout, checkpoint and touch of a branch the daemon holds go through it, not LEASE_HELD', async () => {
+    const c = ok(await m.call('offshoot_checkout', { database: 'app' }));
+    assert.equal(c.path, live);
+    s.sqlite(live, "INSERT INTO t(v) VALUES ('found');");
+    assert.equal(ok(await m.call('offshoot_checkpoint', { database: 'app', name: 'found' })).kind, 'live');
+    const t = ok(await m.call('offshoot_touch', { database: 'app' }));
+    assert.equal(t.branch, 'main');
+    const list = ok(await m.call('offshoot_list', { database: 'app' }));
+    assert.deepEqual(list.daemon, { socket: daemon.sock, sessions: 1 });
+  });
+
+  test("a subscriber hears of the daemon's flush of a live session", async () => {
+    await m.client.subscribeResource({ uri: 'offshoot://app/main' });
+    s.sqlite(live, "INSERT INTO t(v) VALUES ('heard');");
+    s.cli(['session', 'flush', 'app', 'heard', '-socket', daemon.sock]);
+    await until(() => updated.includes('offshoot://app/main'), 'the update after a live flush');
+  });
+
+  test('a repoint with no checkout does not claim a busy checkout', async () => {
+    ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'a', ttl: 'none' }));
+    ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'b', ttl: 'none' }));
+    const p = await m.call('offshoot_promote', { database: 'app', source: 'a', target: 'b' });
+    assert.equal(ok(p).refreshed, false);
+    assert.doesNotMatch(p.text, /busy/);
+    assert.match(p.text, /app@b has no checkout yet/);
   });
 });

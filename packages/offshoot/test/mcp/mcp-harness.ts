@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { StoreDir } from '../daemon/daemon-process.js';
 import { baseEnv, ensureBuilt, offshootBin } from '../e2e/cli-harness.js';
 
@@ -60,9 +60,12 @@ export interface McpSession {
   close(): Promise<void>;
 }
 
-/** Flattens a tool result. */
+/** Flattens a tool result (its text parts; resource links are checked where they matter). */
 export function flatten(r: CallToolResult): Call {
-  const text = r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+  const text = r.content
+    .filter((c) => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
   const meta = r._meta?.['offshoot/error'] as { code?: string } | undefined;
   return {
     isError: r.isError === true,
@@ -76,7 +79,16 @@ export function flatten(r: CallToolResult): Call {
 export async function startMcp(
   storePath: string,
   flags: string[] = [],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; command?: string; args?: string[] } = {},
+  opts: {
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+    command?: string;
+    args?: string[];
+    /** What the client declares (elicitation, …). */
+    capabilities?: ClientCapabilities;
+    /** Runs before connecting: where a test installs its request handlers (an elicitation answer). */
+    setup?: (client: Client) => void;
+  } = {},
 ): Promise<McpSession> {
   const transport = new StdioClientTransport({
     command: opts.command ?? offshootBin,
@@ -87,7 +99,11 @@ export async function startMcp(
   });
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString('utf8')));
-  const client = new Client({ name: 'offshoot-test', version: '1.0.0' });
+  const client = new Client(
+    { name: 'offshoot-test', version: '1.0.0' },
+    opts.capabilities ? { capabilities: opts.capabilities } : {},
+  );
+  opts.setup?.(client);
   await client.connect(transport);
   await client.listTools();
   return {

@@ -4,7 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { until } from '../daemon/daemon-process.js';
 import { baseEnv, offshootBin } from '../e2e/cli-harness.js';
 import { flatten, makeMcpStore, ok, startMcp, type McpStore } from './mcp-harness.js';
@@ -93,6 +93,39 @@ describe('offshoot mcp -http', () => {
       await http.close();
       await stdio.close();
     }
+  });
+
+  test('a session carries subscriptions, log level, progress and resource reads; a sessionless POST still works', async () => {
+    const client = await connect(TOKEN);
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    await client.setLoggingLevel('notice');
+    const main = (await client.readResource({ uri: 'offshoot://app/main' })).contents[0];
+    assert.ok(main && 'text' in main && JSON.parse(main.text).branch === 'main');
+    await client.subscribeResource({ uri: 'offshoot://app/main' });
+    s.cli(['touch', 'app']);
+    await until(() => updated.includes('offshoot://app/main'), 'the update over the session stream');
+    const steps: string[] = [];
+    await client.callTool({ name: 'offshoot_query', arguments: { database: 'app', sql: 'SELECT 1' } }, undefined, {
+      onprogress: (p) => void steps.push(p.message ?? ''),
+    });
+    assert.ok(
+      steps.some((m) => /querying app@main/.test(m)),
+      steps.join('\n'),
+    );
+    await client.close();
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} });
+    const sessionless = await fetch(url, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${TOKEN}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body,
+    });
+    assert.equal(sessionless.status, 200);
+    assert.equal(((await sessionless.json()) as { result: { tools: unknown[] } }).result.tools.length, 10);
   });
 
   test('the bind rules of serve -http: loopback unless acknowledged, an explicit long token', () => {

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
+from .errors import OffshootError
 from .results import Branch, DiffResult, GcResult, JsonObject, ProtectResult, SessionInfo, TouchResult
 from .ttl import TTL, duration_arg, ttl_arg
 from .wire import bad_response
@@ -105,8 +106,20 @@ def close(db: str, branch: str) -> Call[None]:
     return Call("close", {"db": db, "branch": branch}, _none)
 
 
-def checkout(db: str, branch: str) -> Call[str]:
-    return Call("checkout", {"db": db, "branch": branch}, _checkout("checkout"))
+def checkout(db: str, branch: str, discard: bool = False) -> Call[str]:
+    fields: dict[str, Any] = {"db": db, "branch": branch}
+    if discard:
+        fields["discard"] = True
+    return Call("checkout", fields, _checkout("checkout"))
+
+
+def actor_fields(actor: str | None, allow_force: bool) -> dict[str, Any]:
+    """The request fields that say who asks: none for a human; `actor: "agent"` (and `allow_force`) for an agent."""
+    if actor is None or actor == "human":
+        return {}
+    if actor != "agent":
+        raise ValueError(f"actor must be 'human' or 'agent', not {actor!r}")
+    return {"actor": "agent", **({"allow_force": True} if allow_force else {})}
 
 
 def fork(
@@ -154,7 +167,15 @@ def dbs() -> Call[list[str]]:
 
 
 def export(db: str, branch: str, out_path: str | os.PathLike[str], checkpoint: str | None, force: bool) -> Call[int]:
-    fields = {"db": db, "branch": branch, "name": checkpoint, "path": os.path.abspath(out_path), "force": force}
+    path = os.fspath(out_path)
+    if not os.path.isabs(path):
+        # The daemon would resolve it against its own working directory, not the caller's.
+        raise OffshootError(
+            f"export: output path {path!r} is not absolute",
+            "INVALID_ARGUMENT",
+            "pass an absolute path, e.g. os.path.abspath(out_path)",
+        )
+    fields = {"db": db, "branch": branch, "name": checkpoint, "path": path, "force": force}
     return Call("export", fields, _txid("export"))
 
 

@@ -25,17 +25,20 @@ export const mcpCommand: Command = {
     'offshoot -store ./.offshoot mcp -socket /tmp/o.sock -default-ttl 2h',
   ],
   usage:
-    '[-default-ttl D|none] [-reap-every D|none] [-allow-force] [-socket PATH] [-query-timeout D] [-http ADDR [-token T] [-http-allow-non-loopback]]',
+    '[-default-ttl D|none] [-reap-every D|none] [-allow-force] [-confirm-force] [-socket PATH] [-query-timeout D] [-http ADDR [-token T] [-http-allow-non-loopback]]',
   help: [
     'Speaks MCP on stdin/stdout (nothing else is written to stdout; logs go to stderr) with ten tools: offshoot_list,',
     'offshoot_diff, offshoot_query (read-only); offshoot_checkout, offshoot_fork, offshoot_checkpoint, offshoot_touch;',
     'offshoot_rollback, offshoot_promote, offshoot_destroy (destructive), and the offshoot-loop prompt.',
     'Forks that name no ttl get -default-ttl (24h; 0 or none disables). Every -reap-every (60s; 0 or none disables)',
     'it reaps expired forks and clears stranded destroy claims (no GC), stepping aside while an offshoot serve',
-    'daemon serves the same store. force is honoured only with -allow-force. When a daemon answers on -socket,',
-    'checkpoint flushes an open session live, checkout returns its live path, fork rides it, and rollback, promote',
-    'onto and destroy refuse a branch with a session. -http serves MCP Streamable HTTP at /mcp instead of stdio,',
-    'with the rules of serve -http (loopback unless acknowledged, a bearer token on every request).',
+    'daemon serves the same store. force is honoured only with -allow-force; with -confirm-force a refused forced',
+    "promote, rollback or destroy of a protected branch asks the host's human (MCP elicitation) and goes ahead only",
+    'on an explicit accept. The tools ride the daemon serving the store (found by its lock, or at -socket): checkpoint',
+    'flushes an open session live, checkout returns its live path, fork and touch ride it, and rollback, promote',
+    'onto and destroy refuse a branch with a session. Branches are resources (offshoot://DB/BRANCH) clients can',
+    'read and subscribe to. -http serves MCP Streamable HTTP at /mcp instead of stdio, with the rules of serve -http',
+    '(loopback unless acknowledged, a bearer token on every request, Host and Origin checked).',
     'Wire it into a host: claude mcp add offshoot -- offshoot -store ./.offshoot mcp',
   ].join('\n'),
   flags: {
@@ -50,7 +53,16 @@ export const mcpCommand: Command = {
       description: 'background reap interval (default 60s; 0 or none disables)',
     },
     'allow-force': { type: 'boolean', description: 'honour force: true from the agent (off by default)' },
-    socket: SOCKET_FLAG,
+    'confirm-force': {
+      type: 'boolean',
+      description:
+        "ask the host's human (MCP elicitation) before a forced change of a protected branch (off by default)",
+    },
+    socket: {
+      ...SOCKET_FLAG,
+      description:
+        'the daemon the tools ride (default $OFFSHOOT_SOCKET, else the daemon serving the store, else the derived socket)',
+    },
     'query-timeout': {
       type: 'string',
       value: 'DURATION',
@@ -90,7 +102,9 @@ export const mcpCommand: Command = {
       options: {
         defaultTtl: ttl === undefined ? { kind: 'none' } : { kind: 'set', ttl },
         allowForce: inv.flags.boolean('allow-force'),
+        confirmForce: inv.flags.boolean('confirm-force'),
         socket,
+        socketExplicit: inv.flags.string('socket') !== undefined || (process.env['OFFSHOOT_SOCKET'] ?? '') !== '',
         reapEveryMs: reapEvery === undefined ? 0 : durationMs(reapEvery),
         queryTimeoutMs: queryTimeout === undefined ? 5000 : durationMs(queryTimeout),
       },

@@ -36,7 +36,7 @@ export const checkpointTool = defineTool({
     const name = nameArg('name', args.name);
     const branch = branchOr('branch', args.branch);
     const meta = validateMeta(args.meta);
-    return withDaemon(deps.options.socket, async (d) => {
+    return withDaemon(deps, async (d) => {
       const s = sessionOn(d, db, branch);
       const base = { db, branch, name, ...(meta ? { meta } : {}) };
       if (d !== undefined && s !== undefined && !s.error) {
@@ -44,13 +44,15 @@ export const checkpointTool = defineTool({
         return {
           structured: { ...base, txid, kind: 'live' as const, live: true },
           text: `checkpoint "${name}" at txid ${txid} (captured live by the daemon session)`,
+          touched: [{ db, branch }],
         };
       }
       const ctx = await deps.ops();
-      const r = await checkpoint(ctx, { db, branch }, name, meta);
+      const r = await checkpoint(ctx, { db, branch }, name, meta, { actor: deps.actor });
       return {
         structured: { ...base, txid: r.txid, kind: r.kind, live: false },
         text: `checkpoint "${name}" at txid ${r.txid} (at rest: ${r.kind === 'none' ? 'unchanged since the last one' : `a ${r.kind} of ${r.pages} page(s)`})`,
+        touched: [{ db, branch }],
       };
     });
   },

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { destroy } from '../../ops/destroy.js';
-import { guardAgentAction } from '../../ops/helpers/safety/agent-guard.js';
 import { databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
+import { readHead } from './branch-facts.js';
 
 /** `offshoot_destroy`: deletes a branch (an abandoned attempt); protected branches and undo points need the human. */
 export const destroyTool = defineTool({
@@ -12,30 +12,46 @@ export const destroyTool = defineTool({
   description: [
     'Delete a branch and its checkout: an attempt you abandoned (forks also expire on their own by TTL). Protected',
     'branches (main) and the undo points of protected branches are refused; force is honoured only if the human',
-    'started this server with -allow-force. On a refusal, ask the human (offshoot destroy ... --force) instead of',
-    'retrying. Refused while a daemon session is open on the branch. branch has no default.',
+    'started this server with -allow-force (or, under -confirm-force, the host asks the human, who must accept). On',
+    'a refusal, ask the human (offshoot destroy ... --force) instead of retrying. Refused while a daemon session is',
+    'open on the branch. branch has no default.',
   ].join(' '),
   annotations: HINTS.destructiveIdempotent,
   input: {
     database: databaseArg,
     branch: z.string().describe('branch to destroy (required: there is no default)'),
-    force: z.boolean().optional().describe('override protection and a live lease; honoured only under -allow-force'),
+    force: z
+      .boolean()
+      .optional()
+      .describe(
+        'override protection; honoured only under -allow-force, or when the human confirms it (a live lease is never taken)',
+      ),
   },
   output: { db: z.string(), branch: z.string(), removed_checkout: z.boolean() },
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const branch = nameArg('branch', args.branch);
-    await withDaemon(deps.options.socket, async (d) => refuseIfSession(d, db, branch, 'destroy'));
+    await withDaemon(deps, async (d) => refuseIfSession(d, db, branch, 'destroy'));
     const ctx = await deps.ops();
-    const { force } = await guardAgentAction(
-      ctx,
-      { verb: 'destroy', db, branch, force: args.force ?? false },
-      { allowForce: deps.options.allowForce },
-    );
-    const r = await destroy(ctx, { db, branch }, { force });
+    const r = await destroy(ctx, { db, branch }, { force: args.force ?? false, actor: deps.actor });
     return {
       structured: { db, branch, removed_checkout: r.removedCheckout },
       text: `destroyed ${db}@${branch}${r.removedCheckout ? ' and its checkout' : ''}`,
+      touched: [{ db, branch }],
+    };
+  },
+  async confirm(args, deps) {
+    if (args.force !== true) return undefined;
+    const ctx = await deps.ops();
+    const db = args.database;
+    const b = await readHead(ctx, db, args.branch);
+    if (b === undefined) return undefined;
+    const what = b.undoPointOf ? `the undo point of ${db}@${b.undoPointOf}` : b.protected ? 'protected' : 'the branch';
+    return {
+      message:
+        `The agent asks to destroy ${db}@${args.branch} (${what}, head txid ${b.txid}) and its checkout. ` +
+        'No undo point is kept: its data is gone once GC runs.',
+      fingerprint: `${b.txid}/${b.etag}`,
     };
   },
 });

@@ -92,7 +92,9 @@ export const diffTool = defineTool({
     const label = (t: { branch: string; checkpoint?: string }) =>
       `${db}@${t.branch}${t.checkpoint ? `@${t.checkpoint}` : ''}`;
     const ctx = await deps.ops();
+    deps.control.step(`comparing ${label(left)} with ${label(right)}`);
     const result = await diff(ctx, left, right, { summaryOnly: args.summary ?? false });
+    deps.control.step('rendering the diff');
     const json = diffToJson(result);
     let truncated = false;
     const cap = <T>(xs: T[]): T[] => {
@@ -125,6 +127,10 @@ export const diffTool = defineTool({
         summary_only: json.summary_only,
       },
       text,
+      touched: [
+        { db, branch: source },
+        { db, branch: target },
+      ],
     };
   },
 });

@@ -57,12 +57,12 @@ export const forkTool = defineTool({
     const source = branchOr('branch', args.branch);
     const at = args.at === undefined ? undefined : nameArg('at', args.at);
     const meta = validateMeta(args.meta);
-    const given = ttlArg(args.ttl);
+    const given = ttlArg(args.ttl, 'fork');
     const ttl = given.kind === 'keep' ? deps.options.defaultTtl : given;
     const ttlSource: 'explicit' | 'default' | 'none' =
       ttl.kind === 'none' ? 'none' : given.kind === 'keep' ? 'default' : 'explicit';
     const canonical = ttl.kind === 'set' ? formatDuration(ttl.ttl) : null;
-    const { txid, via, startedAt } = await withDaemon(deps.options.socket, async (d) => {
+    const { txid, via, startedAt } = await withDaemon(deps, async (d) => {
       const startedAt = Date.now();
       if (d !== undefined) {
         const txid = await d.client.fork(db, source, all ?? branch, {
@@ -102,6 +102,7 @@ export const forkTool = defineTool({
         ...(meta ? { meta } : {}),
         ...(all ? { branches: all } : {}),
       },
+      touched: [...(all ?? [branch]).map((b) => ({ db, branch: b })), { db, branch: source }],
       text: `forked ${db}@${source}${at ? `@${at}` : ''} -> ${(all ?? [branch]).map((b) => `${db}@${b}`).join(', ')} at txid ${txid}${via === 'daemon' ? ' (through the daemon)' : ''}\n${ttlLine}\nnext: offshoot_checkout database=${db} branch=${branch}, and work there`,
     };
   },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { status } from '../../ops/status.js';
+import { type BranchStatus, status } from '../../ops/status.js';
 import { nameArg } from '../args.js';
 import { sessionOn, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
@@ -22,11 +22,38 @@ const branch = z.object({
   checked_out: z.boolean(),
   ttl: z.string().nullable(),
   remaining: z.string().nullable(),
+  expires_at: z.string().nullable().describe('when the branch may be reaped, unless touched (RFC 3339)'),
   lease_holder: z.string().nullable(),
   parent: z.string().nullable(),
   meta: z.record(z.string(), z.string()).optional(),
   live_session: z.string().nullable().describe("the daemon session's live checkout path, when one is open"),
 });
+
+/** One branch as offshoot_list and the branch resource show it; `live` is the daemon session's path, if one is open. */
+export function branchView(b: BranchStatus, live: string | undefined): z.infer<typeof branch> {
+  return {
+    db: b.db,
+    branch: b.branch,
+    state: b.state,
+    storage: b.storage,
+    txid: b.txid,
+    checkpoints: b.checkpointsV2.map((c) => ({
+      name: c.name,
+      txid: c.txid,
+      ...(c.createdAt ? { created_at: c.createdAt } : {}),
+      ...(c.meta ? { meta: c.meta } : {}),
+    })),
+    protected: b.protected,
+    checked_out: b.checkedOut,
+    ttl: b.ttl ?? null,
+    remaining: b.remaining ?? null,
+    expires_at: b.expiresAt ?? null,
+    lease_holder: b.leaseHolder ?? null,
+    parent: b.parent ?? null,
+    ...(b.meta ? { meta: b.meta } : {}),
+    live_session: live ?? null,
+  };
+}
 
 /** `offshoot_list`: every branch of the store (or of one database) at rest, with the daemon's live sessions marked. */
 export const listTool = defineTool({
@@ -47,28 +74,8 @@ export const listTool = defineTool({
     const db = args.database === undefined ? undefined : nameArg('database', args.database);
     const ctx = await deps.ops();
     const report = await status(ctx, db === undefined ? {} : { db });
-    return withDaemon(deps.options.socket, async (d) => {
-      const branches = report.branches.map((b) => ({
-        db: b.db,
-        branch: b.branch,
-        state: b.state,
-        storage: b.storage,
-        txid: b.txid,
-        checkpoints: b.checkpointsV2.map((c) => ({
-          name: c.name,
-          txid: c.txid,
-          ...(c.createdAt ? { created_at: c.createdAt } : {}),
-          ...(c.meta ? { meta: c.meta } : {}),
-        })),
-        protected: b.protected,
-        checked_out: b.checkedOut,
-        ttl: b.ttl ?? null,
-        remaining: b.remaining ?? null,
-        lease_holder: b.leaseHolder ?? null,
-        parent: b.parent ?? null,
-        ...(b.meta ? { meta: b.meta } : {}),
-        live_session: sessionOn(d, b.db, b.branch)?.checkout ?? null,
-      }));
+    return withDaemon(deps, async (d) => {
+      const branches = report.branches.map((b) => branchView(b, sessionOn(d, b.db, b.branch)?.checkout));
       const lines = branches.map(
         (b) =>
           `${b.db}@${b.branch} head=${b.txid} checkpoints=[${b.checkpoints.map((c) => c.name).join(',')}] protected=${b.protected} checked_out=${b.checked_out}` +
@@ -82,6 +89,7 @@ export const listTool = defineTool({
       return {
         structured: { branches, daemon: d ? { socket: d.socket, sessions: d.sessions.length } : null },
         text,
+        touched: branches.map((b) => ({ db: b.db, branch: b.branch })),
       };
     });
   },

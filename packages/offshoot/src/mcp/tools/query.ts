@@ -42,7 +42,9 @@ export const queryTool = defineTool({
     const branch = branchOr('branch', args.branch);
     const at = args.at === undefined ? undefined : nameArg('at', args.at);
     const ctx = await deps.ops();
+    deps.control.step(`querying ${db}@${branch}${at ? `@${at}` : ''}`);
     const r = await query(ctx, { db, branch }, args.sql, {
+      signal: deps.control.signal,
       ...(at !== undefined ? { at } : {}),
       ...(args.limit !== undefined ? { limit: args.limit } : {}),
       timeoutMs: deps.options.queryTimeoutMs,
@@ -65,6 +67,7 @@ export const queryTool = defineTool({
         truncated: r.truncated,
       },
       text,
+      touched: [{ db, branch }],
     };
   },
 });

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { guardAgentAction } from '../../ops/helpers/safety/agent-guard.js';
+import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
 import { rollback } from '../../ops/rollback.js';
 import { branchArg, branchOr, databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
+import { readHead, refreshNote } from './branch-facts.js';
 
 /** `offshoot_rollback`: repoints a branch at a checkpoint, keeping the old head as `<branch>-pre-rollback`. */
 export const rollbackTool = defineTool({
@@ -14,7 +15,7 @@ export const rollbackTool = defineTool({
     "dropped and the checkout is refreshed. Before repointing, the previous head is kept as '<branch>-pre-rollback'",
     "(a TTL'd undo point, reported as `backup`); the result says how to undo. Refused while a daemon session is",
     'open on the branch (close it first), and, for a protected branch, while the undo point of its last rollback',
-    'still exists.',
+    'still exists (unless the human started this server with -confirm-force and accepts when the host asks).',
   ].join(' '),
   annotations: HINTS.destructive,
   input: {
@@ -38,10 +39,9 @@ export const rollbackTool = defineTool({
     const db = nameArg('database', args.database);
     const to = nameArg('to', args.to);
     const branch = branchOr('branch', args.branch);
-    await withDaemon(deps.options.socket, async (d) => refuseIfSession(d, db, branch, 'rollback'));
+    await withDaemon(deps, async (d) => refuseIfSession(d, db, branch, 'rollback'));
     const ctx = await deps.ops();
-    await guardAgentAction(ctx, { verb: 'rollback', db, branch }, { allowForce: deps.options.allowForce });
-    const r = await rollback(ctx, { db, branch }, to);
+    const r = await rollback(ctx, { db, branch }, to, { actor: deps.actor });
     const isProtected = (await ctx.store.tryGetRef(db, branch))?.ref.protected ?? false;
     const undo =
       isProtected && !deps.options.allowForce
@@ -64,7 +64,34 @@ export const rollbackTool = defineTool({
         protected: isProtected,
         undo,
       },
-      text: `rolled ${db}@${branch} back to "${to}" (txid ${r.txid}); the previous head is kept as ${db}@${r.backup}\n${undoLine}\ncheckout: ${r.path}${r.refreshed ? '' : ' (not refreshed: it was busy; check it out again)'}`,
+      text: [
+        `rolled ${db}@${branch} back to "${to}" (txid ${r.txid}); the previous head is kept as ${db}@${r.backup}`,
+        undoLine,
+        refreshNote(db, branch, r) ?? `checkout: ${r.path}`,
+      ].join('\n'),
+      touched: [
+        { db, branch },
+        { db, branch: r.backup },
+      ],
+    };
+  },
+  async confirm(args, deps) {
+    const ctx = await deps.ops();
+    const db = args.database;
+    const branch = args.branch ?? 'main';
+    const undo = undoPointName(branch, 'pre-rollback');
+    const [cur, old] = await Promise.all([readHead(ctx, db, branch), readHead(ctx, db, undo)]);
+    const cp = cur?.checkpoints[args.to];
+    if (cur === undefined || cp === undefined) return undefined;
+    return {
+      message:
+        `The agent asks to roll ${cur.protected ? 'protected ' : ''}${db}@${branch} back from head txid ${cur.txid} to ` +
+        `checkpoint "${args.to}" (txid ${cp}). Its current head (txid ${cur.txid}) is kept as the undo point ` +
+        `${db}@${undo}` +
+        (old === undefined
+          ? '.'
+          : `, replacing the undo point of the last rollback (txid ${old.txid}), which is lost.`),
+      fingerprint: `${cur.txid}/${cur.etag}>${old?.etag ?? 'none'}`,
     };
   },
 });

@@ -67,7 +67,13 @@ function sourcesFor(
     const last = opened === members.length;
     const counted = new Transform({
       transform(chunk: Buffer, _enc, cb) {
-        bar.update((done += chunk.length));
+        // A sink may stop the work (a cancelled MCP call throws here): that fails the stream, not the process.
+        try {
+          bar.update((done += chunk.length));
+        } catch (err) {
+          cb(err as Error);
+          return;
+        }
         cb(null, chunk);
       },
       flush(cb) {

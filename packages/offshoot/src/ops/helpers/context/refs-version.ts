@@ -2,17 +2,22 @@ import { createHash } from 'node:crypto';
 import type { OpsContext } from './context.js';
 
 /**
- * A digest of every ref's key and version: it changes whenever a branch is created, moved or removed, by anyone
- * (a daemon, the CLI, another host). One listing where the backend lists etags (S3); where it does not (a local
- * directory), each ref, a few hundred bytes, is stat-ed for its etag.
+ * Every ref's key and version: a branch created, moved or removed, by anyone (a daemon, the CLI, another host),
+ * changes it. One listing where the backend lists etags (S3); where it does not (a local directory), each ref, a
+ * few hundred bytes, is stat-ed for its etag.
  */
-export async function refsVersion(ctx: OpsContext): Promise<string> {
+export async function refVersions(ctx: OpsContext): Promise<Map<string, string>> {
   const backend = ctx.store.backend;
-  const h = createHash('sha256');
+  const out = new Map<string, string>();
   for (const o of await backend.list('refs/')) {
-    if (o.key.endsWith('.lock')) continue;
-    const etag = o.etag ?? (await backend.stat(o.key))?.etag ?? 'gone';
-    h.update(`${o.key}\0${etag}\n`);
+    out.set(o.key, o.etag ?? (await backend.stat(o.key))?.etag ?? 'gone');
   }
+  return out;
+}
+
+/** A digest of refVersions: it changes whenever any ref does. */
+export async function refsVersion(ctx: OpsContext): Promise<string> {
+  const h = createHash('sha256');
+  for (const [key, etag] of await refVersions(ctx)) h.update(`${key}\0${etag}\n`);
   return h.digest('hex');
 }
