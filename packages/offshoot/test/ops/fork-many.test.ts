@@ -53,7 +53,7 @@ describe('fork of many names', () => {
     }
   });
 
-  it('refuses the whole batch, writing nothing, for a taken, repeated or invalid name', async () => {
+  it('refuses the whole batch, writing nothing, for a taken, repeated, invalid or undo-point name', async () => {
     const ts = await openTestStore();
     try {
       await seeded(ts);
@@ -64,6 +64,7 @@ describe('fork of many names', () => {
       await rejectsCode(forkMany(ts.ctx, MAIN, ['a', 'b', 'a']), 'INVALID_ARGUMENT');
       await rejectsCode(forkMany(ts.ctx, MAIN, ['a', 'not/a/name']), 'INVALID_NAME');
       await rejectsCode(forkMany(ts.ctx, MAIN, []), 'INVALID_ARGUMENT');
+      await rejectsCode(forkMany(ts.ctx, MAIN, ['fine', 'main-pre-rollback']), 'INVALID_NAME');
       assert.deepEqual(await storeSnapshot(ts.store), before, 'no object was written or removed');
     } finally {
       await ts.cleanup();
