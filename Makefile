@@ -5,7 +5,7 @@ STAMP := node_modules/.offshoot-install-stamp
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check format test test-rgw test-python demo bench fuzz torture clean llms plugin-check test-pack pack
+.PHONY: all install build check format test test-rgw test-python demo bench soak fuzz torture clean llms plugin-check test-pack pack
 
 all: build
 
@@ -42,6 +42,7 @@ check: build
 
 test: build check
 	scripts/browser-env.sh
+	scripts/reflink-env.sh
 	scripts/node22-env.sh >/dev/null
 	scripts/with-s3-server.sh scripts/run-tests.sh
 	scripts/test-python.sh test
@@ -61,9 +62,14 @@ demo: build
 	scripts/demo.sh
 
 bench: build
-	scripts/with-s3-server.sh node --import tsx packages/offshoot/bench/run.ts
+	OFFSHOOT_BENCH_PYTHON="$$(scripts/python-env.sh)" scripts/with-s3-server.sh node --import tsx packages/offshoot/bench/run.ts
 	OFFSHOOT_BIN=./offshoot "$$(scripts/python-env.sh)" python/offshoot/bench/roundtrip.py
 	node --import tsx packages/langgraph/bench/saver-bench.ts
+
+# The eval loop left running for DURATION seconds (or EPISODES episodes): forks written, graded and left to expire
+# by TTL under the janitor; fails on an error, a divergence, or store bytes, RSS or descriptors that do not stay flat.
+soak: build
+	OFFSHOOT_SOAK_SECONDS=$${DURATION:-600} OFFSHOOT_SOAK_EPISODES=$${EPISODES:-0} node --import tsx packages/offshoot/bench/soak.ts
 
 fuzz: build
 	OFFSHOOT_FUZZ_CASES=$${OFFSHOOT_FUZZ_CASES:-500000} scripts/run-tests.sh fuzz

@@ -130,13 +130,22 @@ export class Client {
     );
   }
 
-  /** Forks `source` (its head, or `opts.from`) into the new branch `newBranch`; returns the fork's txid. */
-  async fork(db: string, source: string, newBranch: string, opts: ForkOptions = {}): Promise<number> {
+  /**
+   * Forks `source` (its head, or `opts.from`) into the new branch `newBranch`; returns the fork's txid. Given a list
+   * of names, forks them all at one fork point in one request, all or nothing: every name is checked before any fork
+   * is written, and if one fails the forks already made are withdrawn and the error names the branch that failed.
+   */
+  async fork(
+    db: string,
+    source: string,
+    newBranch: string | readonly string[],
+    opts: ForkOptions = {},
+  ): Promise<number> {
     const res = await this.#conn.request({
       op: 'fork',
       db,
       branch: source,
-      name: newBranch,
+      ...(typeof newBranch === 'string' ? { name: newBranch } : { names: [...newBranch] }),
       from: opts.from,
       ttl: opts.ttl,
       meta: opts.meta,

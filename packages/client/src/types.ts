@@ -56,6 +56,12 @@ export interface WireRequest {
    */
   store?: string;
   /**
+   * Additive: a batch fork's new branch names, instead of `name`. All or nothing: every name is checked before any
+   * fork is written, and a failure withdraws the forks already made. Older daemons ignore it (and then refuse the
+   * request for its missing `name`).
+   */
+  names?: string[];
+  /**
    * Additive: who asks. Absent means a human; `agent` applies the agent rules (force only with `allow_force`, the
    * undo points of protected branches left alone, no discarding of uncheckpointed writes). Older daemons ignore it.
    */
@@ -232,6 +238,8 @@ export interface WireResponse {
   result?: unknown;
   /** Additive: what the caller must know about a successful op (writes kept in an undo branch, a stale checkout). */
   warnings?: string[];
+  /** Additive, from a batch `fork`: the new branches, in the order named (all at `txid`). */
+  forks?: string[];
 }
 
 /** The detail each event type carries. */

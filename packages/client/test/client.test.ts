@@ -176,6 +176,36 @@ describe('client against a real daemon', { timeout: 120_000 }, () => {
     await assert.rejects(c.checkoutAt('app', 'main', 'nope'), (e) => isOffshootError(e, 'NOT_FOUND'));
   });
 
+  test('diff reports rows as JSON; a batch fork makes every name or none', async () => {
+    const forks = ['ep-a', 'ep-b', 'ep-c'];
+    const txid = await c.fork('app', 'main', forks, { from: 'v1', ttl: '1h' });
+    assert.equal(txid, 2);
+    const listed = (await c.branches('app')).filter((b) => forks.includes(b.branch));
+    assert.deepEqual(
+      listed.map((b) => [b.branch, b.head_txid, b.ttl]),
+      forks.map((f) => [f, 2, '1h0m0s']),
+    );
+    await assert.rejects(c.fork('app', 'main', ['ep-d', 'ep-a']), (e) => isOffshootError(e, 'ALREADY_EXISTS'));
+    assert.equal(
+      (await c.branches('app')).find((b) => b.branch === 'ep-d'),
+      undefined,
+      'nothing was forked',
+    );
+
+    const s = await c.open('app', 'ep-b');
+    sql(s.path, "INSERT INTO t(v) VALUES ('from ep-b');");
+    await s.close();
+    const d = await c.diff('app@main@v1', 'app@ep-b');
+    const t = d.tables.find((x) => x.table === 't');
+    assert.equal(t?.status, 'changed');
+    assert.deepEqual(t?.added, [{ id: 4, v: 'from ep-b' }]);
+    assert.equal(d.summary_only, false);
+    const summary = await c.diff('app@main@v1', 'app@ep-b', { summary: true });
+    assert.equal(summary.summary_only, true);
+    assert.deepEqual(summary.tables.find((x) => x.table === 't')?.added, []);
+    for (const f of forks) await c.destroy('app', f);
+  });
+
   test('events() sees session and flush events, typed by type', async () => {
     let subscribed: () => void = () => undefined;
     const live = new Promise<void>((resolve) => (subscribed = resolve));

@@ -1,8 +1,11 @@
 import { cpus, totalmem } from 'node:os';
+import { bigStoreBench } from './big-store-bench.js';
 import { compactionBench } from './compaction-bench.js';
 import { daemonBench } from './daemon-bench.js';
 import { engineBench } from './engine-bench.js';
 import { idleSessionsBench } from './idle-sessions-bench.js';
+import { episodeBench } from './episode-bench.js';
+import { fanoutBench } from './fanout-bench.js';
 import { ltxBench } from './ltx-bench.js';
 import { mcpBench } from './mcp-bench.js';
 import { s3Bench } from './s3-bench.js';
@@ -21,3 +24,6 @@ await daemonBench();
 await idleSessionsBench();
 await uiBench();
 await mcpBench();
+await episodeBench();
+await fanoutBench();
+await bigStoreBench();

@@ -9,6 +9,9 @@ import { checkpoint } from '../src/ops/checkpoint.js';
 import { makeContext, type OpsContext } from '../src/ops/helpers/context/context.js';
 import { create } from '../src/ops/create.js';
 import { fork } from '../src/ops/fork.js';
+import { runGc } from '../src/ops/gc.js';
+import { status } from '../src/ops/status.js';
+import { parseDuration } from '../src/core/duration.js';
 import { chainCacheDir, checkoutFiles } from '../src/ops/helpers/context/paths.js';
 import { Session } from '../src/session/session.js';
 import type { Backend } from '../src/store/backend.js';
@@ -37,6 +40,8 @@ const OPS = [
   'checkout, cold (empty cache)',
   'checkout, warm (cached chain)',
   'session flush, one row changed',
+  'status of the database',
+  'one GC pass',
 ] as const;
 type Op = (typeof OPS)[number];
 
@@ -129,13 +134,18 @@ async function benchStore(spec: StoreSpec, backend: Backend, dir: string, src: s
     } finally {
       await session.close();
     }
+    out.set(OPS[5], await measure(counter, 3, () => status(ctx, { db: 'bench' })));
+    out.set(OPS[6], await measure(counter, 3, () => runGc(ctx, { grace: parseDuration('15m') })));
     return out;
   } finally {
     await store.close();
   }
 }
 
-/** Benchmarks fork, checkpoint, checkout and session flush on a local store and on the S3 test server, side by side. */
+/**
+ * Benchmarks fork, checkpoint, checkout, session flush, status and a GC pass on a local store and on the S3 test
+ * server, side by side, with the requests each made.
+ */
 export async function s3Bench(): Promise<void> {
   if (S3_ENDPOINT === undefined) {
     console.log('\ns3 bench: skipped (OFFSHOOT_TEST_S3_ENDPOINT is not set; run it through scripts/with-s3-server.sh)');

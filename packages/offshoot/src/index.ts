@@ -16,7 +16,7 @@ export { type CreateResult, create } from './ops/create.js';
 export { type DestroyResult, destroy } from './ops/destroy.js';
 export { diff } from './ops/diff.js';
 export { exportTo } from './ops/export.js';
-export { type ForkOptions, type ForkResult, fork } from './ops/fork.js';
+export { type ForkManyResult, type ForkOptions, type ForkResult, fork, forkMany } from './ops/fork.js';
 export { type CollectReport, collectGarbage, type GcReport, runGc } from './ops/gc.js';
 export { type OpsContext, makeContext, type ProgressSink } from './ops/helpers/context/context.js';
 export { acquireLease, type LeaseInfo, listLeases, releaseLease } from './ops/lease.js';

@@ -84,6 +84,27 @@ def test_fork_from_checkpoint_rollback_promote_compact(client: Client, db: str) 
     ]
 
 
+def test_batch_fork_is_all_or_nothing(client: Client, db: str) -> None:
+    with client.open(db) as s:
+        write_rows(s.path, 1)
+        s.flush("seed")
+    names = [f"ep-{i}" for i in range(5)]
+    txid = client.fork(db, "main", names, from_checkpoint="seed", ttl="1h")
+    made = {b.branch: b for b in client.branches(db) if b.branch in names}
+    assert sorted(made) == names
+    assert {b.head_txid for b in made.values()} == {txid}
+    assert {b.ttl for b in made.values()} == {"1h0m0s"}
+    with pytest.raises(OffshootError) as taken:
+        client.fork(db, "main", ["ep-new", "ep-2"])
+    assert taken.value.code == "ALREADY_EXISTS"
+    assert "ep-new" not in [b.branch for b in client.branches(db)]
+    with client.open(db, "ep-3") as s:
+        write_rows(s.path, 7)
+    d = client.diff(f"{db}@main@seed", f"{db}@ep-3")
+    (t,) = [t for t in d.tables if t.added]
+    assert len(t.added) == 1
+
+
 def test_touch_ttl_rules(client: Client, db: str) -> None:
     client.fork(db, "main", "t", ttl="2h")
     assert client.touch(db, "t").ttl == "2h0m0s"

@@ -1,20 +1,34 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../platform/atomic-file.js';
+import type { Fingerprint } from '../sqlite/checkout-sidecar.js';
 
 /** Name of the engine's state file inside its scratch directory. */
 export const CAPTURE_STATE_FILE = 'capture-state.json';
 
 /**
  * What a capture engine persists. off and the salts are for observability only and never used to resume: only a
- * clean shutdown (clean with the main file's SHA-256) lets the next engine skip its rebase.
+ * clean shutdown (clean with the main file's backdated fingerprint) lets the next engine skip its rebase.
  */
 export interface CaptureState {
   off: number;
   salt1: number;
   salt2: number;
   clean: boolean;
-  main_hash?: string;
+  /** Size, mtime (set a minute into the past at the clean stop) and inode of the main file: any write changes it. */
+  main_fp?: Fingerprint;
+}
+
+function isFingerprint(v: unknown): v is Fingerprint {
+  if (typeof v !== 'object' || v === null) return false;
+  const f = v as Record<string, unknown>;
+  return (
+    Number.isSafeInteger(f.size) &&
+    typeof f.mtime_ns === 'string' &&
+    /^-?\d+$/.test(f.mtime_ns) &&
+    typeof f.ino === 'string' &&
+    /^\d+$/.test(f.ino)
+  );
 }
 
 /** Path of the state file in scratchDir. */
@@ -43,10 +57,9 @@ export async function loadCaptureState(scratchDir: string): Promise<CaptureState
   ) {
     return undefined;
   }
-  if (s.main_hash !== undefined && (typeof s.main_hash !== 'string' || !/^[0-9a-f]{64}$/.test(s.main_hash)))
-    return undefined;
+  if (s.main_fp !== undefined && !isFingerprint(s.main_fp)) return undefined;
   const state: CaptureState = { off: s.off as number, salt1: s.salt1, salt2: s.salt2, clean: s.clean };
-  if (s.main_hash !== undefined) state.main_hash = s.main_hash;
+  if (s.main_fp !== undefined) state.main_fp = s.main_fp;
   return state;
 }
 

@@ -1,8 +1,9 @@
-import { statSync } from 'node:fs';
+import { statSync, utimesSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
+import { backdatedSeconds, fingerprintOf, type Fingerprint } from '../sqlite/checkout-sidecar.js';
 import { WAL_FRAME_HEADER_SIZE, WAL_HEADER_SIZE } from '../sqlite/wal-header.js';
 import {
   WalReader,
@@ -12,12 +13,11 @@ import {
   type WalSalts,
   type WalTransaction,
 } from '../sqlite/wal-reader.js';
-import { backdateAndFingerprint, fingerprintOf, type Fingerprint } from '../sqlite/checkout-sidecar.js';
 import { CaptureConnection, LOCK_BUDGET_MS, type CheckpointResult } from './capture-connection.js';
 import { dbFileFd } from './db-file-cache.js';
 import { breachAt, ContractBreachError } from './journal-contract.js';
 import { loadCaptureState, saveCaptureState } from './capture-state.js';
-import { copyMainFile, hashMainFile } from './main-file.js';
+import { copyMainFile } from './main-file.js';
 import { readWalIndexHeader, sameGeneration, type WalIndexHeader } from './wal-index.js';
 import type { CaptureSink } from './sink.js';
 import { nextPollInterval } from './poll-interval.js';
@@ -85,8 +85,6 @@ const TAKEOVER_RETRY_MS = 250;
 const DRAIN_NOW_DEADLINE_MS = 15_000;
 const SHUTDOWN_BUDGET_MS = 5000;
 const SNAPSHOT_FILE = 'snapshot.db';
-/** An mtime older than this is beyond the timestamp granularity: a write now could not leave it as it is. */
-const SETTLED_MTIME_MS = 5000;
 const DEFAULT_TAKEOVER_FRAMES = 256;
 /**
  * The -wal size (in frames) at which a takeover takes the write lock. It holds a busy writer up for a moment, so
@@ -282,7 +280,7 @@ export class CaptureEngine {
 
   /**
    * Stops polling and shuts down: a final drain, then RESTART proving nothing unseen was folded, TRUNCATE, and the
-   * main file's SHA-256 saved as a clean state. clean is false when any step could not be proven; never throws.
+   * main file's backdated fingerprint saved as a clean state. clean is false when any step could not be proven; never throws.
    */
   stop(): Promise<{ clean: boolean }> {
     this.#stopping ??= this.#stopOnce();
@@ -437,10 +435,10 @@ export class CaptureEngine {
   // The read lock is taken before looking: the -wal and the main file cannot change behind the checks.
   async #tryResume(conn: CaptureConnection): Promise<boolean> {
     const state = await loadCaptureState(this.#scratchDir);
-    const byHash = state?.clean === true && state.main_hash !== undefined;
-    if (!byHash && this.#provenClean === undefined) return false;
+    const recorded = state?.clean === true ? state.main_fp : undefined;
+    if (recorded === undefined && this.#provenClean === undefined) return false;
     await conn.lock();
-    const proven = byHash ? (await hashMainFile(this.#dbPath)) === state?.main_hash : (this.#provenClean?.() ?? false);
+    const proven = recorded ? this.#unchangedSince(recorded) : (this.#provenClean?.() ?? false);
     if (!proven) {
       this.#log(`not resuming capture of ${this.#dbPath}: the main file changed while capture was down`);
       conn.unlock();
@@ -805,14 +803,14 @@ export class CaptureEngine {
     await this.#saveState(false);
   }
 
-  async #saveState(clean: boolean, mainHash?: string): Promise<void> {
+  async #saveState(clean: boolean, mainFp?: Fingerprint): Promise<void> {
     const salts = this.#reader?.salts;
     await saveCaptureState(this.#scratchDir, {
       off: this.#consumedOff,
       salt1: salts?.salt1 ?? 0,
       salt2: salts?.salt2 ?? 0,
       clean,
-      ...(mainHash === undefined ? {} : { main_hash: mainHash }),
+      ...(mainFp === undefined ? {} : { main_fp: mainFp }),
     });
     this.#stateSaves++;
   }
@@ -850,9 +848,11 @@ export class CaptureEngine {
     if (restart.log !== consumed && !(await this.#catchUp(restart.log, locked))) {
       return `RESTART folded ${restart.log} frames, ${consumed} were captured, and the rest could not be read back`;
     }
-    // Hashed twice, around the checks and TRUNCATE: a commit that TRUNCATE folds right after the race check (or a
-    // foreign commit plus checkpoint before the lock) changes the main file between the two, so no window is left.
-    const before = await hashMainFile(this.#dbPath);
+    // Stamped before the checks and TRUNCATE and compared after them: a commit that TRUNCATE folds right after the
+    // race check (or a foreign commit plus checkpoint before the lock) writes the main file, which stamps the current
+    // time over the backdated mtime, so no window is left (and no read of the file, whatever its size).
+    const before = this.#backdateMain();
+    if (before === undefined) return 'the main file was written while shutdown stamped it';
     const raced = await this.#walRacedSinceRestart(this.#framesConsumed(), this.#reader?.salts);
     if (raced !== undefined) return raced;
     const truncate = await conn.checkpoint('TRUNCATE', left());
@@ -860,15 +860,28 @@ export class CaptureEngine {
     // Under the read lock with an empty -wal our snapshot sits at mark 0, which blocks any backfill: main is frozen.
     await conn.lock(left());
     if (this.#walSize() !== 0) return 'a commit landed right after TRUNCATE';
-    const mainHash = await hashMainFile(this.#dbPath);
-    if (mainHash !== before) return 'the main file changed during shutdown';
-    await this.#saveState(true, mainHash);
-    // Still under the read lock with an empty -wal, so nothing can write the main file meanwhile. An mtime already
-    // well in the past (a file stamped clean and not written since) is kept: any later write shows against it too.
-    const fp = fingerprintOf(this.#dbPath);
-    const age = Date.now() - Number(BigInt(fp.mtime_ns) / 1_000_000n);
-    this.#stoppedFingerprint = age > SETTLED_MTIME_MS ? fp : backdateAndFingerprint(this.#dbPath);
+    if (!this.#unchangedSince(before)) return 'the main file changed during shutdown';
+    await this.#saveState(true, before);
+    this.#stoppedFingerprint = before;
     return undefined;
+  }
+
+  // Moves the main file's mtime a minute into the past and returns its fingerprint; undefined when a write stamped
+  // the file between the two (its mtime is then not the one set).
+  #backdateMain(): Fingerprint | undefined {
+    const past = backdatedSeconds(Date.now());
+    utimesSync(this.#dbPath, past, past);
+    const fp = fingerprintOf(this.#dbPath);
+    return BigInt(fp.mtime_ns) === BigInt(past) * 1_000_000_000n ? fp : undefined;
+  }
+
+  #unchangedSince(fp: Fingerprint): boolean {
+    try {
+      const now = fingerprintOf(this.#dbPath);
+      return now.size === fp.size && now.mtime_ns === fp.mtime_ns && now.ino === fp.ino;
+    } catch {
+      return false;
+    }
   }
 
   // RESTART's count proves nothing was folded unseen before it; this proves nothing was written after it.
@@ -881,7 +894,7 @@ export class CaptureEngine {
       return 'the WAL was reset after RESTART';
     }
     // A complete transaction past the wal-index's last commit is a killed writer's, which no reader will ever see
-    // and the next commit overwrites; one that is still being committed changes the main file between the hashes.
+    // and the next commit overwrites; one that is still being committed changes the main file between the stamp and the check.
     const index = readWalIndexHeader(this.#shmPath);
     const committed = scan.transactions.filter(
       (t) => !sameGeneration(index, scan.header) || this.#frameAt(t.endOffset) <= (index?.mxFrame ?? 0),

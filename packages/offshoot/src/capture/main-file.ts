@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { fstat, read } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -50,13 +49,4 @@ export async function copyMainFile(dbPath: string, dest: string): Promise<number
   } finally {
     await out.close();
   }
-}
-
-/** SHA-256 (hex) of a live database's main file, read through the shared never-closed descriptor. */
-export async function hashMainFile(dbPath: string): Promise<string> {
-  const hash = createHash('sha256');
-  await forEachChunk(dbPath, (chunk) => {
-    hash.update(chunk);
-  });
-  return hash.digest('hex');
 }

@@ -5,7 +5,7 @@ import type { CheckpointResult } from '../ops/checkpoint.js';
 import type { CompactResult } from '../ops/compact.js';
 import type { CreateResult } from '../ops/create.js';
 import type { DestroyResult } from '../ops/destroy.js';
-import type { ForkResult } from '../ops/fork.js';
+import type { ForkManyResult, ForkResult } from '../ops/fork.js';
 import type { GcReport } from '../ops/gc.js';
 import type { LeaseInfo } from '../ops/lease.js';
 import type { PromoteResult } from '../ops/promote.js';
@@ -115,6 +115,14 @@ export function checkpointOutcome(name: string, r: CheckpointResult): Outcome {
 /** `fork`. */
 export function forkOutcome(r: ForkResult): Outcome {
   return outcome(r, [`forked ${r.db}@${r.source} -> ${r.db}@${r.branch} at txid ${r.txid}`]);
+}
+
+/** `fork` of many names: one line per fork, as `fork` prints it. */
+export function forkManyOutcome(r: ForkManyResult): Outcome {
+  return outcome(
+    r,
+    r.branches.map((b) => `forked ${r.db}@${r.source} -> ${r.db}@${b} at txid ${r.txid}`),
+  );
 }
 
 /** `touch`. */

@@ -7,7 +7,10 @@ import { ChainResolver, type ResolvedChain } from '../store/chain-resolver.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { explainDamage } from './helpers/context/damaged-object.js';
 import { cachedChain } from './helpers/chain/materialize.js';
-import { resolveTargetChain } from './helpers/branch/resolve-target.js';
+import { readBranch } from './helpers/branch/branch-ref.js';
+import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
+import { readCleanCheckout } from './helpers/checkout/clean-checkout-read.js';
+import { rowCountsOf } from '../sqlite/diff/row-count-memo.js';
 
 async function segmentPages(ctx: OpsContext, member: DataObject, into: Set<number>): Promise<void> {
   const dec = new LtxDecoder(await ctx.store.backend.getStream(member.key));
@@ -64,10 +67,36 @@ export interface DiffOpOptions {
   maxBytes?: number;
 }
 
+/** One side of a diff: a file holding the target's durable state, held until release. */
+interface DiffSide {
+  path: string;
+  commit: number;
+  chain: ResolvedChain;
+  release: () => void;
+}
+
+/**
+ * The file a diff reads for one target: the branch's own checkout when it provably holds exactly that state (a head,
+ * or a checkpoint at the head, whose checkout is clean), read in place and frozen; else the per-chain cache entry.
+ */
+async function diffSide(ctx: OpsContext, t: Target, resolver: ChainResolver): Promise<DiffSide> {
+  const { ref } = await readBranch(ctx, t.db, t.branch);
+  const txid = t.checkpoint !== undefined ? checkpointTxid(ref, t, t.checkpoint) : ref.head_txid;
+  const chain = await resolver.resolve(ref.lineage, txid);
+  if (txid === ref.head_txid) {
+    const co = await readCleanCheckout(ctx, t.db, t.branch, ref);
+    if (co) return { path: co.path, commit: co.commit, chain, release: co.release };
+  }
+  const entry = await explainDamage(ctx, t, () => cachedChain(ctx, t.db, chain));
+  return { path: entry.path, commit: entry.result.commit, chain, release: () => undefined };
+}
+
 /**
  * `offshoot diff <L> <R>`: a native row-level diff of two durable states (heads or checkpoints, possibly of
- * different databases), read from the immutable per-chain cache with no lease — safe next to live sessions. Forks
- * that share history compare only the tables owning the pages their chains changed.
+ * different databases), read with no lease — safe next to live sessions — from the immutable per-chain cache, or
+ * from a branch's clean checkout in place (nothing copied: a fork whose session closed is diffed as it stands).
+ * Forks that share history compare only the tables owning the pages their chains changed; the left side's row
+ * counts are remembered per unchanged file, so many forks diffed against one seed count the seed once.
  */
 export async function diff(
   ctx: OpsContext,
@@ -76,18 +105,23 @@ export async function diff(
   opts: DiffOpOptions = {},
 ): Promise<DiffResult> {
   const resolver = new ChainResolver(ctx.store);
-  const [lc, rc] = await Promise.all([
-    resolveTargetChain(ctx, left, resolver),
-    resolveTargetChain(ctx, right, resolver),
-  ]);
-  const l = await explainDamage(ctx, left, () => cachedChain(ctx, left.db, lc));
-  const r = await explainDamage(ctx, right, () => cachedChain(ctx, right.db, rc));
-  const changedPages =
-    left.db === right.db ? await changedPagesBetween(ctx, lc, rc, [l.result.commit, r.result.commit]) : undefined;
-  return diffDatabases(l.path, r.path, {
-    changedPages,
-    summaryOnly: opts.summaryOnly ?? false,
-    tables: opts.tables,
-    maxBytes: opts.maxBytes ?? DIFF_MAX_BYTES,
-  });
+  const l = await diffSide(ctx, left, resolver);
+  try {
+    const r = await diffSide(ctx, right, resolver);
+    try {
+      const changedPages =
+        left.db === right.db ? await changedPagesBetween(ctx, l.chain, r.chain, [l.commit, r.commit]) : undefined;
+      return diffDatabases(l.path, r.path, {
+        changedPages,
+        summaryOnly: opts.summaryOnly ?? false,
+        tables: opts.tables,
+        maxBytes: opts.maxBytes ?? DIFF_MAX_BYTES,
+        leftCounts: rowCountsOf(l.path),
+      });
+    } finally {
+      r.release();
+    }
+  } finally {
+    l.release();
+  }
 }

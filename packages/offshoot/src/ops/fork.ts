@@ -11,7 +11,7 @@ import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { refuseReservedName } from './helpers/branch/undo-point-names.js';
 import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
-import { newLineageAt } from './helpers/chain/new-lineage.js';
+import { newLineageAt, newLineagesAt, type NewLineage } from './helpers/chain/new-lineage.js';
 
 /** Options of fork: a checkpoint to fork at (else the head), a TTL, meta tags. */
 export interface ForkOptions {
@@ -32,27 +32,125 @@ export interface ForkResult {
   expiresAt: string | undefined;
 }
 
+/** What a batch fork made: every new branch at one fork point. */
+export interface ForkManyResult extends Omit<ForkResult, 'branch'> {
+  branches: string[];
+}
+
+/** Forks written at once by a batch: enough to overlap the store's durable writes without flooding its thread pool. */
+const BATCH_CONCURRENCY = 32;
+
 /**
- * Deletes the ref a failed fork created and returns the error to throw: the fork's own when the ref is gone, else
- * one with the same code that names the branch left behind and how to remove it.
+ * Deletes the refs a failed fork created and returns the error to throw: the fork's own when they are gone, else one
+ * with the same code that names the branches left behind and how to remove them.
  */
-async function withdraw(ctx: OpsContext, db: string, branch: string, cause: unknown): Promise<OffshootError> {
+async function withdraw(
+  ctx: OpsContext,
+  db: string,
+  branches: readonly string[],
+  cause: unknown,
+): Promise<OffshootError> {
   const e = asOffshootError(cause);
-  try {
-    const mine = await ctx.store.tryGetRef(db, branch);
-    if (mine) await ctx.store.deleteRef(db, branch, mine.etag);
-    return e;
-  } catch (err) {
-    return fail(
-      e.code,
-      `${e.message}; the new branch ${db}@${branch} was left in the store (withdrawing it failed: ${(err as Error).message})`,
-      {
-        hint: `remove it with 'offshoot destroy ${db}@${branch}', then retry the fork`,
-        retryable: e.retryable,
-        cause,
+  const left: string[] = [];
+  let why = '';
+  await inBatches(branches, BATCH_CONCURRENCY, async (branch) => {
+    try {
+      const mine = await ctx.store.tryGetRef(db, branch);
+      if (mine) await ctx.store.deleteRef(db, branch, mine.etag);
+    } catch (err) {
+      left.push(branch);
+      why = (err as Error).message;
+    }
+  });
+  if (left.length === 0) return e;
+  const names = left.sort().map((b) => `${db}@${b}`);
+  const shown = names.length > 5 ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more` : names.join(', ');
+  return fail(
+    e.code,
+    `${e.message}; the new ${left.length === 1 ? 'branch' : 'branches'} ${shown} ${left.length === 1 ? 'was' : 'were'} left in the store (withdrawing failed: ${why})`,
+    {
+      hint: `remove ${left.length === 1 ? 'it' : 'them'} with 'offshoot destroy ${names[0]}'${left.length === 1 ? '' : ' (each)'}, then retry the fork`,
+      retryable: e.retryable,
+      cause,
+    },
+  );
+}
+
+/** Runs work over items, at most `limit` at a time, failing with the first error once every started one settled. */
+async function inBatches<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, i: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const lane = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
+      const i = next++;
+      try {
+        await work(items[i] as T, i);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  if (failure !== undefined) throw failure.err;
+}
+
+/** Checks the options every fork shares; returns the validated meta. */
+function checkOptions(opts: ForkOptions): Meta | undefined {
+  const meta = validateMeta(opts.meta);
+  // A zero or negative TTL would make the fork reapable the moment it exists; callers other than the CLI build TtlArgs too.
+  if (opts.ttl?.kind === 'none' || (opts.ttl?.kind === 'set' && opts.ttl.ttl <= 0n)) {
+    throw fail('INVALID_ARGUMENT', 'a fork TTL must be positive', {
+      hint: 'pass a positive --ttl such as 1h, or omit it for a fork that never expires',
+      hints: {
+        agent: 'pass a positive ttl such as "1h", or "none" for a fork that never expires',
+        sdk: 'pass a positive ttl such as 1h, or none for a fork that never expires',
       },
-    );
+    });
   }
+  return meta;
+}
+
+/** The source's state to fork: a checkpoint's txid, else the head after checkpointing a dirty checkout. */
+async function forkPoint(ctx: OpsContext, src: Target, opts: ForkOptions): Promise<{ ref: Ref; txid: number }> {
+  let { ref } = await readBranch(ctx, src.db, src.branch);
+  if (opts.at !== undefined) return { ref, txid: checkpointTxid(ref, src, opts.at) };
+  if (await checkpointIfDirty(ctx, src, ref)) ref = (await readBranch(ctx, src.db, src.branch)).ref;
+  return { ref, txid: ref.head_txid };
+}
+
+/** The ref of a new fork at txid in the fresh lineage. */
+function childRef(
+  src: Target,
+  txid: number,
+  fresh: NewLineage,
+  opts: ForkOptions,
+  meta: Meta | undefined,
+  now: Date,
+): Ref {
+  const child: Ref = {
+    schema: 2,
+    lineage: fresh.lineage,
+    epoch: 1,
+    head_txid: txid,
+    head_epoch: 1,
+    checkpoints: { fork: { txid, epoch: 1, created_at: now.toISOString() } },
+    parent: `${src.db}@${src.branch}@${txid}`,
+    touched_at: now.toISOString(),
+  };
+  if (fresh.base) child.base = fresh.base;
+  if (opts.ttl?.kind === 'set') child.ttl = formatDuration(opts.ttl.ttl);
+  if (meta) child.meta = meta;
+  return child;
+}
+
+function expiryOf(opts: ForkOptions, now: Date): string | undefined {
+  return opts.ttl?.kind === 'set'
+    ? new Date(now.getTime() + Number(opts.ttl.ttl / 1_000_000n)).toISOString()
+    : undefined;
 }
 
 /**
@@ -70,56 +168,24 @@ export async function fork(
 ): Promise<ForkResult> {
   validateName('branch', newBranch);
   refuseReservedName(src.db, newBranch);
-  const meta = validateMeta(opts.meta);
-  // A zero or negative TTL would make the fork reapable the moment it exists; callers other than the CLI build TtlArgs too.
-  if (opts.ttl?.kind === 'none' || (opts.ttl?.kind === 'set' && opts.ttl.ttl <= 0n)) {
-    throw fail('INVALID_ARGUMENT', 'a fork TTL must be positive', {
-      hint: 'pass a positive --ttl such as 1h, or omit it for a fork that never expires',
-      hints: {
-        agent: 'pass a positive ttl such as "1h", or "none" for a fork that never expires',
-        sdk: 'pass a positive ttl such as 1h, or none for a fork that never expires',
-      },
-    });
-  }
+  const meta = checkOptions(opts);
   if (await ctx.store.tryGetRef(src.db, newBranch)) {
     throw fail('ALREADY_EXISTS', `branch ${src.db}@${newBranch} already exists`, {
       hint: 'pick another name, or destroy the existing branch first',
     });
   }
-  let { ref } = await readBranch(ctx, src.db, src.branch);
-  let txid: number;
-  if (opts.at !== undefined) {
-    txid = checkpointTxid(ref, src, opts.at);
-  } else {
-    if (await checkpointIfDirty(ctx, src, ref)) ref = (await readBranch(ctx, src.db, src.branch)).ref;
-    txid = ref.head_txid;
-  }
-  const resolver = new ChainResolver(ctx.store);
-  const fresh = await newLineageAt(ctx, src.db, resolver, ref.lineage, txid);
+  const { ref, txid } = await forkPoint(ctx, src, opts);
+  const fresh = await newLineageAt(ctx, src.db, new ChainResolver(ctx.store), ref.lineage, txid);
   const now = ctx.now();
-  const child: Ref = {
-    schema: 2,
-    lineage: fresh.lineage,
-    epoch: 1,
-    head_txid: txid,
-    head_epoch: 1,
-    checkpoints: { fork: { txid, epoch: 1, created_at: now.toISOString() } },
-    parent: `${src.db}@${src.branch}@${txid}`,
-    touched_at: now.toISOString(),
-  };
-  if (fresh.base) child.base = fresh.base;
-  if (opts.ttl?.kind === 'set') child.ttl = formatDuration(opts.ttl.ttl);
-  if (meta) child.meta = meta;
+  const child = childRef(src, txid, fresh, opts, meta, now);
   await ctx.store.createRef(src.db, newBranch, child);
   try {
     await checkForkPointLive(ctx, fresh.dependsOn);
   } catch (err) {
     // Whether GC condemned the fork point (BUSY) or the store failed before the check could vouch for it, the new
     // ref is withdrawn so a retry starts clean; if the withdrawal fails too, the error says the branch is still there.
-    throw await withdraw(ctx, src.db, newBranch, err);
+    throw await withdraw(ctx, src.db, [newBranch], err);
   }
-  const expiresAt =
-    opts.ttl?.kind === 'set' ? new Date(now.getTime() + Number(opts.ttl.ttl / 1_000_000n)).toISOString() : undefined;
   return {
     db: src.db,
     source: src.branch,
@@ -128,6 +194,77 @@ export async function fork(
     mode: fresh.mode,
     path: fresh.path,
     ttl: child.ttl,
-    expiresAt,
+    expiresAt: expiryOf(opts, now),
+  };
+}
+
+/**
+ * `offshoot fork db[@src] <new> <new>…`: many forks of one fork point, all or nothing. Every name is checked (valid,
+ * distinct, not yet a branch) before anything is written; the source is read and its chain resolved once, then each
+ * fork writes only its own two small objects (base.json and its ref), many at a time, and the fork point is checked
+ * against GC once for all. If any write fails, the forks already made are withdrawn and the error names the branch
+ * that failed (and any withdrawal that failed too, so nothing is left behind unreported).
+ */
+export async function forkMany(
+  ctx: OpsContext,
+  src: Target,
+  names: readonly string[],
+  opts: ForkOptions = {},
+): Promise<ForkManyResult> {
+  if (names.length === 0)
+    throw fail('INVALID_ARGUMENT', 'fork: no new branch names', { hint: 'name at least one new branch' });
+  const seen = new Set<string>();
+  for (const n of names) {
+    validateName('branch', n);
+    refuseReservedName(src.db, n);
+    if (seen.has(n))
+      throw fail('INVALID_ARGUMENT', `fork: the new branch name ${n} is given twice`, {
+        hint: 'give each new branch a distinct name',
+      });
+    seen.add(n);
+  }
+  const meta = checkOptions(opts);
+  const existing = new Set(await ctx.store.listBranches(src.db));
+  const taken = names.filter((n) => existing.has(n));
+  if (taken.length > 0) {
+    throw fail(
+      'ALREADY_EXISTS',
+      `branch ${src.db}@${taken[0]} already exists${taken.length > 1 ? ` (and ${taken.length - 1} more of the names)` : ''}`,
+      { hint: 'pick other names, or destroy the existing branches first; nothing was forked' },
+    );
+  }
+  const { ref, txid } = await forkPoint(ctx, src, opts);
+  const fresh = await newLineagesAt(ctx, src.db, new ChainResolver(ctx.store), ref.lineage, txid);
+  const now = ctx.now();
+  const created: string[] = [];
+  try {
+    await inBatches(names, BATCH_CONCURRENCY, async (name, i) => {
+      const lineage = await fresh.next(i);
+      try {
+        await ctx.store.createRef(src.db, name, childRef(src, txid, lineage, opts, meta, now));
+      } catch (err) {
+        const e = asOffshootError(err);
+        throw fail(e.code, `fork of ${src.db}@${name}: ${e.message}`, {
+          ...(e.hint !== undefined ? { hint: e.hint } : {}),
+          retryable: e.retryable,
+          cause: err,
+        });
+      }
+      created.push(name);
+    });
+    await checkForkPointLive(ctx, fresh.dependsOn);
+  } catch (err) {
+    throw await withdraw(ctx, src.db, created, err);
+  }
+  const ttl = opts.ttl?.kind === 'set' ? formatDuration(opts.ttl.ttl) : undefined;
+  return {
+    db: src.db,
+    source: src.branch,
+    branches: [...names],
+    txid,
+    mode: fresh.mode,
+    path: fresh.path,
+    ttl,
+    expiresAt: expiryOf(opts, now),
   };
 }

@@ -30,6 +30,8 @@ export const RequestSchema = z.object({
   table: z.optional(z.string()),
   /** Additive: the store the client means (canonical spelling); a daemon serving another store refuses the request. */
   store: z.optional(z.string()),
+  /** Additive: a batch fork's new branch names (instead of `name`), made all or nothing. */
+  names: z.optional(z.array(z.string())),
   /** Additive: `agent` applies the agent rules; absent means a human. */
   actor: z.optional(z.literal('agent')),
   /** Additive: with `actor: "agent"`, the agent may force. */

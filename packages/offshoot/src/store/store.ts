@@ -44,6 +44,7 @@ const CAS_RETRIES = 8;
 export class Store {
   private layout: number;
   private readonly guards = new Map<string, RefWriteGuard>();
+  private readonly raising = new Map<number, Promise<void>>();
 
   private constructor(
     readonly backend: Backend,
@@ -94,9 +95,21 @@ export class Store {
     return this.ensureLayout(MERGED_LAYOUT_VERSION);
   }
 
-  /** Raises the manifest's layout to at least `version` by compare-and-swap (never lowers it); memoized. */
-  private async ensureLayout(version: number): Promise<void> {
-    if (this.layout >= version) return;
+  /**
+   * Raises the manifest's layout to at least `version` by compare-and-swap (never lowers it); memoized, and one
+   * raise at a time per version, so a batch of concurrent first forks writes the manifest once.
+   */
+  private ensureLayout(version: number): Promise<void> {
+    if (this.layout >= version) return Promise.resolve();
+    let raising = this.raising.get(version);
+    if (raising === undefined) {
+      raising = this.raiseLayout(version).finally(() => this.raising.delete(version));
+      this.raising.set(version, raising);
+    }
+    return raising;
+  }
+
+  private async raiseLayout(version: number): Promise<void> {
     for (let i = 0; i < CAS_RETRIES; i++) {
       const { manifest, etag } = await readManifest(this.backend, this.spec.text);
       if (manifest.layout_version >= version) {

@@ -1,11 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { dbFileFd, releaseDbFiles } from '../../src/capture/db-file-cache.js';
-import { copyMainFile, hashMainFile } from '../../src/capture/main-file.js';
+import { copyMainFile } from '../../src/capture/main-file.js';
 
 test("one descriptor per inode, revalidated by path, and a replaced file's descriptor is never closed", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
@@ -25,7 +24,6 @@ test("one descriptor per inode, revalidated by path, and a replaced file's descr
     assert.equal(fs.fstatSync(fresh).size, 4096);
     assert.equal(fs.fstatSync(fd).size, 8192, 'the stale descriptor was leaked, not closed');
 
-    assert.equal(await hashMainFile(file), createHash('sha256').update(Buffer.alloc(4096, 2)).digest('hex'));
     const copy = path.join(dir, 'copy.db');
     assert.equal(await copyMainFile(file, copy), 4096);
     assert.ok(fs.readFileSync(copy).equals(Buffer.alloc(4096, 2)));
@@ -35,7 +33,7 @@ test("one descriptor per inode, revalidated by path, and a replaced file's descr
   }
 });
 
-test('copy and hash handle files larger than one read chunk', async () => {
+test('copy handles files larger than one read chunk', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
   try {
     const file = path.join(dir, 'big.db');
@@ -45,7 +43,6 @@ test('copy and hash handle files larger than one read chunk', async () => {
     const copy = path.join(dir, 'copy.db');
     assert.equal(await copyMainFile(file, copy), data.length);
     assert.ok(fs.readFileSync(copy).equals(data));
-    assert.equal(await hashMainFile(file), createHash('sha256').update(data).digest('hex'));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -2,13 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { captureStatePath } from '../../src/capture/capture-state.js';
+import { captureStatePath, type CaptureState } from '../../src/capture/capture-state.js';
 import { cli, converge, fixture, injectAt, type Fixture } from './capture-fixture.js';
 
 const HOUR = 3_600_000;
 
-function readState(scratch: string): { clean: boolean; main_hash?: string } {
-  return JSON.parse(fs.readFileSync(captureStatePath(scratch), 'utf8')) as { clean: boolean; main_hash?: string };
+function readState(scratch: string): CaptureState {
+  return JSON.parse(fs.readFileSync(captureStatePath(scratch), 'utf8')) as CaptureState;
 }
 
 // Runs one engine life that captures a few writes and stops; returns its verdict.
@@ -26,7 +26,8 @@ test('a clean stop resumes: no rebase, no apply before the next write, then exac
     assert.deepEqual(await firstLife(f), { clean: true });
     const state = readState(f.scratch);
     assert.equal(state.clean, true);
-    assert.match(state.main_hash ?? '', /^[0-9a-f]{64}$/);
+    assert.equal(state.main_fp?.ino, String(fs.statSync(f.db).ino), 'the clean state names the main file');
+    assert.equal(state.main_fp?.mtime_ns, String(fs.statSync(f.db, { bigint: true }).mtimeNs), 'and its mtime');
     const applies = f.sink.applies;
     const rebases = f.sink.rebases;
     const engine = f.engine({ pollMs: 5 });
@@ -62,7 +63,7 @@ test('writes while capture was down (insert, RESTART, insert) make the next engi
   }
 });
 
-test('a same-size in-place UPDATE folded by a last close while down is caught by the hash', async () => {
+test('a same-size in-place UPDATE folded by a last close while down is caught by the fingerprint', async () => {
   const f = fixture();
   try {
     f.writer.close();
@@ -143,7 +144,7 @@ test("a write right after shutdown's RESTART is detected: not clean", async () =
     await engine.start();
     f.insert(3);
     await converge(engine, f);
-    // Checkpointed at once, so the main file already holds the write when shutdown hashes it for the first time.
+    // Checkpointed at once, so the main file already holds the write when shutdown stamps it.
     const restore = injectAt('pragma', 'wal_checkpoint(RESTART)', 'after', () => {
       f.insert(1);
       f.writer.pragma('wal_checkpoint(PASSIVE)');
@@ -163,7 +164,7 @@ test("a write right after shutdown's RESTART is detected: not clean", async () =
   }
 });
 
-test("a write folded by shutdown's own TRUNCATE is detected by the second hash", async () => {
+test("a write folded by shutdown's own TRUNCATE is detected by the fingerprint", async () => {
   const f = fixture();
   try {
     const engine = f.engine({ pollMs: HOUR });
@@ -191,7 +192,7 @@ test('a corrupt state file reads as absent: the engine rebases', async () => {
   const f = fixture();
   try {
     assert.deepEqual(await firstLife(f), { clean: true });
-    fs.writeFileSync(captureStatePath(f.scratch), '{"clean": true, "main_hash": ');
+    fs.writeFileSync(captureStatePath(f.scratch), '{"clean": true, "main_fp": ');
     const engine = f.engine({ pollMs: HOUR });
     assert.deepEqual(await engine.start(), { resumed: false });
     assert.equal(engine.rebases, 1);

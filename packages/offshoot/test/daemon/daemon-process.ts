@@ -61,10 +61,10 @@ export interface StoreDir {
   cleanup(): void;
 }
 
-/** A fresh temp directory with `offshoot init` run on a store inside it. */
-export function makeStoreDir(): StoreDir {
+/** A fresh temp directory (in `parent`, by default the OS temp dir) with `offshoot init` run on a store inside it. */
+export function makeStoreDir(parent: string = os.tmpdir()): StoreDir {
   buildCli();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
+  const dir = mkdtempSync(path.join(parent, 'offshoot-'));
   const store = path.join(dir, 's');
   const cli = (args: string[], env?: NodeJS.ProcessEnv): CliRun => {
     const r = spawnSync(bin, ['-store', store, ...args], { cwd: dir, env: cleanEnv(env), encoding: 'utf8' });

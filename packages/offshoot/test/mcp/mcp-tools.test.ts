@@ -57,7 +57,15 @@ describe('offshoot mcp: the tool surface', () => {
     const { tools } = await m.client.listTools();
     const props = (n: string) => Object.keys((tools.find((t) => t.name === n)?.inputSchema.properties ?? {}) as object);
     const required = (n: string) => tools.find((t) => t.name === n)?.inputSchema.required ?? [];
-    assert.deepEqual(props('offshoot_fork').sort(), ['at', 'branch', 'database', 'meta', 'new_branch', 'ttl']);
+    assert.deepEqual(props('offshoot_fork').sort(), [
+      'at',
+      'branch',
+      'database',
+      'meta',
+      'more_branches',
+      'new_branch',
+      'ttl',
+    ]);
     assert.deepEqual(required('offshoot_fork').sort(), ['database', 'new_branch']);
     assert.deepEqual(props('offshoot_rollback').sort(), ['branch', 'database', 'to']);
     assert.deepEqual(props('offshoot_promote').sort(), ['database', 'force', 'source', 'target']);
@@ -81,6 +89,29 @@ describe('offshoot mcp: the tool surface', () => {
     for (const step of ['1. Look', '2. Fork', '3. Work', '4. Checkpoint', '5. Compare', '6. Promote'])
       assert.ok(text.includes(step), `the prompt has "${step}"`);
     assert.match(text, /do not retry with force/);
+  });
+
+  test('more_branches forks them all at one point, or none when one name is taken', async () => {
+    const r = ok(
+      await m.call('offshoot_fork', { database: 'app', new_branch: 'try-1', more_branches: ['try-2', 'try-3'] }),
+    );
+    assert.deepEqual(r.branches, ['try-1', 'try-2', 'try-3']);
+    const list = ok(await m.call('offshoot_list', { database: 'app' })).branches as Array<{
+      branch: string;
+      txid: number;
+    }>;
+    const made = list.filter((b) => b.branch.startsWith('try-'));
+    assert.deepEqual(made.map((b) => b.branch).sort(), ['try-1', 'try-2', 'try-3']);
+    assert.ok(
+      made.every((b) => b.txid === r.txid),
+      'one fork point',
+    );
+    refused(
+      await m.call('offshoot_fork', { database: 'app', new_branch: 'try-4', more_branches: ['try-2'] }),
+      'ALREADY_EXISTS',
+    );
+    const after = ok(await m.call('offshoot_list', { database: 'app' })).branches as Array<{ branch: string }>;
+    assert.ok(!after.some((b) => b.branch === 'try-4'), 'nothing was forked');
   });
 
   test('meta on fork and checkpoint is stored and shown by list, status and --json', async () => {

@@ -51,11 +51,13 @@ export interface TestStoreOptions {
   /** Wraps the local backend (e.g. with a request counter). */
   wrap?: (b: Backend) => Backend;
   warn?: (m: string) => void;
+  /** The directory to make the test's temp directory in (default: the OS temp dir). */
+  parent?: string;
 }
 
 /** Initializes a fresh local store in a temp directory, with checkouts under the same directory. */
 export async function openTestStore(opts: TestStoreOptions = {}): Promise<TestStore> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
+  const dir = mkdtempSync(path.join(opts.parent ?? os.tmpdir(), 'offshoot-'));
   mkdirSync(path.join(dir, 'tmp'));
   const spec = parseStoreSpec(path.join(dir, 'store'));
   await Store.init(spec);

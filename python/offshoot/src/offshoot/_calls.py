@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -123,9 +123,15 @@ def actor_fields(actor: str | None, allow_force: bool) -> dict[str, Any]:
 
 
 def fork(
-    db: str, source: str, new: str, from_checkpoint: str | None, ttl: TTL, meta: dict[str, str] | None
+    db: str,
+    source: str,
+    new: str | Sequence[str],
+    from_checkpoint: str | None,
+    ttl: TTL,
+    meta: dict[str, str] | None,
 ) -> Call[int]:
-    fields = {"db": db, "branch": source, "name": new, "from": from_checkpoint, "ttl": ttl_arg(ttl), "meta": meta}
+    names: dict[str, object] = {"name": new} if isinstance(new, str) else {"names": list(new)}
+    fields = {"db": db, "branch": source, **names, "from": from_checkpoint, "ttl": ttl_arg(ttl), "meta": meta}
     return Call("fork", fields, _txid("fork"))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import Sequence
 from datetime import timedelta
 from types import TracebackType
 from typing import TypeVar
@@ -122,12 +123,13 @@ class AsyncClient:
         self,
         db: str,
         source: str,
-        new: str,
+        new: str | Sequence[str],
         from_checkpoint: str | None = None,
         ttl: TTL = None,
         meta: dict[str, str] | None = None,
     ) -> int:
-        """Forks `source` (its head, or `from_checkpoint`) into the new branch `new`; returns the fork's txid."""
+        """Forks `source` (its head, or `from_checkpoint`) into the new branch `new`; returns the fork's txid.
+        Given a list of names, forks them all at one fork point, all or nothing (see `Client.fork`)."""
         return await self._call(calls.fork(db, source, new, from_checkpoint, ttl, meta))
 
     async def destroy(self, db: str, branch: str, force: bool = False) -> None:

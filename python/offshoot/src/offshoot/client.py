@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+from collections.abc import Sequence
 from datetime import timedelta
 from types import TracebackType
 from typing import BinaryIO, TypeVar
@@ -156,13 +157,15 @@ class Client:
         self,
         db: str,
         source: str,
-        new: str,
+        new: str | Sequence[str],
         from_checkpoint: str | None = None,
         ttl: TTL = None,
         meta: dict[str, str] | None = None,
     ) -> int:
         """Forks `source` (its head, or `from_checkpoint`) into the new branch `new`; returns the fork's txid. An
-        open session on `source` is flushed first, so the fork holds everything written before the call."""
+        open session on `source` is flushed first, so the fork holds everything written before the call. Given a
+        list of names, forks them all at one fork point in one request, all or nothing: every name is checked
+        before any fork is written, and if one fails the forks already made are withdrawn."""
         return self._call(calls.fork(db, source, new, from_checkpoint, ttl, meta))
 
     def destroy(self, db: str, branch: str, force: bool = False) -> None:

@@ -5,21 +5,30 @@ import { parseTarget } from '../../core/target.js';
 import type { ForkOptions } from '../../ops/fork.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
-import { forkOutcome } from '../output.js';
+import { forkManyOutcome, forkOutcome } from '../output.js';
 
-/** `offshoot fork <db>[@src] <new> [--at cp] [--ttl d] [--meta k=v]...`: a copy-on-write child branch. */
+/**
+ * `offshoot fork <db>[@src] <new>... [--at cp] [--ttl d] [--meta k=v]...`: a copy-on-write child branch, or many at
+ * one fork point, all or nothing.
+ */
 export const forkCommand: Command = {
   name: 'fork',
   summary: 'fork a branch at its head or a checkpoint (copy-on-write)',
-  usage: '<db>[@src] <new> [--at CP] [--ttl DURATION] [--meta K=V]...',
+  usage: '<db>[@src] <new>... [--at CP] [--ttl DURATION] [--meta K=V]...',
   help: [
     "Creates branch <new> sharing the source's durable storage through a base pointer (a few hundred bytes at any",
     'size). A dirty source checkout is checkpointed first, so the fork holds everything committed before the call.',
     'The child gets checkpoint "fork", is unprotected, and is reaped once --ttl passes without activity.',
     'The TTL must be positive; omit --ttl for a branch that never expires. Names ending in -pre-rollback, -pre-promote',
     'or -pre-reopen (optionally -N) are the undo points offshoot keeps, and no fork may take one.',
+    'Several names fork them all at one fork point, all or nothing: every name is checked before any fork is',
+    'written, and a failure withdraws the forks already made.',
   ].join('\n'),
-  examples: ['offshoot fork app attempt-1 --ttl 1h', 'offshoot fork app@main retry --at seeded --meta task=123'],
+  examples: [
+    'offshoot fork app attempt-1 --ttl 1h',
+    'offshoot fork app@main retry --at seeded --meta task=123',
+    'offshoot fork app ep-1 ep-2 ep-3 --at seeded --ttl 1h',
+  ],
   flags: {
     at: { type: 'string', value: 'CP', description: 'fork at this checkpoint instead of the head' },
     ttl: {
@@ -32,10 +41,10 @@ export const forkCommand: Command = {
   },
   fillsRoCache: true,
 
-  args: { min: 2, max: 2 },
+  args: { min: 2, max: Number.POSITIVE_INFINITY },
   async run(inv) {
     const src = parseTarget(inv.arg(0));
-    const branch = validateName('branch', inv.arg(1));
+    const names = inv.args.slice(1).map((n) => validateName('branch', n));
     const opts: ForkOptions = {};
     const at = inv.flags.string('at');
     if (at !== undefined) opts.at = validateName('checkpoint', at);
@@ -44,7 +53,8 @@ export const forkCommand: Command = {
     const meta = parseMetaPairs(inv.flags.list('meta'));
     if (meta) opts.meta = meta;
     const ctx = await inv.context();
-    const { fork } = await import('../../ops/fork.js');
-    return forkOutcome(await fork(ctx, src, branch, opts));
+    const { fork, forkMany } = await import('../../ops/fork.js');
+    if (names.length > 1) return forkManyOutcome(await forkMany(ctx, src, names, opts));
+    return forkOutcome(await fork(ctx, src, names[0] as string, opts));
   },
 };

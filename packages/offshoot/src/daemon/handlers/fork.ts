@@ -1,23 +1,36 @@
 import { parseTtl } from '../../core/duration.js';
 import { validateName } from '../../core/names.js';
-import { fork, type ForkOptions } from '../../ops/fork.js';
+import { fail } from '../../core/errors.js';
+import { fork, forkMany, type ForkOptions } from '../../ops/fork.js';
 import { requestTarget, requiredName } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 import { flushSourceSession } from './source-flush.js';
 
 /**
- * `fork` db, branch=src, name=new, from?, ttl?, meta? → txid. The TTL must be positive (no `none`); a head fork of
- * a branch with a session here flushes that session first, so the child holds everything written before the call.
+ * `fork` db, branch=src, name=new | names=[new…], from?, ttl?, meta? → txid (and `forks`, for names). The TTL must
+ * be positive (no `none`); a head fork of a branch with a session here flushes that session first, so the child
+ * holds everything written before the call. `names` forks them all at one fork point, all or nothing.
  */
 export const forkOp: OpHandler = async (req, d) => {
   const src = requestTarget(req);
-  const name = requiredName(req, 'branch', 'new branch name');
+  if (req.names !== undefined && req.name !== undefined && req.name !== '')
+    throw fail('INVALID_ARGUMENT', 'fork: give either name or names, not both', {
+      hint: 'put every new branch name in "names"',
+    });
   const opts: ForkOptions = {};
   if (req.from !== undefined && req.from !== '') opts.at = validateName('checkpoint', req.from);
   const ttl = parseTtl(req.ttl, { fork: true });
   if (ttl.kind !== 'keep') opts.ttl = ttl;
   if (req.meta !== undefined) opts.meta = req.meta;
   await flushSourceSession(d, src, 'fork', opts.at === undefined);
+  if (req.names !== undefined) {
+    const started = performance.now();
+    const r = await forkMany(d.ops, src, req.names, opts);
+    const each = (performance.now() - started) / 1000 / r.branches.length;
+    for (let i = 0; i < r.branches.length; i++) d.metrics.forked(r.path ?? 'fast', r.mode, each);
+    return { ok: true, txid: r.txid, forks: r.branches };
+  }
+  const name = requiredName(req, 'branch', 'new branch name');
   const started = performance.now();
   const r = await fork(d.ops, src, name, opts);
   d.metrics.forked(r.path ?? 'fast', r.mode, (performance.now() - started) / 1000);

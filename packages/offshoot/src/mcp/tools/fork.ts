@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { durationMs, formatDuration } from '../../core/duration.js';
 import { validateMeta } from '../../core/meta.js';
-import { fork } from '../../ops/fork.js';
+import { fork, forkMany } from '../../ops/fork.js';
 import { branchArg, branchOr, databaseArg, metaArg, nameArg, ttlArg } from '../args.js';
 import { withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
@@ -15,7 +15,8 @@ export const forkTool = defineTool({
     'in milliseconds at any size. Fork BEFORE any schema migration, bulk delete, backfill or data experiment, then',
     "work in the fork's checkout (offshoot_checkout), never in main's. The fork expires after its TTL (the server",
     'default when ttl is omitted; "none" for never); the result echoes the TTL and expiry. `at` forks from a',
-    'checkpoint instead of the head; `meta` tags the fork (run id, git SHA, agent name).',
+    'checkpoint instead of the head; `meta` tags the fork (run id, git SHA, agent name). `more_branches` forks',
+    'those too, at the same fork point in one call, all or nothing (one fork per parallel attempt).',
   ].join(' '),
   annotations: HINTS.additive,
   input: {
@@ -30,11 +31,16 @@ export const forkTool = defineTool({
         'reap the fork after this long without activity ("2h", "30m"); "none" for no TTL; default: the server\'s -default-ttl',
       ),
     meta: metaArg,
+    more_branches: z
+      .array(z.string())
+      .optional()
+      .describe('more new branches to fork at the same point in the same call; all are made or none'),
   },
   output: {
     db: z.string(),
     source: z.string(),
     branch: z.string(),
+    branches: z.array(z.string()).optional().describe('with more_branches: every branch made, new_branch first'),
     txid: z.number(),
     at: z.string().nullable(),
     ttl: z.string().nullable().describe('the TTL applied, canonical (e.g. 24h0m0s), or null for none'),
@@ -46,6 +52,8 @@ export const forkTool = defineTool({
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const branch = nameArg('new_branch', args.new_branch);
+    const more = (args.more_branches ?? []).map((b) => nameArg('more_branches', b));
+    const all = more.length > 0 ? [branch, ...more] : undefined;
     const source = branchOr('branch', args.branch);
     const at = args.at === undefined ? undefined : nameArg('at', args.at);
     const meta = validateMeta(args.meta);
@@ -57,7 +65,7 @@ export const forkTool = defineTool({
     const { txid, via, startedAt } = await withDaemon(deps, async (d) => {
       const startedAt = Date.now();
       if (d !== undefined) {
-        const txid = await d.client.fork(db, source, branch, {
+        const txid = await d.client.fork(db, source, all ?? branch, {
           ...(at !== undefined ? { from: at } : {}),
           ...(canonical !== null ? { ttl: canonical } : {}),
           ...(meta ? { meta } : {}),
@@ -65,11 +73,14 @@ export const forkTool = defineTool({
         return { txid, via: 'daemon' as const, startedAt };
       }
       const ctx = await deps.ops();
-      const r = await fork(ctx, { db, branch: source }, branch, {
+      const opts = {
         ...(at !== undefined ? { at } : {}),
         ...(ttl.kind === 'set' ? { ttl } : {}),
         ...(meta ? { meta } : {}),
-      });
+      };
+      const r = all
+        ? await forkMany(ctx, { db, branch: source }, all, opts)
+        : await fork(ctx, { db, branch: source }, branch, opts);
       return { txid: r.txid, via: 'at-rest' as const, startedAt };
     });
     const expiresAt = ttl.kind === 'set' ? new Date(startedAt + durationMs(ttl.ttl)).toISOString() : null;
@@ -89,12 +100,10 @@ export const forkTool = defineTool({
         expires_at: expiresAt,
         via,
         ...(meta ? { meta } : {}),
+        ...(all ? { branches: all } : {}),
       },
-      touched: [
-        { db, branch },
-        { db, branch: source },
-      ],
-      text: `forked ${db}@${source}${at ? `@${at}` : ''} -> ${db}@${branch} at txid ${txid}${via === 'daemon' ? ' (through the daemon)' : ''}\n${ttlLine}\nnext: offshoot_checkout database=${db} branch=${branch}, and work there`,
+      touched: [...(all ?? [branch]).map((b) => ({ db, branch: b })), { db, branch: source }],
+      text: `forked ${db}@${source}${at ? `@${at}` : ''} -> ${(all ?? [branch]).map((b) => `${db}@${b}`).join(', ')} at txid ${txid}${via === 'daemon' ? ' (through the daemon)' : ''}\n${ttlLine}\nnext: offshoot_checkout database=${db} branch=${branch}, and work there`,
     };
   },
 });

@@ -14,10 +14,9 @@ import { closeRawDb, openRawDb, type RawDbFile } from './btree-walk.js';
 import { DiffBudget } from './diff-budget.js';
 import { hasPendingWal, openDiffSide } from './diff-connection.js';
 import { fillValues } from './fill-values.js';
-import { diffTableRows } from './row-diff.js';
+import { diffTableRows, leftCount } from './row-diff.js';
 import { isStatTable, objectKey, readCatalog, type SchemaCatalog } from './schema-catalog.js';
 import { diffSchema } from './schema-diff.js';
-import { quoteIdent } from './sql-literal.js';
 import { sqliteFailure } from './sqlite-failure.js';
 import { changedRowids } from './row-narrowing.js';
 import { tablesOwningPages } from './table-pages.js';
@@ -78,6 +77,7 @@ function diffOpen(
 ): DiffResult {
   const summaryOnly = opts.summaryOnly === true;
   const budget = opts.maxBytes === undefined ? undefined : new DiffBudget(opts.maxBytes);
+  const leftCounts = opts.leftCounts;
   const lc = readCatalog(leftDb);
   const rc = readCatalog(rightDb);
   const only = chosenTables(lc, rc, opts.tables);
@@ -110,13 +110,7 @@ function diffOpen(
         changed: [],
         status: 'same',
       };
-      if (summaryOnly)
-        same.leftCount = same.rightCount = Number(
-          leftDb
-            .prepare(`SELECT count(*) FROM ${quoteIdent(name)}`)
-            .pluck()
-            .get() as bigint,
-        );
+      if (summaryOnly) same.leftCount = same.rightCount = leftCount(leftDb, { table: name, leftCounts });
       tables.push(same);
       continue;
     }
@@ -139,6 +133,7 @@ function diffOpen(
         summaryOnly,
         ...(onPages ? { rowids: onPages, countNarrowed } : {}),
         ...(budget ? { budget } : {}),
+        ...(leftCounts ? { leftCounts } : {}),
       },
       stats,
     );

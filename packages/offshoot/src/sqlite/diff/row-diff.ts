@@ -19,6 +19,8 @@ export interface RowDiffPlan {
   countNarrowed?: boolean;
   /** Caps the rows kept, across tables (TOO_LARGE past it). */
   budget?: DiffBudget;
+  /** Row counts of the left file's tables from earlier diffs of the same unchanged file; filled as they are counted. */
+  leftCounts?: Map<string, number>;
 }
 
 type RowDiffOutcome = Pick<TableDiff, 'added' | 'removed' | 'changed' | 'status' | 'leftCount' | 'rightCount'>;
@@ -38,7 +40,7 @@ export function diffTableRows(
   const out: RowDiffOutcome = { added: [], removed: [], changed: [], status: 'same' };
   stats.tablesCompared++;
   if (plan.summaryOnly) {
-    if (left) out.leftCount = countRows(leftDb, plan.table);
+    if (left) out.leftCount = leftCount(leftDb, plan);
     if (right) out.rightCount = countRows(rightDb, plan.table);
     if (!left || !right) {
       out.status = left ? 'removed' : 'added';
@@ -58,7 +60,7 @@ export function diffTableRows(
       out.rightCount = walked.rightRows;
     } else if (plan.countNarrowed === true) {
       // Every other row is equal on both sides, so one count gives the other exactly.
-      out.leftCount = countRows(leftDb, plan.table);
+      out.leftCount = leftCount(leftDb, plan);
       out.rightCount = out.leftCount - out.removed.length + out.added.length;
     }
   } else {
@@ -69,6 +71,15 @@ export function diffTableRows(
   else if (!right) out.status = 'removed';
   else if (out.added.length + out.removed.length + out.changed.length > 0) out.status = 'changed';
   return out;
+}
+
+/** The left side's row count, from the plan's known counts when an earlier diff of the same file counted it. */
+export function leftCount(db: Database.Database, plan: Pick<RowDiffPlan, 'table' | 'leftCounts'>): number {
+  const known = plan.leftCounts?.get(plan.table);
+  if (known !== undefined) return known;
+  const n = countRows(db, plan.table);
+  plan.leftCounts?.set(plan.table, n);
+  return n;
 }
 
 function countRows(db: Database.Database, table: string): number {

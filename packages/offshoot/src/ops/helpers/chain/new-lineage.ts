@@ -74,3 +74,51 @@ export async function newLineageAt(
   await ctx.store.writeBase(id, base);
   return { lineage: id, base, mode: 'shared', dependsOn };
 }
+
+/** Fresh lineages that all read as one state: how they share it, and one new lineage per call of next. */
+export interface NewLineages {
+  mode: 'shared' | 'materialized';
+  path?: 'fast' | 'slow';
+  dependsOn: string[];
+  /** Starts the i-th lineage (a base pointer, or its own snapshot at the floor). */
+  next(i: number): Promise<NewLineage>;
+}
+
+/**
+ * newLineageAt for many lineages at one state (a batch fork): the chain is resolved and the base pointer collapsed
+ * once, so each lineage then costs only its own create-only base.json (or, at the floor, its own snapshot).
+ */
+export async function newLineagesAt(
+  ctx: OpsContext,
+  db: string,
+  resolver: ChainResolver,
+  lineage: string,
+  txid: number,
+): Promise<NewLineages> {
+  const chain = await resolver.resolve(lineage, txid);
+  const dependsOn = [...chain.members.map((m) => m.key), ...chain.baseKeys];
+  if (chain.members.length >= ctx.forkFloor || chain.spine.length >= ctx.forkFloor) {
+    const only = chain.members[0];
+    const fast = chain.members.length === 1 && only?.kind === 'snapshot' && only.maxTxid === txid;
+    return {
+      mode: 'materialized',
+      path: fast ? 'fast' : 'slow',
+      dependsOn,
+      next: async () => {
+        const id = newLineageId();
+        const path = await copySnapshot(ctx, db, resolver, lineage, txid, id);
+        return { lineage: id, mode: 'materialized', path, dependsOn };
+      },
+    };
+  }
+  const base = await resolver.collapseBase(lineage, txid);
+  return {
+    mode: 'shared',
+    dependsOn,
+    next: async () => {
+      const id = newLineageId();
+      await ctx.store.writeBase(id, base);
+      return { lineage: id, base, mode: 'shared', dependsOn };
+    },
+  };
+}

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fail } from '../../../core/errors.js';
 import { processAlive } from '../../../platform/process-alive.js';
@@ -32,6 +32,33 @@ export async function withTempDir<T>(ctx: OpsContext, fn: (dir: string) => Promi
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Removes files without making the caller wait for the filesystem to free their blocks (an unlink of a 1 GiB file on
+ * ext4 takes seconds): each is renamed at once into a private staging directory under the checkout root, so it is gone
+ * from its path when this returns, and the directory is removed in the background. Files that do not exist are
+ * skipped; the result says whether any did. A process killed before the removal finished leaves the directory to the
+ * next sweep of dead owners' staging.
+ */
+export async function removeInBackground(ctx: OpsContext, paths: readonly string[]): Promise<boolean> {
+  const parent = scratchDir(ctx.checkoutRoot, 'tmp');
+  await mkdir(parent, { recursive: true });
+  const dir = await mkdtemp(join(parent, `${process.pid}+${processSpace()}+`));
+  let moved = false;
+  for (const [i, path] of paths.entries()) {
+    try {
+      await rename(path, join(dir, String(i)));
+      moved = true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+        await rm(dir, { recursive: true, force: true });
+        throw err;
+      }
+    }
+  }
+  void rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  return moved;
 }
 
 // Best effort: a leftover that cannot be removed must not fail the command that merely came across it.

@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { fail, hasCode } from '../../../core/errors.js';
 import type { Target } from '../../../core/target.js';
@@ -7,6 +6,7 @@ import { leaseLive, leaseUntil } from '../branch/branch-ref.js';
 import { withBranchLease } from '../lease/branch-lease.js';
 import type { OpsContext } from '../context/context.js';
 import { checkoutFiles, checkoutPath } from '../context/paths.js';
+import { removeInBackground } from '../context/temp-dir.js';
 import { type Actor, HUMAN, refuseProtected, refuseUndoPointChange } from '../safety/policy.js';
 
 /** What destroy removed. */
@@ -110,10 +110,7 @@ async function removeMalformedRef(ctx: OpsContext, t: Target): Promise<boolean> 
 
 async function removeCheckout(ctx: OpsContext, t: Target): Promise<DestroyResult> {
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
-  let removed = false;
-  for (const f of checkoutFiles(path)) {
-    if (existsSync(f)) removed = true;
-    await rm(f, { force: true });
-  }
+  // Gone from its path before destroy returns; its blocks are freed in the background.
+  const removed = await removeInBackground(ctx, checkoutFiles(path));
   return { db: t.db, branch: t.branch, removedCheckout: removed };
 }
