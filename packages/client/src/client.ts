@@ -23,6 +23,12 @@ export interface ForceOptions {
   force?: boolean;
 }
 
+/** Options of `checkout`. */
+export interface CheckoutOptions {
+  /** Drop the checkout's uncheckpointed writes and re-materialize the head (kept otherwise). */
+  discard?: boolean;
+}
+
 /** Options of `touch`. */
 export interface TouchOptions {
   /** Omitted keeps the TTL, `none` clears it, a positive duration sets it. */
@@ -65,9 +71,16 @@ export class Client {
     return new Session(this.#conn, db, branch, requireCheckout(res, 'open'), res.warnings ?? []);
   }
 
-  /** Materializes the branch head as a writable checkout (without a session) and returns its path. */
-  async checkout(db: string, branch = 'main'): Promise<string> {
-    return requireCheckout(await this.#conn.request({ op: 'checkout', db, branch }), 'checkout');
+  /**
+   * Returns the path of the branch's writable checkout (without a session), materializing the head unless the file is
+   * current. Uncheckpointed writes in a current checkout are kept (the daemon says so in a warning); `discard` drops
+   * them and re-materializes the head.
+   */
+  async checkout(db: string, branch = 'main', opts: CheckoutOptions = {}): Promise<string> {
+    return requireCheckout(
+      await this.#conn.request({ op: 'checkout', db, branch, ...(opts.discard ? { discard: true } : {}) }),
+      'checkout',
+    );
   }
 
   /** Forks `source` (its head, or `opts.from`) into the new branch `newBranch`; returns the fork's txid. */
@@ -84,7 +97,7 @@ export class Client {
     return requireTxid(res, 'fork');
   }
 
-  /** Deletes a branch; `force` overrides protection and a live lease. */
+  /** Deletes a branch; `force` overrides protection (never a live lease: close that session first). */
   async destroy(db: string, branch: string, opts: ForceOptions = {}): Promise<void> {
     await this.#conn.request({ op: 'destroy', db, branch, force: opts.force });
   }
@@ -215,5 +228,6 @@ export class Client {
 
 /** Connects to the daemon listening on `socketPath`. */
 export async function connect(socketPath: string, opts: ConnectOptions = {}): Promise<Client> {
-  return new Client(new Connection(await dial(socketPath, opts), opts.store), socketPath, opts);
+  const actor = opts.actor === 'agent' ? { actor: opts.actor, ...(opts.allowForce ? { allow_force: true } : {}) } : {};
+  return new Client(new Connection(await dial(socketPath, opts), opts.store, actor), socketPath, opts);
 }

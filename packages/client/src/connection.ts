@@ -22,11 +22,16 @@ export class Connection {
   #broken: OffshootError | undefined;
 
   readonly #store: string | undefined;
+  readonly #actor: Pick<WireRequest, 'actor' | 'allow_force'>;
 
-  /** `store`, when given, is stamped on every request that does not name one. */
-  constructor(socket: Socket, store?: string) {
+  /**
+   * `store`, when given, is stamped on every request that does not name one; `actor` (who asks, for an agent) on
+   * every request.
+   */
+  constructor(socket: Socket, store?: string, actor: Pick<WireRequest, 'actor' | 'allow_force'> = {}) {
     this.#socket = socket;
     this.#store = store;
+    this.#actor = actor;
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     socket.on('error', (err) => this.#fail(closedError('daemon closed the connection', err)));
     socket.on('close', () => this.#fail(closedError('daemon closed the connection')));
@@ -36,7 +41,10 @@ export class Connection {
   request(req: WireRequest): Promise<WireResponse> {
     if (this.#broken !== undefined) return Promise.reject(this.#broken);
     return new Promise((resolve, reject) => {
-      const stamped = this.#store !== undefined && req.store === undefined ? { ...req, store: this.#store } : req;
+      const stamped = {
+        ...this.#actor,
+        ...(this.#store !== undefined && req.store === undefined ? { ...req, store: this.#store } : req),
+      };
       this.#queue.push({ line: encodeRequest(stamped), resolve, reject });
       this.#next();
     });

@@ -10,6 +10,13 @@ export interface ConnectOptions {
    * instead of acting on the wrong data (see `WireRequest.store`).
    */
   store?: string;
+  /**
+   * Who asks, sent with every request: `agent` applies the agent rules (no force unless `allowForce`, the undo points
+   * of protected branches left alone, uncheckpointed writes never discarded). Omitted means a human.
+   */
+  actor?: 'agent';
+  /** With `actor: 'agent'`: the agent may force, as `offshoot mcp -allow-force` allows. */
+  allowForce?: boolean;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;

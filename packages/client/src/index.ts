@@ -3,6 +3,7 @@ export {
   connect,
   type EventsOptions,
   type ExportOptions,
+  type CheckoutOptions,
   type ForceOptions,
   type ForkOptions,
   type TouchOptions,

@@ -51,6 +51,15 @@ export interface WireRequest {
    * or `s3://bucket[/prefix]`); a daemon serving another store refuses the request. Older daemons ignore it.
    */
   store?: string;
+  /**
+   * Additive: who asks. Absent means a human; `agent` applies the agent rules (force only with `allow_force`, the
+   * undo points of protected branches left alone, no discarding of uncheckpointed writes). Older daemons ignore it.
+   */
+  actor?: 'agent';
+  /** Additive: with `actor: "agent"`, the agent may force (what `offshoot mcp -allow-force` allows). */
+  allow_force?: boolean;
+  /** Additive: checkout re-materializes the head over uncheckpointed writes, dropping them. */
+  discard?: boolean;
 }
 
 /** A checkpoint as `branches` lists it. */
@@ -73,6 +82,8 @@ export interface BranchInfo {
   ttl?: string;
   /** Time left as a Go duration, or `expired`. */
   ttl_remaining?: string;
+  /** Additive: when the branch may be reaped (RFC 3339), by the reaper's rule; absent without a TTL or while protected. */
+  expires_at?: string;
   lease_holder?: string;
   /** Checkpoint names, oldest first. */
   checkpoints: string[];
@@ -114,6 +125,8 @@ export interface TouchResult {
   /** The TTL now in force as a Go duration, or `none`. */
   ttl: string;
   touched_at: string;
+  /** Additive: when the branch now expires unless touched again (RFC 3339); absent without a TTL. */
+  expires_at?: string;
 }
 
 /** What `protect` and `unprotect` report. */
@@ -121,6 +134,8 @@ export interface ProtectResult {
   protected: boolean;
   /** False when the flag already had the requested value. */
   changed: boolean;
+  /** Additive, on unprotect of a branch with a TTL: when it will now expire unless touched (RFC 3339). */
+  expires_at?: string;
 }
 
 /** A branch whose ref the daemon could not read (for example a malformed ref); the error names the fix. */

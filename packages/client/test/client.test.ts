@@ -209,6 +209,33 @@ describe('client against a real daemon', { timeout: 120_000 }, () => {
     assert.match(flushed.ts, /Z$/);
   });
 
+  test('an agent connection gets the agent rules; checkout keeps uncheckpointed writes unless discard', async () => {
+    await c.create('agentdb');
+    await c.fork('agentdb', 'main', 'work');
+    const agent = await connect(daemon.sock, { actor: 'agent' });
+    try {
+      await assert.rejects(agent.promote('agentdb', 'work', 'main', { force: true }), (e: unknown) => {
+        assert.ok(isOffshootError(e) && e.code === 'PROTECTED', String(e));
+        assert.match(e.hint ?? '', /allow_force/);
+        return true;
+      });
+    } finally {
+      agent.close();
+    }
+    const forcing = await connect(daemon.sock, { actor: 'agent', allowForce: true });
+    try {
+      assert.ok((await forcing.promote('agentdb', 'work', 'main', { force: true })) >= 1);
+    } finally {
+      forcing.close();
+    }
+    const path = await c.checkout('agentdb', 'work');
+    sql(path, 'CREATE TABLE kept(v); INSERT INTO kept VALUES (1);');
+    assert.equal(await c.checkout('agentdb', 'work'), path);
+    assert.match(await dump(path), /CREATE TABLE kept/);
+    await c.checkout('agentdb', 'work', { discard: true });
+    assert.doesNotMatch(await dump(path), /CREATE TABLE kept/);
+  });
+
   test('shutdown stops the daemon; later connections fail with CONNECTION_FAILED', async () => {
     const other = await connect(daemon.sock);
     await other.shutdown();

@@ -3,7 +3,7 @@
 
 export type { Duration, TtlArg } from './core/duration.js';
 export { formatDuration, parseDuration, parseTtl } from './core/duration.js';
-export { type ErrorCode, hasCode, OffshootError } from './core/errors.js';
+export { type ErrorCode, hasCode, hintFor, OffshootError, type Surface } from './core/errors.js';
 export type { Meta } from './core/meta.js';
 export type { Ref } from './core/ref.js';
 export { formatTarget, MAIN_BRANCH, parseTarget, type Target } from './core/target.js';
@@ -21,7 +21,8 @@ export { type CollectReport, collectGarbage, type GcReport, runGc } from './ops/
 export { type OpsContext, makeContext, type ProgressSink } from './ops/helpers/context/context.js';
 export { acquireLease, type LeaseInfo, listLeases, releaseLease } from './ops/lease.js';
 export { type PromoteResult, promote } from './ops/promote.js';
-export { setProtected } from './ops/protect.js';
+export { type ProtectResult, setProtected } from './ops/protect.js';
+export type { Actor } from './ops/helpers/safety/policy.js';
 export { type ReapReport, reap } from './ops/reap.js';
 export { type RollbackResult, rollback } from './ops/rollback.js';
 export { type BranchStatus, type StatusReport, status, type UnreadableRef } from './ops/status.js';

@@ -437,3 +437,24 @@ def test_an_interrupted_call_never_leaves_its_answer_to_the_next(tmp_path: Path)
         signal.signal(signal.SIGALRM, previous)
         t.join(timeout=10)
         server.close()
+
+
+def test_an_agent_connection_gets_the_agent_rules(offshoot_daemon: DaemonHandle, client: Client, db: str) -> None:
+    client.fork(db, "main", "work")
+    with connect(offshoot_daemon.sock, actor="agent") as agent:
+        with pytest.raises(OffshootError) as refused:
+            agent.promote(db, "work", "main", force=True)
+        assert refused.value.code == "PROTECTED"
+        assert "allow_force" in (refused.value.hint or "")
+        assert "-allow-force" not in (refused.value.hint or "")
+    with connect(offshoot_daemon.sock, actor="agent", allow_force=True) as forcing:
+        assert forcing.promote(db, "work", "main", force=True) >= 1
+
+
+def test_checkout_keeps_uncheckpointed_writes_unless_discarded(client: Client, db: str) -> None:
+    path = client.checkout(db)
+    write_rows(path, 7)
+    assert client.checkout(db) == path
+    assert read_rows(path) == [7]
+    client.checkout(db, discard=True)
+    assert read_rows(path) == []

@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { fail } from '../core/errors.js';
+import type { Actor } from '../ops/helpers/safety/policy.js';
 import type { FlagSpec, FlagValues } from './command.js';
 
 /** Flags every command accepts, parsed alongside its own. */
@@ -7,6 +8,16 @@ const GLOBAL_FLAGS: Record<string, FlagSpec & { short?: string }> = {
   json: { type: 'boolean', description: 'print one JSON document on stdout; errors become one JSON line on stderr' },
   quiet: { type: 'boolean', description: 'no warnings, notes or progress on stderr (errors still print)' },
   help: { type: 'boolean', short: 'h', description: 'show help' },
+  actor: {
+    type: 'string',
+    value: 'WHO',
+    description:
+      "who asks: 'human' (default) or 'agent' (the agent rules: no force, undo points of protected branches left alone)",
+  },
+  'allow-force': {
+    type: 'boolean',
+    description: 'with --actor agent: the agent may force (as offshoot mcp -allow-force)',
+  },
 };
 
 /** The global flags, for help text. */
@@ -18,6 +29,8 @@ export interface ParsedCommandArgs {
   flags: FlagValues;
   json: boolean;
   quiet: boolean;
+  /** Who asks (--actor, --allow-force). */
+  actor: Actor;
 }
 
 const END_OF_FLAGS = '--';
@@ -181,5 +194,15 @@ export function parseCommandArgs(
     flags: flagValues,
     json: values.json === true,
     quiet: values.quiet === true,
+    actor: actorOf(values.actor, values['allow-force'] === true),
   };
+}
+
+/** The actor the global flags name: a human unless `--actor agent`, whose `--allow-force` lets it force. */
+function actorOf(value: unknown, allowForce: boolean): Actor {
+  if (value === undefined || value === 'human') return { kind: 'human' };
+  if (value === 'agent') return { kind: 'agent', allowForce };
+  throw fail('USAGE', `--actor must be human or agent, not ${JSON.stringify(value)}`, {
+    hint: "write '--actor agent' (or leave it out for a human)",
+  });
 }

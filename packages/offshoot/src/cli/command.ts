@@ -1,3 +1,4 @@
+import type { Actor } from '../ops/helpers/safety/policy.js';
 import type { OffshootError } from '../core/errors.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import type { StoreSpec } from '../store/store-spec.js';
@@ -36,6 +37,8 @@ export interface Invocation {
   storeSpec(): StoreSpec;
   /** Opens the store (once per invocation, closed by the runner) and returns the ops context. */
   context(): Promise<OpsContext>;
+  /** Who asks (the global --actor and --allow-force): passed to every destructive verb. */
+  actor: Actor;
 }
 
 /** What a command produced: the JSON document for --json, the stdout text otherwise, and stderr notes. */

@@ -9,6 +9,7 @@ import type { ForkResult } from '../ops/fork.js';
 import type { GcReport } from '../ops/gc.js';
 import type { LeaseInfo } from '../ops/lease.js';
 import type { PromoteResult } from '../ops/promote.js';
+import type { ProtectResult } from '../ops/protect.js';
 import type { RollbackResult } from '../ops/rollback.js';
 import type { StatusReport } from '../ops/status.js';
 import type { TouchResult } from '../ops/touch.js';
@@ -96,7 +97,13 @@ export function pathOutcome(data: { path: string } & Record<string, unknown>): O
 
 /** `checkout` (writable). */
 export function checkoutOutcome(r: CheckoutResult): Outcome {
-  return pathOutcome({ ...r });
+  const out = pathOutcome({ ...r });
+  const t = r.path;
+  if (r.dirty)
+    out.warnings = [
+      `${t} holds writes no checkpoint has recorded yet (kept): checkpoint to keep them, or check out with --discard to drop them`,
+    ];
+  return out;
 }
 
 /** `checkpoint`. */
@@ -148,6 +155,13 @@ export function promoteOutcome(r: PromoteResult): Outcome {
     [`promoted ${r.db}@${r.source} -> ${r.db}@${r.target} at txid ${r.txid}`],
     {
       notes: [`previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`],
+      ...(r.sourceLive
+        ? {
+            warnings: [
+              `${r.db}@${r.source} has a live session no daemon here could flush: its last flushed head (txid ${r.txid}) was promoted, not its unflushed writes`,
+            ],
+          }
+        : {}),
       ...(refreshError ? { failure: refreshError } : {}),
     },
   );
@@ -164,10 +178,13 @@ export function destroyOutcome(r: DestroyResult): Outcome {
 }
 
 /** `protect` / `unprotect`. */
-export function protectOutcome(r: { db: string; branch: string; protected: boolean; changed: boolean }): Outcome {
+export function protectOutcome(r: ProtectResult): Outcome {
   const t = `${r.db}@${r.branch}`;
   const word = r.protected ? 'protected' : 'unprotected';
-  return outcome(r, [r.changed ? `${word} ${t}` : `${t} was already ${word}`]);
+  const out = outcome(r, [r.changed ? `${word} ${t}` : `${t} was already ${word}`]);
+  if (r.expiresAt !== undefined)
+    out.warnings = [`${t} has a TTL: unprotected, it expires at ${r.expiresAt} unless touched (offshoot touch ${t})`];
+  return out;
 }
 
 /** `status`: one line per branch, then the read-only cache summary. */

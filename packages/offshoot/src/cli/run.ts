@@ -140,6 +140,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       args: parsed.positionals,
       flags: parsed.flags,
       arg: (i) => parsed.positionals[i] ?? '',
+      actor: parsed.actor,
       storeSpec: () => resolveStoreSpec(store, io.env),
       context: async () => {
         if (ctx === undefined) {

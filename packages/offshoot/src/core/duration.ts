@@ -107,26 +107,32 @@ export function msDuration(ms: number): Duration {
 /** A parsed TTL argument: a positive duration, `none` (clear), or absent (keep). */
 export type TtlArg = { kind: 'keep' } | { kind: 'none' } | { kind: 'set'; ttl: Duration };
 
-/** Parses a TTL flag value: `none` clears; a positive Go duration sets; zero and negatives are refused unless allowZeroAsNone. */
+/**
+ * The one TTL grammar every surface (CLI, daemon, MCP, SDKs) parses with: absent or empty keeps the TTL; `none`
+ * clears it, and so does a zero duration (`0`, `0s`), as the earlier CLI did; a positive Go duration sets it; a
+ * negative one is refused. A fork's TTL (`fork`) is set or absent: zero is refused there, and `none` too unless
+ * `allowNone` (MCP's `none`: no default TTL). `allowZeroAsNone` is accepted for earlier callers and changes nothing.
+ */
 export function parseTtl(
   text: string | undefined,
-  opts: { allowZeroAsNone?: boolean; allowNone?: boolean } = {},
+  opts: { allowZeroAsNone?: boolean; allowNone?: boolean; fork?: boolean } = {},
 ): TtlArg {
   if (text === undefined || text === '') return { kind: 'keep' };
+  const fork = opts.fork === true || opts.allowNone === false;
+  const noneAllowed = !fork || opts.allowNone === true;
   if (text === 'none') {
-    if (opts.allowNone === false) {
+    if (!noneAllowed) {
       throw fail('INVALID_ARGUMENT', `invalid ttl "none": a fork's TTL must be positive`, {
-        hint: 'omit --ttl for a branch that never expires',
+        hint: 'leave the TTL out for a branch that never expires',
       });
     }
     return { kind: 'none' };
   }
   const d = parseDuration(text);
+  if (d === 0n && !fork) return { kind: 'none' };
   if (d <= 0n) {
-    if (d === 0n && opts.allowZeroAsNone) return { kind: 'none' };
     throw fail('INVALID_ARGUMENT', `invalid ttl ${JSON.stringify(text)}: must be positive`, {
-      hint:
-        opts.allowNone === false ? 'use a positive duration such as 1h' : 'use a positive duration such as 1h, or none',
+      hint: noneAllowed ? 'use a positive duration such as 1h, or none' : 'use a positive duration such as 1h',
     });
   }
   return { kind: 'set', ttl: d };

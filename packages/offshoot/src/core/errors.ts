@@ -23,10 +23,21 @@ export type ErrorCode =
   | 'IO'
   | 'INTERNAL';
 
+/** Who reads an error: a CLI user, an agent (the MCP server), or an SDK caller (the daemon's wire). */
+export type Surface = 'cli' | 'agent' | 'sdk';
+
+/** A hint written for the agent or the SDK caller, where the CLI's names a flag they do not have. */
+export type SurfaceHints = Partial<Record<Exclude<Surface, 'cli'>, string>>;
+
 /** Options accepted by every offshoot error. */
 export interface ErrorOptions {
+  /** The fix in the CLI user's terms (and everyone's, where no surface has its own). */
   hint?: string;
+  /** The fix in an agent's or an SDK caller's terms, where it differs (no CLI flags). */
+  hints?: SurfaceHints;
   retryable?: boolean;
+  /** A refusal of the agent that its human may lift (-allow-force, or confirming the one call). */
+  humanCanAllow?: boolean;
   cause?: unknown;
 }
 
@@ -34,15 +45,26 @@ export interface ErrorOptions {
 export class OffshootError extends Error {
   readonly code: ErrorCode;
   readonly hint: string | undefined;
+  /** The hint per surface, where it differs from the CLI's. */
+  readonly hints: SurfaceHints;
   readonly retryable: boolean;
+  /** True when the agent was refused something its human may allow (-allow-force, or confirming this call). */
+  readonly humanCanAllow: boolean;
 
   constructor(code: ErrorCode, message: string, opts: ErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'OffshootError';
     this.code = code;
     this.hint = opts.hint;
+    this.hints = opts.hints ?? {};
     this.retryable = opts.retryable ?? false;
+    this.humanCanAllow = opts.humanCanAllow ?? false;
   }
+}
+
+/** The hint an error gives the surface that shows it: the surface's own, else the CLI's. */
+export function hintFor(err: OffshootError, surface: Surface): string | undefined {
+  return (surface === 'cli' ? undefined : err.hints?.[surface]) ?? err.hint;
 }
 
 /** Builds an OffshootError; shorthand used throughout the engine. */

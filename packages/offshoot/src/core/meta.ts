@@ -1,4 +1,5 @@
 import { fail } from './errors.js';
+import { nameMap } from './name-map.js';
 
 /** Free-form string tags on a branch or checkpoint (run id, git SHA, agent name). */
 export type Meta = Record<string, string>;
@@ -13,12 +14,16 @@ export function validateMeta(meta: Meta | undefined): Meta | undefined {
   if (keys.length > META_LIMITS.maxKeys) {
     throw fail('INVALID_ARGUMENT', `meta has ${keys.length} keys; at most ${META_LIMITS.maxKeys} are allowed`, {
       hint: 'drop some --meta entries',
+      hints: { agent: 'drop some meta entries', sdk: 'drop some meta entries' },
     });
   }
   for (const k of keys) {
     const v = meta[k];
     if (k.length === 0)
-      throw fail('INVALID_ARGUMENT', 'meta key must not be empty', { hint: 'write --meta key=value' });
+      throw fail('INVALID_ARGUMENT', 'meta key must not be empty', {
+        hint: 'write --meta key=value',
+        hints: { agent: 'give every meta entry a non-empty key', sdk: 'give every meta entry a non-empty key' },
+      });
     if (Buffer.byteLength(k) > META_LIMITS.maxKeyBytes) {
       throw fail(
         'INVALID_ARGUMENT',
@@ -41,7 +46,7 @@ export function validateMeta(meta: Meta | undefined): Meta | undefined {
 /** Parses repeated `k=v` flag values into meta, validating the caps. */
 export function parseMetaPairs(pairs: readonly string[]): Meta | undefined {
   if (pairs.length === 0) return undefined;
-  const meta: Meta = {};
+  const meta: Meta = nameMap();
   for (const p of pairs) {
     const i = p.indexOf('=');
     if (i <= 0)

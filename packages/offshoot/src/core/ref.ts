@@ -1,5 +1,6 @@
 import { fail } from './errors.js';
 import type { Meta } from './meta.js';
+import { nameMap } from './name-map.js';
 
 /** The ref schema this build writes; schema 1 refs are upgraded in memory on read. */
 export const REF_SCHEMA = 2;
@@ -67,7 +68,7 @@ function optStr(v: unknown, what: string): string | undefined {
 function optMeta(v: unknown, what: string): Meta | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'object' || Array.isArray(v)) throw corrupt(`${what} is not an object`);
-  const out: Meta = {};
+  const out: Meta = nameMap();
   for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
     if (typeof val !== 'string') throw corrupt(`${what}.${k} is not a string`);
     out[k] = val;
@@ -115,7 +116,7 @@ export function parseRef(bytes: Uint8Array): Ref {
     epoch,
     head_txid: num(o.head_txid ?? 0, 'head_txid'),
     head_epoch: num(o.head_epoch ?? epoch, 'head_epoch'),
-    checkpoints: {},
+    checkpoints: nameMap(),
   };
   const cps = o.checkpoints;
   if (cps !== undefined && cps !== null) {
@@ -178,5 +179,9 @@ export function serializeRef(ref: Ref): Buffer {
 
 /** A deep copy of a ref, so callers can mutate a candidate without touching the one they read. */
 export function cloneRef(ref: Ref): Ref {
-  return JSON.parse(JSON.stringify(ref)) as Ref;
+  const copy = JSON.parse(JSON.stringify(ref)) as Ref;
+  copy.checkpoints = nameMap(copy.checkpoints);
+  for (const cp of Object.values(copy.checkpoints)) if (cp.meta) cp.meta = nameMap(cp.meta);
+  if (copy.meta) copy.meta = nameMap(copy.meta);
+  return copy;
 }

@@ -1,6 +1,7 @@
 import { fail } from '../core/errors.js';
 import { validateName, type NameKind } from '../core/names.js';
 import { MAIN_BRANCH, type Target } from '../core/target.js';
+import type { Actor } from '../ops/helpers/safety/policy.js';
 import type { Request } from '../protocol/wire.js';
 
 /** The `db@branch` a request names: `db` is required, `branch` defaults to main. */
@@ -24,4 +25,9 @@ export function requiredName(req: Request, kind: NameKind, what: string): string
 /** The request's `name` as an optional checkpoint (empty means none). */
 export function optionalCheckpoint(req: Request): string | undefined {
   return req.name === undefined || req.name === '' ? undefined : validateName('checkpoint', req.name);
+}
+
+/** Who a request says is asking: a human unless it says `actor: "agent"` (then `allow_force` lets it force). */
+export function requestActor(req: Request): Actor {
+  return req.actor === 'agent' ? { kind: 'agent', allowForce: req.allow_force === true } : { kind: 'human' };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { fail } from '../core/errors.js';
-import { formatDuration, parseDuration, type TtlArg } from '../core/duration.js';
+import { formatDuration, parseTtl, type TtlArg } from '../core/duration.js';
 import { META_LIMITS } from '../core/meta.js';
 import { nameProblem } from '../core/names.js';
 import { MAIN_BRANCH } from '../core/target.js';
@@ -35,16 +35,9 @@ export function branchOr(arg: string, value: string | undefined): string {
   return value === undefined ? MAIN_BRANCH : nameArg(arg, value);
 }
 
-/** Parses a TTL argument: `none` clears (or, on fork, means never), a positive Go duration sets, anything else fails. */
-export function ttlArg(value: string | undefined): TtlArg {
-  if (value === undefined) return { kind: 'keep' };
-  if (value === 'none') return { kind: 'none' };
-  const d = parseDuration(value);
-  if (d <= 0n)
-    throw fail('INVALID_ARGUMENT', `invalid ttl ${JSON.stringify(value)}: must be positive`, {
-      hint: 'pass a positive duration such as "2h", or "none" for no TTL',
-    });
-  return { kind: 'set', ttl: d };
+/** Parses a TTL argument with the one grammar (core parseTtl): on a fork `none` means never and zero is refused. */
+export function ttlArg(value: string | undefined, use: 'touch' | 'fork' = 'touch'): TtlArg {
+  return parseTtl(value, use === 'fork' ? { fork: true, allowNone: true } : {});
 }
 
 /** The canonical text of a TTL, or null for none. */

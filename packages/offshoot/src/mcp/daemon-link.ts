@@ -1,6 +1,7 @@
 import { connect, type Client, type SessionInfo } from '@offshoot/client';
 import { fail } from '../core/errors.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
+import { HUMAN, type Actor } from '../ops/helpers/safety/policy.js';
 import { processAlive } from '../platform/process-alive.js';
 import { daemonLockPath, readDaemonLock } from '../protocol/daemon-lock-file.js';
 import type { McpDeps } from './deps.js';
@@ -16,12 +17,14 @@ const PROBE_MS = 2000;
 
 /**
  * Probes the daemon at `socket` with a fresh status request; undefined when nothing answers in time, in which case
- * the tool works at rest. The caller closes the client.
+ * the tool works at rest. Every request on the connection says who asks (`actor`), so the daemon applies the same
+ * agent rules the verbs apply at rest. The caller closes the client.
  */
-export async function reachDaemon(socket: string): Promise<RiddenDaemon | undefined> {
+export async function reachDaemon(socket: string, actor: Actor = HUMAN): Promise<RiddenDaemon | undefined> {
   let client: Client | undefined;
   try {
-    client = await connect(socket, { connectTimeoutMs: PROBE_MS });
+    const who = actor.kind === 'agent' ? { actor: 'agent' as const, allowForce: actor.allowForce } : {};
+    client = await connect(socket, { connectTimeoutMs: PROBE_MS, ...who });
     let timer: NodeJS.Timeout | undefined;
     const sessions = await Promise.race([
       client.status(),
@@ -37,10 +40,10 @@ export async function reachDaemon(socket: string): Promise<RiddenDaemon | undefi
 }
 
 /** A live `offshoot serve` on this store (its lock under the checkout root names a live pid) that answers, if any. */
-export async function servingDaemon(ctx: OpsContext): Promise<RiddenDaemon | undefined> {
+export async function servingDaemon(ctx: OpsContext, actor: Actor = HUMAN): Promise<RiddenDaemon | undefined> {
   const lock = await readDaemonLock(daemonLockPath(ctx.checkoutRoot));
   if (lock === undefined || lock.pid === process.pid || !processAlive(lock.pid)) return undefined;
-  return reachDaemon(lock.socket);
+  return reachDaemon(lock.socket, actor);
 }
 
 /**
@@ -50,10 +53,10 @@ export async function servingDaemon(ctx: OpsContext): Promise<RiddenDaemon | und
 export async function findDaemon(deps: McpDeps): Promise<RiddenDaemon | undefined> {
   if (!deps.options.socketExplicit) {
     const ctx = await deps.ops().catch(() => undefined);
-    const serving = ctx === undefined ? undefined : await servingDaemon(ctx);
+    const serving = ctx === undefined ? undefined : await servingDaemon(ctx, deps.actor);
     if (serving !== undefined) return serving;
   }
-  return reachDaemon(deps.options.socket);
+  return reachDaemon(deps.options.socket, deps.actor);
 }
 
 /** Runs fn with the daemon the tools ride (or undefined when none answers), closing the connection after. */

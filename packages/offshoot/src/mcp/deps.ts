@@ -1,5 +1,6 @@
 import type { TtlArg } from '../core/duration.js';
 import type { OpsContext, ProgressSink } from '../ops/helpers/context/context.js';
+import type { Actor } from '../ops/helpers/safety/policy.js';
 
 /** How `offshoot mcp` was started. */
 export interface McpOptions {
@@ -32,11 +33,13 @@ export interface CallControl {
 /** What every tool gets: the options, the store (opened on first use), and a place for notes. */
 export interface McpDeps {
   options: McpOptions;
+  /** Who asks: the agent, allowed to force when the human started the server with -allow-force or confirmed this call. */
+  actor: Actor;
   /** The ops context for one call; its warnings land in `notes` instead of on stderr, its progress goes to the client. */
   ops(): Promise<OpsContext>;
   /** Warnings the ops raised during this call, shown in the tool's prose. */
   notes: string[];
-  /** True on the second run of a call the host's human confirmed: the guard then lets force through, once. */
+  /** True on the second run of a call the host's human confirmed: the actor may then force, once. */
   confirmed: boolean;
   /** Cancellation and progress of this call. */
   control: CallControl;
@@ -52,6 +55,7 @@ export function callDeps(
   const notes: string[] = [];
   return {
     options,
+    actor: { kind: 'agent', allowForce: options.allowForce || confirmed },
     notes,
     confirmed,
     control,

@@ -7,7 +7,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { asOffshootError } from '../core/errors.js';
+import { asOffshootError, hintFor } from '../core/errors.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import {
   type Answer,
@@ -64,10 +64,11 @@ export type Era = 'legacy' | 'modern';
 /** A domain error as a tool result: its stable code, message and hint, never a transport error. */
 export function errorResult(err: unknown): CallToolResult {
   const e = asOffshootError(err);
+  const hint = hintFor(e, 'agent');
   return {
     isError: true,
-    content: [{ type: 'text', text: `${e.code}: ${e.message}${e.hint ? `\nhint: ${e.hint}` : ''}` }],
-    _meta: { 'offshoot/error': { code: e.code, message: e.message, hint: e.hint ?? null, retryable: e.retryable } },
+    content: [{ type: 'text', text: `${e.code}: ${e.message}${hint ? `\nhint: ${hint}` : ''}` }],
+    _meta: { 'offshoot/error': { code: e.code, message: e.message, hint: hint ?? null, retryable: e.retryable } },
   };
 }
 

@@ -8,12 +8,25 @@ import { headIdentity, readBranch, refuseForeignLease } from './helpers/branch/b
 import { installCheckout } from './helpers/checkout/install-checkout.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutPath } from './helpers/context/paths.js';
+import { keepDivergedCheckout } from './helpers/safety/keep-diverged.js';
+import { type Actor, HUMAN, refuseAgentCheckout } from './helpers/safety/policy.js';
 
 /** Result of a checkout: where the file is, and whether the existing one was proven current and kept. */
 export interface CheckoutResult {
   path: string;
   reused: boolean;
   txid: number;
+  /** The checkout holds changes no checkpoint has recorded yet (kept; `discard` drops them). */
+  dirty: boolean;
+  /** The undo point that kept the local changes of a checkout whose branch moved under it. */
+  kept?: string;
+}
+
+/** What checkout may do to an existing file: force moves it aside, discard drops its uncheckpointed changes. */
+export interface CheckoutOptions {
+  force?: boolean;
+  discard?: boolean;
+  actor?: Actor;
 }
 
 /** A compact UTC timestamp for names: 20260101T120000Z. */
@@ -40,23 +53,28 @@ async function moveAside(ctx: OpsContext, path: string): Promise<string> {
 }
 
 /**
- * `offshoot checkout db[@branch] [--force]`: returns the writable checkout, proving an existing one clean and
- * current in O(1) without reading it, else quiescing it (BUSY past the timeout) and re-materializing the head. A
- * checkout that is not a sound database fails CORRUPT; with force it is moved aside (never deleted) and the head
- * is materialized in its place, without looking at the old file.
+ * `offshoot checkout db[@branch]`: returns the writable checkout, proving an existing one clean and current in O(1)
+ * without reading it. A current checkout with uncheckpointed changes is a checkout too: its path is returned, the
+ * changes kept and reported (`dirty`); only `discard` re-materializes the head over them. A checkout whose branch
+ * moved under it (a rollback or promote that could not refresh it, another machine's checkpoint) is quiesced and,
+ * unless discarded or unchanged since it was materialized, its content kept as an undo point
+ * (`<branch>-pre-reopen`) before the head is materialized in its place. A checkout that is not a sound database
+ * fails CORRUPT; with force it is moved aside (never deleted) and the head is materialized in its place.
  */
-export async function checkout(ctx: OpsContext, t: Target, opts: { force?: boolean } = {}): Promise<CheckoutResult> {
+export async function checkout(ctx: OpsContext, t: Target, opts: CheckoutOptions = {}): Promise<CheckoutResult> {
   const { ref } = await readBranch(ctx, t.db, t.branch);
   refuseForeignLease(ctx, t.db, t.branch, ref, 'checkout');
+  await refuseAgentCheckout(ctx, t.db, t.branch, ref, opts.actor ?? HUMAN, opts.discard ?? false);
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
   const head = headIdentity(ref);
+  let kept: string | undefined;
   if (existsSync(path) && opts.force) {
     const aside = await moveAside(ctx, path);
     ctx.warn(`moved the existing checkout of ${t.db}@${t.branch} aside to ${aside}; ${path} now holds the head`);
   } else if (existsSync(path)) {
     const sc = readSidecar(path);
     if (sameIdentity(sc, head) && (await checkClean(path, sc)) === 'clean')
-      return { path, reused: true, txid: ref.head_txid };
+      return { path, reused: true, txid: ref.head_txid, dirty: false };
     try {
       quiesce(path);
     } catch (err) {
@@ -67,13 +85,18 @@ export async function checkout(ctx: OpsContext, t: Target, opts: { force?: boole
       });
     }
     const verdict = await checkClean(path, sc);
-    if (verdict === 'clean' && sameIdentity(sc, head)) return { path, reused: true, txid: ref.head_txid };
-    if (verdict !== 'clean') {
-      ctx.warn(
-        `replacing ${path}: its local changes were never checkpointed and are discarded (checkpoint before checkout to keep them)`,
-      );
+    if (sameIdentity(sc, head)) {
+      if (verdict === 'clean') return { path, reused: true, txid: ref.head_txid, dirty: false };
+      if (!opts.discard) return { path, reused: true, txid: ref.head_txid, dirty: true };
+      ctx.warn(`replacing ${path}: its uncheckpointed changes are discarded (--discard)`);
+    } else if (verdict !== 'clean' && !opts.discard) {
+      kept = (await keepDivergedCheckout(ctx, t, ref))?.branch;
+      if (kept !== undefined)
+        ctx.warn(
+          `${t.db}@${t.branch} moved under its checkout; the checkout's uncheckpointed changes are kept as ${t.db}@${kept}`,
+        );
     }
   }
   await installCheckout(ctx, t.db, t.branch, ref);
-  return { path, reused: false, txid: ref.head_txid };
+  return { path, reused: false, txid: ref.head_txid, dirty: false, ...(kept !== undefined ? { kept } : {}) };
 }

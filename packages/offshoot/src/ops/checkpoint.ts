@@ -4,6 +4,7 @@ import type { Target } from '../core/target.js';
 import { checkpointCheckout, type CheckpointResult } from './helpers/checkout/checkpoint-checkout.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
+import { type Actor, HUMAN, refuseUndoPointChange } from './helpers/safety/policy.js';
 
 export type { CheckpointResult } from './helpers/checkout/checkpoint-checkout.js';
 
@@ -12,12 +13,26 @@ export type { CheckpointResult } from './helpers/checkout/checkpoint-checkout.js
  * take of a dirty checkout): writes only the pages that changed since the checkout was materialized or last
  * checkpointed, under the branch lease (see checkpointCheckout).
  */
-export function checkpoint(
+export async function checkpoint(
   ctx: OpsContext,
   t: Target,
   name: string | undefined,
   meta?: Meta,
+  opts: { actor?: Actor } = {},
 ): Promise<CheckpointResult> {
   if (name !== undefined) validateName('checkpoint', name);
-  return withBranchLease(ctx, t, () => checkpointCheckout(ctx, t, name, meta));
+  const actor = opts.actor ?? HUMAN;
+  return withBranchLease(ctx, t, () =>
+    checkpointCheckout(ctx, t, name, meta, (ref) =>
+      refuseUndoPointChange(
+        ctx,
+        t.db,
+        t.branch,
+        ref,
+        actor,
+        'checkpointing into',
+        `offshoot checkpoint ${t.db}@${t.branch} <name>`,
+      ),
+    ),
+  );
 }

@@ -1,5 +1,6 @@
 import { newLineageId } from '../core/lineage.js';
 import type { Checkpoint, Ref } from '../core/ref.js';
+import { nameMap } from '../core/name-map.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
@@ -9,6 +10,7 @@ import type { OpsContext } from './helpers/context/context.js';
 import { casRepoint } from './helpers/branch/repoint.js';
 import { copySnapshot } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
+import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 
 /** What compact did; `compacted` is false for a branch that was already self-contained. */
 export interface CompactResult {
@@ -42,7 +44,7 @@ async function compactLeased(ctx: OpsContext, t: Target): Promise<CompactResult>
   const label = `compact ${t.db}@${t.branch}`;
   for (const x of txids) await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, lineage, label);
   const now = ctx.now().toISOString();
-  const checkpoints: Record<string, Checkpoint> = {};
+  const checkpoints: Record<string, Checkpoint> = nameMap();
   for (const [name, cp] of Object.entries(cur.ref.checkpoints)) checkpoints[name] = { ...cp, epoch: 1 };
   checkpoints.compact = { txid: head, epoch: 1, created_at: now };
   const next: Ref = { ...cur.ref, lineage, epoch: 1, head_txid: head, head_epoch: 1, checkpoints, touched_at: now };
@@ -50,7 +52,9 @@ async function compactLeased(ctx: OpsContext, t: Target): Promise<CompactResult>
   delete next.lease_holder;
   delete next.lease_expiry;
   await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'compact');
-  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next, 'compacted', label);
+  const refreshed = await refreshCheckout(ctx, t.db, t.branch, next, 'compacted', label, () =>
+    keepModifiedCheckout(ctx, t, next),
+  );
   if (refreshed.error) ctx.warn(refreshed.error.message);
   return { db: t.db, branch: t.branch, txid: head, compacted: true, snapshots: txids.size };
 }

@@ -1,10 +1,15 @@
 import type { Target } from '../core/target.js';
+import type { Actor } from './helpers/safety/policy.js';
 import { destroyBranch, type DestroyResult } from './helpers/gc/destroy-branch.js';
 import type { OpsContext } from './helpers/context/context.js';
 
 export type { DestroyResult } from './helpers/gc/destroy-branch.js';
 
 /** `offshoot destroy db[@b] [--force]`: removes a branch and its checkout (see destroyBranch). */
-export function destroy(ctx: OpsContext, t: Target, opts: { force?: boolean } = {}): Promise<DestroyResult> {
+export function destroy(
+  ctx: OpsContext,
+  t: Target,
+  opts: { force?: boolean; actor?: Actor } = {},
+): Promise<DestroyResult> {
   return destroyBranch(ctx, t, opts);
 }

@@ -32,6 +32,7 @@ export async function exportTo(
   if (existsSync(path) && !opts.force) {
     throw fail('ALREADY_EXISTS', `${path} already exists`, {
       hint: 'pass --force to overwrite it, or choose another path',
+      hints: { agent: 'choose another path', sdk: 'pass force to overwrite it, or choose another path' },
     });
   }
   const chain = await resolveTargetChain(ctx, t);

@@ -9,6 +9,7 @@ import { readBranch } from './helpers/branch/branch-ref.js';
 import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import type { OpsContext } from './helpers/context/context.js';
+import { refuseReservedName } from './helpers/branch/undo-point-names.js';
 import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
 import { newLineageAt } from './helpers/chain/new-lineage.js';
 
@@ -68,11 +69,16 @@ export async function fork(
   opts: ForkOptions = {},
 ): Promise<ForkResult> {
   validateName('branch', newBranch);
+  refuseReservedName(src.db, newBranch);
   const meta = validateMeta(opts.meta);
   // A zero or negative TTL would make the fork reapable the moment it exists; callers other than the CLI build TtlArgs too.
   if (opts.ttl?.kind === 'none' || (opts.ttl?.kind === 'set' && opts.ttl.ttl <= 0n)) {
     throw fail('INVALID_ARGUMENT', 'a fork TTL must be positive', {
       hint: 'pass a positive --ttl such as 1h, or omit it for a fork that never expires',
+      hints: {
+        agent: 'pass a positive ttl such as "1h", or "none" for a fork that never expires',
+        sdk: 'pass a positive ttl such as 1h, or none for a fork that never expires',
+      },
     });
   }
   if (await ctx.store.tryGetRef(src.db, newBranch)) {

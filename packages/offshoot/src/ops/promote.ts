@@ -3,14 +3,15 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
+import { leaseLive, readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { casRepoint } from './helpers/branch/repoint.js';
 import { newLineageAt } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
-import { refuseProtected } from './helpers/safety/protected.js';
+import { type Actor, HUMAN, refuseProtected, refuseUndoPointChange } from './helpers/safety/policy.js';
+import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
 
 /** What promote did. */
@@ -25,6 +26,11 @@ export interface PromoteResult {
   /** Set when the target moved but its existing checkout could not be refreshed (say, BUSY): the command failed. */
   refreshError?: OffshootError;
   mode: 'shared' | 'materialized';
+  /**
+   * The source was under a live lease someone else holds (a daemon session): its last flushed head was promoted,
+   * not writes that session had not flushed yet. A surface that reaches that daemon flushes it first.
+   */
+  sourceLive: boolean;
 }
 
 /**
@@ -37,12 +43,13 @@ export async function promote(
   ctx: OpsContext,
   src: Target,
   onto: string,
-  opts: { force?: boolean; materialize?: boolean } = {},
+  opts: { force?: boolean; materialize?: boolean; actor?: Actor } = {},
 ): Promise<PromoteResult> {
   validateName('branch', onto);
   if (onto === src.branch)
     throw fail('INVALID_ARGUMENT', `cannot promote ${src.db}@${src.branch} onto itself`, {
       hint: 'name a different --onto branch',
+      hints: { agent: 'name a different target branch', sdk: 'name a different target branch' },
     });
   return withBranchLease(ctx, { db: src.db, branch: onto }, () => promoteLeased(ctx, src, onto, opts));
 }
@@ -51,18 +58,20 @@ async function promoteLeased(
   ctx: OpsContext,
   src: Target,
   onto: string,
-  opts: { force?: boolean; materialize?: boolean },
+  opts: { force?: boolean; materialize?: boolean; actor?: Actor },
 ): Promise<PromoteResult> {
+  const actor = opts.actor ?? HUMAN;
   let source = await readBranch(ctx, src.db, src.branch);
   let tgt = await readBranch(ctx, src.db, onto);
-  refuseProtected(tgt.ref, src.db, onto, 'promote onto', opts.force ?? false);
+  const human = `offshoot promote ${src.db}@${src.branch} --onto ${onto} --force`;
+  refuseProtected(tgt.ref, src.db, onto, 'promote onto', opts.force ?? false, actor, human);
+  await refuseUndoPointChange(ctx, src.db, onto, tgt.ref, actor, 'promoting onto', human);
   refuseForeignLease(ctx, src.db, onto, tgt.ref, 'promote onto');
   await checkUndoSlot(ctx, src.db, onto, 'pre-promote');
   if (await checkpointIfDirty(ctx, src, source.ref)) source = await readBranch(ctx, src.db, src.branch);
   // The refresh below replaces the target's checkout, so its uncheckpointed edits go into the undo point first.
   if (await checkpointIfDirty(ctx, { db: src.db, branch: onto }, tgt.ref)) tgt = await readBranch(ctx, src.db, onto);
   const resolver = new ChainResolver(ctx.store);
-  const backup = await keepSafetyFork(ctx, src.db, onto, tgt.ref, 'pre-promote', resolver);
   const txid = source.ref.head_txid;
   const fresh = await newLineageAt(ctx, src.db, resolver, source.ref.lineage, txid, {
     materialize: opts.materialize ?? false,
@@ -82,7 +91,15 @@ async function promoteLeased(
   if (fresh.base) next.base = fresh.base;
   delete next.lease_holder;
   delete next.lease_expiry;
-  await casRepoint(ctx, src.db, onto, tgt.etag, next, 'promote');
+  // The undo point is written last, and put back if the repoint fails: a failed promote keeps the previous one.
+  const undo = await keepSafetyFork(ctx, src.db, onto, tgt.ref, 'pre-promote', resolver);
+  try {
+    await casRepoint(ctx, src.db, onto, tgt.etag, next, 'promote');
+  } catch (err) {
+    await undo.restore();
+    throw err;
+  }
+  await undo.settle();
   const refreshed = await refreshCheckout(
     ctx,
     src.db,
@@ -90,16 +107,18 @@ async function promoteLeased(
     next,
     `promoted from ${src.db}@${src.branch}`,
     `promote ${src.db}@${src.branch} -> ${onto}`,
+    () => keepModifiedCheckout(ctx, { db: src.db, branch: onto }, next),
   );
   return {
     db: src.db,
     source: src.branch,
     target: onto,
     txid,
-    backup,
+    backup: undo.name,
     path: refreshed.path,
     refreshed: refreshed.refreshed,
     ...(refreshed.error ? { refreshError: refreshed.error } : {}),
     mode: fresh.mode,
+    sourceLive: leaseLive(source.ref, ctx.now()) && source.ref.lease_holder !== ctx.holder,
   };
 }

@@ -1,23 +1,36 @@
 import type { Target } from '../core/target.js';
-import { withBranchLease } from './helpers/lease/branch-lease.js';
+import { expiryOf } from './helpers/branch/expiry.js';
 import type { OpsContext } from './helpers/context/context.js';
+import { withBranchLease } from './helpers/lease/branch-lease.js';
+import { type Actor, HUMAN, refuseAgentUnprotect } from './helpers/safety/policy.js';
 
-/** `offshoot protect` / `unprotect`: sets or clears a branch's protected flag; the TTL clock is left alone. */
-export function setProtected(
+/** What protect or unprotect left, and, for an unprotected branch with a TTL, when it may now be reaped. */
+export interface ProtectResult {
+  db: string;
+  branch: string;
+  protected: boolean;
+  changed: boolean;
+  /** Set when the branch is unprotected and has a TTL: the reap deadline (RFC 3339), now in force. */
+  expiresAt?: string;
+}
+
+/**
+ * `offshoot protect` / `unprotect`: sets or clears a branch's protected flag; the TTL clock is left alone, so
+ * unprotecting a branch with a TTL says when it will now expire. Clearing protection is a human's call.
+ */
+export async function setProtected(
   ctx: OpsContext,
   t: Target,
   value: boolean,
-): Promise<{ db: string; branch: string; protected: boolean; changed: boolean }> {
+  opts: { actor?: Actor } = {},
+): Promise<ProtectResult> {
+  if (!value) refuseAgentUnprotect(t.db, t.branch, opts.actor ?? HUMAN);
   return withBranchLease(ctx, t, () => setProtectedLeased(ctx, t, value));
 }
 
-async function setProtectedLeased(
-  ctx: OpsContext,
-  t: Target,
-  value: boolean,
-): Promise<{ db: string; branch: string; protected: boolean; changed: boolean }> {
+async function setProtectedLeased(ctx: OpsContext, t: Target, value: boolean): Promise<ProtectResult> {
   let changed = false;
-  await ctx.store.updateRef(t.db, t.branch, (r) => {
+  const { ref } = await ctx.store.updateRef(t.db, t.branch, (r) => {
     if ((r.protected ?? false) === value) return undefined;
     changed = true;
     const next = { ...r };
@@ -25,5 +38,13 @@ async function setProtectedLeased(
     else delete next.protected;
     return next;
   });
-  return { db: t.db, branch: t.branch, protected: value, changed };
+  // The lease this command holds is given back when it returns: only someone else's counts.
+  const deadline = value ? undefined : expiryOf(ref, ctx.holder);
+  return {
+    db: t.db,
+    branch: t.branch,
+    protected: value,
+    changed,
+    ...(deadline !== undefined ? { expiresAt: new Date(deadline).toISOString() } : {}),
+  };
 }

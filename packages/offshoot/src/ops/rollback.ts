@@ -1,5 +1,6 @@
 import type { OffshootError } from '../core/errors.js';
 import type { Ref, Checkpoint } from '../core/ref.js';
+import { nameMap } from '../core/name-map.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
@@ -10,6 +11,8 @@ import { casRepoint } from './helpers/branch/repoint.js';
 import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { copySnapshot, newLineageAt } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
+import { type Actor, HUMAN, refuseSecondRollback, refuseUndoPointChange } from './helpers/safety/policy.js';
+import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
 
 /** What rollback did: where the branch now stands, what it abandoned, and the undo point it kept. */
@@ -37,7 +40,7 @@ export function rollback(
   ctx: OpsContext,
   t: Target,
   to: string,
-  opts: { materialize?: boolean } = {},
+  opts: { materialize?: boolean; actor?: Actor } = {},
 ): Promise<RollbackResult> {
   return withBranchLease(ctx, t, () => rollbackLeased(ctx, t, to, opts));
 }
@@ -46,20 +49,30 @@ async function rollbackLeased(
   ctx: OpsContext,
   t: Target,
   to: string,
-  opts: { materialize?: boolean },
+  opts: { materialize?: boolean; actor?: Actor },
 ): Promise<RollbackResult> {
+  const actor = opts.actor ?? HUMAN;
   let cur = await readBranch(ctx, t.db, t.branch);
   refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');
   const target = checkpointTxid(cur.ref, t, to);
+  await refuseUndoPointChange(
+    ctx,
+    t.db,
+    t.branch,
+    cur.ref,
+    actor,
+    'rolling back',
+    `offshoot rollback ${t.db}@${t.branch} --to ${to}`,
+  );
+  await refuseSecondRollback(ctx, t.db, t.branch, cur.ref, actor);
   await checkUndoSlot(ctx, t.db, t.branch, 'pre-rollback');
   if (await checkpointIfDirty(ctx, t, cur.ref)) cur = await readBranch(ctx, t.db, t.branch);
   const oldHead = cur.ref.head_txid;
   const resolver = new ChainResolver(ctx.store);
-  const backup = await keepSafetyFork(ctx, t.db, t.branch, cur.ref, 'pre-rollback', resolver);
   const fresh = await newLineageAt(ctx, t.db, resolver, cur.ref.lineage, target, {
     materialize: opts.materialize ?? false,
   });
-  const kept: Record<string, Checkpoint> = {};
+  const kept: Record<string, Checkpoint> = nameMap();
   for (const [name, cp] of Object.entries(cur.ref.checkpoints)) if (cp.txid <= target) kept[name] = { ...cp, epoch: 1 };
   if (fresh.mode === 'materialized') {
     // A lineage with no base must own a snapshot for every checkpoint it keeps.
@@ -84,7 +97,15 @@ async function rollbackLeased(
   if (fresh.base) next.base = fresh.base;
   delete next.lease_holder;
   delete next.lease_expiry;
-  await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'rollback');
+  // The undo point is written last, and put back if the repoint fails: a failed rollback keeps the previous one.
+  const undo = await keepSafetyFork(ctx, t.db, t.branch, cur.ref, 'pre-rollback', resolver);
+  try {
+    await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'rollback');
+  } catch (err) {
+    await undo.restore();
+    throw err;
+  }
+  await undo.settle();
   const refreshed = await refreshCheckout(
     ctx,
     t.db,
@@ -92,6 +113,7 @@ async function rollbackLeased(
     next,
     `rolled back to ${JSON.stringify(to)}`,
     `rollback ${t.db}@${t.branch}`,
+    () => keepModifiedCheckout(ctx, t, next),
   );
   return {
     db: t.db,
@@ -99,7 +121,7 @@ async function rollbackLeased(
     checkpoint: to,
     txid: target,
     abandoned: oldHead > target ? { from: target + 1, to: oldHead } : undefined,
-    backup,
+    backup: undo.name,
     path: refreshed.path,
     refreshed: refreshed.refreshed,
     ...(refreshed.error ? { refreshError: refreshed.error } : {}),

@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
-import { formatDuration, msDuration } from '../core/duration.js';
 import { fail, hasCode } from '../core/errors.js';
 import type { BranchStatus, UnreadableRef } from './helpers/branch/branch-status.js';
 import { branchState } from './helpers/branch/branch-state.js';
-import { reapDeadline } from './helpers/branch/expiry.js';
+import { expiryOf, expiryText, remainingUntil } from './helpers/branch/expiry.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutPath } from './helpers/context/paths.js';
 import { roCacheEntries } from './helpers/checkout/ro-cache.js';
@@ -45,13 +44,7 @@ export async function status(
     const cps = Object.entries(r.checkpoints)
       .map(([name, c]) => ({ name, txid: c.txid, createdAt: c.created_at, meta: c.meta }))
       .sort((a, b) => a.txid - b.txid || a.name.localeCompare(b.name));
-    const deadline = r.protected ? undefined : reapDeadline(r.ttl, r.touched_at, r.lease_expiry);
-    let remaining: string | undefined;
-    if (deadline !== undefined)
-      remaining =
-        deadline <= now.getTime()
-          ? 'expired'
-          : formatDuration(msDuration(Math.ceil((deadline - now.getTime()) / 1000) * 1000));
+    const expiry = expiryOf(r);
     branches.push({
       db,
       branch,
@@ -63,7 +56,8 @@ export async function status(
       protected: r.protected ?? false,
       checkedOut: existsSync(path),
       ttl: r.ttl,
-      remaining,
+      remaining: expiry === undefined ? undefined : remainingUntil(expiry, now),
+      ...(expiry !== undefined ? { expiresAt: expiryText(expiry) } : {}),
       leaseHolder: r.lease_holder,
       leaseExpiry: r.lease_expiry,
       touchedAt: r.touched_at,

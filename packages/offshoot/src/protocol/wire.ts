@@ -28,6 +28,12 @@ export const RequestSchema = z.object({
   summary: z.optional(z.boolean()),
   /** Additive: the store the client means (canonical spelling); a daemon serving another store refuses the request. */
   store: z.optional(z.string()),
+  /** Additive: `agent` applies the agent rules; absent means a human. */
+  actor: z.optional(z.literal('agent')),
+  /** Additive: with `actor: "agent"`, the agent may force. */
+  allow_force: z.optional(z.boolean()),
+  /** Additive: checkout drops uncheckpointed writes and re-materializes the head. */
+  discard: z.optional(z.boolean()),
 });
 
 /** A parsed request. */

@@ -1,3 +1,4 @@
+import { named, nameMap } from '../core/name-map.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CaptureEngine } from '../capture/engine.js';
@@ -241,7 +242,7 @@ export class Session {
     try {
       await this.engine.drainNow();
       const cur = await this.fenceCheck();
-      if (opts.name !== undefined && cur.ref.checkpoints[opts.name]) {
+      if (opts.name !== undefined && named(cur.ref.checkpoints, opts.name)) {
         throw fail('ALREADY_EXISTS', `checkpoint "${opts.name}" already exists on ${this.db}@${this.branch}`, {
           hint: 'pick another checkpoint name',
         });
@@ -477,7 +478,7 @@ export class Session {
           head_txid: txid,
           head_epoch: epoch,
           touched_at: now,
-          checkpoints: { ...vref.ref.checkpoints },
+          checkpoints: nameMap(vref.ref.checkpoints),
         };
         if (name !== undefined) next.checkpoints[name] = { txid, epoch, created_at: now, ...(meta ? { meta } : {}) };
         try {

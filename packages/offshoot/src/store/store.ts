@@ -137,6 +137,10 @@ export class Store {
       if (!hasCode(err, 'CORRUPT')) throw err;
       throw fail('CORRUPT', `ref ${db}@${branch} (${refKey(db, branch)}) ${err.message.replace(/^ref /, '')}`, {
         hint: `restore ${refKey(db, branch)} from a backup, or remove the branch with 'offshoot destroy ${db}@${branch} --force'`,
+        hints: {
+          agent: `ask the human to restore ${refKey(db, branch)} from a backup or remove the branch ('offshoot destroy ${db}@${branch} --force')`,
+          sdk: `restore ${refKey(db, branch)} from a backup, or destroy ${db}@${branch} with force`,
+        },
         cause: err,
       });
     }

@@ -2,7 +2,6 @@ import { fail } from '../core/errors.js';
 import { validateName } from '../core/names.js';
 import { branchChain } from '../ops/helpers/branch/branch-chain.js';
 import { parseParent, treeEdges } from '../ops/helpers/branch/branch-tree.js';
-import { reapDeadline } from '../ops/helpers/branch/expiry.js';
 import { type BranchStatus, status } from '../ops/status.js';
 import type { SessionInfo } from '../protocol/wire.js';
 import type { ApiBranch, ApiBranchDetail, ApiCommand, ApiDbs, ApiServer, ApiSession, ApiTree } from './api-types.js';
@@ -33,7 +32,6 @@ function apiSession(s: SessionInfo): ApiSession {
 }
 
 function apiBranch(src: UiSource, b: BranchStatus, sessions: Map<string, SessionInfo>): ApiBranch {
-  const deadline = b.protected ? undefined : reapDeadline(b.ttl, b.touchedAt, b.leaseExpiry);
   const out: ApiBranch = {
     branch: b.branch,
     state: src.live ? src.live.state(b.db, b.branch, b.state) : b.state,
@@ -51,7 +49,7 @@ function apiBranch(src: UiSource, b: BranchStatus, sessions: Map<string, Session
   };
   if (b.ttl !== undefined) out.ttl = b.ttl;
   if (b.remaining !== undefined) out.remaining = b.remaining;
-  if (deadline !== undefined) out.expires_at = new Date(deadline).toISOString();
+  if (b.expiresAt !== undefined) out.expires_at = b.expiresAt;
   const safety = b.meta?.['offshoot.safety'];
   if (safety !== undefined) out.undo = { kind: safety, of: b.meta?.['offshoot.of'] ?? '' };
   const p = parseParent(b.parent);

@@ -187,7 +187,8 @@ describe('daemon ops over the unix socket', () => {
     assert.equal(await ttl(), '2h0m0s');
     assert.equal((await d.request({ op: 'touch', db: 'alpha', branch: 'f1', ttl: 'none' })).ok, true);
     assert.equal(await ttl(), undefined, 'none clears it');
-    assertDaemonError(await d.request({ op: 'touch', db: 'alpha', branch: 'f1', ttl: '0s' }), 'INVALID_ARGUMENT');
+    // The one TTL grammar: zero clears a TTL, as none does (the earlier CLI's 0s).
+    assert.equal((await d.request({ op: 'touch', db: 'alpha', branch: 'f1', ttl: '0s' })).ok, true);
     assertDaemonError(await d.request({ op: 'touch', db: 'alpha', branch: 'f1', ttl: '-5s' }), 'INVALID_ARGUMENT');
 
     assert.deepEqual(await d.request({ op: 'protect', db: 'alpha', branch: 'f1' }), {

@@ -13,6 +13,7 @@ const VOLATILE = new Set([
   'last_flush_at',
   'durable_age',
   'ttl_remaining',
+  'expires_at',
   'capture_lag_bytes',
 ]);
 

@@ -275,7 +275,7 @@ class CrashRun {
         `${label}: checkpoints of ${branch}`,
       );
       jobs.push(async () => {
-        const r = await this.ts.runAsync(['checkout', `${DB}@${branch}`]);
+        const r = await this.ts.runAsync(['checkout', `${DB}@${branch}`, '--discard']);
         assert.equal(r.stdout, `${this.checkoutOf(branch)}\n`);
         assert.equal(
           await this.stateOf(this.checkoutOf(branch)),
@@ -366,8 +366,9 @@ class CrashRun {
       else if (op !== 'gc' && this.dataAfterOp > dataBefore) this.stats.orphanKills++;
     }
     const verifyStarted = Date.now();
-    // Verifying re-materializes every checkout, discarding edits this round left uncheckpointed (a fork --at of a
-    // written source): the model tracks only what a round itself wrote, so no dirty checkout may outlive its round.
+    // Verifying re-materializes every checkout with --discard, dropping edits this round left uncheckpointed (a fork
+    // --at of a written source): the model tracks only what a round itself wrote, so no dirty checkout may outlive
+    // its round.
     await this.verify(`round ${n} (${op}${landed ? ', landed' : ''})`);
     this.cap();
     if (this.killing)

@@ -84,7 +84,7 @@ describe('checkout and path', () => {
 
   test('a clean, current checkout is reused and its path is stable', () => {
     const doc = ts.json<{ path: string; reused: boolean; txid: number }>(['checkout', 'app']);
-    assert.deepEqual(doc, { path: mainDb, reused: true, txid: 2 });
+    assert.deepEqual(doc, { path: mainDb, reused: true, txid: 2, dirty: false });
     assert.equal(ts.run(['path', 'app@main']).stdout, `${mainDb}\n`);
     assert.equal(ts.run(['path', 'app@not-yet']).stdout, `${join(ts.store, 'checkouts', 'app', 'not-yet.db')}\n`);
   });

@@ -100,12 +100,13 @@ describe('offshoot mcp -socket: riding a daemon', () => {
     assert.deepEqual(head(s, 'main'), before, 'main is untouched');
   });
 
-  test("promote's source may be open: its last flushed head is promoted, and the result says so", async () => {
+  test("promote's source may be open: it is flushed through the daemon first, and the result says so", async () => {
     ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'other', ttl: 'none' }));
     const childLive = s.cli(['session', 'open', 'app@child', '-socket', daemon.sock]).stdout.trim();
     s.sqlite(childLive, "INSERT INTO t(v) VALUES ('unflushed');");
-    const p = ok(await m.call('offshoot_promote', { database: 'app', source: 'child', target: 'other' }));
-    assert.equal(p.source_live, true);
+    const call = await m.call('offshoot_promote', { database: 'app', source: 'child', target: 'other' });
+    assert.equal(ok(call).source_live, true);
+    assert.match(call.text, /flushed first/);
     const q = ok(
       await m.call('offshoot_query', {
         database: 'app',
@@ -113,10 +114,10 @@ describe('offshoot mcp -socket: riding a daemon', () => {
         sql: "SELECT v FROM t WHERE v IN ('live-2','unflushed') ORDER BY v",
       }),
     );
-    assert.deepEqual(q.rows, [['live-2']], 'the flushed head, not the unflushed write');
-    assert.match(
-      (await m.call('offshoot_promote', { database: 'app', source: 'child', target: 'other' })).text,
-      /last flushed head/,
+    assert.deepEqual(
+      q.rows,
+      [['live-2'], ['unflushed']],
+      'the writes so far, flushed first as the daemon promote does',
     );
     s.cli(['session', 'close', 'app@child', '-socket', daemon.sock]);
   });

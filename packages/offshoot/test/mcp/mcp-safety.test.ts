@@ -73,44 +73,31 @@ describe('offshoot mcp: the safety posture', () => {
     );
   });
 
-  test('without -allow-force: the live-lease bypass of destroy is refused too', async () => {
+  test('without -allow-force: force never takes a live lease either (there is no bypass to gate)', async () => {
     await unchanged(
       safe,
       'offshoot_destroy',
       { database: 'app', branch: 'leased', force: true },
       'LEASE_HELD',
-      /-allow-force/,
+      /leased by/,
     );
     await unchanged(safe, 'offshoot_destroy', { database: 'app', branch: 'leased' }, 'LEASE_HELD');
   });
 
-  test('the protected-flag check fails closed when the flag cannot be read', async () => {
+  test('the rules fail closed when the ref cannot be read, and a forced agent never removes a malformed ref', async () => {
     s.cli(['fork', 'app', 'victim']);
     const victim = join(s.store, 'refs/app/victim');
     const good = readFileSync(victim);
     writeFileSync(victim, '{not json');
-    await unchanged(
-      safe,
-      'offshoot_destroy',
-      { database: 'app', branch: 'victim', force: true },
-      'PROTECTED',
-      /cannot read the protected flag/,
-    );
     const forcing = await startMcp(s.store, ['-allow-force']);
     try {
-      await unchanged(
-        forcing,
-        'offshoot_destroy',
-        { database: 'app', branch: 'victim', force: true },
-        'PROTECTED',
-        /cannot read the protected flag/,
-      );
+      await unchanged(safe, 'offshoot_destroy', { database: 'app', branch: 'victim', force: true }, 'CORRUPT');
+      await unchanged(forcing, 'offshoot_destroy', { database: 'app', branch: 'victim', force: true }, 'CORRUPT');
       await unchanged(
         forcing,
         'offshoot_promote',
         { database: 'app', source: 'try', target: 'victim', force: true },
-        'PROTECTED',
-        /cannot read/,
+        'CORRUPT',
       );
     } finally {
       await forcing.close();

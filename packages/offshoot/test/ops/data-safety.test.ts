@@ -54,7 +54,18 @@ describe('destroy --force of a checkout a foreign connection is writing', () => 
   });
 });
 
-describe('undo points never replace a user branch of the same name', () => {
+/**
+ * A branch called `name` forked from src, as an earlier version let a user make one (undo-point names are reserved
+ * now): the fork's ref written under that name.
+ */
+async function forkAsEarlierVersion(ts: TestStore, src: typeof MAIN, name: string): Promise<void> {
+  await fork(ts.ctx, src, 'made-earlier');
+  const { ref, etag } = await ts.store.getRef('app', 'made-earlier');
+  await ts.store.createRef('app', name, ref);
+  await ts.store.deleteRef('app', 'made-earlier', etag);
+}
+
+describe('undo points never replace a user branch of the same name (from an earlier version)', () => {
   let ts: TestStore;
   before(async () => {
     ts = await openTestStore();
@@ -66,7 +77,7 @@ describe('undo points never replace a user branch of the same name', () => {
     const mine = await checkout(ts.ctx, EXP);
     runSql(mine.path, "INSERT INTO t(v) VALUES ('precious');");
     await checkpoint(ts.ctx, EXP, 'mine');
-    await fork(ts.ctx, EXP, 'exp-pre-rollback');
+    await forkAsEarlierVersion(ts, EXP, 'exp-pre-rollback');
     const precious = await exportDump(ts, { db: 'app', branch: 'exp-pre-rollback' });
     const before = await storeSnapshot(ts.store);
     const err = await rejectsCode(rollback(ts.ctx, EXP, 'fork'), 'ALREADY_EXISTS');
@@ -79,7 +90,7 @@ describe('undo points never replace a user branch of the same name', () => {
 
   it('promote refuses when <target>-pre-promote is a user branch', async () => {
     await fork(ts.ctx, MAIN, 'target');
-    await fork(ts.ctx, MAIN, 'target-pre-promote');
+    await forkAsEarlierVersion(ts, MAIN, 'target-pre-promote');
     const before = await storeSnapshot(ts.store);
     await rejectsCode(promote(ts.ctx, EXP, 'target'), 'ALREADY_EXISTS');
     assert.deepEqual(await storeSnapshot(ts.store), before, 'the refusal wrote nothing');

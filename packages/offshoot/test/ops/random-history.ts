@@ -218,6 +218,12 @@ export class RandomHistory {
     const before = b.checkout;
     const r = await checkout(this.ts.ctx, { db: b.db, branch: b.branch });
     assert.equal(r.txid, b.headTxid);
+    if (before?.dirty && !before.stale) {
+      // A current checkout with uncheckpointed writes is a checkout: kept as it is, and said to be dirty.
+      assert.ok(r.reused && r.dirty, `the dirty checkout of ${b.db}@${b.branch} must be kept and reported dirty`);
+      assert.equal(dump(r.path), dump(before.file), `checkout of ${b.db}@${b.branch} must keep its writes`);
+      return `checkout ${b.db}@${b.branch} (dirty, kept)`;
+    }
     if (before && !before.dirty && !before.stale)
       assert.ok(r.reused, `a clean, current checkout of ${b.db}@${b.branch} must be reused`);
     else this.model.materialize(b);

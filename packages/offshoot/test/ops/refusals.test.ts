@@ -118,7 +118,7 @@ describe('refusals', () => {
     await refusedCleanly(ts, () => checkpoint(ts.ctx, { db: 'app', branch: 'nope' }, 'x'), 'NOT_FOUND');
     const ok = await checkpoint(ts.ctx, MAIN, 'edge-meta', EDGE_META);
     assert.equal(ok.kind, 'segment', 'meta at exactly the caps is accepted');
-    assert.deepEqual((await ts.store.getRef('app', 'main')).ref.checkpoints['edge-meta']?.meta, EDGE_META);
+    assert.deepEqual({ ...(await ts.store.getRef('app', 'main')).ref.checkpoints['edge-meta']?.meta }, EDGE_META);
   });
 
   it('fork: existing child, missing source or checkpoint, bad name, meta caps, TTL none or not positive', async () => {
@@ -135,11 +135,18 @@ describe('refusals', () => {
       () => parseTtl('none', { allowNone: false }),
       (e: unknown) => (e as { code?: string }).code === 'INVALID_ARGUMENT',
     );
-    for (const text of ['0', '0s', '-1s', '-2h']) {
+    // One grammar: zero clears a TTL as none does (touch), but is no fork TTL; negatives are refused everywhere.
+    for (const text of ['0', '0s']) assert.deepEqual(parseTtl(text), { kind: 'none' }, `--ttl ${text}`);
+    for (const [text, opts] of [
+      ['0', { fork: true }],
+      ['0s', { fork: true, allowNone: true }],
+      ['-1s', {}],
+      ['-2h', { fork: true }],
+    ] as const) {
       assert.throws(
-        () => parseTtl(text),
+        () => parseTtl(text, opts),
         (e: unknown) => (e as { code?: string }).code === 'INVALID_ARGUMENT',
-        `--ttl ${text}`,
+        `--ttl ${text} ${JSON.stringify(opts)}`,
       );
     }
     await refusedCleanly(ts, () => fork(ts.ctx, MAIN, 'x', { ttl: { kind: 'none' } }), 'INVALID_ARGUMENT');

@@ -105,8 +105,20 @@ def close(db: str, branch: str) -> Call[None]:
     return Call("close", {"db": db, "branch": branch}, _none)
 
 
-def checkout(db: str, branch: str) -> Call[str]:
-    return Call("checkout", {"db": db, "branch": branch}, _checkout("checkout"))
+def checkout(db: str, branch: str, discard: bool = False) -> Call[str]:
+    fields: dict[str, Any] = {"db": db, "branch": branch}
+    if discard:
+        fields["discard"] = True
+    return Call("checkout", fields, _checkout("checkout"))
+
+
+def actor_fields(actor: str | None, allow_force: bool) -> dict[str, Any]:
+    """The request fields that say who asks: none for a human; `actor: "agent"` (and `allow_force`) for an agent."""
+    if actor is None or actor == "human":
+        return {}
+    if actor != "agent":
+        raise ValueError(f"actor must be 'human' or 'agent', not {actor!r}")
+    return {"actor": "agent", **({"allow_force": True} if allow_force else {})}
 
 
 def fork(

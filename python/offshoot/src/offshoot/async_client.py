@@ -44,9 +44,16 @@ class AsyncClient:
     several tasks are serialised on the one connection."""
 
     def __init__(
-        self, socket_path: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float | None
+        self,
+        socket_path: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        timeout: float | None,
+        actor: dict[str, object] | None = None,
     ) -> None:
         self.socket_path = socket_path
+        # Who asks, on every request (see `connect`).
+        self._actor = actor or {}
         self._reader = reader
         self._writer = writer
         self._connect_timeout = timeout
@@ -54,11 +61,20 @@ class AsyncClient:
         self._closed = False
 
     @classmethod
-    async def connect(cls, socket_path: str | os.PathLike[str], *, timeout: float | None = 5.0) -> AsyncClient:
-        """Connects to the daemon listening on `socket_path`."""
+    async def connect(
+        cls,
+        socket_path: str | os.PathLike[str],
+        *,
+        timeout: float | None = 5.0,
+        actor: str | None = None,
+        allow_force: bool = False,
+    ) -> AsyncClient:
+        """Connects to the daemon listening on `socket_path`; `actor="agent"` makes every request an agent's (force
+        only with `allow_force`)."""
         path = os.fspath(socket_path)
+        fields = calls.actor_fields(actor, allow_force)
         reader, writer = await _dial(path, timeout)
-        return cls(path, reader, writer, timeout)
+        return cls(path, reader, writer, timeout, fields)
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -74,7 +90,7 @@ class AsyncClient:
                 raise OffshootError("the connection to the daemon is closed", CONNECTION_CLOSED, "connect again")
             answered = False
             try:
-                self._writer.write(encode_request(call.op, call.fields))
+                self._writer.write(encode_request(call.op, {**self._actor, **call.fields}))
                 await self._writer.drain()
                 line = await _read_line(self._reader)
                 answered = True
@@ -97,9 +113,10 @@ class AsyncClient:
         path, warnings = await self._call(calls.open_(db, branch))
         return AsyncSession(self, db, branch, path, warnings)
 
-    async def checkout(self, db: str, branch: str = "main") -> str:
-        """Materializes the branch head as a writable checkout (no session) and returns its path."""
-        return await self._call(calls.checkout(db, branch))
+    async def checkout(self, db: str, branch: str = "main", discard: bool = False) -> str:
+        """Returns the branch's writable checkout (no session), materializing the head unless the file is current.
+        Uncheckpointed writes in a current checkout are kept; `discard` drops them and re-materializes the head."""
+        return await self._call(calls.checkout(db, branch, discard))
 
     async def fork(
         self,
@@ -114,7 +131,7 @@ class AsyncClient:
         return await self._call(calls.fork(db, source, new, from_checkpoint, ttl, meta))
 
     async def destroy(self, db: str, branch: str, force: bool = False) -> None:
-        """Deletes a branch; `force` overrides protection and a live lease."""
+        """Deletes a branch; `force` overrides protection (never a live lease: close that session first)."""
         await self._call(calls.destroy(db, branch, force))
 
     async def rollback(self, db: str, branch: str, to: str) -> str:
@@ -296,6 +313,12 @@ class AsyncEventStream:
             await self._writer.wait_closed()
 
 
-async def connect_async(socket_path: str | os.PathLike[str], *, timeout: float | None = 5.0) -> AsyncClient:
+async def connect_async(
+    socket_path: str | os.PathLike[str],
+    *,
+    timeout: float | None = 5.0,
+    actor: str | None = None,
+    allow_force: bool = False,
+) -> AsyncClient:
     """Connects an `AsyncClient` to the daemon listening on `socket_path`."""
-    return await AsyncClient.connect(socket_path, timeout=timeout)
+    return await AsyncClient.connect(socket_path, timeout=timeout, actor=actor, allow_force=allow_force)

@@ -83,8 +83,17 @@ class Client:
     """A connection to one offshoot daemon. Use it as a context manager (or call `close()`). Calls from several
     threads are serialised on the one connection, since the protocol is strictly request then response."""
 
-    def __init__(self, socket_path: str | os.PathLike[str], *, timeout: float | None = 5.0) -> None:
+    def __init__(
+        self,
+        socket_path: str | os.PathLike[str],
+        *,
+        timeout: float | None = 5.0,
+        actor: str | None = None,
+        allow_force: bool = False,
+    ) -> None:
         self.socket_path = os.fspath(socket_path)
+        # Who asks, on every request: `actor="agent"` gets the agent rules (force only with `allow_force`).
+        self._actor = calls.actor_fields(actor, allow_force)
         self._connect_timeout = timeout
         self._sock = dial(self.socket_path, timeout)
         self._reader: BinaryIO = self._sock.makefile("rb")
@@ -105,7 +114,7 @@ class Client:
                 raise OffshootError("the connection to the daemon is closed", CONNECTION_CLOSED, "connect again")
             answered = False
             try:
-                self._sock.sendall(encode_request(call.op, call.fields))
+                self._sock.sendall(encode_request(call.op, {**self._actor, **call.fields}))
                 line = read_line(self._reader)
                 answered = True
             except OSError as e:
@@ -131,9 +140,10 @@ class Client:
         path, warnings = self._call(calls.open_(db, branch))
         return Session(self, db, branch, path, warnings)
 
-    def checkout(self, db: str, branch: str = "main") -> str:
-        """Materializes the branch head as a writable checkout (no session) and returns its path."""
-        return self._call(calls.checkout(db, branch))
+    def checkout(self, db: str, branch: str = "main", discard: bool = False) -> str:
+        """Returns the branch's writable checkout (no session), materializing the head unless the file is current.
+        Uncheckpointed writes in a current checkout are kept; `discard` drops them and re-materializes the head."""
+        return self._call(calls.checkout(db, branch, discard))
 
     def fork(
         self,
@@ -149,7 +159,7 @@ class Client:
         return self._call(calls.fork(db, source, new, from_checkpoint, ttl, meta))
 
     def destroy(self, db: str, branch: str, force: bool = False) -> None:
-        """Deletes a branch; `force` overrides protection and a live lease."""
+        """Deletes a branch; `force` overrides protection (never a live lease: close that session first)."""
         self._call(calls.destroy(db, branch, force))
 
     def rollback(self, db: str, branch: str, to: str) -> str:
@@ -325,6 +335,13 @@ class EventStream:
         self._sock.close()
 
 
-def connect(socket_path: str | os.PathLike[str], *, timeout: float | None = 5.0) -> Client:
-    """Connects to the daemon listening on `socket_path` (`timeout` bounds the connect)."""
-    return Client(socket_path, timeout=timeout)
+def connect(
+    socket_path: str | os.PathLike[str],
+    *,
+    timeout: float | None = 5.0,
+    actor: str | None = None,
+    allow_force: bool = False,
+) -> Client:
+    """Connects to the daemon listening on `socket_path` (`timeout` bounds the connect); `actor="agent"` makes every
+    request an agent's."""
+    return Client(socket_path, timeout=timeout, actor=actor, allow_force=allow_force)

@@ -101,9 +101,10 @@ class Store:
         """Creates a database, empty or imported from the SQLite file `from_file` (which is left untouched)."""
         self.run("create", db, *(["--from", os.fspath(from_file)] if from_file is not None else []))
 
-    def checkout(self, db: str, branch: str = "main") -> str:
-        """Materializes the branch head as a writable checkout and returns its path."""
-        return self._path("checkout", _target(db, branch))
+    def checkout(self, db: str, branch: str = "main", discard: bool = False) -> str:
+        """Returns the branch's writable checkout, materializing the head unless the file is current. Uncheckpointed
+        writes in a current checkout are kept; `discard` drops them and re-materializes the head."""
+        return self._path("checkout", _target(db, branch), *(["--discard"] if discard else []))
 
     def checkout_at(self, db: str, branch: str, checkpoint: str, force: bool = False) -> str:
         """Materializes a named checkpoint as a read-only file (cached; `force` rebuilds it); returns its path."""
@@ -138,7 +139,7 @@ class Store:
         return self._int("txid", *args)
 
     def destroy(self, db: str, branch: str, force: bool = False) -> None:
-        """Deletes a branch; `force` overrides protection and a live lease."""
+        """Deletes a branch; `force` overrides protection (never a live lease: close that session first)."""
         self.run("destroy", _target(db, branch), *(["--force"] if force else []))
 
     def rollback(self, db: str, branch: str, to: str) -> str:

@@ -9,10 +9,16 @@ import { checkoutOutcome, pathOutcome } from '../output.js';
 export const checkoutCommand: Command = {
   name: 'checkout',
   summary: 'materialize a working copy (or, with --at --read-only, a checkpoint) and print its path',
-  usage: '<db>[@branch] [--force] [--at CP --read-only [--force]]',
+  usage: '<db>[@branch] [--discard | --force] [--at CP --read-only [--force]]',
   help: [
     "Prints the path of the branch's writable checkout (checkouts/<db>/<branch>.db), materializing the head unless the",
-    'existing file is clean and current. Local edits that were never checkpointed are discarded with a warning (checkpoint first to keep them).',
+    'existing file is current. A current checkout holding writes no checkpoint recorded is returned as it is, writes',
+    'kept (a note says so; --json has "dirty": true): checkpoint to keep them, or pass --discard to drop them and',
+    're-materialize the head. Earlier versions discarded them with a warning; now only --discard does.',
+    '',
+    'If the branch moved under the checkout (a rollback or promote that could not refresh it, a checkpoint from another',
+    'machine), its uncheckpointed writes are kept as the undo point <branch>-pre-reopen (named on stderr and as "kept"',
+    'in --json) and the new head is materialized in its place; --discard drops them instead.',
     '',
     'With --at CP --read-only, materializes the named checkpoint as an immutable file under checkouts-ro/ instead;',
     'repeat calls reuse it after one read of the branch ref (while it is untouched and still holds the checkpoint of',
@@ -25,10 +31,15 @@ export const checkoutCommand: Command = {
     'offshoot checkout app',
     'sqlite3 "$(offshoot checkout app@attempt-1)" "SELECT count(*) FROM t"',
     'offshoot checkout app --at seeded --read-only',
+    'offshoot checkout app@attempt-1 --discard',
   ],
   flags: {
     at: { type: 'string', value: 'CP', description: 'a named checkpoint (needs --read-only)' },
     'read-only': { type: 'boolean', description: 'the read-only checkpoint checkout (needs --at)' },
+    discard: {
+      type: 'boolean',
+      description: 're-materialize the head over uncheckpointed writes, dropping them',
+    },
     force: {
       type: 'boolean',
       description: 're-materialize: a writable checkout is moved aside first; a read-only one even if cached',
@@ -56,6 +67,6 @@ export const checkoutCommand: Command = {
     }
     const ctx = await inv.context();
     const { checkout } = await import('../../ops/checkout.js');
-    return checkoutOutcome(await checkout(ctx, t, { force }));
+    return checkoutOutcome(await checkout(ctx, t, { force, discard: inv.flags.boolean('discard'), actor: inv.actor }));
   },
 };

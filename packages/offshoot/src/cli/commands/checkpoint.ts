@@ -27,7 +27,7 @@ export const checkpointCommand: Command = {
       import('../../ops/checkpoint.js'),
       import('../../ops/helpers/chain/chain-writer.js'),
     ]);
-    const r = await checkpoint(ctx, t, name, meta);
+    const r = await checkpoint(ctx, t, name, meta, { actor: inv.actor });
     // The checkpoint is durable and reported first; merging the chain it grew is not part of its cost.
     const afterward = async (): Promise<void> => {
       if (r.kind !== 'none') await compactBranch(ctx, t.db, t.branch);

@@ -9,17 +9,22 @@ export const destroyCommand: Command = {
   usage: '<db>[@branch] [--force]',
   help: [
     'Claims the branch, makes sure nothing holds its checkout, deletes the ref, then the checkout files. Storage',
-    'shared with forks lives on until gc finds it unreachable. Protected branches and live leases need --force,',
-    'which also removes a ref too malformed to read; a checkout another connection is writing to is refused',
-    '(exit 6, busy) even with --force.',
+    'shared with forks lives on until gc finds it unreachable. Protected branches need --force, which also removes a',
+    'ref too malformed to read. A live lease (a daemon session, another command) is never taken: close that session',
+    'first (exit 6, busy, even with --force), and so is a checkout another connection is writing to.',
   ].join('\n'),
   examples: ['offshoot destroy app@attempt-1', 'offshoot destroy app --force'],
-  flags: { force: { type: 'boolean', description: 'destroy a protected or leased branch, or a malformed ref' } },
+  flags: {
+    force: {
+      type: 'boolean',
+      description: 'destroy a protected branch, or a malformed ref (never one under a live lease)',
+    },
+  },
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
     const ctx = await inv.context();
     const { destroy } = await import('../../ops/destroy.js');
-    return destroyOutcome(await destroy(ctx, t, { force: inv.flags.boolean('force') }));
+    return destroyOutcome(await destroy(ctx, t, { force: inv.flags.boolean('force'), actor: inv.actor }));
   },
 };

@@ -16,7 +16,8 @@ export const forkCommand: Command = {
     "Creates branch <new> sharing the source's durable storage through a base pointer (a few hundred bytes at any",
     'size). A dirty source checkout is checkpointed first, so the fork holds everything committed before the call.',
     'The child gets checkpoint "fork", is unprotected, and is reaped once --ttl passes without activity.',
-    'The TTL must be positive; omit --ttl for a branch that never expires.',
+    'The TTL must be positive; omit --ttl for a branch that never expires. Names ending in -pre-rollback, -pre-promote',
+    'or -pre-reopen (optionally -N) are the undo points offshoot keeps, and no fork may take one.',
   ].join('\n'),
   examples: ['offshoot fork app attempt-1 --ttl 1h', 'offshoot fork app@main retry --at seeded --meta task=123'],
   flags: {
@@ -39,7 +40,7 @@ export const forkCommand: Command = {
     const at = inv.flags.string('at');
     if (at !== undefined) opts.at = validateName('checkpoint', at);
     const ttl = inv.flags.string('ttl');
-    if (ttl !== undefined) opts.ttl = parseTtl(ttl, { allowNone: false });
+    if (ttl !== undefined) opts.ttl = parseTtl(ttl, { fork: true });
     const meta = parseMetaPairs(inv.flags.list('meta'));
     if (meta) opts.meta = meta;
     const ctx = await inv.context();

@@ -3,6 +3,7 @@ import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
+import { SOCKET_FLAG } from '../daemon-request.js';
 import { promoteOutcome } from '../output.js';
 
 /** `offshoot promote <db>@<src> --onto <tgt> [--force] [--materialize]`: repoints a branch at another's head. */
@@ -16,6 +17,9 @@ export const promoteCommand: Command = {
     '"promote", and its previous head is kept as <target>-pre-promote. A protected TARGET (main) needs --force.',
     'As with rollback, an existing <target>-pre-promote that is not an unused undo point is never replaced (refused), and',
     'a TARGET checkout too busy to refresh makes the command exit 6 (busy) after the target moved.',
+    '',
+    'A source with a live session is flushed through the daemon serving this store first (-socket, else the default),',
+    'so its writes so far are promoted; with no daemon to reach, its last flushed head is promoted and a warning says so.',
   ].join('\n'),
   examples: ['offshoot promote app@attempt-1 --onto main --force', 'offshoot promote app@main --onto staging'],
   flags: {
@@ -23,6 +27,7 @@ export const promoteCommand: Command = {
     force: { type: 'boolean', description: 'promote onto a protected branch' },
     materialize: { type: 'boolean', description: "copy the source's state instead of sharing it" },
     'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
+    socket: SOCKET_FLAG,
   },
   fillsRoCache: true,
 
@@ -36,11 +41,14 @@ export const promoteCommand: Command = {
       });
     validateName('branch', onto);
     const ctx = await inv.context();
+    const { flushLiveSource } = await import('../live-source.js');
+    await flushLiveSource(inv, ctx, src);
     const { promote } = await import('../../ops/promote.js');
     return promoteOutcome(
       await promote(ctx, src, onto, {
         force: inv.flags.boolean('force'),
         materialize: inv.flags.boolean('materialize'),
+        actor: inv.actor,
       }),
     );
   },

@@ -15,6 +15,6 @@ export const protectCommand: Command = {
     const t = parseTarget(inv.arg(0));
     const ctx = await inv.context();
     const { setProtected } = await import('../../ops/protect.js');
-    return protectOutcome(await setProtected(ctx, t, true));
+    return protectOutcome(await setProtected(ctx, t, true, { actor: inv.actor }));
   },
 };

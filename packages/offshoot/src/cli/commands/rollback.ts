@@ -39,6 +39,8 @@ export const rollbackCommand: Command = {
     validateName('checkpoint', to);
     const ctx = await inv.context();
     const { rollback } = await import('../../ops/rollback.js');
-    return rollbackOutcome(await rollback(ctx, t, to, { materialize: inv.flags.boolean('materialize') }));
+    return rollbackOutcome(
+      await rollback(ctx, t, to, { materialize: inv.flags.boolean('materialize'), actor: inv.actor }),
+    );
   },
 };

@@ -17,9 +17,9 @@ export const touchCommand: Command = {
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
-    const ttl = parseTtl(inv.flags.string('ttl'), { allowZeroAsNone: true });
+    const ttl = parseTtl(inv.flags.string('ttl'));
     const ctx = await inv.context();
     const { touch } = await import('../../ops/touch.js');
-    return touchOutcome(await touch(ctx, t, ttl));
+    return touchOutcome(await touch(ctx, t, ttl, { actor: inv.actor }));
   },
 };

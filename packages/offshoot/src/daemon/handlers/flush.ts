@@ -1,10 +1,26 @@
-import { optionalCheckpoint, requestTarget } from '../request-fields.js';
+import { readBranch } from '../../ops/helpers/branch/branch-ref.js';
+import { refuseUndoPointChange } from '../../ops/helpers/safety/policy.js';
+import { optionalCheckpoint, requestTarget, requestActor } from '../request-fields.js';
 import { flushLive } from '../session-lifecycle.js';
 import type { OpHandler } from './op-handler.js';
 
 /** `flush` db, branch, name?, meta? → txid: makes the session's captured writes durable, optionally named. */
 export const flushOp: OpHandler = async (req, d) => {
-  const slot = d.sessions.open(requestTarget(req));
+  const t = requestTarget(req);
+  const slot = d.sessions.open(t);
+  const actor = requestActor(req);
+  if (actor.kind === 'agent') {
+    const { ref } = await readBranch(d.ops, t.db, t.branch);
+    await refuseUndoPointChange(
+      d.ops,
+      t.db,
+      t.branch,
+      ref,
+      actor,
+      'checkpointing into',
+      `offshoot session flush ${t.db}@${t.branch}`,
+    );
+  }
   const name = optionalCheckpoint(req);
   const r = await flushLive(slot, {
     kind: 'manual',

@@ -14,7 +14,7 @@ export const forkOp: OpHandler = async (req, d) => {
   const name = requiredName(req, 'branch', 'new branch name');
   const opts: ForkOptions = {};
   if (req.from !== undefined && req.from !== '') opts.at = validateName('checkpoint', req.from);
-  const ttl = parseTtl(req.ttl, { allowNone: false });
+  const ttl = parseTtl(req.ttl, { fork: true });
   if (ttl.kind !== 'keep') opts.ttl = ttl;
   if (req.meta !== undefined) opts.meta = req.meta;
   await flushSourceSession(d, src, 'fork', opts.at === undefined);

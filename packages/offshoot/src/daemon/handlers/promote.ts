@@ -1,5 +1,5 @@
 import { promote } from '../../ops/promote.js';
-import { requestTarget, requiredName } from '../request-fields.js';
+import { requestActor, requestTarget, requiredName } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 import { flushSourceSession } from './source-flush.js';
 
@@ -13,6 +13,6 @@ export const promoteOp: OpHandler = async (req, d) => {
   const onto = requiredName(req, 'branch', 'target branch');
   d.sessions.refuseIfPresent({ db: src.db, branch: onto }, 'promote onto');
   await flushSourceSession(d, src, 'promote');
-  const r = await promote(d.ops, src, onto, { force: req.force ?? false });
+  const r = await promote(d.ops, src, onto, { force: req.force ?? false, actor: requestActor(req) });
   return { ok: true, txid: r.txid, ...(r.refreshError ? { warnings: [r.refreshError.message] } : {}) };
 };

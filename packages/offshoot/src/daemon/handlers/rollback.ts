@@ -1,5 +1,5 @@
 import { rollback } from '../../ops/rollback.js';
-import { requestTarget, requiredName } from '../request-fields.js';
+import { requestActor, requestTarget, requiredName } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 
 /**
@@ -10,6 +10,6 @@ export const rollbackOp: OpHandler = async (req, d) => {
   const t = requestTarget(req);
   const cp = requiredName(req, 'checkpoint', 'checkpoint to roll back to');
   d.sessions.refuseIfPresent(t, 'rollback');
-  const r = await rollback(d.ops, t, cp);
+  const r = await rollback(d.ops, t, cp, { actor: requestActor(req) });
   return { ok: true, checkout: r.path, ...(r.refreshError ? { warnings: [r.refreshError.message] } : {}) };
 };

@@ -23,6 +23,15 @@ export const checkoutTool = defineTool({
     txid: z.number().nullable(),
     live: z.boolean().describe('true when a daemon session captures writes to this path'),
     reused: z.boolean(),
+    dirty: z
+      .boolean()
+      .describe(
+        'true when the file holds writes no checkpoint has recorded yet: they are kept, call offshoot_checkpoint',
+      ),
+    kept: z
+      .string()
+      .nullable()
+      .describe('the undo point that kept your uncheckpointed writes when the branch moved under the file'),
   },
   async run(args, deps) {
     const db = nameArg('database', args.database);
@@ -31,19 +40,41 @@ export const checkoutTool = defineTool({
       const s = sessionOn(d, db, branch);
       if (s !== undefined && !s.error) {
         return {
-          structured: { db, branch, path: s.checkout, txid: s.durable_txid, live: true, reused: true },
+          structured: {
+            db,
+            branch,
+            path: s.checkout,
+            txid: s.durable_txid,
+            live: true,
+            reused: true,
+            dirty: false,
+            kept: null,
+          },
           text: `${s.checkout}\ncaptured live by the daemon session (durable through txid ${s.durable_txid}); checkpoint with offshoot_checkpoint`,
           touched: [{ db, branch }],
         };
       }
       const ctx = await deps.ops();
       deps.control.step(`checking out ${db}@${branch}`);
-      const r = await checkout(ctx, { db, branch });
+      const r = await checkout(ctx, { db, branch }, { actor: deps.actor });
       const notes = [`at rest: writes to this file are kept only when you call offshoot_checkpoint`];
+      if (r.dirty)
+        notes.push('it holds writes no checkpoint has recorded yet (kept): call offshoot_checkpoint to keep them');
+      if (r.kept !== undefined)
+        notes.push(`${db}@${branch} moved under this file; your uncheckpointed writes are kept as ${db}@${r.kept}`);
       if (s?.error) notes.push(`warning: the daemon's session on ${db}@${branch} is fenced (${s.error})`);
       else if (d !== undefined) notes.push(`a daemon is up but has no session on ${db}@${branch}`);
       return {
-        structured: { db, branch, path: r.path, txid: r.txid, live: false, reused: r.reused },
+        structured: {
+          db,
+          branch,
+          path: r.path,
+          txid: r.txid,
+          live: false,
+          reused: r.reused,
+          dirty: r.dirty,
+          kept: r.kept ?? null,
+        },
         text: [r.path, ...notes].join('\n'),
         touched: [{ db, branch }],
       };

@@ -48,7 +48,7 @@ export const checkpointTool = defineTool({
         };
       }
       const ctx = await deps.ops();
-      const r = await checkpoint(ctx, { db, branch }, name, meta);
+      const r = await checkpoint(ctx, { db, branch }, name, meta, { actor: deps.actor });
       return {
         structured: { ...base, txid: r.txid, kind: r.kind, live: false },
         text: `checkpoint "${name}" at txid ${r.txid} (at rest: ${r.kind === 'none' ? 'unchanged since the last one' : `a ${r.kind} of ${r.pages} page(s)`})`,

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { destroy } from '../../ops/destroy.js';
 import { databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
-import { guardAgent } from '../guard.js';
 import { defineTool, HINTS } from '../tool.js';
 import { readHead } from './branch-facts.js';
 
@@ -24,7 +23,9 @@ export const destroyTool = defineTool({
     force: z
       .boolean()
       .optional()
-      .describe('override protection; honoured only under -allow-force, or when the human confirms it'),
+      .describe(
+        'override protection; honoured only under -allow-force, or when the human confirms it (a live lease is never taken)',
+      ),
   },
   output: { db: z.string(), branch: z.string(), removed_checkout: z.boolean() },
   async run(args, deps) {
@@ -32,8 +33,7 @@ export const destroyTool = defineTool({
     const branch = nameArg('branch', args.branch);
     await withDaemon(deps, async (d) => refuseIfSession(d, db, branch, 'destroy'));
     const ctx = await deps.ops();
-    const { force } = await guardAgent(ctx, { verb: 'destroy', db, branch, force: args.force ?? false }, deps);
-    const r = await destroy(ctx, { db, branch }, { force });
+    const r = await destroy(ctx, { db, branch }, { force: args.force ?? false, actor: deps.actor });
     return {
       structured: { db, branch, removed_checkout: r.removedCheckout },
       text: `destroyed ${db}@${branch}${r.removedCheckout ? ' and its checkout' : ''}`,

@@ -49,7 +49,7 @@ export const forkTool = defineTool({
     const source = branchOr('branch', args.branch);
     const at = args.at === undefined ? undefined : nameArg('at', args.at);
     const meta = validateMeta(args.meta);
-    const given = ttlArg(args.ttl);
+    const given = ttlArg(args.ttl, 'fork');
     const ttl = given.kind === 'keep' ? deps.options.defaultTtl : given;
     const ttlSource: 'explicit' | 'default' | 'none' =
       ttl.kind === 'none' ? 'none' : given.kind === 'keep' ? 'default' : 'explicit';

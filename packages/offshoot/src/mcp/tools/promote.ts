@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
 import { promote } from '../../ops/promote.js';
 import { databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, sessionOn, withDaemon } from '../daemon-link.js';
-import { guardAgent } from '../guard.js';
 import { defineTool, HINTS } from '../tool.js';
 import { readHead, refreshNote } from './branch-facts.js';
 
@@ -16,7 +16,8 @@ export const promoteTool = defineTool({
     'refused, and force is honoured only if the human started this server with -allow-force (or, under',
     '-confirm-force, the host asks the human, who must accept). On a refusal, do not retry: tell the human the exact',
     'command from the result (offshoot promote ... --force) or keep working on the fork. Refused while a daemon',
-    'session is open on the target; an open source session is fine (its last flushed head is promoted).',
+    'session is open on the target; an open source session is flushed through the daemon first, so its writes so',
+    'far are promoted.',
   ].join(' '),
   annotations: HINTS.destructive,
   input: {
@@ -36,25 +37,36 @@ export const promoteTool = defineTool({
     backup: z.string(),
     path: z.string(),
     refreshed: z.boolean(),
-    source_live: z.boolean().describe('true when the source had a daemon session: its last flushed head was promoted'),
+    source_live: z
+      .boolean()
+      .describe(
+        'true when the source had a live session: flushed first where the daemon could, else its last flushed head',
+      ),
   },
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const source = nameArg('source', args.source);
     const target = nameArg('target', args.target);
-    const sourceLive = await withDaemon(deps, async (d) => {
+    // A source session is flushed through the daemon first, so the promote holds its writes so far (as the
+    // daemon's own promote does); one that cannot be flushed (fenced) leaves its last flushed head.
+    const live = await withDaemon(deps, async (d) => {
       refuseIfSession(d, db, target, 'promote onto');
-      return sessionOn(d, db, source) !== undefined;
+      const s = sessionOn(d, db, source);
+      if (d === undefined || s === undefined) return { live: false, flushed: false };
+      if (s.error) return { live: true, flushed: false };
+      await d.client.flush(db, source);
+      return { live: true, flushed: true };
     });
     const ctx = await deps.ops();
-    const { force } = await guardAgent(ctx, { verb: 'promote', db, source, target, force: args.force ?? false }, deps);
-    const r = await promote(ctx, { db, branch: source }, target, { force });
+    const r = await promote(ctx, { db, branch: source }, target, { force: args.force ?? false, actor: deps.actor });
     const lines = [
       `promoted ${db}@${source} -> ${db}@${target} at txid ${r.txid}; the previous ${target} is kept as ${db}@${r.backup}`,
     ];
-    if (sourceLive)
+    if (live.flushed)
+      lines.push(`${db}@${source} has a live session: it was flushed first, so its writes so far are promoted`);
+    else if (live.live || r.sourceLive)
       lines.push(
-        `${db}@${source} has a live session: its last flushed head (txid ${r.txid}) was promoted, not its unflushed writes`,
+        `${db}@${source} has a live session that could not be flushed: its last flushed head (txid ${r.txid}) was promoted, not its unflushed writes`,
       );
     const note = refreshNote(db, target, r);
     if (note !== undefined) lines.push(note);
@@ -67,7 +79,7 @@ export const promoteTool = defineTool({
         backup: r.backup,
         path: r.path,
         refreshed: r.refreshed,
-        source_live: sourceLive,
+        source_live: live.live || r.sourceLive,
       },
       text: lines.join('\n'),
       touched: [
@@ -87,7 +99,7 @@ export const promoteTool = defineTool({
       message:
         `The agent asks to promote ${db}@${args.source} (head txid ${src.txid}) onto ${tgt.protected ? 'protected ' : ''}` +
         `${db}@${args.target} (head txid ${tgt.txid}): ${db}@${args.target} will then hold txid ${src.txid}'s content. ` +
-        `Its current head (txid ${tgt.txid}) is kept as the undo point ${db}@${args.target}-pre-promote.`,
+        `Its current head (txid ${tgt.txid}) is kept as the undo point ${db}@${undoPointName(args.target, 'pre-promote')}.`,
       fingerprint: `${src.txid}/${src.etag}>${tgt.txid}/${tgt.etag}`,
     };
   },

@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
 import { rollback } from '../../ops/rollback.js';
 import { branchArg, branchOr, databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
-import { guardAgent } from '../guard.js';
 import { defineTool, HINTS } from '../tool.js';
 import { readHead, refreshNote } from './branch-facts.js';
 
@@ -41,8 +41,7 @@ export const rollbackTool = defineTool({
     const branch = branchOr('branch', args.branch);
     await withDaemon(deps, async (d) => refuseIfSession(d, db, branch, 'rollback'));
     const ctx = await deps.ops();
-    await guardAgent(ctx, { verb: 'rollback', db, branch }, deps);
-    const r = await rollback(ctx, { db, branch }, to);
+    const r = await rollback(ctx, { db, branch }, to, { actor: deps.actor });
     const isProtected = (await ctx.store.tryGetRef(db, branch))?.ref.protected ?? false;
     const undo =
       isProtected && !deps.options.allowForce
@@ -80,7 +79,7 @@ export const rollbackTool = defineTool({
     const ctx = await deps.ops();
     const db = args.database;
     const branch = args.branch ?? 'main';
-    const undo = `${branch}-pre-rollback`;
+    const undo = undoPointName(branch, 'pre-rollback');
     const [cur, old] = await Promise.all([readHead(ctx, db, branch), readHead(ctx, db, undo)]);
     const cp = cur?.checkpoints[args.to];
     if (cur === undefined || cp === undefined) return undefined;

@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import { durationMs, parseDuration } from '../../core/duration.js';
 import { touch } from '../../ops/touch.js';
 import { branchArg, branchOr, databaseArg, nameArg, ttlArg, ttlText } from '../args.js';
 import { sessionOn, withDaemon } from '../daemon-link.js';
-import { guardAgent } from '../guard.js';
 import { defineTool, HINTS } from '../tool.js';
 
 /** `offshoot_touch`: restarts a branch's TTL clock, optionally setting or clearing its TTL. */
@@ -33,14 +31,14 @@ export const touchTool = defineTool({
     const branch = branchOr('branch', args.branch);
     const ttl = ttlArg(args.ttl);
     const ctx = await deps.ops();
-    await guardAgent(ctx, { verb: 'touch', db, branch, ttl }, deps);
     // A branch a daemon session holds is touched by that daemon, under the session's own lease.
     const r = await withDaemon(deps, async (d) => {
-      if (d === undefined || sessionOn(d, db, branch) === undefined) return touch(ctx, { db, branch }, ttl);
+      if (d === undefined || sessionOn(d, db, branch) === undefined)
+        return touch(ctx, { db, branch }, ttl, { actor: deps.actor });
       const t = await d.client.touch(db, branch, ttl.kind === 'keep' ? {} : { ttl: ttlText(ttl) ?? 'none' });
-      return { ttl: t.ttl === 'none' ? undefined : t.ttl, touchedAt: t.touched_at };
+      return { ttl: t.ttl === 'none' ? undefined : t.ttl, touchedAt: t.touched_at, expiresAt: t.expires_at };
     });
-    const expiresAt = r.ttl ? new Date(Date.parse(r.touchedAt) + durationMs(parseDuration(r.ttl))).toISOString() : null;
+    const expiresAt = r.expiresAt ?? null;
     return {
       structured: { db, branch, ttl: r.ttl ?? null, touched_at: r.touchedAt, expires_at: expiresAt },
       text: `touched ${db}@${branch} ttl=${r.ttl ?? 'none'} touched_at=${r.touchedAt}${expiresAt ? ` expires_at=${expiresAt}` : ''}`,

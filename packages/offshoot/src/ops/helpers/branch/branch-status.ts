@@ -25,6 +25,8 @@ export interface BranchStatus {
   ttl: string | undefined;
   /** Time left before the branch may be reaped, or `expired`. */
   remaining: string | undefined;
+  /** When the branch may be reaped (RFC 3339), by the reaper's rule; undefined without a TTL or while protected. */
+  expiresAt?: string;
   leaseHolder: string | undefined;
   leaseExpiry: string | undefined;
   touchedAt: string | undefined;

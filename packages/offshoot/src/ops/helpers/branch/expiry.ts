@@ -1,4 +1,5 @@
-import { durationMs, parseDuration } from '../../../core/duration.js';
+import { durationMs, formatDuration, msDuration, parseDuration } from '../../../core/duration.js';
+import type { Ref } from '../../../core/ref.js';
 
 /** The reap deadline of a ref: max(touched_at, lease_expiry) + ttl, in ms; undefined without a TTL. */
 export function reapDeadline(
@@ -9,4 +10,30 @@ export function reapDeadline(
   if (!ttl) return undefined;
   const from = Math.max(Date.parse(touchedAt ?? '') || 0, Date.parse(leaseExpiry ?? '') || 0);
   return from + durationMs(parseDuration(ttl));
+}
+
+/**
+ * The one expiry rule, the reaper's: a branch with a TTL may be reaped once it has gone that long without activity,
+ * counted from the later of its last activity and its lease's expiry; a protected branch never expires. Every
+ * surface that shows an expiry (status, the wire, MCP, the UI, touch, unprotect) computes it here. A lease the
+ * caller itself holds (`ownLease`, about to be given back) does not count.
+ */
+export function expiryOf(
+  ref: Pick<Ref, 'protected' | 'ttl' | 'touched_at' | 'lease_expiry' | 'lease_holder'>,
+  ownLease?: string,
+): number | undefined {
+  if (ref.protected) return undefined;
+  const lease = ownLease !== undefined && ref.lease_holder === ownLease ? undefined : ref.lease_expiry;
+  return reapDeadline(ref.ttl, ref.touched_at, lease);
+}
+
+/** Time left before an expiry as status shows it: a duration rounded up to the second, or `expired`. */
+export function remainingUntil(expiry: number, now: Date): string {
+  if (expiry <= now.getTime()) return 'expired';
+  return formatDuration(msDuration(Math.ceil((expiry - now.getTime()) / 1000) * 1000));
+}
+
+/** An expiry as RFC 3339, for results and JSON. */
+export function expiryText(expiry: number | undefined): string | undefined {
+  return expiry === undefined ? undefined : new Date(expiry).toISOString();
 }

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { fail } from '../../../core/errors.js';
 import { validateMeta, type Meta } from '../../../core/meta.js';
+import { named, nameMap } from '../../../core/name-map.js';
 import type { Ref } from '../../../core/ref.js';
 import type { Target } from '../../../core/target.js';
 import { backdateAndFingerprint, readSidecar, sameIdentity, writeSidecar } from '../../../sqlite/checkout-sidecar.js';
@@ -17,6 +18,7 @@ import type { OpsContext } from '../context/context.js';
 import { encodePages, type EncodePlan } from '../chain/encode-pages.js';
 import { checkoutPath } from '../context/paths.js';
 import { withTempDir } from '../context/temp-dir.js';
+import { undoPointName } from '../branch/undo-point-names.js';
 
 /** What a checkpoint wrote: a segment of changed pages, a full snapshot, or nothing (the checkout was unchanged). */
 export interface CheckpointResult {
@@ -36,17 +38,19 @@ export interface CheckpointResult {
  * Records a branch's checkout as its new head, the caller holding the branch lease: writes only the pages that
  * changed since the checkout was materialized or last checkpointed, as a segment at head+1 — a snapshot on the
  * cadence or when most pages changed — and records the name (if any) by compare-and-swap. An unchanged checkout
- * writes no object; the name lands on the current head.
+ * writes no object; the name lands on the current head. `vet` (the caller's rules) sees the ref read under the lease.
  */
 export async function checkpointCheckout(
   ctx: OpsContext,
   t: Target,
   name: string | undefined,
   meta?: Meta,
+  vet?: (ref: Ref) => Promise<void>,
 ): Promise<CheckpointResult> {
   validateMeta(meta);
   const cur = await readBranch(ctx, t.db, t.branch);
-  if (name !== undefined && cur.ref.checkpoints[name]) {
+  await vet?.(cur.ref);
+  if (name !== undefined && named(cur.ref.checkpoints, name)) {
     throw fail('ALREADY_EXISTS', `checkpoint "${name}" already exists on ${t.db}@${t.branch}`, {
       hint: 'pick another checkpoint name',
     });
@@ -75,6 +79,12 @@ async function checkpointFrozen(
   frozen: FrozenCheckout,
 ): Promise<CheckpointResult> {
   const { ref } = cur;
+  if (frozen.stat.size === 0n)
+    throw fail(
+      'CORRUPT',
+      `cannot checkpoint ${t.db}@${t.branch}: its checkout ${frozen.path} is empty (0 bytes): a truncated or unfinished copy?`,
+      { hint: `restore the file, or check the branch out again to get its head back (its head is unchanged)` },
+    );
   const sc = readSidecar(frozen.path);
   if (sc !== undefined && sc.lineage !== ref.lineage) {
     // The file was materialized from another lineage: the branch was repointed (a rollback or promote whose refresh
@@ -83,7 +93,11 @@ async function checkpointFrozen(
       'CAS_CONFLICT',
       `the checkout of ${t.db}@${t.branch} holds another lineage than the branch (it was repointed or recreated since ${frozen.path} was materialized)`,
       {
-        hint: `run 'offshoot checkout ${t.db}@${t.branch}' to refresh it (its local changes are discarded), or copy the file and import it with 'offshoot create <db> --from'`,
+        hint: `run 'offshoot checkout ${t.db}@${t.branch}' to refresh it (its local changes are kept as ${undoPointName(t.branch, 'pre-reopen')}), or copy the file and import it with 'offshoot create <db> --from'`,
+        hints: {
+          agent: `call offshoot_checkout on ${t.db}@${t.branch} to refresh it; its local changes are kept as the branch ${undoPointName(t.branch, 'pre-reopen')}`,
+          sdk: `check ${t.db}@${t.branch} out again to refresh it; its local changes are kept as the branch ${undoPointName(t.branch, 'pre-reopen')}`,
+        },
       },
     );
   }
@@ -188,7 +202,7 @@ async function recordCheckpoint(
   epoch: number | undefined,
 ): Promise<VersionedRef> {
   const now = ctx.now().toISOString();
-  const next: Ref = { ...cur.ref, checkpoints: { ...cur.ref.checkpoints }, touched_at: now };
+  const next: Ref = { ...cur.ref, checkpoints: nameMap(cur.ref.checkpoints), touched_at: now };
   if (epoch !== undefined) {
     next.head_txid = txid;
     next.head_epoch = epoch;

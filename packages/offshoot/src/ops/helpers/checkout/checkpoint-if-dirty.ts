@@ -12,7 +12,8 @@ import { checkoutPath } from '../context/paths.js';
 /**
  * Makes a branch's head include everything committed to its checkout: a checkout proven clean (O(1)) costs nothing;
  * a dirty one gets an unnamed checkpoint of its changed pages. A busy or leased checkout is reported and skipped, so the
- * caller proceeds from the last durable head. Returns true when a checkpoint was written.
+ * caller proceeds from the last durable head. Returns true when a checkpoint ran, so the ref changed (even one
+ * that wrote no object moves `touched_at`): the caller reads it again before it compares and swaps.
  */
 export async function checkpointIfDirty(ctx: OpsContext, t: Target, ref: Ref): Promise<boolean> {
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
@@ -21,8 +22,8 @@ export async function checkpointIfDirty(ctx: OpsContext, t: Target, ref: Ref): P
   if (sameIdentity(sc, headIdentity(ref)) && (await checkClean(path, sc)) === 'clean') return false;
   if (!sameIdentity(sc, headIdentity(ref))) return false;
   try {
-    const r = await withBranchLease(ctx, t, () => checkpointCheckout(ctx, t, undefined));
-    return r.kind !== 'none';
+    await withBranchLease(ctx, t, () => checkpointCheckout(ctx, t, undefined));
+    return true;
   } catch (err) {
     if (!hasCode(err, 'BUSY') && !hasCode(err, 'LEASE_HELD')) throw err;
     ctx.warn(`${t.db}@${t.branch}: ${err.message}; proceeding from the last durable head (txid ${ref.head_txid})`);

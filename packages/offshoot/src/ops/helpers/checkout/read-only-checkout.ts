@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { named } from '../../../core/name-map.js';
 import type { Target } from '../../../core/target.js';
 import { commitRename, tempPathFor } from '../../../platform/atomic-file.js';
 import { checkpointTxid } from '../branch/checkpoint-txid.js';
@@ -34,7 +35,7 @@ export async function readOnlyCheckout(
   const marker = `${path}.last-used`;
   const { ref } = await readBranch(ctx, t.db, t.branch);
   checkpointTxid(ref, t, checkpoint);
-  const identity = JSON.stringify({ lineage: ref.lineage, ...ref.checkpoints[checkpoint] });
+  const identity = JSON.stringify({ lineage: ref.lineage, ...named(ref.checkpoints, checkpoint) });
   if (!opts.force && (await serves(path, identity))) {
     await writeFile(marker, '');
     return { path, cached: true };

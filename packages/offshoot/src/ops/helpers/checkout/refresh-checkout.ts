@@ -16,7 +16,7 @@ export interface RefreshOutcome {
 
 /**
  * After a repoint (rollback, promote, compact), re-materializes the branch's checkout if one exists, by writing a new
- * file and renaming it into place. A busy checkout is left as it is (it then reads "detached"); the returned error
+ * file and renaming it into place, once `keep` has kept what it holds that no checkpoint recorded. A busy checkout is left as it is (it then reads "detached"); the returned error
  * (same code as the cause) says the branch moved and how to refresh the checkout, for the caller to report.
  */
 export async function refreshCheckout(
@@ -26,11 +26,15 @@ export async function refreshCheckout(
   ref: Ref,
   what = 'repointed',
   label?: string,
+  keep?: () => Promise<unknown>,
 ): Promise<RefreshOutcome> {
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   if (!existsSync(path)) return { path, refreshed: false };
   try {
     quiesce(path);
+    // Writes no checkpoint recorded (a checkout the branch had already moved under) are kept before the file is
+    // replaced; if keeping them fails, the checkout is left as it is.
+    await keep?.();
     await installCheckout(ctx, db, branch, ref, label);
     return { path, refreshed: true };
   } catch (err) {

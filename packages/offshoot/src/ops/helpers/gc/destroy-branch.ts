@@ -7,7 +7,7 @@ import { leaseLive, leaseUntil } from '../branch/branch-ref.js';
 import { withBranchLease } from '../lease/branch-lease.js';
 import type { OpsContext } from '../context/context.js';
 import { checkoutFiles, checkoutPath } from '../context/paths.js';
-import { refuseProtected } from '../safety/protected.js';
+import { type Actor, HUMAN, refuseProtected, refuseUndoPointChange } from '../safety/policy.js';
 
 /** What destroy removed. */
 export interface DestroyResult {
@@ -18,40 +18,51 @@ export interface DestroyResult {
 
 /**
  * `offshoot destroy db[@b]`: claims the ref with a `deleting` compare-and-swap, makes sure no connection holds the
- * checkout, deletes the ref conditionally, then the local checkout files. Protected branches need force; a live lease
- * held elsewhere (LEASE_HELD) and a checkout a foreign connection is writing (BUSY) are refused whatever the flags;
- * `--force` also removes a ref too malformed to read. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
+ * checkout, deletes the ref conditionally, then the local checkout files, under the branch lease. Protected branches
+ * need force (an agent's only under -allow-force), the undo points of protected ones are left to the human; a live
+ * lease held elsewhere (LEASE_HELD) and a checkout a foreign connection is writing (BUSY) are refused whatever the
+ * flags; a human's force also removes a ref too malformed to read. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
  * unreachable.
  */
 export async function destroyBranch(
   ctx: OpsContext,
   t: Target,
-  opts: { force?: boolean; reaping?: boolean } = {},
+  opts: { force?: boolean; reaping?: boolean; actor?: Actor } = {},
 ): Promise<DestroyResult> {
-  // A ref too malformed to parse carries no lease to take: --force removes it by its etag.
-  if (opts.force && (await removeMalformedRef(ctx, t))) return removeCheckout(ctx, t);
+  // A ref too malformed to parse carries no lease to take: a human's force removes it by its etag. An agent cannot
+  // read its protected flag, so it is refused with the read's own error.
+  if (opts.force && (opts.actor ?? HUMAN).kind === 'human' && (await removeMalformedRef(ctx, t)))
+    return removeCheckout(ctx, t);
   return withBranchLease(ctx, t, () => destroyLeased(ctx, t, opts));
 }
 
 async function destroyLeased(
   ctx: OpsContext,
   t: Target,
-  opts: { force?: boolean; reaping?: boolean },
+  opts: { force?: boolean; reaping?: boolean; actor?: Actor },
 ): Promise<DestroyResult> {
   const force = opts.force ?? false;
+  const actor = opts.actor ?? HUMAN;
+  const human = `offshoot destroy ${t.db}@${t.branch} --force`;
+  if (!opts.reaping) {
+    const seen = await ctx.store.getRef(t.db, t.branch);
+    await refuseUndoPointChange(ctx, t.db, t.branch, seen.ref, actor, 'destroying', human);
+  }
   const claimed = await ctx.store.updateRef(t.db, t.branch, (ref) => {
     if (ref.deleting)
       throw fail('BUSY', `${t.db}@${t.branch} is already being destroyed`, {
         retryable: true,
         hint: `retry later, or run 'offshoot gc' to clear a stale claim`,
       });
-    if (!opts.reaping) refuseProtected(ref, t.db, t.branch, 'destroy', force);
-    if (!force && leaseLive(ref, ctx.now()) && ref.lease_holder !== ctx.holder) {
+    if (!opts.reaping) refuseProtected(ref, t.db, t.branch, 'destroy', force, actor, human);
+    // The branch lease taken around this refuses a live lease held elsewhere; this holds for a claim found on the ref.
+    if (leaseLive(ref, ctx.now()) && ref.lease_holder !== ctx.holder) {
       throw fail(
         'LEASE_HELD',
         `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder} ${leaseUntil(ref, ctx.now())}`,
         {
-          hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or pass --force`,
+          hint: `close that session first (offshoot session close ${t.db}@${t.branch}); force never takes a live lease`,
+          hints: { sdk: 'close that session first (closeSession / close_session); force never takes a live lease' },
         },
       );
     }

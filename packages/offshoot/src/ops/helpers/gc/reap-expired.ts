@@ -2,7 +2,7 @@ import { fail, hasCode } from '../../../core/errors.js';
 import type { Ref } from '../../../core/ref.js';
 import { leaseLive } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
-import { reapDeadline } from '../branch/expiry.js';
+import { expiryOf } from '../branch/expiry.js';
 import { destroyBranch } from './destroy-branch.js';
 
 /** Branches reaped, and per-branch failures (the pass continues past them). */
@@ -59,6 +59,6 @@ function eligible(ctx: OpsContext, r: Ref): boolean {
   if (r.protected || !r.ttl || r.deleting) return false;
   const now = ctx.now();
   if (leaseLive(r, now)) return false;
-  const deadline = reapDeadline(r.ttl, r.touched_at, r.lease_expiry);
+  const deadline = expiryOf(r);
   return deadline !== undefined && deadline <= now.getTime();
 }

@@ -12,6 +12,10 @@ type BranchName = Pick<Target, 'db' | 'branch'>;
 export function leaseHeldError(db: string, branch: string, holder: string | undefined, expiry: string | undefined) {
   return fail('LEASE_HELD', `${db}@${branch} is leased by ${holder ?? 'unknown'} until ${expiry ?? 'unknown'}`, {
     hint: `close that session or wait for the command to finish (offshoot session close ${db}@${branch}), or wait for the lease to expire; --force never takes a live lease`,
+    hints: {
+      agent: `wait for that session or command to finish, or ask the human to close it (offshoot session close ${db}@${branch}); force never takes a live lease`,
+      sdk: `close that session (closeSession / close_session) or wait for it to finish; force never takes a live lease`,
+    },
   });
 }
 

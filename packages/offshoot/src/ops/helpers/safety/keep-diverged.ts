@@ -14,7 +14,8 @@ import type { OpsContext } from '../context/context.js';
 import { encodeSnapshotPages } from '../chain/encode-pages.js';
 import { cachedChain } from '../chain/materialize.js';
 import { checkoutPath } from '../context/paths.js';
-import { undoPointName, undoPointRef } from './safety-fork.js';
+import { undoPointRef } from './safety-fork.js';
+import { undoPointName } from '../branch/undo-point-names.js';
 import { withTempDir } from '../context/temp-dir.js';
 
 /** The undo branch that kept a checkout's content, and the txid it holds it at. */
@@ -26,16 +27,9 @@ export interface KeptCheckout {
 /** The checkpoint name on a kept checkout's undo branch. */
 const KEPT_CHECKPOINT = 'unflushed';
 
-/** `<branch>-pre-reopen`, then `-2`, `-3`…: an earlier one holds other writes and is never replaced. */
-function candidateName(branch: string, n: number): string {
-  if (n === 1) return undoPointName(branch, 'pre-reopen');
-  const suffix = `-${n}`;
-  return `${undoPointName(branch, 'pre-reopen').slice(0, 128 - suffix.length)}${suffix}`;
-}
-
 /**
  * Before a checkout is replaced by the branch head (a session reopening a checkout whose daemon was killed with
- * writes captured but not flushed), keeps the checkout's content if it differs from the head: a snapshot of it on a
+ * writes captured but not flushed, a checkout whose branch moved under it), keeps the checkout's content if it differs from the head: a snapshot of it on a
  * fresh lineage, as a new undo branch `<branch>-pre-reopen[-N]` (24 h TTL, checkpoint `unflushed`) whose parent
  * is the branch head. A checkout proven clean costs O(1); any other is read once and compared with the head, so
  * a checkout that merely lost its stamp keeps nothing. Returns the undo branch, or undefined when nothing differed.
@@ -64,7 +58,8 @@ export async function keepDivergedCheckout(ctx: OpsContext, t: Target, ref: Ref)
     kept.head_txid = txid;
     kept.checkpoints = { [KEPT_CHECKPOINT]: { txid, epoch: 1, created_at: ctx.now().toISOString() } };
     for (let n = 1; ; n++) {
-      const name = candidateName(t.branch, n);
+      // `<branch>-pre-reopen`, then `-2`, `-3`…: an earlier one holds other writes and is never replaced.
+      const name = undoPointName(t.branch, 'pre-reopen', n);
       try {
         await ctx.store.createRef(t.db, name, kept);
         return { branch: name, txid };
@@ -75,4 +70,20 @@ export async function keepDivergedCheckout(ctx: OpsContext, t: Target, ref: Ref)
   } finally {
     frozen.release();
   }
+}
+
+/**
+ * Before a repoint refreshes a checkout: keeps its content as keepDivergedCheckout does, but only when it was written
+ * since it was materialized or checkpointed (an unmodified one, however stale, holds a state the store has), and
+ * says so. O(1) for an unmodified checkout.
+ */
+export async function keepModifiedCheckout(ctx: OpsContext, t: Target, ref: Ref): Promise<KeptCheckout | undefined> {
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  if (!existsSync(path) || (await checkClean(path, readSidecar(path))) === 'clean') return undefined;
+  const kept = await keepDivergedCheckout(ctx, t, ref);
+  if (kept !== undefined)
+    ctx.warn(
+      `the checkout of ${t.db}@${t.branch} held writes no checkpoint recorded; they are kept as ${t.db}@${kept.branch}`,
+    );
+  return kept;
 }

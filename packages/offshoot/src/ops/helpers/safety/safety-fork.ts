@@ -5,18 +5,12 @@ import { refuseForeignLease } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
 import { newLineageAt } from '../chain/new-lineage.js';
 import { refreshCheckout } from '../checkout/refresh-checkout.js';
-
-/** The kinds of undo point offshoot keeps, named `<branch>-<kind>`. */
-export type UndoKind = 'pre-rollback' | 'pre-promote' | 'pre-reopen';
-
-/** The meta keys offshoot writes on every undo point it makes (every version has written them). */
-const KIND_KEY = 'offshoot.safety';
-const OF_KEY = 'offshoot.of';
-
-/** The name of a branch's undo point of a kind (names are capped at 128 bytes). */
-export function undoPointName(branch: string, kind: UndoKind): string {
-  return `${branch}-${kind}`.slice(0, 128);
-}
+import {
+  UNDO_KIND_KEY as KIND_KEY,
+  UNDO_OF_KEY as OF_KEY,
+  type UndoKind,
+  undoPointName,
+} from '../branch/undo-point-names.js';
 
 /**
  * Whether a ref is an undo point offshoot made for `branch` and nobody has used since: it carries the meta offshoot
@@ -49,6 +43,10 @@ function refuseReplacing(ctx: OpsContext, db: string, branch: string, kind: Undo
   if (ref.protected) {
     throw fail('PROTECTED', `${db}@${name} is protected, so the new undo point cannot replace it`, {
       hint: `promote or destroy ${db}@${name} (with --force) first, or unprotect it`,
+      hints: {
+        agent: `ask the human to promote, destroy or unprotect ${db}@${name} first`,
+        sdk: `promote or destroy ${db}@${name} (with force) first, or unprotect it`,
+      },
     });
   }
   refuseForeignLease(ctx, db, name, ref, 'replace undo point');
@@ -91,11 +89,21 @@ export function undoPointRef(
   };
 }
 
+/** An undo point written but not yet relied on: the operation that kept it can still put the old one back. */
+export interface KeptUndoPoint {
+  name: string;
+  /** Puts back what the name held before (or removes the new undo point), when the operation then failed. */
+  restore(): Promise<void>;
+  /** Refreshes the checkout of a replaced undo point, once the operation went through. */
+  settle(): Promise<void>;
+}
+
 /**
  * Keeps a branch's current head as `<branch>-<kind>` (pre-rollback / pre-promote): a shared fork with a TTL of at
  * least 24h, replacing the previous one of the same name only while that is an untouched undo point of this branch
- * nobody has claimed (its checkout, if any, is refreshed). Callers run checkUndoSlot first, before they write
- * anything; the check is repeated here against the ref the compare-and-swap replaces. Returns the undo point's name.
+ * nobody has claimed. Callers run checkUndoSlot first, before they write anything, and call this as the last step
+ * before they move the branch: if the move fails, restore() puts the previous undo point back, so a failed
+ * operation keeps it; the check is repeated here against the ref the compare-and-swap replaces.
  */
 export async function keepSafetyFork(
   ctx: OpsContext,
@@ -104,7 +112,7 @@ export async function keepSafetyFork(
   ref: Ref,
   kind: 'pre-rollback' | 'pre-promote',
   resolver: ChainResolver,
-): Promise<string> {
+): Promise<KeptUndoPoint> {
   const name = undoPointName(branch, kind);
   const fresh = await newLineageAt(ctx, db, resolver, ref.lineage, ref.head_txid);
   const safety = undoPointRef(ctx, db, branch, ref, kind, fresh.lineage);
@@ -113,13 +121,21 @@ export async function keepSafetyFork(
     const old = await ctx.store.tryGetRef(db, name);
     if (old) refuseReplacing(ctx, db, branch, kind, name, old.ref);
     try {
-      if (old) await ctx.store.casRef(db, name, old.etag, { ...safety, generation: old.ref.generation ?? 0 });
-      else await ctx.store.createRef(db, name, safety);
-      if (old) {
-        const r = await refreshCheckout(ctx, db, name, safety);
-        if (r.error) ctx.warn(r.error.message);
-      }
-      return name;
+      const etag = old
+        ? await ctx.store.casRef(db, name, old.etag, { ...safety, generation: old.ref.generation ?? 0 })
+        : await ctx.store.createRef(db, name, safety);
+      return {
+        name,
+        restore: async () => {
+          if (old) await ctx.store.casRef(db, name, etag, { ...old.ref, generation: (old.ref.generation ?? 0) + 1 });
+          else await ctx.store.deleteRef(db, name, etag);
+        },
+        settle: async () => {
+          if (!old) return;
+          const r = await refreshCheckout(ctx, db, name, safety);
+          if (r.error) ctx.warn(r.error.message);
+        },
+      };
     } catch (err) {
       if (i >= 3 || !(hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'ALREADY_EXISTS'))) throw err;
     }

@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto';
+import { fail } from '../../../core/errors.js';
+import type { Ref } from '../../../core/ref.js';
+
+/** The kinds of undo point offshoot keeps, named `<branch>-<kind>`. */
+export type UndoKind = 'pre-rollback' | 'pre-promote' | 'pre-reopen';
+
+/** Every kind, for the checks that recognise undo points by name. */
+export const UNDO_KINDS: readonly UndoKind[] = ['pre-rollback', 'pre-promote', 'pre-reopen'];
+
+/** The meta keys offshoot writes on every undo point it makes (every version has written them). */
+export const UNDO_KIND_KEY = 'offshoot.safety';
+/** The meta key naming the branch an undo point keeps the state of. */
+export const UNDO_OF_KEY = 'offshoot.of';
+
+/** The longest name the engine stores, in bytes (names are ASCII). */
+const NAME_CAP = 128;
+
+/** Undo-point names: `-<kind>`, optionally `-<n>` for the n-th kept checkout of a reopen. */
+const RESERVED = /-(pre-rollback|pre-promote|pre-reopen)(-[0-9]+)?$/;
+
+/**
+ * The name of a branch's undo point of a kind: `<branch>-<kind>`, then `-<n>` for n > 1. A branch too long for that
+ * within the 128-byte cap keeps the suffix whole and gives up the end of its own name for `_<8 hex of its SHA-256>`,
+ * so two long branches never share an undo point and the name still reads as an undo point. Every check of an undo
+ * point's name goes through here.
+ */
+export function undoPointName(branch: string, kind: UndoKind, n = 1): string {
+  const suffix = `-${kind}${n > 1 ? `-${n}` : ''}`;
+  if (branch.length + suffix.length <= NAME_CAP) return `${branch}${suffix}`;
+  const tag = `_${createHash('sha256').update(branch).digest('hex').slice(0, 8)}`;
+  return `${branch.slice(0, NAME_CAP - suffix.length - tag.length)}${tag}${suffix}`;
+}
+
+/** Whether a name has the undo-point form, which only offshoot may give a new branch. */
+export function isUndoPointForm(name: string): boolean {
+  return RESERVED.test(name);
+}
+
+/** Refuses a new branch named like an undo point: those names are offshoot's, on every surface. */
+export function refuseReservedName(db: string, name: string): void {
+  if (isUndoPointForm(name))
+    throw fail('INVALID_NAME', `${db}@${name} has the form of an undo point, a name offshoot keeps for itself`, {
+      hint: 'pick a name that does not end in -pre-rollback, -pre-promote or -pre-reopen',
+    });
+}
+
+/**
+ * The branch whose undo point `name` is, when it is one: by the meta offshoot writes on every undo point (every
+ * version), else by name (`<branch>-<kind>[-n]`; a name cut to the cap carries a hash, not the branch, and is known
+ * by its meta alone).
+ */
+export function undoPointOrigin(name: string, ref: Ref | undefined): string | undefined {
+  const tagged = ref?.meta?.[UNDO_OF_KEY];
+  if (tagged !== undefined && ref?.meta?.[UNDO_KIND_KEY] !== undefined) return tagged;
+  const m = RESERVED.exec(name);
+  return m === null ? undefined : name.slice(0, m.index);
+}

@@ -1,0 +1,203 @@
+import { fail } from '../../../core/errors.js';
+import type { TtlArg } from '../../../core/duration.js';
+import { formatDuration } from '../../../core/duration.js';
+import type { Ref } from '../../../core/ref.js';
+import { reapDeadline } from '../branch/expiry.js';
+import type { OpsContext } from '../context/context.js';
+import { undoPointName, undoPointOrigin } from '../branch/undo-point-names.js';
+
+/**
+ * Who asks for a destructive change: a human (the CLI, an SDK over the daemon) or an agent (the MCP server, or a
+ * daemon request that says so), whose human may have started its server with -allow-force to let it force.
+ */
+export type Actor = { kind: 'human' } | { kind: 'agent'; allowForce: boolean };
+
+/** The actor every verb assumes when its caller names none. */
+export const HUMAN: Actor = { kind: 'human' };
+
+const RESTART = "or restart 'offshoot mcp' with -allow-force to let the agent force it";
+/** The same, for an agent that talks to the daemon (an SDK adapter that says actor: "agent"). */
+const RECONNECT = 'or have its human connect it with allow_force to let it force';
+
+/**
+ * The hint of an agent refusal its human may lift, for the MCP server and (naming allow_force, not -allow-force) for
+ * the wire.
+ */
+function agentHints(body: string): { hint: string; hints: { sdk: string }; humanCanAllow: true } {
+  const sep = body.endsWith(';') ? ' ' : ', ';
+  return { hint: `${body}${sep}${RESTART}`, hints: { sdk: `${body}${sep}${RECONNECT}` }, humanCanAllow: true };
+}
+
+/** Whether the agent restrictions are lifted: a human, or an agent whose human allowed it to force. */
+function unrestricted(actor: Actor): boolean {
+  return actor.kind === 'human' || actor.allowForce;
+}
+
+/**
+ * The protected rule of destroy and promote: a protected branch needs force, and an agent's force counts only
+ * under -allow-force. `human` is the command the human would run.
+ */
+export function refuseProtected(
+  ref: Ref,
+  db: string,
+  branch: string,
+  what: 'destroy' | 'promote onto',
+  force: boolean,
+  actor: Actor,
+  human: string,
+): void {
+  if (!ref.protected) return;
+  if (actor.kind === 'human') {
+    if (!force)
+      throw fail('PROTECTED', `${db}@${branch} is protected; use --force to ${what} it`, {
+        hint: `pass --force deliberately, or run 'offshoot unprotect ${db}@${branch}' first`,
+        hints: { sdk: `pass force deliberately, or unprotect ${db}@${branch} first` },
+      });
+    return;
+  }
+  if (!actor.allowForce)
+    throw fail(
+      'PROTECTED',
+      `${db}@${branch} is protected; to ${what} it needs -allow-force, which this server was not started with`,
+      agentHints(`ask the human to run '${human}', or work on a fork;`),
+    );
+  if (!force)
+    throw fail('PROTECTED', `${db}@${branch} is protected; to ${what} it needs force: true`, {
+      hint: 'pass force: true only if the human asked for exactly this',
+    });
+}
+
+/** Reads the ref of the branch an undo point keeps; failing to read it refuses, so a hiccup never lets an agent through. */
+async function originRef(ctx: OpsContext, db: string, origin: string): Promise<Ref | undefined> {
+  try {
+    return (await ctx.store.tryGetRef(db, origin))?.ref;
+  } catch (err) {
+    throw fail(
+      'PROTECTED',
+      `cannot read the protected flag of ${db}@${origin} (${(err as Error).message}); refusing to go ahead`,
+      {
+        retryable: true,
+        hint: 'retry once the store answers; the call was refused before any change',
+      },
+    );
+  }
+}
+
+/**
+ * Refuses an agent without -allow-force any change to the undo point of a protected branch (`what` names the
+ * change): those undo points are the human's way back, and what the tool tells the human to run.
+ */
+export async function refuseUndoPointChange(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+  actor: Actor,
+  what: string,
+  human: string,
+): Promise<void> {
+  if (unrestricted(actor)) return;
+  const origin = undoPointOrigin(branch, ref);
+  if (origin === undefined || origin === branch) return;
+  if (!(await originRef(ctx, db, origin))?.protected) return;
+  throw fail(
+    'PROTECTED',
+    `${db}@${branch} is the undo point of protected ${db}@${origin}; ${what} it needs -allow-force, which this server was not started with`,
+    agentHints(`ask the human to run '${human}'`),
+  );
+}
+
+/**
+ * An agent's rollback of a protected branch keeps one undo point: a second rollback while the first one's undo point
+ * exists would replace it, so it is left to the human (who keeps or drops it first).
+ */
+export async function refuseSecondRollback(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+  actor: Actor,
+): Promise<void> {
+  if (unrestricted(actor) || !ref.protected) return;
+  const undo = undoPointName(branch, 'pre-rollback');
+  if ((await ctx.store.tryGetRef(db, undo)) === undefined) return;
+  throw fail(
+    'PROTECTED',
+    `${db}@${branch} is protected and its undo point ${db}@${undo} from the last rollback still exists; a second rollback would replace it`,
+    {
+      ...agentHints(
+        `ask the human to keep it ('offshoot promote ${db}@${undo} --onto ${branch} --force') or drop it ('offshoot destroy ${db}@${undo} --force') first`,
+      ),
+    },
+  );
+}
+
+/** Whether a TTL change brings the reap deadline earlier (or arms one where there was none). */
+function shortens(ref: Ref, ttl: TtlArg, now: Date): boolean {
+  if (ttl.kind !== 'set') return false;
+  const current = reapDeadline(ref.ttl, ref.touched_at, ref.lease_expiry);
+  if (current === undefined) return true;
+  const next = reapDeadline(formatDuration(ttl.ttl), now.toISOString(), ref.lease_expiry) as number;
+  return next < current;
+}
+
+/**
+ * The TTL rules of an agent's touch: it never sets or shortens the TTL of a protected branch (it would fire on the
+ * human's next unprotect), nor shortens or clears one on the undo point of a protected branch without -allow-force.
+ */
+export async function refuseAgentTtl(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+  ttl: TtlArg,
+  actor: Actor,
+): Promise<void> {
+  if (actor.kind === 'human' || ttl.kind === 'keep') return;
+  if (ref.protected && shortens(ref, ttl, ctx.now()))
+    throw fail('PROTECTED', `${db}@${branch} is protected; an agent cannot set or shorten its TTL`, {
+      hint: `ask the human to run 'offshoot touch ${db}@${branch} --ttl <d>' if the branch should expire`,
+    });
+  if (ttl.kind === 'none' || shortens(ref, ttl, ctx.now()))
+    await refuseUndoPointChange(
+      ctx,
+      db,
+      branch,
+      ref,
+      actor,
+      'shortening or clearing the TTL of',
+      `offshoot touch ${db}@${branch} --ttl <d>`,
+    );
+}
+
+/** An agent writes to a checkout only where it may checkpoint, and never discards uncheckpointed changes. */
+export async function refuseAgentCheckout(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+  actor: Actor,
+  discard: boolean,
+): Promise<void> {
+  if (actor.kind === 'agent' && discard)
+    throw fail('PROTECTED', `discarding the uncheckpointed changes of ${db}@${branch} is left to the human`, {
+      hint: `checkpoint them first (offshoot_checkpoint), or ask the human to run 'offshoot checkout ${db}@${branch} --discard'`,
+    });
+  await refuseUndoPointChange(
+    ctx,
+    db,
+    branch,
+    ref,
+    actor,
+    'a writable checkout of',
+    `offshoot checkout ${db}@${branch}`,
+  );
+}
+
+/** Clearing protection is the human's call; an agent may only do it under -allow-force. */
+export function refuseAgentUnprotect(db: string, branch: string, actor: Actor): void {
+  if (unrestricted(actor)) return;
+  throw fail('PROTECTED', `unprotecting ${db}@${branch} needs -allow-force, which this server was not started with`, {
+    ...agentHints(`ask the human to run 'offshoot unprotect ${db}@${branch}'`),
+  });
+}
