@@ -22,7 +22,7 @@ export interface GcPassResult {
 type PromClient = typeof import('prom-client');
 
 /**
- * The daemon's 18 Prometheus families (names frozen) on a private registry without Node's default metrics.
+ * The daemon's 19 Prometheus families (names frozen) on a private registry without Node's default metrics.
  * prom-client is loaded by `create`, so commands that never serve don't pay for importing it.
  */
 export class DaemonMetrics {
@@ -39,6 +39,7 @@ export class DaemonMetrics {
   readonly #gcErrors: Counter;
   readonly #roCacheEvictions: Counter;
   readonly #janitorRuns: Counter<'result'>;
+  readonly #requests: Counter<'op' | 'result'>;
   readonly #flushDuration: Histogram;
   readonly #forkDuration: Histogram;
   readonly #checkpointDuration: Histogram;
@@ -147,6 +148,12 @@ export class DaemonMetrics {
       registers,
     });
     for (const result of ['ok', 'error']) this.#janitorRuns.inc({ result }, 0);
+    this.#requests = new prom.Counter({
+      name: 'offshoot_requests_total',
+      help: 'Requests answered, over the socket or HTTP, by op and result.',
+      labelNames: ['op', 'result'],
+      registers,
+    });
 
     const histogram = (name: string, help: string): Histogram =>
       new prom.Histogram({ name, help, buckets: DURATION_BUCKETS, registers });
@@ -200,6 +207,16 @@ export class DaemonMetrics {
   roCache(bytes: number, evictions: number): void {
     this.#roCacheBytes.set(bytes);
     if (evictions > 0) this.#roCacheEvictions.inc(evictions);
+  }
+
+  /** Shows every op's request counts at 0 before the first request. */
+  requestOps(ops: readonly string[]): void {
+    for (const op of ops) for (const result of ['ok', 'error']) this.#requests.inc({ op, result }, 0);
+  }
+
+  /** Counts one answered request of a known op. */
+  requested(op: string, ok: boolean): void {
+    this.#requests.inc({ op, result: ok ? 'ok' : 'error' });
   }
 
   /** Sets the number of open sessions. */
