@@ -6,7 +6,16 @@ import { OffshootError } from './errors.js';
 import { subscribe } from './events.js';
 import { listField, requireCheckout, requireResult, requireTxid } from './result-fields.js';
 import { Session, type FlushOptions } from './session.js';
-import type { BranchInfo, EventEnvelope, ProtectResult, SessionInfo, TouchResult, UnreadableBranch } from './types.js';
+import type {
+  BranchInfo,
+  EventEnvelope,
+  ProtectResult,
+  SessionInfo,
+  TouchResult,
+  UnreadableBranch,
+  WireRequest,
+  WireResponse,
+} from './types.js';
 
 /** Options of `fork`. */
 export interface ForkOptions {
@@ -58,6 +67,15 @@ export class Client {
     this.#conn = conn;
     this.#socketPath = socketPath;
     this.#opts = opts;
+  }
+
+  /**
+   * Sends one op as given (after the requests queued before it) and returns the daemon's whole response, for what
+   * the typed methods leave out: the `result` of rollback, promote and destroy, `warnings`. A refusal throws as
+   * from any method.
+   */
+  async request(req: WireRequest): Promise<WireResponse> {
+    return this.#conn.request(req);
   }
 
   /** Creates an empty database whose protected `main` branch has the checkpoint `init`. */
