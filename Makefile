@@ -5,11 +5,12 @@ STAMP := node_modules/.offshoot-install-stamp
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check format test test-rgw test-python demo bench fuzz torture clean llms plugin-check test-pack
+.PHONY: all install build check format test test-rgw test-python demo bench fuzz torture clean llms plugin-check test-pack pack
 
 all: build
 
-$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/offshoot-db-client/package.json packages/langgraph/package.json
+$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/offshoot-db-client/package.json packages/langgraph/package.json \
+		packages/ai-sdk/package.json packages/evalite/package.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -22,16 +23,21 @@ build: install
 	node scripts/build-web.mjs
 	node scripts/bundle-cli.mjs
 	$(TSC) -p packages/langgraph/tsconfig.json
+	$(TSC) -p packages/ai-sdk/tsconfig.json
+	$(TSC) -p packages/evalite/tsconfig.json
 
 check: build
 	$(BIOME) check .
 	node scripts/check-layers.mjs
 	node scripts/gen-llms.mjs --check
+	node scripts/check-markdown.mjs
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
 	$(TSC) -p packages/offshoot/web/tsconfig.json
 	scripts/test-python.sh lint
 	$(TSC) -p packages/langgraph/tsconfig.check.json
+	$(TSC) -p packages/ai-sdk/tsconfig.check.json
+	$(TSC) -p packages/evalite/tsconfig.check.json
 	$(TSC) -p examples/tsconfig.json
 
 test: build check
@@ -70,10 +76,15 @@ torture: build
 plugin-check:
 	scripts/validate-plugin.sh
 
-# The packed tarball installed for real into an empty prefix (better-sqlite3 built from source) and served with
-# `npx --package <tarball> offshoot mcp`; several minutes, so CI runs it beside make test.
+# make pack's tarballs installed for real into empty prefixes (better-sqlite3 built from source, twice: the install
+# and npx's own) and served with `npx -y --package <tarball> offshoot mcp`; many minutes, so CI runs it beside make test.
 test-pack: build
-	OFFSHOOT_PACK_FULL_INSTALL=1 scripts/run-tests.sh test/mcp/mcp-pack
+	OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 scripts/run-tests.sh test/mcp/mcp-pack
+
+# Every npm workspace package as a tarball in dist/npm/, a dependency on a sibling package pointing at its tarball:
+# `npm install ./dist/npm/*.tgz` works outside the repository (docs/installation.md). Nothing is published.
+pack: build
+	node scripts/pack.mjs
 
 # docs/llms.txt and docs/llms-full.txt from the docs (make check fails while they are stale).
 llms:

@@ -109,6 +109,23 @@ for (const file of walk(clientSrc)) {
       problems.push(`client/${relative(clientSrc, file)}: the client has no runtime dependencies, but imports ${spec}`);
   }
 }
+// The SDK adapters talk to the daemon or run the CLI; none of them imports the engine.
+for (const pkg of ['langgraph', 'ai-sdk', 'evalite']) {
+  const pkgSrc = join(root, 'packages', pkg, 'src');
+  for (const file of walk(pkgSrc)) {
+    files++;
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:from\s*|import\(\s*)['"]([^'"]+)['"]/g)) {
+      const spec = m[1];
+      const engine = spec === 'offshoot' || spec.startsWith('offshoot/');
+      const outside = spec.startsWith('.') && relative(pkgSrc, resolve(dirname(file), spec)).startsWith('..');
+      if (engine || outside)
+        problems.push(
+          `${pkg}/${relative(pkgSrc, file)}: an SDK package may not import the engine or another package's files (${spec})`,
+        );
+    }
+  }
+}
 // The page (packages/offshoot/web) talks to the server only over HTTP: it imports its own files, the graph-layout
 // library, and the API's types (type-only, erased by the build) — never server code.
 const webSrc = join(root, 'packages/offshoot/web');

@@ -35,10 +35,15 @@ function titleAndSummary(text) {
 function generate() {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const { summary } = titleAndSummary(readme);
-  const entries = readdirSync(docs)
-    .filter((f) => f.endsWith('.md'))
-    .sort()
-    .map((f) => ({ f, ...titleAndSummary(readFileSync(join(docs, f), 'utf8')) }));
+  const pages = (dir) =>
+    readdirSync(join(docs, dir))
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => join(dir, f));
+  const entries = [...pages('.'), ...pages('integrations')].map((f) => ({
+    f,
+    ...titleAndSummary(readFileSync(join(docs, f), 'utf8')),
+  }));
   const index = [
     '# offshoot',
     '',

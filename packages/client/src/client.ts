@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { isAbsolute } from 'node:path';
 import { normalizeBranch } from './branch-defaults.js';
 import { Connection } from './connection.js';
@@ -8,8 +9,11 @@ import { listField, requireCheckout, requireResult, requireTxid } from './result
 import { Session, type FlushOptions } from './session.js';
 import type {
   BranchInfo,
+  CheckpointReport,
+  DiffReport,
   EventEnvelope,
   ProtectResult,
+  QueryResult,
   SessionInfo,
   TouchResult,
   UnreadableBranch,
@@ -17,8 +21,19 @@ import type {
   WireResponse,
 } from './types.js';
 
+/**
+ * Who asks for a call, for the daemon's safety rules: an AI agent's calls get the rules the MCP server applies
+ * (protected branches and their undo points stay the human's). Absent means a human.
+ */
+export interface ActorOptions {
+  /** `agent` when an AI agent asked for this call. */
+  actor?: 'agent';
+  /** With `actor: 'agent'`: the human allowed the agent to force (a protected target, a live lease). */
+  allowForce?: boolean;
+}
+
 /** Options of `fork`. */
-export interface ForkOptions {
+export interface ForkOptions extends ActorOptions {
   /** Fork from this checkpoint instead of the source head. */
   from?: string;
   /** Reap the new branch after this long without a touch (a positive Go duration such as `30m` or `1h`). */
@@ -28,7 +43,7 @@ export interface ForkOptions {
 }
 
 /** Options of the ops that take `force`. */
-export interface ForceOptions {
+export interface ForceOptions extends ActorOptions {
   force?: boolean;
 }
 
@@ -39,9 +54,29 @@ export interface CheckoutOptions {
 }
 
 /** Options of `touch`. */
-export interface TouchOptions {
+export interface TouchOptions extends ActorOptions {
   /** Omitted keeps the TTL, `none` clears it, a positive duration sets it. */
   ttl?: string;
+}
+
+/** Options of `checkpoint`. */
+export interface CheckpointOptions extends ActorOptions {
+  /** Metadata recorded on the checkpoint (test results, a git SHA, a run id). */
+  meta?: Record<string, string>;
+}
+
+/** Options of `query`. */
+export interface QueryOptions {
+  /** Read this checkpoint instead of the head. */
+  at?: string;
+  /** The most rows to return (the daemon's default when omitted). */
+  limit?: number;
+}
+
+/** Options of `diff`. */
+export interface DiffOptions {
+  /** Per-table statuses and counts only, no rows. */
+  summary?: boolean;
 }
 
 /** Options of `events`. */
@@ -59,12 +94,17 @@ export interface ExportOptions extends ForceOptions {
 /** A connection to the offshoot daemon with one typed method per op. Requests are answered one at a time, in order. */
 export class Client {
   readonly #conn: Connection;
-  readonly #socketPath: string;
+  readonly #socketPath: string | undefined;
   readonly #opts: ConnectOptions;
 
-  /** Made by `connect`. */
-  constructor(conn: Connection, socketPath: string, opts: ConnectOptions) {
-    this.#conn = conn;
+  /**
+   * A client on an already connected socket; `connect` makes one. `socketPath`, the daemon's socket, is what
+   * `events()` dials for its own connection (the earlier client's `new Client(socket, socketPath)`).
+   */
+  constructor(socket: Socket, socketPath?: string, opts: ConnectOptions = {}) {
+    const actor =
+      opts.actor === 'agent' ? { actor: opts.actor, ...(opts.allowForce ? { allow_force: true } : {}) } : {};
+    this.#conn = new Connection(socket, opts.store, actor);
     this.#socketPath = socketPath;
     this.#opts = opts;
   }
@@ -111,24 +151,35 @@ export class Client {
       from: opts.from,
       ttl: opts.ttl,
       meta: opts.meta,
+      ...actorFields(opts),
     });
     return requireTxid(res, 'fork');
   }
 
   /** Deletes a branch; `force` overrides protection (never a live lease: close that session first). */
   async destroy(db: string, branch: string, opts: ForceOptions = {}): Promise<void> {
-    await this.#conn.request({ op: 'destroy', db, branch, force: opts.force });
+    await this.#conn.request({ op: 'destroy', db, branch, force: opts.force, ...actorFields(opts) });
   }
 
   /** Repoints the branch to the checkpoint `to`, dropping later checkpoints; returns the refreshed checkout path. */
-  async rollback(db: string, branch: string, to: string): Promise<string> {
-    return requireCheckout(await this.#conn.request({ op: 'rollback', db, branch, name: to }), 'rollback');
+  async rollback(db: string, branch: string, to: string, opts: ActorOptions = {}): Promise<string> {
+    return requireCheckout(
+      await this.#conn.request({ op: 'rollback', db, branch, name: to, ...actorFields(opts) }),
+      'rollback',
+    );
   }
 
   /** Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the new txid. */
   async promote(db: string, source: string, onto: string, opts: ForceOptions = {}): Promise<number> {
     return requireTxid(
-      await this.#conn.request({ op: 'promote', db, branch: source, name: onto, force: opts.force }),
+      await this.#conn.request({
+        op: 'promote',
+        db,
+        branch: source,
+        name: onto,
+        force: opts.force,
+        ...actorFields(opts),
+      }),
       'promote',
     );
   }
@@ -140,7 +191,39 @@ export class Client {
 
   /** Restarts the branch's TTL clock, optionally changing the TTL. */
   async touch(db: string, branch: string, opts: TouchOptions = {}): Promise<TouchResult> {
-    return requireResult<TouchResult>(await this.#conn.request({ op: 'touch', db, branch, ttl: opts.ttl }), 'touch');
+    return requireResult<TouchResult>(
+      await this.#conn.request({ op: 'touch', db, branch, ttl: opts.ttl, ...actorFields(opts) }),
+      'touch',
+    );
+  }
+
+  /**
+   * Records the branch's current state as the checkpoint `name`: a flush of the session open on it in this daemon,
+   * else an at-rest checkpoint of its checkout (what changed since it was materialized or last checkpointed).
+   */
+  async checkpoint(db: string, branch: string, name: string, opts: CheckpointOptions = {}): Promise<CheckpointReport> {
+    const res = await this.#conn.request({ op: 'checkpoint', db, branch, name, meta: opts.meta, ...actorFields(opts) });
+    const { kind } = requireResult<{ kind: CheckpointReport['kind'] }>(res, 'checkpoint');
+    return { txid: requireTxid(res, 'checkpoint'), kind };
+  }
+
+  /**
+   * Runs one read-only SQL statement against a branch (its checkout when it has one, so unsaved writes show, else its
+   * durable head) or one of its checkpoints (`at`); writes, ATTACH and PRAGMA assignments are refused.
+   */
+  async query(db: string, branch: string, sql: string, opts: QueryOptions = {}): Promise<QueryResult> {
+    const res = await this.#conn.request({ op: 'query', db, branch, name: opts.at, sql, limit: opts.limit });
+    return requireResult<QueryResult>(res, 'query');
+  }
+
+  /**
+   * The row-level diff of two durable states (checkpointed or flushed, not unsaved checkout writes), each named
+   * `db[@branch[@checkpoint]]`; read without a lease.
+   */
+  async diff(left: string, right: string, opts: DiffOptions = {}): Promise<DiffReport> {
+    const l = splitTarget(left);
+    const res = await this.#conn.request({ op: 'diff', ...l, to: right, summary: opts.summary });
+    return requireResult<DiffReport>(res, 'diff');
   }
 
   /**
@@ -231,6 +314,11 @@ export class Client {
    * subscription (while the loop reads): every event published after that is delivered.
    */
   events(opts: EventsOptions = {}): AsyncGenerator<EventEnvelope, void, undefined> {
+    if (this.#socketPath === undefined) {
+      throw new OffshootError('USAGE', 'events() needs the daemon socket path, and this client was made without one', {
+        hint: 'make the client with connect(socketPath), or new Client(socket, socketPath)',
+      });
+    }
     return subscribe(this.#socketPath, this.#opts, opts.onSubscribed);
   }
 
@@ -244,8 +332,18 @@ export class Client {
   }
 }
 
+/** The wire fields of `opts`: left out for a human's call, so older daemons see the request they always saw. */
+function actorFields(opts: ActorOptions): { actor?: 'agent'; allow_force?: boolean } {
+  return opts.actor === undefined ? {} : { actor: opts.actor, allow_force: opts.allowForce };
+}
+
+/** `db[@branch[@checkpoint]]` as the request's db, branch and name (the left side of a diff). */
+function splitTarget(target: string): { db: string; branch?: string; name?: string } {
+  const [db = '', branch, name] = target.split('@');
+  return { db, ...(branch === undefined ? {} : { branch }), ...(name === undefined ? {} : { name }) };
+}
+
 /** Connects to the daemon listening on `socketPath`. */
 export async function connect(socketPath: string, opts: ConnectOptions = {}): Promise<Client> {
-  const actor = opts.actor === 'agent' ? { actor: opts.actor, ...(opts.allowForce ? { allow_force: true } : {}) } : {};
-  return new Client(new Connection(await dial(socketPath, opts), opts.store, actor), socketPath, opts);
+  return new Client(await dial(socketPath, opts), socketPath, opts);
 }

@@ -1,6 +1,6 @@
 /**
- * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff and gc. This package owns
- * the wire types; the daemon's protocol layer imports them from here.
+ * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint and query.
+ * This package owns the wire types; the daemon's protocol layer imports them from here.
  */
 export type Op =
   | 'open'
@@ -24,7 +24,9 @@ export type Op =
   | 'protect'
   | 'unprotect'
   | 'diff'
-  | 'gc';
+  | 'gc'
+  | 'checkpoint'
+  | 'query';
 
 /**
  * One request line. `branch` doubles as the fork/promote source; `name` is the checkpoint, the new branch, the
@@ -60,6 +62,10 @@ export interface WireRequest {
   allow_force?: boolean;
   /** Additive: checkout re-materializes the head over uncheckpointed writes, dropping them. */
   discard?: boolean;
+  /** Additive: the one read-only SQL statement of a query op. */
+  sql?: string;
+  /** Additive: the most rows a query op returns. */
+  limit?: number;
 }
 
 /** A checkpoint as `branches` lists it. */
@@ -171,6 +177,62 @@ export interface ProtectResult {
   changed: boolean;
   /** Additive, on unprotect of a branch with a TTL: when it will now expire unless touched (RFC 3339). */
   expires_at?: string;
+}
+
+/** What `checkpoint` reports: the txid, and how it was written (`live`: a flush of the session open on the branch). */
+export interface CheckpointReport {
+  txid: number;
+  /** `segment`/`snapshot`: written at rest; `none`: unchanged since the last checkpoint; `live`: a session flush. */
+  kind: 'live' | 'segment' | 'snapshot' | 'none';
+}
+
+/** What `query` reports: the rows of one read-only statement and where they were read. */
+export interface QueryResult {
+  /** `checkout`: the branch's checkout (unsaved writes show); `head`: its durable head; `checkpoint`: a checkpoint. */
+  source: 'checkout' | 'head' | 'checkpoint';
+  columns: string[];
+  /** Values as JSON: BLOBs summarised, integers beyond 2^53 as strings. */
+  rows: unknown[][];
+  /** True when the limit cut the rows short. */
+  truncated: boolean;
+}
+
+/**
+ * A stored value in a diff: NULL, TEXT and safe integers and reals as themselves; a BLOB as lowercase hex, an integer
+ * beyond 2^53 or a non-finite real as a decimal string.
+ */
+export type DiffValue = null | number | string | { $blob: string } | { $int: string } | { $real: string };
+
+/** One row in a diff, by column. */
+export type DiffRow = Record<string, DiffValue>;
+
+/** One table's part of a diff. */
+export interface TableDiff {
+  table: string;
+  /** The columns rows are matched on. */
+  key: string[];
+  status: 'same' | 'changed' | 'added' | 'removed';
+  /** Row counts of each side (left out when counting would cost a scan of a large table). */
+  left_count?: number;
+  right_count?: number;
+  added: DiffRow[];
+  removed: DiffRow[];
+  changed: Array<{ key: DiffRow; before: DiffRow; after: DiffRow }>;
+}
+
+/** A row-level diff of two durable states, left to right. */
+export interface DiffReport {
+  schema: Array<{
+    type: 'table' | 'index' | 'view' | 'trigger';
+    name: string;
+    change: 'added' | 'removed' | 'changed';
+    left?: string;
+    right?: string;
+  }>;
+  tables: TableDiff[];
+  stats: { tables_compared: number; rows_scanned: number; narrowed: boolean };
+  /** True for a summary diff: statuses and counts, no rows. */
+  summary_only: boolean;
 }
 
 /** A branch whose ref the daemon could not read (for example a malformed ref); the error names the fix. */

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +62,29 @@ test('new OffshootError(message), the earlier form, still works and carries a co
   assert.ok(e instanceof Error && isOffshootError(e));
 });
 
+test('a bad OFFSHOOT_BIN is named with the earlier words: "does not exist", "is not a file"', async () => {
+  const empty = mkdtempSync(join(tmpdir(), 'offshoot-'));
+  const saved = process.env['OFFSHOOT_BIN'];
+  try {
+    process.env['OFFSHOOT_BIN'] = join(empty, 'nope');
+    await assert.rejects(
+      startDaemon(),
+      (e: unknown) => e instanceof OffshootError && /OFFSHOOT_BIN/.test(e.message) && /does not exist/.test(e.message),
+    );
+    process.env['OFFSHOOT_BIN'] = empty;
+    await assert.rejects(startDaemon(), (e: unknown) => e instanceof OffshootError && /is not a file/.test(e.message));
+    writeFileSync(join(empty, 'plain'), '#!/bin/sh\n');
+    process.env['OFFSHOOT_BIN'] = join(empty, 'plain');
+    await assert.rejects(
+      startDaemon(),
+      (e: unknown) => isOffshootError(e, 'NOT_FOUND') && /not executable/.test(e.message),
+    );
+  } finally {
+    process.env['OFFSHOOT_BIN'] = saved;
+    rmSync(empty, { recursive: true, force: true });
+  }
+});
+
 test('binary resolution errors name both OFFSHOOT_BIN and PATH', async () => {
   const empty = mkdtempSync(join(tmpdir(), 'offshoot-'));
   try {
@@ -114,6 +139,35 @@ describe('the earlier testkit behaviours on a real daemon', { timeout: 120_000 }
       assert.equal(typeof main?.state, 'string');
     } finally {
       await c.close();
+    }
+  });
+
+  test('new Client(socket, socketPath), as the earlier suites build one, runs ops and streams events', async () => {
+    const socket = createConnection(daemon.sock);
+    await once(socket, 'connect');
+    const c = new earlier.Client(socket, daemon.sock);
+    try {
+      await c.create('built-by-hand');
+      let opened: Promise<earlier.Session> | undefined;
+      const events = c.events({ onSubscribed: () => (opened = c.open('built-by-hand')) });
+      for await (const ev of events) if (ev.type === 'session_opened' && ev.db === 'built-by-hand') break;
+      const session = await opened;
+      assert.ok(session !== undefined);
+      await session.close();
+    } finally {
+      await c.close();
+    }
+    const bare = createConnection(daemon.sock);
+    await once(bare, 'connect');
+    const noPath = new earlier.Client(bare);
+    try {
+      assert.ok((await noPath.dbs()).includes('built-by-hand'));
+      assert.throws(
+        () => noPath.events(),
+        (e: unknown) => isOffshootError(e, 'USAGE'),
+      );
+    } finally {
+      await noPath.close();
     }
   });
 

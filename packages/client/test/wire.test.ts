@@ -75,6 +75,36 @@ test('fields that are undefined, empty or false are left out of the request line
   );
 });
 
+test('an agent call carries actor (and allow_force when the human allowed forcing); a human call carries neither', async () => {
+  reset(() => '{"ok":true,"txid":3,"checkout":"/co/x","result":{"kind":"segment","ttl":"none","touched_at":"t"}}');
+  const c = await connect(fake.sock);
+  const agent = { actor: 'agent' } as const;
+  await c.fork('app', 'main', 'exp', { ttl: '1h', ...agent });
+  await c.checkpoint('app', 'exp', 'cp', { meta: { k: 'v' }, ...agent });
+  await c.rollback('app', 'exp', 'cp', agent);
+  await c.promote('app', 'exp', 'main', { force: true, actor: 'agent', allowForce: true });
+  await c.destroy('app', 'exp', agent);
+  await c.touch('app', 'exp', agent);
+  await c.rollback('app', 'exp', 'cp');
+  await c.query('app', 'exp', 'SELECT 1', { at: 'cp', limit: 5 }).catch(() => undefined);
+  await c.diff('app@main@init', 'app@exp', { summary: true }).catch(() => undefined);
+  c.close();
+  assert.deepEqual(
+    fake.lines.map((l) => JSON.parse(l)),
+    [
+      { op: 'fork', db: 'app', branch: 'main', name: 'exp', ttl: '1h', actor: 'agent' },
+      { op: 'checkpoint', db: 'app', branch: 'exp', name: 'cp', meta: { k: 'v' }, actor: 'agent' },
+      { op: 'rollback', db: 'app', branch: 'exp', name: 'cp', actor: 'agent' },
+      { op: 'promote', db: 'app', branch: 'exp', name: 'main', force: true, actor: 'agent', allow_force: true },
+      { op: 'destroy', db: 'app', branch: 'exp', actor: 'agent' },
+      { op: 'touch', db: 'app', branch: 'exp', actor: 'agent' },
+      { op: 'rollback', db: 'app', branch: 'exp', name: 'cp' },
+      { op: 'query', db: 'app', branch: 'exp', name: 'cp', sql: 'SELECT 1', limit: 5 },
+      { op: 'diff', db: 'app', branch: 'main', name: 'init', to: 'app@exp', summary: true },
+    ],
+  );
+});
+
 test("open hands the daemon's warnings to the session (none when it sends none)", async () => {
   const c = await connect(fake.sock);
   reset((req) =>

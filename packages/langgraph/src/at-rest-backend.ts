@@ -1,6 +1,5 @@
-import { isOffshootError } from '@offshoot/client';
+import { type CliTarget, isOffshootError, runCli } from '@offshoot/client';
 import type { BackendForkOptions, BranchBackend } from './branch-backend.js';
-import { type CliTarget, runCli } from './offshoot-cli.js';
 
 interface PathResult {
   path: string;

@@ -117,6 +117,30 @@ def test_export_and_checkout_at(client: Client, db: str, tmp_path: Path) -> None
     assert read_rows(str(out)) == [7]
 
 
+def test_export_refuses_a_relative_path_before_asking_the_daemon(
+    client: Client, db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The earlier client refused it too: the daemon would resolve it against its own working directory.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OffshootError) as e:
+        client.export(db, "main", "relative-out.db")
+    assert e.value.code == "INVALID_ARGUMENT"
+    assert "absolute" in str(e.value)
+    assert os.listdir(tmp_path) == []
+    assert client.dbs() is not None, "the connection is still usable: nothing was sent"
+
+
+def test_events_from_a_client_that_only_has_a_socket_path(client: Client, db: str) -> None:
+    # The earlier suites build a Client with Client.__new__ and set its public socket_path, then call events().
+    bare = Client.__new__(Client)
+    bare.socket_path = client.socket_path
+    with bare.events(timeout=30) as stream:
+        with client.open(db):
+            pass
+        ev = next(e for e in stream if e.db == db)
+    assert ev.type == "session_opened"
+
+
 def test_protect_unprotect(client: Client, db: str) -> None:
     client.fork(db, "main", "p")
     r = client.protect(db, "p")

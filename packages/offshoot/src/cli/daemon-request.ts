@@ -1,8 +1,13 @@
-import type { Client, OffshootError as ClientError } from '@offshoot/client';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client, ConnectOptions, OffshootError as ClientError } from '@offshoot/client';
 import { type ErrorCode, fail, OffshootError } from '../core/errors.js';
+import { processAlive } from '../platform/process-alive.js';
+import { daemonLockPath, readDaemonLock } from '../protocol/daemon-lock-file.js';
 import { resolveSocketPath } from '../protocol/socket-path.js';
 import { s3ConfigFromEnv } from '../store/s3/s3-config.js';
 import { canonicalStore, storeSocketKey } from '../store/store-spec.js';
+import { checkoutRootFor } from './checkout-root.js';
 import type { FlagSpec, Invocation } from './command.js';
 
 /** The -socket flag of every command that talks to (or is) the daemon. */
@@ -20,6 +25,48 @@ export function socketFor(inv: Invocation): string {
 }
 
 const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'ENOTDIR']);
+
+/**
+ * How long a command that waits for a starting daemon (`session open`, pasted right after `offshoot serve &`) keeps
+ * trying a socket that does not answer yet; while the store's daemon lock names a live process serving this socket
+ * (it is starting: opening the store, recovering sessions) it waits up to the longer bound.
+ */
+const START_GRACE_MS = 10_000;
+const STARTING_DAEMON_MS = 60_000;
+const RETRY_MS = 50;
+
+/** Whether err says nothing listens on the socket (yet), as against a socket that answered or cannot be used. */
+function unreachable(err: unknown, fromClient: (e: unknown) => e is ClientError): boolean {
+  if (!fromClient(err) || err.code !== 'CONNECTION_FAILED') return false;
+  return UNREACHABLE.has((err.cause as NodeJS.ErrnoException | undefined)?.code ?? '');
+}
+
+/** Whether the daemon lock under lockPath names a live process serving socket. */
+async function daemonStarting(lockPath: string, socket: string): Promise<boolean> {
+  const lock = await readDaemonLock(lockPath);
+  return lock !== undefined && resolve(lock.socket) === resolve(socket) && processAlive(lock.pid);
+}
+
+/** Connects, trying again while nothing listens on the socket, up to the bound daemonStarting sets. */
+async function connectWaiting(
+  connect: (socket: string, opts: ConnectOptions) => Promise<Client>,
+  fromClient: (e: unknown) => e is ClientError,
+  socket: string,
+  opts: ConnectOptions,
+  lockPath: string,
+): Promise<Client> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      return await connect(socket, opts);
+    } catch (err) {
+      if (!unreachable(err, fromClient)) throw err;
+      const bound = (await daemonStarting(lockPath, socket)) ? STARTING_DAEMON_MS : START_GRACE_MS;
+      if (Date.now() - started >= bound) throw err;
+      await sleep(RETRY_MS);
+    }
+  }
+}
 
 // The client's own failures become the CLI's classes; a daemon error keeps its code and hint, printed as
 // `daemon: <message>` as the earlier CLI did.
@@ -55,15 +102,30 @@ function asCliError(err: unknown, socket: string, fromClient: (e: unknown) => e 
 
 /**
  * Runs fn against the daemon through the TypeScript client, on one connection that states this invocation's store
- * (a daemon serving another store refuses it), and turns every failure into the CLI's error classes.
+ * (a daemon serving another store refuses it), and turns every failure into the CLI's error classes. With
+ * waitForStart, a socket that does not answer yet is tried again for a few seconds, longer while the store's daemon
+ * is starting, before it counts as no daemon.
  */
-export async function withDaemon<T>(inv: Invocation, fn: (client: Client, socket: string) => Promise<T>): Promise<T> {
+export async function withDaemon<T>(
+  inv: Invocation,
+  fn: (client: Client, socket: string) => Promise<T>,
+  opts: { waitForStart?: boolean } = {},
+): Promise<T> {
   const socket = socketFor(inv);
   // Loaded here, not at start-up: only the commands that talk to a daemon pay for the client and node:net.
   const { connect, isOffshootError } = await import('@offshoot/client');
+  const connectOpts = { store: canonicalStore(inv.storeSpec()) };
   let client: Client | undefined;
   try {
-    client = await connect(socket, { store: canonicalStore(inv.storeSpec()) });
+    client = opts.waitForStart
+      ? await connectWaiting(
+          connect,
+          isOffshootError,
+          socket,
+          connectOpts,
+          daemonLockPath(checkoutRootFor(inv.storeSpec())),
+        )
+      : await connect(socket, connectOpts);
     return await fn(client, socket);
   } catch (err) {
     throw asCliError(err, socket, isOffshootError);

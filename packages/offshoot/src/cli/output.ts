@@ -10,6 +10,7 @@ import type { GcReport } from '../ops/gc.js';
 import type { LeaseInfo } from '../ops/lease.js';
 import type { PromoteResult } from '../ops/promote.js';
 import type { ProtectResult } from '../ops/protect.js';
+import type { QueryResult } from '../ops/query.js';
 import type { RollbackResult } from '../ops/rollback.js';
 import type { StatusReport } from '../ops/status.js';
 import type { TouchResult } from '../ops/touch.js';
@@ -121,8 +122,13 @@ export function touchOutcome(r: TouchResult): Outcome {
   return outcome(r, [`touched ${r.db}@${r.branch} ttl=${r.ttl ?? 'none'} touched_at=${r.touchedAt}`]);
 }
 
-/** `rollback`: stdout is the checkout path; what was abandoned and how to undo go to stderr. */
-export function rollbackOutcome(r: RollbackResult): Outcome {
+/** The command that undoes a rollback: promote the undo point back, with the --force a protected branch needs. */
+function rollbackUndoCommand(r: RollbackResult, branchProtected: boolean): string {
+  return `offshoot promote ${r.db}@${r.backup} --onto ${r.branch}${branchProtected ? ' --force' : ''}`;
+}
+
+/** `rollback`: stdout is the checkout path; what was abandoned and the exact undo command go to stderr. */
+export function rollbackOutcome(r: RollbackResult, branchProtected: boolean): Outcome {
   const a = r.abandoned;
   const abandoned =
     a === undefined
@@ -130,12 +136,14 @@ export function rollbackOutcome(r: RollbackResult): Outcome {
       : a.from === a.to
         ? `abandoned txid ${a.from}`
         : `abandoned txids ${a.from}-${a.to}`;
-  const { refreshError, ...data } = r;
+  const { refreshError, ...rest } = r;
+  const undo = rollbackUndoCommand(r, branchProtected);
+  const data = { ...rest, undo };
   // A stale checkout's path would name a file holding the old state: print none, and fail with the refresh error.
   return outcome(refreshDocument(data, refreshError), refreshError ? [] : [r.path], {
     notes: [
       `rolled back ${r.db}@${r.branch} to checkpoint ${JSON.stringify(r.checkpoint)} at txid ${r.txid}; ${abandoned}`,
-      `previous head kept as ${r.db}@${r.backup}; undo with 'offshoot promote ${r.db}@${r.backup} --onto ${r.branch}' (add --force if ${r.branch} is protected)`,
+      `previous head kept as ${r.db}@${r.backup}; undo with '${undo}'`,
     ],
     ...(refreshError ? { failure: refreshError } : {}),
   });
@@ -237,6 +245,18 @@ export function diffOutcome(r: DiffResult, left: string, right: string, mode: Di
     ...(mode === 'sql' ? { sql: text } : {}),
   };
   return { data, text };
+}
+
+/** `query`: the column names, then a row per line (values as JSON); how many rows, and a cut, go to stderr. */
+export function queryOutcome(r: QueryResult): Outcome {
+  const target = `${r.db}@${r.branch}${r.at === undefined ? '' : `@${r.at}`}`;
+  const lines = [r.columns.join(' | '), ...r.rows.map((row) => row.map((v) => JSON.stringify(v)).join(' | '))];
+  const data = { ...r, rows: new Verbatim(r.rows) };
+  return outcome(data, lines, {
+    notes: [
+      `${target} (${r.source}): ${r.rows.length} row(s)${r.truncated ? ', cut at the limit (raise --limit, or page with LIMIT/OFFSET)' : ''}`,
+    ],
+  });
 }
 
 /** `gc`: reaped and cleared lists only when non-empty, then the object counts; reap failures go to stderr. */

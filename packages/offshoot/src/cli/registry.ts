@@ -16,6 +16,7 @@ import { mcpCommand } from './commands/mcp.js';
 import { pathCommand } from './commands/path.js';
 import { promoteCommand } from './commands/promote.js';
 import { protectCommand } from './commands/protect.js';
+import { queryCommand } from './commands/query.js';
 import { rollbackCommand } from './commands/rollback.js';
 import { serveCommand } from './commands/serve.js';
 import { sessionBranchesCommand } from './commands/session-branches.js';
@@ -70,6 +71,7 @@ export const ENTRIES: readonly Entry[] = [
   pathCommand,
   exportCommand,
   diffCommand,
+  queryCommand,
   checkpointCommand,
   forkCommand,
   touchCommand,

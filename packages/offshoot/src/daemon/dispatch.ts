@@ -4,6 +4,7 @@ import { RequestSchema, type Op, type Response } from '../protocol/wire.js';
 import type { DaemonContext, Transport } from './daemon-context.js';
 import { branchesOp } from './handlers/branches.js';
 import { checkoutAtOp } from './handlers/checkout-at.js';
+import { checkpointOp } from './handlers/checkpoint.js';
 import { checkoutOp } from './handlers/checkout.js';
 import { closeOp } from './handlers/close.js';
 import { compactOp } from './handlers/compact.js';
@@ -19,6 +20,7 @@ import type { OpHandler } from './handlers/op-handler.js';
 import { openOp } from './handlers/open.js';
 import { promoteOp } from './handlers/promote.js';
 import { protectOp, unprotectOp } from './handlers/protect.js';
+import { queryOp } from './handlers/query.js';
 import { rollbackOp } from './handlers/rollback.js';
 import { shutdownOp } from './handlers/shutdown.js';
 import { statusOp } from './handlers/status.js';
@@ -50,6 +52,8 @@ const HANDLERS: Record<Op, OpHandler> = {
   unprotect: unprotectOp,
   diff: diffOp,
   gc: gcOp,
+  checkpoint: checkpointOp,
+  query: queryOp,
 };
 
 /** Every op the daemon answers. */
@@ -69,7 +73,7 @@ export async function dispatch(d: DaemonContext, raw: unknown, transport: Transp
       const where = issue?.path.join('.') || 'request';
       const what = issue?.code === 'invalid_type' ? `must be a ${issue.expected}` : 'is invalid';
       throw fail('INVALID_ARGUMENT', `bad request: ${where} ${what}`, {
-        hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta, store',
+        hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta, store, sql, limit',
       });
     }
     const req = parsed.data;

@@ -120,7 +120,7 @@ export async function query(ctx: OpsContext, t: Target, sql: string, opts: Query
     throw fail('INVALID_ARGUMENT', `query refused: ${answer.message}`, {
       hint:
         answer.readOnly === false
-          ? "offshoot_query only reads; write in a fork's checkout instead"
+          ? "a query only reads; write in a fork's checkout instead"
           : 'check the SQL against the schema (SELECT name, sql FROM sqlite_schema)',
     });
   }

@@ -34,6 +34,10 @@ export const RequestSchema = z.object({
   allow_force: z.optional(z.boolean()),
   /** Additive: checkout drops uncheckpointed writes and re-materializes the head. */
   discard: z.optional(z.boolean()),
+  /** Additive: the statement of a query op. */
+  sql: z.optional(z.string()),
+  /** Additive: the row limit of a query op. */
+  limit: z.optional(z.number()),
 });
 
 /** A parsed request. */

@@ -52,7 +52,7 @@ async function keepUnflushed(ctx: OpsContext, t: Target): Promise<string[]> {
   const message =
     `the checkout of ${name} held writes that were never made durable (a daemon stopped before flushing them, or edits never checkpointed); ` +
     `they are kept as ${t.db}@${kept.branch} (checkpoint "unflushed", txid ${kept.txid}, TTL ${SAFETY_FORK_TTL}) and the session starts from the durable head (txid ${ref.head_txid}); ` +
-    `to take them, close the session and run 'offshoot promote ${t.db}@${kept.branch} --onto ${t.branch}' (add --force if ${t.branch} is protected)`;
+    `to take them, close the session and run 'offshoot promote ${t.db}@${kept.branch} --onto ${t.branch}${ref.protected ? ' --force' : ''}'`;
   ctx.warn(message);
   return [message];
 }

@@ -30,14 +30,21 @@ export async function readManifest(backend: Backend, specText: string): Promise<
     }
     throw err;
   }
-  let manifest: Manifest;
+  let parsed: unknown;
   try {
-    manifest = JSON.parse(got.body.toString('utf8')) as Manifest;
+    parsed = JSON.parse(got.body.toString('utf8'));
   } catch {
     throw fail('CORRUPT', `open store ${specText}: offshoot.json is not valid JSON`, {
       hint: 'restore offshoot.json from a backup',
     });
   }
+  // Valid JSON that is not an object (null, a number, a list) is as corrupt as invalid JSON.
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw fail('CORRUPT', `open store ${specText}: offshoot.json is not a JSON object`, {
+      hint: 'restore offshoot.json from a backup',
+    });
+  }
+  const manifest = parsed as Manifest;
   if (typeof manifest.layout_version !== 'number') {
     throw fail('CORRUPT', `open store ${specText}: offshoot.json has no layout_version`, {
       hint: 'restore offshoot.json from a backup',

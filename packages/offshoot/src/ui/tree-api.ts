@@ -102,9 +102,13 @@ export async function dbTree(src: UiSource, db: string): Promise<ApiTree> {
   };
 }
 
-/** The CLI commands a user might run next on a branch, ready to paste. */
-export function nextCommands(db: string, b: ApiBranch): ApiCommand[] {
+/**
+ * The CLI commands a user might run next on a branch, ready to paste and run as they are: a promote carries the
+ * --force its target needs. `protectedByBranch` maps each branch of the database to its protected flag.
+ */
+export function nextCommands(db: string, b: ApiBranch, protectedByBranch: ReadonlyMap<string, boolean>): ApiCommand[] {
   const t = `${db}@${b.branch}`;
+  const onto = (target: string) => `--onto ${target}${protectedByBranch.get(target) === true ? ' --force' : ''}`;
   const latest = b.checkpoints.at(-1)?.name;
   const cmds: ApiCommand[] = [
     { label: 'check out', command: `offshoot checkout ${t}` },
@@ -113,10 +117,11 @@ export function nextCommands(db: string, b: ApiBranch): ApiCommand[] {
   ];
   if (latest !== undefined)
     cmds.push({ label: `roll back to ${latest}`, command: `offshoot rollback ${t} --to ${latest}` });
-  if (b.branch !== 'main') cmds.push({ label: 'promote onto main', command: `offshoot promote ${t} --onto main` });
-  if (b.undo !== undefined)
-    cmds.push({ label: `undo: restore ${b.undo.of}`, command: `offshoot promote ${t} --onto ${b.undo.of}` });
-  cmds.push({ label: 'diff against main', command: `offshoot diff ${db}@main ${t}` });
+  const hasMain = b.branch !== 'main' && protectedByBranch.has('main');
+  if (hasMain) cmds.push({ label: 'promote onto main', command: `offshoot promote ${t} ${onto('main')}` });
+  if (b.undo !== undefined && protectedByBranch.has(b.undo.of))
+    cmds.push({ label: `undo: restore ${b.undo.of}`, command: `offshoot promote ${t} ${onto(b.undo.of)}` });
+  if (hasMain) cmds.push({ label: 'diff against main', command: `offshoot diff ${db}@main ${t}` });
   cmds.push(
     b.protected
       ? { label: 'unprotect', command: `offshoot unprotect ${t}` }
@@ -160,6 +165,6 @@ export async function branchDetail(src: UiSource, db: string, branch: string): P
       lineages: chain.lineages,
     },
     children: treeEdges(branches).filter((e) => e.from === branch),
-    commands: nextCommands(db, node),
+    commands: nextCommands(db, node, new Map(branches.map((x) => [x.branch, x.protected]))),
   };
 }

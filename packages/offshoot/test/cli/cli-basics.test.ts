@@ -54,6 +54,8 @@ const COMMANDS: Array<[string, string[]]> = [
   ['session dbs', ['--socket']],
   ['session branches', ['--socket']],
   ['version', []],
+  ['ui', ['--listen', '--token', '--allow-non-loopback']],
+  ['mcp', ['--allow-force', '--default-ttl', '--socket']],
 ];
 
 interface Run {
@@ -128,12 +130,16 @@ describe('usage and help', () => {
     }
   });
 
-  test('every help page carries at least one example', async () => {
+  test('every help page carries its examples once, in one examples section', async () => {
     const runs = await Promise.all(COMMANDS.map(([name]) => runAsync([...name.split(' '), '--help'])));
     for (const [i, [name]] of COMMANDS.entries()) {
       const page = runs[i]?.stdout ?? '';
+      assert.equal(page.match(/^examples?:/gim)?.length, 1, `${name} --help has one examples section:\n${page}`);
       const examples = page.split('\nexamples:\n')[1]?.split('\n\n')[0] ?? '';
       assert.match(examples, new RegExp(`^  .*offshoot ${name}\\b`, 'm'), `${name} --help has an example of itself`);
+      const lines = page.split('\n').map((l) => l.trim());
+      for (const e of examples.split('\n'))
+        assert.equal(lines.filter((l) => l === e.trim()).length, 1, `${name} --help repeats ${e.trim()}`);
     }
   });
 

@@ -3,6 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { defaultSocketPath } from '../../src/protocol/socket-path.js';
 import { canonicalStore, parseStoreSpec } from '../../src/store/store-spec.js';
 import type { Response } from '../../src/protocol/wire.js';
@@ -129,6 +130,30 @@ describe('serve: socket, lock and flags', () => {
       assert.equal(d.sock, defaultSocketPath(canonicalStore(parseStoreSpec(s.store)), env));
       const r = s.cli(['session', 'dbs'], env);
       assert.equal(r.stdout, 'app\n', r.stderr);
+    } finally {
+      await d.stop();
+    }
+  });
+
+  test('session open issued as the daemon starts (serve & on the line before) waits for it instead of failing', async () => {
+    const sock = s.file('late.sock');
+    const bin = fileURLToPath(new URL('../../../../offshoot', import.meta.url));
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OFFSHOOT_')));
+    const opener = spawn(bin, ['-store', s.store, 'session', 'open', 'app', '-socket', sock], {
+      cwd: s.dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    opener.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    opener.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const code = new Promise<number | null>((resolve) => opener.once('exit', resolve));
+    const d = await startDaemon(s, [], {}, sock);
+    try {
+      assert.equal(await code, 0, err);
+      assert.equal(out, `${path.join(s.store, 'checkouts', 'app', 'main.db')}\n`);
+      assert.equal(s.cli(['session', 'close', 'app', '-socket', sock]).code, 0);
     } finally {
       await d.stop();
     }

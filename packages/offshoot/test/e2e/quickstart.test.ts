@@ -306,7 +306,7 @@ describe('README quickstart with sqlite3 as the writer', () => {
       r.stderr,
       [
         'offshoot: note: rolled back app@main to checkpoint "promote" at txid 3; abandoned txids 4-5',
-        "offshoot: note: previous head kept as app@main-pre-rollback; undo with 'offshoot promote app@main-pre-rollback --onto main' (add --force if main is protected)",
+        "offshoot: note: previous head kept as app@main-pre-rollback; undo with 'offshoot promote app@main-pre-rollback --onto main --force'",
         '',
       ].join('\n'),
     );
@@ -342,7 +342,17 @@ describe('README quickstart with sqlite3 as the writer', () => {
       /^app@main-pre-rollback state=idle storage=shared txid=5 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s meta=\{"offshoot\.safety":"pre-rollback","offshoot\.of":"main"\}$/,
     );
     assert.match(lines[4] ?? '', /^legacy@main state=idle storage=materialized txid=1 checkpoints=\[init\] protected$/);
-    assert.match(lines[5] ?? '', /^ro-cache: \d+ entries, \d+ bytes used \(budget: unlimited\)$/);
+    // Usage is shown against the budget the CLI trims to: $OFFSHOOT_RO_CACHE_BUDGET, else 2 GiB; 0 is unlimited.
+    assert.match(lines[5] ?? '', /^ro-cache: \d+ entries, \d+ bytes used, budget 2147483648 bytes$/);
+    const roLine = (env: NodeJS.ProcessEnv, args: string[] = []) =>
+      ts
+        .run(['status', ...args], { env })
+        .stdout.trim()
+        .split('\n')
+        .at(-1);
+    assert.match(roLine({ OFFSHOOT_RO_CACHE_BUDGET: '0' }) ?? '', /bytes used \(budget: unlimited\)$/);
+    assert.match(roLine({ OFFSHOOT_RO_CACHE_BUDGET: '64M' }) ?? '', /bytes used, budget 67108864 bytes$/);
+    assert.match(roLine({}, ['-ro-cache-budget', '1K']) ?? '', /bytes used, budget 1024 bytes$/);
     assert.match(ts.run(['status', 'legacy']).stdout, /^legacy@main [^\n]*\nro-cache: /);
   });
 

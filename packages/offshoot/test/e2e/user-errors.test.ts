@@ -60,6 +60,18 @@ describe('user errors', { timeout: 120_000 }, () => {
     assertCleanError(ts.run(['-store', ts.path('plain'), 'status'], { expectCode: 2 }), 2, /is a file, not a store/);
   });
 
+  test('an offshoot.json that is valid JSON but not an object is CORRUPT (exit 7), never an internal error', () => {
+    const other = tempStore({ init: true });
+    try {
+      for (const body of ['null', '[]', '3', '"x"']) {
+        writeFileSync(join(other.store, 'offshoot.json'), body);
+        assertCleanError(other.run(['status'], { expectCode: 7 }), 7, /offshoot\.json is not a JSON object.*backup/);
+      }
+    } finally {
+      other.cleanup();
+    }
+  });
+
   test('status of an unknown database exits 3; checkout of an unknown branch suggests fork', () => {
     assertCleanError(ts.run(['status', 'nope'], { expectCode: 3 }), 3, /no database nope/);
     const r = ts.run(['checkout', 'app@nope'], { expectCode: 3 });

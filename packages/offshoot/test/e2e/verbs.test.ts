@@ -283,6 +283,39 @@ describe('promote and rollback', () => {
   });
 });
 
+describe('the rollback note', () => {
+  test('names the exact undo command, with --force exactly when the branch is protected, and it runs as printed', () => {
+    const own = tempStore({ init: true });
+    try {
+      own.run(['create', 'u']);
+      const db = own.run(['checkout', 'u']).stdout.trim();
+      sql(db, 'CREATE TABLE t(v); INSERT INTO t VALUES (1);');
+      own.run(['checkpoint', 'u', 'a']);
+      own.run(['fork', 'u', 'f']);
+      sql(own.run(['checkout', 'u@f']).stdout.trim(), 'INSERT INTO t VALUES (2);');
+      own.run(['checkpoint', 'u@f', 'b']);
+      sql(db, 'INSERT INTO t VALUES (3);');
+      own.run(['checkpoint', 'u', 'c']);
+      for (const [target, to, undo] of [
+        ['u', 'a', 'offshoot promote u@main-pre-rollback --onto main --force'],
+        ['u@f', 'fork', 'offshoot promote u@f-pre-rollback --onto f'],
+      ] as const) {
+        const before = dump(own.run(['checkout', target]).stdout.trim());
+        const r = own.run(['rollback', target, '--to', to]);
+        assert.equal(/undo with '([^']+)'/.exec(r.stderr)?.[1], undo, r.stderr);
+        // Run exactly as printed, it restores what the rollback replaced.
+        assert.equal(own.run(undo.split(' ').slice(1)).code, 0, undo);
+        assert.equal(dump(own.run(['checkout', target]).stdout.trim()), before);
+      }
+      own.run(['fork', 'u', 'g']);
+      const doc = own.json<{ undo: string }>(['rollback', 'u@g', '--to', 'fork']);
+      assert.equal(doc.undo, 'offshoot promote u@g-pre-rollback --onto g');
+    } finally {
+      own.cleanup();
+    }
+  });
+});
+
 describe('lease', () => {
   test('acquire, list, release; another holder is refused (6)', () => {
     const acquired = ts.run(['lease', 'acquire', 'app@f-one', '--ttl', '1m']);

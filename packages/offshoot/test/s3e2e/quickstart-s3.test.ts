@@ -273,7 +273,7 @@ describe('README quickstart on an s3:// store', { concurrency: false }, () => {
       /^app@main-pre-rollback state=idle storage=shared txid=5 checkpoints=\[fork\] ttl=24h0m0s remaining=\d+h\d+m\d+s meta=\{"offshoot\.safety":"pre-rollback","offshoot\.of":"main"\}$/,
     );
     assert.match(lines[4] ?? '', /^legacy@main state=idle storage=materialized txid=1 checkpoints=\[init\] protected$/);
-    assert.match(lines[5] ?? '', /^ro-cache: \d+ entries, \d+ bytes used \(budget: unlimited\)$/);
+    assert.match(lines[5] ?? '', /^ro-cache: \d+ entries, \d+ bytes used, budget 2147483648 bytes$/);
   });
 
   it('destroy removes a branch and its checkout, never the objects main reads through', async () => {

@@ -186,6 +186,40 @@ export function runConformance(
         assert.deepEqual((await b.get('refs/db/main')).body, bytes('x'));
       }));
 
+    it('keys that end in .lock or start with .tmp- (valid branch and database names) are ordinary keys', () =>
+      withStore(async (b) => {
+        const keys = ['refs/db/x', 'refs/db/x.lock', 'refs/db/.tmp-x', 'refs/.tmp-db/main', 'refs/db.lock/main'];
+        const etags = new Map<string, string>();
+        for (const k of keys) etags.set(k, await b.put(k, bytes(`v1 ${k}`), { ifNoneMatch: true }));
+        // A compare-and-swap of each key beside its look-alike: neither is taken for the other's lock or temp file.
+        for (const k of keys) {
+          const next = await b.put(k, bytes(`v2 ${k}`), { ifMatch: etags.get(k) ?? '' });
+          await rejectsWith(b.put(k, bytes('stale'), { ifMatch: etags.get(k) ?? '' }), 'CAS_CONFLICT');
+          etags.set(k, next);
+        }
+        for (const k of keys) assert.deepEqual((await b.get(k)).body, bytes(`v2 ${k}`), k);
+        assert.deepEqual(
+          (await b.list('refs/')).map((o) => o.key),
+          [...keys].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))),
+        );
+        assert.deepEqual(
+          (await b.list('refs/db/x')).map((o) => o.key),
+          ['refs/db/x', 'refs/db/x.lock'],
+        );
+        assert.deepEqual(
+          (await b.list('refs/.tmp-db/')).map((o) => o.key),
+          ['refs/.tmp-db/main'],
+        );
+        await b.copy('refs/db/x.lock', 'refs/db/.tmp-copy', { ifNoneMatch: true });
+        assert.deepEqual((await b.get('refs/db/.tmp-copy')).body, bytes('v2 refs/db/x.lock'));
+        await b.delete('refs/db/x.lock', { ifMatch: etags.get('refs/db/x.lock') ?? '' });
+        await b.deleteMany(['refs/db/.tmp-x', 'refs/db/.tmp-copy', 'refs/.tmp-db/main', 'refs/db.lock/main']);
+        assert.deepEqual(
+          (await b.list('refs/')).map((o) => o.key),
+          ['refs/db/x'],
+        );
+      }));
+
     it('a create-only put refuses an existing key and leaves it unchanged', () =>
       withStore(async (b) => {
         const e1 = await b.put('data/l/1/snapshot.ltx', bytes('first'), { ifNoneMatch: true });

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
+from .errors import OffshootError
 from .results import Branch, DiffResult, GcResult, JsonObject, ProtectResult, SessionInfo, TouchResult
 from .ttl import TTL, duration_arg, ttl_arg
 from .wire import bad_response
@@ -160,7 +161,15 @@ def dbs() -> Call[list[str]]:
 
 
 def export(db: str, branch: str, out_path: str | os.PathLike[str], checkpoint: str | None, force: bool) -> Call[int]:
-    fields = {"db": db, "branch": branch, "name": checkpoint, "path": os.path.abspath(out_path), "force": force}
+    path = os.fspath(out_path)
+    if not os.path.isabs(path):
+        # The daemon would resolve it against its own working directory, not the caller's.
+        raise OffshootError(
+            f"export: output path {path!r} is not absolute",
+            "INVALID_ARGUMENT",
+            "pass an absolute path, e.g. os.path.abspath(out_path)",
+        )
+    fields = {"db": db, "branch": branch, "name": checkpoint, "path": path, "force": force}
     return Call("export", fields, _txid("export"))
 
 

@@ -81,7 +81,14 @@ def read_line(reader: BinaryIO) -> bytes:
 
 class Client:
     """A connection to one offshoot daemon. Use it as a context manager (or call `close()`). Calls from several
-    threads are serialised on the one connection, since the protocol is strictly request then response."""
+    threads are serialised on the one connection, since the protocol is strictly request then response.
+
+    `socket_path` is public, as it was in the earlier client: `events()` dials it for its own connection, so a
+    `Client` its suites made with `Client.__new__` and only a `socket_path` streams events too."""
+
+    socket_path: str
+    # The class default is what `events()` uses on a client made without __init__.
+    _connect_timeout: float | None = 5.0
 
     def __init__(
         self,
@@ -194,8 +201,9 @@ class Client:
         checkpoint: str | None = None,
         force: bool = False,
     ) -> int:
-        """Writes the branch's durable state (head, or `checkpoint`) to `out_path` on the daemon host; a relative
-        path is resolved here. Unflushed writes of an open session are not in it. Returns the exported txid."""
+        """Writes the branch's durable state (head, or `checkpoint`) to `out_path` on the daemon host, which must be
+        absolute (INVALID_ARGUMENT before anything is sent otherwise: the daemon runs in a directory of its own).
+        Unflushed writes of an open session are not in it. Returns the exported txid."""
         return self._call(calls.export(db, branch, out_path, checkpoint, force))
 
     def checkout_at(self, db: str, branch: str, checkpoint: str, force: bool = False) -> str:

@@ -14,7 +14,8 @@ export const rollbackCommand: Command = {
     'Repoints the branch at a fresh lineage reading through the checkpoint (or a full copy with --materialize).',
     "Checkpoints at or below it are kept, later ones dropped. The previous head is kept first as the TTL'd branch",
     '<branch>-pre-rollback (the undo point); uncheckpointed checkout edits are checkpointed into it, never lost.',
-    'Prints the refreshed checkout path; what was abandoned and how to undo go to stderr. An existing branch of the undo',
+    'Prints the refreshed checkout path; what was abandoned and the exact undo command (with the --force a protected',
+    'branch needs; `undo` under --json) go to stderr. An existing branch of the undo',
     "point's name is replaced only if it is an undo point offshoot made and nobody has used since; otherwise the rollback",
     'is refused. A checkout busy with another connection cannot be refreshed: the branch still moves, nothing is printed',
     "on stdout, and the command exits 6 (busy) saying so; close the connection and run 'offshoot checkout'.",
@@ -39,8 +40,9 @@ export const rollbackCommand: Command = {
     validateName('checkpoint', to);
     const ctx = await inv.context();
     const { rollback } = await import('../../ops/rollback.js');
-    return rollbackOutcome(
-      await rollback(ctx, t, to, { materialize: inv.flags.boolean('materialize'), actor: inv.actor }),
-    );
+    const r = await rollback(ctx, t, to, { materialize: inv.flags.boolean('materialize'), actor: inv.actor });
+    // The undo command must carry --force exactly when the branch needs it, so it is read after the rollback.
+    const branchProtected = (await ctx.store.tryGetRef(t.db, t.branch))?.ref.protected ?? false;
+    return rollbackOutcome(r, branchProtected);
   },
 };

@@ -5,7 +5,11 @@ import { packageVersion } from '../package-version.js';
 export const uiCommand: Command = {
   name: 'ui',
   summary: 'serve the read-only web dashboard (branch trees, storage, diffs) for a store at rest',
-  examples: ['offshoot -store ./.offshoot ui', 'offshoot -store s3://bucket/team ui -listen 127.0.0.1:7070'],
+  examples: [
+    'offshoot -store ./.offshoot ui',
+    'offshoot -store s3://bucket/team ui -listen 127.0.0.1:7070',
+    'OFFSHOOT_TOKEN=$(openssl rand -hex 32) offshoot -store s3://bucket/agents ui -listen 127.0.0.1:8080',
+  ],
   usage: '[-listen ADDR] [-token T] [-allow-non-loopback]',
   help: [
     'Serves the dashboard on -listen (default 127.0.0.1:7879; port 0 picks a free one) and prints',
@@ -13,9 +17,6 @@ export const uiCommand: Command = {
     'generated one, printed once on stderr as a URL ending in ?token=... (opening it sets a cookie).',
     'Read-only: no route changes the store. A non-loopback address needs -allow-non-loopback and an explicit token.',
     'For live sessions, events and metrics, run the daemon with it instead: offshoot serve -http 127.0.0.1:7878 -ui',
-    'Examples:',
-    '  offshoot ui',
-    '  OFFSHOOT_TOKEN=$(openssl rand -hex 32) offshoot -store s3://bucket/agents ui -listen 127.0.0.1:8080',
   ].join('\n'),
   flags: {
     listen: { type: 'string', value: 'ADDR', description: 'host:port to serve on (default 127.0.0.1:7879)' },

@@ -1,6 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { isHiddenName } from './key-path.js';
+import { isHiddenName, segmentOfFileName } from './key-path.js';
 
 /** A regular file found under the store root, named by its key. */
 export interface WalkedFile {
@@ -19,7 +19,9 @@ const vanished = (err: unknown): boolean => {
  */
 export async function walkObjects(root: string, dir: string): Promise<WalkedFile[]> {
   const rel = relative(root, dir);
-  const keyBase = rel === '' ? '' : `${rel.split(sep).join('/')}/`;
+  const segs = rel === '' ? [] : rel.split(sep).map(segmentOfFileName);
+  if (segs.some((s) => s === undefined)) return [];
+  const keyBase = segs.map((s) => `${s}/`).join('');
   const out: WalkedFile[] = [];
   await walk(dir, keyBase, out);
   return out;
@@ -37,11 +39,14 @@ async function walk(dir: string, keyBase: string, out: WalkedFile[]): Promise<vo
     entries
       .filter((e) => !isHiddenName(e.name))
       .map(async (e) => {
+        // A name the backend never makes (a stray `%...` file) is no object.
+        const seg = segmentOfFileName(e.name);
+        if (seg === undefined) return;
         const path = join(dir, e.name);
-        if (e.isDirectory()) return walk(path, `${keyBase}${e.name}/`, out);
+        if (e.isDirectory()) return walk(path, `${keyBase}${seg}/`, out);
         if (!e.isFile()) return;
         try {
-          out.push({ key: keyBase + e.name, size: (await stat(path)).size });
+          out.push({ key: keyBase + seg, size: (await stat(path)).size });
         } catch (err) {
           if (!vanished(err)) throw err;
         }

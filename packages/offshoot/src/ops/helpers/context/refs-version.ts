@@ -10,7 +10,6 @@ export async function refVersions(ctx: OpsContext): Promise<Map<string, string>>
   const backend = ctx.store.backend;
   const out = new Map<string, string>();
   for (const o of await backend.list('refs/')) {
-    if (o.key.endsWith('.lock')) continue;
     out.set(o.key, o.etag ?? (await backend.stat(o.key))?.etag ?? 'gone');
   }
   return out;

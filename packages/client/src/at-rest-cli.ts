@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { type ErrorCode, findOffshootBinary, OffshootError } from '@offshoot/client';
+import { type ErrorCode, OffshootError } from './errors.js';
+import { findOffshootBinary } from './testkit/find-binary.js';
 
 /** How to run the at-rest `offshoot` CLI: the binary (default OFFSHOOT_BIN, else PATH) and the store. */
 export interface CliTarget {
@@ -37,7 +38,10 @@ function cliError(args: string[], stderr: string, cause: unknown): OffshootError
   });
 }
 
-/** Runs one at-rest verb with `--json`; resolves with its JSON document, rejects with the CLI's error and code. */
+/**
+ * Runs one at-rest verb of the `offshoot` CLI with `--json` (no daemon); resolves with its JSON document, rejects with
+ * the CLI's error, code and hint. Global flags may go anywhere in `args`.
+ */
 export function runCli<T>(target: CliTarget, args: string[]): Promise<T> {
   const bin = findOffshootBinary(target.bin);
   const argv = ['-store', target.store, '--json', '--quiet', ...args];

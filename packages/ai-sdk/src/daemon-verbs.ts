@@ -1,0 +1,61 @@
+import type { ActorOptions, Client } from '@offshoot/client';
+import type { BranchVerbs, CheckoutFile, ForkRequest } from './branch-verbs.js';
+
+/** The verbs over a daemon client: each is one request, marked as an agent's. */
+export class DaemonVerbs implements BranchVerbs {
+  readonly #client: Client;
+  readonly #actor: ActorOptions;
+
+  /** `allowForce`: the human allowed the agent to force; the daemon decides what that permits. */
+  constructor(client: Client, allowForce: boolean) {
+    this.#client = client;
+    this.#actor = { actor: 'agent', ...(allowForce ? { allowForce } : {}) };
+  }
+
+  fork(req: ForkRequest): Promise<number> {
+    return this.#client.fork(req.db, req.source, req.branch, {
+      ...(req.at !== undefined ? { from: req.at } : {}),
+      ...(req.ttl !== undefined ? { ttl: req.ttl } : {}),
+      ...(req.meta !== undefined ? { meta: req.meta } : {}),
+      ...this.#actor,
+    });
+  }
+
+  /** A session open on the branch (the harness's) gives its live path; otherwise an at-rest checkout. */
+  async checkout(db: string, branch: string): Promise<CheckoutFile> {
+    const session = (await this.#client.status()).find((s) => s.db === db && s.branch === branch);
+    if (session !== undefined && session.error === undefined) return { path: session.checkout, live: true };
+    return { path: await this.#client.checkout(db, branch), live: false };
+  }
+
+  checkpoint(db: string, branch: string, name: string, meta: Record<string, string> | undefined) {
+    return this.#client.checkpoint(db, branch, name, { ...(meta !== undefined ? { meta } : {}), ...this.#actor });
+  }
+
+  diff(left: string, right: string, summary: boolean) {
+    return this.#client.diff(left, right, { summary });
+  }
+
+  query(db: string, branch: string, sql: string, at: string | undefined, limit: number | undefined) {
+    return this.#client.query(db, branch, sql, {
+      ...(at !== undefined ? { at } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+    });
+  }
+
+  rollback(db: string, branch: string, to: string): Promise<string> {
+    return this.#client.rollback(db, branch, to, this.#actor);
+  }
+
+  promote(db: string, source: string, target: string, force: boolean): Promise<number> {
+    return this.#client.promote(db, source, target, { force, ...this.#actor });
+  }
+
+  destroy(db: string, branch: string, force: boolean): Promise<void> {
+    return this.#client.destroy(db, branch, { force, ...this.#actor });
+  }
+
+  async isProtected(db: string, branch: string): Promise<boolean> {
+    return (await this.#client.branches(db)).find((b) => b.branch === branch)?.protected ?? false;
+  }
+}

@@ -1,0 +1,1 @@
+export { type OffshootTarget, type OffshootTools, type OffshootToolsOptions, offshootTools } from './offshoot-tools.js';

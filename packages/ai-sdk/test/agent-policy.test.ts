@@ -1,0 +1,102 @@
+// The engine's agent rules reached through the tools: an agent's force needs the human's allowForce, and the undo
+// points of a protected branch stay the human's, over the daemon and at rest. The adapter implements none of this;
+// it only says that an agent asks.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { type Client, connect } from '@offshoot/client';
+import { startDaemon, type TestDaemon } from '@offshoot/client/testkit';
+import type { ToolSet } from 'ai';
+import { offshootTools } from '../src/index.js';
+import { answered, approvalOf, sql } from './host.js';
+import { callOnce, run } from './scripted-model.js';
+
+const BIN = fileURLToPath(new URL('../../../offshoot', import.meta.url));
+process.env['OFFSHOOT_BIN'] = BIN;
+
+/** The human approves the one call; resolves with what the model was then told (a result, or the error text). */
+async function approved(tools: ToolSet, tool: string, input: unknown): Promise<string> {
+  const first = await callOnce(tools, tool, input);
+  const r = await run(
+    tools,
+    [(last) => ({ text: JSON.stringify(last) })],
+    answered(first.result, approvalOf(first.content), true),
+  );
+  return r.text;
+}
+
+describe('the agent rules over the daemon', { timeout: 180_000 }, () => {
+  let daemon: TestDaemon;
+  let human: Client;
+
+  before(async () => {
+    daemon = await startDaemon({ serveArgs: ['-flush-every', '0'] });
+    human = await connect(daemon.sock);
+    await human.create('app');
+    const s = await human.open('app');
+    sql(s.path, 'CREATE TABLE t(x); INSERT INTO t VALUES (1);');
+    await s.flush('one');
+    await s.close();
+    await human.fork('app', 'main', 'attempt');
+  });
+  after(async () => {
+    human.close();
+    await daemon.stop();
+  });
+
+  test("an agent's force onto protected main is refused until the human allows forcing", async () => {
+    const told = await approved(offshootTools({ client: human }), 'offshoot_promote', {
+      database: 'app',
+      source: 'attempt',
+      target: 'main',
+      force: true,
+    });
+    assert.match(told, /PROTECTED/);
+    assert.ok(!(await human.branches('app')).some((b) => b.branch === 'main-pre-promote'), 'main did not move');
+    const allowed = await approved(offshootTools({ client: human, allowForce: true }), 'offshoot_promote', {
+      database: 'app',
+      source: 'attempt',
+      target: 'main',
+      force: true,
+    });
+    assert.match(allowed, /"target":"main"/);
+  });
+
+  test('the undo point of protected main stays the human’s, even with force', async () => {
+    await human.create('undo');
+    await human.rollback('undo', 'main', 'init');
+    const told = await approved(offshootTools({ client: human }), 'offshoot_destroy', {
+      database: 'undo',
+      branch: 'main-pre-rollback',
+      force: true,
+    });
+    assert.match(told, /PROTECTED/);
+    assert.ok((await human.branches('undo')).some((b) => b.branch === 'main-pre-rollback'));
+  });
+});
+
+describe('the agent rules at rest', { timeout: 180_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'offshoot-policy-'));
+  const store = join(dir, 'store');
+  const human = (...args: string[]) => execFileSync(BIN, ['-store', store, ...args], { encoding: 'utf8' });
+
+  before(() => {
+    human('init');
+    human('create', 'app');
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("the CLI refuses an agent's forced destroy of protected main; a human's --force would go", async () => {
+    const told = await approved(offshootTools({ store }), 'offshoot_destroy', {
+      database: 'app',
+      branch: 'main',
+      force: true,
+    });
+    assert.match(told, /PROTECTED/);
+    assert.match(human('status', 'app'), /app@main/);
+  });
+});

@@ -1,0 +1,174 @@
+// offshootTools over a real daemon, driven through the real AI SDK (generateText) by its own offline test model,
+// scripted. A tap between the client and the daemon shows what each tool sent.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { type Client, connect, isOffshootError, OffshootError } from '@offshoot/client';
+import { startDaemon, type TestDaemon } from '@offshoot/client/testkit';
+import { offshootTools } from '../src/index.js';
+import { answered, approvalOf, runSql, sql } from './host.js';
+import { callOnce, run } from './scripted-model.js';
+import { type WireTap, wireTap } from './wire-tap.js';
+
+process.env['OFFSHOOT_BIN'] = fileURLToPath(new URL('../../../offshoot', import.meta.url));
+
+describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
+  let daemon: TestDaemon;
+  let human: Client;
+  let tap: WireTap;
+  let agent: Client;
+
+  before(async () => {
+    daemon = await startDaemon({ serveArgs: ['-flush-every', '0'] });
+    human = await connect(daemon.sock);
+    await human.create('app');
+    const s = await human.open('app');
+    sql(s.path, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes VALUES (1, 'seed');");
+    await s.flush('seeded');
+    await s.close();
+    tap = await wireTap(daemon.sock);
+    agent = await connect(tap.sock);
+  });
+  after(async () => {
+    agent.close();
+    human.close();
+    await tap.close();
+    await daemon.stop();
+  });
+
+  test('the loop in one run: fork, checkout, write, checkpoint, diff, query; each tool one client call', async () => {
+    const tools = { ...offshootTools({ client: agent }), run_sql: runSql };
+    const r = await run(tools, [
+      { calls: [{ tool: 'offshoot_fork', input: { database: 'app', new_branch: 'attempt-1', meta: { run: '1' } } }] },
+      { calls: [{ tool: 'offshoot_checkout', input: { database: 'app', branch: 'attempt-1' } }] },
+      (last) => ({
+        calls: [
+          {
+            tool: 'run_sql',
+            input: { path: (last as { path: string }).path, sql: "INSERT INTO notes VALUES (2, 'new')" },
+          },
+        ],
+      }),
+      { calls: [{ tool: 'offshoot_checkpoint', input: { database: 'app', branch: 'attempt-1', name: 'tests-pass' } }] },
+      { calls: [{ tool: 'offshoot_diff', input: { database: 'app', target: 'attempt-1' } }] },
+      {
+        calls: [
+          {
+            tool: 'offshoot_query',
+            input: { database: 'app', branch: 'attempt-1', sql: 'SELECT count(*) n FROM notes' },
+          },
+        ],
+      },
+      { text: 'attempt-1 adds one note' },
+    ]);
+    assert.equal(r.text, 'attempt-1 adds one note');
+    const outputs = Object.fromEntries(
+      r.steps.flatMap((s) => s.toolResults.map((t) => [t.toolName, t.output as Record<string, unknown>])),
+    );
+    assert.deepEqual(outputs['offshoot_fork'], {
+      db: 'app',
+      source: 'main',
+      branch: 'attempt-1',
+      txid: (outputs['offshoot_fork'] as { txid: number }).txid,
+      at: null,
+      ttl: '24h',
+    });
+    assert.equal(outputs['offshoot_checkout']?.['live'], false);
+    assert.equal(outputs['offshoot_checkpoint']?.['kind'], 'segment');
+    const notes = (outputs['offshoot_diff'] as { tables: Array<Record<string, unknown>> }).tables.find(
+      (t) => t['table'] === 'notes',
+    );
+    assert.deepEqual(
+      [notes?.['status'], notes?.['added'], notes?.['rows']],
+      ['changed', 1, { added: [{ id: 2, body: 'new' }], removed: [], changed: [] }],
+    );
+    assert.deepEqual(outputs['offshoot_query']?.['rows'], [[2]]);
+
+    const fork = (await human.branches('app')).find((b) => b.branch === 'attempt-1');
+    assert.ok(fork?.ttl, 'the fork got the default TTL');
+    assert.ok(fork.checkpoints.includes('tests-pass'));
+    const ops = tap.requests.map((q) => q['op']);
+    for (const op of ['fork', 'checkout', 'checkpoint', 'diff', 'query'])
+      assert.equal(ops.filter((o) => o === op).length, 1, `one ${op} request`);
+    for (const q of tap.requests.filter((q) => q['op'] === 'fork' || q['op'] === 'checkpoint'))
+      assert.equal(q['actor'], 'agent', `${String(q['op'])} says an agent asks`);
+  });
+
+  test('promote waits for the human: denied, nothing moves; approved without force, PROTECTED reaches the model', async () => {
+    const tools = offshootTools({ client: agent });
+    const mainRows = () => human.query('app', 'main', 'SELECT count(*) FROM notes');
+    const before = await mainRows();
+    const first = await callOnce(tools, 'offshoot_promote', { database: 'app', source: 'attempt-1', target: 'main' });
+    const approvalId = approvalOf(first.content);
+    assert.deepEqual(await mainRows(), before, 'nothing ran before the human answered');
+
+    const denied = await run(tools, [{ text: 'ok, I will not' }], answered(first.result, approvalId, false));
+    assert.equal(denied.text, 'ok, I will not');
+    assert.deepEqual(await mainRows(), before);
+    assert.equal(tap.requests.filter((q) => q['op'] === 'promote').length, 0);
+
+    const approved = await run(tools, [(last) => ({ text: String(last) })], answered(first.result, approvalId, true));
+    assert.match(approved.text, /PROTECTED/);
+    assert.match(approved.text, /force/, 'the hint reaches the model');
+    assert.deepEqual(await mainRows(), before);
+    const sent = tap.requests.filter((q) => q['op'] === 'promote');
+    assert.deepEqual(sent, [{ op: 'promote', db: 'app', branch: 'attempt-1', name: 'main', actor: 'agent' }]);
+  });
+
+  test('destroy needs approval; rollback of a fork runs at once, of protected main it asks', async () => {
+    const tools = offshootTools({ client: agent });
+    await human.fork('app', 'main', 'scratch');
+    const d = await callOnce(tools, 'offshoot_destroy', { database: 'app', branch: 'scratch' });
+    const gone = await run(tools, [{ text: 'destroyed' }], answered(d.result, approvalOf(d.content), true));
+    assert.equal(gone.text, 'destroyed');
+    assert.ok(!(await human.branches('app')).some((b) => b.branch === 'scratch'));
+
+    const rb = await callOnce(tools, 'offshoot_rollback', { database: 'app', branch: 'attempt-1', to: 'fork' });
+    assert.deepEqual(
+      rb.content.map((c) => c.type),
+      ['tool-result'],
+      'an unprotected branch rolls back without asking',
+    );
+    assert.deepEqual(await human.query('app', 'attempt-1', 'SELECT count(*) FROM notes'), {
+      source: 'checkout',
+      columns: ['count(*)'],
+      rows: [[1]],
+      truncated: false,
+    });
+    const onMain = await callOnce(tools, 'offshoot_rollback', { database: 'app', to: 'init' });
+    approvalOf(onMain.content);
+    assert.equal(tap.requests.filter((q) => q['op'] === 'rollback' && q['branch'] === 'main').length, 0);
+  });
+
+  test("a failure is the client's OffshootError with its code, the hint kept, for the host and the model", async () => {
+    const tools = offshootTools({ client: agent });
+    const missing = await callOnce(tools, 'offshoot_checkout', { database: 'app', branch: 'nope' });
+    const err = (missing.content[0] as { type: string; error: unknown }).error;
+    assert.equal(missing.content[0]?.type, 'tool-error');
+    assert.ok(err instanceof OffshootError && isOffshootError(err, 'NOT_FOUND'), String(err));
+    assert.ok(isOffshootError(err.cause, 'NOT_FOUND'), 'the original error is the cause');
+    assert.match(err.message, /\(NOT_FOUND/);
+
+    const write = await callOnce(tools, 'offshoot_query', { database: 'app', sql: 'DELETE FROM notes' });
+    const werr = (write.content[0] as { error: unknown }).error;
+    assert.ok(isOffshootError(werr, 'INVALID_ARGUMENT'), String(werr));
+    assert.deepEqual((await human.query('app', 'main', 'SELECT count(*) FROM notes')).rows, [[1]]);
+  });
+
+  test('allowForce is passed with every mutation for the daemon to judge', async () => {
+    const tools = offshootTools({ client: agent, allowForce: true, defaultTtl: 'none' });
+    const before = tap.requests.length;
+    await callOnce(tools, 'offshoot_fork', { database: 'app', new_branch: 'forced' });
+    const fork = tap.requests.slice(before).find((q) => q['op'] === 'fork');
+    assert.deepEqual(fork, {
+      op: 'fork',
+      db: 'app',
+      branch: 'main',
+      name: 'forced',
+      actor: 'agent',
+      allow_force: true,
+    });
+    const forced = (await human.branches('app')).find((b) => b.branch === 'forced');
+    assert.ok(forced !== undefined && !forced.ttl, 'ttl none: the fork has no TTL');
+  });
+});
