@@ -17,6 +17,8 @@ import type {
   SessionInfo,
   TouchResult,
   UnreadableBranch,
+  WireRequest,
+  WireResponse,
 } from './types.js';
 
 /**
@@ -105,6 +107,15 @@ export class Client {
     this.#conn = new Connection(socket, opts.store, actor);
     this.#socketPath = socketPath;
     this.#opts = opts;
+  }
+
+  /**
+   * Sends one op as given (after the requests queued before it) and returns the daemon's whole response, for what
+   * the typed methods leave out: the `result` of rollback, promote and destroy, `warnings`. A refusal throws as
+   * from any method.
+   */
+  async request(req: WireRequest): Promise<WireResponse> {
+    return this.#conn.request(req);
   }
 
   /** Creates an empty database whose protected `main` branch has the checkpoint `init`. */

@@ -40,7 +40,11 @@ export type ErrorCode = DaemonErrorCode | ClientErrorCode;
 /** Options of an OffshootError. */
 export interface OffshootErrorOptions {
   hint?: string;
+  /** The hint in an agent's terms (behind `offshoot mcp`), where it differs from `hint`. */
+  hints?: { agent?: string };
   retryable?: boolean;
+  /** A refusal of an agent that its human may lift. */
+  humanCanAllow?: boolean;
   cause?: unknown;
 }
 
@@ -48,7 +52,11 @@ export interface OffshootErrorOptions {
 export class OffshootError extends Error {
   readonly code: ErrorCode;
   readonly hint: string | undefined;
+  /** The hint in an agent's terms (behind `offshoot mcp`), where the daemon sent one that differs from `hint`. */
+  readonly hints: { agent?: string };
   readonly retryable: boolean;
+  /** True when the daemon refused an agent something its human may allow (`human_can_allow`). */
+  readonly humanCanAllow: boolean;
 
   /** `new OffshootError(message)` (the earlier client's form) carries the code INTERNAL. */
   constructor(message: string);
@@ -58,7 +66,9 @@ export class OffshootError extends Error {
     this.name = 'OffshootError';
     this.code = message === undefined ? 'INTERNAL' : (codeOrMessage as ErrorCode);
     this.hint = opts.hint;
+    this.hints = opts.hints ?? {};
     this.retryable = opts.retryable ?? false;
+    this.humanCanAllow = opts.humanCanAllow ?? false;
   }
 }
 

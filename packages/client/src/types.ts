@@ -148,6 +148,41 @@ export interface TouchResult {
   expires_at?: string;
 }
 
+/** What `rollback` reports in `result`, beside the refreshed checkout path. */
+export interface RollbackResult {
+  checkpoint: string;
+  /** The branch's new head: the checkpoint's txid. */
+  txid: number;
+  /** The undo point that keeps the previous head (`<branch>-pre-rollback`). */
+  backup: string;
+  /** The txids above the checkpoint that the branch no longer reaches, if any. */
+  abandoned: { from: number; to: number } | null;
+  /** False when the checkout could not be refreshed (`refresh_error` says why) or there was none. */
+  refreshed: boolean;
+  /** Why an existing checkout could not be refreshed (busy); also the last of `warnings`. */
+  refresh_error?: string;
+}
+
+/** What `promote` reports in `result`. */
+export interface PromoteResult {
+  txid: number;
+  /** The undo point that keeps the target's previous head (`<target>-pre-promote`). */
+  backup: string;
+  /** The target's checkout path. */
+  checkout: string;
+  /** False when the target's checkout could not be refreshed (`refresh_error` says why) or there was none. */
+  refreshed: boolean;
+  /** True when the source was under another holder's live lease: its last flushed head was promoted. */
+  source_live: boolean;
+  /** Why an existing checkout could not be refreshed (busy); also the last of `warnings`. */
+  refresh_error?: string;
+}
+
+/** What `destroy` reports in `result`. */
+export interface DestroyResult {
+  removed_checkout: boolean;
+}
+
 /** What `protect` and `unprotect` report. */
 export interface ProtectResult {
   protected: boolean;
@@ -234,12 +269,16 @@ export interface WireResponse {
   databases?: string[];
   /** Additive, from `branches`: branches whose ref cannot be read, left out of `branches`. */
   unreadable?: UnreadableBranch[];
-  /** Additive result payloads (diff, gc, touch, protect). */
+  /** Additive result payloads (diff, gc, touch, protect, rollback, promote, destroy). */
   result?: unknown;
   /** Additive: what the caller must know about a successful op (writes kept in an undo branch, a stale checkout). */
   warnings?: string[];
   /** Additive, from a batch `fork`: the new branches, in the order named (all at `txid`). */
   forks?: string[];
+  /** Additive, on a refusal of an agent (`actor: "agent"`): its human may lift it (by allowing it to force). */
+  human_can_allow?: boolean;
+  /** Additive: the hint in the terms of an agent behind `offshoot mcp`, where it differs from `hint`. */
+  agent_hint?: string;
 }
 
 /** The detail each event type carries. */

@@ -44,6 +44,8 @@ export function decodeResponse(line: string): WireResponse {
   // A code this client does not know (from a newer daemon) is kept verbatim.
   throw new OffshootError(typeof res['code'] === 'string' ? (res['code'] as ErrorCode) : 'INTERNAL', message, {
     ...(typeof res['hint'] === 'string' ? { hint: res['hint'] } : {}),
+    ...(typeof res['agent_hint'] === 'string' ? { hints: { agent: res['agent_hint'] } } : {}),
     retryable: res['retryable'] === true,
+    humanCanAllow: res['human_can_allow'] === true,
   });
 }

@@ -1,8 +1,9 @@
 """`offshoot mcp` driven by the official Python MCP client (`mcp` on PyPI), over stdio and Streamable HTTP.
 
-A second, independent client beside the TypeScript SDK's: the tools' hints, output schemas and structured results, a
-refusal with its code, a forced promote the human accepts or declines through a form elicitation (and a client
-without the capability), branches as resources with a subscription, and the same calls over HTTP with a token.
+A second, independent client beside the TypeScript SDK's, in the 2025 era (the `initialize` handshake): the tools'
+hints, output schemas and structured results, a refusal with its code, a forced promote the human accepts or declines
+through a form elicitation (and a client without the capability), branches as resources with a subscription, and the
+same calls over HTTP with a token.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ def test_tools_hints_schemas_and_structured_results(store: Path) -> None:
     async def main() -> None:
         async with AsyncExitStack() as stack:
             s = await stdio_session(stack, store)
+            assert s.protocol_version == "2025-11-25"
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert len(tools) == 10
             promote = tools["offshoot_promote"]
@@ -208,6 +210,7 @@ def test_streamable_http_with_a_token(store: Path) -> None:
                     ClientSession(read, write, elicitation_callback=answering("accept", True, asked))
                 )
                 await s.initialize()
+                assert s.protocol_version == "2025-11-25"
                 r = await s.call_tool("offshoot_list", {"database": "app"})
                 assert r.structured_content is not None
                 assert {b["branch"] for b in r.structured_content["branches"]} == {"main", "attempt"}

@@ -6,7 +6,7 @@ import { sweepSessionScratch } from '../session/scratch-dir.js';
 import type { Store } from '../store/store.js';
 import type { DaemonContext } from './daemon-context.js';
 import { SHUTDOWN_TIMEOUT_MS, type DaemonOptions } from './daemon-options.js';
-import { dispatch } from './dispatch.js';
+import { dispatch, OPS } from './dispatch.js';
 import { EventBus } from './event-bus.js';
 import { BackgroundFlusher } from './flusher.js';
 import { startHttpServer, type HttpServerHandle } from './http-server.js';
@@ -73,6 +73,7 @@ export class Daemon {
       const common = { warn, snapshotEvery: options.snapshotEvery, forkFloor: options.snapshotEvery };
       const holder = newLeaseHolder();
       const metrics = await DaemonMetrics.create(version);
+      metrics.requestOps(OPS);
       const events = new EventBus();
       const sessions = new SessionTable((n) => metrics.sessionsOpen(n));
       metrics.maxOpen(options.maxOpen);

@@ -56,9 +56,13 @@ const HANDLERS: Record<Op, OpHandler> = {
   query: queryOp,
 };
 
+/** Every op the daemon answers. */
+export const OPS = Object.keys(HANDLERS) as Op[];
+
 /**
  * Answers one request from either transport: validates it against the wire schema, runs the op's handler, and turns
- * any failure into an error response (`daemon: <msg>` plus code and hint). Never throws.
+ * any failure into an error response (`daemon: <msg>` plus code and hint), counting each request of a known op.
+ * Never throws.
  */
 export async function dispatch(d: DaemonContext, raw: unknown, transport: Transport): Promise<Response> {
   try {
@@ -80,7 +84,14 @@ export async function dispatch(d: DaemonContext, raw: unknown, transport: Transp
         hint: `the ops are: ${Object.keys(HANDLERS).join(', ')}`,
       });
     }
-    return await handler(req, d, transport);
+    try {
+      const res = await handler(req, d, transport);
+      d.metrics.requested(req.op, true);
+      return res;
+    } catch (err) {
+      d.metrics.requested(req.op, false);
+      throw err;
+    }
   } catch (err) {
     return errorResponse(err);
   }

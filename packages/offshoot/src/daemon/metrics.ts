@@ -24,7 +24,7 @@ export interface GcPassResult {
 type PromClient = typeof import('prom-client');
 
 /**
- * The daemon's 22 Prometheus families (names frozen) on a private registry without Node's default metrics.
+ * The daemon's 23 Prometheus families (names frozen) on a private registry without Node's default metrics.
  * prom-client is loaded by `create`, so commands that never serve don't pay for importing it.
  */
 export class DaemonMetrics {
@@ -41,6 +41,7 @@ export class DaemonMetrics {
   readonly #gcErrors: Counter;
   readonly #roCacheEvictions: Counter;
   readonly #janitorRuns: Counter<'result'>;
+  readonly #requests: Counter<'op' | 'result'>;
   readonly #flushDuration: Histogram;
   readonly #forkDuration: Histogram;
   readonly #checkpointDuration: Histogram;
@@ -177,6 +178,12 @@ export class DaemonMetrics {
       registers,
     });
     for (const kind of ['journal_mode', 'rollback_journal']) this.#contractBreaches.inc({ kind }, 0);
+    this.#requests = new prom.Counter({
+      name: 'offshoot_requests_total',
+      help: 'Requests answered, over the socket or HTTP, by op and result.',
+      labelNames: ['op', 'result'],
+      registers,
+    });
 
     const histogram = (name: string, help: string): Histogram =>
       new prom.Histogram({ name, help, buckets: DURATION_BUCKETS, registers });
@@ -230,6 +237,16 @@ export class DaemonMetrics {
   roCache(bytes: number, evictions: number): void {
     this.#roCacheBytes.set(bytes);
     if (evictions > 0) this.#roCacheEvictions.inc(evictions);
+  }
+
+  /** Shows every op's request counts at 0 before the first request. */
+  requestOps(ops: readonly string[]): void {
+    for (const op of ops) for (const result of ['ok', 'error']) this.#requests.inc({ op, result }, 0);
+  }
+
+  /** Counts one answered request of a known op. */
+  requested(op: string, ok: boolean): void {
+    this.#requests.inc({ op, result: ok ? 'ok' : 'error' });
   }
 
   /** Sets the number of open sessions. */

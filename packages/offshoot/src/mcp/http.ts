@@ -1,11 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  type McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import { hostCheck } from '../protocol/host-check.js';
 import { bearerCheck, type HttpConfig } from '../protocol/http-listen.js';
+import { sendWebResponse, toWebRequest } from './fetch-bridge.js';
+import type { McpHub } from './hub.js';
+import { listenRequest } from './listen-filter.js';
+import type { Era } from './server.js';
 
 /** The MCP endpoint path of `offshoot mcp -http`. */
 export const MCP_HTTP_PATH = '/mcp';
@@ -31,12 +39,18 @@ export interface McpHttpHandle {
 }
 
 interface Session {
-  transport: StreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
   server: McpServer;
   lastUsed: number;
 }
 
-function readBody(req: IncomingMessage): Promise<unknown> {
+/** A POST body: its bytes, and its JSON (undefined when it is not JSON: the SDK answers that). */
+interface Body {
+  bytes: Buffer;
+  json: unknown;
+}
+
+function readBody(req: IncomingMessage): Promise<Body> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -48,10 +62,11 @@ function readBody(req: IncomingMessage): Promise<unknown> {
       } else chunks.push(c);
     });
     req.once('end', () => {
+      const bytes = Buffer.concat(chunks);
       try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        resolve({ bytes, json: JSON.parse(bytes.toString('utf8')) });
       } catch {
-        resolve(undefined);
+        resolve({ bytes, json: undefined });
       }
     });
     req.once('error', reject);
@@ -61,14 +76,25 @@ function readBody(req: IncomingMessage): Promise<unknown> {
 /**
  * Serves the same tools over MCP Streamable HTTP at /mcp behind the bearer token on every request and the
  * DNS-rebinding check of every local listener; the bind rules (loopback unless acknowledged, a token) were checked
- * by validateHttpFlags. An `initialize` starts a session (Mcp-Session-Id), which carries what needs one:
- * elicitation, subscriptions, log levels, notifications on GET; a request with no session is served statelessly, as
- * before sessions existed, by a fresh server answering in JSON.
+ * by validateHttpFlags. Both protocol eras share the endpoint, told apart per request as the SDK tells them: a
+ * 2026-07-28 request (its `_meta` envelope) goes to the SDK's per-request handler, which also serves its
+ * `subscriptions/listen` streams; a 2025-era `initialize` starts a session (Mcp-Session-Id), which carries what needs
+ * one: elicitation, subscriptions, log levels, notifications on GET; a 2025-era request with no session is served
+ * statelessly, as before sessions existed, by a fresh server answering in JSON.
  */
-export async function startMcpHttp(config: HttpConfig, build: () => McpServer): Promise<McpHttpHandle> {
+export async function startMcpHttp(
+  config: HttpConfig,
+  build: (era: Era) => McpServer,
+  hub: McpHub,
+): Promise<McpHttpHandle> {
   const authorized = bearerCheck(config.token);
   const hostRefusal = hostCheck(config.host);
   const sessions = new Map<string, Session>();
+  const modern = createMcpHandler(() => build('modern'), { legacy: 'reject', maxRequestBodySize: MAX_BODY });
+  const modernSink = {
+    updated: (uri: string) => modern.notify.resourceUpdated(uri),
+    listChanged: () => modern.notify.resourcesChanged(),
+  };
 
   const evict = (id: string): void => {
     const s = sessions.get(id);
@@ -82,13 +108,13 @@ export async function startMcpHttp(config: HttpConfig, build: () => McpServer): 
   }, 60_000);
   sweep.unref();
 
-  const startSession = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+  const startSession = async (request: Request, body: unknown): Promise<Response> => {
     if (sessions.size >= MAX_SESSIONS) {
       const oldest = [...sessions].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
       if (oldest) evict(oldest[0]);
     }
-    const server = build();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const server = build('legacy');
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => void sessions.set(id, { transport, server, lastUsed: Date.now() }),
     });
@@ -97,18 +123,38 @@ export async function startMcpHttp(config: HttpConfig, build: () => McpServer): 
       void server.close();
     };
     await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    return transport.handleRequest(request, { parsedBody: body });
   };
 
-  const stateless = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
-    const server = build();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const stateless = async (request: Request, body: unknown, res: ServerResponse): Promise<Response> => {
+    const server = build('legacy');
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     res.on('close', () => {
       void transport.close();
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    return transport.handleRequest(request, { parsedBody: body });
+  };
+
+  /** A 2025-era request: to its session, else a new session (initialize), else a one-off server. */
+  const legacy = async (req: IncomingMessage, res: ServerResponse, request: Request, body: unknown) => {
+    const id = req.headers['mcp-session-id'];
+    if (typeof id === 'string') {
+      const s = sessions.get(id);
+      if (s === undefined) return reply(res, 404, 'session not found: initialize a new one');
+      s.lastUsed = Date.now();
+      return sendWebResponse(res, await s.transport.handleRequest(request, { parsedBody: body }));
+    }
+    if (req.method !== 'POST')
+      return reply(res, 405, 'without a session this endpoint takes POST only (initialize to start one)', {
+        Allow: 'POST',
+      });
+    if (isInitializeRequest(body)) return sendWebResponse(res, await startSession(request, body));
+    return sendWebResponse(res, await stateless(request, body, res));
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -118,20 +164,18 @@ export async function startMcpHttp(config: HttpConfig, build: () => McpServer): 
     if (path !== MCP_HTTP_PATH) return reply(res, 404, `not found: use ${MCP_HTTP_PATH}`);
     if (!authorized(req.headers.authorization))
       return reply(res, 401, 'missing or wrong bearer token', { 'WWW-Authenticate': 'Bearer realm="offshoot"' });
-    const id = req.headers['mcp-session-id'];
-    if (typeof id === 'string') {
-      const s = sessions.get(id);
-      if (s === undefined) return reply(res, 404, 'session not found: initialize a new one');
-      s.lastUsed = Date.now();
-      return s.transport.handleRequest(req, res);
+    const body = req.method === 'POST' ? await readBody(req) : undefined;
+    const request = toWebRequest(req, res, body?.bytes);
+    if (await isLegacyRequest(request, body?.json, { maxRequestBodySize: MAX_BODY }))
+      return legacy(req, res, request, body?.json);
+    const listen = listenRequest(body?.json);
+    if (listen !== undefined) {
+      const l = hub.listen(listen.filter, modernSink);
+      // The stream's end (the client's cancel, a disconnect, shutdown) is the response closing.
+      res.once('close', l.end);
+      await l.watching;
     }
-    if (req.method !== 'POST')
-      return reply(res, 405, 'without a session this endpoint takes POST only (initialize to start one)', {
-        Allow: 'POST',
-      });
-    const body = await readBody(req);
-    if (isInitializeRequest(body)) return startSession(req, res, body);
-    return stateless(req, res, body);
+    return sendWebResponse(res, await modern.fetch(request, { parsedBody: body?.json }));
   };
   const http: Server = createServer((req, res) => {
     handle(req, res).catch((err: Error) => {
@@ -152,6 +196,7 @@ export async function startMcpHttp(config: HttpConfig, build: () => McpServer): 
       new Promise((resolve) => {
         clearInterval(sweep);
         for (const id of [...sessions.keys()]) evict(id);
+        void modern.close();
         http.closeAllConnections();
         http.close(() => resolve());
       }),

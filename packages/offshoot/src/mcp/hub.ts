@@ -1,36 +1,65 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  type LoggingLevel,
-  LoggingLevelSchema,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingLevel, McpServer } from '@modelcontextprotocol/server';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import { type RefChange, RefWatch } from '../ops/helpers/context/ref-watch.js';
 import { servingDaemon } from './daemon-link.js';
 import { followDaemonEvents } from './daemon-events.js';
+import type { ListenFilter } from './listen-filter.js';
 import { uriCovers } from './resources.js';
 
-/** One connected client: the level it asked for (none: it does not listen to logs) and what it subscribed to. */
-interface Connection {
-  server: McpServer;
-  level: LoggingLevel | undefined;
+/**
+ * Where change notifications go: a 2025-era connection's own server, the server a 2026-07-28 stdio connection is
+ * pinned to, or the event bus of the 2026-07-28 HTTP handler. The last two fan each notification out to the
+ * `subscriptions/listen` streams whose filter asked for it.
+ */
+export interface ChangeSink {
+  updated(uri: string): void;
+  listChanged(): void;
+}
+
+/** One party interested in changes: what it subscribed to, whether it hears list changes, and where they go. */
+interface Listener {
+  sink: ChangeSink;
   subscribed: Set<string>;
-  /** True once it listed resources: from then on it hears list_changed. */
+  /** True once it wants list_changed (a 2025 client that listed resources, a listen that asked for it). */
   watching: boolean;
 }
 
-const SEVERITY = LoggingLevelSchema.options;
+/** A 2025-era connection: a listener that also has a log level (none: it does not listen to logs). */
+interface Connection extends Listener {
+  server: McpServer;
+  level: LoggingLevel | undefined;
+}
+
+/** The protocol's log levels, least severe first. */
+const SEVERITY: readonly LoggingLevel[] = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+];
+
+/** The sink of a 2025-era connection: unsolicited notifications on its own server. */
+function serverSink(server: McpServer): ChangeSink {
+  return {
+    updated: (uri) => void server.server.sendResourceUpdated({ uri }).catch(() => undefined),
+    listChanged: () => void server.server.sendResourceListChanged().catch(() => undefined),
+  };
+}
 
 /**
- * What the connections of one `offshoot mcp` share: log lines (to each client that set a level, else to stderr) and
- * the store's ref changes (to the resources each client subscribed to, and list_changed to those that listed).
- * Changes come from the refs themselves (one RefWatch, polled while anyone watches), checked at once after this
- * server's own tools and whenever the daemon serving the store publishes an event.
+ * What the connections of one `offshoot mcp` share: log lines (to each 2025-era client that set a level, else to
+ * stderr) and the store's ref changes (to the resources each client subscribed to, and list_changed to those that
+ * listed or asked for it, in either era). Changes come from the refs themselves (one RefWatch, polled while anyone
+ * listens), checked at once after this server's own tools and whenever the daemon serving the store publishes an
+ * event.
  */
 export class McpHub {
   readonly #connections = new Set<Connection>();
+  readonly #listens = new Set<Listener>();
   #watch: RefWatch | undefined;
   #unwatch: (() => void) | undefined;
   #events: { close(): void } | undefined;
@@ -40,20 +69,28 @@ export class McpHub {
     private readonly stderr: (line: string) => void,
   ) {}
 
-  /** Serves logging/setLevel and resources/(un)subscribe for `server`, until it closes. Call before connect. */
+  /**
+   * Serves logging/setLevel and resources/(un)subscribe for a 2025-era `server`, until it closes. Call before
+   * connect.
+   */
   attach(server: McpServer): void {
-    const conn: Connection = { server, level: undefined, subscribed: new Set(), watching: false };
-    server.server.registerCapabilities({ logging: {}, resources: { subscribe: true, listChanged: true } });
-    server.server.setRequestHandler(SetLevelRequestSchema, (req) => {
+    const conn: Connection = {
+      server,
+      sink: serverSink(server),
+      level: undefined,
+      subscribed: new Set(),
+      watching: false,
+    };
+    server.server.setRequestHandler('logging/setLevel', (req) => {
       conn.level = req.params.level;
       return {};
     });
-    server.server.setRequestHandler(SubscribeRequestSchema, async (req) => {
+    server.server.setRequestHandler('resources/subscribe', async (req) => {
       conn.subscribed.add(req.params.uri);
       await this.#ensureWatching();
       return {};
     });
-    server.server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
+    server.server.setRequestHandler('resources/unsubscribe', (req) => {
       conn.subscribed.delete(req.params.uri);
       this.#maybeStop();
       return {};
@@ -67,13 +104,32 @@ export class McpHub {
     this.#connections.add(conn);
   }
 
-  /** Marks `server`'s client as one that listed resources, so it hears list_changed. */
+  /** Marks `server`'s 2025-era client as one that listed resources, so it hears list_changed. */
   listed(server: McpServer): void {
     for (const c of this.#connections) if (c.server === server) c.watching = true;
     void this.#ensureWatching();
   }
 
-  /** A log line: sent as notifications/message to each client whose level admits it; stderr when none listens. */
+  /**
+   * A 2026-07-28 `subscriptions/listen` stream opened with `filter`: its resources and list changes go to `sink`
+   * until `end` is called (the stream ended). `watching` settles once the watch has its baseline: pass the request
+   * on after it, so every change after the acknowledgement is heard (as a 2025 subscribe answers only then).
+   */
+  listen(filter: ListenFilter, sink: ChangeSink): { watching: Promise<void>; end: () => void } {
+    const l: Listener = { sink, subscribed: new Set(filter.resources), watching: filter.listChanged };
+    this.#listens.add(l);
+    return {
+      watching: this.#ensureWatching(),
+      end: () => {
+        if (this.#listens.delete(l)) this.#maybeStop();
+      },
+    };
+  }
+
+  /**
+   * A log line: sent as notifications/message to each 2025-era client whose level admits it; stderr when none
+   * listens. (A 2026-07-28 client hears the lines of its own calls, at the level each request names.)
+   */
   log(line: string, level: LoggingLevel = 'info'): void {
     const listeners = [...this.#connections].filter((c) => c.level !== undefined);
     if (listeners.length === 0) {
@@ -101,8 +157,13 @@ export class McpHub {
     this.#events = undefined;
   }
 
+  *#listeners(): Iterable<Listener> {
+    yield* this.#connections;
+    yield* this.#listens;
+  }
+
   #wanted(): boolean {
-    for (const c of this.#connections) if (c.watching || c.subscribed.size > 0) return true;
+    for (const l of this.#listeners()) if (l.watching || l.subscribed.size > 0) return true;
     return false;
   }
 
@@ -144,14 +205,20 @@ export class McpHub {
     });
   }
 
+  /** Each sink hears each covered URI once, however many of its listeners subscribed to it (it fans out itself). */
   #tell(changes: RefChange[]): void {
     const listChanged = changes.some((c) => c.added || c.gone);
-    for (const conn of this.#connections) {
-      for (const uri of conn.subscribed) {
-        if (changes.some((c) => uriCovers(uri, c.db, c.branch)))
-          void conn.server.server.sendResourceUpdated({ uri }).catch(() => undefined);
+    const updated = new Map<ChangeSink, Set<string>>();
+    const relisted = new Set<ChangeSink>();
+    for (const l of this.#listeners()) {
+      for (const uri of l.subscribed) {
+        if (!changes.some((c) => uriCovers(uri, c.db, c.branch))) continue;
+        const uris = updated.get(l.sink) ?? new Set<string>();
+        updated.set(l.sink, uris.add(uri));
       }
-      if (listChanged && conn.watching) conn.server.sendResourceListChanged();
+      if (listChanged && l.watching) relisted.add(l.sink);
     }
+    for (const [sink, uris] of updated) for (const uri of uris) sink.updated(uri);
+    for (const sink of relisted) sink.listChanged();
   }
 }

@@ -1,9 +1,6 @@
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerContext } from '@modelcontextprotocol/server';
 import type { ProgressSink } from '../ops/helpers/context/context.js';
 import type { CallControl } from './deps.js';
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** Notifications per long step at most: one per percent moved, so a large download does not flood the client. */
 const STEPS = 100;
@@ -13,14 +10,15 @@ const STEPS = 100;
  * on every update, so a cancelled materialization stops mid-stream (the ops remove their private temp file and
  * leave no half-written checkout); it sends `notifications/progress` only when the call carried a progress token.
  */
-export function callControl(extra: Extra): CallControl {
-  const token = extra._meta?.progressToken;
+export function callControl(ctx: ServerContext): CallControl {
+  const req = ctx.mcpReq;
+  const token = req._meta?.progressToken;
   let sent = 0;
   const notify = (progress: number, total: number | undefined, message: string): void => {
     if (token === undefined) return;
     sent = Math.max(sent + 1, progress);
-    void extra
-      .sendNotification({
+    void req
+      .notify({
         method: 'notifications/progress',
         params: { progressToken: token, progress: sent, ...(total !== undefined ? { total } : {}), message },
       })
@@ -34,13 +32,13 @@ export function callControl(extra: Extra): CallControl {
     let shown = -1;
     return {
       start(l, t) {
-        extra.signal.throwIfAborted();
+        req.signal.throwIfAborted();
         label = l;
         total = t;
         base = sent;
       },
       update(done) {
-        extra.signal.throwIfAborted();
+        req.signal.throwIfAborted();
         const step = total > 0 ? Math.floor((done / total) * STEPS) : 0;
         if (step > shown) {
           shown = step;
@@ -53,10 +51,10 @@ export function callControl(extra: Extra): CallControl {
     };
   };
   return {
-    signal: extra.signal,
+    signal: req.signal,
     progress: sink,
     step: (message) => {
-      extra.signal.throwIfAborted();
+      req.signal.throwIfAborted();
       notify(sent + 1, undefined, message);
     },
   };

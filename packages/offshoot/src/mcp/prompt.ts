@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { LOOP_RULES, LOOP_STEPS } from './loop-text.js';
 
 /** Registers `offshoot-loop`: the six-step loop and its rules, for hosts that show prompts. */

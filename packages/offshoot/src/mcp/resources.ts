@@ -1,5 +1,11 @@
-import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  type ReadResourceResult,
+  type Resource,
+  ResourceTemplate,
+} from '@modelcontextprotocol/server';
 import { asOffshootError } from '../core/errors.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import { query } from '../ops/query.js';
@@ -36,19 +42,25 @@ function json(uri: URL, value: unknown): ReadResourceResult {
   return { contents: [{ uri: uri.href, mimeType: JSON_TYPE, text: JSON.stringify(value, null, 2) }] };
 }
 
-/** A domain error as the protocol's: a missing branch is "resource not found", the rest keep code and hint. */
-function asProtocolError(err: unknown): McpError {
-  if (err instanceof McpError) return err;
-  const e = asOffshootError(err);
-  const text = `${e.code}: ${e.message}${e.hint ? ` (hint: ${e.hint})` : ''}`;
-  return new McpError(e.code === 'NOT_FOUND' ? -32002 : ErrorCode.InternalError, text, { code: e.code });
+/** The protocol's resource-not-found error (invalid params naming the URI), with the engine's code. */
+function notFound(uri: URL, text: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, text, { uri: uri.href, code: 'NOT_FOUND' });
 }
 
-async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+/** A domain error as the protocol's: a missing branch is "resource not found", the rest keep code and hint. */
+function asProtocolError(uri: URL, err: unknown): ProtocolError {
+  if (err instanceof ProtocolError) return err;
+  const e = asOffshootError(err);
+  const text = `${e.code}: ${e.message}${e.hint ? ` (hint: ${e.hint})` : ''}`;
+  if (e.code === 'NOT_FOUND') return notFound(uri, text);
+  return new ProtocolError(ProtocolErrorCode.InternalError, text, { code: e.code });
+}
+
+async function guarded<T>(uri: URL, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    throw asProtocolError(err);
+    throw asProtocolError(uri, err);
   }
 }
 
@@ -106,10 +118,10 @@ export function registerResources(server: McpServer, open: () => Promise<OpsCont
     }),
     { title: 'A database and its branches', description: 'Every branch of one database (JSON).', mimeType: JSON_TYPE },
     (uri, v) =>
-      guarded(async () => {
+      guarded(uri, async () => {
         const db = one(v['database']);
         const r = await report(db);
-        if (r.branches.length === 0) throw new McpError(-32002, `NOT_FOUND: no database ${db}`);
+        if (r.branches.length === 0) throw notFound(uri, `NOT_FOUND: no database ${db}`);
         return json(uri, { db, branches: r.branches.map((b) => branchView(b, undefined)) });
       }),
   );
@@ -135,11 +147,11 @@ export function registerResources(server: McpServer, open: () => Promise<OpsCont
       mimeType: JSON_TYPE,
     },
     (uri, v) =>
-      guarded(async () => {
+      guarded(uri, async () => {
         const db = one(v['database']);
         const branch = one(v['branch']);
         const b = (await report(db)).branches.find((x) => x.branch === branch);
-        if (b === undefined) throw new McpError(-32002, `NOT_FOUND: no branch ${db}@${branch}`);
+        if (b === undefined) throw notFound(uri, `NOT_FOUND: no branch ${db}@${branch}`);
         return json(uri, branchView(b, undefined));
       }),
   );
@@ -164,7 +176,7 @@ export function registerResources(server: McpServer, open: () => Promise<OpsCont
       mimeType: 'application/sql',
     },
     (uri, v) =>
-      guarded(async () => {
+      guarded(uri, async () => {
         const db = one(v['database']);
         const branch = one(v['branch']);
         const r = await query(
@@ -200,13 +212,13 @@ export function registerResources(server: McpServer, open: () => Promise<OpsCont
       mimeType: JSON_TYPE,
     },
     (uri, v) =>
-      guarded(async () => {
+      guarded(uri, async () => {
         const db = one(v['database']);
         const branch = one(v['branch']);
         const name = one(v['checkpoint']);
         const b = (await report(db)).branches.find((x) => x.branch === branch);
         const c = b?.checkpointsV2.find((x) => x.name === name);
-        if (c === undefined) throw new McpError(-32002, `NOT_FOUND: no checkpoint "${name}" on ${db}@${branch}`);
+        if (c === undefined) throw notFound(uri, `NOT_FOUND: no checkpoint "${name}" on ${db}@${branch}`);
         return json(uri, {
           db,
           branch,

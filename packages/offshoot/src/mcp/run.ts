@@ -1,12 +1,15 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { McpServer } from '@modelcontextprotocol/server';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { HttpConfig } from '../protocol/http-listen.js';
 import { tokenFingerprint } from '../protocol/http-listen.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import type { McpOptions } from './deps.js';
 import { startMcpHttp } from './http.js';
-import { McpHub } from './hub.js';
+import { Confirmations } from './confirm.js';
+import { type ChangeSink, McpHub } from './hub.js';
+import { ListenTap } from './listen-tap.js';
 import { startReaper } from './reaper.js';
-import { buildServer } from './server.js';
+import { buildServer, type Era } from './server.js';
 
 /** What `offshoot mcp` runs with, beyond the tool options. */
 export interface McpRun {
@@ -43,12 +46,46 @@ function opener(open: () => Promise<OpsContext>): {
 }
 
 /**
- * Runs the MCP server until its input ends (stdio) or a signal arrives (HTTP): only protocol on stdout; logs go to
- * the clients that set a log level, else to stderr; the background reaper runs alongside when -reap-every is on.
+ * Serves stdio until the input ends or a signal arrives. The SDK's serveStdio decides the connection's era from its
+ * opening message (an `initialize`: 2025; a request with the 2026-07-28 envelope or a `server/discover` probe:
+ * 2026-07-28) and pins one server of that era; the tap tells the hub about the listen streams of a 2026-07-28
+ * connection, whose change notifications go out through its pinned server.
+ */
+async function serveStdioUntilClosed(build: (era: Era) => McpServer, hub: McpHub): Promise<void> {
+  let pinned: McpServer | undefined;
+  const sink: ChangeSink = {
+    updated: (uri) => void pinned?.server.sendResourceUpdated({ uri }).catch(() => undefined),
+    listChanged: () => void pinned?.server.sendResourceListChanged().catch(() => undefined),
+  };
+  const wire = new ListenTap(new StdioServerTransport(), (filter) => hub.listen(filter, sink));
+  const closed = new Promise<void>((resolve) => {
+    process.stdin.once('end', resolve);
+    process.stdin.once('close', resolve);
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  const handle = serveStdio(
+    ({ era }) => {
+      const server = build(era);
+      if (era === 'modern') pinned = server;
+      return server;
+    },
+    { transport: wire },
+  );
+  await closed;
+  await handle.close();
+}
+
+/**
+ * Runs the MCP server, both protocol eras, until its input ends (stdio) or a signal arrives (HTTP): only protocol
+ * on stdout; logs go to the clients that asked for them, else to stderr; the background reaper runs alongside when
+ * -reap-every is on.
  */
 export async function runMcp(run: McpRun): Promise<void> {
   const store = opener(run.openStore);
   const hub = new McpHub(store.open, run.log);
+  const confirmations = new Confirmations();
+  const build = (era: Era) => buildServer(run.options, store.open, run.version, hub, confirmations, era);
   const reaper =
     run.options.reapEveryMs > 0
       ? startReaper(
@@ -60,7 +97,7 @@ export async function runMcp(run: McpRun): Promise<void> {
       : undefined;
   try {
     if (run.http) {
-      const http = await startMcpHttp(run.http, () => buildServer(run.options, store.open, run.version, hub));
+      const http = await startMcpHttp(run.http, build, hub);
       if (run.http.tokenSource === 'generated')
         run.log(`offshoot: mcp: http: generated token ${run.http.token} (set OFFSHOOT_TOKEN or -token to choose one)`);
       run.log(
@@ -73,17 +110,7 @@ export async function runMcp(run: McpRun): Promise<void> {
       await http.close();
       return;
     }
-    const server = buildServer(run.options, store.open, run.version, hub);
-    const transport = new StdioServerTransport();
-    const closed = new Promise<void>((resolve) => {
-      process.stdin.once('end', resolve);
-      process.stdin.once('close', resolve);
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
-    await server.connect(transport);
-    await closed;
-    await server.close();
+    await serveStdioUntilClosed(build, hub);
   } finally {
     hub.close();
     await reaper?.stop();

@@ -1,14 +1,24 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type {
-  CallToolResult,
-  ResourceLink,
-  ServerNotification,
-  ServerRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  type InputRequiredResult,
+  type LoggingLevel,
+  McpServer,
+  type ResourceLink,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { asOffshootError, hintFor } from '../core/errors.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
-import { askHuman, canElicit, confirmationStale, confirmedNote, notConfirmed } from './confirm.js';
+import {
+  type Answer,
+  CONFIRM_TIMEOUT_MS,
+  canElicit,
+  clientCapabilities,
+  type Confirmations,
+  confirmationStale,
+  confirmedNote,
+  notConfirmed,
+} from './confirm.js';
 import { callDeps, type McpDeps, type McpOptions } from './deps.js';
 import { isGuardRefusal } from './guard.js';
 import type { McpHub } from './hub.js';
@@ -48,7 +58,8 @@ export const INSTRUCTIONS = `offshoot gives every attempt its own real SQLite da
 /** Resource links per result at most (offshoot_list of a large store touches every branch). */
 const MAX_LINKS = 50;
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** The protocol era one server instance serves: 2025-era (initialize, sessions) or 2026-07-28 (per request). */
+export type Era = 'legacy' | 'modern';
 
 /** A domain error as a tool result: its stable code, message and hint, never a transport error. */
 export function errorResult(err: unknown): CallToolResult {
@@ -87,35 +98,58 @@ interface CallScope {
   open: () => Promise<OpsContext>;
   hub: McpHub;
   server: McpServer;
+  confirmations: Confirmations;
+  era: Era;
+}
+
+/**
+ * A line about one call: to the server's log (2025-era clients that set a level, else stderr) and, on a
+ * 2026-07-28 request that names a log level, to the caller on the call's own stream.
+ */
+function callLog(scope: CallScope, ctx: ServerContext, line: string, level: LoggingLevel): void {
+  scope.hub.log(line, level);
+  if (scope.era === 'modern') void ctx.mcpReq.log(level, line, 'offshoot').catch(() => undefined);
 }
 
 /**
  * A call the safety policy refused, under -confirm-force: asks the host's human (when the client can be asked and
- * the call is one a human may confirm) and, on an explicit yes, runs it once more with force for that call alone,
- * provided the state the human was shown has not moved. Anything else is the original refusal or a new one.
+ * the call is one a human may confirm) by returning the question as an `input_required` result. Anything else is
+ * the original refusal.
  */
-async function confirmAndRun(
+async function ask(
   spec: ToolSpec<Shape, Shape>,
   args: Record<string, unknown>,
   refusal: unknown,
   scope: CallScope,
-  extra: Extra,
-): Promise<CallToolResult> {
-  if (!canElicit(scope.server.server.getClientCapabilities()) || spec.confirm === undefined)
-    return errorResult(refusal);
-  const control = callControl(extra);
-  const question = await spec.confirm(args as never, callDeps(scope.options, scope.open, control));
+  ctx: ServerContext,
+): Promise<CallToolResult | InputRequiredResult> {
+  const caps = scope.era === 'modern' ? clientCapabilities(ctx) : scope.server.server.getClientCapabilities();
+  if (!canElicit(caps) || spec.confirm === undefined) return errorResult(refusal);
+  const question = await spec.confirm(args as never, callDeps(scope.options, scope.open, callControl(ctx)));
   if (question === undefined) return errorResult(refusal);
-  scope.hub.log(`offshoot: mcp: asking the human: ${question.message}`, 'notice');
-  const answer = await askHuman(extra, question);
+  callLog(scope, ctx, `offshoot: mcp: asking the human: ${question.message}`, 'notice');
+  return scope.confirmations.ask(spec.name, args, question);
+}
+
+/**
+ * The retry of a call the human was asked about: on an explicit yes it runs once more with force for that call
+ * alone, provided the state the human was shown has not moved; anything else is a refusal.
+ */
+async function answered(
+  spec: ToolSpec<Shape, Shape>,
+  args: Record<string, unknown>,
+  answer: Answer,
+  scope: CallScope,
+  ctx: ServerContext,
+): Promise<CallToolResult> {
   if (!answer.yes) {
-    scope.hub.log(`offshoot: mcp: ${spec.name} not confirmed: ${answer.why}`, 'notice');
-    return errorResult(notConfirmed(answer.why, question));
+    callLog(scope, ctx, `offshoot: mcp: ${spec.name} not confirmed: ${answer.why}`, 'notice');
+    return errorResult(notConfirmed(answer.why, answer.question));
   }
-  const deps = callDeps(scope.options, scope.open, control, true);
-  const now = await spec.confirm(args as never, deps);
-  if (now?.fingerprint !== question.fingerprint) return errorResult(confirmationStale());
-  scope.hub.log(`offshoot: mcp: the human confirmed ${spec.name}: ${question.message}`, 'notice');
+  const deps = callDeps(scope.options, scope.open, callControl(ctx), true);
+  const now = await spec.confirm?.(args as never, deps);
+  if (now?.fingerprint !== answer.question.fingerprint) return errorResult(confirmationStale());
+  callLog(scope, ctx, `offshoot: mcp: the human confirmed ${spec.name}: ${answer.question.message}`, 'notice');
   const out = await spec.run(args as never, deps);
   await scope.hub.poke();
   return confirmedNote(success(out, deps));
@@ -127,44 +161,57 @@ function register(spec: ToolSpec<Shape, Shape>, scope: CallScope): void {
     {
       title: spec.title,
       description: spec.description,
-      inputSchema: spec.input,
-      outputSchema: spec.output,
+      inputSchema: z.object(spec.input),
+      outputSchema: z.object(spec.output),
       annotations: { title: spec.title, ...spec.annotations },
     },
     // The SDK has validated args against spec.input by now.
-    (async (args: Record<string, unknown>, extra: Extra): Promise<CallToolResult> => {
-      const deps = callDeps(scope.options, scope.open, callControl(extra));
+    async (args: Record<string, unknown>, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> => {
       try {
-        const out = await spec.run(args as never, deps);
-        if (!spec.annotations.readOnlyHint) await scope.hub.poke();
-        return success(out, deps);
-      } catch (err) {
-        if (!scope.options.confirmForce || !isGuardRefusal(err)) return errorResult(err);
+        const answer = scope.confirmations.answer(spec.name, args, ctx);
+        if (answer !== undefined) return await answered(spec, args, answer, scope, ctx);
+        const deps = callDeps(scope.options, scope.open, callControl(ctx));
         try {
-          return await confirmAndRun(spec, args, err, scope, extra);
-        } catch (again) {
-          return errorResult(again);
+          const out = await spec.run(args as never, deps);
+          if (!spec.annotations.readOnlyHint) await scope.hub.poke();
+          return success(out, deps);
+        } catch (err) {
+          if (!scope.options.confirmForce || !isGuardRefusal(err)) return errorResult(err);
+          return await ask(spec, args, err, scope, ctx);
         }
+      } catch (err) {
+        return errorResult(err);
       }
-    }) as never,
+    },
   );
 }
 
 /**
  * Builds an MCP server with the ten tools, the offshoot-loop prompt and the branch resources over one store opener,
- * attached to the hub that carries its logs and resource notifications.
+ * for one protocol era: a 2025-era server is attached to the hub that carries its logs and resource notifications
+ * (a 2026-07-28 one hears changes through its listen streams, which the serving entry owns).
  */
 export function buildServer(
   options: McpOptions,
   open: () => Promise<OpsContext>,
   version: string,
   hub: McpHub,
+  confirmations: Confirmations,
+  era: Era,
 ): McpServer {
-  const server = new McpServer({ name: 'offshoot', version }, { instructions: INSTRUCTIONS });
-  const scope: CallScope = { options, open, hub, server };
+  const server = new McpServer(
+    { name: 'offshoot', version },
+    {
+      instructions: INSTRUCTIONS,
+      capabilities: { logging: {}, resources: { subscribe: true, listChanged: true } },
+      requestState: { verify: confirmations.verify },
+      inputRequired: { roundTimeoutMs: CONFIRM_TIMEOUT_MS },
+    },
+  );
+  const scope: CallScope = { options, open, hub, server, confirmations, era };
   for (const t of TOOLS) register(t as unknown as ToolSpec<Shape, Shape>, scope);
   registerLoopPrompt(server);
-  registerResources(server, open, () => hub.listed(server));
-  hub.attach(server);
+  registerResources(server, open, era === 'legacy' ? () => hub.listed(server) : () => undefined);
+  if (era === 'legacy') hub.attach(server);
   return server;
 }

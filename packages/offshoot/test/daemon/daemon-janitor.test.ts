@@ -76,7 +76,10 @@ describe('janitor: reap and gc', () => {
     assert.deepEqual(await d.request({ op: 'close', db: 'app', branch: 'scratch' }), { ok: true });
     const written = [...dataKeys(s.store)].filter((k) => !before.has(k));
     assert.ok(written.length >= 1, 'the session wrote objects of its own');
-    assert.deepEqual(await d.request({ op: 'destroy', db: 'app', branch: 'scratch' }), { ok: true });
+    assert.deepEqual(await d.request({ op: 'destroy', db: 'app', branch: 'scratch' }), {
+      ok: true,
+      result: { removed_checkout: true },
+    });
     await until(
       () => written.every((k) => !existsSync(path.join(s.store, 'data', k))),
       'the janitor to delete the orphaned objects',

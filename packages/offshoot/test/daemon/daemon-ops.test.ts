@@ -209,10 +209,23 @@ describe('daemon ops over the unix socket', () => {
     assertDaemonError(await d.request({ op: 'promote', db: 'alpha', branch: 'f1', name: 'main' }), 'PROTECTED');
     const pr = await d.request({ op: 'promote', db: 'alpha', branch: 'main', name: 'f1' });
     assert.equal(typeof pr.txid, 'number');
+    // Additively, what the promote did: the undo point, the target's checkout, whether it was refreshed.
+    assert.deepEqual(pr.result, {
+      txid: pr.txid,
+      backup: 'f1-pre-promote',
+      checkout: path.join(s.store, 'checkouts', 'alpha', 'f1.db'),
+      refreshed: (pr.result as { refreshed: boolean }).refreshed,
+      source_live: false,
+    });
 
     assertDaemonError(await d.request({ op: 'rollback', db: 'alpha', branch: 'f1', name: 'no-such' }), 'NOT_FOUND');
     const rb = await d.request({ op: 'rollback', db: 'alpha', branch: 'f1', name: 'promote' });
     assert.equal(rb.checkout, path.join(s.store, 'checkouts', 'alpha', 'f1.db'));
+    const rolled = rb.result as { checkpoint: string; txid: number; backup: string; abandoned: unknown };
+    assert.deepEqual(
+      { checkpoint: rolled.checkpoint, txid: rolled.txid, backup: rolled.backup, abandoned: rolled.abandoned },
+      { checkpoint: 'promote', txid: pr.txid, backup: 'f1-pre-rollback', abandoned: null },
+    );
     const cp = await d.request({ op: 'compact', db: 'alpha', branch: 'f1' });
     assert.equal(cp.txid, pr.txid);
 
@@ -244,7 +257,10 @@ describe('daemon ops over the unix socket', () => {
     assert.deepEqual(r.reaped, []);
     assertDaemonError(await d.request({ op: 'gc', grace: '-1s' }), 'INVALID_ARGUMENT');
 
-    assert.deepEqual(await d.request({ op: 'destroy', db: 'alpha', branch: 'f1' }), { ok: true });
+    assert.deepEqual(await d.request({ op: 'destroy', db: 'alpha', branch: 'f1' }), {
+      ok: true,
+      result: { removed_checkout: true },
+    });
     const names = (await d.request({ op: 'branches', db: 'alpha' })).branches?.map((b) => b.branch);
     assert.ok(!names?.includes('f1'));
     assertDaemonError(await d.request({ op: 'branches', db: 'nope' }), 'NOT_FOUND', /no database nope/);

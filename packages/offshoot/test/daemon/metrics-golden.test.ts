@@ -96,6 +96,12 @@ const GOLDEN: Array<{ name: string; type: 'gauge' | 'counter' | 'histogram'; hel
     labels: ['kind'],
   },
   {
+    name: 'offshoot_requests_total',
+    type: 'counter',
+    help: 'Requests answered, over the socket or HTTP, by op and result.',
+    labels: ['op', 'result'],
+  },
+  {
     name: 'offshoot_flush_duration_seconds',
     type: 'histogram',
     help: 'Duration of session flushes, auto and manual.',
@@ -147,11 +153,11 @@ function parse(text: string): Map<string, Family> {
   return families;
 }
 
-test('the exposition has exactly the 22 golden families with their HELP and TYPE lines', async () => {
+test('the exposition has exactly the 23 golden families with their HELP and TYPE lines', async () => {
   const m = await DaemonMetrics.create('9.9.9-test');
   const text = await m.render();
   const families = parse(text);
-  assert.equal(GOLDEN.length, 22);
+  assert.equal(GOLDEN.length, 23);
   assert.deepEqual([...families.keys()].sort(), GOLDEN.map((g) => g.name).sort());
   for (const g of GOLDEN) {
     assert.ok(text.includes(`# HELP ${g.name} ${g.help}\n`), `HELP line of ${g.name}`);
@@ -167,8 +173,16 @@ test('the exposition has exactly the 22 golden families with their HELP and TYPE
 });
 
 test('every label combination of the labelled counters is pre-registered at 0', async () => {
-  const families = parse(await (await DaemonMetrics.create('t')).render());
+  const metrics = await DaemonMetrics.create('t');
+  metrics.requestOps(['status', 'rollback']);
+  const families = parse(await metrics.render());
   const expect: Record<string, string[]> = {
+    offshoot_requests_total: [
+      '{op="status",result="ok"}',
+      '{op="status",result="error"}',
+      '{op="rollback",result="ok"}',
+      '{op="rollback",result="error"}',
+    ],
     offshoot_flush_total: [
       '{result="ok",kind="auto"}',
       '{result="ok",kind="manual"}',

@@ -139,9 +139,8 @@ describe('offshoot mcp: the tool surface', () => {
   });
 
   test('bad input is a clear tool error and the server keeps serving', async () => {
-    const unknown = await m.call('offshoot_nope', {});
-    assert.equal(unknown.isError, true);
-    assert.match(unknown.text, /offshoot_nope not found/);
+    // An unknown tool is the protocol's invalid-params error, as the spec has it; the rest are tool results.
+    await assert.rejects(m.client.callTool({ name: 'offshoot_nope', arguments: {} }), /offshoot_nope not found/);
     const wrongType = await m.call('offshoot_fork', { database: 'app', new_branch: 42 });
     assert.equal(wrongType.isError, true);
     assert.match(wrongType.text, /Input validation error/);

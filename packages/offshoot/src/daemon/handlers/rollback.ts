@@ -1,15 +1,30 @@
 import { rollback } from '../../ops/rollback.js';
 import { requestActor, requestTarget, requiredName } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
+import { warningsOf } from './op-warnings.js';
 
 /**
- * `rollback` db, branch, name=cp → checkout: repoints the branch at the checkpoint; refused while a session owns it.
- * A checkout left stale (busy) is reported in `warnings`.
+ * `rollback` db, branch, name=cp → checkout, and additively `result` (the new head, the undo point, what was
+ * abandoned, whether the checkout was refreshed): repoints the branch at the checkpoint; refused while a session
+ * owns it. What the rollback warned of (writes kept in an undo branch, a checkout left stale) is in `warnings`.
  */
 export const rollbackOp: OpHandler = async (req, d) => {
   const t = requestTarget(req);
   const cp = requiredName(req, 'checkpoint', 'checkpoint to roll back to');
   d.sessions.refuseIfPresent(t, 'rollback');
-  const r = await rollback(d.ops, t, cp, { actor: requestActor(req) });
-  return { ok: true, checkout: r.path, ...(r.refreshError ? { warnings: [r.refreshError.message] } : {}) };
+  const w = warningsOf(d.ops);
+  const r = await rollback(w.ops, t, cp, { actor: requestActor(req) });
+  return {
+    ok: true,
+    checkout: r.path,
+    result: {
+      checkpoint: r.checkpoint,
+      txid: r.txid,
+      backup: r.backup,
+      abandoned: r.abandoned ?? null,
+      refreshed: r.refreshed,
+      ...(r.refreshError ? { refresh_error: r.refreshError.message } : {}),
+    },
+    ...w.field(r.refreshError),
+  };
 };

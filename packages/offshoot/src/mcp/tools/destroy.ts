@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { destroy } from '../../ops/destroy.js';
 import { databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
+import { destroyThrough } from '../daemon-ops.js';
 import { defineTool, HINTS } from '../tool.js';
 import { readHead } from './branch-facts.js';
 
@@ -31,9 +32,12 @@ export const destroyTool = defineTool({
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const branch = nameArg('branch', args.branch);
-    await withDaemon(deps, async (d) => refuseIfSession(d, db, branch, 'destroy'));
-    const ctx = await deps.ops();
-    const r = await destroy(ctx, { db, branch }, { force: args.force ?? false, actor: deps.actor });
+    const force = args.force ?? false;
+    const r = await withDaemon(deps, async (d) => {
+      refuseIfSession(d, db, branch, 'destroy');
+      if (d !== undefined) return destroyThrough(d, db, branch, force, deps.notes);
+      return destroy(await deps.ops(), { db, branch }, { force, actor: deps.actor });
+    });
     return {
       structured: { db, branch, removed_checkout: r.removedCheckout },
       text: `destroyed ${db}@${branch}${r.removedCheckout ? ' and its checkout' : ''}`,

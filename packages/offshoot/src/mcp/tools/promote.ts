@@ -3,6 +3,7 @@ import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
 import { promote } from '../../ops/promote.js';
 import { databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, sessionOn, withDaemon } from '../daemon-link.js';
+import { promoteThrough } from '../daemon-ops.js';
 import { defineTool, HINTS } from '../tool.js';
 import { readHead, refreshNote } from './branch-facts.js';
 
@@ -47,24 +48,23 @@ export const promoteTool = defineTool({
     const db = nameArg('database', args.database);
     const source = nameArg('source', args.source);
     const target = nameArg('target', args.target);
-    // A source session is flushed through the daemon first, so the promote holds its writes so far (as the
-    // daemon's own promote does); one that cannot be flushed (fenced) leaves its last flushed head.
-    const live = await withDaemon(deps, async (d) => {
+    const force = args.force ?? false;
+    // Through the daemon serving the store when one answers: it flushes a source session of its own first, so the
+    // promote holds its writes so far, and applies the agent rules itself. At rest, a source live elsewhere gives
+    // its last flushed head.
+    const { r, sourceSession } = await withDaemon(deps, async (d) => {
       refuseIfSession(d, db, target, 'promote onto');
-      const s = sessionOn(d, db, source);
-      if (d === undefined || s === undefined) return { live: false, flushed: false };
-      if (s.error) return { live: true, flushed: false };
-      await d.client.flush(db, source);
-      return { live: true, flushed: true };
+      const sourceSession = sessionOn(d, db, source) !== undefined;
+      if (d !== undefined) return { r: await promoteThrough(d, db, source, target, force, deps.notes), sourceSession };
+      const r = await promote(await deps.ops(), { db, branch: source }, target, { force, actor: deps.actor });
+      return { r, sourceSession };
     });
-    const ctx = await deps.ops();
-    const r = await promote(ctx, { db, branch: source }, target, { force: args.force ?? false, actor: deps.actor });
     const lines = [
       `promoted ${db}@${source} -> ${db}@${target} at txid ${r.txid}; the previous ${target} is kept as ${db}@${r.backup}`,
     ];
-    if (live.flushed)
+    if (sourceSession)
       lines.push(`${db}@${source} has a live session: it was flushed first, so its writes so far are promoted`);
-    else if (live.live || r.sourceLive)
+    else if (r.sourceLive)
       lines.push(
         `${db}@${source} has a live session that could not be flushed: its last flushed head (txid ${r.txid}) was promoted, not its unflushed writes`,
       );
@@ -79,7 +79,7 @@ export const promoteTool = defineTool({
         backup: r.backup,
         path: r.path,
         refreshed: r.refreshed,
-        source_live: live.live || r.sourceLive,
+        source_live: sourceSession || r.sourceLive,
       },
       text: lines.join('\n'),
       touched: [

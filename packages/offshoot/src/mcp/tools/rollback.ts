@@ -3,6 +3,7 @@ import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
 import { rollback } from '../../ops/rollback.js';
 import { branchArg, branchOr, databaseArg, nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
+import { rollbackThrough } from '../daemon-ops.js';
 import { defineTool, HINTS } from '../tool.js';
 import { readHead, refreshNote } from './branch-facts.js';
 
@@ -13,8 +14,9 @@ export const rollbackTool = defineTool({
   description: [
     'Return a branch to one of its checkpoints when tests fail or an attempt went wrong: later checkpoints are',
     "dropped and the checkout is refreshed. Before repointing, the previous head is kept as '<branch>-pre-rollback'",
-    "(a TTL'd undo point, reported as `backup`); the result says how to undo. Refused while a daemon session is",
-    'open on the branch (close it first), and, for a protected branch, while the undo point of its last rollback',
+    "(a TTL'd undo point, reported as `backup`); the result says how to undo. Goes through the daemon serving the",
+    'store when one is up. Refused while a daemon session is open on the branch (close it first), and, for a',
+    'protected branch, while the undo point of its last rollback',
     'still exists (unless the human started this server with -confirm-force and accepts when the host asks).',
   ].join(' '),
   annotations: HINTS.destructive,
@@ -39,9 +41,14 @@ export const rollbackTool = defineTool({
     const db = nameArg('database', args.database);
     const to = nameArg('to', args.to);
     const branch = branchOr('branch', args.branch);
-    await withDaemon(deps, async (d) => refuseIfSession(d, db, branch, 'rollback'));
+    // Through the daemon serving the store when one answers (it holds the leases and applies the agent rules
+    // itself), else at rest.
+    const r = await withDaemon(deps, async (d) => {
+      refuseIfSession(d, db, branch, 'rollback');
+      if (d !== undefined) return rollbackThrough(d, db, branch, to, deps.notes);
+      return rollback(await deps.ops(), { db, branch }, to, { actor: deps.actor });
+    });
     const ctx = await deps.ops();
-    const r = await rollback(ctx, { db, branch }, to, { actor: deps.actor });
     const isProtected = (await ctx.store.tryGetRef(db, branch))?.ref.protected ?? false;
     const undo =
       isProtected && !deps.options.allowForce

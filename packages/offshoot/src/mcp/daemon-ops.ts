@@ -1,0 +1,88 @@
+import type { DestroyResult, PromoteResult, RollbackResult, WireResponse } from '@offshoot/client';
+import { fail } from '../core/errors.js';
+import type { RiddenDaemon } from './daemon-link.js';
+
+/**
+ * Rollback, promote and destroy through the daemon serving the store, answered in the shape the tools read at rest.
+ * The connection says who asks (the agent, and whether its human let it force), so the daemon applies the same
+ * policy the verbs apply at rest; what the op warned of lands in `notes`, as an at-rest op's warnings do.
+ */
+
+/** What a repoint reports, through the daemon or at rest. */
+export interface Repointed {
+  txid: number;
+  backup: string;
+  path: string;
+  refreshed: boolean;
+  refreshError?: Error;
+}
+
+/** The `result` of an ok response; a daemon too old to send one is named, since the change itself was made. */
+function resultOf<T>(res: WireResponse, d: RiddenDaemon, op: string): T {
+  if (typeof res.result === 'object' && res.result !== null) return res.result as T;
+  throw fail('UNSUPPORTED', `the daemon on ${d.socket} did the ${op} but is too old to report its result`, {
+    hint: "look at the branch (offshoot_list); restart 'offshoot serve' with this version of offshoot",
+  });
+}
+
+/** The op's warnings other than the failed refresh (which the tool reports itself), into the call's notes. */
+function noteWarnings(res: WireResponse, refreshError: string | undefined, notes: string[]): void {
+  for (const w of res.warnings ?? []) if (w !== refreshError) notes.push(w);
+}
+
+/** `rollback` through the daemon. */
+export async function rollbackThrough(
+  d: RiddenDaemon,
+  db: string,
+  branch: string,
+  to: string,
+  notes: string[],
+): Promise<Repointed & { abandoned: { from: number; to: number } | undefined }> {
+  const res = await d.client.request({ op: 'rollback', db, branch, name: to });
+  const r = resultOf<RollbackResult>(res, d, 'rollback');
+  noteWarnings(res, r.refresh_error, notes);
+  return {
+    txid: r.txid,
+    backup: r.backup,
+    abandoned: r.abandoned ?? undefined,
+    path: res.checkout ?? '',
+    refreshed: r.refreshed,
+    ...(r.refresh_error !== undefined ? { refreshError: new Error(r.refresh_error) } : {}),
+  };
+}
+
+/** `promote` through the daemon, which flushes a source session of its own first. */
+export async function promoteThrough(
+  d: RiddenDaemon,
+  db: string,
+  source: string,
+  target: string,
+  force: boolean,
+  notes: string[],
+): Promise<Repointed & { sourceLive: boolean }> {
+  const res = await d.client.request({ op: 'promote', db, branch: source, name: target, force });
+  const r = resultOf<PromoteResult>(res, d, 'promote');
+  noteWarnings(res, r.refresh_error, notes);
+  return {
+    txid: r.txid,
+    backup: r.backup,
+    path: r.checkout,
+    refreshed: r.refreshed,
+    sourceLive: r.source_live,
+    ...(r.refresh_error !== undefined ? { refreshError: new Error(r.refresh_error) } : {}),
+  };
+}
+
+/** `destroy` through the daemon. */
+export async function destroyThrough(
+  d: RiddenDaemon,
+  db: string,
+  branch: string,
+  force: boolean,
+  notes: string[],
+): Promise<{ removedCheckout: boolean }> {
+  const res = await d.client.request({ op: 'destroy', db, branch, force });
+  const r = resultOf<DestroyResult>(res, d, 'destroy');
+  noteWarnings(res, undefined, notes);
+  return { removedCheckout: r.removed_checkout };
+}
