@@ -72,8 +72,11 @@ interface Bench {
   fb: FaultBackend;
   model: DumpModel;
   verifier: DumpVerifier;
-  /** Etags of the safety forks as last observed, to tell a rewritten undo point from an old one. */
-  etags: Map<string, string>;
+  /**
+   * The safety forks as last observed (etag and lineage), to tell a rewritten undo point from an old one and from
+   * the old one put back by a failed operation (a new etag, the old lineage).
+   */
+  etags: Map<string, { etag: string; lineage: string }>;
 }
 
 /** One run of the operation under test, prepared (without faults) by its scenario. */
@@ -172,12 +175,16 @@ async function repointObserver(
   return async () => {
     const { ref } = await b.ts.store.getRef(t.db, t.branch);
     const undo = await b.ts.store.tryGetRef(t.db, safety);
-    if (undo !== undefined && undo.etag !== b.etags.get(safety)) {
-      // Rewritten by this run: it holds the head the branch had then, implicit checkpoint included or not.
-      b.etags.set(safety, undo.etag);
-      const d = states.get(undo.ref.head_txid);
-      assert.ok(d !== undefined, `${safety} is at txid ${undo.ref.head_txid}, not a head ${t.branch} had`);
-      b.model.set(`${t.db}@${safety}`, branchAt({ txid: undo.ref.head_txid, dump: d }, 'fork'));
+    const seen = b.etags.get(safety);
+    if (undo !== undefined && undo.etag !== seen?.etag) {
+      b.etags.set(safety, { etag: undo.etag, lineage: undo.ref.lineage });
+      // The old lineage under a new etag is the previous undo point put back by a failed run: the model holds it.
+      if (undo.ref.lineage !== seen?.lineage) {
+        // Rewritten by this run: it holds the head the branch had then, implicit checkpoint included or not.
+        const d = states.get(undo.ref.head_txid);
+        assert.ok(d !== undefined, `${safety} is at txid ${undo.ref.head_txid}, not a head ${t.branch} had`);
+        b.model.set(`${t.db}@${safety}`, branchAt({ txid: undo.ref.head_txid, dump: d }, 'fork'));
+      }
     }
     if (b.model.get(`${t.db}@${t.branch}`) !== m) return true;
     if (ref.lineage === lineage) {
