@@ -48,8 +48,10 @@ async function collectLeased(
 ): Promise<{ report: CollectReport; mark: Mark }> {
   const backend = ctx.store.backend;
   const now = ctx.now();
-  const first = await markLive(ctx);
+  // Listed before the mark: an object written after the ref reads (a create or fork whose ref is not there yet) is
+  // not in this listing, so it is never condemned by a mark that could not see its ref.
   const keys = (await backend.list('data/')).map((o) => o.key);
+  const first = await markLive(ctx);
   const { stones, etag } = await readTombstones(backend);
   const next: Tombstones = { ...stones };
   let tombstoned = 0;

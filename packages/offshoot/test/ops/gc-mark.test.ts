@@ -278,6 +278,38 @@ describe('tombstones and the grace period', () => {
   });
 });
 
+describe('a pass racing a create', () => {
+  it('objects written while the pass marks are not condemned: a fork of the new database right after is no BUSY', async () => {
+    let during: (() => Promise<void>) | undefined;
+    // Runs a create by another process at the moment the pass lists data/: after a mark (ref reads) taken before it,
+    // its objects would be listed unmarked and condemned; listed before the mark, they are not listed at all.
+    const ts = await openTestStore({
+      wrap: (b) =>
+        new (class extends CountingBackend {
+          override async list(prefix: string) {
+            const run = during;
+            if (run && prefix === 'data/') {
+              during = undefined;
+              await run();
+            }
+            return super.list(prefix);
+          }
+        })(b),
+    });
+    try {
+      await create(ts.ctx, 'app');
+      during = async () => void (await create(ts.context(), 'late'));
+      const r = await collectGarbage(ts.ctx, HOUR_NS);
+      assert.equal(during, undefined, 'the create ran inside the pass');
+      assert.equal(r.tombstoned, 0);
+      assert.deepEqual((await readTombstones(ts.store.backend)).stones, {});
+      await fork(ts.ctx, { db: 'late', branch: 'main' }, 'first-fork');
+    } finally {
+      await ts.cleanup();
+    }
+  });
+});
+
 describe('GC passes from several daemons racing forks, destroys and compacts', () => {
   it('at most one pass runs at a time and no pass ever deletes an object a branch reads', async () => {
     const ts = await openTestStore();
