@@ -88,7 +88,7 @@ export async function checkout(ctx: OpsContext, t: Target, opts: CheckoutOptions
     if (sameIdentity(sc, head)) {
       if (verdict === 'clean') return { path, reused: true, txid: ref.head_txid, dirty: false };
       if (!opts.discard) return { path, reused: true, txid: ref.head_txid, dirty: true };
-      ctx.warn(`replacing ${path}: its uncheckpointed changes are discarded (--discard)`);
+      ctx.warn(`replacing ${path}: its uncheckpointed changes are discarded, as asked`);
     } else if (verdict !== 'clean' && !opts.discard) {
       kept = (await keepDivergedCheckout(ctx, t, ref))?.branch;
       if (kept !== undefined)

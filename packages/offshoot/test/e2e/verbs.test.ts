@@ -253,7 +253,7 @@ describe('promote and rollback', () => {
     assertCleanError(
       ts.run(['promote', 'app@f-one', '--onto', 'main'], { expectCode: 'any' }),
       5,
-      /app@main is protected; use --force/,
+      /app@main is protected; to promote onto it takes force.*--force/,
     );
     const after = statusMap(ts).get('app@main');
     assert.deepEqual(after, before);

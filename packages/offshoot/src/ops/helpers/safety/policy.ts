@@ -49,7 +49,7 @@ export function refuseProtected(
   if (!ref.protected) return;
   if (actor.kind === 'human') {
     if (!force)
-      throw fail('PROTECTED', `${db}@${branch} is protected; use --force to ${what} it`, {
+      throw fail('PROTECTED', `${db}@${branch} is protected; to ${what} it takes force`, {
         hint: `pass --force deliberately, or run 'offshoot unprotect ${db}@${branch}' first`,
         hints: { sdk: `pass force deliberately, or unprotect ${db}@${branch} first` },
       });
