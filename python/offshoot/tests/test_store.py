@@ -106,6 +106,25 @@ def test_errors_keep_the_cli_codes(store: Store) -> None:
         assert e.value.hint
 
 
+def test_an_agents_store_gets_the_agent_rules(store: Store) -> None:
+    store.create("app")
+    agent = Store(store.spec, actor="agent")
+    with pytest.raises(OffshootError) as e:
+        agent.touch("app", "main", ttl="1s")
+    assert e.value.code == "PROTECTED", e.value
+    with pytest.raises(OffshootError) as e:
+        agent.fork("app", "main", "main-pre-promote")
+    assert e.value.code == "INVALID_NAME", e.value
+    agent.fork("app", "main", "attempt")
+    with pytest.raises(OffshootError) as e:
+        agent.destroy("app", "main", force=True)
+    assert e.value.code == "PROTECTED", e.value
+    forced = Store(store.spec, actor="agent", allow_force=True)
+    forced.promote("app", "attempt", "main", force=True)
+    with pytest.raises(ValueError, match="actor must be"):
+        Store(store.spec, actor="robot")
+
+
 def test_uninitialized_store(tmp_path: Path) -> None:
     with pytest.raises(OffshootError) as e:
         Store(tmp_path / "nothing").create("app")

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
+from ._calls import actor_fields
 from .binary import require_binary
 from .errors import BAD_RESPONSE, OffshootError
 from .results import Branch, DiffResult, GcResult, JsonObject, ProtectResult, TouchResult
@@ -47,7 +48,9 @@ def _cli_error(argv: Sequence[str], returncode: int, stderr: str) -> OffshootErr
 
 class Store:
     """A store (a directory, `file:///abs`, or `s3://bucket[/prefix]`) used at rest, through the `offshoot` CLI
-    found at `bin`, else `$OFFSHOOT_BIN`, else on PATH. Every method raises OffshootError with the CLI's code."""
+    found at `bin`, else `$OFFSHOOT_BIN`, else on PATH. Every method raises OffshootError with the CLI's code.
+    `actor="agent"` makes every command an agent's (`--actor agent`: no force, undo points of protected branches
+    left alone), unless `allow_force` says its human allowed it to force, as `Client` does over the daemon."""
 
     def __init__(
         self,
@@ -55,14 +58,18 @@ class Store:
         *,
         bin: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
+        actor: str | None = None,
+        allow_force: bool = False,
     ) -> None:
         self.spec = os.fspath(path_or_url)
         self._env = dict(os.environ if env is None else env)
         self.bin = os.fspath(bin) if bin is not None else require_binary(self._env)
+        fields = actor_fields(actor, allow_force)
+        self._actor = (["--actor", "agent"] if fields else []) + (["--allow-force"] if "allow_force" in fields else [])
 
     def run(self, *args: str) -> Any:
         """Runs one CLI command with `--json` on this store and returns its parsed JSON document."""
-        argv = ["-store", self.spec, *args, "--json", "--quiet"]
+        argv = ["-store", self.spec, *args, *self._actor, "--json", "--quiet"]
         proc = subprocess.run(
             [self.bin, *argv], capture_output=True, text=True, env=self._env, stdin=subprocess.DEVNULL, check=False
         )
