@@ -153,4 +153,16 @@ describe('offshoot mcp without -socket: rollback, promote and destroy go through
     assert.match(asked[0] ?? '', /app@main-pre-promote \(the undo point of app@main/);
     assert.equal(await requests('destroy', 'ok'), done + 1);
   });
+  test('a live session on the undo point of protected main gives an agent no writable path', async () => {
+    s.cli(['rollback', 'app', '--to', 'promote']);
+    s.cli(['session', 'open', 'app@main-pre-rollback', '-socket', daemon.sock]);
+    refused(
+      await m.call('offshoot_checkout', { database: 'app', branch: 'main-pre-rollback' }),
+      'PROTECTED',
+      /undo point of protected app@main/,
+    );
+    const live = ok(await m.call('offshoot_checkout', { database: 'app', branch: 'other' }));
+    assert.equal(live.live, false, 'a branch without a session is checked out at rest as before');
+    s.cli(['session', 'close', 'app@main-pre-rollback', '-socket', daemon.sock]);
+  });
 });

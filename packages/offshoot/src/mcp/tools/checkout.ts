@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { checkout } from '../../ops/checkout.js';
+import { readBranch } from '../../ops/helpers/branch/branch-ref.js';
+import { refuseAgentCheckout } from '../../ops/helpers/safety/policy.js';
 import { branchOr, branchArg, databaseArg, nameArg } from '../args.js';
 import { sessionOn, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
@@ -38,7 +40,10 @@ export const checkoutTool = defineTool({
     const branch = branchOr('branch', args.branch);
     return withDaemon(deps, async (d) => {
       const s = sessionOn(d, db, branch);
+      const ctx = await deps.ops();
       if (s !== undefined && !s.error) {
+        // A live path is as writable as a checkout: the same rule decides whether an agent may have it.
+        await refuseAgentCheckout(ctx, db, branch, (await readBranch(ctx, db, branch)).ref, deps.actor, false);
         return {
           structured: {
             db,
@@ -54,7 +59,6 @@ export const checkoutTool = defineTool({
           touched: [{ db, branch }],
         };
       }
-      const ctx = await deps.ops();
       deps.control.step(`checking out ${db}@${branch}`);
       const r = await checkout(ctx, { db, branch }, { actor: deps.actor });
       const notes = [`at rest: writes to this file are kept only when you call offshoot_checkpoint`];
