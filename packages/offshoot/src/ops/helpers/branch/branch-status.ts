@@ -10,7 +10,10 @@ export interface CheckpointStatus {
   meta: Meta | undefined;
 }
 
-/** One branch as status reports it. */
+/**
+ * The one view of a branch: the CLI's `status --json`, the wire's `branches`, MCP `offshoot_list` and the dashboard's
+ * API all derive their shapes from it (each keeps its own key names), so no surface computes a field of its own.
+ */
 export interface BranchStatus {
   db: string;
   branch: string;
