@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fail, hasCode } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
 import type { BranchStatus, UnreadableRef } from './helpers/branch/branch-status.js';
-import { branchState } from './helpers/branch/branch-state.js';
+import { branchState, type BranchState } from './helpers/branch/branch-state.js';
 import { expiryOf, expiryText, remainingUntil } from './helpers/branch/expiry.js';
 import { statusFilter, type StatusFilter, type StatusFilterInput } from './helpers/branch/status-filter.js';
 import type { OpsContext } from './helpers/context/context.js';
@@ -36,7 +36,11 @@ export interface StatusReport extends StatusTail {
 }
 
 /** What status is asked for: the filters, and the budget the ro-cache usage is shown against. */
-export type StatusOptions = StatusFilterInput & { roCacheBudget?: number };
+export type StatusOptions = StatusFilterInput & {
+  roCacheBudget?: number;
+  /** The state the caller reports for a branch in place of its at-rest state (a daemon's error and pending); the state filter applies to it. */
+  stateOf?: (db: string, branch: string, atRest: BranchState) => BranchState;
+};
 
 // Refs are read this many at a time (a ref read on S3 is a round trip) and still reported in listing order.
 const READ_AHEAD = 16;
@@ -113,7 +117,8 @@ export async function scanStatus(
       if (!got) return { kind: 'gone' };
       if (!full && f.states === undefined) return { kind: 'counted', state: undefined };
       const path = checkoutPath(ctx.checkoutRoot, db, branch);
-      const state = await branchState(got.ref, path, now);
+      const atRest = await branchState(got.ref, path, now);
+      const state = opts.stateOf === undefined ? atRest : opts.stateOf(db, branch, atRest);
       if (f.states !== undefined && !f.states.has(state)) return { kind: 'gone' };
       return { kind: 'branch', status: branchStatus(db, branch, got.ref, state, path, now) };
     } catch (err) {
