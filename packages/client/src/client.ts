@@ -9,6 +9,7 @@ import { listField, requireCheckout, requireResult, requireTxid } from './result
 import { Session, type FlushOptions } from './session.js';
 import type {
   BranchInfo,
+  BranchState,
   CheckpointReport,
   DiffReport,
   EventEnvelope,
@@ -243,10 +244,21 @@ export class Client {
     return listField(await this.#conn.request({ op: 'branches', db }), 'branches', 'branches').map(normalizeBranch);
   }
 
-  /** Like `branches`, plus the branches whose ref the daemon could not read (left out of `branches`). */
-  async branchReport(db: string): Promise<{ branches: BranchInfo[]; unreadable: UnreadableBranch[] }> {
-    const res = await this.#conn.request({ op: 'branches', db });
-    return { branches: listField(res, 'branches', 'branches'), unreadable: res.unreadable ?? [] };
+  /**
+   * Like `branches`, plus the branches whose ref the daemon could not read (left out of `branches`). `state` keeps
+   * only branches in one of those states; `limit` lists at most that many, and `truncated`/`more` say what it left
+   * out (an older daemon ignores both filters and lists everything).
+   */
+  async branchReport(
+    db: string,
+    opts: { state?: BranchState[]; limit?: number } = {},
+  ): Promise<{ branches: BranchInfo[]; unreadable: UnreadableBranch[]; truncated?: boolean; more?: number }> {
+    const res = await this.#conn.request({ op: 'branches', db, ...opts });
+    return {
+      branches: listField(res, 'branches', 'branches'),
+      unreadable: res.unreadable ?? [],
+      ...(res.truncated === undefined ? {} : { truncated: res.truncated, more: res.more ?? 0 }),
+    };
   }
 
   /** Lists the databases, sorted. */

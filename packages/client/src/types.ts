@@ -72,8 +72,10 @@ export interface WireRequest {
   discard?: boolean;
   /** Additive: the one read-only SQL statement of a query op. */
   sql?: string;
-  /** Additive: the most rows a query op returns. */
+  /** Additive: the most rows a query op returns; the most branches a branches op lists. Older daemons ignore it. */
   limit?: number;
+  /** Additive: a branches op lists only branches in one of these states. Older daemons ignore it. */
+  state?: BranchState[];
 }
 
 /** A checkpoint as `branches` lists it. */
@@ -269,6 +271,9 @@ export interface WireResponse {
   databases?: string[];
   /** Additive, from `branches`: branches whose ref cannot be read, left out of `branches`. */
   unreadable?: UnreadableBranch[];
+  /** Additive, from `branches` with a `limit`: whether matching branches were left out, and how many. */
+  truncated?: boolean;
+  more?: number;
   /** Additive result payloads (diff, gc, touch, protect, rollback, promote, destroy). */
   result?: unknown;
   /** Additive: what the caller must know about a successful op (writes kept in an undo branch, a stale checkout). */

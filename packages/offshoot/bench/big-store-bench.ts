@@ -107,6 +107,8 @@ interface Figures {
   branches: number;
   statusDb: number;
   status: number;
+  statusStream: number;
+  statusActive: number;
   fork: number;
   checkpoint: number;
   daemonBranches: number;
@@ -124,6 +126,10 @@ async function measureStore(dbs: number, perDb: number): Promise<Figures> {
     await generate(ctx, s.store, seed, dbs, perDb);
     const statusDb = median(Array.from({ length: RUNS }, () => cli(s, ['status', 'db-0'])));
     const status = median(Array.from({ length: 3 }, () => cli(s, ['status'])));
+    const statusStream = median(Array.from({ length: 3 }, () => cli(s, ['status', '--json', '--stream'])));
+    const statusActive = median(
+      Array.from({ length: 3 }, () => cli(s, ['status', '--state', 'active', '--limit', '10'])),
+    );
     const forkMs = await timeOps(RUNS, (i) => fork(ctx, { db: 'db-0', branch: 'main' }, `bench-fork-${i}`));
     const co = await checkout(ctx, { db: 'db-0', branch: 'bench-fork-0' });
     const checkpointMs = await timeOps(RUNS, async (i) => {
@@ -149,6 +155,8 @@ async function measureStore(dbs: number, perDb: number): Promise<Figures> {
       branches: dbs * perDb,
       statusDb,
       status,
+      statusStream,
+      statusActive,
       fork: forkMs,
       checkpoint: checkpointMs,
       daemonBranches,
@@ -178,6 +186,8 @@ export async function bigStoreBench(): Promise<void> {
     [
       row('offshoot status <db> (whole process)', (f) => f.statusDb, '≤ 100 ms'),
       row('offshoot status, the whole store', (f) => f.status, '≤ 3 s'),
+      row('offshoot status --json --stream, the whole store', (f) => f.statusStream, '≤ 3 s'),
+      row('offshoot status --state active --limit 10', (f) => f.statusActive, '≤ 3 s'),
       row('fork (in process)', (f) => f.fork, '≤ 1.2× the small store'),
       row('checkpoint, one row (in process)', (f) => f.checkpoint, '≤ 1.2× the small store'),
       row(`daemon branches of a ${Math.ceil(BRANCHES / DBS)}-branch database`, (f) => f.daemonBranches, '≤ 1.5 s'),

@@ -39,6 +39,10 @@ export interface Invocation {
   context(): Promise<OpsContext>;
   /** Who asks (the global --actor and --allow-force): passed to every destructive verb. */
   actor: Actor;
+  /** The global --json was given. */
+  json: boolean;
+  /** Writes to stdout as the command runs (a listing too big to hold), waiting while the reader falls behind. */
+  print(text: string): Promise<void>;
 }
 
 /** What a command produced: the JSON document for --json, the stdout text otherwise, and stderr notes. */
@@ -64,6 +68,8 @@ export interface Outcome {
    * already reported, so a failure here is a warning on stderr and never changes the exit code.
    */
   afterward?: () => Promise<void>;
+  /** The command already wrote its stdout through `print` (text and --json alike); the runner adds only stderr. */
+  printed?: true;
 }
 
 /** A leaf command: its declaration (for parsing and help) and its run. */

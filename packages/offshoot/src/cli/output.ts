@@ -12,7 +12,7 @@ import type { PromoteResult } from '../ops/promote.js';
 import type { ProtectResult } from '../ops/protect.js';
 import type { QueryResult } from '../ops/query.js';
 import type { RollbackResult } from '../ops/rollback.js';
-import type { StatusReport } from '../ops/status.js';
+import type { BranchStatus, StatusTail } from '../ops/status.js';
 import type { TouchResult } from '../ops/touch.js';
 import { renderDiffSummary, renderDiffText } from '../sqlite/diff/diff-format.js';
 import { diffToJson } from '../sqlite/diff/diff-json.js';
@@ -60,6 +60,11 @@ function jsonValue(v: unknown, renameKeys: boolean): unknown {
 /** The one JSON document --json prints: camelCase keys become snake_case, bigints hex strings, undefined fields go. */
 export function toJsonDocument(data: unknown): string {
   return JSON.stringify(jsonValue(data, true), null, 2);
+}
+
+/** One value as --json renders it (the same keys and values as in the document), on one line: a JSON Lines record. */
+export function toJsonLine(data: unknown): string {
+  return JSON.stringify(jsonValue(data, true));
 }
 
 function outcome(
@@ -203,24 +208,31 @@ export function protectOutcome(r: ProtectResult): Outcome {
   return out;
 }
 
-/** `status`: one line per branch, then the read-only cache summary. */
-export function statusOutcome(r: StatusReport): Outcome {
-  const lines = r.branches.map((b) => {
-    let line = `${b.db}@${b.branch} state=${b.state} storage=${b.storage} txid=${b.txid} checkpoints=[${b.checkpoints.join(',')}]`;
-    if (b.protected) line += ' protected';
-    if (b.checkedOut) line += ' checked-out';
-    if (b.ttl) line += ` ttl=${b.ttl}` + (b.remaining ? ` remaining=${b.remaining}` : '');
-    if (b.meta) line += ` meta=${JSON.stringify(b.meta)}`;
-    return line;
-  });
-  const { entries, bytes, budget } = r.roCache;
-  lines.push(
+/** One `status` line: `db@b state=S storage=... txid=N checkpoints=[..]` and the flags that apply. */
+export function statusLine(b: BranchStatus): string {
+  let line = `${b.db}@${b.branch} state=${b.state} storage=${b.storage} txid=${b.txid} checkpoints=[${b.checkpoints.join(',')}]`;
+  if (b.protected) line += ' protected';
+  if (b.checkedOut) line += ' checked-out';
+  if (b.ttl) line += ` ttl=${b.ttl}` + (b.remaining ? ` remaining=${b.remaining}` : '');
+  if (b.meta) line += ` meta=${JSON.stringify(b.meta)}`;
+  return line;
+}
+
+/** What `status` prints after its branch lines: the count a limit left out, if any, then the ro-cache usage. */
+export function statusTailLines(t: StatusTail): string[] {
+  const { entries, bytes, budget } = t.roCache;
+  return [
+    ...(t.truncated === true ? [`more: ${t.more} more branches match; raise --limit to list them`] : []),
     `ro-cache: ${entries} entries, ${bytes} bytes used` +
       (budget ? `, budget ${budget} bytes` : ' (budget: unlimited)'),
-  );
+  ];
+}
+
+/** `status`, once the branches are printed: each unreadable ref on stderr with its fix, and the corrupt exit code. */
+export function statusTailOutcome(t: StatusTail): Outcome {
   return unreadableOutcome(
-    outcome(r, lines),
-    r.unreadable.map((u) => `${u.error}${u.hint ? ` (${u.hint})` : ''}`),
+    { data: t, text: '', printed: true },
+    t.unreadable.map((u) => `${u.error}${u.hint ? ` (${u.hint})` : ''}`),
   );
 }
 

@@ -79,13 +79,27 @@ function write(stream: NodeJS.WritableStream, line: string): void {
   stream.write(line.endsWith('\n') ? line : `${line}\n`);
 }
 
+// Resolves once the stream has taken the text, or has drained if it asked the writer to wait.
+function printNow(stream: NodeJS.WritableStream, text: string): Promise<void> {
+  if (stream.write(text)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}
+
 function printOutcome(io: CliIo, out: Outcome, globals: GlobalOptions): void {
   if (globals.json) {
-    write(io.stdout, toJsonDocument(out.data));
+    if (out.printed !== true) write(io.stdout, toJsonDocument(out.data));
     for (const w of out.warnings ?? []) write(io.stderr, warningLine(w, true));
     return;
   }
-  if (out.text !== '') write(io.stdout, out.text);
+  if (out.text !== '' && out.printed !== true) write(io.stdout, out.text);
   for (const w of out.warnings ?? []) write(io.stderr, warningLine(w, false));
   for (const p of out.problems ?? []) write(io.stderr, problemLine(p));
   if (!globals.quiet) for (const n of out.notes ?? []) write(io.stderr, noteLine(n));
@@ -141,6 +155,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       flags: parsed.flags,
       arg: (i) => parsed.positionals[i] ?? '',
       actor: parsed.actor,
+      json: parsed.json,
+      print: (text) => printNow(io.stdout, text),
       storeSpec: () => resolveStoreSpec(store, io.env),
       context: async () => {
         if (ctx === undefined) {

@@ -175,6 +175,43 @@ describe('cost model', () => {
     assert.equal(big?.state, 'idle');
     assert.equal(big?.checkedOut, true);
   });
+
+  it('whole-store status lists refs/ once and reads each ref once', async () => {
+    counting.reset();
+    const report = await status(ts.ctx);
+    assert.deepEqual(
+      counting.of('list').map((c) => c.key),
+      ['refs/'],
+    );
+    const read = counting.reads('refs/').map((c) => c.key);
+    assert.equal(new Set(read).size, read.length, `a ref read twice: ${read.join(' ')}`);
+    assert.deepEqual([...read].sort(), report.branches.map((b) => `refs/${b.db}/${b.branch}`).sort());
+  });
+
+  it("status of one database lists and reads only that database's refs, once each", async () => {
+    counting.reset();
+    const report = await status(ts.ctx, { db: 'small' });
+    assert.ok(report.branches.length >= 2);
+    assert.deepEqual(
+      counting.of('list').map((c) => c.key),
+      ['refs/small/'],
+    );
+    assert.deepEqual(
+      counting.reads().map((c) => c.key),
+      report.branches.map((b) => `refs/small/${b.branch}`),
+    );
+  });
+
+  it('under a limit, every ref is still read once, so the count of the rest is exact', async () => {
+    counting.reset();
+    const report = await status(ts.ctx, { limit: 1 });
+    assert.equal(report.branches.length, 1);
+    assert.equal(report.truncated, true);
+    const read = counting.reads('refs/').map((c) => c.key);
+    assert.equal(new Set(read).size, read.length, `a ref read twice: ${read.join(' ')}`);
+    assert.equal(report.more, read.length - 1);
+    assert.ok(counting.calls.every((c) => c.key.startsWith('refs/')));
+  });
 });
 
 describe('chains stay bounded', () => {
