@@ -21,7 +21,7 @@ log() { echo "test-python: $*" >&2; }
 ci() { [[ "${CI:-}" == "true" || "${CI:-}" == "1" ]]; }
 
 crewai_tests="tests/integrations/crewai"
-crewai_sources=(src/offshoot/integrations/crewai.py "$crewai_tests")
+crewai_sources=(src/offshoot/integrations/crewai.py "$crewai_tests" tests/conftest.py)
 # One job a line: ENV DIR [PATH]: pytest (or mypy) in DIR, on PATH only when given, in environment ENV.
 jobs=()
 while read -r p; do

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,21 +50,39 @@ def store(tmp_path: Path) -> Store:
 
 def write_rows(path: str, *values: int) -> None:
     """Commits `values` into table t (created if needed) of the database at `path`."""
+    _append(path, "t", "x INTEGER", values)
+
+
+def read_rows(path: str) -> list[int]:
+    """The values of table t of the database at `path` ([] when it has no such table)."""
+    return _column(path, "t", "x")
+
+
+def write_note(path: str, body: str) -> None:
+    """Commits the note `body` into table notes (created if needed) of the database at `path`: the adapters' tool."""
+    _append(path, "notes", "body TEXT", [body])
+
+
+def read_notes(path: str) -> list[str]:
+    """The notes of the database at `path` ([] when it has no notes table)."""
+    return _column(path, "notes", "body")
+
+
+def _append(path: str, table: str, column: str, values: Iterable[object]) -> None:
     conn = sqlite3.connect(path)
     try:
-        conn.execute("CREATE TABLE IF NOT EXISTS t(x INTEGER)")
-        conn.executemany("INSERT INTO t VALUES (?)", [(v,) for v in values])
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {table}({column})")
+        conn.executemany(f"INSERT INTO {table} VALUES (?)", [(v,) for v in values])
         conn.commit()
     finally:
         conn.close()
 
 
-def read_rows(path: str) -> list[int]:
-    """The values of table t of the database at `path` ([] when it has no such table)."""
+def _column(path: str, table: str, column: str) -> list[Any]:
     conn = sqlite3.connect(path)
     try:
-        if conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 't'").fetchone()[0] == 0:
+        if not conn.execute("SELECT count(*) FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]:
             return []
-        return [r[0] for r in conn.execute("SELECT x FROM t ORDER BY rowid")]
+        return [r[0] for r in conn.execute(f"SELECT {column} FROM {table} ORDER BY rowid")]
     finally:
         conn.close()

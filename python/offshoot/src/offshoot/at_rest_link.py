@@ -5,14 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from .branch_link import LinkedBranch, create_db, plain_meta
 from .errors import OffshootError
 from .results import DiffResult
 from .store import Store
 from .ttl import TTL
-
-
-def _meta(meta: Mapping[str, str] | None) -> dict[str, str] | None:
-    return dict(meta) if meta is not None else None
 
 
 def as_store(store: Store | str | os.PathLike[str]) -> Store:
@@ -20,14 +17,12 @@ def as_store(store: Store | str | os.PathLike[str]) -> Store:
     return store if isinstance(store, Store) else Store(os.fspath(store))
 
 
-class AtRestLink:
+class AtRestLink(LinkedBranch):
     """The at-rest checkout of `db@branch` in `store`."""
 
     def __init__(self, store: Store, db: str, branch: str, path: str) -> None:
+        super().__init__(db, branch, path)
         self._store = store
-        self._db = db
-        self._branch = branch
-        self._path = path
 
     @classmethod
     def open(cls, store: Store | str | os.PathLike[str], db: str, branch: str, *, create: bool) -> AtRestLink:
@@ -40,31 +35,11 @@ class AtRestLink:
             if isinstance(b, dict) and b.get("db") == db
         }
         if create and not states:
-            try:
-                s.create(db)
-            except OffshootError as e:
-                # Created by someone else in between: the database is there, which is all we need.
-                if e.code != "ALREADY_EXISTS":
-                    raise
+            create_db(lambda: s.create(db))
         # `offshoot checkout` would discard those edits; at rest the checkout is the working state, which the next
         # checkpoint (or a fork or promote, which checkpoint a dirty checkout first) makes durable.
         path = s.path(db, branch) if states.get(branch) == "dirty" else s.checkout(db, branch)
         return cls(s, db, branch, path)
-
-    @property
-    def db(self) -> str:
-        """The database."""
-        return self._db
-
-    @property
-    def branch(self) -> str:
-        """The branch."""
-        return self._branch
-
-    @property
-    def path(self) -> str:
-        """The at-rest checkout."""
-        return self._path
 
     def flush(self, name: str, meta: Mapping[str, str] | None) -> int:
         """Records the checkout as the checkpoint `name` (at rest every checkpoint is named)."""
@@ -74,7 +49,7 @@ class AtRestLink:
                 "INVALID_ARGUMENT",
                 "pass one, e.g. checkpoint('step-3')",
             )
-        return self._store.checkpoint(self._db, self._branch, name, meta=_meta(meta))
+        return self._store.checkpoint(self._db, self._branch, name, meta=plain_meta(meta))
 
     def fork(
         self, new_branch: str, *, ttl: TTL, from_checkpoint: str | None, meta: Mapping[str, str] | None
@@ -125,5 +100,5 @@ class StorePlace:
         meta: Mapping[str, str] | None,
     ) -> AtRestLink:
         """Forks `db@source` at rest and checks the fork out."""
-        self.store.fork(db, source, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=_meta(meta))
+        self.store.fork(db, source, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=plain_meta(meta))
         return AtRestLink(self.store, db, new_branch, self.store.checkout(db, new_branch))

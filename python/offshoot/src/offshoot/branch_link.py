@@ -2,11 +2,50 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from .errors import OffshootError
 from .results import DiffResult
 from .ttl import TTL
+
+
+def plain_meta(meta: Mapping[str, str] | None) -> dict[str, str] | None:
+    """`meta` as the plain dict the client and the Store take."""
+    return dict(meta) if meta is not None else None
+
+
+def create_db(create: Callable[[], object]) -> None:
+    """Runs `create()`, a create of a database found missing; one created by someone else in between is as good."""
+    try:
+        create()
+    except OffshootError as e:
+        if e.code != "ALREADY_EXISTS":
+            raise
+
+
+class LinkedBranch:
+    """Where a link points: `db@branch` and its writable checkout, which a link's `rollback` can move."""
+
+    def __init__(self, db: str, branch: str, path: str) -> None:
+        self._db = db
+        self._branch = branch
+        self._path = path
+
+    @property
+    def db(self) -> str:
+        """The database."""
+        return self._db
+
+    @property
+    def branch(self) -> str:
+        """The branch."""
+        return self._branch
+
+    @property
+    def path(self) -> str:
+        """The writable checkout."""
+        return self._path
 
 
 class BranchLink(Protocol):

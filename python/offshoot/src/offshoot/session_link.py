@@ -5,26 +5,21 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from .branch_link import LinkedBranch, create_db, plain_meta
 from .client import Client, Session, connect
 from .errors import OffshootError
 from .results import DiffResult
 from .ttl import TTL
 
 
-def _meta(meta: Mapping[str, str] | None) -> dict[str, str] | None:
-    return dict(meta) if meta is not None else None
-
-
-class SessionLink:
+class SessionLink(LinkedBranch):
     """One daemon connection and one open session on `db@branch`."""
 
     def __init__(self, socket: str, client: Client, session: Session, db: str, branch: str) -> None:
+        super().__init__(db, branch, session.path)
         self._socket = socket
         self._client = client
         self._session: Session | None = session
-        self._db = db
-        self._branch = branch
-        self._path = session.path
 
     @classmethod
     def open(cls, socket: str, db: str, branch: str, *, create: bool) -> SessionLink:
@@ -32,36 +27,16 @@ class SessionLink:
         client = connect(socket)
         try:
             if create and db not in client.dbs():
-                try:
-                    client.create(db)
-                except OffshootError as e:
-                    # Another process created it between the two calls: the database is there, which is all we need.
-                    if e.code != "ALREADY_EXISTS":
-                        raise
+                create_db(lambda: client.create(db))
             session = client.open(db, branch)
         except BaseException:
             client.close()
             raise
         return cls(socket, client, session, db, branch)
 
-    @property
-    def db(self) -> str:
-        """The database."""
-        return self._db
-
-    @property
-    def branch(self) -> str:
-        """The branch."""
-        return self._branch
-
-    @property
-    def path(self) -> str:
-        """The session's checkout."""
-        return self._path
-
     def flush(self, name: str, meta: Mapping[str, str] | None) -> int:
         """Flushes the session, as a named checkpoint when `name` is given."""
-        return self._live().flush(name, _meta(meta))
+        return self._live().flush(name, plain_meta(meta))
 
     def fork(
         self, new_branch: str, *, ttl: TTL, from_checkpoint: str | None, meta: Mapping[str, str] | None
@@ -69,7 +44,7 @@ class SessionLink:
         """Forks through the daemon (which flushes an open source first) and opens a session on the fork."""
         self._live()
         self._client.fork(
-            self._db, self._branch, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=_meta(meta)
+            self._db, self._branch, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=plain_meta(meta)
         )
         return SessionLink.open(self._socket, self._db, new_branch, create=False)
 
@@ -143,5 +118,5 @@ class DaemonPlace:
     ) -> SessionLink:
         """Forks `db@source` without opening it, then opens a session on the fork."""
         with connect(self.socket) as client:
-            client.fork(db, source, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=_meta(meta))
+            client.fork(db, source, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=plain_meta(meta))
         return SessionLink.open(self.socket, db, new_branch, create=False)

@@ -5,12 +5,12 @@ invocation too."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
+from conftest import read_notes, write_note
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
 from google.adk.models.base_llm import BaseLlm
@@ -45,26 +45,10 @@ class ScriptedLlm(BaseLlm):
         yield LlmResponse(content=types.Content(role="model", parts=[part]))
 
 
-def notes(path: str) -> list[str]:
-    conn = sqlite3.connect(path)
-    try:
-        if not conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'notes'").fetchone()[0]:
-            return []
-        return [r[0] for r in conn.execute("SELECT body FROM notes ORDER BY rowid")]
-    finally:
-        conn.close()
-
-
 def build(rewind: OffshootRewind, script: list[Any]) -> Runner:
     def add_note(body: str, tool_context: ToolContext) -> str:
         """Stores a note in the application database."""
-        conn = sqlite3.connect(rewind.path)
-        try:
-            conn.execute("CREATE TABLE IF NOT EXISTS notes(body TEXT)")
-            conn.execute("INSERT INTO notes VALUES (?)", (body,))
-            conn.commit()
-        finally:
-            conn.close()
+        write_note(rewind.path, body)
         tool_context.state["notes"] = int(tool_context.state.get("notes", 0)) + 1
         return "stored"
 
@@ -96,15 +80,15 @@ def run_rewind(rewind: OffshootRewind) -> None:
         session = await runner.session_service.create_session(app_name="notes", user_id="u")
         first = await say(runner, session.id, "note first")
         second = await say(runner, session.id, "note second")
-        assert notes(rewind.path) == ["first", "second"]
+        assert read_notes(rewind.path) == ["first", "second"]
         assert (await state(runner, session.id))["notes"] == 2
 
         await rewind.rewind_async(runner, user_id="u", session_id=session.id, rewind_before_invocation_id=second)
-        assert notes(rewind.path) == ["first"]
+        assert read_notes(rewind.path) == ["first"]
         assert (await state(runner, session.id))["notes"] == 1
 
         await rewind.rewind_async(runner, user_id="u", session_id=session.id, rewind_before_invocation_id=first)
-        assert notes(rewind.path) == []
+        assert read_notes(rewind.path) == []
         await runner.close()
 
     asyncio.run(run())
@@ -134,7 +118,7 @@ def test_adk_alone_leaves_the_rows_behind(store: Store) -> None:
             await say(runner, session.id, "note first")
             second = await say(runner, session.id, "note second")
             await runner.rewind_async(user_id="u", session_id=session.id, rewind_before_invocation_id=second)
-            assert notes(rewind.path) == ["first", "second"]
+            assert read_notes(rewind.path) == ["first", "second"]
             await runner.close()
 
     asyncio.run(run())
@@ -150,7 +134,7 @@ def test_an_invocation_never_seen_changes_nothing(store: Store) -> None:
                 await rewind.rewind_async(runner, user_id="u", session_id=session.id, rewind_before_invocation_id="e-x")
             assert e.value.code == "NOT_FOUND"
             assert checkpoint_name("e-x").startswith("before-")
-            assert notes(rewind.path) == ["first"]
+            assert read_notes(rewind.path) == ["first"]
             await runner.close()
 
     asyncio.run(run())

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from agents import Agent, RunContextWrapper, RunHooks, Runner, Session, function_tool
-from conftest import read_rows
+from conftest import read_notes, read_rows, write_note
 from scripted_model import ScriptedModel
 
 from offshoot import Client, OffshootError, Store
@@ -125,24 +125,8 @@ def test_session_errors_keep_the_offshoot_code(store: Store) -> None:
 @function_tool
 def add_note(ctx: RunContextWrapper[RunFork], body: str) -> str:
     """Stores a note in the application database."""
-    conn = sqlite3.connect(ctx.context.path)
-    try:
-        conn.execute("CREATE TABLE IF NOT EXISTS notes(body TEXT)")
-        conn.execute("INSERT INTO notes VALUES (?)", (body,))
-        conn.commit()
-    finally:
-        conn.close()
+    write_note(ctx.context.path, body)
     return "stored"
-
-
-def notes(path: str) -> list[str]:
-    conn = sqlite3.connect(path)
-    try:
-        if not conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'notes'").fetchone()[0]:
-            return []
-        return [r[0] for r in conn.execute("SELECT body FROM notes ORDER BY rowid")]
-    finally:
-        conn.close()
 
 
 def note_agent() -> Agent[RunFork]:
@@ -157,8 +141,8 @@ def test_fork_per_run_promotes_on_a_good_verdict(store: Store) -> None:
     def verdict(result: Any, fork: RunFork) -> Any:
         seen.append(fork)
         assert result.final_output == "two notes"
-        assert notes(fork.path) == ["first", "second"]
-        assert notes(store.checkout("app")) == []
+        assert read_notes(fork.path) == ["first", "second"]
+        assert read_notes(store.checkout("app")) == []
         return "promote"
 
     runs = ForkPerRun.at_rest(store, "app", force=True)
@@ -166,7 +150,7 @@ def test_fork_per_run_promotes_on_a_good_verdict(store: Store) -> None:
     assert done.verdict == "promote"
     assert done.promoted_txid is not None
     assert done.fork.checkpoints == ["start", "tool-1-add_note", "tool-2-add_note"]
-    assert notes(store.checkout("app")) == ["first", "second"]
+    assert read_notes(store.checkout("app")) == ["first", "second"]
     assert done.fork.branch not in {b.branch for b in store.branches("app")}
 
 
@@ -176,13 +160,13 @@ def test_each_action_can_be_rolled_back_before_the_verdict(offshoot_daemon: Daem
 
     async def keep_the_first_note(result: Any, fork: RunFork) -> Any:
         fork.rollback("tool-1-add_note")
-        assert notes(fork.path) == ["first"]
+        assert read_notes(fork.path) == ["first"]
         return "promote"
 
     runs = ForkPerRun.session(offshoot_daemon.sock, db, force=True, ttl="10m")
     done = asyncio.run(runs.run(note_agent(), "notes", verdict=keep_the_first_note))
     assert done.fork.checkpoints == ["start", "tool-1-add_note"]
-    assert notes(client.checkout(db)) == ["first"]
+    assert read_notes(client.checkout(db)) == ["first"]
     assert [s for s in client.sessions() if s.db == db] == []
 
 
@@ -193,7 +177,7 @@ def test_keep_discard_a_failed_run_and_the_callers_hooks(store: Store) -> None:
     assert kept.fork.branch in info
     assert info[kept.fork.branch].ttl == "1h0m0s"
     assert "tool-2-add_note" in info[kept.fork.branch].checkpoints
-    assert notes(store.checkout("app")) == []
+    assert read_notes(store.checkout("app")) == []
 
     class Counting(RunHooks[Any]):
         tools = 0
@@ -214,7 +198,7 @@ def test_keep_discard_a_failed_run_and_the_callers_hooks(store: Store) -> None:
     left = {b.branch for b in store.branches("app")} - before
     assert len(left) == 1, "a run that raises keeps its fork for inspection"
     (branch,) = left
-    assert notes(store.checkout("app", branch)) == ["half"]
+    assert read_notes(store.checkout("app", branch)) == ["half"]
 
 
 def test_promoting_onto_protected_main_needs_force(store: Store) -> None:
@@ -222,7 +206,7 @@ def test_promoting_onto_protected_main_needs_force(store: Store) -> None:
     with pytest.raises(OffshootError) as e:
         ForkPerRun.at_rest(store, "app").run_sync(note_agent(), "x", verdict=lambda r, f: "promote")
     assert e.value.code == "PROTECTED"
-    assert notes(store.checkout("app")) == []
+    assert read_notes(store.checkout("app")) == []
     with pytest.raises(OffshootError) as e:
         ForkPerRun.at_rest(store, "app").run_sync(note_agent(), "x", verdict=lambda r, f: "ship it")  # type: ignore[arg-type,return-value]
     assert e.value.code == "INVALID_ARGUMENT"

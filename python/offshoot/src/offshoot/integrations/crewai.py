@@ -8,65 +8,31 @@ first state. CrewAI's memory (LanceDB or Qdrant files, not SQLite) stays where C
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from crewai import Crew, CrewOutput
 from crewai.memory.storage.kickoff_task_outputs_storage import KickoffTaskOutputsSQLiteStorage
 from crewai.tasks.task_output import TaskOutput
 
-from ..at_rest_link import StorePlace
-from ..branch_link import BranchLink, BranchPlace
 from ..errors import OffshootError
-from ..session_link import DaemonPlace
-from ..store import Store
-from ..ttl import TTL
+from ._fork_per_run import Fork, ForkPer, Verdict
 
 __all__ = ["ForkPerKickoff", "KickoffFork", "KickoffRun", "Verdict"]
 
-Verdict = Literal["promote", "keep", "discard"]
-"""What happens to a kickoff's fork: `promote` it onto the base branch (then destroy it), `keep` it until its TTL,
-or `discard` (destroy) it."""
-
 
 @dataclass
-class KickoffFork:
+class KickoffFork(Fork):
     """The fork one kickoff works in: build the crew's tools on `path`. `checkpoints` names the states recorded,
     oldest first: `start`, then `task-<n>` when task n's callback runs, holding every row the tools of tasks 1..n
     wrote (CrewAI records task n's own output row just after its callback, so that row is in the next state)."""
-
-    link: BranchLink = field(repr=False)
-    base: str
-    checkpoints: list[str] = field(default_factory=list)
-
-    @property
-    def db(self) -> str:
-        """The application database."""
-        return self.link.db
-
-    @property
-    def branch(self) -> str:
-        """The fork's branch."""
-        return self.link.branch
-
-    @property
-    def path(self) -> str:
-        """The fork's writable checkout: the application database as this kickoff sees it."""
-        return self.link.path
 
     def checkpoint(self, name: str, meta: Mapping[str, str] | None = None) -> int:
         """Makes the fork's writes so far durable as the checkpoint `name` (listed in `checkpoints`)."""
         txid = self.link.flush(name, meta)
         self.checkpoints.append(name)
         return txid
-
-    def rollback(self, to: str) -> None:
-        """Undoes everything after the checkpoint `to`; close your own connections to `path` first."""
-        self.link.rollback(to)
-        del self.checkpoints[self.checkpoints.index(to) + 1 :]
 
     def reset(self) -> None:
         """CrewAI's `reset`, as a rollback: the fork's database (task outputs included) as it was forked."""
@@ -82,8 +48,7 @@ class KickoffFork:
 
     def _after_task(self, inner: Callable[[TaskOutput], Any] | None) -> Callable[[TaskOutput], Any]:
         def done(output: TaskOutput) -> Any:
-            n = sum(1 for c in self.checkpoints if c.startswith("task-")) + 1
-            self.checkpoint(f"task-{n}", {"task": (output.name or output.description)[:200]})
+            self.checkpoint(self._next("task"), {"task": (output.name or output.description)[:200]})
             return inner(output) if inner is not None else None
 
         return done
@@ -99,50 +64,17 @@ class KickoffRun:
     promoted_txid: int | None = None
 
 
-class ForkPerKickoff:
+class ForkPerKickoff(ForkPer[KickoffFork]):
     """Runs each kickoff in a new fork of the application database `db` (from `base`, expiring after `ttl` unless
     promoted), then asks `verdict(output, fork)` what to keep. A kickoff that raises keeps its fork for inspection
     and re-raises. Promoting onto a protected base (`main`) needs `force=True`."""
 
-    def __init__(
-        self,
-        place: BranchPlace,
-        db: str,
-        *,
-        base: str = "main",
-        ttl: TTL = "1h",
-        prefix: str = "kickoff-",
-        force: bool = False,
-    ) -> None:
-        """Forks through `place`; use `session()` or `at_rest()` instead."""
-        self.place = place
-        self.db = db
-        self.base = base
-        self.ttl = ttl
-        self.prefix = prefix
-        self.force = force
-
-    @classmethod
-    def session(cls, socket_path: str | os.PathLike[str], db: str, **options: Any) -> ForkPerKickoff:
-        """Forks through the daemon on `socket_path`; each fork is a live session the daemon captures."""
-        return cls(DaemonPlace(socket_path), db, **options)
-
-    @classmethod
-    def at_rest(cls, store: Store | str | os.PathLike[str], db: str, **options: Any) -> ForkPerKickoff:
-        """Forks at rest in `store` (a path, URL or `offshoot.Store`), through the `offshoot` CLI."""
-        return cls(StorePlace(store), db, **options)
+    fork_type = KickoffFork
+    default_prefix = "kickoff-"
 
     def fork(self) -> KickoffFork:
         """A new fork of the base, checkpointed as `start`: for a kickoff you drive yourself."""
-        link = self.place.fork(
-            self.db, self.base, f"{self.prefix}{uuid.uuid4().hex[:12]}", ttl=self.ttl, from_checkpoint=None, meta=None
-        )
-        try:
-            link.flush("start", {"base": self.base})
-        except BaseException:
-            link.close()
-            raise
-        return KickoffFork(link, self.base, ["start"])
+        return self._begin()
 
     def kickoff(
         self,
@@ -170,22 +102,4 @@ class ForkPerKickoff:
 
     def settle(self, fork: KickoffFork, chosen: Verdict) -> int | None:
         """Carries out a verdict on a fork: promote (then destroy), keep, or discard. Returns the promote's txid."""
-        if chosen not in ("promote", "keep", "discard"):
-            fork.link.close()
-            raise OffshootError(
-                f"ForkPerKickoff: unknown verdict {chosen!r}; the fork {fork.db}@{fork.branch} is kept",
-                "INVALID_ARGUMENT",
-                "return 'promote', 'keep' or 'discard' from the verdict",
-            )
-        txid = None
-        if chosen == "promote":
-            try:
-                txid = fork.link.promote(self.base, self.force)
-            except BaseException:
-                fork.link.close()
-                raise
-        if chosen == "keep":
-            fork.link.close()
-        else:
-            fork.link.destroy(force=False)
-        return txid
+        return self._settle(fork, chosen)

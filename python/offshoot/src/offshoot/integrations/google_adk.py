@@ -9,8 +9,6 @@ runs ADK's own rewind, so both sides land before the same invocation.
 from __future__ import annotations
 
 import asyncio
-import os
-from types import TracebackType
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.run_config import RunConfig
@@ -18,11 +16,9 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.genai import types
 
-from ..at_rest_link import AtRestLink
 from ..branch_link import BranchLink
 from ..sanitize import sanitize
-from ..session_link import SessionLink
-from ..store import Store
+from ._one_branch import OneBranch
 
 __all__ = ["OffshootRewind", "checkpoint_name"]
 
@@ -32,36 +28,15 @@ def checkpoint_name(invocation_id: str) -> str:
     return "before-" + sanitize(invocation_id)
 
 
-class OffshootRewind(BasePlugin):
+class OffshootRewind(OneBranch, BasePlugin):
     """An ADK plugin over one branch of the application database: pass it in `Runner(..., plugins=[rewind])`, let
     the tools write to `rewind.path`, and call `rewind.rewind_async(runner, ...)` in place of
     `runner.rewind_async(...)`. Made by `session()` (a daemon captures the writes) or `at_rest()`."""
 
     def __init__(self, link: BranchLink, name: str = "offshoot_rewind") -> None:
         """Wraps an open link; use `session()` or `at_rest()` instead."""
-        super().__init__(name)
-        self.link = link
-        self._verbs = asyncio.Lock()
-
-    @classmethod
-    def session(
-        cls, socket_path: str | os.PathLike[str], db: str, branch: str = "main", *, create: bool = True
-    ) -> OffshootRewind:
-        """Opens a live daemon session on the application database `db@branch` (creating `db` unless
-        `create=False`)."""
-        return cls(SessionLink.open(os.fspath(socket_path), db, branch, create=create))
-
-    @classmethod
-    def at_rest(
-        cls, store: Store | str | os.PathLike[str], db: str, branch: str = "main", *, create: bool = True
-    ) -> OffshootRewind:
-        """Works on the at-rest checkout of `db@branch` in `store` (a path, URL or `offshoot.Store`), no daemon."""
-        return cls(AtRestLink.open(store, db, branch, create=create))
-
-    @property
-    def path(self) -> str:
-        """The application database the tools write to (it can move after a rewind: read it each time)."""
-        return self.link.path
+        super().__init__(link)
+        BasePlugin.__init__(self, name)
 
     async def before_run_callback(self, *, invocation_context: InvocationContext) -> types.Content | None:
         """Checkpoints the application database as `before-<invocation>` before the invocation runs."""
@@ -95,11 +70,3 @@ class OffshootRewind(BasePlugin):
     async def close(self) -> None:
         """ADK calls this when the runner closes: releases the branch."""
         await asyncio.to_thread(self.link.close)
-
-    def __enter__(self) -> OffshootRewind:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.link.close()

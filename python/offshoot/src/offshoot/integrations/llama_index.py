@@ -10,21 +10,17 @@ database at such a checkpoint, and `checkpoint.context(workflow)` restores the r
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
 from workflows import Context, Workflow
 from workflows.events import Event, InputRequiredEvent, StopEvent, WorkflowIdleEvent
 from workflows.handler import WorkflowHandler
 
-from ..at_rest_link import AtRestLink
 from ..branch_link import BranchLink
-from ..session_link import SessionLink
-from ..store import Store
 from ..ttl import TTL
+from ._one_branch import OneBranch
 
 __all__ = ["WorkflowCheckpoint", "WorkflowForks"]
 
@@ -44,34 +40,14 @@ class WorkflowCheckpoint:
         return Context.from_dict(workflow, self.snapshot)
 
 
-class WorkflowForks:
+class WorkflowForks(OneBranch):
     """One branch of the application database a workflow's steps write to (`path`), checkpointed together with the
     workflow. Made by `session()` (a daemon captures the writes) or `at_rest()`; close it to release the branch."""
 
     def __init__(self, link: BranchLink) -> None:
         """Wraps an open link; use `session()` or `at_rest()` instead."""
-        self.link = link
+        super().__init__(link)
         self.checkpoints: list[WorkflowCheckpoint] = []
-        self._verbs = asyncio.Lock()
-
-    @classmethod
-    def session(
-        cls, socket_path: str | os.PathLike[str], db: str, branch: str = "main", *, create: bool = True
-    ) -> WorkflowForks:
-        """A live daemon session on the application database `db@branch` (creating `db` unless `create=False`)."""
-        return cls(SessionLink.open(os.fspath(socket_path), db, branch, create=create))
-
-    @classmethod
-    def at_rest(
-        cls, store: Store | str | os.PathLike[str], db: str, branch: str = "main", *, create: bool = True
-    ) -> WorkflowForks:
-        """The at-rest checkout of `db@branch` in `store` (a path, URL or `offshoot.Store`), no daemon."""
-        return cls(AtRestLink.open(store, db, branch, create=create))
-
-    @property
-    def path(self) -> str:
-        """The application database the workflow's steps write to."""
-        return self.link.path
 
     async def checkpoint(self, handler: WorkflowHandler, name: str) -> WorkflowCheckpoint:
         """Snapshots the workflow's context and checkpoints the database as `name`, together. Call it only while
@@ -125,11 +101,3 @@ class WorkflowForks:
     def close(self) -> None:
         """Releases the branch (a daemon session is flushed and closed); the branch stays."""
         self.link.close()
-
-    def __enter__(self) -> WorkflowForks:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()

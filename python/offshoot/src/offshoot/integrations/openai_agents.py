@@ -13,21 +13,21 @@ import asyncio
 import inspect
 import os
 import re
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from agents import Agent, RunContextWrapper, RunHooks, Runner, RunResult, Tool, TResponseInputItem
 from agents.memory import SessionSettings, SQLiteSession
 
-from ..at_rest_link import AtRestLink, StorePlace
-from ..branch_link import BranchLink, BranchPlace
+from ..at_rest_link import AtRestLink
+from ..branch_link import BranchLink
 from ..errors import OffshootError
-from ..session_link import DaemonPlace, SessionLink
+from ..session_link import SessionLink
 from ..store import Store
 from ..ttl import TTL
+from ._fork_per_run import Fork, ForkPer, Verdict
 
 __all__ = ["ForkPerRun", "ForkRun", "OffshootSession", "RunFork", "Verdict"]
 
@@ -234,37 +234,15 @@ class OffshootSession:
             return await asyncio.to_thread(call)
 
 
-Verdict = Literal["promote", "keep", "discard"]
-"""What happens to a run's fork: `promote` it onto the base branch (then destroy it), `keep` it for inspection until
-its TTL, or `discard` (destroy) it."""
-
 _UNSAFE_NAME = re.compile(r"[^a-z0-9_.-]+")
 
 
 @dataclass
-class RunFork:
+class RunFork(Fork):
     """The fork one run works in. Tools reach it as `ctx.context` (unless `ForkPerRun.run` was given a `context`
     factory) and write to `path`; `checkpoints` names the state after each tool call, oldest first."""
 
-    link: BranchLink = field(repr=False)
-    base: str
-    checkpoints: list[str] = field(default_factory=list)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
-
-    @property
-    def db(self) -> str:
-        """The application database."""
-        return self.link.db
-
-    @property
-    def branch(self) -> str:
-        """The fork's branch."""
-        return self.link.branch
-
-    @property
-    def path(self) -> str:
-        """The fork's writable checkout: the application database as this run sees it."""
-        return self.link.path
 
     async def checkpoint(self, name: str, meta: Mapping[str, str] | None = None) -> int:
         """Makes the fork's writes so far durable as the checkpoint `name` (also listed in `checkpoints`)."""
@@ -273,15 +251,8 @@ class RunFork:
             self.checkpoints.append(name)
             return txid
 
-    def rollback(self, to: str) -> None:
-        """Undoes every action after the checkpoint `to` (`start`, or one of `checkpoints`); close your own
-        connections to `path` first, and reopen `path` after (it can move)."""
-        self.link.rollback(to)
-        del self.checkpoints[self.checkpoints.index(to) + 1 :]
-
     async def _tool_done(self, tool: Tool, context: RunContextWrapper[Any]) -> None:
-        n = sum(1 for c in self.checkpoints if c.startswith("tool-")) + 1
-        name = f"tool-{n}-{_UNSAFE_NAME.sub('-', tool.name.lower()).strip('-')[:64] or 'tool'}"
+        name = f"{self._next('tool')}-{_UNSAFE_NAME.sub('-', tool.name.lower()).strip('-')[:64] or 'tool'}"
         call_id = getattr(context, "tool_call_id", None)
         await self.checkpoint(name, {"tool": tool.name, **({"call_id": call_id} if isinstance(call_id, str) else {})})
 
@@ -330,39 +301,14 @@ class _ForkHooks(RunHooks[Any]):
 VerdictFn = Callable[[RunResult, RunFork], Verdict | Awaitable[Verdict]]
 
 
-class ForkPerRun:
+class ForkPerRun(ForkPer[RunFork]):
     """Runs an agent in a fork of the application database `db` (forked from `base`, expiring after `ttl` unless
     promoted), checkpointing after every tool call, then asks `verdict(result, fork)` what to keep. A run that
     raises keeps its fork (with its TTL) for inspection and re-raises. Promoting onto a protected base (`main`)
     needs `force=True`."""
 
-    def __init__(
-        self,
-        place: BranchPlace,
-        db: str,
-        *,
-        base: str = "main",
-        ttl: TTL = "1h",
-        prefix: str = "run-",
-        force: bool = False,
-    ) -> None:
-        """Forks through `place`; use `session()` or `at_rest()` instead."""
-        self.place = place
-        self.db = db
-        self.base = base
-        self.ttl = ttl
-        self.prefix = prefix
-        self.force = force
-
-    @classmethod
-    def session(cls, socket_path: str | os.PathLike[str], db: str, **options: Any) -> ForkPerRun:
-        """Forks through the daemon on `socket_path`; each fork is a live session the daemon captures."""
-        return cls(DaemonPlace(socket_path), db, **options)
-
-    @classmethod
-    def at_rest(cls, store: Store | str | os.PathLike[str], db: str, **options: Any) -> ForkPerRun:
-        """Forks at rest in `store` (a path, URL or `offshoot.Store`), through the `offshoot` CLI."""
-        return cls(StorePlace(store), db, **options)
+    fork_type = RunFork
+    default_prefix = "run-"
 
     async def run(
         self,
@@ -410,36 +356,8 @@ class ForkPerRun:
             raise
         return self._finish(result, fork, chosen)
 
-    def _begin(self) -> RunFork:
-        branch = f"{self.prefix}{uuid.uuid4().hex[:12]}"
-        link = self.place.fork(self.db, self.base, branch, ttl=self.ttl, from_checkpoint=None, meta=None)
-        try:
-            link.flush("start", {"base": self.base})
-        except BaseException:
-            link.close()
-            raise
-        return RunFork(link, self.base, ["start"])
-
     def _finish(self, result: RunResult, fork: RunFork, chosen: Verdict) -> ForkRun:
-        if chosen not in ("promote", "keep", "discard"):
-            fork.link.close()
-            raise OffshootError(
-                f"ForkPerRun: unknown verdict {chosen!r}; the fork {fork.db}@{fork.branch} is kept",
-                "INVALID_ARGUMENT",
-                "return 'promote', 'keep' or 'discard' from the verdict",
-            )
-        txid = None
-        if chosen == "promote":
-            try:
-                txid = fork.link.promote(self.base, self.force)
-            except BaseException:
-                fork.link.close()
-                raise
-        if chosen == "keep":
-            fork.link.close()
-        else:
-            fork.link.destroy(force=False)
-        return ForkRun(result, fork, chosen, txid)
+        return ForkRun(result, fork, chosen, self._settle(fork, chosen))
 
 
 def _context(fork: RunFork, make: Callable[[RunFork], Any] | None) -> Any:

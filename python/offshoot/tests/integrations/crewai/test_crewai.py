@@ -8,6 +8,7 @@ import sqlite3
 from typing import Any
 
 import pytest
+from conftest import read_notes, write_note
 from crewai import Agent, Crew, Task
 from crewai.llms.base_llm import BaseLLM
 from crewai.tools import tool
@@ -26,16 +27,6 @@ class ScriptedLLM(BaseLLM):
 
     def supports_function_calling(self) -> bool:
         return False
-
-
-def notes(path: str) -> list[str]:
-    conn = sqlite3.connect(path)
-    try:
-        if not conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'notes'").fetchone()[0]:
-            return []
-        return [r[0] for r in conn.execute("SELECT body FROM notes ORDER BY rowid")]
-    finally:
-        conn.close()
 
 
 def task_outputs(path: str) -> int:
@@ -58,13 +49,7 @@ def note_crew(fork: KickoffFork) -> Crew:
     @tool("add_note")
     def add_note(body: str) -> str:
         """Stores a note in the application database."""
-        conn = sqlite3.connect(fork.path)
-        try:
-            conn.execute("CREATE TABLE IF NOT EXISTS notes(body TEXT)")
-            conn.execute("INSERT INTO notes VALUES (?)", (body,))
-            conn.commit()
-        finally:
-            conn.close()
+        write_note(fork.path, body)
         return "stored"
 
     writer = Agent(
@@ -88,15 +73,15 @@ def test_a_kickoff_in_its_own_fork_promoted(store: Store) -> None:
 
     def verdict(output: Any, fork: KickoffFork) -> Any:
         seen.append(fork)
-        assert notes(fork.path) == ["first", "second"]
+        assert read_notes(fork.path) == ["first", "second"]
         assert task_outputs(fork.path) == 2, "the crew's own SQLite store writes the fork"
-        assert notes(store.checkout("app")) == []
+        assert read_notes(store.checkout("app")) == []
         return "promote"
 
     done = ForkPerKickoff.at_rest(store, "app", force=True).kickoff(note_crew, verdict=verdict)
     assert done.output.raw == "stored second"
     assert done.fork.checkpoints == ["start", "task-1", "task-2"]
-    assert notes(store.checkout("app")) == ["first", "second"]
+    assert read_notes(store.checkout("app")) == ["first", "second"]
     assert done.fork.branch not in {b.branch for b in store.branches("app")}
 
 
@@ -106,18 +91,18 @@ def test_reset_is_a_rollback_and_keep_leaves_the_fork(store: Store) -> None:
     def undo_the_second_task(output: Any, fork: KickoffFork) -> Any:
         assert task_outputs(fork.path) == 2
         fork.rollback("task-1")
-        assert notes(fork.path) == ["first"]
+        assert read_notes(fork.path) == ["first"]
         # CrewAI records a task's output row just after the task's callback, so task-1 holds none yet.
         assert task_outputs(fork.path) == 0
         fork.reset()
-        assert notes(fork.path) == []
+        assert read_notes(fork.path) == []
         return "keep"
 
     done = ForkPerKickoff.at_rest(store, "app").kickoff(note_crew, verdict=undo_the_second_task)
     assert done.fork.checkpoints == ["start"]
     info = {b.branch: b for b in store.branches("app")}
     assert info[done.fork.branch].ttl == "1h0m0s"
-    assert notes(store.checkout("app")) == []
+    assert read_notes(store.checkout("app")) == []
 
 
 def test_a_kickoff_that_fails_keeps_its_fork(store: Store) -> None:
@@ -132,7 +117,7 @@ def test_a_kickoff_that_fails_keeps_its_fork(store: Store) -> None:
     with pytest.raises(Exception, match="pop from empty list"):
         ForkPerKickoff.at_rest(store, "app").kickoff(short_script, verdict=lambda o, f: "promote")
     (kept,) = {b.branch for b in store.branches("app")} - before
-    assert notes(store.checkout("app", kept)) == ["first"]
+    assert read_notes(store.checkout("app", kept)) == ["first"]
     with pytest.raises(OffshootError) as e:
         ForkPerKickoff.at_rest(store, "app").kickoff(note_crew, verdict=lambda o, f: "promote")
     assert e.value.code == "PROTECTED"

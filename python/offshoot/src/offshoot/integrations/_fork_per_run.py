@@ -1,0 +1,130 @@
+"""What the fork-per-run adapters share (CrewAI's `ForkPerKickoff`, the OpenAI Agents SDK's `ForkPerRun`): a new
+fork of the application database per run, checkpointed as `start`, whose fate a verdict decides afterwards."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from ..at_rest_link import StorePlace
+from ..branch_link import BranchLink, BranchPlace
+from ..errors import OffshootError
+from ..session_link import DaemonPlace
+from ..store import Store
+from ..ttl import TTL
+
+Verdict = Literal["promote", "keep", "discard"]
+"""What happens to a run's fork: `promote` it onto the base branch (then destroy it), `keep` it for inspection until
+its TTL, or `discard` (destroy) it."""
+
+
+@dataclass
+class Fork:
+    """The fork one run works in, on `link`, forked from `base`; `checkpoints` names its states, oldest first."""
+
+    link: BranchLink = field(repr=False)
+    base: str
+    checkpoints: list[str] = field(default_factory=list)
+
+    @property
+    def db(self) -> str:
+        """The application database."""
+        return self.link.db
+
+    @property
+    def branch(self) -> str:
+        """The fork's branch."""
+        return self.link.branch
+
+    @property
+    def path(self) -> str:
+        """The fork's writable checkout: the application database as this run sees it."""
+        return self.link.path
+
+    def rollback(self, to: str) -> None:
+        """Undoes every action after the checkpoint `to` (`start`, or one of `checkpoints`); close your own
+        connections to `path` first, and reopen `path` after (it can move)."""
+        self.link.rollback(to)
+        del self.checkpoints[self.checkpoints.index(to) + 1 :]
+
+    def _next(self, kind: str) -> str:
+        """The name of the next checkpoint of `kind`: `<kind>-<n>`, n counting from 1."""
+        return f"{kind}-{sum(1 for c in self.checkpoints if c.startswith(f'{kind}-')) + 1}"
+
+
+F = TypeVar("F", bound=Fork)
+P = TypeVar("P", bound="ForkPer[Any]")
+
+
+class ForkPer(Generic[F]):
+    """Forks the application database `db` from `base` per run (branch `prefix` + a random suffix, expiring after
+    `ttl` unless promoted) and carries out the verdict on it; promoting onto a protected base needs `force=True`."""
+
+    fork_type: type[F]
+    """The fork each run gets."""
+    default_prefix: str
+    """The branch name prefix when none is given."""
+
+    def __init__(
+        self,
+        place: BranchPlace,
+        db: str,
+        *,
+        base: str = "main",
+        ttl: TTL = "1h",
+        prefix: str | None = None,
+        force: bool = False,
+    ) -> None:
+        """Forks through `place`; use `session()` or `at_rest()` instead. `prefix` defaults to `default_prefix`."""
+        self.place = place
+        self.db = db
+        self.base = base
+        self.ttl = ttl
+        self.prefix = self.default_prefix if prefix is None else prefix
+        self.force = force
+
+    @classmethod
+    def session(cls: type[P], socket_path: str | os.PathLike[str], db: str, **options: Any) -> P:
+        """Forks through the daemon on `socket_path`; each fork is a live session the daemon captures."""
+        return cls(DaemonPlace(socket_path), db, **options)
+
+    @classmethod
+    def at_rest(cls: type[P], store: Store | str | os.PathLike[str], db: str, **options: Any) -> P:
+        """Forks at rest in `store` (a path, URL or `offshoot.Store`), through the `offshoot` CLI."""
+        return cls(StorePlace(store), db, **options)
+
+    def _begin(self) -> F:
+        """A new fork of the base, checkpointed as `start`."""
+        link = self.place.fork(
+            self.db, self.base, f"{self.prefix}{uuid.uuid4().hex[:12]}", ttl=self.ttl, from_checkpoint=None, meta=None
+        )
+        try:
+            link.flush("start", {"base": self.base})
+        except BaseException:
+            link.close()
+            raise
+        return self.fork_type(link, self.base, ["start"])
+
+    def _settle(self, fork: F, chosen: Verdict) -> int | None:
+        """Carries out a verdict on a fork: promote (then destroy), keep, or discard. Returns the promote's txid."""
+        if chosen not in ("promote", "keep", "discard"):
+            fork.link.close()
+            raise OffshootError(
+                f"{type(self).__name__}: unknown verdict {chosen!r}; the fork {fork.db}@{fork.branch} is kept",
+                "INVALID_ARGUMENT",
+                "return 'promote', 'keep' or 'discard' from the verdict",
+            )
+        txid = None
+        if chosen == "promote":
+            try:
+                txid = fork.link.promote(self.base, self.force)
+            except BaseException:
+                fork.link.close()
+                raise
+        if chosen == "keep":
+            fork.link.close()
+        else:
+            fork.link.destroy(force=False)
+        return txid
