@@ -140,4 +140,15 @@ describe('the dashboard on 1,001 branches', { skip }, () => {
     assert.equal(await page.getAttribute('.layout-switch a[data-layout="outline"]', 'aria-current'), 'true');
     assert.ok((await drawn(page)).length < 100);
   });
+
+  test('storage lists the top 100 branches by pinned bytes, and the rest on request', async () => {
+    await page.goto(`${ui.url}db/app/storage`);
+    await page.waitForSelector('[data-live="connected"]');
+    await page.waitForSelector('section.storage button.show-all');
+    const rows = () => page.$$eval('section.storage table:first-of-type tbody tr', (trs) => trs.length);
+    assert.equal(await rows(), 100);
+    await page.click('button.show-all');
+    await page.waitForSelector('section.storage button.show-all', { state: 'detached' });
+    assert.equal(await rows(), TOTAL);
+  });
 });

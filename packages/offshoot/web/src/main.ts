@@ -40,6 +40,7 @@ function layoutSwitch(db: string, branch: string | undefined, current: TreeLayou
         {
           href: `${treeUrl(db, branch)}?layout=${l}`,
           'data-nav': true,
+          class: 'layout-opt',
           'data-layout': l,
           'aria-current': l === current ? 'true' : undefined,
         },

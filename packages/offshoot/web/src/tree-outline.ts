@@ -24,27 +24,45 @@ const states = new Map<string, OutlineState>();
 
 interface Row {
   b: ApiBranch;
+  /** The branch last promoted onto this one, when its parent pointer is a promote. */
+  promotedFrom?: string;
   depth: number;
   children: number;
   open: boolean;
   match: boolean;
 }
 
-// Children by parent branch (a parent in another database or destroyed makes a root), in the tree's name order. A
-// branch no root reaches (a parent loop: a damaged store) is made a root too, so every branch has its place.
-function forest(tree: ApiTree): { roots: ApiBranch[]; kids: Map<string, ApiBranch[]>; parentOf: Map<string, string> } {
-  const names = new Set(tree.branches.map((b) => b.branch));
+// Children by the branch each was forked from (or kept an undo point of), in the tree's name order. A promote edge
+// hangs nothing: the promoted target keeps its own place (as the graph lays a promote out like a fork the other way
+// round). A branch with no such parent is a root, and so is one no root reaches (a parent loop: a damaged store).
+interface Forest {
+  roots: ApiBranch[];
+  kids: Map<string, ApiBranch[]>;
+  parentOf: Map<string, string>;
+  promotedFrom: Map<string, string>;
+}
+
+function forest(tree: ApiTree): Forest {
+  const byName = new Map(tree.branches.map((b) => [b.branch, b]));
   const kids = new Map<string, ApiBranch[]>();
   const parentOf = new Map<string, string>();
+  const promotedFrom = new Map<string, string>();
+  for (const e of tree.edges) {
+    if (e.kind === 'promote') promotedFrom.set(e.to, e.from);
+    const child = byName.get(e.to);
+    if (e.kind === 'promote' || child === undefined || parentOf.has(e.to) || e.from === e.to) continue;
+    parentOf.set(e.to, e.from);
+  }
   const roots: ApiBranch[] = [];
   for (const b of tree.branches) {
-    const p = b.parent;
-    if (p !== undefined && p.db === tree.db && names.has(p.branch) && p.branch !== b.branch) {
-      parentOf.set(b.branch, p.branch);
-      const list = kids.get(p.branch);
-      if (list) list.push(b);
-      else kids.set(p.branch, [b]);
-    } else roots.push(b);
+    const p = parentOf.get(b.branch);
+    if (p === undefined) {
+      roots.push(b);
+      continue;
+    }
+    const list = kids.get(p);
+    if (list) list.push(b);
+    else kids.set(p, [b]);
   }
   const reached = new Set<string>();
   const stack = [...roots];
@@ -62,13 +80,13 @@ function forest(tree: ApiTree): { roots: ApiBranch[]; kids: Map<string, ApiBranc
       more.push(...(kids.get(x.branch) ?? []));
     }
   }
-  return { roots, kids, parentOf };
+  return { roots, kids, parentOf, promotedFrom };
 }
 
 // The rows on show, in depth-first order: with a filter, the matches and their ancestors (every subtree open);
 // without, every branch not under a collapsed one. Each branch shows once, even under a parent loop.
-function visibleRows(tree: ApiTree, st: OutlineState): Row[] {
-  const { roots, kids, parentOf } = forest(tree);
+function visibleRows(tree: ApiTree, st: OutlineState, f: Forest): Row[] {
+  const { roots, kids, parentOf, promotedFrom } = f;
   const needle = st.filter.trim().toLowerCase();
   let keep: Set<string> | undefined;
   if (needle !== '') {
@@ -88,8 +106,10 @@ function visibleRows(tree: ApiTree, st: OutlineState): Row[] {
       seen.add(b.branch);
       const under = (kids.get(b.branch) ?? []).filter((c) => keep === undefined || keep.has(c.branch));
       const open = keep !== undefined || !st.collapsed.has(b.branch);
+      const from = promotedFrom.get(b.branch);
       rows.push({
         b,
+        ...(from !== undefined ? { promotedFrom: from } : {}),
         depth,
         children: under.length,
         open,
@@ -146,6 +166,7 @@ function drawRow(db: string, r: Row, index: number, selected: string | undefined
     h('span', { class: `badge badge-${b.storage}` }, b.storage),
     b.protected ? h('span', { class: 'badge badge-protected' }, 'protected') : null,
     b.undo !== undefined ? h('span', { class: `badge badge-${b.undo.kind}` }, b.undo.kind) : null,
+    r.promotedFrom !== undefined ? h('span', { class: 'muted promoted' }, `promoted from ${r.promotedFrom}`) : null,
     b.checkpoints.length > 0
       ? h('span', { class: 'muted' }, `${b.checkpoints.length} checkpoint${b.checkpoints.length === 1 ? '' : 's'}`)
       : null,
@@ -178,7 +199,8 @@ export function treeOutline(tree: ApiTree, selected?: string): HTMLElement {
   let st = states.get(tree.db);
   if (st === undefined) states.set(tree.db, (st = { filter: '', collapsed: new Set() }));
   const state = st;
-  let rows = visibleRows(tree, state);
+  const shape = forest(tree);
+  let rows = visibleRows(tree, state, shape);
   let focusIndex = Math.max(
     0,
     rows.findIndex((r) => r.b.branch === selected),
@@ -228,7 +250,7 @@ export function treeOutline(tree: ApiTree, selected?: string): HTMLElement {
 
   const relist = (): void => {
     version++;
-    rows = visibleRows(tree, state);
+    rows = visibleRows(tree, state, shape);
     spacer.style.height = `${rows.length * ROW_H}px`;
     focusIndex = Math.min(focusIndex, Math.max(0, rows.length - 1));
     const matches = rows.filter((r) => r.match).length;
