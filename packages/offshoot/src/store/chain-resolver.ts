@@ -1,6 +1,6 @@
 import { resolveLineageHalf } from '../core/chain.js';
 import { fail } from '../core/errors.js';
-import { baseKey, type DataObject } from '../core/keys.js';
+import { baseKey, type DataObject, parseDataKey } from '../core/keys.js';
 import type { BasePointer } from '../core/ref.js';
 import type { Store } from './store.js';
 
@@ -25,6 +25,27 @@ export class ChainResolver {
   private readonly bases = new Map<string, Promise<BasePointer | undefined>>();
 
   constructor(private readonly store: Store) {}
+
+  /**
+   * Seeds the caches from one listing of `data/` (a report's snapshot): each listed lineage's objects, and no base
+   * pointer for a lineage listed without a base.json. Lineages the listing missed are still read on demand.
+   */
+  prime(listed: ReadonlyArray<{ key: string; size?: number }>): void {
+    const byLineage = new Map<string, { objects: DataObject[]; hasBase: boolean }>();
+    for (const o of listed) {
+      const lineage = /^data\/([^/]+)\//.exec(o.key)?.[1];
+      if (lineage === undefined || this.listings.has(lineage)) continue;
+      let l = byLineage.get(lineage);
+      if (!l) byLineage.set(lineage, (l = { objects: [], hasBase: false }));
+      if (o.key === baseKey(lineage)) l.hasBase = true;
+      const d = parseDataKey(o.key);
+      if (d) l.objects.push({ ...d, size: o.size });
+    }
+    for (const [lineage, l] of byLineage) {
+      this.listings.set(lineage, Promise.resolve(l.objects));
+      if (!l.hasBase && !this.bases.has(lineage)) this.bases.set(lineage, Promise.resolve(undefined));
+    }
+  }
 
   /** The lineage's LTX objects (cached). */
   objects(lineage: string): Promise<DataObject[]> {

@@ -160,4 +160,28 @@ describe('offshoot ui (store at rest) in chromium', { skip }, () => {
     await page.reload();
     await page.waitForSelector('g.node[data-branch="scratch"][data-expired="true"]');
   });
+
+  test('the outline of the same history nests each branch under its fork parent; a promote hangs nothing', async () => {
+    await page.goto(`${ui.url}db/app?layout=outline`);
+    await page.waitForSelector('.outline[data-rows="8"]');
+    const rows = await page.$$eval('.outline .row', (els) =>
+      els.map((e) => `${e.getAttribute('aria-level')} ${e.getAttribute('data-branch')}`),
+    );
+    assert.deepEqual(rows, [
+      '1 main',
+      '2 attempt-a',
+      '3 attempt-a-pre-rollback',
+      '2 attempt-b',
+      '3 attempt-d',
+      '2 attempt-c',
+      '2 main-pre-promote',
+      '2 scratch',
+    ]);
+    assert.equal(await page.textContent('.row[data-branch="main"] .promoted'), 'promoted from attempt-b');
+    assert.equal(await page.textContent('.row[data-branch="scratch"] .sub.warn'), 'expired · not reaped yet');
+    assert.equal(await page.textContent('.row[data-branch="main-pre-promote"] .badge-pre-promote'), 'pre-promote');
+    await page.click('.layout-switch a[data-layout="graph"]');
+    await page.waitForSelector('svg.tree g.node[data-branch="main"]');
+    assert.equal(await page.$('.outline'), null);
+  });
 });

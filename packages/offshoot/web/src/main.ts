@@ -13,9 +13,13 @@ import { branchPanel } from './branch-panel.js';
 import { diffView } from './diff-view.js';
 import { h } from './dom.js';
 import { follow } from './live.js';
-import { navigate, parseRoute, startRouter, treeUrl } from './router.js';
+import { navigate, parseRoute, startRouter, type TreeLayout, treeUrl } from './router.js';
 import { storageView } from './storage-view.js';
+import { treeOutline } from './tree-outline.js';
 import { legend, tickCountdowns, treeSvg } from './tree-view.js';
+
+/** Above this many branches a tree opens as the outline: a laid-out graph of every branch is slow to draw and read. */
+const GRAPH_LIMIT = 200;
 
 const view = document.getElementById('view') as HTMLElement;
 const top = document.getElementById('top') as HTMLElement;
@@ -23,7 +27,28 @@ let server: ApiServer | undefined;
 let liveState: 'off' | 'connected' | 'reconnecting' = 'off';
 let ticking: ReturnType<typeof setInterval> | undefined;
 let generation = 0;
-let lastTree: { sig: string; el: HTMLElement; svg: SVGSVGElement; tree: ApiTree } | undefined;
+let lastTree: { sig: string; el: HTMLElement; drawing: Element; tree: ApiTree } | undefined;
+const layoutChoice = new Map<string, TreeLayout>();
+
+function layoutSwitch(db: string, branch: string | undefined, current: TreeLayout): HTMLElement {
+  return h(
+    'span',
+    { class: 'layout-switch' },
+    ...(['graph', 'outline'] as const).map((l) =>
+      h(
+        'a',
+        {
+          href: `${treeUrl(db, branch)}?layout=${l}`,
+          'data-nav': true,
+          class: 'layout-opt',
+          'data-layout': l,
+          'aria-current': l === current ? 'true' : undefined,
+        },
+        l,
+      ),
+    ),
+  );
+}
 
 function header(): void {
   const route = parseRoute();
@@ -105,6 +130,7 @@ async function renderRoute(): Promise<HTMLElement> {
     }
     case 'tree': {
       const tree = await get<ApiTree>(`/api/dbs/${seg(route.db)}/tree`);
+      if (route.layout !== undefined) layoutChoice.set(route.db, route.layout);
       server = tree.server;
       const detail =
         route.branch !== undefined
@@ -114,15 +140,19 @@ async function renderRoute(): Promise<HTMLElement> {
       // drawn) keeps the drawing as it is: no second layout, no flicker.
       // Fields that move with the clock alone are left out; the countdowns tick in place.
       const sig = JSON.stringify(
-        [route, tree.branches, tree.edges, detail?.branch, detail?.chain, detail?.ref],
+        [route, layoutChoice.get(route.db), tree.branches, tree.edges, detail?.branch, detail?.chain, detail?.ref],
         (k, v) => (k === 'remaining' || k === 'durable_age' ? undefined : v),
       );
       if (lastTree?.sig === sig) {
         const same = lastTree;
-        ticking = setInterval(() => tickCountdowns(same.svg, same.tree), 1000);
+        ticking = setInterval(() => tickCountdowns(same.drawing, same.tree), 1000);
         return same.el;
       }
-      const svg = treeSvg(tree, route.branch);
+      const layout = layoutChoice.get(route.db) ?? (tree.branches.length > GRAPH_LIMIT ? 'outline' : 'graph');
+      const drawing =
+        layout === 'outline'
+          ? treeOutline(tree, route.branch)
+          : h('div', { class: 'tree-scroll', 'data-tree': route.db }, treeSvg(tree, route.branch));
       const sessions = tree.branches.filter((b) => b.session !== undefined).length;
       const wrap = h(
         'div',
@@ -139,14 +169,15 @@ async function renderRoute(): Promise<HTMLElement> {
               { class: 'muted' },
               ` · ${tree.branches.length} branches · ${tree.edges.length} edges${sessions > 0 ? ` · ${sessions} open session${sessions === 1 ? '' : 's'}` : ''}`,
             ),
+            layoutSwitch(route.db, route.branch, layout),
           ),
-          h('div', { class: 'tree-scroll', 'data-tree': route.db }, svg),
-          legend(),
+          drawing,
+          layout === 'graph' ? legend() : null,
         ),
         detail ? branchPanel(detail) : null,
       );
-      ticking = setInterval(() => tickCountdowns(svg, tree), 1000);
-      lastTree = { sig, el: wrap, svg, tree };
+      ticking = setInterval(() => tickCountdowns(drawing, tree), 1000);
+      lastTree = { sig, el: wrap, drawing, tree };
       return wrap;
     }
     case 'storage': {
@@ -183,7 +214,10 @@ async function render(): Promise<void> {
   if (mine !== generation) return;
   const scroll = view.querySelector('.tree-scroll');
   const pos = scroll ? { left: scroll.scrollLeft, top: scroll.scrollTop } : undefined;
+  // A live redraw while the reader types in the filter box keeps the caret there.
+  const typing = document.activeElement?.classList.contains('tree-filter') === true;
   if (view.firstChild !== el) view.replaceChildren(el);
+  if (typing) view.querySelector<HTMLInputElement>('.tree-filter')?.focus();
   const next = view.querySelector('.tree-scroll');
   if (pos && next) {
     next.scrollLeft = pos.left;

@@ -1,9 +1,13 @@
 // Every view has its own URL: /, /db/<db>, /db/<db>/branch/<b>, /db/<db>/storage, /storage, /diff?left=&right=.
+// A tree URL may carry ?layout=graph or ?layout=outline to pick how the branches are drawn.
+
+/** How a tree is drawn: the laid-out graph, or the outline that scales to thousands of branches. */
+export type TreeLayout = 'graph' | 'outline';
 
 /** A parsed view URL. */
 export type Route =
   | { view: 'dbs' }
-  | { view: 'tree'; db: string; branch?: string }
+  | { view: 'tree'; db: string; branch?: string; layout?: TreeLayout }
   | { view: 'storage'; db?: string }
   | { view: 'diff'; query: URLSearchParams }
   | { view: 'missing'; path: string };
@@ -18,10 +22,12 @@ export function parseRoute(loc: Location = location): Route {
   if (parts[0] === 'diff' && parts.length === 1) return { view: 'diff', query: new URLSearchParams(loc.search) };
   if (parts[0] === 'storage' && parts.length === 1) return { view: 'storage' };
   if (parts[0] === 'db' && parts[1] !== undefined) {
-    if (parts.length === 2) return { view: 'tree', db: parts[1] };
+    const l = new URLSearchParams(loc.search).get('layout');
+    const layout = l === 'graph' || l === 'outline' ? { layout: l as TreeLayout } : {};
+    if (parts.length === 2) return { view: 'tree', db: parts[1], ...layout };
     if (parts.length === 3 && parts[2] === 'storage') return { view: 'storage', db: parts[1] };
     if (parts.length === 4 && parts[2] === 'branch' && parts[3] !== undefined)
-      return { view: 'tree', db: parts[1], branch: parts[3] };
+      return { view: 'tree', db: parts[1], branch: parts[3], ...layout };
   }
   return { view: 'missing', path: loc.pathname };
 }

@@ -26,6 +26,47 @@ function sparkline(samples: ApiSample[], field: 'flushes' | 'forks' | 'gc_passes
   return svg;
 }
 
+/** Branches listed before "show all": a table of thousands of rows is slow to draw and rarely read past the top. */
+const TOP_BRANCHES = 100;
+
+// Once the reader asked for every branch, live redraws keep showing every branch.
+let showAll = false;
+
+// What each branch pins, most bytes first: the top TOP_BRANCHES, and a button that draws the rest on request.
+function pinTable(st: ApiStorage): DocumentFragment {
+  const sorted = [...st.branches].sort((a, b) => b.pinned_bytes - a.pinned_bytes);
+  const draw = (n: number): HTMLTableElement =>
+    table(
+      ['branch', 'objects', 'pinned', 'only this branch', ''],
+      sorted
+        .slice(0, n)
+        .map((b) => [
+          h('a', { href: treeUrl(b.db, b.branch), 'data-nav': true }, `${b.db}@${b.branch}`),
+          b.pinned_objects,
+          bytes(b.pinned_bytes),
+          bytes(b.unique_bytes),
+          bar(b.pinned_bytes, st.total_bytes),
+        ]),
+    );
+  const shown = draw(showAll ? sorted.length : TOP_BRANCHES);
+  const out = document.createDocumentFragment();
+  out.append(shown);
+  if (!showAll && sorted.length > TOP_BRANCHES) {
+    const more = h(
+      'button',
+      { type: 'button', class: 'show-all' },
+      `show all ${sorted.length} branches (the top ${TOP_BRANCHES} by pinned bytes are shown)`,
+    );
+    more.addEventListener('click', () => {
+      showAll = true;
+      shown.replaceWith(draw(sorted.length));
+      more.remove();
+    });
+    out.append(more);
+  }
+  return out;
+}
+
 /** Renders the storage view; `series` only when a daemon serves the page. */
 export function storageView(st: ApiStorage, series: ApiSeries | undefined): HTMLElement {
   const scope = st.db === undefined ? 'the store' : st.db;
@@ -54,18 +95,7 @@ export function storageView(st: ApiStorage, series: ApiSeries | undefined): HTML
       ),
     ),
     h('h3', {}, 'What each branch pins'),
-    table(
-      ['branch', 'objects', 'pinned', 'only this branch', ''],
-      [...st.branches]
-        .sort((a, b) => b.pinned_bytes - a.pinned_bytes)
-        .map((b) => [
-          h('a', { href: treeUrl(b.db, b.branch), 'data-nav': true }, `${b.db}@${b.branch}`),
-          b.pinned_objects,
-          bytes(b.pinned_bytes),
-          bytes(b.unique_bytes),
-          bar(b.pinned_bytes, st.total_bytes),
-        ]),
-    ),
+    pinTable(st),
     h('h3', {}, 'Lineages'),
     table(
       ['lineage', 'databases', 'objects', 'bytes', 'live', ''],

@@ -17,7 +17,8 @@ function badges(b: ApiBranch): string[] {
   return out;
 }
 
-function ttlText(b: ApiBranch, now: number): string | undefined {
+/** A branch's TTL line (its countdown), or undefined when it has no TTL or is protected. */
+export function ttlText(b: ApiBranch, now: number): string | undefined {
   if (b.ttl === undefined || b.protected) return undefined;
   if (b.expires_at === undefined) return `ttl ${b.ttl}`;
   const left = countdown(b.expires_at, now);
@@ -201,8 +202,9 @@ export function treeSvg(tree: ApiTree, selected?: string): SVGSVGElement {
 /** Rewrites every TTL countdown in place, once a second, without a refetch. */
 export function tickCountdowns(root: ParentNode, tree: ApiTree): void {
   const now = Date.now();
-  for (const el of root.querySelectorAll<SVGTextElement>('text[data-ttl]')) {
-    const b = tree.branches.find((x) => x.branch === el.dataset.ttl);
+  const byName = new Map(tree.branches.map((b) => [b.branch, b]));
+  for (const el of root.querySelectorAll<SVGElement | HTMLElement>('[data-ttl]')) {
+    const b = el.dataset.ttl === undefined ? undefined : byName.get(el.dataset.ttl);
     if (b === undefined) continue;
     const text = ttlText(b, now);
     if (text !== undefined && el.textContent !== text) {

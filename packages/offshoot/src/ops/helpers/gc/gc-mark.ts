@@ -1,5 +1,6 @@
 import { hasCode } from '../../../core/errors.js';
 import { baseKey, parseDataKey } from '../../../core/keys.js';
+import type { Ref } from '../../../core/ref.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import type { OpsContext } from '../context/context.js';
 import { prefixIds } from '../chain/materialize.js';
@@ -11,10 +12,37 @@ interface LiveHead {
   head: number;
 }
 
+// Refs are read this many at a time: on a local store each read is a file open, on S3 a round trip.
+const REF_READS = 32;
+
+type RefRead = { db: string; branch: string } & ({ ref: Ref } | { corrupt: Error } | { missing: true });
+
+// Reads every listed ref, REF_READS at a time, in listing order; a malformed one comes back as its CORRUPT error.
+async function readRefs(ctx: OpsContext, pairs: Array<{ db: string; branch: string }>): Promise<RefRead[]> {
+  const out: RefRead[] = [];
+  for (let i = 0; i < pairs.length; i += REF_READS) {
+    const batch = pairs.slice(i, i + REF_READS).map(async ({ db, branch }): Promise<RefRead> => {
+      try {
+        const got = await ctx.store.tryGetRef(db, branch);
+        return got ? { db, branch, ref: got.ref } : { db, branch, missing: true };
+      } catch (err) {
+        if (!hasCode(err, 'CORRUPT')) throw err;
+        return { db, branch, corrupt: err };
+      }
+    });
+    out.push(...(await Promise.all(batch)));
+  }
+  return out;
+}
+
 /** The reachable set: every object some live branch's chain resolves through, plus the base pointers on spines. */
 export interface Mark {
   live: Set<string>;
   heads: LiveHead[];
+  /** The live heads by lineage, so `keeps` costs one lookup per object rather than one scan of every head. */
+  headsByLineage: Map<string, LiveHead[]>;
+  /** Every readable ref as the mark read it, so a report built on the mark reads no ref twice. */
+  refs: Array<{ db: string; branch: string; ref: Ref }>;
   /** The read-only cache id of every prefix of every live chain: the cache entries a live chain can use. */
   chainIds: Set<string>;
   /** `db@branch@checkpoint` of every checkpoint of every readable ref: the named read-only checkouts still wanted. */
@@ -35,33 +63,36 @@ const LINEAGE_IN_TEXT = /[0-9a-f]{32}/g;
  * ChainResolver the read path uses — plus every base.json along its base spine. Any failure throws: an incomplete
  * mark must delete nothing.
  */
-export async function markLive(ctx: OpsContext): Promise<Mark> {
-  const resolver = new ChainResolver(ctx.store);
+export async function markLive(ctx: OpsContext, resolver = new ChainResolver(ctx.store)): Promise<Mark> {
   const live = new Set<string>();
   const heads: LiveHead[] = [];
   const chainIds = new Set<string>();
   const mark: Mark = {
     live,
     heads,
+    headsByLineage: new Map(),
+    refs: [],
     chainIds,
     checkpoints: new Set(),
     wholeLineages: new Set(),
     blind: false,
     unreadable: [],
   };
-  for (const { db, branch } of await ctx.store.listAllBranches()) {
-    let got;
-    try {
-      got = await ctx.store.tryGetRef(db, branch);
-    } catch (err) {
-      if (!hasCode(err, 'CORRUPT')) throw err;
-      mark.unreadable.push(err.message);
+  for (const read of await readRefs(ctx, await ctx.store.listAllBranches())) {
+    const { db, branch } = read;
+    if ('corrupt' in read) {
+      mark.unreadable.push(read.corrupt.message);
       await keepWhatItMayReach(resolver, mark, (await ctx.store.rawRef(db, branch))?.body);
       continue;
     }
-    if (!got) continue;
-    const r = got.ref;
-    heads.push({ lineage: r.lineage, epoch: r.epoch, head: r.head_txid });
+    if (!('ref' in read)) continue;
+    const r = read.ref;
+    mark.refs.push({ db, branch, ref: r });
+    const head = { lineage: r.lineage, epoch: r.epoch, head: r.head_txid };
+    heads.push(head);
+    const same = mark.headsByLineage.get(r.lineage);
+    if (same) same.push(head);
+    else mark.headsByLineage.set(r.lineage, [head]);
     for (const name of Object.keys(r.checkpoints)) mark.checkpoints.add(`${db}@${branch}@${name}`);
     const txids = new Set([r.head_txid, ...Object.values(r.checkpoints).map((c) => c.txid)]);
     for (const txid of txids) {
@@ -119,5 +150,5 @@ export function keeps(mark: Mark, key: string): boolean {
   if (lineage !== undefined && mark.wholeLineages.has(lineage)) return true;
   const d = parseDataKey(key);
   if (d === undefined) return false;
-  return mark.heads.some((h) => h.lineage === d.lineage && d.epoch >= h.epoch && d.maxTxid > h.head);
+  return (mark.headsByLineage.get(d.lineage) ?? []).some((h) => d.epoch >= h.epoch && d.maxTxid > h.head);
 }

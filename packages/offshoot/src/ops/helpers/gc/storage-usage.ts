@@ -32,6 +32,17 @@ export interface StorageUsage {
   reclaimable: { objects: number; bytes: number };
 }
 
+// Base pointers are read this many at a time before the mark walks the spines one branch after another.
+const BASE_READS = 32;
+
+// Reads (into the resolver's cache) the base pointer of every lineage the listing shows one for. A malformed one
+// fails here only if the mark reaches it, exactly as when read on demand.
+async function prefetchBases(resolver: ChainResolver, listed: ReadonlyArray<{ key: string }>): Promise<void> {
+  const lineages = listed.flatMap((o) => /^data\/([^/]+)\/base\.json$/.exec(o.key)?.[1] ?? []);
+  for (let i = 0; i < lineages.length; i += BASE_READS)
+    await Promise.all(lineages.slice(i, i + BASE_READS).map((l) => resolver.base(l).catch(() => undefined)));
+}
+
 /**
  * Measures storage from listings and refs alone (no object is read): chains are resolved by the read path's
  * resolver, and "reclaimable" is what GC's own mark would not keep.
@@ -39,16 +50,17 @@ export interface StorageUsage {
 export async function storageUsage(ctx: OpsContext): Promise<StorageUsage> {
   const listed = await ctx.store.backend.list('data/');
   const size = new Map(listed.map((o) => [o.key, o.size ?? 0]));
-  const mark = await markLive(ctx);
+  // One listing and one read of each ref and base pointer serve both the mark and the per-branch sums: the report
+  // costs O(branches + objects) store calls, not a listing per lineage per pass.
   const resolver = new ChainResolver(ctx.store);
-  const pinnedBy = new Map<string, Set<string>>();
+  resolver.prime(listed);
+  await prefetchBases(resolver, listed);
+  const mark = await markLive(ctx, resolver);
+  const pinnedBy = new Map<string, number>();
   const lineageDbs = new Map<string, Set<string>>();
   const dbCounts = new Map<string, number>();
   const branchKeys: Array<{ db: string; branch: string; keys: Set<string> }> = [];
-  for (const { db, branch } of await ctx.store.listAllBranches()) {
-    const got = await ctx.store.tryGetRef(db, branch);
-    if (!got) continue;
-    const r = got.ref;
+  for (const { db, branch, ref: r } of mark.refs) {
     dbCounts.set(db, (dbCounts.get(db) ?? 0) + 1);
     const keys = new Set<string>();
     for (const txid of new Set([r.head_txid, ...Object.values(r.checkpoints).map((c) => c.txid)])) {
@@ -60,11 +72,7 @@ export async function storageUsage(ctx: OpsContext): Promise<StorageUsage> {
         s.add(db);
       }
     }
-    for (const k of keys) {
-      let s = pinnedBy.get(k);
-      if (!s) pinnedBy.set(k, (s = new Set()));
-      s.add(`${db}@${branch}`);
-    }
+    for (const k of keys) pinnedBy.set(k, (pinnedBy.get(k) ?? 0) + 1);
     branchKeys.push({ db, branch, keys });
   }
   const lineages = new Map<string, LineageUsage>();
@@ -99,7 +107,7 @@ export async function storageUsage(ctx: OpsContext): Promise<StorageUsage> {
       all.add(k);
       const b = size.get(k) ?? 0;
       pinnedBytes += b;
-      if ((pinnedBy.get(k)?.size ?? 0) === 1) uniqueBytes += b;
+      if (pinnedBy.get(k) === 1) uniqueBytes += b;
     }
     return { db, branch, pinnedObjects: keys.size, pinnedBytes, uniqueBytes };
   });
