@@ -1,7 +1,8 @@
 import { resolveLineageHalf } from '../core/chain.js';
 import { fail } from '../core/errors.js';
-import { baseKey, type DataObject } from '../core/keys.js';
+import { baseKey, type DataObject, parseDataKey } from '../core/keys.js';
 import type { BasePointer } from '../core/ref.js';
+import type { ObjectInfo } from './backend.js';
 import type { Store } from './store.js';
 
 /** A chain resolved at one txid: its members oldest first, and the lineages and base pointers it reads through. */
@@ -23,14 +24,37 @@ const MAX_SPINE = 4096;
 export class ChainResolver {
   private readonly listings = new Map<string, Promise<DataObject[]>>();
   private readonly bases = new Map<string, Promise<BasePointer | undefined>>();
+  // Set by fromListing: the data/ keys listed once, standing in for every lineage's own listing.
+  private listed: { objects: Map<string, DataObject[]>; bases: Set<string> } | undefined;
 
   constructor(private readonly store: Store) {}
+
+  /**
+   * A resolver that answers every lineage's listing from one listing of data/, and reads only the base pointers that
+   * listing holds. The caller must have listed after reading the refs it resolves: objects and base pointers are
+   * written before the ref that reaches them, so such a listing holds all of them.
+   */
+  static fromListing(store: Store, listing: readonly ObjectInfo[]): ChainResolver {
+    const objects = new Map<string, DataObject[]>();
+    const bases = new Set<string>();
+    for (const o of listing) {
+      const d = parseDataKey(o.key);
+      if (d !== undefined) {
+        let xs = objects.get(d.lineage);
+        if (xs === undefined) objects.set(d.lineage, (xs = []));
+        xs.push({ ...d, size: o.size });
+      } else if (o.key.endsWith('/base.json')) bases.add(o.key);
+    }
+    const r = new ChainResolver(store);
+    r.listed = { objects, bases };
+    return r;
+  }
 
   /** The lineage's LTX objects (cached). */
   objects(lineage: string): Promise<DataObject[]> {
     let p = this.listings.get(lineage);
     if (!p) {
-      p = this.store.listLineage(lineage);
+      p = this.listed ? Promise.resolve(this.listed.objects.get(lineage) ?? []) : this.store.listLineage(lineage);
       this.listings.set(lineage, p);
     }
     return p;
@@ -40,7 +64,10 @@ export class ChainResolver {
   base(lineage: string): Promise<BasePointer | undefined> {
     let p = this.bases.get(lineage);
     if (!p) {
-      p = this.store.readBase(lineage);
+      p =
+        this.listed && !this.listed.bases.has(baseKey(lineage))
+          ? Promise.resolve(undefined)
+          : this.store.readBase(lineage);
       this.bases.set(lineage, p);
     }
     return p;
