@@ -1,5 +1,6 @@
 import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
 import { formatDuration, type TtlArg } from '../core/duration.js';
+import { inBatches } from '../core/in-batches.js';
 import { validateMeta, type Meta } from '../core/meta.js';
 import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
@@ -74,28 +75,6 @@ async function withdraw(
       cause,
     },
   );
-}
-
-/** Runs work over items, at most `limit` at a time, failing with the first error once every started one settled. */
-async function inBatches<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T, i: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  let failure: { err: unknown } | undefined;
-  const lane = async (): Promise<void> => {
-    while (failure === undefined && next < items.length) {
-      const i = next++;
-      try {
-        await work(items[i] as T, i);
-      } catch (err) {
-        failure ??= { err };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  if (failure !== undefined) throw failure.err;
 }
 
 /** Checks the options every fork shares; returns the validated meta. */

@@ -5,7 +5,8 @@ import type { OpsContext } from './helpers/context/context.js';
 import { withGcLease, type GcLease } from './helpers/gc/gc-lease.js';
 import { keeps, type Mark, markLive } from './helpers/gc/gc-mark.js';
 import { pruneChainCache, pruneNamedCheckouts } from './helpers/checkout/ro-cache.js';
-import { reapExpired } from './helpers/gc/reap-expired.js';
+import { reapExpired, type ReapReport } from './helpers/gc/reap-expired.js';
+import { readRefSnapshot, type SnapshotRef } from './helpers/gc/ref-snapshot.js';
 
 /** What one object-GC pass did. */
 export interface CollectReport {
@@ -34,24 +35,30 @@ export interface GcReport extends CollectReport {
  * compare-and-swap lease (BUSY while another daemon's or command's pass holds it).
  */
 export async function collectGarbage(ctx: OpsContext, grace: Duration): Promise<CollectReport> {
-  return (await collectWithMark(ctx, grace)).report;
+  return withGcLease(ctx, async (lease) => {
+    const keys = await listObjects(ctx);
+    return (await collectLeased(ctx, grace, lease, keys, await readRefSnapshot(ctx))).report;
+  });
 }
 
-function collectWithMark(ctx: OpsContext, grace: Duration): Promise<{ report: CollectReport; mark: Mark }> {
-  return withGcLease(ctx, (lease) => collectLeased(ctx, grace, lease));
+// Listed before the refs are read: an object written after the ref reads (a create or fork whose ref is not there
+// yet) is not in this listing, so it is never condemned by a mark that could not see its ref.
+async function listObjects(ctx: OpsContext): Promise<string[]> {
+  return (await ctx.store.backend.list('data/')).map((o) => o.key);
 }
 
+// The sweep over `keys` (listed before `refs` were read), marking from that snapshot; the deletes wait on a second,
+// fresh mark.
 async function collectLeased(
   ctx: OpsContext,
   grace: Duration,
   lease: GcLease,
+  keys: readonly string[],
+  refs: readonly SnapshotRef[],
 ): Promise<{ report: CollectReport; mark: Mark }> {
   const backend = ctx.store.backend;
   const now = ctx.now();
-  // Listed before the mark: an object written after the ref reads (a create or fork whose ref is not there yet) is
-  // not in this listing, so it is never condemned by a mark that could not see its ref.
-  const keys = (await backend.list('data/')).map((o) => o.key);
-  const first = await markLive(ctx);
+  const first = await markLive(ctx, refs);
   const { stones, etag } = await readTombstones(backend);
   const next: Tombstones = { ...stones };
   let tombstoned = 0;
@@ -68,8 +75,9 @@ async function collectLeased(
   );
   let deleted = 0;
   if (due.length > 0) {
+    // The safety net: every ref read again and data/ listed again, whatever the snapshot said.
     const second = await markLive(ctx);
-    const present = new Set((await backend.list('data/')).map((o) => o.key));
+    const present = second.present;
     const doomed = due.filter((k) => !keeps(second, k) && present.has(k));
     for (const k of due) if (keeps(second, k)) delete next[k];
     await lease.renew();
@@ -89,12 +97,20 @@ async function collectLeased(
 /**
  * `offshoot gc [--grace d]`: reap expired TTLs, clear stale delete claims, collect unreachable objects, then drop
  * the per-chain read-only cache entries no live chain uses and the named read-only checkouts of checkpoints no
- * branch has any more (by the same complete mark).
+ * branch has any more (by the same complete mark). The whole pass holds the GC lease and reads every ref once:
+ * reap, claim clearing and the first mark share that snapshot (less the branches the reap destroyed).
  */
 export async function runGc(ctx: OpsContext, opts: { grace: Duration }): Promise<GcReport> {
-  const r = await reapExpired(ctx);
-  const clearedClaims = await clearStaleClaims(ctx);
-  const c = await collectWithMark(ctx, opts.grace);
+  const { r, clearedClaims, c } = await withGcLease(ctx, async (lease) => {
+    const keys = await listObjects(ctx);
+    const refs = await readRefSnapshot(ctx);
+    const r: ReapReport = await reapExpired(ctx, refs);
+    const clearedClaims = await clearStaleClaims(ctx, refs);
+    await lease.renew();
+    const gone = new Set(r.reaped);
+    const left = refs.filter((x) => !gone.has(`${x.db}@${x.branch}`));
+    return { r, clearedClaims, c: await collectLeased(ctx, opts.grace, lease, keys, left) };
+  });
   // A ref that could not be read may still hold checkpoints whose named checkouts are wanted: keep them all then.
   const named = c.mark.unreadable.length > 0 ? 0 : await pruneNamedCheckouts(ctx.checkoutRoot, c.mark.checkpoints);
   const roCachePruned = (await pruneChainCache(ctx.checkoutRoot, c.mark.chainIds)) + named;

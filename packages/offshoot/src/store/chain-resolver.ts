@@ -2,6 +2,7 @@ import { resolveLineageHalf } from '../core/chain.js';
 import { fail } from '../core/errors.js';
 import { baseKey, type DataObject, parseDataKey } from '../core/keys.js';
 import type { BasePointer } from '../core/ref.js';
+import type { ObjectInfo } from './backend.js';
 import type { Store } from './store.js';
 
 /** A chain resolved at one txid: its members oldest first, and the lineages and base pointers it reads through. */
@@ -23,35 +24,37 @@ const MAX_SPINE = 4096;
 export class ChainResolver {
   private readonly listings = new Map<string, Promise<DataObject[]>>();
   private readonly bases = new Map<string, Promise<BasePointer | undefined>>();
+  // Set by fromListing: the data/ keys listed once, standing in for every lineage's own listing.
+  private listed: { objects: Map<string, DataObject[]>; bases: Set<string> } | undefined;
 
   constructor(private readonly store: Store) {}
 
   /**
-   * Seeds the caches from one listing of `data/` (a report's snapshot): each listed lineage's objects, and no base
-   * pointer for a lineage listed without a base.json. Lineages the listing missed are still read on demand.
+   * A resolver that answers every lineage's listing from one listing of data/, and reads only the base pointers that
+   * listing holds. The caller must have listed after reading the refs it resolves: objects and base pointers are
+   * written before the ref that reaches them, so such a listing holds all of them.
    */
-  prime(listed: ReadonlyArray<{ key: string; size?: number }>): void {
-    const byLineage = new Map<string, { objects: DataObject[]; hasBase: boolean }>();
-    for (const o of listed) {
-      const lineage = /^data\/([^/]+)\//.exec(o.key)?.[1];
-      if (lineage === undefined || this.listings.has(lineage)) continue;
-      let l = byLineage.get(lineage);
-      if (!l) byLineage.set(lineage, (l = { objects: [], hasBase: false }));
-      if (o.key === baseKey(lineage)) l.hasBase = true;
+  static fromListing(store: Store, listing: readonly ObjectInfo[]): ChainResolver {
+    const objects = new Map<string, DataObject[]>();
+    const bases = new Set<string>();
+    for (const o of listing) {
       const d = parseDataKey(o.key);
-      if (d) l.objects.push({ ...d, size: o.size });
+      if (d !== undefined) {
+        let xs = objects.get(d.lineage);
+        if (xs === undefined) objects.set(d.lineage, (xs = []));
+        xs.push({ ...d, size: o.size });
+      } else if (o.key.endsWith('/base.json')) bases.add(o.key);
     }
-    for (const [lineage, l] of byLineage) {
-      this.listings.set(lineage, Promise.resolve(l.objects));
-      if (!l.hasBase && !this.bases.has(lineage)) this.bases.set(lineage, Promise.resolve(undefined));
-    }
+    const r = new ChainResolver(store);
+    r.listed = { objects, bases };
+    return r;
   }
 
   /** The lineage's LTX objects (cached). */
   objects(lineage: string): Promise<DataObject[]> {
     let p = this.listings.get(lineage);
     if (!p) {
-      p = this.store.listLineage(lineage);
+      p = this.listed ? Promise.resolve(this.listed.objects.get(lineage) ?? []) : this.store.listLineage(lineage);
       this.listings.set(lineage, p);
     }
     return p;
@@ -61,7 +64,10 @@ export class ChainResolver {
   base(lineage: string): Promise<BasePointer | undefined> {
     let p = this.bases.get(lineage);
     if (!p) {
-      p = this.store.readBase(lineage);
+      p =
+        this.listed && !this.listed.bases.has(baseKey(lineage))
+          ? Promise.resolve(undefined)
+          : this.store.readBase(lineage);
       this.bases.set(lineage, p);
     }
     return p;

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { copyFile, link, lstat, mkdir, open, rename, rm, unlink } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -49,13 +49,14 @@ export class LocalBackend implements Backend {
   }
 
   async get(key: string): Promise<GetResult> {
-    const handle = await this.openObject(key);
+    // One readFile (a directory, a prefix of other keys, fails EISDIR: not found): GC reads every ref this way.
+    let body: Buffer;
     try {
-      const body = await handle.readFile();
-      return { body, etag: sha256Hex(body) };
-    } finally {
-      await handle.close();
+      body = await readFile(keyPath(this.root, key));
+    } catch (err) {
+      throw storeError(err, key, 'read');
     }
+    return { body, etag: sha256Hex(body) };
   }
 
   /** A stream over the version present at open time: a later rename replaces the name, not this open file. */
@@ -162,9 +163,11 @@ export class LocalBackend implements Backend {
   /** Keys, sizes, no etags: hashing every object would make listing O(total bytes); stat a key for its etag. */
   async list(prefix: string): Promise<ObjectInfo[]> {
     const found = await walkObjects(this.root, prefixDir(this.root, prefix));
+    // Byte order, as S3 lists; each key's bytes made once, not once per comparison.
     return found
       .filter((f) => f.key.startsWith(prefix))
-      .sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)))
+      .map((f) => ({ key: f.key, size: f.size, bytes: Buffer.from(f.key) }))
+      .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
       .map((f) => ({ key: f.key, size: f.size }));
   }
 

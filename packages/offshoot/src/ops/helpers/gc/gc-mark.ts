@@ -1,9 +1,10 @@
-import { hasCode } from '../../../core/errors.js';
+import { inBatches } from '../../../core/in-batches.js';
 import { baseKey, parseDataKey } from '../../../core/keys.js';
-import type { Ref } from '../../../core/ref.js';
+import type { VersionedRef } from '../../../store/store.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import type { OpsContext } from '../context/context.js';
 import { prefixIds } from '../chain/materialize.js';
+import { GC_CONCURRENCY, readRefSnapshot, type SnapshotRef } from './ref-snapshot.js';
 
 /** A live branch's own lineage position: objects above its head at or above its epoch may be a flush in flight. */
 interface LiveHead {
@@ -12,37 +13,11 @@ interface LiveHead {
   head: number;
 }
 
-// Refs are read this many at a time: on a local store each read is a file open, on S3 a round trip.
-const REF_READS = 32;
-
-type RefRead = { db: string; branch: string } & ({ ref: Ref } | { corrupt: Error } | { missing: true });
-
-// Reads every listed ref, REF_READS at a time, in listing order; a malformed one comes back as its CORRUPT error.
-async function readRefs(ctx: OpsContext, pairs: Array<{ db: string; branch: string }>): Promise<RefRead[]> {
-  const out: RefRead[] = [];
-  for (let i = 0; i < pairs.length; i += REF_READS) {
-    const batch = pairs.slice(i, i + REF_READS).map(async ({ db, branch }): Promise<RefRead> => {
-      try {
-        const got = await ctx.store.tryGetRef(db, branch);
-        return got ? { db, branch, ref: got.ref } : { db, branch, missing: true };
-      } catch (err) {
-        if (!hasCode(err, 'CORRUPT')) throw err;
-        return { db, branch, corrupt: err };
-      }
-    });
-    out.push(...(await Promise.all(batch)));
-  }
-  return out;
-}
-
 /** The reachable set: every object some live branch's chain resolves through, plus the base pointers on spines. */
 export interface Mark {
   live: Set<string>;
-  heads: LiveHead[];
-  /** The live heads by lineage, so `keeps` costs one lookup per object rather than one scan of every head. */
-  headsByLineage: Map<string, LiveHead[]>;
-  /** Every readable ref as the mark read it, so a report built on the mark reads no ref twice. */
-  refs: Array<{ db: string; branch: string; ref: Ref }>;
+  /** Each lineage's live heads. */
+  heads: Map<string, LiveHead[]>;
   /** The read-only cache id of every prefix of every live chain: the cache entries a live chain can use. */
   chainIds: Set<string>;
   /** `db@branch@checkpoint` of every checkpoint of every readable ref: the named read-only checkouts still wanted. */
@@ -53,6 +28,8 @@ export interface Mark {
   blind: boolean;
   /** The error of each ref that could not be read (it names the branch). */
   unreadable: string[];
+  /** Every data/ key listed once the refs were read (what the chains were resolved against). */
+  present: Set<string>;
 }
 
 // A lineage id anywhere in the bytes of a malformed ref: what it may still reach, kept rather than guessed at.
@@ -60,54 +37,64 @@ const LINEAGE_IN_TEXT = /[0-9a-f]{32}/g;
 
 /**
  * Marks the union, over every branch, of its chain at head and at every checkpoint — resolved by the same
- * ChainResolver the read path uses — plus every base.json along its base spine. Any failure throws: an incomplete
- * mark must delete nothing.
+ * ChainResolver the read path uses — plus every base.json along its base spine. The refs are `refs` when given (a
+ * snapshot the pass already read), else read here; data/ is listed once after them and serves every lineage's
+ * listing and which base pointers exist. Each (lineage, txid) chain and each spine is walked once. Any failure
+ * throws: an incomplete mark must delete nothing.
  */
-export async function markLive(ctx: OpsContext, resolver = new ChainResolver(ctx.store)): Promise<Mark> {
+export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[]): Promise<Mark> {
+  const snapshot = refs ?? (await readRefSnapshot(ctx));
+  const listing = await ctx.store.backend.list('data/');
+  const resolver = ChainResolver.fromListing(ctx.store, listing);
   const live = new Set<string>();
-  const heads: LiveHead[] = [];
+  const heads = new Map<string, LiveHead[]>();
   const chainIds = new Set<string>();
   const mark: Mark = {
     live,
     heads,
-    headsByLineage: new Map(),
-    refs: [],
     chainIds,
     checkpoints: new Set(),
     wholeLineages: new Set(),
     blind: false,
     unreadable: [],
+    present: new Set(listing.map((o) => o.key)),
   };
-  for (const read of await readRefs(ctx, await ctx.store.listAllBranches())) {
-    const { db, branch } = read;
-    if ('corrupt' in read) {
-      mark.unreadable.push(read.corrupt.message);
-      await keepWhatItMayReach(resolver, mark, (await ctx.store.rawRef(db, branch))?.body);
-      continue;
+  const resolved = new Set<string>();
+  const spines = new Set<string>();
+  const readable: Array<{ db: string; branch: string; got: VersionedRef }> = [];
+  for (const { db, branch, got, corrupt } of snapshot) {
+    if (got !== undefined) readable.push({ db, branch, got });
+    else {
+      mark.unreadable.push(corrupt.message);
+      await keepWhatItMayReach(resolver, mark, corrupt.body);
     }
-    if (!('ref' in read)) continue;
-    const r = read.ref;
-    mark.refs.push({ db, branch, ref: r });
-    const head = { lineage: r.lineage, epoch: r.epoch, head: r.head_txid };
-    heads.push(head);
-    const same = mark.headsByLineage.get(r.lineage);
-    if (same) same.push(head);
-    else mark.headsByLineage.set(r.lineage, [head]);
+  }
+  // Branches at once; the memo entries are taken before any await, and every walk finishes before the mark returns.
+  await inBatches(readable, GC_CONCURRENCY, async ({ db, branch, got }) => {
+    const r = got.ref;
+    let own = heads.get(r.lineage);
+    if (own === undefined) heads.set(r.lineage, (own = []));
+    own.push({ lineage: r.lineage, epoch: r.epoch, head: r.head_txid });
     for (const name of Object.keys(r.checkpoints)) mark.checkpoints.add(`${db}@${branch}@${name}`);
     const txids = new Set([r.head_txid, ...Object.values(r.checkpoints).map((c) => c.txid)]);
     for (const txid of txids) {
+      const at = `${r.lineage}@${txid}`;
+      if (resolved.has(at)) continue;
+      resolved.add(at);
       const chain = await resolver.resolve(r.lineage, txid);
       for (const m of chain.members) live.add(m.key);
       for (const id of prefixIds(chain.members)) chainIds.add(id);
       for (const k of chain.baseKeys) live.add(k);
     }
     for (let lin: string | undefined = r.lineage, hops = 0; lin !== undefined && hops < 4096; hops++) {
+      if (spines.has(lin)) break;
+      spines.add(lin);
       const base = await resolver.base(lin);
       if (base === undefined) break;
       live.add(baseKey(lin));
       lin = base.lineage;
     }
-  }
+  });
   return mark;
 }
 
@@ -150,5 +137,5 @@ export function keeps(mark: Mark, key: string): boolean {
   if (lineage !== undefined && mark.wholeLineages.has(lineage)) return true;
   const d = parseDataKey(key);
   if (d === undefined) return false;
-  return (mark.headsByLineage.get(d.lineage) ?? []).some((h) => d.epoch >= h.epoch && d.maxTxid > h.head);
+  return mark.heads.get(d.lineage)?.some((h) => d.epoch >= h.epoch && d.maxTxid > h.head) ?? false;
 }

@@ -1,9 +1,14 @@
-import { fail, hasCode } from '../../../core/errors.js';
+import { fail } from '../../../core/errors.js';
+import { inBatches } from '../../../core/in-batches.js';
 import type { Ref } from '../../../core/ref.js';
 import { leaseLive } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
 import { expiryOf } from '../branch/expiry.js';
 import { destroyBranch } from './destroy-branch.js';
+import { readRefSnapshot, type SnapshotRef } from './ref-snapshot.js';
+
+/** Expired branches destroyed at once: each destroy's durable writes overlap the others'. */
+const REAP_CONCURRENCY = 8;
 
 /** Branches reaped, and per-branch failures (the pass continues past them). */
 export interface ReapReport {
@@ -16,43 +21,50 @@ export interface ReapReport {
  * with a `reaping` compare-and-swap (which a racing touch loses to, and vice versa) and then destroyed. A claim
  * already on the ref is taken over: it was left by a reaper that died before its destroy, and since a claimed
  * branch can be neither touched nor leased it is still due; destroy's own claim picks one winner among reapers.
+ * `refs` is the snapshot a GC pass already read (else the refs are read here): it only picks the candidates, each
+ * re-checked against a fresh read by the claim's compare-and-swap.
  */
-export async function reapExpired(ctx: OpsContext): Promise<ReapReport> {
+export async function reapExpired(ctx: OpsContext, refs?: readonly SnapshotRef[]): Promise<ReapReport> {
+  // A malformed ref is reported by status and gc's mark; it is never due for reaping.
+  const due = (refs ?? (await readRefSnapshot(ctx))).filter((x) => x.got !== undefined && eligible(ctx, x.got.ref));
+  // Branches reaped at once, each on its own ref; the report keeps the listing's order.
+  const outcomes: Array<{ reaped?: string; error?: string }> = new Array(due.length);
+  await inBatches(due, REAP_CONCURRENCY, async ({ db, branch }, i) => {
+    outcomes[i] = await reapOne(ctx, db, branch);
+  });
   const report: ReapReport = { reaped: [], errors: [] };
-  for (const { db, branch } of await ctx.store.listAllBranches()) {
-    // A malformed ref is reported by status and gc's mark; it is never due for reaping.
-    const got = await ctx.store.tryGetRef(db, branch).catch((err: unknown) => {
-      if (hasCode(err, 'CORRUPT')) return undefined;
-      throw err;
-    });
-    if (!got || !eligible(ctx, got.ref)) continue;
-    const name = `${db}@${branch}`;
-    try {
-      await ctx.store.updateRef(db, branch, (r) => {
-        if (!eligible(ctx, r)) throw fail('CAS_CONFLICT', `${name} is no longer due for reaping`);
-        return r.reaping ? undefined : { ...r, reaping: true };
-      });
-    } catch (err) {
-      report.errors.push(`${name}: ${(err as Error).message}`);
-      continue;
-    }
-    try {
-      await destroyBranch(ctx, { db, branch }, { reaping: true });
-      report.reaped.push(name);
-    } catch (err) {
-      report.errors.push(`${name}: ${(err as Error).message}`);
-      // A destroy claim on the ref now belongs to another reaper's destroy, which this must not disturb.
-      await ctx.store
-        .updateRef(db, branch, (r) => {
-          if (r.deleting) return undefined;
-          const next = { ...r };
-          delete next.reaping;
-          return next;
-        })
-        .catch(() => undefined);
-    }
+  for (const o of outcomes) {
+    if (o.reaped !== undefined) report.reaped.push(o.reaped);
+    if (o.error !== undefined) report.errors.push(o.error);
   }
   return report;
+}
+
+async function reapOne(ctx: OpsContext, db: string, branch: string): Promise<{ reaped?: string; error?: string }> {
+  const name = `${db}@${branch}`;
+  try {
+    await ctx.store.updateRef(db, branch, (r) => {
+      if (!eligible(ctx, r)) throw fail('CAS_CONFLICT', `${name} is no longer due for reaping`);
+      return r.reaping ? undefined : { ...r, reaping: true };
+    });
+  } catch (err) {
+    return { error: `${name}: ${(err as Error).message}` };
+  }
+  try {
+    await destroyBranch(ctx, { db, branch }, { reaping: true });
+    return { reaped: name };
+  } catch (err) {
+    // A destroy claim on the ref now belongs to another reaper's destroy, which this must not disturb.
+    await ctx.store
+      .updateRef(db, branch, (r) => {
+        if (r.deleting) return undefined;
+        const next = { ...r };
+        delete next.reaping;
+        return next;
+      })
+      .catch(() => undefined);
+    return { error: `${name}: ${(err as Error).message}` };
+  }
 }
 
 function eligible(ctx: OpsContext, r: Ref): boolean {

@@ -2,6 +2,7 @@ import { baseKey, parseDataKey } from '../../../core/keys.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import type { OpsContext } from '../context/context.js';
 import { keeps, markLive } from './gc-mark.js';
+import { readRefSnapshot } from './ref-snapshot.js';
 
 /** Bytes of one lineage's objects, and how many of them some branch still reaches. */
 export interface LineageUsage {
@@ -48,19 +49,21 @@ async function prefetchBases(resolver: ChainResolver, listed: ReadonlyArray<{ ke
  * resolver, and "reclaimable" is what GC's own mark would not keep.
  */
 export async function storageUsage(ctx: OpsContext): Promise<StorageUsage> {
+  // One read of each ref, a listing after them and one read of each base pointer serve both the mark and the
+  // per-branch sums: the report costs O(branches + objects) store calls, not a listing per lineage per pass.
+  const refs = await readRefSnapshot(ctx);
   const listed = await ctx.store.backend.list('data/');
   const size = new Map(listed.map((o) => [o.key, o.size ?? 0]));
-  // One listing and one read of each ref and base pointer serve both the mark and the per-branch sums: the report
-  // costs O(branches + objects) store calls, not a listing per lineage per pass.
-  const resolver = new ChainResolver(ctx.store);
-  resolver.prime(listed);
+  const resolver = ChainResolver.fromListing(ctx.store, listed);
   await prefetchBases(resolver, listed);
-  const mark = await markLive(ctx, resolver);
+  const mark = await markLive(ctx, refs);
   const pinnedBy = new Map<string, number>();
   const lineageDbs = new Map<string, Set<string>>();
   const dbCounts = new Map<string, number>();
   const branchKeys: Array<{ db: string; branch: string; keys: Set<string> }> = [];
-  for (const { db, branch, ref: r } of mark.refs) {
+  for (const { db, branch, got } of refs) {
+    if (got === undefined) continue;
+    const r = got.ref;
     dbCounts.set(db, (dbCounts.get(db) ?? 0) + 1);
     const keys = new Set<string>();
     for (const txid of new Set([r.head_txid, ...Object.values(r.checkpoints).map((c) => c.txid)])) {
