@@ -38,6 +38,16 @@ def test_create_dbs_and_branches(client: Client, db: str) -> None:
     assert main.state == "idle"
 
 
+def test_branches_filters(client: Client, db: str) -> None:
+    client.fork(db, "main", "f1")
+    client.fork(db, "main", "f2")
+    assert sorted(b.branch for b in client.branches(db, state="idle")) == ["f1", "f2", "main"]
+    assert len(client.branches(db, state=["idle"], limit=2)) == 2
+    assert client.branches(db, state=["dirty", "active"]) == []
+    with client.open(db, "f1"):
+        assert [b.branch for b in client.branches(db, state="active")] == ["f1"]
+
+
 def test_session_flush_fork_and_isolation(client: Client, db: str) -> None:
     with client.open(db) as s:
         assert s.path.endswith(".db")

@@ -156,9 +156,14 @@ def touch(db: str, branch: str, ttl: TTL) -> Call[TouchResult]:
     return Call("touch", {"db": db, "branch": branch, "ttl": ttl_arg(ttl)}, lambda r: TouchResult.from_json(parse(r)))
 
 
-def branches(db: str) -> Call[list[Branch]]:
+def branches(db: str, state: Sequence[str] | None = None, limit: int | None = None) -> Call[list[Branch]]:
     parse = _list("branches", "branches")
-    return Call("branches", {"db": db}, lambda r: [Branch.from_json(b) for b in parse(r) if isinstance(b, dict)])
+    fields: dict[str, Any] = {"db": db}
+    if state is not None:
+        fields["state"] = [state] if isinstance(state, str) else list(state)
+    if limit is not None:
+        fields["limit"] = limit
+    return Call("branches", fields, lambda r: [Branch.from_json(b) for b in parse(r) if isinstance(b, dict)])
 
 
 def dbs() -> Call[list[str]]:

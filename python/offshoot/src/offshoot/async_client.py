@@ -152,9 +152,10 @@ class AsyncClient:
         """Restarts the branch's TTL clock; `ttl` None keeps the TTL, `"none"`/0 clears it, a duration sets it."""
         return await self._call(calls.touch(db, branch, ttl))
 
-    async def branches(self, db: str) -> list[Branch]:
-        """Lists the branches of a database with their state, checkpoints and TTL."""
-        return await self._call(calls.branches(db))
+    async def branches(self, db: str, state: Sequence[str] | None = None, limit: int | None = None) -> list[Branch]:
+        """Lists the branches of a database with their state, checkpoints and TTL; `state` keeps only those in one of
+        these states (a name or a list), `limit` at most that many."""
+        return await self._call(calls.branches(db, state, limit))
 
     async def dbs(self) -> list[str]:
         """Lists the databases, sorted."""

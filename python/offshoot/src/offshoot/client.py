@@ -188,9 +188,10 @@ class Client:
         """Restarts the branch's TTL clock; `ttl` None keeps the TTL, `"none"`/0 clears it, a duration sets it."""
         return self._call(calls.touch(db, branch, ttl))
 
-    def branches(self, db: str) -> list[Branch]:
-        """Lists the branches of a database with their state, checkpoints and TTL."""
-        return self._call(calls.branches(db))
+    def branches(self, db: str, state: Sequence[str] | None = None, limit: int | None = None) -> list[Branch]:
+        """Lists the branches of a database with their state, checkpoints and TTL; `state` keeps only those in one of
+        these states (a name or a list), `limit` at most that many."""
+        return self._call(calls.branches(db, state, limit))
 
     def dbs(self) -> list[str]:
         """Lists the databases, sorted."""
