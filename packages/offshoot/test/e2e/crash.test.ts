@@ -347,6 +347,17 @@ class CrashRun {
       // A used undo point of the target cannot be the source: offshoot would refuse to replace it.
       const sources = (tgt: string) =>
         branches.filter((b) => b !== tgt && (b !== `${tgt}-pre-promote` || this.undoSlotFree(b)));
+      // Kills, trims and cleared undo slots can leave main alone: a promote needs a second branch, forked first
+      // without a kill.
+      if (!branches.some((b) => sources(b).length > 0)) {
+        const extra = `p${n}`;
+        this.ts.run(['fork', `${DB}@main`, extra, '--ttl', '1h']);
+        const head = (this.model.get('main') as BranchModel).head;
+        this.addBranch(extra, head, { fork: head });
+        branches.push(extra);
+        pre = statusMap(this.ts);
+        dataBefore = this.dataFileCount();
+      }
       const tgt = this.pick(branches.filter((b) => sources(b).length > 0));
       const src = this.pick(sources(tgt));
       cleared(`${tgt}-pre-promote`);
