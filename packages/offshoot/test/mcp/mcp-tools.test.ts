@@ -112,6 +112,12 @@ describe('offshoot mcp: the tool surface', () => {
     );
     const after = ok(await m.call('offshoot_list', { database: 'app' })).branches as Array<{ branch: string }>;
     assert.ok(!after.some((b) => b.branch === 'try-4'), 'nothing was forked');
+    const flood = Array.from({ length: 1000 }, (_, i) => `flood-${i}`);
+    const tooMany = await m.call('offshoot_fork', { database: 'app', new_branch: 'flood', more_branches: flood });
+    assert.equal(tooMany.isError, true);
+    assert.match(tooMany.text, /Input validation error/);
+    const still = ok(await m.call('offshoot_list', { database: 'app' })).branches as Array<{ branch: string }>;
+    assert.ok(!still.some((b) => b.branch.startsWith('flood')), 'nothing was forked');
   });
 
   test('meta on fork and checkpoint is stored and shown by list, status and --json', async () => {

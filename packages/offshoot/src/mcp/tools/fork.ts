@@ -6,6 +6,9 @@ import { branchArg, branchOr, databaseArg, metaArg, nameArg, ttlArg } from '../a
 import { withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
 
+// One call forks at most a thousand branches: an agent's request must not run (and hold the server) unbounded.
+const MAX_MORE_BRANCHES = 999;
+
 /** `offshoot_fork`: a copy-on-write branch for one attempt, with the server's default TTL unless the call names one. */
 export const forkTool = defineTool({
   name: 'offshoot_fork',
@@ -33,8 +36,11 @@ export const forkTool = defineTool({
     meta: metaArg,
     more_branches: z
       .array(z.string())
+      .max(MAX_MORE_BRANCHES)
       .optional()
-      .describe('more new branches to fork at the same point in the same call; all are made or none'),
+      .describe(
+        `more new branches to fork at the same point in the same call (at most ${MAX_MORE_BRANCHES}); all are made or none`,
+      ),
   },
   output: {
     db: z.string(),
