@@ -1,5 +1,6 @@
 import { inBatches } from '../../../core/in-batches.js';
 import { baseKey, parseDataKey } from '../../../core/keys.js';
+import type { ObjectInfo } from '../../../store/backend.js';
 import type { VersionedRef } from '../../../store/store.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import type { OpsContext } from '../context/context.js';
@@ -35,17 +36,23 @@ export interface Mark {
 // A lineage id anywhere in the bytes of a malformed ref: what it may still reach, kept rather than guessed at.
 const LINEAGE_IN_TEXT = /[0-9a-f]{32}/g;
 
+/** A listing of data/ taken after `refs` were read, with the resolver built on it: a caller that has both shares them. */
+export interface MarkListing {
+  listing: readonly ObjectInfo[];
+  resolver: ChainResolver;
+}
+
 /**
  * Marks the union, over every branch, of its chain at head and at every checkpoint — resolved by the same
  * ChainResolver the read path uses — plus every base.json along its base spine. The refs are `refs` when given (a
  * snapshot the pass already read), else read here; data/ is listed once after them and serves every lineage's
- * listing and which base pointers exist. Each (lineage, txid) chain and each spine is walked once. Any failure
+ * listing and which base pointers exist (or `listed`, a caller's own such listing). Each (lineage, txid) chain and each spine is walked once. Any failure
  * throws: an incomplete mark must delete nothing.
  */
-export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[]): Promise<Mark> {
+export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], listed?: MarkListing): Promise<Mark> {
   const snapshot = refs ?? (await readRefSnapshot(ctx));
-  const listing = await ctx.store.backend.list('data/');
-  const resolver = ChainResolver.fromListing(ctx.store, listing);
+  const listing = listed?.listing ?? (await ctx.store.backend.list('data/'));
+  const resolver = listed?.resolver ?? ChainResolver.fromListing(ctx.store, listing);
   const live = new Set<string>();
   const heads = new Map<string, LiveHead[]>();
   const chainIds = new Set<string>();

@@ -49,14 +49,14 @@ async function prefetchBases(resolver: ChainResolver, listed: ReadonlyArray<{ ke
  * resolver, and "reclaimable" is what GC's own mark would not keep.
  */
 export async function storageUsage(ctx: OpsContext): Promise<StorageUsage> {
-  // One read of each ref, a listing after them and one read of each base pointer serve both the mark and the
+  // One read of each ref, one listing after them and one read of each base pointer serve both the mark and the
   // per-branch sums: the report costs O(branches + objects) store calls, not a listing per lineage per pass.
   const refs = await readRefSnapshot(ctx);
   const listed = await ctx.store.backend.list('data/');
   const size = new Map(listed.map((o) => [o.key, o.size ?? 0]));
   const resolver = ChainResolver.fromListing(ctx.store, listed);
   await prefetchBases(resolver, listed);
-  const mark = await markLive(ctx, refs);
+  const mark = await markLive(ctx, refs, { listing: listed, resolver });
   const pinnedBy = new Map<string, number>();
   const lineageDbs = new Map<string, Set<string>>();
   const dbCounts = new Map<string, number>();
