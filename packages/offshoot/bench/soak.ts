@@ -142,7 +142,10 @@ export async function soak(): Promise<void> {
       failure === undefined && (EPISODES > 0 ? episodes < EPISODES : performance.now() < deadline);
     samples.push(await sample(s, d, probe, 0, t0));
     const sampler = setInterval(() => {
-      void sample(s, d, probe, episodes, t0).then((x) => samples.push(x));
+      void sample(s, d, probe, episodes, t0).then((x) => {
+        samples.push(x);
+        progress(x);
+      });
     }, SAMPLE_EVERY_MS);
     await Promise.all(
       clients.slice(0, LANES).map(async (c, lane) => {
@@ -186,6 +189,15 @@ export async function soak(): Promise<void> {
     await d.stop();
     s.cleanup();
   }
+}
+
+/** One line on stderr per sample: episodes so far, their rate and, when a count was asked for, the time left. */
+function progress(x: Sample): void {
+  const rate = x.episodes / x.at;
+  const eta = EPISODES > 0 && rate > 0 ? `, about ${((EPISODES - x.episodes) / rate).toFixed(0)} s left` : '';
+  process.stderr.write(
+    `soak: ${x.at.toFixed(0)} s, ${x.episodes} episodes (${rate.toFixed(1)}/s${eta}), ${x.branches} branches, daemon RSS ${bytes(x.rssBytes)}, ${x.fds} fds\n`,
+  );
 }
 
 function report(samples: Sample[], times: number[], episodes: number): void {
