@@ -28,9 +28,21 @@ let liveState: 'off' | 'connected' | 'reconnecting' = 'off';
 let ticking: ReturnType<typeof setInterval> | undefined;
 let generation = 0;
 let lastTree: { sig: string; el: HTMLElement; drawing: Element; tree: ApiTree } | undefined;
-// The last tree read, kept until an event, a reconnect or the refresh button says the store may have changed: opening
-// a branch of the tree on show reads only that branch, not every branch again.
-let treeCache: ApiTree | undefined;
+// The last read of a tree, done or still under way, kept until an event, a reconnect or the refresh button says the
+// store may have changed: opening a branch of the tree on show reads only that branch, not every branch again.
+let treeRead: { db: string; tree: Promise<ApiTree> } | undefined;
+
+function readTree(db: string): Promise<ApiTree> {
+  if (treeRead?.db !== db) {
+    const read = { db, tree: get<ApiTree>(`/api/dbs/${seg(db)}/tree`) };
+    treeRead = read;
+    // A failed read is not kept: the next render asks again.
+    read.tree.catch(() => {
+      if (treeRead === read) treeRead = undefined;
+    });
+  }
+  return treeRead.tree;
+}
 const layoutChoice = new Map<string, TreeLayout>();
 
 function layoutSwitch(db: string, branch: string | undefined, current: TreeLayout): HTMLElement {
@@ -105,7 +117,6 @@ function failure(err: unknown): HTMLElement {
 
 async function renderRoute(): Promise<HTMLElement> {
   const route = parseRoute();
-  const mine = generation;
   switch (route.view) {
     case 'dbs': {
       const d = await get<ApiDbs>('/api/dbs');
@@ -137,13 +148,11 @@ async function renderRoute(): Promise<HTMLElement> {
     case 'tree': {
       // The panel's children come from the tree's edges, so its detail is asked without them (one branch's refs).
       const [tree, detail] = await Promise.all([
-        treeCache?.db === route.db ? treeCache : get<ApiTree>(`/api/dbs/${seg(route.db)}/tree`),
+        readTree(route.db),
         route.branch !== undefined
           ? get<ApiBranchDetail>(`/api/dbs/${seg(route.db)}/branches/${seg(route.branch)}?children=0`)
           : undefined,
       ]);
-      // A render begun since (an event's) read the tree again: this one's may be older.
-      if (mine === generation) treeCache = tree;
       if (route.layout !== undefined) layoutChoice.set(route.db, route.layout);
       server = tree.server;
       // An event that changed nothing this view shows (another database, a ref-change notice for a flush already
@@ -219,7 +228,7 @@ async function renderRoute(): Promise<HTMLElement> {
 /** Renders the current URL's view (`fresh`: reading the tree again); a newer render makes an older one's result moot. */
 async function render(fresh = false): Promise<void> {
   const mine = ++generation;
-  if (fresh) treeCache = undefined;
+  if (fresh) treeRead = undefined;
   clearInterval(ticking);
   let el: HTMLElement;
   try {
