@@ -17,6 +17,28 @@ interface ParentNodeLike {
   querySelectorAll(selector: string): { length: number };
 }
 
+/** The branch whose panel the click opens: the first fork, a row of the outline's first screenful. */
+const CLICKED = 'attempt-0001';
+
+// Median time from a click on a drawn outline row until its branch panel is drawn, the outline already on show.
+async function panelClick(browser: Awaited<ReturnType<typeof launchBrowser>>, url: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.waitForSelector(`.row[data-branch="${CLICKED}"]`, { timeout: 300_000 });
+    // The page reads the view again once its event stream opens; the click is measured after that.
+    await page.waitForSelector('body[data-rendered="2"]', { timeout: 300_000 });
+    const t0 = performance.now();
+    await page.click(`.row[data-branch="${CLICKED}"] a.name`);
+    await page.waitForSelector(`.panel[data-panel="${CLICKED}"]`, { timeout: 300_000 });
+    times.push(performance.now() - t0);
+    await context.close();
+  }
+  return median(times);
+}
+
 // Median time from navigation until `drawn` holds in the page, over RUNS fresh browser contexts.
 async function firstRender(
   browser: Awaited<ReturnType<typeof launchBrowser>>,
@@ -50,8 +72,9 @@ async function apiTime(url: string): Promise<number> {
 
 /**
  * The dashboard on a store with 1,000 branches (a tree: each fork from main or from an earlier fork, every third with
- * a TTL): the tree and storage APIs' latency, and the first render in chromium from navigation to the outline's first
- * screenful drawn, against the baseline of the laid-out graph with every node drawn (?layout=graph).
+ * a TTL): the tree, storage and branch-detail APIs' latency, the first render in chromium from navigation to the
+ * outline's first screenful drawn, and a branch click until its panel is drawn, against the baseline of the laid-out
+ * graph with every node drawn (?layout=graph).
  */
 export async function uiBench(): Promise<void> {
   const missing = browserMissing();
@@ -84,6 +107,8 @@ export async function uiBench(): Promise<void> {
     try {
       const tree = await apiTime(`${ui.url}api/dbs/app/tree`);
       const storage = await apiTime(`${ui.url}api/storage`);
+      const detail = await apiTime(`${ui.url}api/dbs/app/branches/${CLICKED}?children=0`);
+      const detailAll = await apiTime(`${ui.url}api/dbs/app/branches/${CLICKED}`);
       // The predicates run in the page, so each names the page's document itself.
       const outline = await firstRender(
         browser,
@@ -93,6 +118,7 @@ export async function uiBench(): Promise<void> {
             `.outline[data-rows="${n}"] .row`,
           ).length > 0,
       );
+      const click = await panelClick(browser, `${ui.url}db/app?token=${TOKEN}`);
       const graph = await firstRender(
         browser,
         `${ui.url}db/app?layout=graph&token=${TOKEN}`,
@@ -106,7 +132,10 @@ export async function uiBench(): Promise<void> {
         [
           ['GET /api/dbs/app/tree', ms(tree)],
           ['GET /api/storage', ms(storage)],
+          ['GET /api/dbs/app/branches/:b?children=0 (what the panel asks)', ms(detail)],
+          ['GET /api/dbs/app/branches/:b (with children: every ref)', ms(detailAll)],
           ['first render, outline (navigate → first screenful of rows)', ms(outline)],
+          ['branch click → its panel drawn (outline on show)', ms(click)],
           ['baseline: graph layout (navigate → every node drawn)', ms(graph)],
         ],
       );

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fail, hasCode } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
+import type { VersionedRef } from '../store/store.js';
 import type { BranchStatus, UnreadableRef } from './helpers/branch/branch-status.js';
 import { branchState, type BranchState } from './helpers/branch/branch-state.js';
 import { expiryOf, expiryText, remainingUntil } from './helpers/branch/expiry.js';
@@ -172,6 +173,32 @@ export async function scanStatus(
     },
     ...(f.limit === undefined ? {} : { truncated: more > 0, more }),
   };
+}
+
+/** One branch's status and the ref it was read from. */
+export interface BranchView {
+  status: BranchStatus;
+  got: VersionedRef;
+}
+
+/**
+ * One branch's status from one read of its ref (the same view `status` reports for it), with the ref itself for a
+ * caller that shows more of it; undefined when the branch does not exist. What a one-branch view reads, instead of
+ * every ref of the database.
+ */
+export async function branchView(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  stateOf?: StatusOptions['stateOf'],
+): Promise<BranchView | undefined> {
+  const got = await ctx.store.tryGetRef(db, branch);
+  if (got === undefined) return undefined;
+  const now = ctx.now();
+  const path = checkoutPath(ctx.checkoutRoot, db, branch);
+  const atRest = await branchState(got.ref, path, now);
+  const state = stateOf === undefined ? atRest : stateOf(db, branch, atRest);
+  return { status: branchStatus(db, branch, got.ref, state, path, now), got };
 }
 
 /** `offshoot status`: every matching branch's state, storage class, head, checkpoints, protection and TTL — no database reads. */

@@ -109,7 +109,8 @@ export interface ApiBranchDetail {
   branch: ApiBranch;
   ref: { lineage: string; epoch: number; head_epoch: number; base?: { lineage: string; txid: number } };
   chain: { members: ApiChainMember[]; bytes: number; lineages: string[] };
-  children: ApiEdge[];
+  /** Left out when asked with `?children=0`. */
+  children?: ApiEdge[];
   commands: ApiCommand[];
 }
 

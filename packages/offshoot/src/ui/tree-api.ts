@@ -1,8 +1,9 @@
 import { fail } from '../core/errors.js';
-import { validateName } from '../core/names.js';
+import { nameProblem, validateName } from '../core/names.js';
 import { branchChain } from '../ops/helpers/branch/branch-chain.js';
 import { parseParent, treeEdges } from '../ops/helpers/branch/branch-tree.js';
-import { type BranchStatus, status } from '../ops/status.js';
+import { type BranchStatus, type BranchView, branchView, status } from '../ops/status.js';
+import type { VersionedRef } from '../store/store.js';
 import type { SessionInfo } from '../protocol/wire.js';
 import type { ApiBranch, ApiBranchDetail, ApiCommand, ApiDbs, ApiServer, ApiSession, ApiTree } from './api-types.js';
 import type { UiSource } from './ui-source.js';
@@ -133,15 +134,63 @@ export function nextCommands(db: string, b: ApiBranch, protectedByBranch: Readon
   return cmds;
 }
 
-/** GET /api/dbs/:db/branches/:branch: the node, its ref fields, its head chain and the next CLI commands. */
-export async function branchDetail(src: UiSource, db: string, branch: string): Promise<ApiBranchDetail> {
+/** What a branch panel asks for besides the branch itself. */
+export interface BranchDetailOptions {
+  /** Include `children`: a read of every ref of the database (the page takes them from the tree it has instead). */
+  children: boolean;
+}
+
+// The branch, and the protected flag of each branch its commands may target (itself, main, the branch an undo point
+// restores): from every ref of the database when the children are asked for anyway, else from those refs alone.
+async function panelBranches(
+  src: UiSource,
+  db: string,
+  branch: string,
+  children: boolean,
+): Promise<{ b: BranchStatus; got?: VersionedRef; all?: BranchStatus[]; protectedBy: Map<string, boolean> }> {
+  const missing = () =>
+    fail('NOT_FOUND', `branch ${db}@${branch} not found`, { hint: `GET /api/dbs/${db}/tree lists its branches` });
+  if (children) {
+    const all = await dbBranches(src, db);
+    const b = all.find((x) => x.branch === branch);
+    if (b === undefined) throw missing();
+    return { b, all, protectedBy: new Map(all.map((x) => [x.branch, x.protected])) };
+  }
+  validateName('database', db);
+  const stateOf = src.live?.state.bind(src.live);
+  const view = await branchView(src.ctx, db, branch, stateOf);
+  if (view === undefined) {
+    if ((await src.ctx.store.listBranches(db)).length === 0)
+      throw fail('NOT_FOUND', `database ${db} not found`, { hint: 'GET /api/dbs lists the databases' });
+    throw missing();
+  }
+  const of = view.status.meta?.['offshoot.of'];
+  const targets = new Set(['main', ...(of !== undefined && nameProblem(of) === undefined ? [of] : [])]);
+  targets.delete(branch);
+  const others = await Promise.all([...targets].map((t) => branchView(src.ctx, db, t, stateOf)));
+  const found = [view, ...others].filter((v): v is BranchView => v !== undefined);
+  return {
+    b: view.status,
+    got: view.got,
+    protectedBy: new Map(found.map((v) => [v.status.branch, v.status.protected])),
+  };
+}
+
+/**
+ * GET /api/dbs/:db/branches/:branch: the node, its ref fields, its head chain and the next CLI commands, and with
+ * `children`, the edges to the branches made from it. Without them it reads the branch's ref and those of the
+ * branches its commands target, not every ref of the database.
+ */
+export async function branchDetail(
+  src: UiSource,
+  db: string,
+  branch: string,
+  opts: BranchDetailOptions = { children: true },
+): Promise<ApiBranchDetail> {
   validateName('branch', branch);
-  const branches = await dbBranches(src, db);
-  const b = branches.find((x) => x.branch === branch);
-  if (b === undefined)
-    throw fail('NOT_FOUND', `branch ${db}@${branch} not found`, { hint: `GET /api/dbs/${db}/tree lists its branches` });
+  const { b, got, all, protectedBy } = await panelBranches(src, db, branch, opts.children);
   const node = apiBranch(src, b, sessionsOf(src, db));
-  const chain = await branchChain(src.ctx, db, branch);
+  const chain = await branchChain(src.ctx, db, branch, undefined, got);
   return {
     server: serverInfo(src),
     db,
@@ -164,7 +213,7 @@ export async function branchDetail(src: UiSource, db: string, branch: string): P
       bytes: chain.bytes,
       lineages: chain.lineages,
     },
-    children: treeEdges(branches).filter((e) => e.from === branch),
-    commands: nextCommands(db, node, new Map(branches.map((x) => [x.branch, x.protected]))),
+    ...(all !== undefined ? { children: treeEdges(all).filter((e) => e.from === branch) } : {}),
+    commands: nextCommands(db, node, protectedBy),
   };
 }

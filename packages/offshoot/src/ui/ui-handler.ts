@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fail } from '../core/errors.js';
+import { nameProblem } from '../core/names.js';
 import type { ApiSeries } from './api-types.js';
 import { DiffPages, parseDiffQuery } from './diff-api.js';
 import { secure, sendError, sendJson } from './http-reply.js';
@@ -30,6 +31,30 @@ function segment(s: string): string {
       hint: 'percent-encode names properly',
     });
   }
+}
+
+// `?children=0` leaves the branch's children out of its detail, sparing a read of every ref of the database.
+function childrenWanted(url: URL): boolean {
+  const v = url.searchParams.get('children');
+  if (v === null || v === '1') return true;
+  if (v === '0') return false;
+  throw fail('INVALID_ARGUMENT', `children must be 0 or 1, got ${JSON.stringify(v)}`, {
+    hint: 'send children=0 to leave the children out (they cost a read of every ref), or leave it off',
+  });
+}
+
+// A tree URL's page reads the tree (and the branch's detail) first thing: named in a preload header, they are asked
+// for while the page's script loads instead of after. Only valid names go into the header, as the page writes them.
+function preloads(path: string): string | undefined {
+  const m = /^\/db\/([^/]+)(?:\/branch\/([^/]+))?$/.exec(path);
+  if (m === null) return undefined;
+  // Names are a-z, 0-9, '-', '_' and '.': an escaped one is no name, and draws no preload.
+  const [db, branch] = [m[1], m[2]];
+  if (db === undefined || nameProblem(db) !== undefined) return undefined;
+  const links = [`</api/dbs/${db}/tree>; rel=preload; as=fetch; crossorigin`];
+  if (branch !== undefined && nameProblem(branch) === undefined)
+    links.push(`</api/dbs/${db}/branches/${branch}?children=0>; rel=preload; as=fetch; crossorigin`);
+  return links.join(', ');
 }
 
 /**
@@ -106,7 +131,7 @@ export function createUiHandler(src: UiSource, token: string): UiHandler {
     if (first === 'dbs' && db !== undefined && sub === 'storage' && parts.length === 3)
       return sendJson(res, 200, await storageReport(src, db));
     if (first === 'dbs' && db !== undefined && sub === 'branches' && branch !== undefined && parts.length === 4)
-      return sendJson(res, 200, await branchDetail(src, db, branch));
+      return sendJson(res, 200, await branchDetail(src, db, branch, { children: childrenWanted(url) }));
     if (first === 'storage' && parts.length === 1) return sendJson(res, 200, await storageReport(src));
     if (first === 'diff' && parts.length === 1)
       return sendJson(res, 200, await diffs.page(parseDiffQuery(url.searchParams)));
@@ -160,6 +185,8 @@ export function createUiHandler(src: UiSource, token: string): UiHandler {
     try {
       if (isApi) return await api(path, url, req, res);
       const file = asset ?? assets.index;
+      const link = asset === undefined ? preloads(path) : undefined;
+      if (link !== undefined) res.setHeader('Link', link);
       res.writeHead(200, { 'Content-Type': file.type, 'Content-Length': file.body.length });
       res.end(req.method === 'HEAD' ? undefined : file.body);
     } catch (err) {

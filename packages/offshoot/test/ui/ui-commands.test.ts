@@ -1,5 +1,6 @@
 // The dashboard's "next commands", fetched from a real `offshoot ui` and run through the CLI exactly as shown: a
-// promote onto protected main, or the restore of its undo point, must carry the --force main needs.
+// promote onto protected main, or the restore of its undo point, must carry the --force main needs, whether the
+// detail reads every ref (with children) or only the ones the commands name (children=0, as the page asks).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { query, runSql } from '../ops/sqlite-cli.js';
@@ -18,13 +19,19 @@ describe('offshoot ui: the suggested commands run as pasted', () => {
     return r.stdout.trim();
   }
 
+  // The page asks with children=0 (reading only the refs the commands need); both answers must suggest the same.
   async function commands(branch: string): Promise<Map<string, string>> {
-    const res = await fetch(`${ui.url}api/dbs/app/branches/${branch}`, {
-      headers: { Authorization: `Bearer ${TOKEN}` },
-    });
-    assert.equal(res.status, 200);
-    const body = (await res.json()) as { commands: Array<{ label: string; command: string }> };
-    return new Map(body.commands.map((c) => [c.label, c.command]));
+    const [full, lean] = await Promise.all(
+      ['', '?children=0'].map(async (q) => {
+        const res = await fetch(`${ui.url}api/dbs/app/branches/${branch}${q}`, {
+          headers: { Authorization: `Bearer ${TOKEN}` },
+        });
+        assert.equal(res.status, 200);
+        return ((await res.json()) as { commands: Array<{ label: string; command: string }> }).commands;
+      }),
+    );
+    assert.deepEqual(lean, full, `the same commands for ${branch} without children`);
+    return new Map((full ?? []).map((c) => [c.label, c.command]));
   }
 
   /** Runs a suggested command through the CLI against this store, word for word. */

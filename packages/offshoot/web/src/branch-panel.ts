@@ -1,5 +1,5 @@
 // The branch panel: ref fields, checkpoints with meta, the head chain, and the CLI commands for what comes next.
-import type { ApiBranchDetail } from '../../src/ui/api-types.js';
+import type { ApiBranchDetail, ApiEdge } from '../../src/ui/api-types.js';
 import { h, table } from './dom.js';
 import { bytes, countdown, when } from './format.js';
 import { diffUrl, treeUrl } from './router.js';
@@ -39,8 +39,8 @@ function field(name: string, v: string | number | undefined): HTMLElement | null
   return h('div', { class: 'field' }, h('dt', {}, name), h('dd', {}, String(v)));
 }
 
-/** Renders the panel for one branch. */
-export function branchPanel(d: ApiBranchDetail): HTMLElement {
+/** Renders the panel for one branch; `children` are the tree's edges from it. */
+export function branchPanel(d: ApiBranchDetail, children: readonly ApiEdge[]): HTMLElement {
   const b = d.branch;
   const t = `${d.db}@${b.branch}`;
   const parentLink =
@@ -79,6 +79,18 @@ export function branchPanel(d: ApiBranchDetail): HTMLElement {
       b.meta ? field('meta', JSON.stringify(b.meta)) : null,
     ),
     parentLink ? h('p', {}, 'made from ', parentLink) : null,
+    children.length > 0
+      ? h(
+          'p',
+          { class: 'children' },
+          `made from it (${children.length}): `,
+          ...children.flatMap((e, i) => [
+            i > 0 ? ', ' : null,
+            h('a', { href: treeUrl(d.db, e.to), 'data-nav': true, 'data-child': e.to }, e.to),
+            e.kind === 'fork' ? null : ` (${e.kind})`,
+          ]),
+        )
+      : null,
     b.session
       ? h(
           'section',

@@ -28,6 +28,21 @@ let liveState: 'off' | 'connected' | 'reconnecting' = 'off';
 let ticking: ReturnType<typeof setInterval> | undefined;
 let generation = 0;
 let lastTree: { sig: string; el: HTMLElement; drawing: Element; tree: ApiTree } | undefined;
+// The last read of a tree, done or still under way, kept until an event, a reconnect or the refresh button says the
+// store may have changed: opening a branch of the tree on show reads only that branch, not every branch again.
+let treeRead: { db: string; tree: Promise<ApiTree> } | undefined;
+
+function readTree(db: string): Promise<ApiTree> {
+  if (treeRead?.db !== db) {
+    const read = { db, tree: get<ApiTree>(`/api/dbs/${seg(db)}/tree`) };
+    treeRead = read;
+    // A failed read is not kept: the next render asks again.
+    read.tree.catch(() => {
+      if (treeRead === read) treeRead = undefined;
+    });
+  }
+  return treeRead.tree;
+}
 const layoutChoice = new Map<string, TreeLayout>();
 
 function layoutSwitch(db: string, branch: string | undefined, current: TreeLayout): HTMLElement {
@@ -81,7 +96,9 @@ function header(): void {
         'span',
         { class: 'store muted' },
         `${server.store} · v${server.version}`,
-        server.live ? null : h('button', { type: 'button', class: 'refresh', onclick: () => void render() }, 'refresh'),
+        server.live
+          ? null
+          : h('button', { type: 'button', class: 'refresh', onclick: () => void render(true) }, 'refresh'),
       ),
     );
 }
@@ -129,13 +146,15 @@ async function renderRoute(): Promise<HTMLElement> {
       );
     }
     case 'tree': {
-      const tree = await get<ApiTree>(`/api/dbs/${seg(route.db)}/tree`);
+      // The panel's children come from the tree's edges, so its detail is asked without them (one branch's refs).
+      const [tree, detail] = await Promise.all([
+        readTree(route.db),
+        route.branch !== undefined
+          ? get<ApiBranchDetail>(`/api/dbs/${seg(route.db)}/branches/${seg(route.branch)}?children=0`)
+          : undefined,
+      ]);
       if (route.layout !== undefined) layoutChoice.set(route.db, route.layout);
       server = tree.server;
-      const detail =
-        route.branch !== undefined
-          ? await get<ApiBranchDetail>(`/api/dbs/${seg(route.db)}/branches/${seg(route.branch)}`)
-          : undefined;
       // An event that changed nothing this view shows (another database, a ref-change notice for a flush already
       // drawn) keeps the drawing as it is: no second layout, no flicker.
       // Fields that move with the clock alone are left out; the countdowns tick in place.
@@ -174,7 +193,12 @@ async function renderRoute(): Promise<HTMLElement> {
           drawing,
           layout === 'graph' ? legend() : null,
         ),
-        detail ? branchPanel(detail) : null,
+        detail
+          ? branchPanel(
+              detail,
+              tree.edges.filter((e) => e.from === detail.branch.branch),
+            )
+          : null,
       );
       ticking = setInterval(() => tickCountdowns(drawing, tree), 1000);
       lastTree = { sig, el: wrap, drawing, tree };
@@ -201,9 +225,10 @@ async function renderRoute(): Promise<HTMLElement> {
   }
 }
 
-/** Renders the current URL's view; a newer render makes an older one's result moot. */
-async function render(): Promise<void> {
+/** Renders the current URL's view (`fresh`: reading the tree again); a newer render makes an older one's result moot. */
+async function render(fresh = false): Promise<void> {
   const mine = ++generation;
+  if (fresh) treeRead = undefined;
   clearInterval(ticking);
   let el: HTMLElement;
   try {
@@ -231,6 +256,8 @@ async function render(): Promise<void> {
 let liveStarted = false;
 let pending: ReturnType<typeof setTimeout> | undefined;
 
+// The stream starts once the first view is drawn, so its watcher's first look at every ref does not slow that view;
+// each time it opens the view is read again, for whatever changed before the watcher looked.
 function startLive(): void {
   if (liveStarted || server === undefined) return;
   liveStarted = true;
@@ -240,12 +267,12 @@ function startLive(): void {
       if (ev.type !== 'refs_changed')
         document.body.dataset.daemonEvents = `${document.body.dataset.daemonEvents ?? ''} ${ev.type}`.trim();
       clearTimeout(pending);
-      pending = setTimeout(() => void render(), 100);
+      pending = setTimeout(() => void render(true), 100);
     },
     (connected) => {
       liveState = connected ? 'connected' : 'reconnecting';
       header();
-      if (connected) void render();
+      if (connected) void render(true);
     },
   );
 }

@@ -10,7 +10,11 @@ import { leaseHolderDeadHere } from '../context/lease-holder.js';
 
 /** Reads a branch that is not being destroyed; NOT_FOUND otherwise. */
 export async function readBranch(ctx: OpsContext, db: string, branch: string): Promise<VersionedRef> {
-  const got = await ctx.store.getRef(db, branch);
+  return notDeleting(db, branch, await ctx.store.getRef(db, branch));
+}
+
+/** A ref already read, unless a destroy has claimed it: then NOT_FOUND, as readBranch says. */
+export function notDeleting(db: string, branch: string, got: VersionedRef): VersionedRef {
   if (got.ref.deleting) {
     throw fail('NOT_FOUND', `branch ${db}@${branch} is being destroyed`, {
       hint: `wait for the destroy to finish, or run 'offshoot gc' to clear a stale claim`,
