@@ -18,7 +18,10 @@ export interface LiveCapture {
 
 /** What starting capture needs besides the checkout and the ref whose head it should hold. */
 export interface CaptureStart {
-  /** A fresh directory for this capture's files (the session's scratch holds one per start). */
+  /**
+   * A fresh directory for this capture's files, not yet made, in an existing parent (the session's scratch holds one
+   * per start and is swept when a daemon starts, so no capture ever starts from what a crashed one left).
+   */
   dir: string;
   log: (m: string) => void;
   onFailure: (err: OffshootError) => void;
@@ -37,7 +40,9 @@ export interface CaptureStart {
  * snapshot. Nothing committed to the checkout is ever left out: whatever capture cannot prove, it copies.
  */
 export async function startCapture(path: string, ref: Ref, s: CaptureStart): Promise<LiveCapture> {
-  await mkdir(s.dir, { recursive: true });
+  // A directory of its own that no engine used before (EEXIST otherwise): its state file is never resumed from, so
+  // the engine writes it without fsync.
+  await mkdir(s.dir);
   const sink = new SessionSink(s.dir);
   const baseline = await headBaseline(path, ref);
   if (baseline) sink.seedClean(baseline.sums, baseline.checksum);
@@ -46,6 +51,7 @@ export async function startCapture(path: string, ref: Ref, s: CaptureStart): Pro
   const engine = new CaptureEngine({
     dbPath: path,
     scratchDir: join(s.dir, 'engine'),
+    volatileState: true,
     sink,
     log: s.log,
     onFailure: s.onFailure,
