@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, statSync, utimesSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { releaseDbFiles } from '../capture/db-file-cache.js';
@@ -84,6 +84,20 @@ export async function stopCapture(path: string, cap: LiveCapture): Promise<Stopp
   releaseDbFiles(path);
   const fingerprint = clean && !cap.sink.dirty ? cap.engine.stoppedFingerprint : undefined;
   return { settled: fingerprint !== undefined, fingerprint };
+}
+
+/**
+ * Sets the checkout's mtime to now after capture stopped without proving it holds the durable head: every sidecar
+ * records an mtime a minute back, so none can match it, and the checkout reads modified until stamped again. Capture's
+ * stop backdates the file whatever it holds, which could otherwise match the sidecars it was opened with.
+ */
+export function markUnproven(path: string): void {
+  try {
+    const now = new Date();
+    utimesSync(path, now, now);
+  } catch {
+    // A checkout that is gone reads as absent, which proves nothing either.
+  }
 }
 
 /** Bytes in the checkout's -wal (0 when there is none). */

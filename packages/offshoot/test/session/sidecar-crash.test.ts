@@ -2,13 +2,14 @@
 // leave any earlier version of a sidecar, an empty one, or none: none of those may ever make a checkout pass for the
 // durable head when it holds something else, and what capture builds on them must still reach the store exactly.
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { captureStatePath } from '../../src/capture/capture-state.js';
 import { headIdentity } from '../../src/ops/helpers/branch/branch-ref.js';
 import { checkout } from '../../src/ops/checkout.js';
+import { acquireLease, releaseLease } from '../../src/ops/lease.js';
 import { create } from '../../src/ops/create.js';
 import { startCapture } from '../../src/session/live-capture.js';
 import { Session } from '../../src/session/session.js';
@@ -109,6 +110,36 @@ describe('checkout sidecars a crash left behind', () => {
     await assertCheckoutIsHead(co, ['seed', 'past the earlier sidecar']);
     await writeThroughSession('after the earlier sidecar');
     await assertCheckoutIsHead(co, ['past the earlier sidecar', 'after the earlier sidecar']);
+  });
+
+  it('a session closed without flushing what it captured leaves its checkout unproven, and the next open keeps it', async () => {
+    const s = await Session.open(live(), t, { renewEveryMs: 3_600_000 });
+    const co = s.path;
+    const opened = readSidecar(co);
+    // Another holder takes the branch (from its clock the lease has lapsed): the session is fenced, its writes stay.
+    const outsider = ts.context({ now: () => new Date(Date.now() + 3_600_000), holder: 'elsewhere/2' });
+    try {
+      runSql(co, "INSERT INTO t(v) VALUES ('never flushed');");
+      await acquireLease(outsider, t);
+      await assert.rejects(s.flush({ kind: 'manual' }));
+      assert.equal(s.error?.code, 'FENCED');
+    } finally {
+      await s.close();
+    }
+    await releaseLease(outsider, t);
+    // Capture's stop moved the mtime a minute back; had it stayed there, a session opened and closed within one
+    // second would match the sidecars it opened with and read clean while holding a write the store lacks.
+    assert.ok(statSync(co).mtimeMs > Date.now() - 30_000, 'the mtime is no stamp');
+    assert.deepEqual(readSidecar(co), opened, 'the sidecars are the ones it opened with');
+    assert.notEqual(await checkClean(co, readSidecar(co)), 'clean');
+    const again = await Session.open(live(), t, {});
+    try {
+      assert.equal(again.warnings.length, 1, 'the unflushed write is kept as an undo branch');
+    } finally {
+      await again.close();
+    }
+    assert.doesNotMatch(await exportDump(ts, t), /never flushed/);
+    assert.match(await exportDump(ts, { db: 'app', branch: 'main-pre-reopen' }), /never flushed/);
   });
 });
 
