@@ -28,6 +28,11 @@ export interface CaptureEngineOptions {
   dbPath: string;
   /** Private directory for capture-state.json and the rebase snapshot; reusing it is what allows a clean resume. */
   scratchDir: string;
+  /**
+   * True when no engine ever starts in scratchDir after a crash (it is new and removed with its owner, as a session's
+   * is): capture-state.json is then written without fsync, since no later start can read a stale one.
+   */
+  volatileState?: boolean;
   sink: CaptureSink;
   /** Poll interval of the -wal while transactions arrive (default 10 ms). */
   pollMs?: number;
@@ -110,6 +115,7 @@ export class CaptureEngine {
   readonly #walPath: string;
   readonly #shmPath: string;
   readonly #scratchDir: string;
+  readonly #volatileState: boolean;
   readonly #sink: CaptureSink;
   readonly #pollMs: number;
   readonly #idlePollMs: number;
@@ -161,6 +167,7 @@ export class CaptureEngine {
     this.#walPath = `${opts.dbPath}-wal`;
     this.#shmPath = `${opts.dbPath}-shm`;
     this.#scratchDir = opts.scratchDir;
+    this.#volatileState = opts.volatileState ?? false;
     this.#sink = opts.sink;
     this.#pollMs = opts.pollMs ?? 10;
     this.#idlePollMs = Math.max(this.#pollMs, opts.idlePollMs ?? 100);
@@ -805,13 +812,17 @@ export class CaptureEngine {
 
   async #saveState(clean: boolean, mainFp?: Fingerprint): Promise<void> {
     const salts = this.#reader?.salts;
-    await saveCaptureState(this.#scratchDir, {
-      off: this.#consumedOff,
-      salt1: salts?.salt1 ?? 0,
-      salt2: salts?.salt2 ?? 0,
-      clean,
-      ...(mainFp === undefined ? {} : { main_fp: mainFp }),
-    });
+    await saveCaptureState(
+      this.#scratchDir,
+      {
+        off: this.#consumedOff,
+        salt1: salts?.salt1 ?? 0,
+        salt2: salts?.salt2 ?? 0,
+        clean,
+        ...(mainFp === undefined ? {} : { main_fp: mainFp }),
+      },
+      { durable: !this.#volatileState },
+    );
     this.#stateSaves++;
   }
 

@@ -46,3 +46,24 @@ export async function writeFileAtomic(
     throw err;
   }
 }
+
+/**
+ * Replaces path with data atomically (temp file → rename) but not durably: no fsync, so after a power loss the path
+ * may hold an earlier version, nothing, or an empty file. Only for files whose every such state is safe to read:
+ * caches of a proof that is re-checked (a checkout's sidecars) and state nobody reads after a crash.
+ */
+export async function replaceFile(
+  path: string,
+  data: Uint8Array | string,
+  opts: { mode?: number } = {},
+): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = tempPathFor(path);
+  try {
+    await writeFile(tmp, data, { mode: opts.mode ?? 0o644 });
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, statSync, utimesSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { releaseDbFiles } from '../capture/db-file-cache.js';
@@ -18,7 +18,10 @@ export interface LiveCapture {
 
 /** What starting capture needs besides the checkout and the ref whose head it should hold. */
 export interface CaptureStart {
-  /** A fresh directory for this capture's files (the session's scratch holds one per start). */
+  /**
+   * A fresh directory for this capture's files, not yet made, in an existing parent (the session's scratch holds one
+   * per start and is swept when a daemon starts, so no capture ever starts from what a crashed one left).
+   */
   dir: string;
   log: (m: string) => void;
   onFailure: (err: OffshootError) => void;
@@ -37,7 +40,9 @@ export interface CaptureStart {
  * snapshot. Nothing committed to the checkout is ever left out: whatever capture cannot prove, it copies.
  */
 export async function startCapture(path: string, ref: Ref, s: CaptureStart): Promise<LiveCapture> {
-  await mkdir(s.dir, { recursive: true });
+  // A directory of its own that no engine used before (EEXIST otherwise): its state file is never resumed from, so
+  // the engine writes it without fsync.
+  await mkdir(s.dir);
   const sink = new SessionSink(s.dir);
   const baseline = await headBaseline(path, ref);
   if (baseline) sink.seedClean(baseline.sums, baseline.checksum);
@@ -46,6 +51,7 @@ export async function startCapture(path: string, ref: Ref, s: CaptureStart): Pro
   const engine = new CaptureEngine({
     dbPath: path,
     scratchDir: join(s.dir, 'engine'),
+    volatileState: true,
     sink,
     log: s.log,
     onFailure: s.onFailure,
@@ -78,6 +84,20 @@ export async function stopCapture(path: string, cap: LiveCapture): Promise<Stopp
   releaseDbFiles(path);
   const fingerprint = clean && !cap.sink.dirty ? cap.engine.stoppedFingerprint : undefined;
   return { settled: fingerprint !== undefined, fingerprint };
+}
+
+/**
+ * Sets the checkout's mtime to now after capture stopped without proving it holds the durable head: every sidecar
+ * records an mtime a minute back, so none can match it, and the checkout reads modified until stamped again. Capture's
+ * stop backdates the file whatever it holds, which could otherwise match the sidecars it was opened with.
+ */
+export function markUnproven(path: string): void {
+  try {
+    const now = new Date();
+    utimesSync(path, now, now);
+  } catch {
+    // A checkout that is gone reads as absent, which proves nothing either.
+  }
 }
 
 /** Bytes in the checkout's -wal (0 when there is none). */

@@ -35,7 +35,7 @@ import { quiesce } from '../sqlite/quiesce.js';
 import type { EventType, SessionInfo } from '../protocol/wire.js';
 import { restampClean } from './restamp.js';
 import { makeSessionScratch } from './scratch-dir.js';
-import { changedSince, type LiveCapture, startCapture, stopCapture, walBytes } from './live-capture.js';
+import { changedSince, type LiveCapture, markUnproven, startCapture, stopCapture, walBytes } from './live-capture.js';
 import type { SessionSink } from './session-sink.js';
 import { writeSegment, writeSnapshot } from './segment-file.js';
 
@@ -630,13 +630,19 @@ export class Session {
     return this.capture;
   }
 
-  // True when the checkout's sidecars record the ref's head (its identity), so they hold that head's page sums.
-  private async sidecarsAtHead(): Promise<boolean> {
+  // True when the checkout's sidecars record the ref's head (its identity, so they hold that head's page sums) and
+  // the fingerprint capture left the file with (capture's stop backdates it, to another second than the sidecars
+  // may record): only then does the checkout read clean once the session closes evicted.
+  private async sidecarsAtHead(fp: Fingerprint): Promise<boolean> {
     const cur = await this.ctx.store.getRef(this.db, this.branch).catch(() => undefined);
+    const sc = readSidecar(this.path);
     return (
       cur !== undefined &&
       cur.ref.head_txid === this.durable &&
-      sameIdentity(readSidecar(this.path), headIdentity(cur.ref))
+      sameIdentity(sc, headIdentity(cur.ref)) &&
+      sc?.size === fp.size &&
+      sc.mtime_ns === fp.mtime_ns &&
+      sc.ino === fp.ino
     );
   }
 
@@ -654,6 +660,7 @@ export class Session {
       // Nothing more will be captured or flushed: only the descriptors are left to give back.
       this.capture = undefined;
       await stopCapture(this.path, cap);
+      markUnproven(this.path);
       await rm(cap.dir, { recursive: true, force: true });
       this.evictedAt = { fingerprint: undefined };
       return true;
@@ -668,8 +675,8 @@ export class Session {
     this.capture = undefined;
     const stopped = await stopCapture(this.path, cap);
     let fingerprint = stopped.fingerprint;
-    // Sidecars that describe the head already are the baseline a reconnection needs: only stale ones are rewritten.
-    if (fingerprint !== undefined && !(await this.sidecarsAtHead()))
+    // Sidecars that already describe the head and the file as capture left it need no rewrite; others are stamped.
+    if (fingerprint !== undefined && !(await this.sidecarsAtHead(fingerprint)))
       fingerprint = await this.stamp(cap.sink, fingerprint);
     await rm(cap.dir, { recursive: true, force: true });
     this.evictedAt = { fingerprint };
@@ -767,8 +774,14 @@ export class Session {
     if (cap !== undefined) {
       // Every descriptor on the checkout goes with the capture: a closed session leaves none behind.
       const stopped = await stopCapture(this.path, cap);
-      if (mayRestamp && stopped.fingerprint !== undefined && !this.error)
-        await this.stamp(cap.sink, stopped.fingerprint);
+      const stamped =
+        mayRestamp && stopped.fingerprint !== undefined && !this.error
+          ? await this.stamp(cap.sink, stopped.fingerprint)
+          : undefined;
+      // Capture's stop moved the mtime back whatever the checkout holds: one not stamped as the head must not match
+      // the sidecars it had when the session opened (a session opened and closed within a second, its last flush
+      // failed), so it is marked written, and the next open compares it with the head.
+      if (stamped === undefined) markUnproven(this.path);
     }
     await this.writingRef(async () => {
       const cur = await this.ctx.store.tryGetRef(this.db, this.branch).catch(() => undefined);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, statSync, utimesSync } from 'node:fs';
-import { writeFileAtomic } from '../platform/atomic-file.js';
+import { replaceFile } from '../platform/atomic-file.js';
 
 /** Which durable state a checkout holds. */
 export interface CheckoutIdentity {
@@ -50,9 +50,17 @@ export function readSidecar(dbPath: string): Sidecar | undefined {
   }
 }
 
-/** Writes the sidecar atomically. */
+/**
+ * Writes the sidecar atomically but without fsync: a sidecar only ever vouches for content already on disk, and
+ * what a crash can leave instead — no sidecar, an empty one, or an earlier one — cannot vouch for the wrong
+ * content. None or an empty one reads as unknown. An earlier one names an earlier identity (every head gets a new
+ * one: a flush a higher txid, a rollback or fork a new lineage), so it never proves the checkout holds the current
+ * head; and it names the fingerprint the file had then, which any later write changed (SQLite stamps the current
+ * time, a re-materialized checkout is a new inode), so it reads as modified; or, when a stamp only moved the mtime
+ * back to the same second, as clean at that earlier identity, which no reader takes for the head.
+ */
 export async function writeSidecar(dbPath: string, s: Sidecar): Promise<void> {
-  await writeFileAtomic(sidecarPath(dbPath), JSON.stringify(s) + '\n');
+  await replaceFile(sidecarPath(dbPath), JSON.stringify(s) + '\n');
 }
 
 function walBytes(dbPath: string): number {

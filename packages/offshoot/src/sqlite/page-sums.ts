@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import { fail } from '../core/errors.js';
 import { CHECKSUM_FLAG } from '../ltx/checksum.js';
-import { writeFileAtomic } from '../platform/atomic-file.js';
+import { replaceFile } from '../platform/atomic-file.js';
 
 const MAGIC_V1 = Buffer.from('OSPS0001');
 const MAGIC_V2 = Buffer.from('OSPS0002');
@@ -118,7 +118,10 @@ export async function readPageSums(dbPath: string): Promise<PageSums | undefined
   }
 }
 
-/** Writes a checkout's page sums atomically. */
+/**
+ * Writes a checkout's page sums atomically but without fsync, like its `.sum` sidecar: sums a crash left stale or
+ * torn disagree with the checksum the `.sum` records, and every reader checks that before using them.
+ */
 export async function writePageSums(dbPath: string, sums: PageSums): Promise<void> {
-  await writeFileAtomic(pageSumsPath(dbPath), sums.encode());
+  await replaceFile(pageSumsPath(dbPath), sums.encode());
 }

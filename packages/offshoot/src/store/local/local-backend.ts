@@ -112,6 +112,10 @@ export class LocalBackend implements Backend {
 
   async put(key: string, body: Body, cond?: PutCondition): Promise<string> {
     const file = keyPath(this.root, key);
+    // A conditional replace of a key that is gone fails now, as delete's does, before a durable temp file is written
+    // for nothing (a lease given back after its branch was destroyed).
+    const ifMatch = cond !== undefined && 'ifMatch' in cond ? cond.ifMatch : undefined;
+    if (ifMatch !== undefined && !(await this.exists(file))) throw casConflict(key, ifMatch, undefined);
     let tmp;
     try {
       tmp = await writeTemp(dirname(file), body);

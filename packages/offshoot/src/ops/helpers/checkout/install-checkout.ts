@@ -17,9 +17,8 @@ import { cachedChain } from '../chain/materialize.js';
  * Materializes a ref's head at the branch's checkout path. The new file is built privately and renamed into place,
  * so a connection on the old file never sees it rewritten; the caller has quiesced any existing checkout, so the
  * old -wal/-shm (empty) are removed rather than replayed onto the new file. The sidecars are written first, naming
- * the private file's inode and the mtime it is about to get: their fsyncs then do not wait for the copy's data to
- * reach the disk, and until the rename they describe a file that is not at the path, so they can never vouch for
- * the wrong content.
+ * the private file's inode and the mtime it is about to get: until the rename they describe a file that is not at
+ * the path, so they can never vouch for the wrong content.
  */
 export async function installCheckout(
   ctx: OpsContext,

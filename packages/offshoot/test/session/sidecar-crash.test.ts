@@ -1,0 +1,170 @@
+// A checkout's sidecars (`.sum`, `.pages`) and a session's capture state are written without fsync. A crash can then
+// leave any earlier version of a sidecar, an empty one, or none: none of those may ever make a checkout pass for the
+// durable head when it holds something else, and what capture builds on them must still reach the store exactly.
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { captureStatePath } from '../../src/capture/capture-state.js';
+import { headIdentity } from '../../src/ops/helpers/branch/branch-ref.js';
+import { checkout } from '../../src/ops/checkout.js';
+import { acquireLease, releaseLease } from '../../src/ops/lease.js';
+import { create } from '../../src/ops/create.js';
+import { startCapture } from '../../src/session/live-capture.js';
+import { Session } from '../../src/session/session.js';
+import {
+  checkClean,
+  fingerprintOf,
+  readSidecar,
+  sameIdentity,
+  sidecarPath,
+} from '../../src/sqlite/checkout-sidecar.js';
+import { pageSumsPath } from '../../src/sqlite/page-sums.js';
+import { exportDump, openTestStore, type TestStore } from '../ops/harness.js';
+import { dump, runSql } from '../ops/sqlite-cli.js';
+
+describe('checkout sidecars a crash left behind', () => {
+  let ts: TestStore;
+  const t = { db: 'app', branch: 'main' };
+
+  before(async () => {
+    ts = await openTestStore();
+    const src = ts.tmpPath('src.db');
+    runSql(src, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t(v) VALUES ('seed');");
+    await create(ts.ctx, 'app', { from: src });
+  });
+  after(async () => ts.cleanup());
+
+  const live = () => ts.context({ now: () => new Date(), holder: 'daemon-host/1' });
+
+  // Writes one row through a session and closes it: the checkout is then stamped as the new head.
+  async function writeThroughSession(value: string): Promise<string> {
+    const s = await Session.open(live(), t, {});
+    try {
+      assert.deepEqual(s.warnings, [], 'the checkout held nothing the store lacks');
+      runSql(s.path, `INSERT INTO t(v) VALUES ('${value}');`);
+    } finally {
+      await s.close();
+    }
+    return s.path;
+  }
+
+  // The checkout and the head it should hold agree row for row, and both have every value.
+  async function assertCheckoutIsHead(co: string, values: string[]): Promise<void> {
+    const head = await exportDump(ts, t);
+    for (const v of values) assert.match(head, new RegExp(`'${v}'`), `the head has ${v}`);
+    assert.equal(dump(co), head, 'the checkout holds exactly the head');
+  }
+
+  it('a lost, emptied or torn sidecar never reads clean at the head, and the next session still flushes exactly', async () => {
+    const co = await writeThroughSession('first');
+    const values = ['seed', 'first'];
+    const damages: Array<[string, () => void]> = [
+      ['.sum removed', () => rmSync(sidecarPath(co))],
+      ['.sum empty', () => truncateSync(sidecarPath(co), 0)],
+      ['.sum half written', () => truncateSync(sidecarPath(co), 20)],
+      ['.pages empty', () => truncateSync(pageSumsPath(co), 0)],
+      ['.pages removed', () => rmSync(pageSumsPath(co))],
+    ];
+    for (const [what, damage] of damages) {
+      damage();
+      const sc = readSidecar(co);
+      if (what.startsWith('.sum')) {
+        assert.equal(sc, undefined, `${what}: no sidecar is read`);
+        assert.notEqual(await checkClean(co, sc), 'clean', `${what}: never clean`);
+      }
+      const value = `after ${what}`;
+      await writeThroughSession(value);
+      values.push(value);
+      await assertCheckoutIsHead(co, values);
+      assert.equal(await checkClean(co, readSidecar(co)), 'clean', `${what}: stamped again at close`);
+    }
+  });
+
+  it('an earlier sidecar whose fingerprint matches the file never passes for the head', async () => {
+    const s = await Session.open(live(), t, {});
+    const co = s.path;
+    const keep = ts.tmpPath('kept');
+    mkdirSync(keep);
+    copyFileSync(sidecarPath(co), path.join(keep, 'sum'));
+    copyFileSync(pageSumsPath(co), path.join(keep, 'pages'));
+    const earlier = readSidecar(co);
+    try {
+      runSql(co, "INSERT INTO t(v) VALUES ('past the earlier sidecar');");
+    } finally {
+      await s.close();
+    }
+    // The worst a crash can leave: the sidecars of the head the session started from, with the file's fingerprint
+    // as it is now (a stamp in the same second, the same size, the same inode).
+    assert.ok(earlier);
+    writeFileSync(sidecarPath(co), JSON.stringify({ ...earlier, ...fingerprintOf(co) }));
+    copyFileSync(path.join(keep, 'pages'), pageSumsPath(co));
+    const { ref } = await ts.store.getRef(t.db, t.branch);
+    assert.equal(await checkClean(co, readSidecar(co)), 'clean', 'the fingerprint matches');
+    assert.equal(sameIdentity(readSidecar(co), headIdentity(ref)), false, 'but it names an earlier head');
+
+    const r = await checkout(live(), t);
+    assert.equal(r.reused, false, 'not taken for the head: the head is materialized again');
+    assert.equal(r.txid, ref.head_txid);
+    await assertCheckoutIsHead(co, ['seed', 'past the earlier sidecar']);
+    await writeThroughSession('after the earlier sidecar');
+    await assertCheckoutIsHead(co, ['past the earlier sidecar', 'after the earlier sidecar']);
+  });
+
+  it('a session closed without flushing what it captured leaves its checkout unproven, and the next open keeps it', async () => {
+    const s = await Session.open(live(), t, { renewEveryMs: 3_600_000 });
+    const co = s.path;
+    const opened = readSidecar(co);
+    // Another holder takes the branch (from its clock the lease has lapsed): the session is fenced, its writes stay.
+    const outsider = ts.context({ now: () => new Date(Date.now() + 3_600_000), holder: 'elsewhere/2' });
+    try {
+      runSql(co, "INSERT INTO t(v) VALUES ('never flushed');");
+      await acquireLease(outsider, t);
+      await assert.rejects(s.flush({ kind: 'manual' }));
+      assert.equal(s.error?.code, 'FENCED');
+    } finally {
+      await s.close();
+    }
+    await releaseLease(outsider, t);
+    // Capture's stop moved the mtime a minute back; had it stayed there, a session opened and closed within one
+    // second would match the sidecars it opened with and read clean while holding a write the store lacks.
+    assert.ok(statSync(co).mtimeMs > Date.now() - 30_000, 'the mtime is no stamp');
+    assert.deepEqual(readSidecar(co), opened, 'the sidecars are the ones it opened with');
+    assert.notEqual(await checkClean(co, readSidecar(co)), 'clean');
+    const again = await Session.open(live(), t, {});
+    try {
+      assert.equal(again.warnings.length, 1, 'the unflushed write is kept as an undo branch');
+    } finally {
+      await again.close();
+    }
+    assert.doesNotMatch(await exportDump(ts, t), /never flushed/);
+    assert.match(await exportDump(ts, { db: 'app', branch: 'main-pre-reopen' }), /never flushed/);
+  });
+});
+
+describe("a session capture's state file", () => {
+  it('is never resumed from: capture refuses a directory an earlier capture used', async () => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
+    try {
+      const db = path.join(tmp, 'c.db');
+      runSql(db, 'PRAGMA journal_mode=WAL; CREATE TABLE t(x);');
+      const dir = path.join(tmp, 'capture-1');
+      mkdirSync(path.join(dir, 'engine'), { recursive: true });
+      writeFileSync(
+        captureStatePath(path.join(dir, 'engine')),
+        JSON.stringify({ off: 0, salt1: 0, salt2: 0, clean: true }),
+      );
+      await assert.rejects(
+        startCapture(db, { lineage: 'x', head_txid: 1, head_epoch: 1 } as never, {
+          dir,
+          log: () => undefined,
+          onFailure: () => undefined,
+        }),
+        (err: NodeJS.ErrnoException) => err.code === 'EEXIST',
+      );
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
