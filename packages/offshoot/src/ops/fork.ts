@@ -6,6 +6,7 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
+import type { VersionedRef } from '../store/store.js';
 import { readBranch } from './helpers/branch/branch-ref.js';
 import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
@@ -96,9 +97,17 @@ function checkOptions(opts: ForkOptions): Meta | undefined {
   return meta;
 }
 
-/** The source's state to fork: a checkpoint's txid, else the head after checkpointing a dirty checkout. */
-async function forkPoint(ctx: OpsContext, src: Target, opts: ForkOptions): Promise<{ ref: Ref; txid: number }> {
-  let { ref } = await readBranch(ctx, src.db, src.branch);
+/**
+ * The source's state to fork: a checkpoint's txid, else the head after checkpointing a dirty checkout. `read` is the
+ * source's ref as the caller read it (alongside its own checks), so a clean fork reads the source once.
+ */
+async function forkPoint(
+  ctx: OpsContext,
+  src: Target,
+  opts: ForkOptions,
+  read: Promise<VersionedRef>,
+): Promise<{ ref: Ref; txid: number }> {
+  let { ref } = await read;
   if (opts.at !== undefined) return { ref, txid: checkpointTxid(ref, src, opts.at) };
   if (await checkpointIfDirty(ctx, src, ref)) ref = (await readBranch(ctx, src.db, src.branch)).ref;
   return { ref, txid: ref.head_txid };
@@ -152,12 +161,15 @@ export async function fork(
   validateName('branch', newBranch);
   refuseReservedName(src.db, newBranch);
   const meta = checkOptions(opts);
+  // The source is read while the new name is checked; a taken name still wins over a missing source.
+  const source = readBranch(ctx, src.db, src.branch);
+  source.catch(() => undefined);
   if (await ctx.store.tryGetRef(src.db, newBranch)) {
     throw fail('ALREADY_EXISTS', `branch ${src.db}@${newBranch} already exists`, {
       hint: 'pick another name, or destroy the existing branch first',
     });
   }
-  const { ref, txid } = await forkPoint(ctx, src, opts);
+  const { ref, txid } = await forkPoint(ctx, src, opts, source);
   const fresh = await planLineageAt(ctx, src.db, new ChainResolver(ctx.store), ref.lineage, txid);
   const now = ctx.now();
   const child = childRef(src, txid, fresh, opts, meta, now);
@@ -218,7 +230,7 @@ export async function forkMany(
       { hint: 'pick other names, or destroy the existing branches first; nothing was forked' },
     );
   }
-  const { ref, txid } = await forkPoint(ctx, src, opts);
+  const { ref, txid } = await forkPoint(ctx, src, opts, readBranch(ctx, src.db, src.branch));
   const fresh = await newLineagesAt(ctx, src.db, new ChainResolver(ctx.store), ref.lineage, txid);
   const now = ctx.now();
   const created: string[] = [];

@@ -1,9 +1,9 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { inBatches } from '../../core/in-batches.js';
 import type { GroupCreateResult, NewObject } from '../backend.js';
 import { fsyncDir, writeTemp } from './atomic-write.js';
-import { storeError } from './fs-errors.js';
+import { isMissing, storeError } from './fs-errors.js';
 import { keyPath } from './key-path.js';
 import { linkCreateOnly } from './link-create-only.js';
 
@@ -107,7 +107,12 @@ export async function createGroup(root: string, tiers: readonly (readonly NewObj
     return { created, failed: { key: err.key, error: err.error } };
   } finally {
     await inBatches(planned.flat(), CONCURRENCY, async (p) => {
-      if (p.tmp !== undefined) await rm(p.tmp, { force: true });
+      // One unlink, not rm's stat and unlink; a temp file already gone is what we want.
+      if (p.tmp !== undefined) await unlink(p.tmp).catch((err: unknown) => ignoreMissing(err));
     });
   }
+}
+
+function ignoreMissing(err: unknown): void {
+  if (!isMissing(err)) throw err;
 }
