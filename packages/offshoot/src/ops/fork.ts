@@ -6,13 +6,14 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
+import type { VersionedRef } from '../store/store.js';
 import { readBranch } from './helpers/branch/branch-ref.js';
 import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { refuseReservedName } from './helpers/branch/undo-point-names.js';
 import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
-import { newLineageAt, newLineagesAt, type NewLineage } from './helpers/chain/new-lineage.js';
+import { planLineageAt, newLineagesAt, type NewLineage } from './helpers/chain/new-lineage.js';
 
 /** Options of fork: a checkpoint to fork at (else the head), a TTL, meta tags. */
 export interface ForkOptions {
@@ -38,7 +39,10 @@ export interface ForkManyResult extends Omit<ForkResult, 'branch'> {
   branches: string[];
 }
 
-/** Forks written at once by a batch: enough to overlap the store's durable writes without flooding its thread pool. */
+/**
+ * Snapshots copied (at the floor) or refs withdrawn at once by a batch: enough to overlap the store's writes without
+ * flooding its thread pool.
+ */
 const BATCH_CONCURRENCY = 32;
 
 /**
@@ -93,9 +97,17 @@ function checkOptions(opts: ForkOptions): Meta | undefined {
   return meta;
 }
 
-/** The source's state to fork: a checkpoint's txid, else the head after checkpointing a dirty checkout. */
-async function forkPoint(ctx: OpsContext, src: Target, opts: ForkOptions): Promise<{ ref: Ref; txid: number }> {
-  let { ref } = await readBranch(ctx, src.db, src.branch);
+/**
+ * The source's state to fork: a checkpoint's txid, else the head after checkpointing a dirty checkout. `read` is the
+ * source's ref as the caller read it (alongside its own checks), so a clean fork reads the source once.
+ */
+async function forkPoint(
+  ctx: OpsContext,
+  src: Target,
+  opts: ForkOptions,
+  read: Promise<VersionedRef>,
+): Promise<{ ref: Ref; txid: number }> {
+  let { ref } = await read;
   if (opts.at !== undefined) return { ref, txid: checkpointTxid(ref, src, opts.at) };
   if (await checkpointIfDirty(ctx, src, ref)) ref = (await readBranch(ctx, src.db, src.branch)).ref;
   return { ref, txid: ref.head_txid };
@@ -134,7 +146,8 @@ function expiryOf(opts: ForkOptions, now: Date): string | undefined {
 
 /**
  * `offshoot fork db[@src] <new>`: a copy-on-write child that shares the parent's durable objects through a
- * create-only base pointer — two small writes (base.json and the child ref) whatever the database size. A dirty
+ * create-only base pointer — two small writes (base.json and the child ref, one group commit that makes the base
+ * pointer durable before the ref exists) whatever the database size. A dirty
  * source checkout is checkpointed first (changed pages only) so the child holds everything committed before the
  * call; a chain already at the depth floor is materialized instead of shared. A fork that fails after writing its ref
  * withdraws it; a withdrawal that fails too is reported in the error, never swallowed.
@@ -148,16 +161,20 @@ export async function fork(
   validateName('branch', newBranch);
   refuseReservedName(src.db, newBranch);
   const meta = checkOptions(opts);
+  // The source is read while the new name is checked; a taken name still wins over a missing source.
+  const source = readBranch(ctx, src.db, src.branch);
+  source.catch(() => undefined);
   if (await ctx.store.tryGetRef(src.db, newBranch)) {
     throw fail('ALREADY_EXISTS', `branch ${src.db}@${newBranch} already exists`, {
       hint: 'pick another name, or destroy the existing branch first',
     });
   }
-  const { ref, txid } = await forkPoint(ctx, src, opts);
-  const fresh = await newLineageAt(ctx, src.db, new ChainResolver(ctx.store), ref.lineage, txid);
+  const { ref, txid } = await forkPoint(ctx, src, opts, source);
+  const fresh = await planLineageAt(ctx, src.db, new ChainResolver(ctx.store), ref.lineage, txid);
   const now = ctx.now();
   const child = childRef(src, txid, fresh, opts, meta, now);
-  await ctx.store.createRef(src.db, newBranch, child);
+  const made = await ctx.store.createForkRefs(src.db, [{ branch: newBranch, ref: child }]);
+  if (made.failed !== undefined) throw made.failed.error;
   try {
     await checkForkPointLive(ctx, fresh.dependsOn);
   } catch (err) {
@@ -180,8 +197,9 @@ export async function fork(
 /**
  * `offshoot fork db[@src] <new> <new>…`: many forks of one fork point, all or nothing. Every name is checked (valid,
  * distinct, not yet a branch) before anything is written; the source is read and its chain resolved once, then each
- * fork writes only its own two small objects (base.json and its ref), many at a time, and the fork point is checked
- * against GC once for all. If any write fails, the forks already made are withdrawn and the error names the branch
+ * fork writes only its own two small objects (base.json and its ref) in one group commit for the whole batch (every
+ * base pointer durable before any ref, each directory synced once), and the fork point is checked against GC once
+ * for all. If any write fails, the forks already made are withdrawn and the error names the branch
  * that failed (and any withdrawal that failed too, so nothing is left behind unreported).
  */
 export async function forkMany(
@@ -212,25 +230,25 @@ export async function forkMany(
       { hint: 'pick other names, or destroy the existing branches first; nothing was forked' },
     );
   }
-  const { ref, txid } = await forkPoint(ctx, src, opts);
+  const { ref, txid } = await forkPoint(ctx, src, opts, readBranch(ctx, src.db, src.branch));
   const fresh = await newLineagesAt(ctx, src.db, new ChainResolver(ctx.store), ref.lineage, txid);
   const now = ctx.now();
   const created: string[] = [];
   try {
+    const forks: Array<{ branch: string; ref: Ref }> = [];
     await inBatches(names, BATCH_CONCURRENCY, async (name, i) => {
-      const lineage = await fresh.next(i);
-      try {
-        await ctx.store.createRef(src.db, name, childRef(src, txid, lineage, opts, meta, now));
-      } catch (err) {
-        const e = asOffshootError(err);
-        throw fail(e.code, `fork of ${src.db}@${name}: ${e.message}`, {
-          ...(e.hint !== undefined ? { hint: e.hint } : {}),
-          retryable: e.retryable,
-          cause: err,
-        });
-      }
-      created.push(name);
+      forks[i] = { branch: name, ref: childRef(src, txid, await fresh.next(i), opts, meta, now) };
     });
+    const made = await ctx.store.createForkRefs(src.db, forks);
+    created.push(...made.created);
+    if (made.failed !== undefined) {
+      const e = asOffshootError(made.failed.error);
+      throw fail(e.code, `fork of ${src.db}@${made.failed.branch}: ${e.message}`, {
+        ...(e.hint !== undefined ? { hint: e.hint } : {}),
+        retryable: e.retryable,
+        cause: made.failed.error,
+      });
+    }
     await checkForkPointLive(ctx, fresh.dependsOn);
   } catch (err) {
     throw await withdraw(ctx, src.db, created, err);

@@ -19,6 +19,18 @@ export interface GetResult {
   etag: string;
 }
 
+/** One small object a group create writes. */
+export interface NewObject {
+  key: string;
+  body: Uint8Array;
+}
+
+/** What a group create did: the keys it created (each durable), and the first failure that stopped it, if any. */
+export interface GroupCreateResult {
+  created: string[];
+  failed?: { key: string; error: unknown };
+}
+
 /** What a backend can do beyond the common contract. */
 export interface BackendCapabilities {
   /** Delete-if-etag-matches is enforced by the backend itself. */
@@ -52,6 +64,13 @@ export interface Backend {
   deleteMany(keys: readonly string[]): Promise<void>;
   /** Every key starting with prefix, sorted by key (byte order). */
   list(prefix: string): Promise<ObjectInfo[]>;
+  /**
+   * Creates small objects create-only in tiers: every object of a tier is durable before any object of the next tier
+   * becomes visible, so a crash never leaves a later object naming an earlier one that is missing. A failure ends the
+   * call after its tier (later tiers are not written); objects it already created are reported, never removed.
+   * Optional: createInTiers (store/group-create.ts) falls back to one create-only put each, tier by tier.
+   */
+  createInTiers?(tiers: readonly (readonly NewObject[])[]): Promise<GroupCreateResult>;
   /** Copies src to dst without the data passing through the caller where the backend can. */
   copy(src: string, dst: string, cond?: { ifNoneMatch: true }): Promise<void>;
   /** Releases connections and handles. */

@@ -10,7 +10,8 @@ import {
   type DataObject,
 } from '../core/keys.js';
 import { parseRef, serializeRef, cloneRef, type BasePointer, type Ref } from '../core/ref.js';
-import type { Backend, Body } from './backend.js';
+import type { Backend, Body, NewObject } from './backend.js';
+import { createInTiers } from './group-create.js';
 import {
   encodeManifest,
   INITIAL_LAYOUT_VERSION,
@@ -189,13 +190,42 @@ export class Store {
     try {
       return await this.backend.put(refKey(db, branch), serializeRef(ref), { ifNoneMatch: true });
     } catch (err) {
-      if (hasCode(err, 'ALREADY_EXISTS') || hasCode(err, 'CAS_CONFLICT')) {
-        throw fail('ALREADY_EXISTS', `branch ${db}@${branch} already exists`, {
-          hint: 'pick another name, or destroy the existing branch first',
-        });
-      }
-      throw err;
+      throw refCreateError(db, branch, err);
     }
+  }
+
+  /**
+   * Creates the refs of new forks, each on a fresh lineage, as one group commit: the base pointer a ref carries is
+   * written create-only as its lineage's base.json, every one durable before any of the refs exists (so a crash never
+   * leaves a ref naming a missing base pointer), then the refs, create-only. Returns the branches whose refs were
+   * created; `failed` names the first branch whose base pointer or ref could not be written (refs already made are
+   * left for the caller to withdraw).
+   */
+  async createForkRefs(
+    db: string,
+    forks: ReadonlyArray<{ branch: string; ref: Ref }>,
+  ): Promise<{ created: string[]; failed?: { branch: string; error: unknown } }> {
+    const byKey = new Map<string, string>();
+    const bases: NewObject[] = [];
+    const refs: NewObject[] = [];
+    for (const { branch, ref } of forks) {
+      if (ref.base !== undefined) {
+        const key = baseKey(ref.lineage);
+        byKey.set(key, branch);
+        bases.push({ key, body: encodeBase(ref.base) });
+      }
+      const key = refKey(db, branch);
+      byKey.set(key, branch);
+      refs.push({ key, body: serializeRef(ref) });
+    }
+    if (bases.length > 0) await this.ensureSharedLayout();
+    const r = await createInTiers(this.backend, bases.length > 0 ? [bases, refs] : [refs]);
+    const refKeys = new Set(refs.map((o) => o.key));
+    const created = r.created.filter((k) => refKeys.has(k)).map((k) => byKey.get(k) as string);
+    if (r.failed === undefined) return { created };
+    const branch = byKey.get(r.failed.key) as string;
+    const error = refKeys.has(r.failed.key) ? refCreateError(db, branch, r.failed.error) : r.failed.error;
+    return { created, failed: { branch, error } };
   }
 
   /** Routes every write of db@branch's ref through guard until the returned function removes it. */
@@ -352,11 +382,26 @@ export class Store {
   /** Writes a lineage's base pointer create-only (immutable once written), bumping the layout first. */
   async writeBase(lineage: string, base: BasePointer): Promise<void> {
     await this.ensureSharedLayout();
-    await this.backend.put(baseKey(lineage), Buffer.from(JSON.stringify(base) + '\n'), { ifNoneMatch: true });
+    await this.backend.put(baseKey(lineage), encodeBase(base), { ifNoneMatch: true });
   }
 
   /** Releases the backend. */
   async close(): Promise<void> {
     await this.backend.close();
   }
+}
+
+/** A base pointer's stored bytes. */
+function encodeBase(base: BasePointer): Buffer {
+  return Buffer.from(JSON.stringify(base) + '\n');
+}
+
+/** A create-only ref write's failure in the caller's terms: a ref that is there already is the branch existing. */
+function refCreateError(db: string, branch: string, err: unknown): unknown {
+  if (hasCode(err, 'ALREADY_EXISTS') || hasCode(err, 'CAS_CONFLICT')) {
+    return fail('ALREADY_EXISTS', `branch ${db}@${branch} already exists`, {
+      hint: 'pick another name, or destroy the existing branch first',
+    });
+  }
+  return err;
 }

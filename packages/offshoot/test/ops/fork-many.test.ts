@@ -86,6 +86,31 @@ describe('fork of many names', () => {
     }
   });
 
+  it('writes no ref when a base pointer fails, so no ref ever names a missing base.json', async () => {
+    let faults: FaultBackend | undefined;
+    const ts = await openTestStore({ wrap: (b) => (faults = faultBackend(b)) });
+    try {
+      await seeded(ts);
+      const branchesBefore = await ts.store.listBranches('app');
+      faults?.inject({ method: 'put', key: /\/base\.json$/, fault: { status: 503 }, skip: 7, times: 1 });
+      const err = await rejectsCode(forkMany(ts.ctx, MAIN, names(20), { at: 'seed' }), 'UNAVAILABLE');
+      assert.match(err.message, /fork of app@ep-\d+/);
+      assert.equal(faults?.fired.length, 1);
+      assert.deepEqual(await ts.store.listBranches('app'), branchesBefore, 'no ref of the batch was written');
+      faults?.inject({ method: 'put', key: /\/base\.json$/, fault: { status: 503 }, times: 1 });
+      await rejectsCode(fork(ts.ctx, MAIN, 'alone', { at: 'seed' }), 'UNAVAILABLE');
+      assert.equal(await ts.store.tryGetRef('app', 'alone'), undefined, 'a single fork writes its ref last too');
+      await forkMany(ts.ctx, MAIN, names(20), { at: 'seed' });
+      for (const b of await ts.store.listBranches('app')) {
+        const { ref } = await ts.store.getRef('app', b);
+        if (ref.base !== undefined)
+          assert.deepEqual(await ts.store.readBase(ref.lineage), ref.base, `${b}'s base.json`);
+      }
+    } finally {
+      await ts.cleanup();
+    }
+  });
+
   it('reports the forks it could not withdraw by name', async () => {
     let faults: FaultBackend | undefined;
     const ts = await openTestStore({ wrap: (b) => (faults = faultBackend(b)) });

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { hasCode } from '../../src/core/errors.js';
 import type { ErrorCode, OffshootError } from '../../src/core/errors.js';
 import type { Backend } from '../../src/store/backend.js';
+import { createInTiers } from '../../src/store/group-create.js';
 
 const MiB = 1024 * 1024;
 const WORKER = fileURLToPath(new URL('./cas-race-worker.ts', import.meta.url));
@@ -409,6 +410,49 @@ export function runConformance(
         assert.deepEqual(
           (await b.list('')).map((o) => o.key),
           ['a/2', 'b/1'],
+        );
+      }));
+
+    it('a group create writes every tier: each object create-only, with its bytes, in many directories', () =>
+      withStore(async (b) => {
+        const tier = (top: string, n: number) =>
+          Array.from({ length: n }, (_, i) => ({ key: `${top}/l${i}/base.json`, body: bytes(`${top} ${i}`) }));
+        const bases = tier('data', 40);
+        const refs = Array.from({ length: 40 }, (_, i) => ({ key: `refs/db/f-${i}`, body: bytes(`ref ${i}`) }));
+        const r = await createInTiers(b, [bases, refs]);
+        assert.equal(r.failed, undefined);
+        assert.deepEqual([...r.created].sort(), [...bases, ...refs].map((o) => o.key).sort());
+        for (const o of [bases[0], bases[39], refs[0], refs[39]]) {
+          assert.deepEqual((await b.get(o?.key ?? '')).body, o?.body);
+        }
+        assert.deepEqual(
+          (await b.list('')).map((o) => o.key),
+          [...bases, ...refs].map((o) => o.key).sort(),
+          'nothing but the objects (no temp files)',
+        );
+      }));
+
+    it('a group create whose tier fails writes no later tier and reports what it created', () =>
+      withStore(async (b) => {
+        await b.put('data/taken/base.json', bytes('already here'));
+        const bases = ['data/a/base.json', 'data/taken/base.json', 'data/c/base.json'].map((key) => ({
+          key,
+          body: bytes(key),
+        }));
+        const refs = ['refs/db/a', 'refs/db/c'].map((key) => ({ key, body: bytes(key) }));
+        const r = await createInTiers(b, [bases, refs]);
+        assert.equal(r.failed?.key, 'data/taken/base.json');
+        assert.ok(hasCode(r.failed?.error, 'ALREADY_EXISTS'), String(r.failed?.error));
+        assert.ok(
+          r.created.every((k) => k.startsWith('data/')),
+          'no object of the later tier was created',
+        );
+        assert.deepEqual(await b.list('refs/'), [], 'no ref names a base pointer of the failed tier');
+        assert.deepEqual((await b.get('data/taken/base.json')).body, bytes('already here'));
+        const present = (await b.list('data/')).map((o) => o.key);
+        assert.deepEqual(
+          present.filter((k) => !r.created.includes(k)),
+          ['data/taken/base.json'],
         );
       }));
 

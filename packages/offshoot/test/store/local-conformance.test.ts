@@ -57,6 +57,33 @@ describe('local backend specifics', () => {
   });
   afterEach(() => rmSync(tmp, { recursive: true, force: true }));
 
+  it('a group create links nothing and leaves no temp file when one object cannot be placed', async () => {
+    const b = await openLocalBackend(root);
+    await b.put('data/file', bytes('an object where a directory would go'));
+    const r = await b.createInTiers([
+      [
+        { key: 'data/new/base.json', body: bytes('new') },
+        { key: 'data/file/base.json', body: bytes('collides') },
+      ],
+      [{ key: 'refs/db/x', body: bytes('names data/new') }],
+    ]);
+    assert.equal(r.failed?.key, 'data/file/base.json');
+    assert.deepEqual(r.created, []);
+    assert.deepEqual(allFiles(root), ['data/file'], 'no object, no ref and no .tmp- file were left');
+  });
+
+  it('a group create removes every temp file once its objects are in place', async () => {
+    const b = await openLocalBackend(root);
+    const objs = Array.from({ length: 70 }, (_, i) => ({ key: `data/l${i}/base.json`, body: bytes(String(i)) }));
+    const refs = objs.map((_, i) => ({ key: `refs/db/b${i}`, body: bytes(`ref ${i}`) }));
+    const r = await b.createInTiers([objs, refs]);
+    assert.equal(r.failed, undefined);
+    assert.equal(r.created.length, 140);
+    const files = allFiles(root);
+    assert.equal(files.length, 140);
+    assert.ok(!files.some((f) => path.basename(f).startsWith('.tmp-')));
+  });
+
   it('the etag is the hex SHA-256 of the content, from put, get and stat alike', async () => {
     const b = await openLocalBackend(root);
     const body = bytes('{"schema":2}');

@@ -1,17 +1,28 @@
 import { constants } from 'node:fs';
-import { copyFile, link, lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fail, hasCode } from '../../core/errors.js';
-import type { Backend, BackendCapabilities, Body, GetResult, ObjectInfo, PutCondition } from '../backend.js';
+import type {
+  Backend,
+  BackendCapabilities,
+  Body,
+  GetResult,
+  GroupCreateResult,
+  NewObject,
+  ObjectInfo,
+  PutCondition,
+} from '../backend.js';
 import { fsyncPath } from '../../platform/atomic-file.js';
 import { STREAM_CHUNK, fsyncDir, openTemp, pump, writeTemp } from './atomic-write.js';
 import { hashFile, hashHandle, sha256Hex } from './file-hash.js';
 import { isMissing, notFound, storeError } from './fs-errors.js';
+import { createGroup } from './group-create.js';
 import { DEFAULT_LOCK_TIMINGS, withKeyLock } from './key-lock.js';
 import type { LockTimings } from './key-lock.js';
 import { LOCK_SUFFIX, checkKey, keyPath, prefixDir } from './key-path.js';
+import { linkCreateOnly } from './link-create-only.js';
 import { pruneEmptyDirs } from './prune-empty-dirs.js';
 import { walkObjects } from './tree-walk.js';
 
@@ -197,25 +208,18 @@ export class LocalBackend implements Backend {
     await this.commit(dst, to, tmpPath, cond);
   }
 
+  /** A group commit: each file fsynced, then each directory a tier touched (or created) synced once per tier. */
+  createInTiers(tiers: readonly (readonly NewObject[])[]): Promise<GroupCreateResult> {
+    return createGroup(this.root, tiers);
+  }
+
   async close(): Promise<void> {}
 
   /** Moves a fully written temp file into place under cond; the temp file is gone afterwards either way. */
   private async commit(key: string, file: string, tmpPath: string, cond: PutCondition | undefined): Promise<void> {
     try {
       if (cond !== undefined && 'ifNoneMatch' in cond) {
-        // link() fails with EEXIST if the key exists, atomically and without the lock.
-        try {
-          await link(tmpPath, file);
-        } catch (err) {
-          // EEXIST from a directory at the key is a key/prefix collision, left for storeError to report.
-          const collides = async () => (await lstat(file).catch(() => undefined))?.isDirectory() === true;
-          if ((err as NodeJS.ErrnoException).code === 'EEXIST' && !(await collides())) {
-            throw fail('ALREADY_EXISTS', `object ${key} already exists`, {
-              hint: 'create-only writes never replace an object; pick a new key or read the existing one',
-            });
-          }
-          throw err;
-        }
+        await linkCreateOnly(key, tmpPath, file);
       } else {
         await this.locked(key, file, cond?.ifMatch, () => rename(tmpPath, file));
       }

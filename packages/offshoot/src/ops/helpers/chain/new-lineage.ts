@@ -61,6 +61,23 @@ export async function newLineageAt(
   txid: number,
   opts: { materialize?: boolean } = {},
 ): Promise<NewLineage> {
+  const fresh = await planLineageAt(ctx, db, resolver, lineage, txid, opts);
+  if (fresh.base !== undefined) await ctx.store.writeBase(fresh.lineage, fresh.base);
+  return fresh;
+}
+
+/**
+ * newLineageAt without writing the base pointer of a shared lineage: the caller writes it together with the ref that
+ * names it (Store.createForkRefs, one group commit). A materialized lineage's snapshot is written here.
+ */
+export async function planLineageAt(
+  ctx: OpsContext,
+  db: string,
+  resolver: ChainResolver,
+  lineage: string,
+  txid: number,
+  opts: { materialize?: boolean } = {},
+): Promise<NewLineage> {
   const chain = await resolver.resolve(lineage, txid);
   const id = newLineageId();
   const dependsOn = [...chain.members.map((m) => m.key), ...chain.baseKeys];
@@ -71,7 +88,6 @@ export async function newLineageAt(
     return { lineage: id, mode: 'materialized', path, dependsOn };
   }
   const base = await resolver.collapseBase(lineage, txid);
-  await ctx.store.writeBase(id, base);
   return { lineage: id, base, mode: 'shared', dependsOn };
 }
 
@@ -80,13 +96,14 @@ export interface NewLineages {
   mode: 'shared' | 'materialized';
   path?: 'fast' | 'slow';
   dependsOn: string[];
-  /** Starts the i-th lineage (a base pointer, or its own snapshot at the floor). */
+  /** Starts the i-th lineage: its own snapshot at the floor, else a base pointer left for the caller to write. */
   next(i: number): Promise<NewLineage>;
 }
 
 /**
- * newLineageAt for many lineages at one state (a batch fork): the chain is resolved and the base pointer collapsed
- * once, so each lineage then costs only its own create-only base.json (or, at the floor, its own snapshot).
+ * planLineageAt for many lineages at one state (a batch fork): the chain is resolved and the base pointer collapsed
+ * once, so each lineage then costs only its own create-only base.json, which the caller writes with the refs in one
+ * group commit (or, at the floor, its own snapshot, written here).
  */
 export async function newLineagesAt(
   ctx: OpsContext,
@@ -115,10 +132,6 @@ export async function newLineagesAt(
   return {
     mode: 'shared',
     dependsOn,
-    next: async () => {
-      const id = newLineageId();
-      await ctx.store.writeBase(id, base);
-      return { lineage: id, base, mode: 'shared', dependsOn };
-    },
+    next: () => Promise.resolve({ lineage: newLineageId(), base, mode: 'shared', dependsOn }),
   };
 }
