@@ -13,10 +13,10 @@ export interface ObjectInfo {
   etag?: string;
 }
 
-/** An object read whole. */
+/** An object read whole. A backend may compute etag only when it is first read (the local one hashes the body). */
 export interface GetResult {
   body: Buffer;
-  etag: string;
+  readonly etag: string;
 }
 
 /** What a backend can do beyond the common contract. */
@@ -52,6 +52,13 @@ export interface Backend {
   deleteMany(keys: readonly string[]): Promise<void>;
   /** Every key starting with prefix, sorted by key (byte order). */
   list(prefix: string): Promise<ObjectInfo[]>;
+  /** The keys list would give, without sizes: what a caller that needs no size asks (a local listing stats nothing). */
+  listKeys(prefix: string): Promise<string[]>;
+  /**
+   * Reads many small objects (refs, base pointers) whole, answering in the order of keys, undefined for a key that
+   * does not exist; each etag is what get would give, computed where the backend must only when a caller reads it.
+   */
+  getMany(keys: readonly string[]): Promise<Array<GetResult | undefined>>;
   /** Copies src to dst without the data passing through the caller where the backend can. */
   copy(src: string, dst: string, cond?: { ifNoneMatch: true }): Promise<void>;
   /** Releases connections and handles. */

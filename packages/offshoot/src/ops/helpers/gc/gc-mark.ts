@@ -51,8 +51,9 @@ export interface MarkListing {
  */
 export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], listed?: MarkListing): Promise<Mark> {
   const snapshot = refs ?? (await readRefSnapshot(ctx));
-  const listing = listed?.listing ?? (await ctx.store.backend.list('data/'));
-  const resolver = listed?.resolver ?? ChainResolver.fromListing(ctx.store, listing);
+  // Keys only: the mark needs which objects exist, never their sizes (a local listing would stat every one).
+  const keys = listed?.listing.map((o) => o.key) ?? (await ctx.store.backend.listKeys('data/'));
+  const resolver = listed?.resolver ?? ChainResolver.fromKeys(ctx.store, keys);
   const live = new Set<string>();
   const heads = new Map<string, LiveHead[]>();
   const chainIds = new Set<string>();
@@ -64,7 +65,7 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
     wholeLineages: new Set(),
     blind: false,
     unreadable: [],
-    present: new Set(listing.map((o) => o.key)),
+    present: new Set(keys),
   };
   const resolved = new Set<string>();
   const spines = new Set<string>();
@@ -76,6 +77,8 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
       await keepWhatItMayReach(resolver, mark, corrupt.body);
     }
   }
+  // Every base pointer the spines below will walk, read in a batch per spine level rather than one read per lineage.
+  await resolver.preloadBases(readable.map((x) => x.got.ref.lineage));
   // Branches at once; the memo entries are taken before any await, and every walk finishes before the mark returns.
   await inBatches(readable, GC_CONCURRENCY, async ({ db, branch, got }) => {
     const r = got.ref;
