@@ -68,6 +68,7 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
     present: new Set(keys),
   };
   const resolved = new Set<string>();
+  const chains = new Set<string>();
   const spines = new Set<string>();
   const readable: Array<{ db: string; branch: string; got: VersionedRef }> = [];
   for (const { db, branch, got, corrupt } of snapshot) {
@@ -93,7 +94,12 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
       resolved.add(at);
       const chain = await resolver.resolve(r.lineage, txid);
       for (const m of chain.members) live.add(m.key);
-      for (const id of prefixIds(chain.members)) chainIds.add(id);
+      // Many branches resolve to the same members (forks of one head): each distinct chain's ids are hashed once.
+      const members = chain.members.map((m) => m.key).join('\n');
+      if (!chains.has(members)) {
+        chains.add(members);
+        for (const id of prefixIds(chain.members)) chainIds.add(id);
+      }
       for (const k of chain.baseKeys) live.add(k);
     }
     for (let lin: string | undefined = r.lineage, hops = 0; lin !== undefined && hops < 4096; hops++) {
