@@ -12,6 +12,32 @@ export interface StatusPrinter {
 
 const ITEM_INDENT = '\n    ';
 
+// Pieces wait to be written together until the event loop turns (the next read of refs) or this many characters are
+// waiting: a write per branch is a system call per branch when stdout is a file.
+const COALESCE_CHARS = 64 * 1024;
+
+/** print, with the pieces of one turn of the event loop written as one; `flush` writes what waits. */
+function coalesced(print: (text: string) => Promise<void>) {
+  let pending = '';
+  let scheduled = false;
+  const flush = (): Promise<void> => {
+    scheduled = false;
+    const text = pending;
+    pending = '';
+    return text === '' ? Promise.resolve() : print(text);
+  };
+  const write = (text: string): Promise<void> => {
+    pending += text;
+    if (pending.length >= COALESCE_CHARS) return flush();
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(() => void (scheduled ? flush() : undefined));
+    }
+    return Promise.resolve();
+  };
+  return { write, end: (text: string) => write(text).then(flush) };
+}
+
 /**
  * A printer of one form. The --json document is written piece by piece yet byte for byte as the one-document printer
  * writes it (two-space indent, a branch per array item); JSON Lines is a branch per line, then one line holding the
@@ -19,22 +45,23 @@ const ITEM_INDENT = '\n    ';
  */
 export function statusPrinter(form: StatusForm, print: (text: string) => Promise<void>): StatusPrinter {
   let count = 0;
+  const out = coalesced(print);
   if (form === 'text')
     return {
-      branch: (b) => print(`${statusLine(b)}\n`),
-      end: (tail) => print(`${statusTailLines(tail).join('\n')}\n`),
+      branch: (b) => out.write(`${statusLine(b)}\n`),
+      end: (tail) => out.end(`${statusTailLines(tail).join('\n')}\n`),
     };
   if (form === 'jsonl')
     return {
-      branch: (b) => print(`${toJsonLine(b)}\n`),
-      end: (tail) => print(`${toJsonLine(tail)}\n`),
+      branch: (b) => out.write(`${toJsonLine(b)}\n`),
+      end: (tail) => out.end(`${toJsonLine(tail)}\n`),
     };
   return {
     branch: (b) =>
-      print(
+      out.write(
         `${count++ === 0 ? '{\n  "branches": [' : ','}${ITEM_INDENT}${toJsonDocument(b).replace(/\n/g, ITEM_INDENT)}`,
       ),
     // The rest of the document is its own document without the opening brace.
-    end: (tail) => print(`${count === 0 ? '{\n  "branches": []' : '\n  ]'},${toJsonDocument(tail).slice(1)}\n`),
+    end: (tail) => out.end(`${count === 0 ? '{\n  "branches": []' : '\n  ]'},${toJsonDocument(tail).slice(1)}\n`),
   };
 }

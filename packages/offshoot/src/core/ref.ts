@@ -96,7 +96,8 @@ function parseCheckpoint(v: unknown, name: string, schema: number, fallbackEpoch
 export function parseRef(bytes: Uint8Array): Ref {
   let raw: unknown;
   try {
-    raw = JSON.parse(Buffer.from(bytes).toString('utf8'));
+    // A view of the bytes, not a copy: status and GC parse every ref of the store.
+    raw = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
   } catch {
     throw corrupt('not JSON');
   }

@@ -44,7 +44,7 @@ export async function collectGarbage(ctx: OpsContext, grace: Duration): Promise<
 // Listed before the refs are read: an object written after the ref reads (a create or fork whose ref is not there
 // yet) is not in this listing, so it is never condemned by a mark that could not see its ref.
 async function listObjects(ctx: OpsContext): Promise<string[]> {
-  return (await ctx.store.backend.list('data/')).map((o) => o.key);
+  return ctx.store.backend.listKeys('data/');
 }
 
 // The sweep over `keys` (listed before `refs` were read), marking from that snapshot; the deletes wait on a second,

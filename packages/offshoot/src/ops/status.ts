@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { fail, hasCode } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
 import type { VersionedRef } from '../store/store.js';
@@ -43,17 +44,41 @@ export type StatusOptions = StatusFilterInput & {
   stateOf?: (db: string, branch: string, atRest: BranchState) => BranchState;
 };
 
-// Refs are read this many at a time (a ref read on S3 is a round trip) and still reported in listing order.
-const READ_AHEAD = 16;
+// Refs are read this many at a time, in one batched read (the next batch read while this one is reported): enough to
+// amortize a batch, few enough that a streamed status of any store holds little.
+const READ_BATCH = 256;
 
-type RefRead =
-  | { kind: 'branch'; status: BranchStatus }
-  | { kind: 'counted'; state: undefined }
-  | { kind: 'unreadable'; ref: UnreadableRef }
-  | { kind: 'gone' }
-  | { kind: 'failed'; err: unknown };
+// The names in a directory, or none when it does not exist.
+function namesIn(dir: string): Set<string> {
+  try {
+    return new Set(readdirSync(dir));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return new Set();
+    throw err;
+  }
+}
 
-function branchStatus(db: string, branch: string, r: Ref, state: BranchStatus['state'], path: string, now: Date) {
+/** Whether checkouts exist, by one listing of each database's checkout directory rather than a stat per branch. */
+function checkoutPresence(): (path: string) => boolean {
+  const listed = new Map<string, Set<string>>();
+  return (path) => {
+    const dir = dirname(path);
+    let names = listed.get(dir);
+    if (names === undefined) listed.set(dir, (names = namesIn(dir)));
+    // Listed is not yet there: a name may be a dangling link, which existsSync (as before) calls absent.
+    return names.has(basename(path)) && existsSync(path);
+  };
+}
+
+function branchStatus(
+  db: string,
+  branch: string,
+  r: Ref,
+  state: BranchStatus['state'],
+  checkedOut: boolean,
+  now: Date,
+) {
   const cps = Object.entries(r.checkpoints)
     .map(([name, c]) => ({ name, txid: c.txid, createdAt: c.created_at, meta: c.meta }))
     .sort((a, b) => a.txid - b.txid || a.name.localeCompare(b.name));
@@ -67,7 +92,7 @@ function branchStatus(db: string, branch: string, r: Ref, state: BranchStatus['s
     checkpoints: cps.map((c) => c.name),
     checkpointsV2: cps,
     protected: r.protected ?? false,
-    checkedOut: existsSync(path),
+    checkedOut,
     ttl: r.ttl,
     remaining: expiry === undefined ? undefined : remainingUntil(expiry, now),
     ...(expiry !== undefined ? { expiresAt: expiryText(expiry) } : {}),
@@ -97,9 +122,9 @@ async function listRefs(ctx: OpsContext, f: StatusFilter): Promise<Array<{ db: s
 }
 
 /**
- * `offshoot status`, streamed: reads each listed ref once, in listing order, and hands every branch that matches the
- * filter to `onBranch` as it is read (nothing is kept), then returns the rest of the report. Past the limit a
- * matching branch is only counted; without a state filter its state is not even computed.
+ * `offshoot status`, streamed: reads each listed ref once, in listing order and in batches, and hands every branch
+ * that matches the filter to `onBranch` as it is read (nothing is kept but the batch), then returns the rest of the
+ * report. Past the limit a matching branch is only counted; without a state filter its state is not even computed.
  */
 export async function scanStatus(
   ctx: OpsContext,
@@ -112,57 +137,48 @@ export async function scanStatus(
   let reported = 0;
   let more = 0;
   const unreadable: UnreadableRef[] = [];
-  const read = async (db: string, branch: string, full: boolean): Promise<RefRead> => {
-    try {
-      const got = await ctx.store.tryGetRef(db, branch);
-      if (!got) return { kind: 'gone' };
-      if (!full && f.states === undefined) return { kind: 'counted', state: undefined };
+  const present = checkoutPresence();
+  const readBatch = (from: number) => {
+    const batch = pairs.slice(from, from + READ_BATCH);
+    return { batch, read: ctx.store.rawRefs(batch) };
+  };
+  // Each batch's read is started before the last one is reported; one that failed unawaited is not left unhandled.
+  let next = pairs.length > 0 ? readBatch(0) : undefined;
+  for (let from = 0; next !== undefined; from += READ_BATCH) {
+    const { batch, read } = next;
+    next = from + READ_BATCH < pairs.length ? readBatch(from + READ_BATCH) : undefined;
+    next?.read.catch(() => undefined);
+    const bodies = await read;
+    for (let i = 0; i < batch.length; i++) {
+      const got = bodies[i];
+      if (got === undefined) continue;
+      const { db, branch } = batch[i] as { db: string; branch: string };
+      let ref: Ref;
+      try {
+        ref = ctx.store.parseBranchRef(db, branch, got.body);
+      } catch (err) {
+        if (!hasCode(err, 'CORRUPT')) throw err;
+        unreadable.push({ db, branch, code: err.code, error: err.message, hint: err.hint });
+        continue;
+      }
+      // Past the limit a branch is only counted; without a state filter its state is not even computed.
+      if (f.limit !== undefined && reported >= f.limit && f.states === undefined) {
+        more++;
+        continue;
+      }
       const path = checkoutPath(ctx.checkoutRoot, db, branch);
-      const atRest = await branchState(got.ref, path, now);
+      const checkedOut = present(path);
+      const atRest = await branchState(ref, path, now, checkedOut);
       const state = opts.stateOf === undefined ? atRest : opts.stateOf(db, branch, atRest);
-      if (f.states !== undefined && !f.states.has(state)) return { kind: 'gone' };
-      return { kind: 'branch', status: branchStatus(db, branch, got.ref, state, path, now) };
-    } catch (err) {
-      if (!hasCode(err, 'CORRUPT')) return { kind: 'failed', err };
-      return { kind: 'unreadable', ref: { db, branch, code: err.code, error: err.message, hint: err.hint } };
+      if (f.states !== undefined && !f.states.has(state)) continue;
+      if (f.limit !== undefined && reported >= f.limit) {
+        more++;
+        continue;
+      }
+      reported++;
+      await onBranch(branchStatus(db, branch, ref, state, checkedOut, now));
     }
-  };
-  // The window may run ahead of the limit by READ_AHEAD full reads; those are counted, never reported. A ref read
-  // only to be counted is read again in full if the branches before it left room under the limit after all.
-  const window: Array<{ db: string; branch: string; read: Promise<RefRead> }> = [];
-  let next = 0;
-  const fill = (): void => {
-    while (window.length < READ_AHEAD && next < pairs.length) {
-      const { db, branch } = pairs[next++] as { db: string; branch: string };
-      const full = f.limit === undefined || reported + window.length < f.limit;
-      window.push({ db, branch, read: read(db, branch, full) });
-    }
-  };
-  fill();
-  let failure: unknown;
-  while (window.length > 0) {
-    const head = window.shift() as { db: string; branch: string; read: Promise<RefRead> };
-    let got = await head.read;
-    if (got.kind === 'failed') failure ??= got.err;
-    if (failure !== undefined) continue;
-    fill();
-    if (got.kind === 'counted' && f.limit !== undefined && reported < f.limit)
-      got = await read(head.db, head.branch, true);
-    if (got.kind === 'failed') {
-      failure = got.err;
-      continue;
-    }
-    if (got.kind === 'unreadable') unreadable.push(got.ref);
-    if (got.kind === 'counted') more++;
-    if (got.kind !== 'branch') continue;
-    if (f.limit !== undefined && reported >= f.limit) {
-      more++;
-      continue;
-    }
-    reported++;
-    await onBranch(got.status);
   }
-  if (failure !== undefined) throw failure;
   const entries = await roCacheEntries(ctx.checkoutRoot);
   return {
     unreadable,
@@ -196,9 +212,10 @@ export async function branchView(
   if (got === undefined) return undefined;
   const now = ctx.now();
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
-  const atRest = await branchState(got.ref, path, now);
+  const checkedOut = existsSync(path);
+  const atRest = await branchState(got.ref, path, now, checkedOut);
   const state = stateOf === undefined ? atRest : stateOf(db, branch, atRest);
-  return { status: branchStatus(db, branch, got.ref, state, path, now), got };
+  return { status: branchStatus(db, branch, got.ref, state, checkedOut, now), got };
 }
 
 /** `offshoot status`: every matching branch's state, storage class, head, checkpoints, protection and TTL — no database reads. */

@@ -13,10 +13,10 @@ export interface ObjectInfo {
   etag?: string;
 }
 
-/** An object read whole. */
+/** An object read whole. A backend may compute etag only when it is first read (the local one hashes the body). */
 export interface GetResult {
   body: Buffer;
-  etag: string;
+  readonly etag: string;
 }
 
 /** One small object a group create writes. */
@@ -71,6 +71,13 @@ export interface Backend {
    * Optional: createInTiers (store/group-create.ts) falls back to one create-only put each, tier by tier.
    */
   createInTiers?(tiers: readonly (readonly NewObject[])[]): Promise<GroupCreateResult>;
+  /** The keys list would give, without sizes: what a caller that needs no size asks (a local listing stats nothing). */
+  listKeys(prefix: string): Promise<string[]>;
+  /**
+   * Reads many small objects (refs, base pointers) whole, answering in the order of keys, undefined for a key that
+   * does not exist; each etag is what get would give, computed where the backend must only when a caller reads it.
+   */
+  getMany(keys: readonly string[]): Promise<Array<GetResult | undefined>>;
   /** Copies src to dst without the data passing through the caller where the backend can. */
   copy(src: string, dst: string, cond?: { ifNoneMatch: true }): Promise<void>;
   /** Releases connections and handles. */

@@ -35,6 +35,21 @@ export class ChainResolver {
    * written before the ref that reaches them, so such a listing holds all of them.
    */
   static fromListing(store: Store, listing: readonly ObjectInfo[]): ChainResolver {
+    return ChainResolver.fromObjects(store, listing);
+  }
+
+  /**
+   * fromListing over a key-only listing (`Backend.listKeys`): the members' sizes are not known and read as 0, so it
+   * serves a caller that needs only which objects a chain holds (GC's mark), never a download.
+   */
+  static fromKeys(store: Store, keys: readonly string[]): ChainResolver {
+    return ChainResolver.fromObjects(
+      store,
+      keys.map((key) => ({ key, size: 0 })),
+    );
+  }
+
+  private static fromObjects(store: Store, listing: Iterable<ObjectInfo>): ChainResolver {
     const objects = new Map<string, DataObject[]>();
     const bases = new Set<string>();
     for (const o of listing) {
@@ -48,6 +63,31 @@ export class ChainResolver {
     const r = new ChainResolver(store);
     r.listed = { objects, bases };
     return r;
+  }
+
+  /**
+   * Reads the base pointers of lineages, and of the lineages those point at down their spines, a batched read per
+   * level, into the cache base() answers from: what a caller about to resolve many lineages asks first (GC's mark),
+   * so it pays one batch rather than one read per lineage.
+   */
+  async preloadBases(lineages: Iterable<string>): Promise<void> {
+    let level = [...new Set(lineages)];
+    for (let depth = 0; level.length > 0 && depth < MAX_SPINE; depth++) {
+      const wanted: string[] = [];
+      for (const l of level) {
+        if (this.bases.has(l)) continue;
+        if (this.listed === undefined || this.listed.bases.has(baseKey(l))) wanted.push(l);
+        else this.bases.set(l, Promise.resolve(undefined));
+      }
+      const read = await this.store.readBases(wanted);
+      const below = new Set<string>();
+      wanted.forEach((l, i) => {
+        const b = read[i];
+        this.bases.set(l, Promise.resolve(b));
+        if (b !== undefined) below.add(b.lineage);
+      });
+      level = [...below];
+    }
   }
 
   /** The lineage's LTX objects (cached). */

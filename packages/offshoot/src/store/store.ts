@@ -10,7 +10,7 @@ import {
   type DataObject,
 } from '../core/keys.js';
 import { parseRef, serializeRef, cloneRef, type BasePointer, type Ref } from '../core/ref.js';
-import type { Backend, Body, NewObject } from './backend.js';
+import type { Backend, Body, GetResult, NewObject } from './backend.js';
 import { createInTiers } from './group-create.js';
 import {
   encodeManifest,
@@ -26,6 +26,16 @@ import type { StoreSpec } from './store-spec.js';
 export interface VersionedRef {
   ref: Ref;
   etag: string;
+}
+
+/** A parsed ref whose etag is asked of its read only when a caller needs it (the local store hashes the bytes for it). */
+export function versionedRef(ref: Ref, read: GetResult): VersionedRef {
+  return {
+    ref,
+    get etag() {
+      return read.etag;
+    },
+  };
 }
 
 /**
@@ -140,7 +150,7 @@ export class Store {
   async tryGetRef(db: string, branch: string): Promise<VersionedRef | undefined> {
     const got = await this.rawRef(db, branch);
     if (got === undefined) return undefined;
-    return { ref: this.parseBranchRef(db, branch, got.body), etag: got.etag };
+    return versionedRef(this.parseBranchRef(db, branch, got.body), got);
   }
 
   /** Parses the stored bytes of db@branch's ref; a malformed one is CORRUPT, naming the branch and the fix. */
@@ -161,14 +171,21 @@ export class Store {
   }
 
   /** A ref's stored bytes and etag without parsing them (how a malformed ref is salvaged or removed). */
-  async rawRef(db: string, branch: string): Promise<{ body: Buffer; etag: string } | undefined> {
+  async rawRef(db: string, branch: string): Promise<GetResult | undefined> {
     try {
-      const got = await this.backend.get(refKey(db, branch));
-      return { body: got.body, etag: got.etag };
+      return await this.backend.get(refKey(db, branch));
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) return undefined;
       throw err;
     }
+  }
+
+  /**
+   * The stored bytes of many refs in one batched read, in the order given, undefined for a branch that does not exist:
+   * how status and GC read every ref. Each etag is the one a compare-and-swap names (computed only if read).
+   */
+  rawRefs(branches: ReadonlyArray<{ db: string; branch: string }>): Promise<Array<GetResult | undefined>> {
+    return this.backend.getMany(branches.map(({ db, branch }) => refKey(db, branch)));
   }
 
   /** Reads a ref; NOT_FOUND names the branch and how to list what exists. */
@@ -318,8 +335,8 @@ export class Store {
   /** Every database that has at least one ref, sorted. */
   async listDbs(): Promise<string[]> {
     const dbs = new Set<string>();
-    for (const o of await this.backend.list('refs/')) {
-      const k = parseRefKey(o.key);
+    for (const key of await this.backend.listKeys('refs/')) {
+      const k = parseRefKey(key);
       if (k) dbs.add(k.db);
     }
     return [...dbs].sort();
@@ -328,8 +345,8 @@ export class Store {
   /** Every branch of a database, sorted. */
   async listBranches(db: string): Promise<string[]> {
     const out: string[] = [];
-    for (const o of await this.backend.list(`refs/${db}/`)) {
-      const k = parseRefKey(o.key);
+    for (const key of await this.backend.listKeys(`refs/${db}/`)) {
+      const k = parseRefKey(key);
       if (k && k.db === db) out.push(k.branch);
     }
     return out.sort();
@@ -338,8 +355,8 @@ export class Store {
   /** Every (db, branch) pair in the store, sorted. */
   async listAllBranches(): Promise<Array<{ db: string; branch: string }>> {
     const out: Array<{ db: string; branch: string }> = [];
-    for (const o of await this.backend.list('refs/')) {
-      const k = parseRefKey(o.key);
+    for (const key of await this.backend.listKeys('refs/')) {
+      const k = parseRefKey(key);
       if (k) out.push(k);
     }
     return out;
@@ -364,12 +381,26 @@ export class Store {
   /** The base pointer of a lineage, or undefined for a self-contained lineage. */
   async readBase(lineage: string): Promise<BasePointer | undefined> {
     try {
-      const got = await this.backend.get(baseKey(checkLineageId(lineage)));
-      const b = JSON.parse(got.body.toString('utf8')) as BasePointer;
+      return this.parseBase(lineage, (await this.backend.get(baseKey(checkLineageId(lineage)))).body);
+    } catch (err) {
+      if (hasCode(err, 'NOT_FOUND')) return undefined;
+      throw err;
+    }
+  }
+
+  /** The base pointers of many lineages in one batched read, in the order given (undefined: self-contained). */
+  async readBases(lineages: readonly string[]): Promise<Array<BasePointer | undefined>> {
+    const got = await this.backend.getMany(lineages.map((l) => baseKey(checkLineageId(l))));
+    return got.map((g, i) => (g === undefined ? undefined : this.parseBase(lineages[i] as string, g.body)));
+  }
+
+  // A stored base pointer, checked; anything else is CORRUPT naming the lineage.
+  private parseBase(lineage: string, body: Buffer): BasePointer {
+    try {
+      const b = JSON.parse(body.toString('utf8')) as BasePointer;
       if (typeof b.lineage !== 'string' || typeof b.txid !== 'number') throw new Error('malformed');
       return { lineage: checkLineageId(b.lineage), txid: b.txid };
     } catch (err) {
-      if (hasCode(err, 'NOT_FOUND')) return undefined;
       if (err instanceof Error && !('code' in err && 'retryable' in err)) {
         throw fail('CORRUPT', `base pointer of lineage ${lineage} is malformed`, {
           hint: 'restore data/<lineage>/base.json from a backup',

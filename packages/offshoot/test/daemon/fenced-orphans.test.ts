@@ -58,6 +58,12 @@ class GatedBackend implements Backend {
   delete(key: string, opts?: { ifMatch?: string }): Promise<void> {
     return this.inner.delete(key, opts);
   }
+  listKeys(prefix: string): Promise<string[]> {
+    return this.inner.listKeys(prefix);
+  }
+  getMany(keys: readonly string[]): Promise<Array<GetResult | undefined>> {
+    return this.inner.getMany(keys);
+  }
   deleteMany(keys: readonly string[]): Promise<void> {
     return this.inner.deleteMany(keys);
   }

@@ -2,6 +2,7 @@
 import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Backend, Body, GetResult, ObjectInfo, PutCondition } from '../../src/store/backend.js';
+import { getEach } from '../../src/store/get-each.js';
 
 /** One request the proxy passed through. */
 export interface BackendCall {
@@ -84,6 +85,16 @@ export class CountingBackend implements Backend {
   list(prefix: string): Promise<ObjectInfo[]> {
     this.calls.push({ op: 'list', key: prefix });
     return this.inner.list(prefix);
+  }
+
+  /** A list, recorded as one and passed through list, so a subclass intercepting listings sees this one too. */
+  async listKeys(prefix: string): Promise<string[]> {
+    return (await this.list(prefix)).map((o) => o.key);
+  }
+
+  /** A get per key, each recorded and passed through get, so a subclass intercepting reads sees these too. */
+  getMany(keys: readonly string[]): Promise<Array<GetResult | undefined>> {
+    return getEach(this, keys);
   }
 
   copy(src: string, dst: string, cond?: { ifNoneMatch: true }): Promise<void> {

@@ -343,6 +343,52 @@ export function runConformance(
         );
       }));
 
+    it('listKeys gives exactly the keys list gives, in the same order, for any prefix', () =>
+      withStore(async (b) => {
+        const keys = [
+          'refs/db2/main',
+          'refs/db/main',
+          'refs/dbx',
+          'refs/db/x.lock',
+          'refs/db/.tmp-x',
+          'refs/.tmp-db/main',
+          'offshoot.json',
+          'data/0123/1/snapshot-0000000000000001.ltx',
+          'data/0123/base.json',
+        ];
+        for (const k of keys) await b.put(k, bytes(k));
+        for (const prefix of ['', 'refs/', 'refs/db', 'refs/db/', 'refs/db/x', 'data/', 'nothing/', 'refs/db/main/']) {
+          assert.deepEqual(
+            await b.listKeys(prefix),
+            (await b.list(prefix)).map((o) => o.key),
+            `prefix ${JSON.stringify(prefix)}`,
+          );
+        }
+        assert.deepEqual(await b.listKeys('refs/db/'), ['refs/db/.tmp-x', 'refs/db/main', 'refs/db/x.lock']);
+      }));
+
+    it('getMany answers in the order asked, undefined for a missing key or a prefix, with the etags get gives', () =>
+      withStore(async (b) => {
+        const keys = Array.from({ length: 150 }, (_, i) => `refs/db/b-${i}`);
+        const etags = new Map<string, string>();
+        for (const k of keys) etags.set(k, await b.put(k, bytes(`body of ${k}`)));
+        const asked = ['refs/db/b-149', 'refs/db/absent', 'refs/db', ...keys.slice(0, 140)];
+        const got = await b.getMany(asked);
+        assert.equal(got.length, asked.length);
+        assert.equal(got[1], undefined);
+        assert.equal(got[2], undefined);
+        for (const [i, k] of asked.entries()) {
+          if (i === 1 || i === 2) continue;
+          assert.deepEqual(got[i]?.body, bytes(`body of ${k}`), k);
+          assert.equal(got[i]?.etag, etags.get(k), k);
+        }
+        // The etag a batched read gives is one a compare-and-swap accepts.
+        const first = got[0];
+        assert.ok(first !== undefined);
+        await b.put('refs/db/b-149', bytes('next'), { ifMatch: first.etag });
+        assert.deepEqual(await b.getMany([]), []);
+      }));
+
     it('list returns more than 1000 keys complete and in order; deleteMany removes them all', () =>
       withStore(async (b) => {
         const keys = Array.from({ length: 1050 }, (_, i) => `many/k-${String(i).padStart(4, '0')}`);

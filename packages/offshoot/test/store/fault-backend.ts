@@ -12,6 +12,7 @@ import type {
   ObjectInfo,
   PutCondition,
 } from '../../src/store/backend.js';
+import { getEach } from '../../src/store/get-each.js';
 
 /** The Backend methods that reach the store. */
 export type BackendMethod =
@@ -186,6 +187,16 @@ export class FaultBackend implements Backend {
     return this.run('list', prefix, undefined, () => this.inner.list(prefix));
   }
 
+  /** Passed through list, so a rule on `list` fires for key-only listings too. */
+  async listKeys(prefix: string): Promise<string[]> {
+    return (await this.list(prefix)).map((o) => o.key);
+  }
+
+  /** A get per key, so a rule on `get` of any of the keys fires as it would for single reads. */
+  getMany(keys: readonly string[]): Promise<Array<GetResult | undefined>> {
+    return getEach(this, keys);
+  }
+
   copy(src: string, dst: string, cond?: { ifNoneMatch: true }): Promise<void> {
     return this.run('copy', dst, cond, () => this.inner.copy(src, dst, cond));
   }
@@ -285,6 +296,11 @@ export function countingBackend(inner: Backend): CountingBackend {
     delete: (key, opts) => (count('delete', key), inner.delete(key, opts)),
     deleteMany: (keys) => (count('deleteMany', keys.join(',')), inner.deleteMany(keys)),
     list: (prefix) => (count('list', prefix), inner.list(prefix)),
+    listKeys: (prefix) => (count('list', prefix), inner.listKeys(prefix)),
+    getMany: (keys) => {
+      for (const key of keys) count('get', key);
+      return inner.getMany(keys);
+    },
     copy: (src, dst, cond) => (count('copy', `${src} -> ${dst}`), inner.copy(src, dst, cond)),
     close: () => inner.close(),
   };

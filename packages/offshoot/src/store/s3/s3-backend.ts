@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { asOffshootError, fail, hasCode } from '../../core/errors.js';
 import type { OffshootError } from '../../core/errors.js';
 import type { Backend, BackendCapabilities, Body, GetResult, ObjectInfo, PutCondition } from '../backend.js';
+import { getEach } from '../get-each.js';
 import { fsyncDir, openTemp } from '../local/atomic-write.js';
 import { CallDeadline } from './call-deadline.js';
 import { CURRENT_ETAG_REFUSED, casProbe } from './cas-probe.js';
@@ -235,7 +236,21 @@ export class S3Backend implements Backend {
       }
       token = out.IsTruncated === true ? out.NextContinuationToken : undefined;
     } while (token !== undefined);
-    return found.sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
+    // Byte order; each key's bytes made once, not once per comparison.
+    return found
+      .map((o) => ({ o, bytes: Buffer.from(o.key) }))
+      .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
+      .map(({ o }) => o);
+  }
+
+  /** ListObjectsV2 returns keys and sizes together: the same requests as list. */
+  async listKeys(prefix: string): Promise<string[]> {
+    return (await this.list(prefix)).map((o) => o.key);
+  }
+
+  /** One GET per key, a bounded number at a time (each is a round trip; S3 has no batched read). */
+  getMany(keys: readonly string[]): Promise<Array<GetResult | undefined>> {
+    return getEach(this, keys);
   }
 
   /**

@@ -9,11 +9,12 @@ export type BranchState = 'error' | 'pending' | 'active' | 'dirty' | 'detached' 
 /**
  * The at-rest state of a branch, computed without reading the database: active (live lease), detached (the
  * checkout holds another lineage), dirty (same lineage, changed since materialized or checkpointed — by the O(1)
- * fingerprint, or uncheckpointed -wal content), idle otherwise (no checkout, no sidecar, or merely stale).
+ * fingerprint, or uncheckpointed -wal content), idle otherwise (no checkout, no sidecar, or merely stale). `exists`
+ * is whether the checkout exists, when the caller already knows.
  */
-export async function branchState(ref: Ref, checkout: string, now: Date): Promise<BranchState> {
+export async function branchState(ref: Ref, checkout: string, now: Date, exists?: boolean): Promise<BranchState> {
   if (leaseLive(ref, now)) return 'active';
-  if (!existsSync(checkout)) return 'idle';
+  if (!(exists ?? existsSync(checkout))) return 'idle';
   const sc = readSidecar(checkout);
   if (sc === undefined) return 'idle';
   if (sc.lineage !== ref.lineage) return 'detached';

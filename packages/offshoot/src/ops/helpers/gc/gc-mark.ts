@@ -51,8 +51,9 @@ export interface MarkListing {
  */
 export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], listed?: MarkListing): Promise<Mark> {
   const snapshot = refs ?? (await readRefSnapshot(ctx));
-  const listing = listed?.listing ?? (await ctx.store.backend.list('data/'));
-  const resolver = listed?.resolver ?? ChainResolver.fromListing(ctx.store, listing);
+  // Keys only: the mark needs which objects exist, never their sizes (a local listing would stat every one).
+  const keys = listed?.listing.map((o) => o.key) ?? (await ctx.store.backend.listKeys('data/'));
+  const resolver = listed?.resolver ?? ChainResolver.fromKeys(ctx.store, keys);
   const live = new Set<string>();
   const heads = new Map<string, LiveHead[]>();
   const chainIds = new Set<string>();
@@ -64,9 +65,10 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
     wholeLineages: new Set(),
     blind: false,
     unreadable: [],
-    present: new Set(listing.map((o) => o.key)),
+    present: new Set(keys),
   };
   const resolved = new Set<string>();
+  const chains = new Set<string>();
   const spines = new Set<string>();
   const readable: Array<{ db: string; branch: string; got: VersionedRef }> = [];
   for (const { db, branch, got, corrupt } of snapshot) {
@@ -76,6 +78,8 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
       await keepWhatItMayReach(resolver, mark, corrupt.body);
     }
   }
+  // Every base pointer the spines below will walk, read in a batch per spine level rather than one read per lineage.
+  await resolver.preloadBases(readable.map((x) => x.got.ref.lineage));
   // Branches at once; the memo entries are taken before any await, and every walk finishes before the mark returns.
   await inBatches(readable, GC_CONCURRENCY, async ({ db, branch, got }) => {
     const r = got.ref;
@@ -90,7 +94,12 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
       resolved.add(at);
       const chain = await resolver.resolve(r.lineage, txid);
       for (const m of chain.members) live.add(m.key);
-      for (const id of prefixIds(chain.members)) chainIds.add(id);
+      // Many branches resolve to the same members (forks of one head): each distinct chain's ids are hashed once.
+      const members = chain.members.map((m) => m.key).join('\n');
+      if (!chains.has(members)) {
+        chains.add(members);
+        for (const id of prefixIds(chain.members)) chainIds.add(id);
+      }
       for (const k of chain.baseKeys) live.add(k);
     }
     for (let lin: string | undefined = r.lineage, hops = 0; lin !== undefined && hops < 4096; hops++) {

@@ -1,10 +1,12 @@
 import { hasCode } from '../../../core/errors.js';
-import { inBatches } from '../../../core/in-batches.js';
-import type { VersionedRef } from '../../../store/store.js';
+import { versionedRef, type VersionedRef } from '../../../store/store.js';
 import type { OpsContext } from '../context/context.js';
 
 /** Refs read at once: enough to overlap the store's round trips without flooding its thread pool. */
 export const GC_CONCURRENCY = 16;
+
+// Refs asked of the store in one batched read: a bound on what is held at once beyond the parsed refs themselves.
+const SNAPSHOT_BATCH = 1024;
 
 /** One ref as a pass read it: parsed with its etag, or (malformed) its CORRUPT error and the bytes it had. */
 export type SnapshotRef =
@@ -18,16 +20,20 @@ export type SnapshotRef =
  */
 export async function readRefSnapshot(ctx: OpsContext): Promise<SnapshotRef[]> {
   const names = await ctx.store.listAllBranches();
-  const read: Array<SnapshotRef | undefined> = new Array(names.length);
-  await inBatches(names, GC_CONCURRENCY, async ({ db, branch }, i) => {
-    const raw = await ctx.store.rawRef(db, branch);
-    if (raw === undefined) return;
-    try {
-      read[i] = { db, branch, got: { ref: ctx.store.parseBranchRef(db, branch, raw.body), etag: raw.etag } };
-    } catch (err) {
-      if (!hasCode(err, 'CORRUPT')) throw err;
-      read[i] = { db, branch, corrupt: { message: err.message, body: raw.body } };
-    }
-  });
-  return read.filter((r) => r !== undefined);
+  const out: SnapshotRef[] = [];
+  for (let from = 0; from < names.length; from += SNAPSHOT_BATCH) {
+    const batch = names.slice(from, from + SNAPSHOT_BATCH);
+    const raws = await ctx.store.rawRefs(batch);
+    batch.forEach(({ db, branch }, i) => {
+      const raw = raws[i];
+      if (raw === undefined) return;
+      try {
+        out.push({ db, branch, got: versionedRef(ctx.store.parseBranchRef(db, branch, raw.body), raw) });
+      } catch (err) {
+        if (!hasCode(err, 'CORRUPT')) throw err;
+        out.push({ db, branch, corrupt: { message: err.message, body: raw.body } });
+      }
+    });
+  }
+  return out;
 }
