@@ -4,6 +4,7 @@ import type { Ref } from '../core/ref.js';
 import type { BranchStatus, UnreadableRef } from './helpers/branch/branch-status.js';
 import { branchState, type BranchState } from './helpers/branch/branch-state.js';
 import { expiryOf, expiryText, remainingUntil } from './helpers/branch/expiry.js';
+import { leaseEndText, readLiveness, type Liveness } from './helpers/branch/lease-liveness.js';
 import { statusFilter, type StatusFilter, type StatusFilterInput } from './helpers/branch/status-filter.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutPath } from './helpers/context/paths.js';
@@ -52,11 +53,19 @@ type RefRead =
   | { kind: 'gone' }
   | { kind: 'failed'; err: unknown };
 
-function branchStatus(db: string, branch: string, r: Ref, state: BranchStatus['state'], path: string, now: Date) {
+function branchStatus(
+  db: string,
+  branch: string,
+  r: Ref,
+  state: BranchStatus['state'],
+  path: string,
+  now: Date,
+  liveness: Liveness,
+) {
   const cps = Object.entries(r.checkpoints)
     .map(([name, c]) => ({ name, txid: c.txid, createdAt: c.created_at, meta: c.meta }))
     .sort((a, b) => a.txid - b.txid || a.name.localeCompare(b.name));
-  const expiry = expiryOf(r);
+  const expiry = expiryOf(r, liveness);
   const out: BranchStatus = {
     db,
     branch,
@@ -71,7 +80,7 @@ function branchStatus(db: string, branch: string, r: Ref, state: BranchStatus['s
     remaining: expiry === undefined ? undefined : remainingUntil(expiry, now),
     ...(expiry !== undefined ? { expiresAt: expiryText(expiry) } : {}),
     leaseHolder: r.lease_holder,
-    leaseExpiry: r.lease_expiry,
+    leaseExpiry: leaseEndText(r, liveness),
     touchedAt: r.touched_at,
     parent: r.parent,
     meta: r.meta,
@@ -111,16 +120,19 @@ export async function scanStatus(
   let reported = 0;
   let more = 0;
   const unreadable: UnreadableRef[] = [];
+  // Each daemon's liveness object is read once a scan, however many of its sessions are listed.
+  const seen = new Map<string, number>();
   const read = async (db: string, branch: string, full: boolean): Promise<RefRead> => {
     try {
       const got = await ctx.store.tryGetRef(db, branch);
       if (!got) return { kind: 'gone' };
       if (!full && f.states === undefined) return { kind: 'counted', state: undefined };
       const path = checkoutPath(ctx.checkoutRoot, db, branch);
-      const atRest = await branchState(got.ref, path, now);
+      const liveness = await readLiveness(ctx, [got.ref], seen);
+      const atRest = await branchState(got.ref, path, now, liveness);
       const state = opts.stateOf === undefined ? atRest : opts.stateOf(db, branch, atRest);
       if (f.states !== undefined && !f.states.has(state)) return { kind: 'gone' };
-      return { kind: 'branch', status: branchStatus(db, branch, got.ref, state, path, now) };
+      return { kind: 'branch', status: branchStatus(db, branch, got.ref, state, path, now, liveness) };
     } catch (err) {
       if (!hasCode(err, 'CORRUPT')) return { kind: 'failed', err };
       return { kind: 'unreadable', ref: { db, branch, code: err.code, error: err.message, hint: err.hint } };
