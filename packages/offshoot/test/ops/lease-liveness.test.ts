@@ -4,13 +4,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { livenessKey } from '../../src/core/keys.js';
+import { serializeLiveness } from '../../src/core/liveness.js';
 import type { Target } from '../../src/core/target.js';
 import { create } from '../../src/ops/create.js';
 import { expiryOf } from '../../src/ops/helpers/branch/expiry.js';
 import { leaseLive } from '../../src/ops/helpers/branch/branch-ref.js';
 import { readLiveness, UNREAD_LIVENESS } from '../../src/ops/helpers/branch/lease-liveness.js';
 import { newLeaseHolder } from '../../src/ops/helpers/context/lease-holder.js';
-import { LivenessBeacon } from '../../src/ops/helpers/lease/liveness-beacon.js';
+import { LivenessBeacon, STALE_LIVENESS_SWEEP_MS } from '../../src/ops/helpers/lease/liveness-beacon.js';
 import { acquireLease, releaseLease } from '../../src/ops/lease.js';
 import { status } from '../../src/ops/status.js';
 import { openTestStore, rejectsCode, type TestStore } from './harness.js';
@@ -85,5 +86,17 @@ describe('leases standing on a liveness object', () => {
       await beacon.stop();
       await releaseLease(ts.ctx, MAIN).catch(() => undefined);
     }
+  });
+
+  it('a starting daemon removes the objects of daemons killed long ago, and only those', async () => {
+    const at = (ms: number) => new Date(ts.clock.now().getTime() + ms).toISOString();
+    const old = livenessKey('00000000000000aa');
+    const recent = livenessKey('00000000000000bb');
+    await ts.store.backend.put(old, serializeLiveness({ holder: 'gone', expiry: at(-STALE_LIVENESS_SWEEP_MS - 1) }));
+    await ts.store.backend.put(recent, serializeLiveness({ holder: 'paused', expiry: at(-1000) }));
+    const beacon = await LivenessBeacon.start(ts.context({ holder: newLeaseHolder() }), LIVENESS_MS, 3_600_000);
+    await beacon.stop();
+    const keys = (await ts.store.backend.list('liveness/')).map((o) => o.key);
+    assert.deepEqual(keys, [recent]);
   });
 });

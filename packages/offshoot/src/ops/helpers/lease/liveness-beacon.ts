@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hasCode } from '../../../core/errors.js';
-import { livenessKey } from '../../../core/keys.js';
-import { serializeLiveness } from '../../../core/liveness.js';
+import { LIVENESS_PREFIX, livenessKey } from '../../../core/keys.js';
+import { livenessExpiry, serializeLiveness } from '../../../core/liveness.js';
 import type { OpsContext } from '../context/context.js';
 import { parseLeaseHolder } from '../context/lease-holder.js';
 
@@ -17,6 +17,9 @@ export function daemonSessionLeaseMs(livenessTtlMs: number): number {
   return Math.max(DAEMON_SESSION_LEASE_MS, 3 * livenessTtlMs);
 }
 
+/** A killed daemon's liveness object is removed by the next daemon to start once it has been stale this long. */
+export const STALE_LIVENESS_SWEEP_MS = 60 * 60_000;
+
 /**
  * A daemon saying it is alive: it writes `liveness/{id}` ({holder, expiry now + ttlMs}) when started and every
  * everyMs after, and removes it when stopped. The long leases of the daemon's sessions name the id and count as live
@@ -28,6 +31,7 @@ export class LivenessBeacon {
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
   private stopped = false;
+  private sweeping: Promise<void> | undefined;
   /** The expiry the last write that landed recorded. */
   private expiry = 0;
 
@@ -56,7 +60,25 @@ export class LivenessBeacon {
     await b.write();
     b.timer = setInterval(() => void b.beat(), Math.max(1, everyMs));
     b.timer.unref();
+    b.sweeping = b
+      .sweep()
+      .catch((err: unknown) => ctx.warn(`cannot sweep stale liveness objects: ${(err as Error).message}`));
     return b;
+  }
+
+  /**
+   * Removes the liveness objects of daemons killed long ago (stale for STALE_LIVENESS_SWEEP_MS): a missing object
+   * ends a lease exactly as a stale one does, so this changes no reader's answer. Each is deleted only as read, so
+   * one its daemon rewrote meanwhile (it was only paused) stays.
+   */
+  private async sweep(): Promise<void> {
+    for (const o of await this.ctx.store.backend.list(LIVENESS_PREFIX)) {
+      if (o.key === livenessKey(this.id)) continue;
+      const got = await this.ctx.store.backend.get(o.key).catch(() => undefined);
+      const t = got === undefined ? undefined : livenessExpiry(got.body);
+      if (got === undefined || t === undefined || t + STALE_LIVENESS_SWEEP_MS > this.ctx.now().getTime()) continue;
+      await this.ctx.store.backend.delete(o.key, { ifMatch: got.etag }).catch(() => undefined);
+    }
   }
 
   /** Stops writing and removes the object: the daemon's leases (given back by then) stand on nothing. */
@@ -64,6 +86,7 @@ export class LivenessBeacon {
     this.stopped = true;
     clearInterval(this.timer);
     await this.beating;
+    await this.sweeping;
     try {
       await this.ctx.store.backend.delete(livenessKey(this.id));
     } catch (err) {
