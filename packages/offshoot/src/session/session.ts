@@ -92,12 +92,12 @@ export interface FlushOutcome {
 
 const DEFAULT_LEASE_TTL_MS = 30_000;
 const DEFAULT_RENEW_MS = 10_000;
+const CAS_RETRIES = 8;
 
 /** The session's own lease length: its daemon's long one when it stands on a liveness object. */
 function leaseLength(opts: SessionOptions): number {
   return opts.liveness?.leaseMs ?? opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
 }
-const CAS_RETRIES = 8;
 
 /**
  * A live daemon session on one branch: it holds the branch lease (renewed; a fresh acquire bumped the epoch, which
