@@ -61,9 +61,10 @@ describe('idle sessions and the store', { timeout: 600_000 }, () => {
         gcGrace: parseDuration('1h'),
         roCacheBudget: 0,
         maxOpen: 8,
-        // A liveness object of 1.5 s, rewritten every 500 ms; the sessions' own leases last 15 minutes.
-        leaseTtlMs: 1500,
-        renewEveryMs: 500,
+        // A liveness object of 20 s rewritten every second: a write ten times as late as due would be needed to let it
+        // lapse on a loaded machine (a lapse renews every session's lease, rightly). The leases last 15 minutes.
+        leaseTtlMs: 20_000,
+        renewEveryMs: 1000,
         log: () => undefined,
       },
       'test',
