@@ -1,5 +1,5 @@
 import { formatTarget, type Target } from '../core/target.js';
-import { leaseLive } from '../ops/helpers/branch/branch-ref.js';
+import { leaseLiveNow } from '../ops/helpers/branch/branch-ref.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import type { Invocation } from './command.js';
 import { withDaemon } from './daemon-request.js';
@@ -11,7 +11,7 @@ import { withDaemon } from './daemon-request.js';
  */
 export async function flushLiveSource(inv: Invocation, ctx: OpsContext, src: Target): Promise<void> {
   const got = await ctx.store.tryGetRef(src.db, src.branch);
-  if (got === undefined || !leaseLive(got.ref, ctx.now()) || got.ref.lease_holder === ctx.holder) return;
+  if (got === undefined || !(await leaseLiveNow(ctx, got.ref)) || got.ref.lease_holder === ctx.holder) return;
   const flushed = await withDaemon(inv, async (c) => {
     if (!(await c.status()).some((s) => s.db === src.db && s.branch === src.branch)) return false;
     await c.flush(src.db, src.branch);

@@ -8,6 +8,14 @@ export const TOMBSTONES_KEY = 'gc/tombstones';
 /** The store-wide GC lease: at most one GC pass runs at a time, whichever daemon or command runs it. */
 export const GC_LEASE_KEY = 'gc/lease';
 
+/** Where daemons say they are alive: one object per running daemon, `liveness/{id}` (ours, additive). */
+export const LIVENESS_PREFIX = 'liveness/';
+
+/** The liveness object of the daemon whose holder id is id (16 hex digits). */
+export function livenessKey(id: string): string {
+  return `${LIVENESS_PREFIX}${id}`;
+}
+
 const hex16 = (n: number): string => n.toString(16).padStart(16, '0');
 
 /** refs/{db}/{branch} */

@@ -36,6 +36,11 @@ export interface Ref {
    * gone (this host, this pid namespace, no such process) can be told from a live one. Kept only with a holder.
    */
   lease_space?: string;
+  /**
+   * Ours, additive: the id of the daemon liveness object (`liveness/{id}`) a daemon session's long lease stands on.
+   * The lease is live only while that object is fresh too (see leaseLive); kept only with a holder.
+   */
+  lease_liveness?: string;
   ttl?: string;
   touched_at?: string;
   reaping?: boolean;
@@ -130,6 +135,7 @@ export function parseRef(bytes: Uint8Array): Ref {
     'lease_holder',
     'lease_expiry',
     'lease_space',
+    'lease_liveness',
     'ttl',
     'touched_at',
     'deleting_at',
@@ -167,6 +173,7 @@ export function serializeRef(ref: Ref): Buffer {
   if (ref.lease_holder) out.lease_holder = ref.lease_holder;
   if (ref.lease_expiry) out.lease_expiry = ref.lease_expiry;
   if (ref.lease_holder && ref.lease_space) out.lease_space = ref.lease_space;
+  if (ref.lease_holder && ref.lease_liveness) out.lease_liveness = ref.lease_liveness;
   if (ref.ttl) out.ttl = ref.ttl;
   if (ref.touched_at) out.touched_at = ref.touched_at;
   if (ref.reaping) out.reaping = true;

@@ -1,5 +1,6 @@
 import type { Target } from '../core/target.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
+import type { LivenessBeacon } from '../ops/helpers/lease/liveness-beacon.js';
 import type { CheckoutBudget } from './checkout-budget.js';
 import type { ConcurrencyGate } from './concurrency-gate.js';
 import type { DaemonOptions } from './daemon-options.js';
@@ -28,6 +29,8 @@ export interface DaemonContext {
   evictedWatch: EvictedWatch;
   /** Bounds the lease renewals of all sessions running at once. */
   renewals: ConcurrencyGate;
+  /** The daemon's liveness object, which every session's long lease stands on. */
+  liveness: LivenessBeacon;
   events: EventBus;
   metrics: DaemonMetrics;
   options: DaemonOptions;

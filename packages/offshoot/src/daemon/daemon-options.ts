@@ -24,7 +24,10 @@ export interface DaemonOptions {
   http?: { addr: string; token: string };
   /** Builds extra routes for the HTTP listener from the running daemon (`serve -ui` mounts the dashboard). */
   httpFallback?: (d: DaemonContext) => HttpFallback;
-  /** Session lease length and renewal interval (defaults 30 s and 10 s). */
+  /**
+   * How long the daemon's liveness object lasts and how often it is rewritten (defaults 30 s and 10 s): a killed
+   * daemon's branches are free once it has gone that long. Its sessions' own leases last daemonSessionLeaseMs.
+   */
   leaseTtlMs?: number;
   renewEveryMs?: number;
   /** Upper bound on a graceful shutdown (default 30 s). */
@@ -50,6 +53,10 @@ export const RESERVED_FDS = 96;
 export function defaultMaxOpen(fileLimit: number | undefined): number {
   return Math.max(1, Math.floor(((fileLimit ?? 1024) - RESERVED_FDS) / FDS_PER_SESSION));
 }
+
+/** The liveness object's default length and rewrite interval. */
+export const LIVENESS_TTL_MS = 30_000;
+export const LIVENESS_EVERY_MS = 10_000;
 
 /** A graceful shutdown gives up on waiting after this long and abandons what is left. */
 export const SHUTDOWN_TIMEOUT_MS = 30_000;

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newLeaseHolder } from '../ops/helpers/context/lease-holder.js';
 import { makeContext } from '../ops/helpers/context/context.js';
+import { LivenessBeacon } from '../ops/helpers/lease/liveness-beacon.js';
 import { checkSocketPath } from '../protocol/socket-path.js';
 import { sweepSessionScratch } from '../session/scratch-dir.js';
 import type { Store } from '../store/store.js';
 import type { DaemonContext } from './daemon-context.js';
-import { SHUTDOWN_TIMEOUT_MS, type DaemonOptions } from './daemon-options.js';
+import { LIVENESS_EVERY_MS, LIVENESS_TTL_MS, SHUTDOWN_TIMEOUT_MS, type DaemonOptions } from './daemon-options.js';
 import { dispatch, OPS } from './dispatch.js';
 import { EventBus } from './event-bus.js';
 import { BackgroundFlusher } from './flusher.js';
@@ -63,6 +64,7 @@ export class Daemon {
     checkSocketPath(options.socket);
     const lock = await StoreLock.acquire(checkoutRoot, options.socket);
     let server: SocketServer | undefined;
+    let liveness: LivenessBeacon | undefined;
     try {
       const swept = await sweepSessionScratch(checkoutRoot).catch((err: Error) => {
         options.log(`offshoot: warning: cannot sweep session scratch under ${checkoutRoot}: ${err.message}`);
@@ -78,9 +80,18 @@ export class Daemon {
       const sessions = new SessionTable((n) => metrics.sessionsOpen(n));
       metrics.maxOpen(options.maxOpen);
       let daemon: Daemon | undefined;
+      const sessionCtx = makeContext(store, checkoutRoot, { ...common, holder });
+      liveness = await LivenessBeacon.start(
+        sessionCtx,
+        options.leaseTtlMs ?? LIVENESS_TTL_MS,
+        options.renewEveryMs ?? LIVENESS_EVERY_MS,
+        () => {
+          for (const s of sessions.live()) void s.session.renewLease();
+        },
+      );
       const d: DaemonContext = {
         ops: makeContext(store, checkoutRoot, { ...common, holder: `${holder}:at-rest` }),
-        sessionCtx: makeContext(store, checkoutRoot, { ...common, holder }),
+        sessionCtx,
         sessions,
         budget: new CheckoutBudget(options.maxOpen, {
           live: () => sessions.live(),
@@ -91,6 +102,7 @@ export class Daemon {
           log: options.log,
         }),
         renewals: new ConcurrencyGate(RENEWALS_AT_ONCE),
+        liveness,
         events,
         metrics,
         options,
@@ -126,6 +138,7 @@ export class Daemon {
       daemon.janitor.start();
       return daemon;
     } catch (err) {
+      await liveness?.stop();
       await server?.close();
       await server?.removeFile();
       await lock.release();
@@ -172,6 +185,8 @@ export class Daemon {
       await Promise.race([abandoned, sleep(ABANDON_WAIT_MS)]);
     }
     d.evictedWatch.close();
+    // After the sessions: a lease not given back is free at once rather than after the liveness object's length.
+    await d.liveness.stop();
     await this.server.removeFile();
     await this.lock.release();
     d.options.log('offshoot: stopped');

@@ -2,8 +2,10 @@ import { asOffshootError, fail } from '../core/errors.js';
 import type { Meta } from '../core/meta.js';
 import { formatTarget, type Target } from '../core/target.js';
 import type { EventType } from '../protocol/wire.js';
+import { daemonSessionLeaseMs } from '../ops/helpers/lease/liveness-beacon.js';
 import { Session, type FlushOutcome } from '../session/session.js';
 import type { DaemonContext } from './daemon-context.js';
+import { LIVENESS_TTL_MS } from './daemon-options.js';
 import { sessionLogLine } from './log-line.js';
 import type { LiveSlot } from './session-table.js';
 
@@ -29,8 +31,7 @@ export async function openSession(d: DaemonContext, t: Target): Promise<LiveSlot
     await d.budget.take();
     try {
       const session = await Session.open(d.sessionCtx, t, {
-        ...(d.options.leaseTtlMs !== undefined ? { leaseTtlMs: d.options.leaseTtlMs } : {}),
-        ...(d.options.renewEveryMs !== undefined ? { renewEveryMs: d.options.renewEveryMs } : {}),
+        liveness: { id: d.liveness.id, leaseMs: daemonSessionLeaseMs(d.options.leaseTtlMs ?? LIVENESS_TTL_MS) },
         onEvent: (type, detail) => onSessionEvent(d, t, type, detail),
         log: (m) => d.options.log(sessionLogLine(t.db, t.branch, m)),
         renewal: (renew) => d.renewals.run(renew),

@@ -63,7 +63,7 @@ async function moveAside(ctx: OpsContext, path: string): Promise<string> {
  */
 export async function checkout(ctx: OpsContext, t: Target, opts: CheckoutOptions = {}): Promise<CheckoutResult> {
   const { ref } = await readBranch(ctx, t.db, t.branch);
-  refuseForeignLease(ctx, t.db, t.branch, ref, 'checkout');
+  await refuseForeignLease(ctx, t.db, t.branch, ref, 'checkout');
   await refuseAgentCheckout(ctx, t.db, t.branch, ref, opts.actor ?? HUMAN, opts.discard ?? false);
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
   const head = headIdentity(ref);

@@ -32,7 +32,7 @@ export function compact(ctx: OpsContext, t: Target): Promise<CompactResult> {
 
 async function compactLeased(ctx: OpsContext, t: Target): Promise<CompactResult> {
   let cur = await readBranch(ctx, t.db, t.branch);
-  refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'compact');
+  await refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'compact');
   if (await checkpointIfDirty(ctx, t, cur.ref)) cur = await readBranch(ctx, t.db, t.branch);
   const resolver = new ChainResolver(ctx.store);
   if (cur.ref.base === undefined && (await resolver.base(cur.ref.lineage)) === undefined) {

@@ -2,6 +2,7 @@ import { fail, hasCode } from '../core/errors.js';
 import { durationMs, parseDuration } from '../core/duration.js';
 import type { Target } from '../core/target.js';
 import { holderGone, leaseLive, leaseUntil } from './helpers/branch/branch-ref.js';
+import { leaseEndText, readLiveness } from './helpers/branch/lease-liveness.js';
 import type { OpsContext } from './helpers/context/context.js';
 
 /** One leased branch as `lease list` reports it. */
@@ -20,6 +21,7 @@ export const DEFAULT_LEASE_TTL = '30s';
 /** Every branch that carries a lease, live or expired. */
 export async function listLeases(ctx: OpsContext): Promise<LeaseInfo[]> {
   const out: LeaseInfo[] = [];
+  const seen = new Map<string, number>();
   for (const { db, branch } of await ctx.store.listAllBranches()) {
     let got;
     try {
@@ -31,13 +33,14 @@ export async function listLeases(ctx: OpsContext): Promise<LeaseInfo[]> {
     }
     if (!got?.ref.lease_holder) continue;
     const r = got.ref;
+    const liveness = await readLiveness(ctx, [r], seen);
     out.push({
       db,
       branch,
       holder: r.lease_holder ?? '',
       epoch: r.epoch,
-      expiry: r.lease_expiry ?? '',
-      live: leaseLive(r, ctx.now()),
+      expiry: leaseEndText(r, liveness) ?? '',
+      live: leaseLive(r, ctx.now(), liveness),
     });
   }
   return out;
@@ -45,13 +48,14 @@ export async function listLeases(ctx: OpsContext): Promise<LeaseInfo[]> {
 
 /**
  * Acquires or renews a branch lease for ctx.holder. A fresh acquire (no live lease of ours) bumps the epoch, which
- * fences any earlier writer; renewing our own live lease only extends it.
+ * fences any earlier writer; renewing our own live lease only extends it. A daemon session names its daemon's
+ * liveness object (`liveness`), which its long lease then stands on.
  */
 export async function acquireLease(
   ctx: OpsContext,
   t: Target,
   ttl: string = DEFAULT_LEASE_TTL,
-  opts: { space?: string } = {},
+  opts: { space?: string; liveness?: string } = {},
 ): Promise<{ epoch: number; expiry: string; renewed: boolean }> {
   const ms = durationMs(parseDuration(ttl));
   if (ms <= 0)
@@ -59,15 +63,16 @@ export async function acquireLease(
       hint: 'use a duration such as 30s',
     });
   let renewed = false;
-  const { ref } = await ctx.store.updateRef(t.db, t.branch, (r) => {
+  const { ref } = await ctx.store.updateRef(t.db, t.branch, async (r) => {
     if (r.reaping || r.deleting)
       throw fail('BUSY', `${t.db}@${t.branch} is being reaped or destroyed`, {
         hint: 'the branch is going away; fork another',
       });
     const now = ctx.now();
-    const live = leaseLive(r, now);
+    const liveness = await readLiveness(ctx, [r]);
+    const live = leaseLive(r, now, liveness);
     if (live && r.lease_holder !== ctx.holder) {
-      throw fail('LEASE_HELD', `${t.db}@${t.branch} is leased by ${r.lease_holder} ${leaseUntil(r, now)}`, {
+      throw fail('LEASE_HELD', `${t.db}@${t.branch} is leased by ${r.lease_holder} ${leaseUntil(r, now, liveness)}`, {
         hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or wait for the lease to expire`,
       });
     }
@@ -78,7 +83,9 @@ export async function acquireLease(
     renewed = live;
     const next = { ...r, lease_holder: ctx.holder, lease_expiry: new Date(now.getTime() + ms).toISOString() };
     delete next.lease_space;
+    delete next.lease_liveness;
     if (opts.space !== undefined) next.lease_space = opts.space;
+    if (opts.liveness !== undefined) next.lease_liveness = opts.liveness;
     if (!live) next.epoch = r.epoch + 1;
     return next;
   });
@@ -87,10 +94,13 @@ export async function acquireLease(
 
 /** Releases a branch's lease (whoever holds it) and restarts its TTL clock. */
 export async function releaseLease(ctx: OpsContext, t: Target, opts: { force?: boolean } = {}): Promise<void> {
-  await ctx.store.updateRef(t.db, t.branch, (r) => {
+  await ctx.store.updateRef(t.db, t.branch, async (r) => {
     if (!r.lease_holder)
       throw fail('NOT_FOUND', `no lease on ${t.db}@${t.branch}`, { hint: `see 'offshoot lease list'` });
-    const session = r.lease_space !== undefined && r.lease_holder !== ctx.holder && leaseLive(r, ctx.now());
+    const session =
+      r.lease_space !== undefined &&
+      r.lease_holder !== ctx.holder &&
+      leaseLive(r, ctx.now(), await readLiveness(ctx, [r]));
     if (session && !opts.force)
       throw fail('LEASE_HELD', `${t.db}@${t.branch} is held by the live session of ${r.lease_holder}`, {
         hint: `close it (offshoot session close ${t.db}@${t.branch}); --force releases it anyway and fences that session`,
@@ -99,6 +109,7 @@ export async function releaseLease(ctx: OpsContext, t: Target, opts: { force?: b
     delete next.lease_holder;
     delete next.lease_expiry;
     delete next.lease_space;
+    delete next.lease_liveness;
     return next;
   });
 }

@@ -3,7 +3,7 @@ import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { leaseLive, readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
+import { leaseLiveNow, readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import type { OpsContext } from './helpers/context/context.js';
@@ -66,7 +66,7 @@ async function promoteLeased(
   const human = `offshoot promote ${src.db}@${src.branch} --onto ${onto} --force`;
   refuseProtected(tgt.ref, src.db, onto, 'promote onto', opts.force ?? false, actor, human);
   await refuseUndoPointChange(ctx, src.db, onto, tgt.ref, actor, 'promoting onto', human);
-  refuseForeignLease(ctx, src.db, onto, tgt.ref, 'promote onto');
+  await refuseForeignLease(ctx, src.db, onto, tgt.ref, 'promote onto');
   await checkUndoSlot(ctx, src.db, onto, 'pre-promote');
   if (await checkpointIfDirty(ctx, src, source.ref)) source = await readBranch(ctx, src.db, src.branch);
   // The refresh below replaces the target's checkout, so its uncheckpointed edits go into the undo point first.
@@ -119,6 +119,6 @@ async function promoteLeased(
     refreshed: refreshed.refreshed,
     ...(refreshed.error ? { refreshError: refreshed.error } : {}),
     mode: fresh.mode,
-    sourceLive: leaseLive(source.ref, ctx.now()) && source.ref.lease_holder !== ctx.holder,
+    sourceLive: source.ref.lease_holder !== ctx.holder && (await leaseLiveNow(ctx, source.ref)),
   };
 }

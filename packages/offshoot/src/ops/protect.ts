@@ -1,5 +1,6 @@
 import type { Target } from '../core/target.js';
 import { expiryOf } from './helpers/branch/expiry.js';
+import { readLiveness } from './helpers/branch/lease-liveness.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import { type Actor, HUMAN, refuseAgentUnprotect } from './helpers/safety/policy.js';
@@ -39,7 +40,7 @@ async function setProtectedLeased(ctx: OpsContext, t: Target, value: boolean): P
     return next;
   });
   // The lease this command holds is given back when it returns: only someone else's counts.
-  const deadline = value ? undefined : expiryOf(ref, ctx.holder);
+  const deadline = value ? undefined : expiryOf(ref, await readLiveness(ctx, [ref]), ctx.holder);
   return {
     db: t.db,
     branch: t.branch,

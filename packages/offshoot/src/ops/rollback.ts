@@ -53,7 +53,7 @@ async function rollbackLeased(
 ): Promise<RollbackResult> {
   const actor = opts.actor ?? HUMAN;
   let cur = await readBranch(ctx, t.db, t.branch);
-  refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');
+  await refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');
   const target = checkpointTxid(cur.ref, t, to);
   await refuseUndoPointChange(
     ctx,

@@ -6,6 +6,7 @@ import type { VersionedRef } from '../store/store.js';
 import type { BranchStatus, UnreadableRef } from './helpers/branch/branch-status.js';
 import { branchState, type BranchState } from './helpers/branch/branch-state.js';
 import { expiryOf, expiryText, remainingUntil } from './helpers/branch/expiry.js';
+import { leaseEndText, readLiveness, type Liveness } from './helpers/branch/lease-liveness.js';
 import { statusFilter, type StatusFilter, type StatusFilterInput } from './helpers/branch/status-filter.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutPath } from './helpers/context/paths.js';
@@ -78,11 +79,12 @@ function branchStatus(
   state: BranchStatus['state'],
   checkedOut: boolean,
   now: Date,
+  liveness: Liveness,
 ) {
   const cps = Object.entries(r.checkpoints)
     .map(([name, c]) => ({ name, txid: c.txid, createdAt: c.created_at, meta: c.meta }))
     .sort((a, b) => a.txid - b.txid || a.name.localeCompare(b.name));
-  const expiry = expiryOf(r);
+  const expiry = expiryOf(r, liveness);
   const out: BranchStatus = {
     db,
     branch,
@@ -97,7 +99,7 @@ function branchStatus(
     remaining: expiry === undefined ? undefined : remainingUntil(expiry, now),
     ...(expiry !== undefined ? { expiresAt: expiryText(expiry) } : {}),
     leaseHolder: r.lease_holder,
-    leaseExpiry: r.lease_expiry,
+    leaseExpiry: leaseEndText(r, liveness),
     touchedAt: r.touched_at,
     parent: r.parent,
     meta: r.meta,
@@ -138,6 +140,8 @@ export async function scanStatus(
   let more = 0;
   const unreadable: UnreadableRef[] = [];
   const present = checkoutPresence();
+  // Each daemon's liveness object is read once a scan, however many of its sessions are listed.
+  const seen = new Map<string, number>();
   const readBatch = (from: number) => {
     const batch = pairs.slice(from, from + READ_BATCH);
     return { batch, read: ctx.store.rawRefs(batch) };
@@ -168,7 +172,8 @@ export async function scanStatus(
       }
       const path = checkoutPath(ctx.checkoutRoot, db, branch);
       const checkedOut = present(path);
-      const atRest = await branchState(ref, path, now, checkedOut);
+      const liveness = await readLiveness(ctx, [ref], seen);
+      const atRest = await branchState(ref, path, now, liveness, checkedOut);
       const state = opts.stateOf === undefined ? atRest : opts.stateOf(db, branch, atRest);
       if (f.states !== undefined && !f.states.has(state)) continue;
       if (f.limit !== undefined && reported >= f.limit) {
@@ -176,7 +181,7 @@ export async function scanStatus(
         continue;
       }
       reported++;
-      await onBranch(branchStatus(db, branch, ref, state, checkedOut, now));
+      await onBranch(branchStatus(db, branch, ref, state, checkedOut, now, liveness));
     }
   }
   const entries = await roCacheEntries(ctx.checkoutRoot);
@@ -213,9 +218,10 @@ export async function branchView(
   const now = ctx.now();
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   const checkedOut = existsSync(path);
-  const atRest = await branchState(got.ref, path, now, checkedOut);
+  const liveness = await readLiveness(ctx, [got.ref]);
+  const atRest = await branchState(got.ref, path, now, liveness, checkedOut);
   const state = stateOf === undefined ? atRest : stateOf(db, branch, atRest);
-  return { status: branchStatus(db, branch, got.ref, state, checkedOut, now), got };
+  return { status: branchStatus(db, branch, got.ref, state, checkedOut, now, liveness), got };
 }
 
 /** `offshoot status`: every matching branch's state, storage class, head, checkpoints, protection and TTL — no database reads. */

@@ -5,6 +5,7 @@ import { withBranchLease } from './helpers/lease/branch-lease.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { readBranch } from './helpers/branch/branch-ref.js';
 import { expiryOf, expiryText } from './helpers/branch/expiry.js';
+import { readLiveness } from './helpers/branch/lease-liveness.js';
 import { type Actor, HUMAN, refuseAgentTtl } from './helpers/safety/policy.js';
 
 /** What touch left: the TTL in force (canonical, or undefined for none) and the new activity time. */
@@ -45,5 +46,11 @@ async function touchLeased(ctx: OpsContext, t: Target, ttl: TtlArg, actor: Actor
     if (ttl.kind === 'set') next.ttl = formatDuration(ttl.ttl);
     return next;
   });
-  return { db: t.db, branch: t.branch, ttl: ref.ttl, touchedAt: now, expiresAt: expiryText(expiryOf(ref, ctx.holder)) };
+  return {
+    db: t.db,
+    branch: t.branch,
+    ttl: ref.ttl,
+    touchedAt: now,
+    expiresAt: expiryText(expiryOf(ref, await readLiveness(ctx, [ref]), ctx.holder)),
+  };
 }

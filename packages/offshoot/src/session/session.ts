@@ -63,6 +63,11 @@ async function keepUnflushed(ctx: OpsContext, t: Target): Promise<string[]> {
 export interface SessionOptions {
   leaseTtlMs?: number;
   renewEveryMs?: number;
+  /**
+   * The daemon's liveness object (its id) the session's lease stands on, and that lease's length (minutes): the
+   * lease is renewed every third of it, and leaseTtlMs and renewEveryMs are the liveness object's business.
+   */
+  liveness?: { id: string; leaseMs: number };
   onEvent?: (type: EventType, detail: Record<string, unknown>) => void;
   log?: (m: string) => void;
   /**
@@ -88,6 +93,11 @@ export interface FlushOutcome {
 const DEFAULT_LEASE_TTL_MS = 30_000;
 const DEFAULT_RENEW_MS = 10_000;
 const CAS_RETRIES = 8;
+
+/** The session's own lease length: its daemon's long one when it stands on a liveness object. */
+function leaseLength(opts: SessionOptions): number {
+  return opts.liveness?.leaseMs ?? opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+}
 
 /**
  * A live daemon session on one branch: it holds the branch lease (renewed; a fresh acquire bumped the epoch, which
@@ -137,8 +147,11 @@ export class Session {
 
   /** Leases the branch, checks it out (reusing a clean checkout) and starts capturing it. */
   static async open(ctx: OpsContext, t: Target, opts: SessionOptions): Promise<Session> {
-    const leaseMs = opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
-    const lease = await acquireLease(ctx, t, `${leaseMs}ms`, { space: processSpace() });
+    const leaseMs = leaseLength(opts);
+    const lease = await acquireLease(ctx, t, `${leaseMs}ms`, {
+      space: processSpace(),
+      ...(opts.liveness !== undefined ? { liveness: opts.liveness.id } : {}),
+    });
     let scratch: string | undefined;
     try {
       const warnings = await keepUnflushed(ctx, t);
@@ -148,7 +161,8 @@ export class Session {
       const s = new Session(ctx, t.db, t.branch, co.path, scratch, opts, lease.epoch, ref.head_txid);
       await s.startCapture(ref);
       s.warnings = warnings;
-      s.renewTimer = setInterval(() => void s.renew(), opts.renewEveryMs ?? DEFAULT_RENEW_MS);
+      const every = opts.liveness !== undefined ? Math.floor(leaseMs / 3) : (opts.renewEveryMs ?? DEFAULT_RENEW_MS);
+      s.renewTimer = setInterval(() => void s.renew(), Math.max(1, every));
       s.renewTimer.unref();
       opts.onEvent?.('session_opened', { holder: ctx.holder, epoch: lease.epoch });
       return s;
@@ -558,6 +572,14 @@ export class Session {
     });
   }
 
+  /**
+   * Renews the lease now, out of turn: its daemon's liveness lapsed, so anyone may have taken the branch meanwhile,
+   * and a lease found taken fences the session (the `fenced` event) before its next flush would.
+   */
+  renewLease(): Promise<void> {
+    return this.renew();
+  }
+
   /** Extends the lease; a tick that finds the previous renewal still under way leaves the renewing to it. */
   private async renew(): Promise<void> {
     if (this.terminal || this.closed || this.renewing) return;
@@ -572,7 +594,8 @@ export class Session {
 
   private async renewNow(): Promise<void> {
     if (this.terminal || this.closed) return;
-    const ms = this.opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    const ms = leaseLength(this.opts);
+    const liveness = this.opts.liveness?.id;
     try {
       await this.ctx.store.updateRef(this.db, this.branch, (r) => {
         if (r.lease_holder !== this.holder || r.epoch !== this.epochValue) {
@@ -584,7 +607,10 @@ export class Session {
             },
           );
         }
-        return { ...r, lease_expiry: new Date(this.ctx.now().getTime() + ms).toISOString() };
+        const next = { ...r, lease_expiry: new Date(this.ctx.now().getTime() + ms).toISOString() };
+        // A writer that knows nothing of the liveness object may have dropped its name: the renewal puts it back.
+        if (liveness !== undefined) next.lease_liveness = liveness;
+        return next;
       });
     } catch (err) {
       if (hasCode(err, 'FENCED')) this.fence(err);

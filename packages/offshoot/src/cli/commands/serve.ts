@@ -41,7 +41,7 @@ function snapshotEvery(text: string | undefined): number {
   return n;
 }
 
-// A short session lease lets tests watch fencing without waiting 30 s; renewal keeps its 1:3 ratio to the lease.
+// A short liveness object lets tests watch takeover and fencing without waiting 30 s; it is rewritten every third of it.
 function leaseTiming(env: NodeJS.ProcessEnv): { leaseTtlMs?: number; renewEveryMs?: number } {
   const text = env.OFFSHOOT_LEASE_TTL_MS;
   if (text === undefined || text === '') return {};
@@ -80,7 +80,9 @@ export const serveCommand: Command = {
     'SIGINT, SIGTERM or the shutdown op stop it gracefully: open sessions are flushed and closed (within 30s).',
     'Several daemons may serve one store (on one machine or many), each with its own socket and -checkouts root',
     '(docs/operations.md, Topology).',
-    '$OFFSHOOT_LEASE_TTL_MS shortens the 30s session lease (renewed every third of it), for tests.',
+    "Sessions' leases last 15m and stand on the daemon's liveness object (liveness/<id> in the store, rewritten",
+    "every 10s): a killed daemon's branches are free once that object is 30s stale. $OFFSHOOT_LEASE_TTL_MS shortens",
+    'those 30s (rewritten every third of it), for tests.',
   ].join('\n'),
   examples: [
     'offshoot serve',

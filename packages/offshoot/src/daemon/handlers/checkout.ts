@@ -8,7 +8,7 @@ export const checkoutOp: OpHandler = async (req, d) => {
   const t = requestTarget(req);
   d.sessions.refuseIfPresent(t, 'checkout');
   const { ref } = await readBranch(d.ops, t.db, t.branch);
-  refuseForeignLease(d.ops, t.db, t.branch, ref, 'checkout');
+  await refuseForeignLease(d.ops, t.db, t.branch, ref, 'checkout');
   const r = await checkout(d.ops, t, { discard: req.discard ?? false, actor: requestActor(req) });
   const warnings: string[] = [];
   if (r.dirty)

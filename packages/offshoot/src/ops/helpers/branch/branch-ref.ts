@@ -7,6 +7,7 @@ import type { CheckoutIdentity } from '../../../sqlite/checkout-sidecar.js';
 import type { VersionedRef } from '../../../store/store.js';
 import type { OpsContext } from '../context/context.js';
 import { leaseHolderDeadHere } from '../context/lease-holder.js';
+import { leaseEnd, readLiveness, type Liveness } from './lease-liveness.js';
 
 /** Reads a branch that is not being destroyed; NOT_FOUND otherwise. */
 export async function readBranch(ctx: OpsContext, db: string, branch: string): Promise<VersionedRef> {
@@ -28,11 +29,18 @@ export function headIdentity(ref: Ref): CheckoutIdentity {
   return { lineage: ref.lineage, epoch: ref.head_epoch, txid: ref.head_txid };
 }
 
-/** True when the ref carries a lease that has not expired and whose holder is not provably gone. */
-export function leaseLive(ref: Ref, now: Date): boolean {
-  if (!ref.lease_holder || !ref.lease_expiry) return false;
-  const t = Date.parse(ref.lease_expiry);
-  return Number.isFinite(t) && t > now.getTime() && !holderGone(ref);
+/**
+ * The one rule of whether a lease is live: the ref carries a lease that has not ended (its expiry, and the liveness
+ * object it stands on, if any, read into liveness — see leaseEnd) and whose holder is not provably gone.
+ */
+export function leaseLive(ref: Ref, now: Date, liveness: Liveness): boolean {
+  const end = leaseEnd(ref, liveness);
+  return end !== undefined && end > now.getTime() && !holderGone(ref);
+}
+
+/** leaseLive for one ref read just now: reads the liveness object its lease stands on, if any. */
+export async function leaseLiveNow(ctx: OpsContext, ref: Ref): Promise<boolean> {
+  return leaseLive(ref, ctx.now(), await readLiveness(ctx, [ref]));
 }
 
 /**
@@ -50,26 +58,34 @@ export function holderGone(ref: Ref): boolean {
   return pid !== process.pid && !processAlive(pid);
 }
 
-/** `until <expiry> (in 25s)`: when a lease someone else holds runs out. */
-export function leaseUntil(ref: Ref, now: Date): string {
-  const left = Date.parse(ref.lease_expiry ?? '') - now.getTime();
+/**
+ * `until <expiry> (in 25s)`: when a lease someone else holds runs out. A lease standing on a daemon's liveness
+ * object says so: it runs out once that daemon stops saying it is alive.
+ */
+export function leaseUntil(ref: Ref, now: Date, liveness: Liveness): string {
+  const end = leaseEnd(ref, liveness);
+  const left = (end ?? Number.NaN) - now.getTime();
   const when = Number.isFinite(left) && left > 0 ? ` (in ${Math.ceil(left / 1000)}s)` : '';
-  return `until ${ref.lease_expiry}${when}`;
+  const text = end === undefined ? ref.lease_expiry : new Date(end).toISOString();
+  const daemon = ref.lease_liveness !== undefined ? ', renewed while its daemon runs' : '';
+  return `until ${text}${when}${daemon}`;
 }
 
 /** Refuses an at-rest write to a branch whose live lease belongs to someone else (a daemon session). */
-export function refuseForeignLease(
+export async function refuseForeignLease(
   ctx: OpsContext,
   db: string,
   branch: string,
   ref: Ref,
   what: string,
   force = false,
-): void {
-  if (force || !leaseLive(ref, ctx.now()) || ref.lease_holder === ctx.holder) return;
+): Promise<void> {
+  if (force || ref.lease_holder === undefined || ref.lease_holder === ctx.holder) return;
+  const liveness = await readLiveness(ctx, [ref]);
+  if (!leaseLive(ref, ctx.now(), liveness)) return;
   throw fail(
     'LEASE_HELD',
-    `${what} ${db}@${branch}: branch is leased by ${ref.lease_holder} ${leaseUntil(ref, ctx.now())}`,
+    `${what} ${db}@${branch}: branch is leased by ${ref.lease_holder} ${leaseUntil(ref, ctx.now(), liveness)}`,
     {
       hint: `close that session first (offshoot session close ${db}@${branch}), or wait for the lease to expire`,
     },

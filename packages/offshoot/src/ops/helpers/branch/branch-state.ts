@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Ref } from '../../../core/ref.js';
 import { checkClean, readSidecar } from '../../../sqlite/checkout-sidecar.js';
 import { leaseLive } from './branch-ref.js';
+import type { Liveness } from './lease-liveness.js';
 
 /** The six branch states, in precedence order; `error` and `pending` only a daemon reports. */
 export type BranchState = 'error' | 'pending' | 'active' | 'dirty' | 'detached' | 'idle';
@@ -12,8 +13,14 @@ export type BranchState = 'error' | 'pending' | 'active' | 'dirty' | 'detached' 
  * fingerprint, or uncheckpointed -wal content), idle otherwise (no checkout, no sidecar, or merely stale). `exists`
  * is whether the checkout exists, when the caller already knows.
  */
-export async function branchState(ref: Ref, checkout: string, now: Date, exists?: boolean): Promise<BranchState> {
-  if (leaseLive(ref, now)) return 'active';
+export async function branchState(
+  ref: Ref,
+  checkout: string,
+  now: Date,
+  liveness: Liveness,
+  exists?: boolean,
+): Promise<BranchState> {
+  if (leaseLive(ref, now, liveness)) return 'active';
   if (!(exists ?? existsSync(checkout))) return 'idle';
   const sc = readSidecar(checkout);
   if (sc === undefined) return 'idle';

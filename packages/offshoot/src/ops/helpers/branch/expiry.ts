@@ -1,29 +1,34 @@
 import { durationMs, formatDuration, msDuration, parseDuration } from '../../../core/duration.js';
 import type { Ref } from '../../../core/ref.js';
+import { leaseEnd, type Liveness } from './lease-liveness.js';
 
-/** The reap deadline of a ref: max(touched_at, lease_expiry) + ttl, in ms; undefined without a TTL. */
+/**
+ * The reap deadline of a ref: max(touched_at, the lease's end) + ttl, in ms; undefined without a TTL. The lease's
+ * end is leaseEnd's (its expiry, cut short by a stale or missing liveness object).
+ */
 export function reapDeadline(
   ttl: string | undefined,
   touchedAt: string | undefined,
-  leaseExpiry: string | undefined,
+  leaseEndMs: number | undefined,
 ): number | undefined {
   if (!ttl) return undefined;
-  const from = Math.max(Date.parse(touchedAt ?? '') || 0, Date.parse(leaseExpiry ?? '') || 0);
+  const from = Math.max(Date.parse(touchedAt ?? '') || 0, leaseEndMs ?? 0);
   return from + durationMs(parseDuration(ttl));
 }
 
 /**
  * The one expiry rule, the reaper's: a branch with a TTL may be reaped once it has gone that long without activity,
- * counted from the later of its last activity and its lease's expiry; a protected branch never expires. Every
+ * counted from the later of its last activity and its lease's end (leaseEnd); a protected branch never expires. Every
  * surface that shows an expiry (status, the wire, MCP, the UI, touch, unprotect) computes it here. A lease the
  * caller itself holds (`ownLease`, about to be given back) does not count.
  */
 export function expiryOf(
-  ref: Pick<Ref, 'protected' | 'ttl' | 'touched_at' | 'lease_expiry' | 'lease_holder'>,
+  ref: Pick<Ref, 'protected' | 'ttl' | 'touched_at' | 'lease_expiry' | 'lease_holder' | 'lease_liveness'>,
+  liveness: Liveness,
   ownLease?: string,
 ): number | undefined {
   if (ref.protected) return undefined;
-  const lease = ownLease !== undefined && ref.lease_holder === ownLease ? undefined : ref.lease_expiry;
+  const lease = ownLease !== undefined && ref.lease_holder === ownLease ? undefined : leaseEnd(ref, liveness);
   return reapDeadline(ref.ttl, ref.touched_at, lease);
 }
 

@@ -3,7 +3,7 @@ import { hasCode } from '../../../core/errors.js';
 import { parseDataKey, segmentKey, snapshotKey, type DataObject } from '../../../core/keys.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import type { VersionedRef } from '../../../store/store.js';
-import { leaseLive } from '../branch/branch-ref.js';
+import { leaseLiveNow } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
 import { encodeMerged } from './merge-segments.js';
 import { withTempDir } from '../context/temp-dir.js';
@@ -182,7 +182,7 @@ export async function compactBranch(
   if (got === undefined) return undefined;
   const { ref } = got;
   // A branch under a live lease is left to its holder: a session merges its own chain, an at-rest op is brief.
-  if (leaseLive(ref, ctx.now())) return undefined;
+  if (await leaseLiveNow(ctx, ref)) return undefined;
   const chain = await resolver.resolve(ref.lineage, ref.head_txid);
   if (chain.members.length <= softBound(ctx)) return undefined;
   return compactChain(ctx, ref.lineage, ref.head_txid, ref.epoch, chain.members);

@@ -55,7 +55,7 @@ export async function checkpointCheckout(
       hint: 'pick another checkpoint name',
     });
   }
-  refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'checkpoint');
+  await refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'checkpoint');
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
   if (!existsSync(path)) {
     throw fail('NOT_FOUND', `no checkout of ${t.db}@${t.branch} at ${path}`, {

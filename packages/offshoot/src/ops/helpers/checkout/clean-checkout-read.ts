@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Ref } from '../../../core/ref.js';
 import { checkClean, readSidecar, sameIdentity } from '../../../sqlite/checkout-sidecar.js';
 import { FrozenCheckout } from '../../../sqlite/quiesce.js';
-import { headIdentity, leaseLive } from '../branch/branch-ref.js';
+import { headIdentity, leaseLiveNow } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
 import { checkoutPath } from '../context/paths.js';
 
@@ -31,7 +31,7 @@ export async function readCleanCheckout(
   ref: Ref,
 ): Promise<CleanCheckoutRead | undefined> {
   // A leased branch has a writer (a live session's capture, an at-rest command): its checkout is left to it.
-  if (leaseLive(ref, ctx.now())) return undefined;
+  if (await leaseLiveNow(ctx, ref)) return undefined;
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   const sc = readSidecar(path);
   if (!existsSync(path) || !sameIdentity(sc, headIdentity(ref)) || sc?.mtime_ns === undefined) return undefined;

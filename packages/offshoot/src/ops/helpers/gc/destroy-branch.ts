@@ -3,6 +3,7 @@ import { fail, hasCode } from '../../../core/errors.js';
 import type { Target } from '../../../core/target.js';
 import { quiesce, refuseWriter } from '../../../sqlite/quiesce.js';
 import { leaseLive, leaseUntil } from '../branch/branch-ref.js';
+import { readLiveness } from '../branch/lease-liveness.js';
 import { withBranchLease } from '../lease/branch-lease.js';
 import type { OpsContext } from '../context/context.js';
 import { checkoutFiles, checkoutPath } from '../context/paths.js';
@@ -48,7 +49,7 @@ async function destroyLeased(
     const seen = await ctx.store.getRef(t.db, t.branch);
     await refuseUndoPointChange(ctx, t.db, t.branch, seen.ref, actor, 'destroying', human);
   }
-  const claimed = await ctx.store.updateRef(t.db, t.branch, (ref) => {
+  const claimed = await ctx.store.updateRef(t.db, t.branch, async (ref) => {
     if (ref.deleting)
       throw fail('BUSY', `${t.db}@${t.branch} is already being destroyed`, {
         retryable: true,
@@ -56,10 +57,11 @@ async function destroyLeased(
       });
     if (!opts.reaping) refuseProtected(ref, t.db, t.branch, 'destroy', force, actor, human);
     // The branch lease taken around this refuses a live lease held elsewhere; this holds for a claim found on the ref.
-    if (leaseLive(ref, ctx.now()) && ref.lease_holder !== ctx.holder) {
+    const liveness = ref.lease_holder === ctx.holder ? undefined : await readLiveness(ctx, [ref]);
+    if (liveness !== undefined && leaseLive(ref, ctx.now(), liveness)) {
       throw fail(
         'LEASE_HELD',
-        `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder} ${leaseUntil(ref, ctx.now())}`,
+        `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder} ${leaseUntil(ref, ctx.now(), liveness)}`,
         {
           hint: `close that session first (offshoot session close ${t.db}@${t.branch}); force never takes a live lease`,
           hints: { sdk: 'close that session first (closeSession / close_session); force never takes a live lease' },

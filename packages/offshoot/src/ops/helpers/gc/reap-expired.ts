@@ -2,6 +2,7 @@ import { fail } from '../../../core/errors.js';
 import { inBatches } from '../../../core/in-batches.js';
 import type { Ref } from '../../../core/ref.js';
 import { leaseLive } from '../branch/branch-ref.js';
+import { readLiveness, type Liveness } from '../branch/lease-liveness.js';
 import type { OpsContext } from '../context/context.js';
 import { expiryOf } from '../branch/expiry.js';
 import { destroyBranch } from './destroy-branch.js';
@@ -17,7 +18,7 @@ export interface ReapReport {
 }
 
 /**
- * Expires unprotected, unleased branches whose TTL has run out from max(touched_at, lease_expiry): each is claimed
+ * Expires unprotected, unleased branches whose TTL has run out from max(touched_at, the lease's end): each is claimed
  * with a `reaping` compare-and-swap (which a racing touch loses to, and vice versa) and then destroyed. A claim
  * already on the ref is taken over: it was left by a reaper that died before its destroy, and since a claimed
  * branch can be neither touched nor leased it is still due; destroy's own claim picks one winner among reapers.
@@ -26,7 +27,12 @@ export interface ReapReport {
  */
 export async function reapExpired(ctx: OpsContext, refs?: readonly SnapshotRef[]): Promise<ReapReport> {
   // A malformed ref is reported by status and gc's mark; it is never due for reaping.
-  const due = (refs ?? (await readRefSnapshot(ctx))).filter((x) => x.got !== undefined && eligible(ctx, x.got.ref));
+  const all = refs ?? (await readRefSnapshot(ctx));
+  const liveness = await readLiveness(
+    ctx,
+    all.flatMap((x) => (x.got === undefined ? [] : [x.got.ref])),
+  );
+  const due = all.filter((x) => x.got !== undefined && eligible(ctx, x.got.ref, liveness));
   // Branches reaped at once, each on its own ref; the report keeps the listing's order.
   const outcomes: Array<{ reaped?: string; error?: string }> = new Array(due.length);
   await inBatches(due, REAP_CONCURRENCY, async ({ db, branch }, i) => {
@@ -43,8 +49,10 @@ export async function reapExpired(ctx: OpsContext, refs?: readonly SnapshotRef[]
 async function reapOne(ctx: OpsContext, db: string, branch: string): Promise<{ reaped?: string; error?: string }> {
   const name = `${db}@${branch}`;
   try {
-    await ctx.store.updateRef(db, branch, (r) => {
-      if (!eligible(ctx, r)) throw fail('CAS_CONFLICT', `${name} is no longer due for reaping`);
+    await ctx.store.updateRef(db, branch, async (r) => {
+      // Liveness read afresh: a session opened since the snapshot stands on an object the snapshot's reading predates.
+      if (!eligible(ctx, r, await readLiveness(ctx, [r])))
+        throw fail('CAS_CONFLICT', `${name} is no longer due for reaping`);
       return r.reaping ? undefined : { ...r, reaping: true };
     });
   } catch (err) {
@@ -67,10 +75,10 @@ async function reapOne(ctx: OpsContext, db: string, branch: string): Promise<{ r
   }
 }
 
-function eligible(ctx: OpsContext, r: Ref): boolean {
+function eligible(ctx: OpsContext, r: Ref, liveness: Liveness): boolean {
   if (r.protected || !r.ttl || r.deleting) return false;
   const now = ctx.now();
-  if (leaseLive(r, now)) return false;
-  const deadline = expiryOf(r);
+  if (leaseLive(r, now, liveness)) return false;
+  const deadline = expiryOf(r, liveness);
   return deadline !== undefined && deadline <= now.getTime();
 }

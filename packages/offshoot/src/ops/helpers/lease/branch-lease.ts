@@ -3,6 +3,7 @@ import { refKey } from '../../../core/keys.js';
 import type { Ref } from '../../../core/ref.js';
 import type { Target } from '../../../core/target.js';
 import { leaseLive } from '../branch/branch-ref.js';
+import { leaseEndText, readLiveness } from '../branch/lease-liveness.js';
 import type { OpsContext } from '../context/context.js';
 import { LeaseRenewal } from './lease-renewal.js';
 
@@ -43,15 +44,18 @@ export async function withBranchLease<T>(ctx: OpsContext, t: BranchName, fn: () 
     const r = ctx.store.parseBranchRef(t.db, t.branch, raw.body);
     if (r.reaping || r.deleting) return fn();
     const now = ctx.now();
-    if (leaseLive(r, now)) {
+    const liveness = await readLiveness(ctx, [r]);
+    if (leaseLive(r, now, liveness)) {
       if (r.lease_holder === ctx.holder) return fn();
-      throw leaseHeldError(t.db, t.branch, r.lease_holder, r.lease_expiry);
+      throw leaseHeldError(t.db, t.branch, r.lease_holder, leaseEndText(r, liveness));
     }
     const next = {
       ...r,
       lease_holder: ctx.holder,
       lease_expiry: new Date(now.getTime() + ctx.leaseTtlMs).toISOString(),
     };
+    // The lease is this command's own, standing on no daemon's liveness.
+    delete next.lease_liveness;
     try {
       const etag = await ctx.store.casRef(t.db, t.branch, raw.etag, next);
       const stored = { ...next, generation: (next.generation ?? 0) + 1 };

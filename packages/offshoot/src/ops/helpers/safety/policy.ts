@@ -3,6 +3,7 @@ import type { TtlArg } from '../../../core/duration.js';
 import { formatDuration } from '../../../core/duration.js';
 import type { Ref } from '../../../core/ref.js';
 import { reapDeadline } from '../branch/expiry.js';
+import { leaseEnd, readLiveness, type Liveness } from '../branch/lease-liveness.js';
 import type { OpsContext } from '../context/context.js';
 import { undoPointName, undoPointOrigin } from '../branch/undo-point-names.js';
 
@@ -133,11 +134,12 @@ export async function refuseSecondRollback(
 }
 
 /** Whether a TTL change brings the reap deadline earlier (or arms one where there was none). */
-function shortens(ref: Ref, ttl: TtlArg, now: Date): boolean {
+function shortens(ref: Ref, ttl: TtlArg, now: Date, liveness: Liveness): boolean {
   if (ttl.kind !== 'set') return false;
-  const current = reapDeadline(ref.ttl, ref.touched_at, ref.lease_expiry);
+  const lease = leaseEnd(ref, liveness);
+  const current = reapDeadline(ref.ttl, ref.touched_at, lease);
   if (current === undefined) return true;
-  const next = reapDeadline(formatDuration(ttl.ttl), now.toISOString(), ref.lease_expiry) as number;
+  const next = reapDeadline(formatDuration(ttl.ttl), now.toISOString(), lease) as number;
   return next < current;
 }
 
@@ -154,11 +156,12 @@ export async function refuseAgentTtl(
   actor: Actor,
 ): Promise<void> {
   if (actor.kind === 'human' || ttl.kind === 'keep') return;
-  if (ref.protected && shortens(ref, ttl, ctx.now()))
+  const liveness = await readLiveness(ctx, [ref]);
+  if (ref.protected && shortens(ref, ttl, ctx.now(), liveness))
     throw fail('PROTECTED', `${db}@${branch} is protected; an agent cannot set or shorten its TTL`, {
       hint: `ask the human to run 'offshoot touch ${db}@${branch} --ttl <d>' if the branch should expire`,
     });
-  if (ttl.kind === 'none' || shortens(ref, ttl, ctx.now()))
+  if (ttl.kind === 'none' || shortens(ref, ttl, ctx.now(), liveness))
     await refuseUndoPointChange(
       ctx,
       db,

@@ -30,7 +30,14 @@ export function isUntouchedUndoPoint(ref: Ref, db: string, branch: string, kind:
 }
 
 /** Refuses replacing a branch unless it is an untouched undo point nobody has claimed (protected, or leased by another). */
-function refuseReplacing(ctx: OpsContext, db: string, branch: string, kind: UndoKind, name: string, ref: Ref): void {
+async function refuseReplacing(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  kind: UndoKind,
+  name: string,
+  ref: Ref,
+): Promise<void> {
   if (!isUntouchedUndoPoint(ref, db, branch, kind)) {
     const why =
       ref.meta?.[KIND_KEY] === kind && ref.meta[OF_KEY] === branch
@@ -49,7 +56,7 @@ function refuseReplacing(ctx: OpsContext, db: string, branch: string, kind: Undo
       },
     });
   }
-  refuseForeignLease(ctx, db, name, ref, 'replace undo point');
+  await refuseForeignLease(ctx, db, name, ref, 'replace undo point');
 }
 
 /**
@@ -59,7 +66,7 @@ function refuseReplacing(ctx: OpsContext, db: string, branch: string, kind: Undo
 export async function checkUndoSlot(ctx: OpsContext, db: string, branch: string, kind: UndoKind): Promise<void> {
   const name = undoPointName(branch, kind);
   const old = await ctx.store.tryGetRef(db, name);
-  if (old) refuseReplacing(ctx, db, branch, kind, name, old.ref);
+  if (old) await refuseReplacing(ctx, db, branch, kind, name, old.ref);
 }
 
 /** The shortest life an undo point gets: at least a day. */
@@ -119,7 +126,7 @@ export async function keepSafetyFork(
   if (fresh.base) safety.base = fresh.base;
   for (let i = 0; ; i++) {
     const old = await ctx.store.tryGetRef(db, name);
-    if (old) refuseReplacing(ctx, db, branch, kind, name, old.ref);
+    if (old) await refuseReplacing(ctx, db, branch, kind, name, old.ref);
     try {
       const etag = old
         ? await ctx.store.casRef(db, name, old.etag, { ...safety, generation: old.ref.generation ?? 0 })
