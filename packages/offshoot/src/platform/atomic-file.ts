@@ -35,16 +35,7 @@ export async function writeFileAtomic(
   data: Uint8Array | string,
   opts: { mode?: number } = {},
 ): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = tempPathFor(path);
-  try {
-    await writeFile(tmp, data, { mode: opts.mode ?? 0o644 });
-    await fsyncPath(tmp);
-    await commitRename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
+  await writeVia(path, data, opts.mode, true);
 }
 
 /**
@@ -57,11 +48,19 @@ export async function replaceFile(
   data: Uint8Array | string,
   opts: { mode?: number } = {},
 ): Promise<void> {
+  await writeVia(path, data, opts.mode, false);
+}
+
+// A temp file beside path renamed over it, with the file and its directory fsynced when durable.
+async function writeVia(path: string, data: Uint8Array | string, mode: number | undefined, durable: boolean) {
   await mkdir(dirname(path), { recursive: true });
   const tmp = tempPathFor(path);
   try {
-    await writeFile(tmp, data, { mode: opts.mode ?? 0o644 });
-    await rename(tmp, path);
+    await writeFile(tmp, data, { mode: mode ?? 0o644 });
+    if (durable) {
+      await fsyncPath(tmp);
+      await commitRename(tmp, path);
+    } else await rename(tmp, path);
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
