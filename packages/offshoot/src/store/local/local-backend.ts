@@ -162,7 +162,7 @@ export class LocalBackend implements Backend {
     // A conditional replace of a key that is gone fails now, as delete's does, before a durable temp file is written
     // for nothing (a lease given back after its branch was destroyed).
     const ifMatch = cond !== undefined && 'ifMatch' in cond ? cond.ifMatch : undefined;
-    if (ifMatch !== undefined && !(await this.exists(file))) throw casConflict(key, ifMatch, undefined);
+    if (ifMatch !== undefined && (await this.gone(file))) throw casConflict(key, ifMatch, undefined);
     let tmp;
     try {
       tmp = await writeTemp(dirname(file), body);
@@ -311,6 +311,17 @@ export class LocalBackend implements Backend {
       throw notFound(key);
     }
     return handle;
+  }
+
+  // Nothing at all at file; anything else there (even not a regular file) is for the check under the key lock.
+  private async gone(file: string): Promise<boolean> {
+    try {
+      await lstat(file);
+      return false;
+    } catch (err) {
+      if (isMissing(err)) return true;
+      throw err;
+    }
   }
 
   private async exists(file: string): Promise<boolean> {
