@@ -53,16 +53,9 @@ export async function copySnapshot(
  * Starts a fresh lineage that reads as `lineage` at `txid` — the one helper fork, rollback and promote share. It
  * shares through a collapsed base pointer unless asked to materialize or the chain (members or spine) is at the floor.
  */
-export async function newLineageAt(
-  ctx: OpsContext,
-  db: string,
-  resolver: ChainResolver,
-  lineage: string,
-  txid: number,
-  opts: { materialize?: boolean } = {},
-): Promise<NewLineage> {
-  const fresh = await planLineageAt(ctx, db, resolver, lineage, txid, opts);
-  if (fresh.base !== undefined) await ctx.store.writeBase(fresh.lineage, fresh.base);
+export async function newLineageAt(...args: Parameters<typeof planLineageAt>): Promise<NewLineage> {
+  const fresh = await planLineageAt(...args);
+  if (fresh.base !== undefined) await args[0].store.writeBase(fresh.lineage, fresh.base);
   return fresh;
 }
 
