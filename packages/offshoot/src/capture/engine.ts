@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
-import { backdatedSeconds, fingerprintOf, type Fingerprint } from '../sqlite/checkout-sidecar.js';
+import { fingerprintOf, stopStampSeconds, type Fingerprint } from '../sqlite/checkout-sidecar.js';
 import { WAL_FRAME_HEADER_SIZE, WAL_HEADER_SIZE } from '../sqlite/wal-header.js';
 import {
   WalReader,
@@ -877,10 +877,10 @@ export class CaptureEngine {
     return undefined;
   }
 
-  // Moves the main file's mtime a minute into the past and returns its fingerprint; undefined when a write stamped
-  // the file between the two (its mtime is then not the one set).
+  // Moves the main file's mtime a minute into the past (never to the one its sidecar records) and returns its
+  // fingerprint; undefined when a write stamped the file between the two (its mtime is then not the one set).
   #backdateMain(): Fingerprint | undefined {
-    const past = backdatedSeconds(Date.now());
+    const past = stopStampSeconds(this.#dbPath, Date.now());
     utimesSync(this.#dbPath, past, past);
     const fp = fingerprintOf(this.#dbPath);
     return BigInt(fp.mtime_ns) === BigInt(past) * 1_000_000_000n ? fp : undefined;

@@ -28,8 +28,7 @@ import { acquireLease, releaseLease } from '../ops/lease.js';
 import { processSpace } from '../platform/process-space.js';
 import { cachedChain } from '../ops/helpers/chain/materialize.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { type Fingerprint, readSidecar, sameIdentity } from '../sqlite/checkout-sidecar.js';
-import { headIdentity } from '../ops/helpers/branch/branch-ref.js';
+import type { Fingerprint } from '../sqlite/checkout-sidecar.js';
 import type { VersionedRef } from '../store/store.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import type { EventType, SessionInfo } from '../protocol/wire.js';
@@ -656,26 +655,10 @@ export class Session {
     return this.capture;
   }
 
-  // True when the checkout's sidecars record the ref's head (its identity, so they hold that head's page sums) and
-  // the fingerprint capture left the file with (capture's stop backdates it, to another second than the sidecars
-  // may record): only then does the checkout read clean once the session closes evicted.
-  private async sidecarsAtHead(fp: Fingerprint): Promise<boolean> {
-    const cur = await this.ctx.store.getRef(this.db, this.branch).catch(() => undefined);
-    const sc = readSidecar(this.path);
-    return (
-      cur !== undefined &&
-      cur.ref.head_txid === this.durable &&
-      sameIdentity(sc, headIdentity(cur.ref)) &&
-      sc?.size === fp.size &&
-      sc.mtime_ns === fp.mtime_ns &&
-      sc.ino === fp.ino
-    );
-  }
-
   /**
    * Closes every descriptor the session holds on its checkout, keeping its lease (renewed as before) and everything
-   * durable: what was captured is flushed first, capture stops proving it saw every commit, and unless its sidecars
-   * already describe the durable head the checkout is stamped as that head, so reconnecting an untouched checkout
+   * durable: what was captured is flushed first, capture stops proving it saw every commit, and the checkout is
+   * stamped as the durable head, so reconnecting an untouched checkout
    * costs no read of it. A foreign writer may commit meanwhile; reconnect() captures whatever it finds. False (and
    * still connected) when the session cannot be evicted now: closed, or its flush failed.
    */
@@ -700,10 +683,8 @@ export class Session {
     if (this.capture !== cap || this.closed || this.error) return false;
     this.capture = undefined;
     const stopped = await stopCapture(this.path, cap);
-    let fingerprint = stopped.fingerprint;
-    // Sidecars that already describe the head and the file as capture left it need no rewrite; others are stamped.
-    if (fingerprint !== undefined && !(await this.sidecarsAtHead(fingerprint)))
-      fingerprint = await this.stamp(cap.sink, fingerprint);
+    // Stamped even when the sidecars already name the head: capture's stop never leaves the mtime they record.
+    const fingerprint = stopped.fingerprint === undefined ? undefined : await this.stamp(cap.sink, stopped.fingerprint);
     await rm(cap.dir, { recursive: true, force: true });
     this.evictedAt = { fingerprint };
     this.opts.onEvent?.('session_evicted', { stamped: fingerprint !== undefined });

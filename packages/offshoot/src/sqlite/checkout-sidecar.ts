@@ -93,6 +93,17 @@ export function backdatedSeconds(now: number): number {
   return Math.floor(now / 1000) - 60;
 }
 
+/**
+ * The mtime capture's stop gives a checkout: backdatedSeconds, but never the mtime its `.sum` records. The stop
+ * backdates the file whatever it holds (writes not yet flushed, too) before its session stamps or marks it; were the
+ * stop in the same second as the sidecar's stamp, a process killed in between would leave a checkout holding those
+ * writes that matches that sidecar and reads clean.
+ */
+export function stopStampSeconds(dbPath: string, now: number): number {
+  const past = backdatedSeconds(now);
+  return readSidecar(dbPath)?.mtime_ns === (BigInt(past) * 1_000_000_000n).toString() ? past - 1 : past;
+}
+
 /** SHA-256 of a file, streamed (O(size); used only to trust a sidecar the earlier implementation wrote). */
 export async function sha256File(path: string): Promise<string> {
   const h = createHash('sha256');

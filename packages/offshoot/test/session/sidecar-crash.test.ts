@@ -11,14 +11,16 @@ import { headIdentity } from '../../src/ops/helpers/branch/branch-ref.js';
 import { checkout } from '../../src/ops/checkout.js';
 import { acquireLease, releaseLease } from '../../src/ops/lease.js';
 import { create } from '../../src/ops/create.js';
-import { startCapture } from '../../src/session/live-capture.js';
+import { startCapture, stopCapture } from '../../src/session/live-capture.js';
 import { Session } from '../../src/session/session.js';
 import {
+  backdatedSeconds,
   checkClean,
   fingerprintOf,
   readSidecar,
   sameIdentity,
   sidecarPath,
+  writeSidecar,
 } from '../../src/sqlite/checkout-sidecar.js';
 import { pageSumsPath } from '../../src/sqlite/page-sums.js';
 import { exportDump, openTestStore, type TestStore } from '../ops/harness.js';
@@ -140,6 +142,48 @@ describe('checkout sidecars a crash left behind', () => {
     }
     assert.doesNotMatch(await exportDump(ts, t), /never flushed/);
     assert.match(await exportDump(ts, { db: 'app', branch: 'main-pre-reopen' }), /never flushed/);
+  });
+
+  it('a daemon killed after capture stopped but before it marked the checkout unproven keeps the unflushed write', async () => {
+    const co = (await checkout(live(), t)).path;
+    const { ref } = await ts.store.getRef(t.db, t.branch);
+    const stamped = readSidecar(co);
+    assert.ok(stamped && (await checkClean(co, stamped)) === 'clean', 'a clean checkout at the head');
+    // A session writes in place (the file keeps its size) and closes in the second its sidecars were stamped in; its
+    // last flush failed, so capture's stop is followed by markUnproven, and the daemon is killed between the two. The
+    // second is the clock's: the sidecars are given the stamp of the current one, tried again until the stop lands
+    // in it (whether it did or not, the checkout must not read clean afterwards).
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const cap = await startCapture(co, ref, {
+        dir: ts.tmpPath(`killed-capture-${attempt}`),
+        log: () => undefined,
+        onFailure: () => undefined,
+      });
+      runSql(co, `UPDATE t SET v = 'never flushed ${attempt}' WHERE id = 1;`);
+      const second = backdatedSeconds(Date.now());
+      await writeSidecar(co, {
+        ...stamped,
+        ...fingerprintOf(co),
+        mtime_ns: (BigInt(second) * 1_000_000_000n).toString(),
+      });
+      const stopped = await stopCapture(co, cap);
+      assert.equal(stopped.settled, false, 'the write was captured, never flushed');
+      if (backdatedSeconds(Date.now()) === second) break;
+    }
+    assert.equal(fingerprintOf(co).size, stamped.size, 'the write kept the file its size');
+    assert.ok(sameIdentity(readSidecar(co), headIdentity(ref)), 'the sidecars name the head');
+    assert.notEqual(await checkClean(co, readSidecar(co)), 'clean', 'a checkout holding an unflushed write');
+    const again = await Session.open(live(), t, {});
+    let kept: string | undefined;
+    try {
+      assert.equal(again.warnings.length, 1, 'the unflushed write is kept as an undo branch');
+      kept = /kept as app@(\S+) /.exec(again.warnings[0] ?? '')?.[1];
+    } finally {
+      await again.close();
+    }
+    assert.ok(kept);
+    assert.doesNotMatch(await exportDump(ts, t), /never flushed/);
+    assert.match(await exportDump(ts, { db: 'app', branch: kept }), /never flushed/);
   });
 });
 
