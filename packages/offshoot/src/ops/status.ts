@@ -9,7 +9,7 @@ import { leaseEndText, readLiveness, type Liveness } from './helpers/branch/leas
 import { statusFilter, type StatusFilter, type StatusFilterInput } from './helpers/branch/status-filter.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutDir, checkoutFileName, checkoutPath } from './helpers/context/paths.js';
-import { roCacheEntries } from './helpers/checkout/ro-cache.js';
+import { roCacheEntries } from './helpers/checkout/ro-cache-entries.js';
 
 export type { BranchStatus, CheckpointStatus, UnreadableRef } from './helpers/branch/branch-status.js';
 export { BRANCH_STATES, type StatusFilterInput } from './helpers/branch/status-filter.js';
