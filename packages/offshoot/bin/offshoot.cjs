@@ -4,6 +4,8 @@
 // kept next to it: Node 20 has no module.enableCompileCache (22.1+), but vm.Script takes and produces V8 cached
 // data, which spares compiling the bundle on every start. A missing, stale or rejected cache only costs speed: the
 // bundle compiles from source and this run writes a fresh cache on exit (silently skipped where dist/ is read-only).
+// The cache starts with the build it was made from, named on the bundle's second line: V8 checks only that a cached
+// script has the same length, so a rebuilt bundle of the same length would otherwise run the old build's functions.
 const fs = require('node:fs');
 const path = require('node:path');
 const { createRequire, wrap } = require('node:module');
@@ -18,18 +20,23 @@ try {
   process.stderr.write(`offshoot: not built yet; run 'make build' (missing ${bundle})\n`);
   process.exit(1);
 }
+const build = /^\/\/ offshoot build ([0-9a-f]+)$/m.exec(source.slice(0, 512));
+const header = build === null ? undefined : Buffer.from(`offshoot-v8-cache ${build[1]}\n`, 'latin1');
 let cachedData;
-try {
-  cachedData = fs.readFileSync(cachePath);
-} catch {
-  cachedData = undefined;
+if (header !== undefined) {
+  try {
+    const cache = fs.readFileSync(cachePath);
+    if (cache.subarray(0, header.length).equals(header)) cachedData = cache.subarray(header.length);
+  } catch {
+    cachedData = undefined;
+  }
 }
 const script = new vm.Script(wrap(source.startsWith('#!') ? `//${source}` : source), { filename: bundle, cachedData });
-if (cachedData === undefined || script.cachedDataRejected) {
+if (header !== undefined && (cachedData === undefined || script.cachedDataRejected)) {
   process.once('exit', () => {
     const tmp = `${cachePath}.${process.pid}.tmp`;
     try {
-      fs.writeFileSync(tmp, script.createCachedData());
+      fs.writeFileSync(tmp, Buffer.concat([header, script.createCachedData()]));
       fs.renameSync(tmp, cachePath);
     } catch {
       fs.rmSync(tmp, { force: true });

@@ -8,15 +8,7 @@ import { resolveSocketPath } from '../protocol/socket-path.js';
 import { s3ConfigFromEnv } from '../store/s3/s3-config.js';
 import { canonicalStore, storeSocketKey } from '../store/store-spec.js';
 import { checkoutRootFor } from './checkout-root.js';
-import type { FlagSpec, Invocation } from './command.js';
-
-/** The -socket flag of every command that talks to (or is) the daemon. */
-export const SOCKET_FLAG: FlagSpec = {
-  type: 'string',
-  value: 'PATH',
-  description:
-    'the daemon socket (default $OFFSHOOT_SOCKET, else one derived from the canonical store under the user cache dir)',
-};
+import type { Invocation } from './command.js';
 
 /** The socket this invocation uses: -socket, else $OFFSHOOT_SOCKET, else the store's (and endpoint's) default socket. */
 export function socketFor(inv: Invocation): string {

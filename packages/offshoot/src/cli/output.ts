@@ -32,8 +32,18 @@ class Verbatim {
 // Maps whose keys are user data (meta tags), never renamed.
 const USER_KEYED = new Set(['meta']);
 
+// The few distinct keys of a listing recur on every item: each is converted once (up to a bound, as a long-lived
+// process may render keys that never recur).
+const SNAKE_CASED = new Map<string, string>();
+const SNAKE_CASED_MAX = 1024;
+
 function snakeCase(key: string): string {
-  return key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+  let out = SNAKE_CASED.get(key);
+  if (out === undefined) {
+    out = key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+    if (SNAKE_CASED.size < SNAKE_CASED_MAX) SNAKE_CASED.set(key, out);
+  }
+  return out;
 }
 
 function hex(v: bigint): string {
@@ -42,19 +52,17 @@ function hex(v: bigint): string {
 
 function jsonValue(v: unknown, renameKeys: boolean): unknown {
   if (typeof v === 'bigint') return hex(v);
+  if (v === null || typeof v !== 'object') return v;
   if (v instanceof Verbatim) return jsonValue(v.value, false);
   if (v instanceof Date) return v.toISOString();
   if (Buffer.isBuffer(v)) return v.toString('hex');
   if (Array.isArray(v)) return v.map((x) => jsonValue(x, renameKeys));
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      if (x === undefined) continue;
-      out[renameKeys ? snakeCase(k) : k] = jsonValue(x, renameKeys && !USER_KEYED.has(k));
-    }
-    return out;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (x === undefined) continue;
+    out[renameKeys ? snakeCase(k) : k] = jsonValue(x, renameKeys && !USER_KEYED.has(k));
   }
-  return v;
+  return out;
 }
 
 /** The one JSON document --json prints: camelCase keys become snake_case, bigints hex strings, undefined fields go. */

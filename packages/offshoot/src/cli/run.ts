@@ -10,7 +10,6 @@ import { terminalProgress } from './progress.js';
 import { versionCommand } from './commands/version.js';
 import { findEntry, isGroup } from './registry.js';
 import { cliRoCacheBudget, trimRoCache } from './ro-cache-budget.js';
-import { openOpsContext } from './store-context.js';
 
 /** The process surroundings the CLI runs in; tests pass their own. */
 export interface CliIo {
@@ -164,6 +163,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           const warn = (m: string) => {
             if (!globals.quiet) write(io.stderr, warningLine(m, globals.json));
           };
+          // Loaded here: the store, and the hashing its checkout root may need, are no cost to help and version.
+          const { openOpsContext } = await import('./store-context.js');
           ctx = await openOpsContext(resolveStoreSpec(store, io.env), io.env, { warn, progress });
         }
         return ctx;

@@ -6,7 +6,8 @@ export type StatusForm = 'text' | 'json' | 'jsonl';
 
 /** Prints a status as its branches are read, so no form holds the whole listing. */
 export interface StatusPrinter {
-  branch(b: BranchStatus): Promise<void>;
+  /** Takes one branch; a promise when the caller must wait for stdout before reading on. */
+  branch(b: BranchStatus): Promise<void> | undefined;
   end(tail: StatusTail): Promise<void>;
 }
 
@@ -26,16 +27,21 @@ function coalesced(print: (text: string) => Promise<void>) {
     pending = '';
     return text === '' ? Promise.resolve() : print(text);
   };
-  const write = (text: string): Promise<void> => {
+  // Undefined when the text only waits for the next flush: a branch then costs its caller no turn of the microtask queue.
+  const write = (text: string): Promise<void> | undefined => {
     pending += text;
     if (pending.length >= COALESCE_CHARS) return flush();
     if (!scheduled) {
       scheduled = true;
       setImmediate(() => void (scheduled ? flush() : undefined));
     }
-    return Promise.resolve();
+    return undefined;
   };
-  return { write, end: (text: string) => write(text).then(flush) };
+  const end = async (text: string): Promise<void> => {
+    await write(text);
+    await flush();
+  };
+  return { write, end };
 }
 
 /**

@@ -101,8 +101,10 @@ function parseCheckpoint(v: unknown, name: string, schema: number, fallbackEpoch
 export function parseRef(bytes: Uint8Array): Ref {
   let raw: unknown;
   try {
-    // A view of the bytes, not a copy: status and GC parse every ref of the store.
-    raw = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+    // A Buffer decodes as it is; any other array through a view of its bytes, not a copy (status and GC parse every
+    // ref of the store, and a view costs more than the decoding of a ref).
+    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    raw = JSON.parse(buf.toString('utf8'));
   } catch {
     throw corrupt('not JSON');
   }

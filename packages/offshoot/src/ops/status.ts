@@ -1,5 +1,4 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
 import { fail, hasCode } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
 import type { VersionedRef } from '../store/store.js';
@@ -9,8 +8,8 @@ import { expiryOf, expiryText, remainingUntil } from './helpers/branch/expiry.js
 import { leaseEndText, readLiveness, type Liveness } from './helpers/branch/lease-liveness.js';
 import { statusFilter, type StatusFilter, type StatusFilterInput } from './helpers/branch/status-filter.js';
 import type { OpsContext } from './helpers/context/context.js';
-import { checkoutPath } from './helpers/context/paths.js';
-import { roCacheEntries } from './helpers/checkout/ro-cache.js';
+import { checkoutDir, checkoutFileName, checkoutPath } from './helpers/context/paths.js';
+import { roCacheEntries } from './helpers/checkout/ro-cache-entries.js';
 
 export type { BranchStatus, CheckpointStatus, UnreadableRef } from './helpers/branch/branch-status.js';
 export { BRANCH_STATES, type StatusFilterInput } from './helpers/branch/status-filter.js';
@@ -60,15 +59,19 @@ function namesIn(dir: string): Set<string> {
   }
 }
 
-/** Whether checkouts exist, by one listing of each database's checkout directory rather than a stat per branch. */
-function checkoutPresence(): (path: string) => boolean {
+/**
+ * Whether a branch's checkout exists, by one listing of each database's checkout directory rather than a stat per
+ * branch; the path of one that does.
+ */
+function checkoutPresence(root: string): (db: string, branch: string) => string | undefined {
   const listed = new Map<string, Set<string>>();
-  return (path) => {
-    const dir = dirname(path);
-    let names = listed.get(dir);
-    if (names === undefined) listed.set(dir, (names = namesIn(dir)));
+  return (db, branch) => {
+    let names = listed.get(db);
+    if (names === undefined) listed.set(db, (names = namesIn(checkoutDir(root, db))));
+    if (!names.has(checkoutFileName(branch))) return undefined;
     // Listed is not yet there: a name may be a dangling link, which existsSync (as before) calls absent.
-    return names.has(basename(path)) && existsSync(path);
+    const path = checkoutPath(root, db, branch);
+    return existsSync(path) ? path : undefined;
   };
 }
 
@@ -139,7 +142,7 @@ export async function scanStatus(
   let reported = 0;
   let more = 0;
   const unreadable: UnreadableRef[] = [];
-  const present = checkoutPresence();
+  const present = checkoutPresence(ctx.checkoutRoot);
   // Each daemon's liveness object is read once a scan, however many of its sessions are listed.
   const seen = new Map<string, number>();
   const readBatch = (from: number) => {
@@ -170,10 +173,14 @@ export async function scanStatus(
         more++;
         continue;
       }
-      const path = checkoutPath(ctx.checkoutRoot, db, branch);
-      const checkedOut = present(path);
-      const liveness = await readLiveness(ctx, [ref], seen);
-      const atRest = await branchState(ref, path, now, liveness, checkedOut);
+      const path = present(db, branch);
+      const checkedOut = path !== undefined;
+      // Most refs have no lease and no checkout: idle, known without a read or a turn of the event loop.
+      const liveness = !ref.lease_holder ? seen : await readLiveness(ctx, [ref], seen);
+      const atRest =
+        path !== undefined || ref.lease_holder
+          ? await branchState(ref, path ?? checkoutPath(ctx.checkoutRoot, db, branch), now, liveness, checkedOut)
+          : 'idle';
       const state = opts.stateOf === undefined ? atRest : opts.stateOf(db, branch, atRest);
       if (f.states !== undefined && !f.states.has(state)) continue;
       if (f.limit !== undefined && reported >= f.limit) {
@@ -181,7 +188,8 @@ export async function scanStatus(
         continue;
       }
       reported++;
-      await onBranch(branchStatus(db, branch, ref, state, checkedOut, now, liveness));
+      const printing = onBranch(branchStatus(db, branch, ref, state, checkedOut, now, liveness));
+      if (printing !== undefined) await printing;
     }
   }
   const entries = await roCacheEntries(ctx.checkoutRoot);

@@ -8,7 +8,7 @@ import { create } from '../../src/ops/create.js';
 import { fork } from '../../src/ops/fork.js';
 import { MAX_CHAIN_MEMBERS } from '../../src/ops/helpers/chain/chain-writer.js';
 import { makeContext } from '../../src/ops/helpers/context/context.js';
-import { roCacheEntries } from '../../src/ops/helpers/checkout/ro-cache.js';
+import { roCacheEntries } from '../../src/ops/helpers/checkout/ro-cache-entries.js';
 import { ChainResolver } from '../../src/store/chain-resolver.js';
 import { parseStoreSpec } from '../../src/store/store-spec.js';
 import { Store } from '../../src/store/store.js';

@@ -172,6 +172,20 @@ describe('status --json --stream', () => {
     assert.deepEqual(s.rest, { unreadable: full.unreadable, ro_cache: full.ro_cache });
   });
 
+  test("each line is the document's branch or its rest, byte for byte, keys in the same order", () => {
+    const full = doc([]);
+    const out = ts.run(['status', '--json', '--stream']).stdout;
+    const lines = out.slice(0, -1).split('\n');
+    assert.equal(lines.length, full.branches.length + 1);
+    full.branches.forEach((b, i) => {
+      const line = lines[i] as string;
+      // `remaining` counts down between the two runs: the line's own stands in the document's place.
+      const { remaining } = JSON.parse(line) as StatusBranch;
+      assert.equal(line, JSON.stringify({ ...b, remaining }));
+    });
+    assert.equal(lines.at(-1), JSON.stringify({ unreadable: full.unreadable, ro_cache: full.ro_cache }));
+  });
+
   test('takes the same filters, and its last line says what a limit left out', () => {
     const full = doc(['--db', 'app', '--state', 'idle', '--limit', '2']);
     const s = streamed(['--db', 'app', '--state', 'idle', '--limit', '2']);

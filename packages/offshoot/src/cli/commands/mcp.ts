@@ -2,7 +2,7 @@ import { packageVersion } from '../package-version.js';
 import { durationMs, parseDuration, type Duration } from '../../core/duration.js';
 import { fail } from '../../core/errors.js';
 import type { Command, Invocation } from '../command.js';
-import { SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
 
 // `0` and `none` switch a duration flag off; a negative one is a mistake, not a way to say off.
 function durationFlag(inv: Invocation, flag: string, fallback: string): Duration | undefined {
@@ -92,6 +92,7 @@ export const mcpCommand: Command = {
       allowNonLoopback: inv.flags.boolean('http-allow-non-loopback'),
     });
     const spec = inv.storeSpec();
+    const { socketFor } = await import('../daemon-request.js');
     const socket = socketFor(inv);
     const [{ runMcp }, { openOpsContext }] = await Promise.all([
       import('../../mcp/run.js'),

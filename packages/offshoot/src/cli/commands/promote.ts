@@ -3,7 +3,7 @@ import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
-import { SOCKET_FLAG } from '../daemon-request.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
 import { promoteOutcome } from '../output.js';
 
 /** `offshoot promote <db>@<src> --onto <tgt> [--force] [--materialize]`: repoints a branch at another's head. */

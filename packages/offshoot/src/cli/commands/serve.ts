@@ -5,7 +5,7 @@ import type { DaemonOptions } from '../../daemon/daemon-options.js';
 import { parseByteSize } from '../byte-size.js';
 import type { Command, Invocation } from '../command.js';
 import { canonicalStore } from '../../store/store-spec.js';
-import { SOCKET_FLAG, socketFor } from '../daemon-request.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
 import { defaultMaxOpen, FDS_PER_SESSION, RESERVED_FDS } from '../../daemon/daemon-options.js';
 import { openFileLimit } from '../../platform/open-file-limit.js';
 import { packageVersion } from '../package-version.js';
@@ -156,6 +156,7 @@ export const serveCommand: Command = {
     const ui = inv.flags.boolean('ui');
     if (ui && !http)
       throw fail('USAGE', '-ui requires -http', { hint: 'add -http 127.0.0.1:PORT, or run offshoot ui' });
+    const { socketFor } = await import('../daemon-request.js');
     const socket = socketFor(inv);
     const ctx = await inv.context();
     const checkouts = inv.flags.string('checkouts');

@@ -1,6 +1,6 @@
 import { validateName } from '../../core/names.js';
 import type { Command } from '../command.js';
-import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
 import { sessionBranchesOutcome } from '../output.js';
 
 /** `offshoot session branches <db>`: a database's branches with the daemon's view of their state. */
@@ -18,6 +18,7 @@ export const sessionBranchesCommand: Command = {
   args: { min: 1, max: 1 },
   async run(inv) {
     const db = validateName('database', inv.arg(0));
+    const { withDaemon } = await import('../daemon-request.js');
     const r = await withDaemon(inv, (c) => c.branchReport(db));
     return sessionBranchesOutcome(db, r.branches, r.unreadable);
   },

@@ -1,6 +1,6 @@
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
-import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
 import { sessionDoneOutcome } from '../output.js';
 
 /** `offshoot session close <db>[@b]`: flushes, stops capture and releases the lease. */
@@ -17,6 +17,7 @@ export const sessionCloseCommand: Command = {
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
+    const { withDaemon } = await import('../daemon-request.js');
     await withDaemon(inv, (c) => c.closeSession(t.db, t.branch));
     return sessionDoneOutcome({ db: t.db, branch: t.branch, closed: true });
   },

@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
 import { sessionDbsOutcome } from '../output.js';
 
 /** `offshoot session dbs`: the store's databases, as the daemon sees them. */
@@ -12,6 +12,7 @@ export const sessionDbsCommand: Command = {
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {
+    const { withDaemon } = await import('../daemon-request.js');
     return sessionDbsOutcome(await withDaemon(inv, (c) => c.dbs()));
   },
 };

@@ -2,7 +2,7 @@ import { parseMetaPairs } from '../../core/meta.js';
 import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
-import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
 import { sessionFlushOutcome } from '../output.js';
 
 /** `offshoot session flush <db>[@b] [name] [--meta k=v]...`: makes an open session's writes durable now. */
@@ -25,6 +25,7 @@ export const sessionFlushCommand: Command = {
     const t = parseTarget(inv.arg(0));
     const name = inv.args[1] === undefined ? undefined : validateName('checkpoint', inv.args[1]);
     const meta = parseMetaPairs(inv.flags.list('meta'));
+    const { withDaemon } = await import('../daemon-request.js');
     const txid = await withDaemon(inv, (c) => c.flush(t.db, t.branch, name, meta ? { meta } : {}));
     return sessionFlushOutcome(t, name, txid);
   },

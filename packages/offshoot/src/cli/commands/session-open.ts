@@ -1,6 +1,6 @@
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
-import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
 import { sessionOpenOutcome } from '../output.js';
 
 /** `offshoot session open <db>[@b]`: opens a live session in the daemon and prints its checkout path. */
@@ -22,6 +22,7 @@ export const sessionOpenCommand: Command = {
   args: { min: 1, max: 1 },
   async run(inv) {
     const t = parseTarget(inv.arg(0));
+    const { withDaemon } = await import('../daemon-request.js');
     const session = await withDaemon(inv, (c) => c.open(t.db, t.branch), { waitForStart: true });
     return sessionOpenOutcome(t, session.path, session.warnings);
   },

@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
 import { sessionDoneOutcome } from '../output.js';
 
 /** `offshoot session shutdown`: stops the daemon gracefully. */
@@ -12,6 +12,7 @@ export const sessionShutdownCommand: Command = {
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {
+    const { withDaemon } = await import('../daemon-request.js');
     const socket = await withDaemon(inv, async (c, at) => {
       await c.shutdown();
       return at;

@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { SOCKET_FLAG, withDaemon } from '../daemon-request.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
 import { sessionStatusOutcome } from '../output.js';
 
 /** `offshoot session status`: the daemon's open sessions. */
@@ -21,6 +21,7 @@ export const sessionStatusCommand: Command = {
   flags: { socket: SOCKET_FLAG },
   args: { min: 0, max: 0 },
   async run(inv) {
+    const { withDaemon } = await import('../daemon-request.js');
     return sessionStatusOutcome(await withDaemon(inv, (c) => c.status()));
   },
 };

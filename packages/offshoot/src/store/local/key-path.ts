@@ -34,19 +34,30 @@ export function segmentOfFileName(name: string): string | undefined {
   return name.length >= 2 * ESCAPE.length && name.endsWith(ESCAPE) ? name.slice(1, -1) : undefined;
 }
 
+function badKey(key: string, why: string): Error {
+  return fail('INVALID_ARGUMENT', `invalid store key ${JSON.stringify(key)}: ${why}`, {
+    hint: 'keys are /-separated relative names without empty, "." or ".." segments',
+  });
+}
+
+// The segments of a key, each checked: not empty, not `.` or `..`, short enough for a file name.
+function keySegments(key: string): string[] {
+  if (key === '') throw badKey(key, 'empty');
+  if (key.includes('\0')) throw badKey(key, 'contains NUL');
+  const segs = key.split('/');
+  for (const seg of segs) {
+    if (seg === '') throw badKey(key, 'empty segment (leading, trailing or doubled "/")');
+    if (seg === '.' || seg === '..') throw badKey(key, `"${seg}" segment`);
+    // A UTF-16 unit is at most 3 UTF-8 bytes: only a long segment is worth measuring.
+    if (seg.length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(seg) > MAX_SEGMENT_BYTES)
+      throw badKey(key, `segment longer than ${MAX_SEGMENT_BYTES} bytes`);
+  }
+  return segs;
+}
+
 /** Throws INVALID_ARGUMENT unless key is a relative `/`-separated path that cannot escape the store root. */
 export function checkKey(key: string): string {
-  const bad = (why: string) =>
-    fail('INVALID_ARGUMENT', `invalid store key ${JSON.stringify(key)}: ${why}`, {
-      hint: 'keys are /-separated relative names without empty, "." or ".." segments',
-    });
-  if (key === '') throw bad('empty');
-  if (key.includes('\0')) throw bad('contains NUL');
-  for (const seg of key.split('/')) {
-    if (seg === '') throw bad('empty segment (leading, trailing or doubled "/")');
-    if (seg === '.' || seg === '..') throw bad(`"${seg}" segment`);
-    if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw bad(`segment longer than ${MAX_SEGMENT_BYTES} bytes`);
-  }
+  keySegments(key);
   return key;
 }
 
@@ -60,9 +71,14 @@ export function checkPrefix(prefix: string): string {
   return prefix;
 }
 
-/** The file that holds key under root. */
+/**
+ * The file that holds key under root (an absolute, resolved path). The checked segments hold no `/`, `.` or `..`, so
+ * joining them by hand is path.join's result without its normalizing pass, which status and GC pay once per ref.
+ */
 export function keyPath(root: string, key: string): string {
-  return join(root, ...checkKey(key).split('/').map(segmentFileName));
+  let path = root.endsWith('/') ? root.slice(0, -1) : root;
+  for (const seg of keySegments(key)) path += `/${segmentFileName(seg)}`;
+  return path;
 }
 
 /** The directory to walk for a prefix: everything up to its last `/` (the prefix may end mid-name). */

@@ -44,16 +44,23 @@ const DELETE_CONCURRENCY = 16;
 // reads themselves; a slice this size holds a daemon's other requests up for about a millisecond.
 const READS_PER_TURN = 64;
 
-/** A read whose etag, the SHA-256 of the body, is hashed only if a caller asks for it (most readers never compare). */
+/**
+ * A read whose etag, the SHA-256 of the body, is hashed only if a caller asks for it (most readers never compare).
+ * A class, not an object literal with a getter: status makes one per ref, and a literal's accessor is slow to build.
+ */
+class HashedOnDemand implements GetResult {
+  private hashed: string | undefined;
+
+  constructor(readonly body: Buffer) {}
+
+  get etag(): string {
+    this.hashed ??= sha256Hex(this.body);
+    return this.hashed;
+  }
+}
+
 function hashedOnDemand(body: Buffer): GetResult {
-  let etag: string | undefined;
-  return {
-    body,
-    get etag() {
-      etag ??= sha256Hex(body);
-      return etag;
-    },
-  };
+  return new HashedOnDemand(body);
 }
 
 /**

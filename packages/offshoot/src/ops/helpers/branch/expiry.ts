@@ -13,7 +13,20 @@ export function reapDeadline(
 ): number | undefined {
   if (!ttl) return undefined;
   const from = Math.max(Date.parse(touchedAt ?? '') || 0, leaseEndMs ?? 0);
-  return from + durationMs(parseDuration(ttl));
+  return from + ttlMs(ttl);
+}
+
+// A store's TTLs are a handful of strings (`720h0m0s`) on every listed ref: each is parsed once, up to a bound.
+const TTL_MS = new Map<string, number>();
+const TTL_MS_MAX = 256;
+
+function ttlMs(ttl: string): number {
+  let ms = TTL_MS.get(ttl);
+  if (ms === undefined) {
+    ms = durationMs(parseDuration(ttl));
+    if (TTL_MS.size < TTL_MS_MAX) TTL_MS.set(ttl, ms);
+  }
+  return ms;
 }
 
 /**

@@ -1,8 +1,18 @@
 import { join } from 'node:path';
 
+/** The directory of a database's writable checkouts: checkouts/<db>/. */
+export function checkoutDir(root: string, db: string): string {
+  return join(root, 'checkouts', db);
+}
+
+/** The file name of a branch's writable checkout in its database's checkoutDir. */
+export function checkoutFileName(branch: string): string {
+  return `${branch}.db`;
+}
+
 /** The writable checkout of a branch: checkouts/<db>/<branch>.db (stable across repoints). */
 export function checkoutPath(root: string, db: string, branch: string): string {
-  return join(root, 'checkouts', db, `${branch}.db`);
+  return join(checkoutDir(root, db), checkoutFileName(branch));
 }
 
 /** A read-only checkpoint checkout: checkouts-ro/<db>/<branch>@<checkpoint>.db. */
