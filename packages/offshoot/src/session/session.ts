@@ -28,14 +28,22 @@ import { acquireLease, releaseLease } from '../ops/lease.js';
 import { processSpace } from '../platform/process-space.js';
 import { cachedChain } from '../ops/helpers/chain/materialize.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { type Fingerprint, readSidecar, sameIdentity } from '../sqlite/checkout-sidecar.js';
+import { type Fingerprint, readSidecar, sameIdentity, withdrawSidecar } from '../sqlite/checkout-sidecar.js';
 import { headIdentity } from '../ops/helpers/branch/branch-ref.js';
 import type { VersionedRef } from '../store/store.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import type { EventType, SessionInfo } from '../protocol/wire.js';
 import { restampClean } from './restamp.js';
 import { makeSessionScratch } from './scratch-dir.js';
-import { changedSince, type LiveCapture, markUnproven, startCapture, stopCapture, walBytes } from './live-capture.js';
+import {
+  changedSince,
+  type LiveCapture,
+  markUnproven,
+  startCapture,
+  stopCapture,
+  type StoppedCapture,
+  walBytes,
+} from './live-capture.js';
 import type { SessionSink } from './session-sink.js';
 import { writeSegment, writeSnapshot } from './segment-file.js';
 
@@ -130,6 +138,10 @@ export class Session {
   /** The connection contract broken: what was captured is flushed, then every flush is refused with it. */
   private contract: ContractBreachError | undefined;
   private lastRequestAt = Date.now();
+  /** Close's last flush stopped capture before writing the head: the stopped capture, to stamp once it is durable. */
+  private stoppedForClose: { sink: SessionSink; stopped: StoppedCapture } | undefined;
+  /** The ref close's last flush wrote: the head and the lease given back in one write (no release is left to do). */
+  private leaseGivenWith: Ref | undefined;
 
   private constructor(
     private readonly ctx: OpsContext,
@@ -271,11 +283,13 @@ export class Session {
   }
 
   // keepCaptured: the flush after the contract broke, of what was captured before (the -wal is not read again).
+  // last: close's flush, which stops capture once the -wal is drained and gives the lease back with the head.
   private queueFlush(
     opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
     keepCaptured: boolean,
+    last = false,
   ): Promise<FlushOutcome> {
-    const run = this.flushing.then(() => this.flushOnce(opts, keepCaptured));
+    const run = this.flushing.then(() => this.flushOnce(opts, keepCaptured, last));
     this.flushing = run.then(
       () => undefined,
       () => undefined,
@@ -296,6 +310,7 @@ export class Session {
   private async flushOnce(
     opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
     keepCaptured: boolean,
+    last: boolean,
   ): Promise<FlushOutcome> {
     const started = Date.now();
     if (opts.name !== undefined) validateName('checkpoint', opts.name);
@@ -313,6 +328,7 @@ export class Session {
       });
     try {
       if (!keepCaptured) await cap?.engine.drainNow();
+      const stopped = last && cap !== undefined && cap.sink.dirty && !this.error ? await this.stopForClose(cap) : false;
       const cur = await this.fenceCheck();
       if (opts.name !== undefined && named(cur.ref.checkpoints, opts.name)) {
         throw fail('ALREADY_EXISTS', `checkpoint "${opts.name}" already exists on ${this.db}@${this.branch}`, {
@@ -320,12 +336,12 @@ export class Session {
         });
       }
       let outcome: FlushOutcome;
-      if (cap === undefined || !cap.sink.dirty) {
+      if (cap === undefined || (!cap.sink.dirty && !stopped)) {
         if (opts.name !== undefined)
           await this.record(cur, cur.ref.head_txid, cur.ref.head_epoch, opts.name, opts.meta);
         outcome = { txid: cur.ref.head_txid, kind: 'none', durationMs: Date.now() - started };
       } else {
-        outcome = await this.writeFlush(cap.sink, cur, opts.name, opts.meta, started);
+        outcome = await this.writeFlush(cap.sink, cur, opts.name, opts.meta, started, stopped);
       }
       this.flushError = undefined;
       this.lastFlushAt = new Date();
@@ -355,6 +371,7 @@ export class Session {
     name: string | undefined,
     meta: Meta | undefined,
     started: number,
+    release: boolean,
   ): Promise<FlushOutcome> {
     const batch = sink.take();
     try {
@@ -389,7 +406,8 @@ export class Session {
           cur,
           { kind: snapshot ? 'snapshot' : 'segment', txid, file: out },
           async (up) => {
-            await this.record(up, txid, this.epochValue, name, meta);
+            const written = await this.record(up, txid, this.epochValue, name, meta, release);
+            if (release) this.leaseGivenWith = written;
             return up;
           },
           // An orphan of a crashed attempt at our epoch moves the upload to a fresh epoch we still own.
@@ -534,7 +552,9 @@ export class Session {
   /**
    * Advances the head (and records a checkpoint) by CAS, retrying only while nothing but a lease renewal moved. The
    * ref was read before the upload, so a renewal may have moved it since; the retry re-reads it under writingRef,
-   * where no renewal of ours can move it again.
+   * where no renewal of ours can move it again. With release, the same write gives the lease back (close's last
+   * flush): the CAS is on a ref that still names our lease and epoch, so a fenced session moves nothing. Returns the
+   * ref written.
    */
   private record(
     cur: VersionedRef,
@@ -542,7 +562,8 @@ export class Session {
     epoch: number,
     name: string | undefined,
     meta: Meta | undefined,
-  ): Promise<void> {
+    release = false,
+  ): Promise<Ref> {
     return this.writingRef(async () => {
       let vref = cur;
       const prevHead = cur.ref.head_txid;
@@ -556,9 +577,15 @@ export class Session {
           checkpoints: nameMap(vref.ref.checkpoints),
         };
         if (name !== undefined) next.checkpoints[name] = { txid, epoch, created_at: now, ...(meta ? { meta } : {}) };
+        if (release) {
+          delete next.lease_holder;
+          delete next.lease_expiry;
+          delete next.lease_space;
+          delete next.lease_liveness;
+        }
         try {
           await this.ctx.store.casRef(this.db, this.branch, vref.etag, next);
-          return;
+          return next;
         } catch (err) {
           if (!hasCode(err, 'CAS_CONFLICT') || attempt >= CAS_RETRIES) throw err;
           vref = await this.fenceCheck();
@@ -751,6 +778,23 @@ export class Session {
     return true;
   }
 
+  /**
+   * Stops capture for close's last flush, once the -wal is drained: nothing more is captured, so the flush that
+   * follows can give the lease back in its ref write (no writer of ours is left to move the head after it). The
+   * sidecar is withdrawn durably first: capture's stop backdates the checkout, which could then match a sidecar
+   * stamped in the same second as the head before this flush, and a crash before the flush would leave the unflushed
+   * writes passing for that head; without a sidecar the next open compares the file with the head and keeps them.
+   */
+  private async stopForClose(cap: LiveCapture): Promise<true> {
+    this.closed = true;
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    await this.merged();
+    await withdrawSidecar(this.path);
+    this.capture = undefined;
+    this.stoppedForClose = { sink: cap.sink, stopped: await stopCapture(this.path, cap) };
+    return true;
+  }
+
   // Stamps the checkout as the durable head when capture left it settled and the head is our last flush; returns
   // the fingerprint stamped, or undefined when it could not.
   private async stamp(sink: SessionSink, stopped: Fingerprint): Promise<Fingerprint | undefined> {
@@ -763,8 +807,23 @@ export class Session {
   }
 
   /**
+   * Stamps the checkout as the head close's last flush wrote, after that write gave the lease back. No lease is
+   * needed for it: the stamp names that flush's own identity (its lineage, epoch and txid, which no other writer
+   * ever writes) and the fingerprint capture left the file with once it had captured exactly what was flushed,
+   * re-checked under a frozen checkout; whoever holds the branch next, the stamp is true of that file, and any later
+   * write or re-materialization changes the fingerprint. Returns the fingerprint stamped, or undefined.
+   */
+  private stampGiven(ref: Ref, sink: SessionSink, stopped: Fingerprint): Promise<Fingerprint | undefined> {
+    return restampClean(this.ctx, this.path, ref, sink, stopped).catch((err: unknown) => {
+      this.opts.log?.(`checkout not re-stamped: ${(err as Error).message}`);
+      return undefined;
+    });
+  }
+
+  /**
    * Flushes pending writes (an evicted session whose checkout changed reconnects first), stops capture, re-stamps a
-   * provably clean checkout, and releases the lease.
+   * provably clean checkout, and releases the lease: when there was something to flush, capture stops first and the
+   * flush's ref write gives the lease back with the head.
    */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -772,7 +831,7 @@ export class Session {
     if (!failure) {
       try {
         if (this.needsReconnect) await this.reconnect();
-        await this.flush({ kind: 'manual' });
+        await this.queueFlush({ kind: 'manual' }, false, true);
       } catch (err) {
         failure = asOffshootError(err);
       }
@@ -797,6 +856,7 @@ export class Session {
     const cap = this.capture;
     this.capture = undefined;
     this.evictedAt = undefined;
+    const given = this.leaseGivenWith;
     if (cap !== undefined) {
       // Every descriptor on the checkout goes with the capture: a closed session leaves none behind.
       const stopped = await stopCapture(this.path, cap);
@@ -808,13 +868,22 @@ export class Session {
       // the sidecars it had when the session opened (a session opened and closed within a second, its last flush
       // failed), so it is marked written, and the next open compares it with the head.
       if (stamped === undefined) markUnproven(this.path);
+    } else if (this.stoppedForClose !== undefined) {
+      const { sink, stopped } = this.stoppedForClose;
+      const fp = stopped.proven;
+      const stamped =
+        mayRestamp && given !== undefined && fp !== undefined && !sink.dirty && !this.error
+          ? await this.stampGiven(given, sink, fp)
+          : undefined;
+      if (stamped === undefined) markUnproven(this.path);
     }
-    await this.writingRef(async () => {
-      const cur = await this.ctx.store.tryGetRef(this.db, this.branch).catch(() => undefined);
-      if (cur && cur.ref.lease_holder === this.holder && cur.ref.epoch === this.epochValue) {
-        await releaseLease(this.ctx, { db: this.db, branch: this.branch }).catch(() => undefined);
-      }
-    });
+    if (given === undefined)
+      await this.writingRef(async () => {
+        const cur = await this.ctx.store.tryGetRef(this.db, this.branch).catch(() => undefined);
+        if (cur && cur.ref.lease_holder === this.holder && cur.ref.epoch === this.epochValue) {
+          await releaseLease(this.ctx, { db: this.db, branch: this.branch }).catch(() => undefined);
+        }
+      });
     await rm(this.scratch, { recursive: true, force: true });
   }
 }
