@@ -50,12 +50,13 @@ import { writeSegment, writeSnapshot } from './segment-file.js';
 /**
  * Keeps whatever the checkout holds beyond the branch head (writes a killed daemon captured but never flushed, or
  * at-rest edits never checkpointed) as an undo branch, then re-materializes the head, so the checkout the session
- * opens is exactly the durable head and nothing is discarded. Returns the warnings for the caller.
+ * opens is exactly the durable head and nothing is discarded. Returns the warnings for the caller, and the ref read
+ * under the session's lease: its head cannot move while the lease is ours, so capture starts from it.
  */
-async function keepUnflushed(ctx: OpsContext, t: Target): Promise<string[]> {
+async function keepUnflushed(ctx: OpsContext, t: Target): Promise<{ warnings: string[]; ref: Ref }> {
   const { ref } = await ctx.store.getRef(t.db, t.branch);
   const kept = await keepDivergedCheckout(ctx, t, ref);
-  if (kept === undefined) return [];
+  if (kept === undefined) return { warnings: [], ref };
   quiesce(checkoutPath(ctx.checkoutRoot, t.db, t.branch));
   await installCheckout(ctx, t.db, t.branch, ref);
   const name = formatTarget(t);
@@ -64,7 +65,7 @@ async function keepUnflushed(ctx: OpsContext, t: Target): Promise<string[]> {
     `they are kept as ${t.db}@${kept.branch} (checkpoint "unflushed", txid ${kept.txid}, TTL ${SAFETY_FORK_TTL}) and the session starts from the durable head (txid ${ref.head_txid}); ` +
     `to take them, close the session and run 'offshoot promote ${t.db}@${kept.branch} --onto ${t.branch}${ref.protected ? ' --force' : ''}'`;
   ctx.warn(message);
-  return [message];
+  return { warnings: [message], ref };
 }
 
 /** How a session behaves; the daemon passes its flags through. */
@@ -166,9 +167,8 @@ export class Session {
     });
     let scratch: string | undefined;
     try {
-      const warnings = await keepUnflushed(ctx, t);
+      const { warnings, ref } = await keepUnflushed(ctx, t);
       const co = await checkout(ctx, t);
-      const { ref } = await ctx.store.getRef(t.db, t.branch);
       scratch = await makeSessionScratch(ctx.checkoutRoot);
       const s = new Session(ctx, t.db, t.branch, co.path, scratch, opts, lease.epoch, ref.head_txid);
       await s.startCapture(ref);
@@ -328,7 +328,7 @@ export class Session {
       });
     try {
       if (!keepCaptured) await cap?.engine.drainNow();
-      const stopped = last && cap !== undefined && cap.sink.dirty && !this.error ? await this.stopForClose(cap) : false;
+      const stopped = last && cap?.sink.dirty && !this.error ? await this.stopForClose(cap) : false;
       const cur = await this.fenceCheck();
       if (opts.name !== undefined && named(cur.ref.checkpoints, opts.name)) {
         throw fail('ALREADY_EXISTS', `checkpoint "${opts.name}" already exists on ${this.db}@${this.branch}`, {
@@ -336,7 +336,7 @@ export class Session {
         });
       }
       let outcome: FlushOutcome;
-      if (cap === undefined || (!cap.sink.dirty && !stopped)) {
+      if (cap === undefined || !cap.sink.dirty) {
         if (opts.name !== undefined)
           await this.record(cur, cur.ref.head_txid, cur.ref.head_epoch, opts.name, opts.meta);
         outcome = { txid: cur.ref.head_txid, kind: 'none', durationMs: Date.now() - started };
