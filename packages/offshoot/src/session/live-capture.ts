@@ -73,6 +73,11 @@ export interface StoppedCapture {
   settled: boolean;
   /** The main file's fingerprint as capture left it (only when settled): any later change shows against it. */
   fingerprint: Fingerprint | undefined;
+  /**
+   * The same fingerprint when the engine proved it captured everything, whatever the sink still holds: settled
+   * once the sink has flushed it all.
+   */
+  proven: Fingerprint | undefined;
 }
 
 /**
@@ -82,8 +87,9 @@ export interface StoppedCapture {
 export async function stopCapture(path: string, cap: LiveCapture): Promise<StoppedCapture> {
   const { clean } = await cap.engine.stop();
   releaseDbFiles(path);
-  const fingerprint = clean && !cap.sink.dirty ? cap.engine.stoppedFingerprint : undefined;
-  return { settled: fingerprint !== undefined, fingerprint };
+  const proven = clean ? cap.engine.stoppedFingerprint : undefined;
+  const fingerprint = cap.sink.dirty ? undefined : proven;
+  return { settled: fingerprint !== undefined, fingerprint, proven };
 }
 
 /**

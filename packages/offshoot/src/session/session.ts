@@ -1,4 +1,5 @@
 import { named, nameMap } from '../core/name-map.js';
+import { rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { breachOfClosed, ContractBreachError } from '../capture/journal-contract.js';
@@ -28,25 +29,34 @@ import { acquireLease, releaseLease } from '../ops/lease.js';
 import { processSpace } from '../platform/process-space.js';
 import { cachedChain } from '../ops/helpers/chain/materialize.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import type { Fingerprint } from '../sqlite/checkout-sidecar.js';
+import { type Fingerprint, withdrawSidecar } from '../sqlite/checkout-sidecar.js';
 import type { VersionedRef } from '../store/store.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import type { EventType, SessionInfo } from '../protocol/wire.js';
 import { restampClean } from './restamp.js';
 import { makeSessionScratch } from './scratch-dir.js';
-import { changedSince, type LiveCapture, markUnproven, startCapture, stopCapture, walBytes } from './live-capture.js';
+import {
+  changedSince,
+  type LiveCapture,
+  markUnproven,
+  startCapture,
+  stopCapture,
+  type StoppedCapture,
+  walBytes,
+} from './live-capture.js';
 import type { SessionSink } from './session-sink.js';
 import { writeSegment, writeSnapshot } from './segment-file.js';
 
 /**
  * Keeps whatever the checkout holds beyond the branch head (writes a killed daemon captured but never flushed, or
  * at-rest edits never checkpointed) as an undo branch, then re-materializes the head, so the checkout the session
- * opens is exactly the durable head and nothing is discarded. Returns the warnings for the caller.
+ * opens is exactly the durable head and nothing is discarded. Returns the warnings for the caller, and the ref read
+ * under the session's lease: its head cannot move while the lease is ours, so capture starts from it.
  */
-async function keepUnflushed(ctx: OpsContext, t: Target): Promise<string[]> {
+async function keepUnflushed(ctx: OpsContext, t: Target): Promise<{ warnings: string[]; ref: Ref }> {
   const { ref } = await ctx.store.getRef(t.db, t.branch);
   const kept = await keepDivergedCheckout(ctx, t, ref);
-  if (kept === undefined) return [];
+  if (kept === undefined) return { warnings: [], ref };
   quiesce(checkoutPath(ctx.checkoutRoot, t.db, t.branch));
   await installCheckout(ctx, t.db, t.branch, ref);
   const name = formatTarget(t);
@@ -55,7 +65,7 @@ async function keepUnflushed(ctx: OpsContext, t: Target): Promise<string[]> {
     `they are kept as ${t.db}@${kept.branch} (checkpoint "unflushed", txid ${kept.txid}, TTL ${SAFETY_FORK_TTL}) and the session starts from the durable head (txid ${ref.head_txid}); ` +
     `to take them, close the session and run 'offshoot promote ${t.db}@${kept.branch} --onto ${t.branch}${ref.protected ? ' --force' : ''}'`;
   ctx.warn(message);
-  return [message];
+  return { warnings: [message], ref };
 }
 
 /** How a session behaves; the daemon passes its flags through. */
@@ -129,6 +139,10 @@ export class Session {
   /** The connection contract broken: what was captured is flushed, then every flush is refused with it. */
   private contract: ContractBreachError | undefined;
   private lastRequestAt = Date.now();
+  /** Close's last flush stopped capture before writing the head: the stopped capture, to stamp once it is durable. */
+  private stoppedForClose: { sink: SessionSink; stopped: StoppedCapture } | undefined;
+  /** The ref close's last flush wrote: the head and the lease given back in one write (no release is left to do). */
+  private leaseGivenWith: Ref | undefined;
 
   private constructor(
     private readonly ctx: OpsContext,
@@ -153,9 +167,8 @@ export class Session {
     });
     let scratch: string | undefined;
     try {
-      const warnings = await keepUnflushed(ctx, t);
+      const { warnings, ref } = await keepUnflushed(ctx, t);
       const co = await checkout(ctx, t);
-      const { ref } = await ctx.store.getRef(t.db, t.branch);
       scratch = await makeSessionScratch(ctx.checkoutRoot);
       const s = new Session(ctx, t.db, t.branch, co.path, scratch, opts, lease.epoch, ref.head_txid);
       await s.startCapture(ref);
@@ -270,11 +283,13 @@ export class Session {
   }
 
   // keepCaptured: the flush after the contract broke, of what was captured before (the -wal is not read again).
+  // last: close's flush, which stops capture once the -wal is drained and gives the lease back with the head.
   private queueFlush(
     opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
     keepCaptured: boolean,
+    last = false,
   ): Promise<FlushOutcome> {
-    const run = this.flushing.then(() => this.flushOnce(opts, keepCaptured));
+    const run = this.flushing.then(() => this.flushOnce(opts, keepCaptured, last));
     this.flushing = run.then(
       () => undefined,
       () => undefined,
@@ -295,6 +310,7 @@ export class Session {
   private async flushOnce(
     opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
     keepCaptured: boolean,
+    last: boolean,
   ): Promise<FlushOutcome> {
     const started = Date.now();
     if (opts.name !== undefined) validateName('checkpoint', opts.name);
@@ -312,6 +328,7 @@ export class Session {
       });
     try {
       if (!keepCaptured) await cap?.engine.drainNow();
+      const stopped = last && cap?.sink.dirty && !this.error ? await this.stopForClose(cap) : false;
       const cur = await this.fenceCheck();
       if (opts.name !== undefined && named(cur.ref.checkpoints, opts.name)) {
         throw fail('ALREADY_EXISTS', `checkpoint "${opts.name}" already exists on ${this.db}@${this.branch}`, {
@@ -324,7 +341,7 @@ export class Session {
           await this.record(cur, cur.ref.head_txid, cur.ref.head_epoch, opts.name, opts.meta);
         outcome = { txid: cur.ref.head_txid, kind: 'none', durationMs: Date.now() - started };
       } else {
-        outcome = await this.writeFlush(cap.sink, cur, opts.name, opts.meta, started);
+        outcome = await this.writeFlush(cap.sink, cur, opts.name, opts.meta, started, stopped);
       }
       this.flushError = undefined;
       this.lastFlushAt = new Date();
@@ -354,6 +371,7 @@ export class Session {
     name: string | undefined,
     meta: Meta | undefined,
     started: number,
+    release: boolean,
   ): Promise<FlushOutcome> {
     const batch = sink.take();
     try {
@@ -388,7 +406,8 @@ export class Session {
           cur,
           { kind: snapshot ? 'snapshot' : 'segment', txid, file: out },
           async (up) => {
-            await this.record(up, txid, this.epochValue, name, meta);
+            const written = await this.record(up, txid, this.epochValue, name, meta, release);
+            if (release) this.leaseGivenWith = written;
             return up;
           },
           // An orphan of a crashed attempt at our epoch moves the upload to a fresh epoch we still own.
@@ -408,8 +427,9 @@ export class Session {
           members: snapshot ? [head.object] : [...below, head.object],
         };
       } finally {
-        await rm(out, { force: true });
-        await rm(join(this.scratch, 'snapshot-work.db'), { force: true });
+        // Synchronous: two unlinks in the session's private scratch cost less than their trips to the thread pool.
+        rmSync(out, { force: true });
+        rmSync(join(this.scratch, 'snapshot-work.db'), { force: true });
       }
       await sink.committed(batch);
       this.durable = txid;
@@ -533,7 +553,9 @@ export class Session {
   /**
    * Advances the head (and records a checkpoint) by CAS, retrying only while nothing but a lease renewal moved. The
    * ref was read before the upload, so a renewal may have moved it since; the retry re-reads it under writingRef,
-   * where no renewal of ours can move it again.
+   * where no renewal of ours can move it again. With release, the same write gives the lease back (close's last
+   * flush): the CAS is on a ref that still names our lease and epoch, so a fenced session moves nothing. Returns the
+   * ref written.
    */
   private record(
     cur: VersionedRef,
@@ -541,7 +563,8 @@ export class Session {
     epoch: number,
     name: string | undefined,
     meta: Meta | undefined,
-  ): Promise<void> {
+    release = false,
+  ): Promise<Ref> {
     return this.writingRef(async () => {
       let vref = cur;
       const prevHead = cur.ref.head_txid;
@@ -555,9 +578,15 @@ export class Session {
           checkpoints: nameMap(vref.ref.checkpoints),
         };
         if (name !== undefined) next.checkpoints[name] = { txid, epoch, created_at: now, ...(meta ? { meta } : {}) };
+        if (release) {
+          delete next.lease_holder;
+          delete next.lease_expiry;
+          delete next.lease_space;
+          delete next.lease_liveness;
+        }
         try {
           await this.ctx.store.casRef(this.db, this.branch, vref.etag, next);
-          return;
+          return next;
         } catch (err) {
           if (!hasCode(err, 'CAS_CONFLICT') || attempt >= CAS_RETRIES) throw err;
           vref = await this.fenceCheck();
@@ -732,6 +761,23 @@ export class Session {
     return true;
   }
 
+  /**
+   * Stops capture for close's last flush, once the -wal is drained: nothing more is captured, so the flush that
+   * follows can give the lease back in its ref write (no writer of ours is left to move the head after it). The
+   * sidecar is withdrawn durably first: capture's stop backdates the checkout, which could then match a sidecar
+   * stamped in the same second as the head before this flush, and a crash before the flush would leave the unflushed
+   * writes passing for that head; without a sidecar the next open compares the file with the head and keeps them.
+   */
+  private async stopForClose(cap: LiveCapture): Promise<true> {
+    this.closed = true;
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    await this.merged();
+    await withdrawSidecar(this.path);
+    this.capture = undefined;
+    this.stoppedForClose = { sink: cap.sink, stopped: await stopCapture(this.path, cap) };
+    return true;
+  }
+
   // Stamps the checkout as the durable head when capture left it settled and the head is our last flush; returns
   // the fingerprint stamped, or undefined when it could not.
   private async stamp(sink: SessionSink, stopped: Fingerprint): Promise<Fingerprint | undefined> {
@@ -744,8 +790,23 @@ export class Session {
   }
 
   /**
+   * Stamps the checkout as the head close's last flush wrote, after that write gave the lease back. No lease is
+   * needed for it: the stamp names that flush's own identity (its lineage, epoch and txid, which no other writer
+   * ever writes) and the fingerprint capture left the file with once it had captured exactly what was flushed,
+   * re-checked under a frozen checkout; whoever holds the branch next, the stamp is true of that file, and any later
+   * write or re-materialization changes the fingerprint. Returns the fingerprint stamped, or undefined.
+   */
+  private stampGiven(ref: Ref, sink: SessionSink, stopped: Fingerprint): Promise<Fingerprint | undefined> {
+    return restampClean(this.ctx, this.path, ref, sink, stopped).catch((err: unknown) => {
+      this.opts.log?.(`checkout not re-stamped: ${(err as Error).message}`);
+      return undefined;
+    });
+  }
+
+  /**
    * Flushes pending writes (an evicted session whose checkout changed reconnects first), stops capture, re-stamps a
-   * provably clean checkout, and releases the lease.
+   * provably clean checkout, and releases the lease: when there was something to flush, capture stops first and the
+   * flush's ref write gives the lease back with the head.
    */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -753,7 +814,7 @@ export class Session {
     if (!failure) {
       try {
         if (this.needsReconnect) await this.reconnect();
-        await this.flush({ kind: 'manual' });
+        await this.queueFlush({ kind: 'manual' }, false, true);
       } catch (err) {
         failure = asOffshootError(err);
       }
@@ -778,6 +839,7 @@ export class Session {
     const cap = this.capture;
     this.capture = undefined;
     this.evictedAt = undefined;
+    const given = this.leaseGivenWith;
     if (cap !== undefined) {
       // Every descriptor on the checkout goes with the capture: a closed session leaves none behind.
       const stopped = await stopCapture(this.path, cap);
@@ -789,13 +851,23 @@ export class Session {
       // the sidecars it had when the session opened (a session opened and closed within a second, its last flush
       // failed), so it is marked written, and the next open compares it with the head.
       if (stamped === undefined) markUnproven(this.path);
+    } else if (this.stoppedForClose !== undefined) {
+      const { sink, stopped } = this.stoppedForClose;
+      const fp = stopped.proven;
+      const stamped =
+        mayRestamp && given !== undefined && fp !== undefined && !sink.dirty && !this.error
+          ? await this.stampGiven(given, sink, fp)
+          : undefined;
+      if (stamped === undefined) markUnproven(this.path);
     }
-    await this.writingRef(async () => {
-      const cur = await this.ctx.store.tryGetRef(this.db, this.branch).catch(() => undefined);
-      if (cur && cur.ref.lease_holder === this.holder && cur.ref.epoch === this.epochValue) {
-        await releaseLease(this.ctx, { db: this.db, branch: this.branch }).catch(() => undefined);
-      }
-    });
-    await rm(this.scratch, { recursive: true, force: true });
+    if (given === undefined)
+      await this.writingRef(async () => {
+        const cur = await this.ctx.store.tryGetRef(this.db, this.branch).catch(() => undefined);
+        if (cur && cur.ref.lease_holder === this.holder && cur.ref.epoch === this.epochValue) {
+          await releaseLease(this.ctx, { db: this.db, branch: this.branch }).catch(() => undefined);
+        }
+      });
+    // A few small files in a private directory: removed in place rather than one thread-pool trip per entry.
+    rmSync(this.scratch, { recursive: true, force: true });
   }
 }

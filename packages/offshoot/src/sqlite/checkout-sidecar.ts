@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, statSync, utimesSync } from 'node:fs';
-import { replaceFile } from '../platform/atomic-file.js';
+import { unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { fsyncPath, replaceFile } from '../platform/atomic-file.js';
 
 /** Which durable state a checkout holds. */
 export interface CheckoutIdentity {
@@ -61,6 +63,20 @@ export function readSidecar(dbPath: string): Sidecar | undefined {
  */
 export async function writeSidecar(dbPath: string, s: Sidecar): Promise<void> {
   await replaceFile(sidecarPath(dbPath), JSON.stringify(s) + '\n');
+}
+
+/**
+ * Removes the `.sum` sidecar durably (its directory fsynced when there was one): from then on, until a new one is
+ * written, the checkout reads unknown, whatever its fingerprint becomes, even after a power loss.
+ */
+export async function withdrawSidecar(dbPath: string): Promise<void> {
+  try {
+    await unlink(sidecarPath(dbPath));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  await fsyncPath(dirname(dbPath));
 }
 
 function walBytes(dbPath: string): number {

@@ -2,9 +2,12 @@
 // leave any earlier version of a sidecar, an empty one, or none: none of those may ever make a checkout pass for the
 // durable head when it holds something else, and what capture builds on them must still reach the store exactly.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { captureStatePath } from '../../src/capture/capture-state.js';
 import { headIdentity } from '../../src/ops/helpers/branch/branch-ref.js';
@@ -184,6 +187,63 @@ describe('checkout sidecars a crash left behind', () => {
     assert.ok(kept);
     assert.doesNotMatch(await exportDump(ts, t), /never flushed/);
     assert.match(await exportDump(ts, { db: 'app', branch: kept }), /never flushed/);
+  });
+
+  it('a kill -9 once close stopped capture, before its last flush reached the store, loses nothing', async () => {
+    const co = await writeThroughSession('before the kill');
+    // A process of its own opens a session, writes, and closes it; it kills itself once capture's last checkpoint
+    // emptied the -wal, after the stop backdated the checkout (possibly to the second its sidecar was stamped) and
+    // before the head's ref write, so its lease is still held by a process that is gone.
+    const src = (rel: string): string => new URL(`../../src/${rel}`, import.meta.url).href;
+    const child = path.join(ts.dir, 'close-killed.mts');
+    writeFileSync(
+      child,
+      `import Database from '${pathToFileURL(createRequire(import.meta.url).resolve('better-sqlite3')).href}';
+import { Store } from '${src('store/store.js')}';
+import { parseStoreSpec } from '${src('store/store-spec.js')}';
+import { makeContext } from '${src('ops/helpers/context/context.js')}';
+import { Session } from '${src('session/session.js')}';
+import { fingerprintOf, readSidecar, sidecarPath } from '${src('sqlite/checkout-sidecar.js')}';
+import { writeFileSync } from 'node:fs';
+const [storeDir, root] = process.argv.slice(2);
+const ctx = makeContext(await Store.open(parseStoreSpec(storeDir)), root, { warn: () => undefined });
+const s = await Session.open(ctx, { db: 'app', branch: 'main' }, {});
+const db = new Database(s.path);
+db.exec("INSERT INTO t(v) VALUES ('written before close')");
+db.close();
+const proto = Database.prototype;
+const real = proto.pragma;
+proto.pragma = function (src, opts) {
+  const out = real.call(this, src, opts);
+  if (src === 'wal_checkpoint(TRUNCATE)') {
+    // The worst case: whatever sidecar is left was stamped in the second the stop backdated the checkout to.
+    const sc = readSidecar(s.path);
+    if (sc !== undefined) writeFileSync(sidecarPath(s.path), JSON.stringify({ ...sc, ...fingerprintOf(s.path) }));
+    process.kill(process.pid, 'SIGKILL');
+  }
+  return out;
+};
+await s.close();
+`,
+    );
+    const run = spawnSync(process.execPath, ['--import', 'tsx', child, path.join(ts.dir, 'store'), ts.dir], {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      encoding: 'utf8',
+    });
+    assert.equal(run.signal, 'SIGKILL', run.stderr);
+    assert.notEqual(await checkClean(co, readSidecar(co)), 'clean', 'the checkout never passes for the head');
+    assert.doesNotMatch(await exportDump(ts, t), /written before close/, 'the last flush never reached the store');
+    const again = await Session.open(live(), t, {});
+    let kept: string | undefined;
+    try {
+      assert.equal(again.warnings.length, 1, 'the write is kept as an undo branch');
+      kept = /kept as app@(\S+) /.exec(again.warnings[0] ?? '')?.[1];
+    } finally {
+      await again.close();
+    }
+    assert.ok(kept !== undefined, again.warnings[0]);
+    assert.match(await exportDump(ts, { db: 'app', branch: kept }), /written before close/);
+    await assertCheckoutIsHead(co, ['seed', 'before the kill']);
   });
 });
 
