@@ -85,7 +85,7 @@ function diffOpen(
   const narrowed =
     pages !== undefined &&
     leftDb.pragma('page_size', { simple: true }) === rightDb.pragma('page_size', { simple: true });
-  const stats: DiffStats = { tablesCompared: 0, rowsScanned: 0, narrowed, pagesRead: 0 };
+  const stats: DiffStats = { tablesCompared: 0, rowsScanned: 0, narrowed, pagesRead: 0, tablesCounted: 0 };
   const structural = new Set<string>();
   const touched = narrowed ? touchedTables(leftDb, rightDb, lc, rc, schema, pages, raw, stats, structural) : undefined;
   // Tables touched only through changed pages compare only the rows on those pages (rowid tables, full diffs).
@@ -110,7 +110,7 @@ function diffOpen(
         changed: [],
         status: 'same',
       };
-      if (summaryOnly) same.leftCount = same.rightCount = leftCount(leftDb, { table: name, leftCounts });
+      if (summaryOnly) same.leftCount = same.rightCount = leftCount(leftDb, { table: name, leftCounts }, stats);
       tables.push(same);
       continue;
     }

@@ -62,6 +62,11 @@ export interface DiffStats {
   narrowed: boolean;
   /** Database pages read, both sides together, to learn which tables own the changed pages (0 when not narrowed). */
   pagesRead: number;
+  /**
+   * Tables counted with COUNT(*), both sides together: O(table) each. A left count remembered from an earlier diff
+   * of the same unchanged file (DiffOptions.leftCounts) is not counted again.
+   */
+  tablesCounted: number;
 }
 
 /** The whole difference between two databases, left → right. */
