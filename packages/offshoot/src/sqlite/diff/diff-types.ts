@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 /** One row of a table, keyed by column name; values are as SQLite stores them (bigint, number, string, Buffer, null). */
 export type Row = Record<string, unknown>;
 
@@ -95,4 +96,9 @@ export interface DiffOptions {
    * cache entry, a checkout proven clean): used instead of a COUNT, and filled with every count made.
    */
   leftCounts?: Map<string, number>;
+  /**
+   * Connections already open on a side's file inside a read transaction (a frozen checkout's), read in place of
+   * opening one: the diff reads through it in that transaction, never writes or ends it, and leaves it open.
+   */
+  connections?: { left?: Database.Database | undefined; right?: Database.Database | undefined };
 }
