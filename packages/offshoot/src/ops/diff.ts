@@ -1,4 +1,5 @@
 import type { DataObject } from '../core/keys.js';
+import type { Connection } from '../sqlite/connection.js';
 import type { Target } from '../core/target.js';
 import { LtxDecoder } from '../ltx/decoder.js';
 import { diffDatabases } from '../sqlite/diff/diff-databases.js';
@@ -72,6 +73,8 @@ interface DiffSide {
   path: string;
   commit: number;
   chain: ResolvedChain;
+  /** A frozen checkout's connection, already holding the state still: the diff reads through it. */
+  db?: Connection;
   release: () => void;
 }
 
@@ -85,7 +88,7 @@ async function diffSide(ctx: OpsContext, t: Target, resolver: ChainResolver): Pr
   const chain = await resolver.resolve(ref.lineage, txid);
   if (txid === ref.head_txid) {
     const co = await readCleanCheckout(ctx, t.db, t.branch, ref);
-    if (co) return { path: co.path, commit: co.commit, chain, release: co.release };
+    if (co) return { path: co.path, commit: co.commit, chain, db: co.db, release: co.release };
   }
   const entry = await explainDamage(ctx, t, () => cachedChain(ctx, t.db, chain));
   return { path: entry.path, commit: entry.result.commit, chain, release: () => undefined };
@@ -117,6 +120,7 @@ export async function diff(
         tables: opts.tables,
         maxBytes: opts.maxBytes ?? DIFF_MAX_BYTES,
         leftCounts: rowCountsOf(l.path),
+        connections: { left: l.db, right: r.db },
       });
     } finally {
       r.release();

@@ -99,6 +99,11 @@ export class FrozenCheckout {
     }
   }
 
+  /** The connection holding the read transaction: SQL through it reads the frozen state (never write: release ends it). */
+  get connection(): Connection {
+    return this.db;
+  }
+
   /** Reads length bytes at offset from the frozen main file into buf. */
   read(buf: Buffer, offset: number, length: number = buf.length): number {
     return readFully(this.fd, buf, offset, length);

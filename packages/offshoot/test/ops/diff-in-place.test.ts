@@ -57,10 +57,23 @@ describe('diff of a clean checkout', () => {
       assert.equal(t?.changed.length, 1);
       assert.equal(t?.leftCount, 500);
       assert.equal(t?.rightCount, 503);
-      // The left side's count is remembered for the unchanged seed file; a second diff reports the same counts.
+      assert.equal(d.stats.tablesCounted, 1, 'the seed is counted once; the right count follows from it');
+      // The left side's count is remembered for the unchanged seed file; a second diff reports the same counts
+      // without counting the seed again.
       const again = await diff(ts.ctx, SEED, F);
       assert.equal(again.tables.find((x) => x.table === 't')?.leftCount, 500);
       assert.equal(again.tables.find((x) => x.table === 't')?.rightCount, 503);
+      assert.equal(again.stats.tablesCounted, 0, 'the second diff against the same seed counts nothing');
+      // Another fork of the seed, as an eval loop makes one an episode: forking and writing it leaves the seed's
+      // checkout as it was, so its count is still the remembered one.
+      const G = { db: 'app', branch: 'g' };
+      await fork(ts.ctx, MAIN, 'g', { at: 'seed' });
+      runSql((await checkout(ts.ctx, G)).path, "INSERT INTO t(v) VALUES ('g');");
+      await checkpoint(ts.ctx, G, 'wrote');
+      const other = await diff(ts.ctx, SEED, G);
+      assert.deepEqual(addedIn(other), ['g']);
+      assert.equal(other.tables.find((x) => x.table === 't')?.rightCount, 501);
+      assert.equal(other.stats.tablesCounted, 0, 'a diff of another fork against the seed does not count it again');
       // Reversed, the clean checkout is the left side and the seed the right.
       const back = await diff(ts.ctx, F, SEED);
       assert.deepEqual(

@@ -347,6 +347,7 @@ describe('a busy checkout', () => {
     try {
       await seeded(ts);
       const co = await checkout(ts.ctx, EXP);
+      const before = (await ts.store.getRef('app', 'exp')).ref.generation ?? 0;
       const writer = await holdWriteTransaction(co.path, "INSERT INTO t(v) VALUES ('held');");
       try {
         await rejectsCode(destroy(ts.ctx, EXP), 'BUSY');
@@ -356,6 +357,10 @@ describe('a busy checkout', () => {
       const { ref } = await ts.store.getRef('app', 'exp');
       assert.equal(ref.deleting, undefined, 'the deleting claim is cleared');
       assert.equal(ref.deleting_at, undefined);
+      assert.equal(ref.lease_holder, undefined, 'the lease is given back');
+      // Every ref write bumps the generation: the lease taken with the claim in one write, the claim cleared, the
+      // lease given back.
+      assert.equal((ref.generation ?? 0) - before, 3, 'the claim is written with the lease, not after it');
       assert.equal((await checkout(ts.ctx, EXP)).path, co.path, 'the branch is usable again');
     } finally {
       await ts.cleanup();

@@ -230,6 +230,36 @@ test('a changed page is placed by a descent of its own key, or by walking the in
   );
 });
 
+test('rows appended to a big table: the children of its changed interior pages are not each placed', () => {
+  // One row a leaf, as with large documents: the table's interior pages each have hundreds of children.
+  const left = path.join(dir, 'docs.db');
+  const setup = new Database(left);
+  setup.pragma('journal_mode = DELETE');
+  setup.pragma('synchronous = OFF');
+  setup.exec(`CREATE TABLE docs(id INTEGER PRIMARY KEY, body BLOB);
+    WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 2000)
+    INSERT INTO docs(id, body) SELECT i, randomblob(3000) FROM s`);
+  setup.close();
+  const right = path.join(dir, 'docs-appended.db');
+  fs.copyFileSync(left, right);
+  const edit = new Database(right);
+  edit.exec(`WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 10)
+    INSERT INTO docs(body) SELECT zeroblob(200) FROM s`);
+  edit.close();
+  const pages = changedPages(left, right);
+  const narrow = diffDatabases(left, right, { changedPages: pages });
+  assert.equal(narrow.stats.narrowed, true);
+  const docs = narrow.tables.find((t) => t.table === 'docs');
+  assert.deepEqual(
+    docs?.added.map((r) => r.id),
+    Array.from({ length: 10 }, (_, i) => BigInt(2001 + i)),
+  );
+  assert.equal(docs?.leftCount, 2000);
+  assert.equal(docs?.rightCount, 2010);
+  // About depth × changed pages a side, where placing each child of the changed interior page read one page apiece.
+  assert.ok(narrow.stats.pagesRead <= 8 * pages.size, `${narrow.stats.pagesRead} pages read for ${pages.size} changed`);
+});
+
 test('a changed overflow page is not reached by the walk, so that side falls back to dbstat and the row still shows', () => {
   const left = path.join(dir, 'overflow.db');
   const setup = new Database(left);

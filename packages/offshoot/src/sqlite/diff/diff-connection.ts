@@ -30,6 +30,17 @@ export function openDiffSide(file: string, label: string): Database.Database {
   }
 }
 
+/**
+ * A connection the caller opened on one side and holds inside a read transaction, set up as openDiffSide sets up its
+ * own: integers as bigint, and no writes through it.
+ */
+export function adoptDiffSide(db: Database.Database, label: string): Database.Database {
+  if (!db.inTransaction) throw fail('INTERNAL', `diff: the ${label} connection is not inside a read transaction`);
+  db.pragma('query_only = ON');
+  db.defaultSafeIntegers(true);
+  return db;
+}
+
 /** True when a -wal file with content sits next to the database, so its pages are not all in the main file. */
 export function hasPendingWal(file: string): boolean {
   try {

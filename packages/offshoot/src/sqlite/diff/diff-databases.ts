@@ -12,7 +12,7 @@ import type {
 } from './diff-types.js';
 import { closeRawDb, openRawDb, type RawDbFile } from './btree-walk.js';
 import { DiffBudget } from './diff-budget.js';
-import { hasPendingWal, openDiffSide } from './diff-connection.js';
+import { adoptDiffSide, hasPendingWal, openDiffSide } from './diff-connection.js';
 import { fillValues } from './fill-values.js';
 import { diffTableRows, leftCount } from './row-diff.js';
 import { isStatTable, objectKey, readCatalog, type SchemaCatalog } from './schema-catalog.js';
@@ -38,21 +38,24 @@ import { readTableShape, type TableShape } from './table-shape.js';
  */
 export function diffDatabases(leftPath: string, rightPath: string, opts: DiffOptions = {}): DiffResult {
   const trustPages = opts.changedPages !== undefined && !hasPendingWal(leftPath) && !hasPendingWal(rightPath);
-  // Raw-read fds open before SQLite's and close after them: closing an fd drops the process's locks on that file.
+  // Raw-read fds open before SQLite's and close after them: closing an fd drops the process's locks on that file. A
+  // given connection predates them and outlives them, as the frozen checkout holding it always has: they close only
+  // once every read through it is done.
   const raw: RawSides = trustPages ? { left: openRawDb(leftPath), right: openRawDb(rightPath) } : {};
+  const given = opts.connections ?? {};
   try {
-    const leftDb = openDiffSide(leftPath, 'left');
+    const leftDb = given.left ? adoptDiffSide(given.left, 'left') : openDiffSide(leftPath, 'left');
     try {
-      const rightDb = openDiffSide(rightPath, 'right');
+      const rightDb = given.right ? adoptDiffSide(given.right, 'right') : openDiffSide(rightPath, 'right');
       try {
         return diffOpen(leftDb, rightDb, trustPages ? opts.changedPages : undefined, raw, opts);
       } catch (err) {
         throw sqliteFailure(err, `${leftPath} or ${rightPath}`);
       } finally {
-        rightDb.close();
+        if (!given.right) rightDb.close();
       }
     } finally {
-      leftDb.close();
+      if (!given.left) leftDb.close();
     }
   } finally {
     closeRawDb(raw.left);
@@ -85,7 +88,7 @@ function diffOpen(
   const narrowed =
     pages !== undefined &&
     leftDb.pragma('page_size', { simple: true }) === rightDb.pragma('page_size', { simple: true });
-  const stats: DiffStats = { tablesCompared: 0, rowsScanned: 0, narrowed, pagesRead: 0 };
+  const stats: DiffStats = { tablesCompared: 0, rowsScanned: 0, narrowed, pagesRead: 0, tablesCounted: 0 };
   const structural = new Set<string>();
   const touched = narrowed ? touchedTables(leftDb, rightDb, lc, rc, schema, pages, raw, stats, structural) : undefined;
   // Tables touched only through changed pages compare only the rows on those pages (rowid tables, full diffs).
@@ -110,7 +113,7 @@ function diffOpen(
         changed: [],
         status: 'same',
       };
-      if (summaryOnly) same.leftCount = same.rightCount = leftCount(leftDb, { table: name, leftCounts });
+      if (summaryOnly) same.leftCount = same.rightCount = leftCount(leftDb, { table: name, leftCounts }, stats);
       tables.push(same);
       continue;
     }

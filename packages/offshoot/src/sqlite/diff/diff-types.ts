@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 /** One row of a table, keyed by column name; values are as SQLite stores them (bigint, number, string, Buffer, null). */
 export type Row = Record<string, unknown>;
 
@@ -62,6 +63,11 @@ export interface DiffStats {
   narrowed: boolean;
   /** Database pages read, both sides together, to learn which tables own the changed pages (0 when not narrowed). */
   pagesRead: number;
+  /**
+   * Tables counted with COUNT(*), both sides together: O(table) each. A left count remembered from an earlier diff
+   * of the same unchanged file (DiffOptions.leftCounts) is not counted again.
+   */
+  tablesCounted: number;
 }
 
 /** The whole difference between two databases, left → right. */
@@ -90,4 +96,9 @@ export interface DiffOptions {
    * cache entry, a checkout proven clean): used instead of a COUNT, and filled with every count made.
    */
   leftCounts?: Map<string, number>;
+  /**
+   * Connections already open on a side's file inside a read transaction (a frozen checkout's), read in place of
+   * opening one: the diff reads through it in that transaction, never writes or ends it, and leaves it open.
+   */
+  connections?: { left?: Database.Database | undefined; right?: Database.Database | undefined };
 }

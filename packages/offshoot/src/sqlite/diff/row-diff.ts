@@ -40,8 +40,8 @@ export function diffTableRows(
   const out: RowDiffOutcome = { added: [], removed: [], changed: [], status: 'same' };
   stats.tablesCompared++;
   if (plan.summaryOnly) {
-    if (left) out.leftCount = leftCount(leftDb, plan);
-    if (right) out.rightCount = countRows(rightDb, plan.table);
+    if (left) out.leftCount = leftCount(leftDb, plan, stats);
+    if (right) out.rightCount = countRows(rightDb, plan.table, stats);
     if (!left || !right) {
       out.status = left ? 'removed' : 'added';
       return out;
@@ -60,7 +60,7 @@ export function diffTableRows(
       out.rightCount = walked.rightRows;
     } else if (plan.countNarrowed === true) {
       // Every other row is equal on both sides, so one count gives the other exactly.
-      out.leftCount = leftCount(leftDb, plan);
+      out.leftCount = leftCount(leftDb, plan, stats);
       out.rightCount = out.leftCount - out.removed.length + out.added.length;
     }
   } else {
@@ -74,15 +74,20 @@ export function diffTableRows(
 }
 
 /** The left side's row count, from the plan's known counts when an earlier diff of the same file counted it. */
-export function leftCount(db: Database.Database, plan: Pick<RowDiffPlan, 'table' | 'leftCounts'>): number {
+export function leftCount(
+  db: Database.Database,
+  plan: Pick<RowDiffPlan, 'table' | 'leftCounts'>,
+  stats: DiffStats,
+): number {
   const known = plan.leftCounts?.get(plan.table);
   if (known !== undefined) return known;
-  const n = countRows(db, plan.table);
+  const n = countRows(db, plan.table, stats);
   plan.leftCounts?.set(plan.table, n);
   return n;
 }
 
-function countRows(db: Database.Database, table: string): number {
+function countRows(db: Database.Database, table: string, stats: DiffStats): number {
+  stats.tablesCounted++;
   const n = db
     .prepare(`SELECT count(*) FROM ${quoteIdent(table)}`)
     .pluck()

@@ -32,6 +32,24 @@ function isTable(s: Side, name: string | undefined): name is string {
 }
 
 /**
+ * The children of page `p` on side `s` when `p` is a page of table `name` there: a b-tree's pages are those reachable
+ * from its root, so each of them is the table's on `s` with no read and descent of its own (placing every child of
+ * a changed interior page that way costs a read per child). Undefined when `p` is not the table's page on `s`.
+ */
+function childrenOfTablePage(
+  s: Side,
+  name: string,
+  p: number,
+  page: Buffer,
+  stats: DiffStats,
+): Set<number> | undefined {
+  if (s.owners.get(p) !== name) return undefined;
+  const kids = tablePageChildren(s.raw, p, page);
+  stats.pagesRead++;
+  return kids === undefined ? undefined : new Set(kids);
+}
+
+/**
  * The rows that can differ, per table, between two files whose differing pages are `pages`: the rowids on every
  * changed page of the table's own b-tree, on either side, and on every page that belongs to the table on one side
  * only (found below the changed interior pages). A page that is the table's on both sides and unchanged holds the same cells on both, so its rows are equal.
@@ -81,8 +99,9 @@ export function changedRowids(
         const kids = tablePageChildren(a.raw, p, page);
         stats.pagesRead++;
         if (kids === undefined) break;
+        const kept = kids.length > 0 ? childrenOfTablePage(b, name, p, page, stats) : undefined;
         for (const kid of kids) {
-          if (b.owners.get(kid) !== name && !set.has(kid)) {
+          if (!kept?.has(kid) && b.owners.get(kid) !== name && !set.has(kid)) {
             set.add(kid);
             queue.push(kid);
           }

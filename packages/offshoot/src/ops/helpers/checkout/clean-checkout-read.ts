@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Ref } from '../../../core/ref.js';
 import { checkClean, readSidecar, sameIdentity } from '../../../sqlite/checkout-sidecar.js';
+import type { Connection } from '../../../sqlite/connection.js';
 import { FrozenCheckout } from '../../../sqlite/quiesce.js';
 import { headIdentity, leaseLiveNow } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
@@ -14,6 +15,8 @@ export interface CleanCheckoutRead {
   path: string;
   /** Pages in the file (the head's commit). */
   commit: number;
+  /** The connection holding the file still, inside its read transaction: reading through it opens no other. */
+  db: Connection;
   release(): void;
 }
 
@@ -48,5 +51,10 @@ export async function readCleanCheckout(
     frozen.release();
     return undefined;
   }
-  return { path, commit: sc.commit ?? Number(st.size) / (sc.page_size ?? 4096), release: () => frozen.release() };
+  return {
+    path,
+    commit: sc.commit ?? Number(st.size) / (sc.page_size ?? 4096),
+    db: frozen.connection,
+    release: () => frozen.release(),
+  };
 }

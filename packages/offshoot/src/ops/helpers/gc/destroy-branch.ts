@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { fail, hasCode } from '../../../core/errors.js';
+import type { Ref } from '../../../core/ref.js';
 import type { Target } from '../../../core/target.js';
 import { quiesce, refuseWriter } from '../../../sqlite/quiesce.js';
+import type { VersionedRef } from '../../../store/store.js';
 import { leaseLive, leaseUntil } from '../branch/branch-ref.js';
 import { readLiveness } from '../branch/lease-liveness.js';
 import { withBranchLease } from '../lease/branch-lease.js';
@@ -18,8 +20,8 @@ export interface DestroyResult {
 }
 
 /**
- * `offshoot destroy db[@b]`: claims the ref with a `deleting` compare-and-swap, makes sure no connection holds the
- * checkout, deletes the ref conditionally, then the local checkout files, under the branch lease. Protected branches
+ * `offshoot destroy db[@b]`: takes the branch lease and the `deleting` claim in one compare-and-swap, makes sure no connection holds the
+ * checkout, deletes the ref conditionally, then the local checkout files. Protected branches
  * need force (an agent's only under -allow-force), the undo points of protected ones are left to the human; a live
  * lease held elsewhere (LEASE_HELD) and a checkout a foreign connection is writing (BUSY) are refused whatever the
  * flags; a human's force also removes a ref too malformed to read. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
@@ -34,42 +36,69 @@ export async function destroyBranch(
   // read its protected flag, so it is refused with the read's own error.
   if (opts.force && (opts.actor ?? HUMAN).kind === 'human' && (await removeMalformedRef(ctx, t)))
     return removeCheckout(ctx, t);
-  return withBranchLease(ctx, t, () => destroyLeased(ctx, t, opts));
+  // The lease's own write carries the claim, one durable write fewer: a crash after it leaves the claimed and leased
+  // ref the two writes left, before it the ref as it was (where the lease alone was left to expire).
+  return withBranchLease(
+    ctx,
+    t,
+    (taken) => destroyLeased(ctx, t, opts, taken),
+    (ref) => claim(ctx, t, ref, opts),
+  );
+}
+
+/**
+ * The ref with the `deleting` claim on it, or the refusal: a claim already there (BUSY), a protected branch or an
+ * undo point the actor may not remove.
+ */
+async function claim(
+  ctx: OpsContext,
+  t: Target,
+  ref: Ref,
+  opts: { force?: boolean; reaping?: boolean; actor?: Actor },
+): Promise<Ref> {
+  const actor = opts.actor ?? HUMAN;
+  const human = `offshoot destroy ${t.db}@${t.branch} --force`;
+  if (ref.deleting)
+    throw fail('BUSY', `${t.db}@${t.branch} is already being destroyed`, {
+      retryable: true,
+      hint: `retry later, or run 'offshoot gc' to clear a stale claim`,
+    });
+  if (!opts.reaping) {
+    await refuseUndoPointChange(ctx, t.db, t.branch, ref, actor, 'destroying', human);
+    refuseProtected(ref, t.db, t.branch, 'destroy', opts.force ?? false, actor, human);
+  }
+  return { ...ref, deleting: true, deleting_at: ctx.now().toISOString() };
+}
+
+/** LEASE_HELD for a live lease held elsewhere, which a claim written without taking the lease must check itself. */
+async function refuseLiveLease(ctx: OpsContext, t: Target, ref: Ref): Promise<void> {
+  const liveness = ref.lease_holder === ctx.holder ? undefined : await readLiveness(ctx, [ref]);
+  if (liveness === undefined || !leaseLive(ref, ctx.now(), liveness)) return;
+  throw fail(
+    'LEASE_HELD',
+    `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder} ${leaseUntil(ref, ctx.now(), liveness)}`,
+    {
+      hint: `close that session first (offshoot session close ${t.db}@${t.branch}); force never takes a live lease`,
+      hints: { sdk: 'close that session first (closeSession / close_session); force never takes a live lease' },
+    },
+  );
 }
 
 async function destroyLeased(
   ctx: OpsContext,
   t: Target,
   opts: { force?: boolean; reaping?: boolean; actor?: Actor },
+  taken: VersionedRef | undefined,
 ): Promise<DestroyResult> {
   const force = opts.force ?? false;
-  const actor = opts.actor ?? HUMAN;
-  const human = `offshoot destroy ${t.db}@${t.branch} --force`;
-  if (!opts.reaping) {
-    const seen = await ctx.store.getRef(t.db, t.branch);
-    await refuseUndoPointChange(ctx, t.db, t.branch, seen.ref, actor, 'destroying', human);
-  }
-  const claimed = await ctx.store.updateRef(t.db, t.branch, async (ref) => {
-    if (ref.deleting)
-      throw fail('BUSY', `${t.db}@${t.branch} is already being destroyed`, {
-        retryable: true,
-        hint: `retry later, or run 'offshoot gc' to clear a stale claim`,
-      });
-    if (!opts.reaping) refuseProtected(ref, t.db, t.branch, 'destroy', force, actor, human);
-    // The branch lease taken around this refuses a live lease held elsewhere; this holds for a claim found on the ref.
-    const liveness = ref.lease_holder === ctx.holder ? undefined : await readLiveness(ctx, [ref]);
-    if (liveness !== undefined && leaseLive(ref, ctx.now(), liveness)) {
-      throw fail(
-        'LEASE_HELD',
-        `${t.db}@${t.branch} has a live lease held by ${ref.lease_holder} ${leaseUntil(ref, ctx.now(), liveness)}`,
-        {
-          hint: `close that session first (offshoot session close ${t.db}@${t.branch}); force never takes a live lease`,
-          hints: { sdk: 'close that session first (closeSession / close_session); force never takes a live lease' },
-        },
-      );
-    }
-    return { ...ref, deleting: true, deleting_at: ctx.now().toISOString() };
-  });
+  // No lease was taken (a reaping or destroy claim on the ref, or our own lease already there): the claim is a write
+  // of its own, and the lease it finds on the ref is checked here.
+  const claimed =
+    taken ??
+    (await ctx.store.updateRef(t.db, t.branch, async (ref) => {
+      await refuseLiveLease(ctx, t, ref);
+      return claim(ctx, t, ref, opts);
+    }));
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
   if (existsSync(path)) {
     try {

@@ -2,6 +2,7 @@ import { fail, hasCode } from '../../../core/errors.js';
 import { refKey } from '../../../core/keys.js';
 import type { Ref } from '../../../core/ref.js';
 import type { Target } from '../../../core/target.js';
+import type { VersionedRef } from '../../../store/store.js';
 import { leaseLive } from '../branch/branch-ref.js';
 import { leaseEndText, readLiveness } from '../branch/lease-liveness.js';
 import type { OpsContext } from '../context/context.js';
@@ -31,10 +32,20 @@ export function leaseHeldError(db: string, branch: string, holder: string | unde
  * nothing. The lease lasts ctx.leaseTtlMs and is renewed every third of that while fn runs (LeaseRenewal), so a long
  * checkpoint or compact keeps it; a command whose renewal finds the lease taken fails LEASE_LOST before it moves the
  * ref, and every verb commits by compare-and-swap against the ref it read, so an overtaken one never writes.
+ *
+ * With `mark`, the write that takes the lease also carries what mark makes of the ref it replaces (mark may refuse
+ * by throwing, before anything is written), and fn is handed that write, ref and etag: a verb whose first write of
+ * the ref would follow at once spares it. fn gets undefined when no lease was taken (see above) and must then
+ * write its mark itself. Giving the lease back untouched puts the earlier bytes back, the mark with the lease.
  */
-export async function withBranchLease<T>(ctx: OpsContext, t: BranchName, fn: () => Promise<T>): Promise<T> {
+export async function withBranchLease<T>(
+  ctx: OpsContext,
+  t: BranchName,
+  fn: (taken: VersionedRef | undefined) => Promise<T>,
+  mark?: (ref: Ref) => Promise<Ref>,
+): Promise<T> {
   const key = refKey(t.db, t.branch);
-  let held: { original: Buffer; renewal: LeaseRenewal } | undefined;
+  let held: { original: Buffer; renewal: LeaseRenewal; taken: VersionedRef } | undefined;
   for (let attempt = 0; held === undefined; attempt++) {
     const raw = await ctx.store.backend.get(key).catch((err: unknown) => {
       if (hasCode(err, 'NOT_FOUND')) return ctx.store.getRef(t.db, t.branch).then(() => undefined);
@@ -42,15 +53,15 @@ export async function withBranchLease<T>(ctx: OpsContext, t: BranchName, fn: () 
     });
     if (raw === undefined) continue;
     const r = ctx.store.parseBranchRef(t.db, t.branch, raw.body);
-    if (r.reaping || r.deleting) return fn();
+    if (r.reaping || r.deleting) return fn(undefined);
     const now = ctx.now();
     const liveness = await readLiveness(ctx, [r]);
     if (leaseLive(r, now, liveness)) {
-      if (r.lease_holder === ctx.holder) return fn();
+      if (r.lease_holder === ctx.holder) return fn(undefined);
       throw leaseHeldError(t.db, t.branch, r.lease_holder, leaseEndText(r, liveness));
     }
     const next = {
-      ...r,
+      ...(mark ? await mark(r) : r),
       lease_holder: ctx.holder,
       lease_expiry: new Date(now.getTime() + ctx.leaseTtlMs).toISOString(),
     };
@@ -59,13 +70,17 @@ export async function withBranchLease<T>(ctx: OpsContext, t: BranchName, fn: () 
     try {
       const etag = await ctx.store.casRef(t.db, t.branch, raw.etag, next);
       const stored = { ...next, generation: (next.generation ?? 0) + 1 };
-      held = { original: Buffer.from(raw.body), renewal: new LeaseRenewal(ctx, t.db, t.branch, etag, stored) };
+      held = {
+        original: Buffer.from(raw.body),
+        renewal: new LeaseRenewal(ctx, t.db, t.branch, etag, stored),
+        taken: { ref: stored, etag },
+      };
     } catch (err) {
       if (!hasCode(err, 'CAS_CONFLICT') || attempt >= LEASE_CAS_RETRIES) throw err;
     }
   }
   try {
-    return await fn();
+    return await fn(mark ? held.taken : undefined);
   } finally {
     await giveBack(ctx, t, held);
   }
@@ -80,7 +95,7 @@ async function giveBack(
 ): Promise<void> {
   try {
     await held.renewal.stop();
-    if (await giveBackAsWritten(ctx, t, held)) return;
+    if (held.renewal.removed || (await giveBackAsWritten(ctx, t, held))) return;
     // Someone wrote the ref since: keep what they wrote, clearing our lease if it is still there.
     await ctx.store.updateRef(t.db, t.branch, (r) => (r.lease_holder === ctx.holder ? withoutLease(r) : undefined));
   } catch (err) {

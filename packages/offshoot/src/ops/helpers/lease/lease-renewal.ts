@@ -26,6 +26,7 @@ export class LeaseRenewal implements RefWriteGuard {
   private lost: OffshootError | undefined;
   private done = false;
   private wrote = false;
+  private gone = false;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
   private readonly unguard: () => void;
@@ -59,6 +60,11 @@ export class LeaseRenewal implements RefWriteGuard {
   /** True once anything but a renewal wrote the ref through this store. */
   get written(): boolean {
     return this.wrote;
+  }
+
+  /** True once a write through this guard deleted the ref: no lease is left to give back. */
+  get removed(): boolean {
+    return this.gone;
   }
 
   /** Extends the expiry once, unless the lease is lost or given up. */
@@ -109,6 +115,7 @@ export class LeaseRenewal implements RefWriteGuard {
       }
       const result = await put(named, next);
       this.wrote = true;
+      if (next === undefined) this.gone = true;
       this.superseded.clear();
       if (next?.lease_holder === this.ctx.holder && typeof result === 'string') {
         this.etag = result;
