@@ -160,6 +160,16 @@ export function parseRef(bytes: Uint8Array): Ref {
   return ref;
 }
 
+/** A copy of r with no lease on it: no holder, expiry, pid space or liveness object. */
+export function withoutLease(r: Ref): Ref {
+  const next = { ...r };
+  delete next.lease_holder;
+  delete next.lease_expiry;
+  delete next.lease_space;
+  delete next.lease_liveness;
+  return next;
+}
+
 /** Serializes a ref with a bumped generation; field order is stable so output is deterministic. */
 export function serializeRef(ref: Ref): Buffer {
   const out: Ref = {

@@ -1,6 +1,7 @@
 import { fail, hasCode } from '../core/errors.js';
 import { durationMs, parseDuration } from '../core/duration.js';
 import type { Target } from '../core/target.js';
+import { withoutLease } from '../core/ref.js';
 import { holderGone, leaseLive, leaseUntil } from './helpers/branch/branch-ref.js';
 import { leaseEndText, readLiveness } from './helpers/branch/lease-liveness.js';
 import type { OpsContext } from './helpers/context/context.js';
@@ -105,11 +106,6 @@ export async function releaseLease(ctx: OpsContext, t: Target, opts: { force?: b
       throw fail('LEASE_HELD', `${t.db}@${t.branch} is held by the live session of ${r.lease_holder}`, {
         hint: `close it (offshoot session close ${t.db}@${t.branch}); --force releases it anyway and fences that session`,
       });
-    const next = { ...r, touched_at: ctx.now().toISOString() };
-    delete next.lease_holder;
-    delete next.lease_expiry;
-    delete next.lease_space;
-    delete next.lease_liveness;
-    return next;
+    return { ...withoutLease(r), touched_at: ctx.now().toISOString() };
   });
 }

@@ -7,7 +7,7 @@ import { asOffshootError, fail, hasCode, type OffshootError } from '../core/erro
 import type { DataObject } from '../core/keys.js';
 import { validateMeta, type Meta } from '../core/meta.js';
 import { validateName } from '../core/names.js';
-import type { Ref } from '../core/ref.js';
+import { type Ref, withoutLease } from '../core/ref.js';
 import { formatTarget, type Target } from '../core/target.js';
 import { checkout } from '../ops/checkout.js';
 import { installCheckout } from '../ops/helpers/checkout/install-checkout.js';
@@ -571,19 +571,13 @@ export class Session {
       for (let attempt = 0; ; attempt++) {
         const now = new Date().toISOString();
         const next: Ref = {
-          ...vref.ref,
+          ...(release ? withoutLease(vref.ref) : vref.ref),
           head_txid: txid,
           head_epoch: epoch,
           touched_at: now,
           checkpoints: nameMap(vref.ref.checkpoints),
         };
         if (name !== undefined) next.checkpoints[name] = { txid, epoch, created_at: now, ...(meta ? { meta } : {}) };
-        if (release) {
-          delete next.lease_holder;
-          delete next.lease_expiry;
-          delete next.lease_space;
-          delete next.lease_liveness;
-        }
         try {
           await this.ctx.store.casRef(this.db, this.branch, vref.etag, next);
           return next;

@@ -59,10 +59,6 @@ class HashedOnDemand implements GetResult {
   }
 }
 
-function hashedOnDemand(body: Buffer): GetResult {
-  return new HashedOnDemand(body);
-}
-
 /**
  * A store in a plain directory: one file per key, etag = hex SHA-256 of the content. Every write lands in a
  * `.tmp-*` file that is fsynced and renamed (or, create-only, hard-linked) into place; replacing or deleting
@@ -94,7 +90,7 @@ export class LocalBackend implements Backend {
     } catch (err) {
       throw storeError(err, key, 'read');
     }
-    return hashedOnDemand(body);
+    return new HashedOnDemand(body);
   }
 
   /** Each key read synchronously (see READS_PER_TURN), a slice per turn; a directory at a key is not found, as in get. */
@@ -104,7 +100,7 @@ export class LocalBackend implements Backend {
       if (i > 0 && i % READS_PER_TURN === 0) await nextTurn();
       const key = keys[i] as string;
       try {
-        out[i] = hashedOnDemand(readSmallFileSync(keyPath(this.root, key)));
+        out[i] = new HashedOnDemand(readSmallFileSync(keyPath(this.root, key)));
       } catch (err) {
         const e = storeError(err, key, 'read');
         if (e.code !== 'NOT_FOUND') throw e;

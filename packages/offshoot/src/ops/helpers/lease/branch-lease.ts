@@ -1,6 +1,6 @@
 import { fail, hasCode } from '../../../core/errors.js';
 import { refKey } from '../../../core/keys.js';
-import type { Ref } from '../../../core/ref.js';
+import { type Ref, withoutLease } from '../../../core/ref.js';
 import type { Target } from '../../../core/target.js';
 import type { VersionedRef } from '../../../store/store.js';
 import { leaseLive } from '../branch/branch-ref.js';
@@ -128,12 +128,4 @@ async function giveBackAsWritten(
     if (hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'NOT_FOUND')) return false;
     throw err;
   }
-}
-
-/** A copy of r with no lease on it. */
-function withoutLease(r: Ref): Ref {
-  const next = { ...r };
-  delete next.lease_holder;
-  delete next.lease_expiry;
-  return next;
 }
