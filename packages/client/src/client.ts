@@ -343,6 +343,11 @@ export class Client {
     return subscribe(this.#socketPath, this.#opts, opts.onSubscribed);
   }
 
+  /** True once the connection has closed (either side) or failed: a caller keeping a client can tell it must redial. */
+  get closed(): boolean {
+    return this.#conn.closed;
+  }
+
   /**
    * Closes the connection; requests still waiting fail with CONNECTION_CLOSED. Sessions stay open in the daemon.
    * It closes at once; the promise is there for code written as `await client.close()`.

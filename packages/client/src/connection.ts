@@ -50,6 +50,11 @@ export class Connection {
     });
   }
 
+  /** True once the connection has closed or failed: every request on it now fails with CONNECTION_CLOSED. */
+  get closed(): boolean {
+    return this.#broken !== undefined;
+  }
+
   /** Closes the connection; requests still waiting fail with CONNECTION_CLOSED. */
   close(): void {
     this.#fail(closedError('client closed'));

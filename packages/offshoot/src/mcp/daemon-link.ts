@@ -1,72 +1,68 @@
-import { connect, type Client, type SessionInfo } from '@offshoot/client';
+import type { SessionInfo } from '@offshoot/client';
 import { fail } from '../core/errors.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import { HUMAN, type Actor } from '../ops/helpers/safety/policy.js';
 import { processAlive } from '../platform/process-alive.js';
-import { daemonLockPath, readDaemonLock } from '../protocol/daemon-lock-file.js';
+import { daemonLockPath, type DaemonLockContent, readDaemonLock } from '../protocol/daemon-lock-file.js';
+import { type LinkedDaemon, reachDaemon, type RiddenDaemon } from './daemon-probe.js';
+import type { TakenLink } from './daemon-links.js';
 import type { McpDeps } from './deps.js';
 
-/** A daemon that answered a status probe, with the sessions it has open. */
-export interface RiddenDaemon {
-  client: Client;
-  socket: string;
-  sessions: SessionInfo[];
-}
-
-const PROBE_MS = 2000;
-
-/**
- * Probes the daemon at `socket` with a fresh status request; undefined when nothing answers in time, in which case
- * the tool works at rest. Every request on the connection says who asks (`actor`), so the daemon applies the same
- * agent rules the verbs apply at rest. The caller closes the client.
- */
-export async function reachDaemon(socket: string, actor: Actor = HUMAN): Promise<RiddenDaemon | undefined> {
-  let client: Client | undefined;
-  try {
-    const who = actor.kind === 'agent' ? { actor: 'agent' as const, allowForce: actor.allowForce } : {};
-    client = await connect(socket, { connectTimeoutMs: PROBE_MS, ...who });
-    let timer: NodeJS.Timeout | undefined;
-    const sessions = await Promise.race([
-      client.status(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('status probe timed out')), PROBE_MS);
-      }),
-    ]).finally(() => clearTimeout(timer));
-    return { client, socket, sessions };
-  } catch {
-    client?.close();
-    return undefined;
-  }
+/** The lock of a live `offshoot serve` on this store (not this process), if any. */
+async function servingLock(ctx: OpsContext): Promise<DaemonLockContent | undefined> {
+  const lock = await readDaemonLock(daemonLockPath(ctx.checkoutRoot));
+  if (lock === undefined || lock.pid === process.pid || !processAlive(lock.pid)) return undefined;
+  return lock;
 }
 
 /** A live `offshoot serve` on this store (its lock under the checkout root names a live pid) that answers, if any. */
 export async function servingDaemon(ctx: OpsContext, actor: Actor = HUMAN): Promise<RiddenDaemon | undefined> {
-  const lock = await readDaemonLock(daemonLockPath(ctx.checkoutRoot));
-  if (lock === undefined || lock.pid === process.pid || !processAlive(lock.pid)) return undefined;
-  return reachDaemon(lock.socket, actor);
+  const lock = await servingLock(ctx);
+  return lock === undefined ? undefined : reachDaemon(lock.socket, actor);
 }
 
 /**
- * The daemon the tools ride: the one at -socket (or OFFSHOOT_SOCKET) when the human named one; otherwise the daemon
- * serving this store, found through its lock as the reaper finds it, else whatever answers on the default socket.
+ * Where the tools look for a daemon, in order: the socket at -socket (or OFFSHOOT_SOCKET) when the human named one;
+ * otherwise the daemon serving this store, found through its lock as the reaper finds it, then the default socket.
+ * The lock is read on every call, so a daemon that took the store since the last call is the one ridden.
  */
-export async function findDaemon(deps: McpDeps): Promise<RiddenDaemon | undefined> {
-  if (!deps.options.socketExplicit) {
-    const ctx = await deps.ops().catch(() => undefined);
-    const serving = ctx === undefined ? undefined : await servingDaemon(ctx, deps.actor);
-    if (serving !== undefined) return serving;
-  }
-  return reachDaemon(deps.options.socket, deps.actor);
+async function candidates(deps: McpDeps): Promise<{ socket: string; pid: number | undefined }[]> {
+  const fallback = { socket: deps.options.socket, pid: undefined };
+  if (deps.options.socketExplicit) return [fallback];
+  const ctx = await deps.ops().catch(() => undefined);
+  const lock = ctx === undefined ? undefined : await servingLock(ctx);
+  return lock === undefined ? [fallback] : [{ socket: lock.socket, pid: lock.pid }, fallback];
 }
 
-/** Runs fn with the daemon the tools ride (or undefined when none answers), closing the connection after. */
-export async function withDaemon<T>(deps: McpDeps, fn: (d: RiddenDaemon | undefined) => Promise<T>): Promise<T> {
-  const d = await findDaemon(deps);
-  try {
-    return await fn(d);
-  } finally {
-    d?.client.close();
+// Runs fn on the first candidate that answers (or on undefined, at rest), on a kept connection given back after.
+async function ride<T>(
+  deps: McpDeps,
+  withSessions: boolean,
+  fn: (link: TakenLink | undefined, socket: string) => Promise<T>,
+): Promise<T> {
+  for (const { socket, pid } of await candidates(deps)) {
+    const link = await deps.links.take(socket, pid, deps.actor, withSessions);
+    if (link === undefined) continue;
+    try {
+      return await fn(link, socket);
+    } finally {
+      link.give();
+    }
   }
+  return fn(undefined, deps.options.socket);
+}
+
+/**
+ * Runs fn with the daemon the tools ride and the sessions it has open now (or undefined when none answers), for a
+ * tool whose behaviour depends on a session: the session list is asked for on every such call.
+ */
+export function withDaemon<T>(deps: McpDeps, fn: (d: RiddenDaemon | undefined) => Promise<T>): Promise<T> {
+  return ride(deps, true, (l, socket) => fn(l && { client: l.client, socket, sessions: l.sessions ?? [] }));
+}
+
+/** Runs fn with the daemon the tools ride (or undefined when none answers), without asking for its sessions. */
+export function withLinkedDaemon<T>(deps: McpDeps, fn: (d: LinkedDaemon | undefined) => Promise<T>): Promise<T> {
+  return ride(deps, false, (l, socket) => fn(l && { client: l.client, socket }));
 }
 
 /** The daemon's session on db@branch, if it has one. */

@@ -1,6 +1,6 @@
 import type { DestroyResult, PromoteResult, RollbackResult, WireResponse } from '@offshoot/client';
 import { fail } from '../core/errors.js';
-import type { RiddenDaemon } from './daemon-link.js';
+import type { LinkedDaemon } from './daemon-probe.js';
 
 /**
  * Rollback, promote and destroy through the daemon serving the store, answered in the shape the tools read at rest.
@@ -18,7 +18,7 @@ export interface Repointed {
 }
 
 /** The `result` of an ok response; a daemon too old to send one is named, since the change itself was made. */
-function resultOf<T>(res: WireResponse, d: RiddenDaemon, op: string): T {
+function resultOf<T>(res: WireResponse, d: LinkedDaemon, op: string): T {
   if (typeof res.result === 'object' && res.result !== null) return res.result as T;
   throw fail('UNSUPPORTED', `the daemon on ${d.socket} did the ${op} but is too old to report its result`, {
     hint: "look at the branch (offshoot_list); restart 'offshoot serve' with this version of offshoot",
@@ -32,7 +32,7 @@ function noteWarnings(res: WireResponse, refreshError: string | undefined, notes
 
 /** `rollback` through the daemon. */
 export async function rollbackThrough(
-  d: RiddenDaemon,
+  d: LinkedDaemon,
   db: string,
   branch: string,
   to: string,
@@ -53,7 +53,7 @@ export async function rollbackThrough(
 
 /** `promote` through the daemon, which flushes a source session of its own first. */
 export async function promoteThrough(
-  d: RiddenDaemon,
+  d: LinkedDaemon,
   db: string,
   source: string,
   target: string,
@@ -75,7 +75,7 @@ export async function promoteThrough(
 
 /** `destroy` through the daemon. */
 export async function destroyThrough(
-  d: RiddenDaemon,
+  d: LinkedDaemon,
   db: string,
   branch: string,
   force: boolean,

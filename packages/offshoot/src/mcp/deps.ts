@@ -1,6 +1,7 @@
 import type { TtlArg } from '../core/duration.js';
 import type { OpsContext, ProgressSink } from '../ops/helpers/context/context.js';
 import type { Actor } from '../ops/helpers/safety/policy.js';
+import type { DaemonLinks } from './daemon-links.js';
 
 /** How `offshoot mcp` was started. */
 export interface McpOptions {
@@ -43,12 +44,15 @@ export interface McpDeps {
   confirmed: boolean;
   /** Cancellation and progress of this call. */
   control: CallControl;
+  /** The daemon connections kept between calls, shared by every call of this server. */
+  links: DaemonLinks;
 }
 
-/** Builds the per-call deps around a store opener shared by every call. */
+/** Builds the per-call deps around a store opener and daemon links shared by every call. */
 export function callDeps(
   options: McpOptions,
   open: () => Promise<OpsContext>,
+  links: DaemonLinks,
   control: CallControl,
   confirmed = false,
 ): McpDeps {
@@ -59,6 +63,7 @@ export function callDeps(
     notes,
     confirmed,
     control,
+    links,
     ops: async () => {
       return { ...(await open()), warn: (m: string) => void notes.push(m), progress: control.progress };
     },

@@ -6,6 +6,7 @@ import type { OpsContext } from '../ops/helpers/context/context.js';
 import type { McpOptions } from './deps.js';
 import { startMcpHttp } from './http.js';
 import { Confirmations } from './confirm.js';
+import { DaemonLinks } from './daemon-links.js';
 import { type ChangeSink, McpHub } from './hub.js';
 import { ListenTap } from './listen-tap.js';
 import { startReaper } from './reaper.js';
@@ -79,13 +80,14 @@ async function serveStdioUntilClosed(build: (era: Era) => McpServer, hub: McpHub
 /**
  * Runs the MCP server, both protocol eras, until its input ends (stdio) or a signal arrives (HTTP): only protocol
  * on stdout; logs go to the clients that asked for them, else to stderr; the background reaper runs alongside when
- * -reap-every is on.
+ * -reap-every is on. The daemon connections the tools keep between calls close when it stops.
  */
 export async function runMcp(run: McpRun): Promise<void> {
   const store = opener(run.openStore);
   const hub = new McpHub(store.open, run.log);
   const confirmations = new Confirmations();
-  const build = (era: Era) => buildServer(run.options, store.open, run.version, hub, confirmations, era);
+  const links = new DaemonLinks();
+  const build = (era: Era) => buildServer(run.options, store.open, run.version, hub, confirmations, era, links);
   const reaper =
     run.options.reapEveryMs > 0
       ? startReaper(
@@ -112,6 +114,7 @@ export async function runMcp(run: McpRun): Promise<void> {
     }
     await serveStdioUntilClosed(build, hub);
   } finally {
+    links.close();
     hub.close();
     await reaper?.stop();
     await store

@@ -19,6 +19,7 @@ import {
   confirmedNote,
   notConfirmed,
 } from './confirm.js';
+import type { DaemonLinks } from './daemon-links.js';
 import { callDeps, type McpDeps, type McpOptions } from './deps.js';
 import { isGuardRefusal } from './guard.js';
 import type { McpHub } from './hub.js';
@@ -100,6 +101,7 @@ interface CallScope {
   server: McpServer;
   confirmations: Confirmations;
   era: Era;
+  links: DaemonLinks;
 }
 
 /**
@@ -125,7 +127,10 @@ async function ask(
 ): Promise<CallToolResult | InputRequiredResult> {
   const caps = scope.era === 'modern' ? clientCapabilities(ctx) : scope.server.server.getClientCapabilities();
   if (!canElicit(caps) || spec.confirm === undefined) return errorResult(refusal);
-  const question = await spec.confirm(args as never, callDeps(scope.options, scope.open, callControl(ctx)));
+  const question = await spec.confirm(
+    args as never,
+    callDeps(scope.options, scope.open, scope.links, callControl(ctx)),
+  );
   if (question === undefined) return errorResult(refusal);
   callLog(scope, ctx, `offshoot: mcp: asking the human: ${question.message}`, 'notice');
   return scope.confirmations.ask(spec.name, args, question);
@@ -146,7 +151,7 @@ async function answered(
     callLog(scope, ctx, `offshoot: mcp: ${spec.name} not confirmed: ${answer.why}`, 'notice');
     return errorResult(notConfirmed(answer.why, answer.question));
   }
-  const deps = callDeps(scope.options, scope.open, callControl(ctx), true);
+  const deps = callDeps(scope.options, scope.open, scope.links, callControl(ctx), true);
   const now = await spec.confirm?.(args as never, deps);
   if (now?.fingerprint !== answer.question.fingerprint) return errorResult(confirmationStale());
   callLog(scope, ctx, `offshoot: mcp: the human confirmed ${spec.name}: ${answer.question.message}`, 'notice');
@@ -170,7 +175,7 @@ function register(spec: ToolSpec<Shape, Shape>, scope: CallScope): void {
       try {
         const answer = scope.confirmations.answer(spec.name, args, ctx);
         if (answer !== undefined) return await answered(spec, args, answer, scope, ctx);
-        const deps = callDeps(scope.options, scope.open, callControl(ctx));
+        const deps = callDeps(scope.options, scope.open, scope.links, callControl(ctx));
         try {
           const out = await spec.run(args as never, deps);
           if (!spec.annotations.readOnlyHint) await scope.hub.poke();
@@ -198,6 +203,7 @@ export function buildServer(
   hub: McpHub,
   confirmations: Confirmations,
   era: Era,
+  links: DaemonLinks,
 ): McpServer {
   const server = new McpServer(
     { name: 'offshoot', version },
@@ -208,7 +214,7 @@ export function buildServer(
       inputRequired: { roundTimeoutMs: CONFIRM_TIMEOUT_MS },
     },
   );
-  const scope: CallScope = { options, open, hub, server, confirmations, era };
+  const scope: CallScope = { options, open, hub, server, confirmations, era, links };
   for (const t of TOOLS) register(t as unknown as ToolSpec<Shape, Shape>, scope);
   registerLoopPrompt(server);
   registerResources(server, open, era === 'legacy' ? () => hub.listed(server) : () => undefined);

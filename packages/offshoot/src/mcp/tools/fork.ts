@@ -3,7 +3,7 @@ import { durationMs, formatDuration } from '../../core/duration.js';
 import { validateMeta } from '../../core/meta.js';
 import { fork, forkMany } from '../../ops/fork.js';
 import { branchArg, branchOr, databaseArg, metaArg, nameArg, ttlArg } from '../args.js';
-import { withDaemon } from '../daemon-link.js';
+import { withLinkedDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
 
 // One call forks at most a thousand branches: an agent's request must not run (and hold the server) unbounded.
@@ -68,7 +68,7 @@ export const forkTool = defineTool({
     const ttlSource: 'explicit' | 'default' | 'none' =
       ttl.kind === 'none' ? 'none' : given.kind === 'keep' ? 'default' : 'explicit';
     const canonical = ttl.kind === 'set' ? formatDuration(ttl.ttl) : null;
-    const { txid, via, startedAt } = await withDaemon(deps, async (d) => {
+    const { txid, via, startedAt } = await withLinkedDaemon(deps, async (d) => {
       const startedAt = Date.now();
       if (d !== undefined) {
         const txid = await d.client.fork(db, source, all ?? branch, {
