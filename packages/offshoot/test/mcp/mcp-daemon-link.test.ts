@@ -111,17 +111,18 @@ describe('offshoot mcp: exits when its input ends, with a daemon connection open
     });
     const exited = once(proc, 'exit');
     let out = '';
-    const answered = new Map<number, (msg: { result?: { structuredContent?: { via?: string } } }) => void>();
+    type Answer = { id?: number; result?: { structuredContent?: { via?: string } } };
+    const answered = new Map<number, (msg: Answer) => void>();
     proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk;
       for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
-        const msg = JSON.parse(out.slice(0, nl)) as { id?: number };
+        const msg = JSON.parse(out.slice(0, nl)) as Answer;
         out = out.slice(nl + 1);
         if (msg.id !== undefined) answered.get(msg.id)?.(msg);
       }
     });
     const rpc = (id: number, method: string, params: unknown) =>
-      new Promise<{ result?: { structuredContent?: { via?: string } } }>((resolve) => {
+      new Promise<Answer>((resolve) => {
         answered.set(id, resolve);
         proc.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
       });
