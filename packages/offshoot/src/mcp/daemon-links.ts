@@ -26,7 +26,8 @@ interface Pool {
  * never queue behind each other) and gives it back; a connection that closed (the daemon stopped or restarted) or
  * reaches a daemon that is no longer the one the lock names is dropped, and the call dials afresh, as every call did
  * before. A fresh connection counts only once the daemon answered a status probe, so a daemon that does not answer
- * still leaves the tools at rest.
+ * still leaves the tools at rest. A kept one is used without a probe unless the call needs the sessions: the daemon
+ * answered on it last time and has not closed it since.
  */
 export class DaemonLinks {
   readonly #pools = new Map<string, Pool>();
@@ -49,7 +50,15 @@ export class DaemonLinks {
       if (!withSessions) return taken(pool, c, undefined);
       const sessions = await probeSessions(c).catch(() => undefined);
       if (sessions !== undefined) return taken(pool, c, sessions);
+      // Dropped by the daemon: it went away, and whichever serves now is dialled. Open but silent (the probe timed
+      // out) or refusing: that daemon does not answer, and the call works at rest, as a fresh probe's would.
+      const dropped = c.closed;
       c.close();
+      if (!dropped) {
+        retire(pool);
+        this.#pools.delete(key);
+        return undefined;
+      }
     }
     const fresh = await reachDaemon(socket, actor);
     if (fresh === undefined) return undefined;
