@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type DaemonProcess, startDaemon } from '../daemon/daemon-process.js';
 import { baseEnv, offshootBin } from '../e2e/cli-harness.js';
@@ -55,6 +56,16 @@ describe('offshoot mcp: the daemon connection kept between calls', () => {
     assert.equal(await fork(named), 'daemon', 'restarted with no call in between');
   });
 
+  test('another daemon takes the store on another socket: the lock names it, and the next call rides it', async () => {
+    assert.equal(await fork(m), 'daemon');
+    await daemon?.stop();
+    daemon = await startDaemon(asStoreDir(s), DAEMON_FLAGS, {}, join(s.dir, 'other.sock'));
+    assert.equal(await fork(m), 'daemon', 'found through the lock, on the new socket');
+    assert.equal(await fork(named), 'at-rest', 'nothing answers on the socket it was told any more');
+    await daemon.stop();
+    daemon = await startDaemon(asStoreDir(s), DAEMON_FLAGS);
+  });
+
   test('a session opened after the connection was made refuses destroy, rollback and promote', async () => {
     const sock = daemon?.sock ?? '';
     ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'held', ttl: 'none' }));
@@ -69,6 +80,28 @@ describe('offshoot mcp: the daemon connection kept between calls', () => {
     }
     s.cli(['session', 'close', 'app@held', '-socket', sock]);
     ok(await m.call('offshoot_destroy', { database: 'app', branch: 'held' }));
+  });
+
+  test('a daemon that stops answering on a kept connection leaves a session-reading call at rest', async () => {
+    const sock = daemon?.sock ?? '';
+    const pid = daemon?.proc.pid ?? 0;
+    const live = async () =>
+      (
+        ok(await m.call('offshoot_list', { database: 'app' })).branches as { branch: string; live_session: unknown }[]
+      ).find((b) => b.branch === 'main')?.live_session ?? null;
+    s.cli(['session', 'open', 'app', '-socket', sock]);
+    try {
+      assert.notEqual(await live(), null, 'riding: the session is seen');
+      process.kill(pid, 'SIGSTOP');
+      try {
+        assert.equal(await live(), null, 'its status probe went unanswered: at rest');
+      } finally {
+        process.kill(pid, 'SIGCONT');
+      }
+      assert.notEqual(await live(), null, 'answering again: riding again');
+    } finally {
+      s.cli(['session', 'close', 'app', '-socket', sock]);
+    }
   });
 
   test('concurrent calls over one server each get their own answer', async () => {
