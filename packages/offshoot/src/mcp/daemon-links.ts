@@ -31,6 +31,7 @@ interface Pool {
  */
 export class DaemonLinks {
   readonly #pools = new Map<string, Pool>();
+  #closed = false;
 
   /**
    * A connection to the daemon on `socket` (whose lock names `pid`, when known) for `actor`, with its sessions when
@@ -65,8 +66,12 @@ export class DaemonLinks {
     return taken(pool, fresh.client, withSessions ? fresh.sessions : undefined);
   }
 
-  /** Closes the idle connections; one still in use is closed when its call gives it back. */
+  /**
+   * Closes the idle connections; one still in use is closed when its call gives it back, and so is one a call still
+   * under way takes after this (the server stopped: nothing may keep the process alive).
+   */
   close(): void {
+    this.#closed = true;
     for (const pool of this.#pools.values()) retire(pool);
     this.#pools.clear();
   }
@@ -76,8 +81,8 @@ export class DaemonLinks {
     const pool = this.#pools.get(key);
     if (pool !== undefined && (pid === undefined || pool.pid === pid)) return pool;
     if (pool !== undefined) retire(pool);
-    const fresh: Pool = { pid, idle: [], retired: false };
-    this.#pools.set(key, fresh);
+    const fresh: Pool = { pid, idle: [], retired: this.#closed };
+    if (!this.#closed) this.#pools.set(key, fresh);
     return fresh;
   }
 }
