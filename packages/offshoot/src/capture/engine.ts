@@ -29,8 +29,9 @@ export interface CaptureEngineOptions {
   /** Private directory for capture-state.json and the rebase snapshot; reusing it is what allows a clean resume. */
   scratchDir: string;
   /**
-   * True when no engine ever starts in scratchDir after a crash (it is new and removed with its owner, as a session's
-   * is): capture-state.json is then written without fsync, since no later start can read a stale one.
+   * True when scratchDir is new and no engine ever starts in it again, after a crash or not (it is removed with its
+   * owner, as a session's is): capture-state.json is then written without fsync, and never read at start (there is
+   * none to resume from; `provenClean` is the way such an engine skips its rebase).
    */
   volatileState?: boolean;
   sink: CaptureSink;
@@ -441,7 +442,8 @@ export class CaptureEngine {
 
   // The read lock is taken before looking: the -wal and the main file cannot change behind the checks.
   async #tryResume(conn: CaptureConnection): Promise<boolean> {
-    const state = await loadCaptureState(this.#scratchDir);
+    // A volatile engine's directory is new: there is no state to read, and none a crash could leave for a start.
+    const state = this.#volatileState ? undefined : await loadCaptureState(this.#scratchDir);
     const recorded = state?.clean === true ? state.main_fp : undefined;
     if (recorded === undefined && this.#provenClean === undefined) return false;
     await conn.lock();
@@ -457,8 +459,9 @@ export class CaptureEngine {
     const walBytes = this.#walSize();
     if (walBytes >= WAL_HEADER_SIZE)
       this.#log(`resuming capture of ${this.#dbPath} with ${walBytes} bytes of -wal written while it was down`);
-    // From here a crash must not look like a clean shutdown: the sink is about to move past the proven state.
-    await this.#saveState(false);
+    // From here a crash must not look like a clean shutdown: the sink is about to move past the proven state. A
+    // volatile engine's state is never read by a start, so there is nothing to overwrite.
+    if (!this.#volatileState) await this.#saveState(false);
     return true;
   }
 

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { fail, hasCode } from '../core/errors.js';
+import type { Ref } from '../core/ref.js';
 import { formatTarget, type Target } from '../core/target.js';
 import { checkClean, readSidecar, sameIdentity } from '../sqlite/checkout-sidecar.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import { headIdentity, readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
-import { installCheckout } from './helpers/checkout/install-checkout.js';
+import { installCheckout, placeCheckout, type StagedCheckout } from './helpers/checkout/install-checkout.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutPath } from './helpers/context/paths.js';
 import { keepDivergedCheckout } from './helpers/safety/keep-diverged.js';
@@ -27,6 +28,10 @@ export interface CheckoutOptions {
   force?: boolean;
   discard?: boolean;
   actor?: Actor;
+  /** The branch's ref as read under the caller's own lease (it cannot have moved since): not read again. */
+  leased?: Ref;
+  /** The head staged for this checkout (stageCheckout): placed instead of materialized again if still the head. */
+  staged?: StagedCheckout;
 }
 
 /** A compact UTC timestamp for names: 20260101T120000Z. */
@@ -62,7 +67,7 @@ async function moveAside(ctx: OpsContext, path: string): Promise<string> {
  * fails CORRUPT; with force it is moved aside (never deleted) and the head is materialized in its place.
  */
 export async function checkout(ctx: OpsContext, t: Target, opts: CheckoutOptions = {}): Promise<CheckoutResult> {
-  const { ref } = await readBranch(ctx, t.db, t.branch);
+  const ref = opts.leased ?? (await readBranch(ctx, t.db, t.branch)).ref;
   await refuseForeignLease(ctx, t.db, t.branch, ref, 'checkout');
   await refuseAgentCheckout(ctx, t.db, t.branch, ref, opts.actor ?? HUMAN, opts.discard ?? false);
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
@@ -97,6 +102,8 @@ export async function checkout(ctx: OpsContext, t: Target, opts: CheckoutOptions
         );
     }
   }
-  await installCheckout(ctx, t.db, t.branch, ref);
+  const staged = opts.staged;
+  if (staged !== undefined && staged.path === path && sameIdentity(staged.identity, head)) await placeCheckout(staged);
+  else await installCheckout(ctx, t.db, t.branch, ref);
   return { path, reused: false, txid: ref.head_txid, dirty: false, ...(kept !== undefined ? { kept } : {}) };
 }

@@ -1,7 +1,7 @@
 import { fail, hasCode } from '../core/errors.js';
 import { durationMs, parseDuration } from '../core/duration.js';
 import type { Target } from '../core/target.js';
-import { withoutLease } from '../core/ref.js';
+import { type Ref, withoutLease } from '../core/ref.js';
 import { holderGone, leaseLive, leaseUntil } from './helpers/branch/branch-ref.js';
 import { leaseEndText, readLiveness } from './helpers/branch/lease-liveness.js';
 import type { OpsContext } from './helpers/context/context.js';
@@ -58,6 +58,20 @@ export async function acquireLease(
   ttl: string = DEFAULT_LEASE_TTL,
   opts: { space?: string; liveness?: string } = {},
 ): Promise<{ epoch: number; expiry: string; renewed: boolean }> {
+  const { ref, renewed } = await takeLease(ctx, t, ttl, opts);
+  return { epoch: ref.epoch, expiry: ref.lease_expiry ?? '', renewed };
+}
+
+/**
+ * acquireLease, returning the ref as it wrote it: durable, and under a lease of ours, so its head cannot move until
+ * we write it (a session starts from it without reading it again).
+ */
+export async function takeLease(
+  ctx: OpsContext,
+  t: Target,
+  ttl: string = DEFAULT_LEASE_TTL,
+  opts: { space?: string; liveness?: string } = {},
+): Promise<{ ref: Ref; renewed: boolean }> {
   const ms = durationMs(parseDuration(ttl));
   if (ms <= 0)
     throw fail('INVALID_ARGUMENT', `invalid lease ttl ${ttl}: must be positive`, {
@@ -90,7 +104,7 @@ export async function acquireLease(
     if (!live) next.epoch = r.epoch + 1;
     return next;
   });
-  return { epoch: ref.epoch, expiry: ref.lease_expiry ?? '', renewed };
+  return { ref, renewed };
 }
 
 /** Releases a branch's lease (whoever holds it) and restarts its TTL clock. */

@@ -1,6 +1,6 @@
 import type { Ref } from '../core/ref.js';
 import { headIdentity } from '../ops/helpers/branch/branch-ref.js';
-import { fingerprintOf, readSidecar, sameIdentity } from '../sqlite/checkout-sidecar.js';
+import { fingerprintOf, readSidecar, sameIdentity, type Sidecar } from '../sqlite/checkout-sidecar.js';
 import { readPageSums, type PageSums } from '../sqlite/page-sums.js';
 
 /** The durable head's page sums and checksum, as the checkout's sidecars record them, and an O(1) re-check. */
@@ -15,16 +15,21 @@ export interface HeadBaseline {
 }
 
 /**
- * The head's page sums when the checkout's sidecars describe the ref's head (identity equal to the head, page sums
+ * The head's page sums when the checkout's sidecars (`written`: the ones the caller itself just put at the path, not
+ * read back) describe the ref's head (identity equal to the head, page sums
  * consistent with the recorded checksum), or undefined. They seed a session's capture: with the checkout unchanged
  * since (`stillClean`) capture starts without copying or scanning the file, so opening a clean checkout costs the
  * same at any size; with it changed, they are the baseline a rescan is compared with.
  */
-export async function headBaseline(path: string, ref: Ref): Promise<HeadBaseline | undefined> {
-  const sc = readSidecar(path);
+export async function headBaseline(
+  path: string,
+  ref: Ref,
+  written?: { sidecar: Sidecar; sums: PageSums },
+): Promise<HeadBaseline | undefined> {
+  const sc = written?.sidecar ?? readSidecar(path);
   if (!sameIdentity(sc, headIdentity(ref)) || sc?.ltx_checksum === undefined || sc.mtime_ns === undefined)
     return undefined;
-  const sums = await readPageSums(path);
+  const sums = written?.sums ?? (await readPageSums(path));
   const checksum = BigInt('0x' + sc.ltx_checksum);
   if (!sums || sums.rollingChecksum() !== checksum) return undefined;
   const stillClean = (): boolean => {

@@ -5,7 +5,8 @@ import { releaseDbFiles } from '../capture/db-file-cache.js';
 import { CaptureEngine } from '../capture/engine.js';
 import type { OffshootError } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
-import { fingerprintOf, type Fingerprint } from '../sqlite/checkout-sidecar.js';
+import { fingerprintOf, type Fingerprint, type Sidecar } from '../sqlite/checkout-sidecar.js';
+import type { PageSums } from '../sqlite/page-sums.js';
 import { headBaseline } from './clean-proof.js';
 import { SessionSink } from './session-sink.js';
 
@@ -30,6 +31,8 @@ export interface CaptureStart {
    * it proves the checkout untouched since, whatever its sidecars' own fingerprint says.
    */
   since?: Fingerprint;
+  /** The sidecars the caller itself just put at the path with the checkout (a placed staged one): not read back. */
+  written?: { sidecar: Sidecar; sums: PageSums };
 }
 
 /**
@@ -44,7 +47,7 @@ export async function startCapture(path: string, ref: Ref, s: CaptureStart): Pro
   // the engine writes it without fsync.
   await mkdir(s.dir);
   const sink = new SessionSink(s.dir);
-  const baseline = await headBaseline(path, ref);
+  const baseline = await headBaseline(path, ref, s.written);
   if (baseline) sink.seedClean(baseline.sums, baseline.checksum);
   const since = s.since;
   const stillClean = since === undefined ? baseline?.stillClean : () => sameFingerprint(path, since);

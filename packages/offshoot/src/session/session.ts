@@ -1,5 +1,5 @@
 import { named, nameMap } from '../core/name-map.js';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { breachOfClosed, ContractBreachError } from '../capture/journal-contract.js';
@@ -10,7 +10,12 @@ import { validateName } from '../core/names.js';
 import { type Ref, withoutLease } from '../core/ref.js';
 import { formatTarget, type Target } from '../core/target.js';
 import { checkout } from '../ops/checkout.js';
-import { installCheckout } from '../ops/helpers/checkout/install-checkout.js';
+import {
+  discardStaged,
+  installCheckout,
+  type StagedCheckout,
+  stageCheckout,
+} from '../ops/helpers/checkout/install-checkout.js';
 import {
   chainBound,
   type Compaction,
@@ -25,7 +30,7 @@ import type { OpsContext } from '../ops/helpers/context/context.js';
 import { keepDivergedCheckout } from '../ops/helpers/safety/keep-diverged.js';
 import { checkoutPath } from '../ops/helpers/context/paths.js';
 import { SAFETY_FORK_TTL } from '../ops/helpers/safety/safety-fork.js';
-import { acquireLease, releaseLease } from '../ops/lease.js';
+import { releaseLease, takeLease } from '../ops/lease.js';
 import { processSpace } from '../platform/process-space.js';
 import { cachedChain } from '../ops/helpers/chain/materialize.js';
 import { ChainResolver } from '../store/chain-resolver.js';
@@ -50,13 +55,12 @@ import { writeSegment, writeSnapshot } from './segment-file.js';
 /**
  * Keeps whatever the checkout holds beyond the branch head (writes a killed daemon captured but never flushed, or
  * at-rest edits never checkpointed) as an undo branch, then re-materializes the head, so the checkout the session
- * opens is exactly the durable head and nothing is discarded. Returns the warnings for the caller, and the ref read
- * under the session's lease: its head cannot move while the lease is ours, so capture starts from it.
+ * opens is exactly the durable head and nothing is discarded. `ref` is the one the session's lease was written in:
+ * its head cannot move while the lease is ours. Returns the warnings for the caller.
  */
-async function keepUnflushed(ctx: OpsContext, t: Target): Promise<{ warnings: string[]; ref: Ref }> {
-  const { ref } = await ctx.store.getRef(t.db, t.branch);
+async function keepUnflushed(ctx: OpsContext, t: Target, ref: Ref): Promise<string[]> {
   const kept = await keepDivergedCheckout(ctx, t, ref);
-  if (kept === undefined) return { warnings: [], ref };
+  if (kept === undefined) return [];
   quiesce(checkoutPath(ctx.checkoutRoot, t.db, t.branch));
   await installCheckout(ctx, t.db, t.branch, ref);
   const name = formatTarget(t);
@@ -65,7 +69,24 @@ async function keepUnflushed(ctx: OpsContext, t: Target): Promise<{ warnings: st
     `they are kept as ${t.db}@${kept.branch} (checkpoint "unflushed", txid ${kept.txid}, TTL ${SAFETY_FORK_TTL}) and the session starts from the durable head (txid ${ref.head_txid}); ` +
     `to take them, close the session and run 'offshoot promote ${t.db}@${kept.branch} --onto ${t.branch}${ref.protected ? ' --force' : ''}'`;
   ctx.warn(message);
-  return { warnings: [message], ref };
+  return [message];
+}
+
+/**
+ * The branch head staged privately beside a checkout path that holds no file (a fresh fork's), or undefined: staged
+ * while the session's lease is written, it touches nothing anyone else may use, and it is placed only once the lease
+ * is durable and only if it is still of the head. A branch someone leases is not staged for (the lease would be
+ * refused), and a failure here is met again, and reported, by the install that then runs in its stead.
+ */
+async function stageIfAbsent(ctx: OpsContext, t: Target): Promise<StagedCheckout | undefined> {
+  try {
+    if (existsSync(checkoutPath(ctx.checkoutRoot, t.db, t.branch))) return undefined;
+    const { ref } = await ctx.store.getRef(t.db, t.branch);
+    if (ref.lease_holder !== undefined || ref.deleting || ref.reaping) return undefined;
+    return await stageCheckout(ctx, t.db, t.branch, ref);
+  } catch {
+    return undefined;
+  }
 }
 
 /** How a session behaves; the daemon passes its flags through. */
@@ -158,27 +179,44 @@ export class Session {
     this.durable = durable;
   }
 
-  /** Leases the branch, checks it out (reusing a clean checkout) and starts capturing it. */
+  /**
+   * Leases the branch, checks it out (reusing a clean checkout) and starts capturing it. While the lease is written,
+   * the session's scratch is made and a fresh fork's checkout staged (see stageIfAbsent); nothing of it is handed out
+   * before the lease is durable.
+   */
   static async open(ctx: OpsContext, t: Target, opts: SessionOptions): Promise<Session> {
     const leaseMs = leaseLength(opts);
-    const lease = await acquireLease(ctx, t, `${leaseMs}ms`, {
-      space: processSpace(),
-      ...(opts.liveness !== undefined ? { liveness: opts.liveness.id } : {}),
-    });
-    let scratch: string | undefined;
+    const [leased, staging, scratching] = await Promise.allSettled([
+      takeLease(ctx, t, `${leaseMs}ms`, {
+        space: processSpace(),
+        ...(opts.liveness !== undefined ? { liveness: opts.liveness.id } : {}),
+      }),
+      stageIfAbsent(ctx, t),
+      makeSessionScratch(ctx.checkoutRoot),
+    ]);
+    const staged = staging.status === 'fulfilled' ? staging.value : undefined;
+    const scratch = scratching.status === 'fulfilled' ? scratching.value : undefined;
+    if (leased.status === 'rejected') {
+      await discardStaged(staged);
+      if (scratch) await rm(scratch, { recursive: true, force: true });
+      throw leased.reason;
+    }
+    const { ref } = leased.value;
     try {
-      const { warnings, ref } = await keepUnflushed(ctx, t);
-      const co = await checkout(ctx, t);
-      scratch = await makeSessionScratch(ctx.checkoutRoot);
-      const s = new Session(ctx, t.db, t.branch, co.path, scratch, opts, lease.epoch, ref.head_txid);
-      await s.startCapture(ref);
+      if (scratching.status === 'rejected') throw scratching.reason;
+      const warnings = await keepUnflushed(ctx, t, ref);
+      const co = await checkout(ctx, t, { leased: ref, ...(staged ? { staged } : {}) });
+      await discardStaged(staged);
+      const s = new Session(ctx, t.db, t.branch, co.path, scratch as string, opts, ref.epoch, ref.head_txid);
+      await s.startCapture(ref, undefined, staged?.placed ? staged : undefined);
       s.warnings = warnings;
       const every = opts.liveness !== undefined ? Math.floor(leaseMs / 3) : (opts.renewEveryMs ?? DEFAULT_RENEW_MS);
       s.renewTimer = setInterval(() => void s.renew(), Math.max(1, every));
       s.renewTimer.unref();
-      opts.onEvent?.('session_opened', { holder: ctx.holder, epoch: lease.epoch });
+      opts.onEvent?.('session_opened', { holder: ctx.holder, epoch: ref.epoch });
       return s;
     } catch (err) {
+      await discardStaged(staged);
       if (scratch) await rm(scratch, { recursive: true, force: true });
       await releaseLease(ctx, t).catch(() => undefined);
       throw err;
@@ -666,14 +704,16 @@ export class Session {
     if (err instanceof ContractBreachError) this.breakContract(err);
   }
 
-  // since: the fingerprint an eviction left the checkout with, which proves it untouched (see startCapture).
-  private async startCapture(ref: Ref, since?: Fingerprint): Promise<LiveCapture> {
+  // since: the fingerprint an eviction left the checkout with, which proves it untouched (see startCapture);
+  // written: the checkout open just placed, whose sidecars need no reading back.
+  private async startCapture(ref: Ref, since?: Fingerprint, written?: StagedCheckout): Promise<LiveCapture> {
     this.captures++;
     this.capture = await startCapture(this.path, ref, {
       dir: join(this.scratch, `capture-${this.captures}`),
       log: this.opts.log ?? (() => undefined),
       onFailure: (err) => this.onCaptureFailure(err),
       ...(since !== undefined ? { since } : {}),
+      ...(written !== undefined ? { written: { sidecar: written.sidecar, sums: written.sums } } : {}),
     });
     return this.capture;
   }

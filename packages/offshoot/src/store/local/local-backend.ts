@@ -262,17 +262,22 @@ export class LocalBackend implements Backend {
 
   /** Moves a fully written temp file into place under cond; the temp file is gone afterwards either way. */
   private async commit(key: string, file: string, tmpPath: string, cond: PutCondition | undefined): Promise<void> {
+    // A temp file renamed into place is gone: only one linked, or never moved, is left to remove.
+    let renamed = false;
     try {
       if (cond !== undefined && 'ifNoneMatch' in cond) {
         await linkCreateOnly(key, tmpPath, file);
       } else {
-        await this.locked(key, file, cond?.ifMatch, () => rename(tmpPath, file));
+        await this.locked(key, file, cond?.ifMatch, async () => {
+          await rename(tmpPath, file);
+          renamed = true;
+        });
       }
       await fsyncDir(dirname(file));
     } catch (err) {
       throw storeError(err, key, 'write');
     } finally {
-      await rm(tmpPath, { force: true });
+      if (!renamed) await rm(tmpPath, { force: true });
     }
   }
 

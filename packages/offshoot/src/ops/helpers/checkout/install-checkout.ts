@@ -1,11 +1,17 @@
-import { statSync, utimesSync } from 'node:fs';
-import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { utimesSync } from 'node:fs';
+import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Ref } from '../../../core/ref.js';
 import { tempPathFor } from '../../../platform/atomic-file.js';
-import { backdatedSeconds, fingerprintOf, writeSidecar } from '../../../sqlite/checkout-sidecar.js';
+import {
+  backdatedSeconds,
+  type CheckoutIdentity,
+  fingerprintOf,
+  type Sidecar,
+  writeSidecar,
+} from '../../../sqlite/checkout-sidecar.js';
 import { cloneOrCopy } from '../../../sqlite/clone-file.js';
-import { writePageSums } from '../../../sqlite/page-sums.js';
+import { type PageSums, writePageSums } from '../../../sqlite/page-sums.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import { headIdentity } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
@@ -13,20 +19,33 @@ import { explainDamage } from '../context/damaged-object.js';
 import { checkoutPath } from '../context/paths.js';
 import { cachedChain } from '../chain/materialize.js';
 
+/** A ref's head materialized privately beside its checkout path, not yet in place (see stageCheckout). */
+export interface StagedCheckout {
+  /** The checkout path it is for. */
+  readonly path: string;
+  /** The head it holds. */
+  readonly identity: CheckoutIdentity;
+  /** The private file, renamed into place by placeCheckout. */
+  readonly tmp: string;
+  readonly sidecar: Sidecar;
+  readonly sums: PageSums;
+  /** Set once placeCheckout renamed it into place: its sidecars are then the ones at the path. */
+  placed: boolean;
+}
+
 /**
- * Materializes a ref's head at the branch's checkout path. The new file is built privately and renamed into place,
- * so a connection on the old file never sees it rewritten; the caller has quiesced any existing checkout, so the
- * old -wal/-shm (empty) are removed rather than replayed onto the new file. The sidecars are written first, naming
- * the private file's inode and the mtime it is about to get: until the rename they describe a file that is not at
- * the path, so they can never vouch for the wrong content.
+ * Materializes a ref's head into a private file beside the branch's checkout path (a reflink clone of the chain's
+ * cache entry where the filesystem can, else a copy), stamped with a backdated mtime, and touches nothing at the path
+ * itself: a session stages its checkout while its lease is still being written, and only places it once the lease
+ * is durable. Remove it with discardStaged when it is not placed.
  */
-export async function installCheckout(
+export async function stageCheckout(
   ctx: OpsContext,
   db: string,
   branch: string,
   ref: Ref,
   label = `checkout ${db}@${branch}`,
-): Promise<string> {
+): Promise<StagedCheckout> {
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   await mkdir(dirname(path), { recursive: true });
   const chain = await new ChainResolver(ctx.store).resolve(ref.lineage, ref.head_txid);
@@ -34,22 +53,6 @@ export async function installCheckout(
   try {
     for (let attempt = 0; ; attempt++) {
       const entry = await explainDamage(ctx, { db, branch }, () => cachedChain(ctx, db, chain, label));
-      await writeFile(tmp, '', { mode: 0o644 });
-      const past = backdatedSeconds(ctx.now().getTime());
-      const planned = {
-        size: entry.result.commit * entry.result.pageSize,
-        mtime_ns: (BigInt(past) * 1_000_000_000n).toString(),
-        ino: statSync(tmp, { bigint: true }).ino.toString(),
-      };
-      const m = entry.result;
-      await writePageSums(path, m.sums);
-      await writeSidecar(path, {
-        ...headIdentity(ref),
-        ltx_checksum: m.checksum.toString(16),
-        page_size: m.pageSize,
-        commit: m.commit,
-        ...planned,
-      });
       try {
         await cloneOrCopy(entry.path, tmp);
       } catch (err) {
@@ -58,27 +61,66 @@ export async function installCheckout(
         continue;
       }
       await chmod(tmp, 0o644);
+      const past = backdatedSeconds(ctx.now().getTime());
       utimesSync(tmp, past, past);
-      const fp = fingerprintOf(tmp);
-      if (fp.size !== planned.size || fp.mtime_ns !== planned.mtime_ns || fp.ino !== planned.ino) {
-        await writeSidecar(path, {
-          ...headIdentity(ref),
-          ltx_checksum: m.checksum.toString(16),
-          page_size: m.pageSize,
-          commit: m.commit,
-          ...fp,
-        });
-      }
-      break;
+      const m = entry.result;
+      const identity = headIdentity(ref);
+      const sidecar: Sidecar = {
+        ...identity,
+        ltx_checksum: m.checksum.toString(16),
+        page_size: m.pageSize,
+        commit: m.commit,
+        ...fingerprintOf(tmp),
+      };
+      return { path, identity, tmp, sidecar, sums: m.sums, placed: false };
     }
-    await rm(`${path}-wal`, { force: true });
-    await rm(`${path}-shm`, { force: true });
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * Puts a staged checkout in place: its sidecars first, naming the private file's inode and mtime (until the rename
+ * they describe a file that is not at the path, so they can never vouch for the wrong content), then the rename.
+ * The caller has quiesced any existing checkout, so the old -wal/-shm (empty) are removed rather than replayed onto
+ * the new file. On failure the private file is removed.
+ */
+export async function placeCheckout(staged: StagedCheckout): Promise<string> {
+  const { path, tmp } = staged;
+  try {
+    // All before the rename, in any order: the sidecars are not fsynced and each is replaced atomically, so a crash
+    // leaves sums that disagree with the checksum the `.sum` records (every reader checks that) or a `.sum` naming a
+    // file not at the path.
+    await Promise.all([
+      writePageSums(path, staged.sums),
+      writeSidecar(path, staged.sidecar),
+      rm(`${path}-wal`, { force: true }),
+      rm(`${path}-shm`, { force: true }),
+    ]);
     // No directory fsync: if a crash loses the rename, the old file is back at the path under sidecars that name the
     // new inode, which reads as modified, never as clean.
     await rename(tmp, path);
+    staged.placed = true;
     return path;
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
   }
+}
+
+/** Removes a staged checkout that was not placed (a no-op once it was). */
+export async function discardStaged(staged: StagedCheckout | undefined): Promise<void> {
+  if (staged !== undefined && !staged.placed) await rm(staged.tmp, { force: true });
+}
+
+/** Materializes a ref's head at the branch's checkout path: staged privately, then placed (see placeCheckout). */
+export async function installCheckout(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+  label = `checkout ${db}@${branch}`,
+): Promise<string> {
+  return placeCheckout(await stageCheckout(ctx, db, branch, ref, label));
 }
