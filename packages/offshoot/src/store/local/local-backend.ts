@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, readFileSync } from 'node:fs';
 import { copyFile, lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -101,6 +101,25 @@ export class LocalBackend implements Backend {
       const key = keys[i] as string;
       try {
         out[i] = new HashedOnDemand(readSmallFileSync(keyPath(this.root, key)));
+      } catch (err) {
+        const e = storeError(err, key, 'read');
+        if (e.code !== 'NOT_FOUND') throw e;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * getMany's bodies as text, each file in one call that opens, reads, decodes and closes it inside Node (one crossing
+   * into it, where the byte read takes three and a copy), with no etag object per read.
+   */
+  async getManyText(keys: readonly string[]): Promise<Array<string | undefined>> {
+    const out: Array<string | undefined> = new Array(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      if (i > 0 && i % READS_PER_TURN === 0) await nextTurn();
+      const key = keys[i] as string;
+      try {
+        out[i] = readFileSync(keyPath(this.root, key), 'utf8');
       } catch (err) {
         const e = storeError(err, key, 'read');
         if (e.code !== 'NOT_FOUND') throw e;
