@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { userCacheDir } from '../platform/user-cache-dir.js';
 import { s3ConfigFromEnv } from '../store/s3/s3-config.js';
 import type { StoreSpec } from '../store/store-spec.js';
+import { nodeCrypto } from '../platform/node-crypto.js';
 
 /**
  * Where checkouts/ and checkouts-ro/ live: the store directory for a local store; for an S3 store
@@ -21,6 +21,6 @@ export function checkoutRootFor(spec: StoreSpec, env: NodeJS.ProcessEnv = proces
     s3.region ?? '',
     String(s3.pathStyle ?? false),
   ].join('|');
-  const id = createHash('sha256').update(identity).digest('hex').slice(0, 16);
+  const id = nodeCrypto().createHash('sha256').update(identity).digest('hex').slice(0, 16);
   return join(userCacheDir(env), 'offshoot', id);
 }

@@ -58,53 +58,80 @@ function corrupt(what: string): Error {
   });
 }
 
-function num(v: unknown, what: string): number {
+// What a failing check names: a top-level field, or a field of checkpoint `of` (`what` then starts with its `.`). Built
+// only for the message: status and GC check every field of every ref, and most refs are well formed.
+function fieldName(what: string, of: string | undefined): string {
+  return of === undefined ? what : `checkpoint ${of}${what}`;
+}
+
+function num(v: unknown, what: string, of?: string): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
-    throw corrupt(`${what} is not a non-negative integer`);
+    throw corrupt(`${fieldName(what, of)} is not a non-negative integer`);
   return v;
 }
 
-function optStr(v: unknown, what: string): string | undefined {
+function optStr(v: unknown, what: string, of?: string): string | undefined {
   if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string') throw corrupt(`${what} is not a string`);
+  if (typeof v !== 'string') throw corrupt(`${fieldName(what, of)} is not a string`);
   return v;
 }
 
-function optMeta(v: unknown, what: string): Meta | undefined {
+function optMeta(v: unknown, what: string, of?: string): Meta | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'object' || Array.isArray(v)) throw corrupt(`${what} is not an object`);
+  if (typeof v !== 'object' || Array.isArray(v)) throw corrupt(`${fieldName(what, of)} is not an object`);
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  if (keys.length === 0) return undefined;
   const out: Meta = nameMap();
-  for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
-    if (typeof val !== 'string') throw corrupt(`${what}.${k} is not a string`);
+  for (const k of keys) {
+    const val = o[k];
+    if (typeof val !== 'string') throw corrupt(`${fieldName(what, of)}.${k} is not a string`);
     out[k] = val;
   }
-  return Object.keys(out).length === 0 ? undefined : out;
+  return out;
 }
 
 function parseCheckpoint(v: unknown, name: string, schema: number, fallbackEpoch: number): Checkpoint {
   // Schema 1 stored checkpoints as bare txids.
-  if (schema === 1 && typeof v === 'number') return { txid: num(v, `checkpoint ${name}`), epoch: fallbackEpoch };
+  if (schema === 1 && typeof v === 'number') return { txid: num(v, '', name), epoch: fallbackEpoch };
   if (typeof v !== 'object' || v === null) throw corrupt(`checkpoint ${name} is not an object`);
   const o = v as Record<string, unknown>;
   const cp: Checkpoint = {
-    txid: num(o.txid, `checkpoint ${name}.txid`),
-    epoch: o.epoch === undefined ? fallbackEpoch : num(o.epoch, `checkpoint ${name}.epoch`),
+    txid: num(o.txid, '.txid', name),
+    epoch: o.epoch === undefined ? fallbackEpoch : num(o.epoch, '.epoch', name),
   };
-  const created = optStr(o.created_at, `checkpoint ${name}.created_at`);
+  const created = optStr(o.created_at, '.created_at', name);
   if (created !== undefined) cp.created_at = created;
-  const meta = optMeta(o.meta, `checkpoint ${name}.meta`);
+  const meta = optMeta(o.meta, '.meta', name);
   if (meta !== undefined) cp.meta = meta;
   return cp;
 }
 
-/** Parses ref JSON bytes, upgrading schema 1 and refusing a schema newer than this build understands. */
-export function parseRef(bytes: Uint8Array): Ref {
+// The optional string fields of a ref, in the order they are checked and set.
+const STRING_FIELDS = [
+  'parent',
+  'lease_holder',
+  'lease_expiry',
+  'lease_space',
+  'lease_liveness',
+  'ttl',
+  'touched_at',
+  'deleting_at',
+] as const;
+
+// Ref JSON as text: a string as it is, a Buffer decoded, any other array through a view of its bytes, not a copy
+// (status and GC parse every ref of the store, and a copy costs more than the decoding of a ref).
+function refText(bytes: Uint8Array | string): string {
+  if (typeof bytes === 'string') return bytes;
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return buf.toString('utf8');
+}
+
+/** Parses ref JSON (its bytes, or its text as read), upgrading schema 1 and refusing a schema newer than this build understands. */
+export function parseRef(bytes: Uint8Array | string): Ref {
   let raw: unknown;
   try {
-    // A Buffer decodes as it is; any other array through a view of its bytes, not a copy (status and GC parse every
-    // ref of the store, and a view costs more than the decoding of a ref).
-    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    raw = JSON.parse(buf.toString('utf8'));
+    raw = JSON.parse(refText(bytes));
   } catch {
     throw corrupt('not JSON');
   }
@@ -129,20 +156,11 @@ export function parseRef(bytes: Uint8Array): Ref {
   const cps = o.checkpoints;
   if (cps !== undefined && cps !== null) {
     if (typeof cps !== 'object' || Array.isArray(cps)) throw corrupt('checkpoints is not an object');
-    for (const [name, v] of Object.entries(cps as Record<string, unknown>))
-      ref.checkpoints[name] = parseCheckpoint(v, name, schema, ref.head_epoch);
+    const all = cps as Record<string, unknown>;
+    for (const name of Object.keys(all))
+      ref.checkpoints[name] = parseCheckpoint(all[name], name, schema, ref.head_epoch);
   }
-  const strFields = [
-    'parent',
-    'lease_holder',
-    'lease_expiry',
-    'lease_space',
-    'lease_liveness',
-    'ttl',
-    'touched_at',
-    'deleting_at',
-  ] as const;
-  for (const f of strFields) {
+  for (const f of STRING_FIELDS) {
     const v = optStr(o[f], f);
     if (v !== undefined) ref[f] = v;
   }

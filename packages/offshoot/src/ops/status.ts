@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { fail, hasCode } from '../core/errors.js';
-import type { Ref } from '../core/ref.js';
+import type { Checkpoint, Ref } from '../core/ref.js';
 import type { VersionedRef } from '../store/store.js';
-import type { BranchStatus, UnreadableRef } from './helpers/branch/branch-status.js';
+import type { BranchStatus, CheckpointStatus, UnreadableRef } from './helpers/branch/branch-status.js';
 import { branchState, type BranchState } from './helpers/branch/branch-state.js';
 import { expiryOf, expiryText, remainingUntil } from './helpers/branch/expiry.js';
 import { leaseEndText, readLiveness, type Liveness } from './helpers/branch/lease-liveness.js';
@@ -84,9 +84,12 @@ function branchStatus(
   now: Date,
   liveness: Liveness,
 ) {
-  const cps = Object.entries(r.checkpoints)
-    .map(([name, c]) => ({ name, txid: c.txid, createdAt: c.created_at, meta: c.meta }))
-    .sort((a, b) => a.txid - b.txid || a.name.localeCompare(b.name));
+  const cps: CheckpointStatus[] = [];
+  for (const name of Object.keys(r.checkpoints)) {
+    const c = r.checkpoints[name] as Checkpoint;
+    cps.push({ name, txid: c.txid, createdAt: c.created_at, meta: c.meta });
+  }
+  if (cps.length > 1) cps.sort((a, b) => a.txid - b.txid || a.name.localeCompare(b.name));
   const expiry = expiryOf(r, liveness);
   const out: BranchStatus = {
     db,
@@ -147,7 +150,7 @@ export async function scanStatus(
   const seen = new Map<string, number>();
   const readBatch = (from: number) => {
     const batch = pairs.slice(from, from + READ_BATCH);
-    return { batch, read: ctx.store.rawRefs(batch) };
+    return { batch, read: ctx.store.refTexts(batch) };
   };
   // Each batch's read is started before the last one is reported; one that failed unawaited is not left unhandled.
   let next = pairs.length > 0 ? readBatch(0) : undefined;
@@ -157,12 +160,12 @@ export async function scanStatus(
     next?.read.catch(() => undefined);
     const bodies = await read;
     for (let i = 0; i < batch.length; i++) {
-      const got = bodies[i];
-      if (got === undefined) continue;
+      const text = bodies[i];
+      if (text === undefined) continue;
       const { db, branch } = batch[i] as { db: string; branch: string };
       let ref: Ref;
       try {
-        ref = ctx.store.parseBranchRef(db, branch, got.body);
+        ref = ctx.store.parseBranchRef(db, branch, text);
       } catch (err) {
         if (!hasCode(err, 'CORRUPT')) throw err;
         unreadable.push({ db, branch, code: err.code, error: err.message, hint: err.hint });

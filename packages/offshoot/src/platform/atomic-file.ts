@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { close, fsync, open } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { nodeCrypto } from './node-crypto.js';
 
 const openP = promisify(open);
 const fsyncP = promisify(fsync);
@@ -10,7 +10,7 @@ const closeP = promisify(close);
 
 /** A temp path beside `path` (same directory, so a rename is atomic), hidden by its `.tmp-` prefix. */
 export function tempPathFor(path: string): string {
-  return join(dirname(path), `.tmp-${basename(path)}-${randomBytes(6).toString('hex')}`);
+  return join(dirname(path), `.tmp-${basename(path)}-${nodeCrypto().randomBytes(6).toString('hex')}`);
 }
 
 /** fsyncs a file or directory by path. */

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, statSync, utimesSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fsyncPath, replaceFile } from '../platform/atomic-file.js';
+import { nodeCrypto } from '../platform/node-crypto.js';
 
 /** Which durable state a checkout holds. */
 export interface CheckoutIdentity {
@@ -122,7 +122,7 @@ export function stopStampSeconds(dbPath: string, now: number): number {
 
 /** SHA-256 of a file, streamed (O(size); used only to trust a sidecar the earlier implementation wrote). */
 export async function sha256File(path: string): Promise<string> {
-  const h = createHash('sha256');
+  const h = nodeCrypto().createHash('sha256');
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
   return h.digest('hex');
 }

@@ -78,6 +78,11 @@ export interface Backend {
    * does not exist; each etag is what get would give, computed where the backend must only when a caller reads it.
    */
   getMany(keys: readonly string[]): Promise<Array<GetResult | undefined>>;
+  /**
+   * getMany's bodies as UTF-8 text and nothing else (no etag, so nothing to hash or keep): what a listing reads when it
+   * writes nothing back. Optional: Store.refTexts falls back to getMany where a backend has no cheaper way.
+   */
+  getManyText?(keys: readonly string[]): Promise<Array<string | undefined>>;
   /** Copies src to dst without the data passing through the caller where the backend can. */
   copy(src: string, dst: string, cond?: { ifNoneMatch: true }): Promise<void>;
   /** Releases connections and handles. */

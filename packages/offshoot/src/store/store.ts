@@ -154,7 +154,7 @@ export class Store {
   }
 
   /** Parses the stored bytes of db@branch's ref; a malformed one is CORRUPT, naming the branch and the fix. */
-  parseBranchRef(db: string, branch: string, body: Buffer): Ref {
+  parseBranchRef(db: string, branch: string, body: Uint8Array | string): Ref {
     try {
       return parseRef(body);
     } catch (err) {
@@ -186,6 +186,16 @@ export class Store {
    */
   rawRefs(branches: ReadonlyArray<{ db: string; branch: string }>): Promise<Array<GetResult | undefined>> {
     return this.backend.getMany(branches.map(({ db, branch }) => refKey(db, branch)));
+  }
+
+  /**
+   * The stored text of many refs, as rawRefs reads them but without the etags a compare-and-swap would name: how a
+   * listing that writes nothing back (status) reads every ref.
+   */
+  refTexts(branches: ReadonlyArray<{ db: string; branch: string }>): Promise<Array<string | undefined>> {
+    const keys = branches.map(({ db, branch }) => refKey(db, branch));
+    if (this.backend.getManyText !== undefined) return this.backend.getManyText(keys);
+    return this.backend.getMany(keys).then((got) => got.map((g) => g?.body.toString('utf8')));
   }
 
   /** Reads a ref; NOT_FOUND names the branch and how to list what exists. */

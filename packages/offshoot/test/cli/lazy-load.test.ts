@@ -29,7 +29,7 @@ const Module = require('node:module');
 const seen = new Set();
 const load = Module._load;
 Module._load = function (request, ...rest) {
-  if (request === 'node:net' || (!request.startsWith('.') && !request.startsWith('/') && !request.startsWith('node:')))
+  if (request === 'node:net' || request === 'node:crypto' || (!request.startsWith('.') && !request.startsWith('/') && !request.startsWith('node:')))
     seen.add(request);
   return load.call(this, request, ...rest);
 };
@@ -74,5 +74,12 @@ test('help, version, status and a fork of a clean branch load no heavy package',
   );
   for (const args of [['--help'], ['version'], ['status'], ['fork', 'app', 'child'], ['status', 'app']]) {
     assert.deepEqual(heavyIn(packagesLoaded(args)), [], `offshoot ${args.join(' ')}`);
+  }
+});
+
+test('help, version and status load no node:crypto: a listing hashes nothing and names no temp file', () => {
+  assert.ok(packagesLoaded(['fork', 'app', 'crypto-control']).includes('node:crypto'), 'a fork names temp files');
+  for (const args of [['--help'], ['version'], ['status'], ['status', 'app'], ['status', 'app', '--json']]) {
+    assert.ok(!packagesLoaded(args).includes('node:crypto'), `offshoot ${args.join(' ')}`);
   }
 });

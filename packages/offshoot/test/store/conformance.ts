@@ -389,6 +389,21 @@ export function runConformance(
         assert.deepEqual(await b.getMany([]), []);
       }));
 
+    it('getManyText, where a backend has it, reads what getMany reads, as text, in the order asked', () =>
+      withStore(async (b) => {
+        if (b.getManyText === undefined) return;
+        const keys = Array.from({ length: 150 }, (_, i) => `refs/db/t-${i}`);
+        for (const k of keys) await b.put(k, bytes(`{"key":"${k}","é":"ü"}`));
+        const asked = ['refs/db/t-149', 'refs/db/absent', 'refs/db', ...keys.slice(0, 140)];
+        const got = await b.getManyText(asked);
+        const many = await b.getMany(asked);
+        assert.equal(got.length, asked.length);
+        assert.equal(got[1], undefined);
+        assert.equal(got[2], undefined);
+        for (const [i, k] of asked.entries()) assert.equal(got[i], many[i]?.body.toString('utf8'), k);
+        assert.deepEqual(await b.getManyText([]), []);
+      }));
+
     it('list returns more than 1000 keys complete and in order; deleteMany removes them all', () =>
       withStore(async (b) => {
         const keys = Array.from({ length: 1050 }, (_, i) => `many/k-${String(i).padStart(4, '0')}`);

@@ -1,11 +1,11 @@
 import { fsyncPath } from '../../platform/atomic-file.js';
-import { randomBytes, createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Body } from '../backend.js';
 import { TEMP_PREFIX } from './key-path.js';
+import { nodeCrypto } from '../../platform/node-crypto.js';
 
 /** Read size for streamed copies and hashes: large enough that a 256 MiB object takes few thread-pool trips. */
 export const STREAM_CHUNK = 1024 * 1024;
@@ -27,7 +27,7 @@ export async function openTemp(dir: string): Promise<TempFile> {
   // A concurrent delete may prune the directory between our mkdir and open, so a missing dir is retried;
   // once the temp file exists the directory is non-empty and can no longer be pruned under us.
   for (let attempt = 0; ; attempt++) {
-    const path = join(dir, TEMP_PREFIX + randomBytes(8).toString('hex'));
+    const path = join(dir, TEMP_PREFIX + nodeCrypto().randomBytes(8).toString('hex'));
     try {
       return { path, handle: await open(path, 'wx') };
     } catch (err) {
@@ -41,7 +41,7 @@ export async function openTemp(dir: string): Promise<TempFile> {
 export async function writeTemp(dir: string, body: Body): Promise<WrittenTemp> {
   const { path, handle } = await openTemp(dir);
   try {
-    const hash = createHash('sha256');
+    const hash = nodeCrypto().createHash('sha256');
     if (body instanceof Uint8Array) {
       await handle.writeFile(body);
       hash.update(body);

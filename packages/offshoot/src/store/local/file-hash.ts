@@ -1,16 +1,16 @@
-import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { STREAM_CHUNK } from './atomic-write.js';
+import { nodeCrypto } from '../../platform/node-crypto.js';
 
 /** Hex SHA-256 of bytes: the local backend's etag. */
 export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return nodeCrypto().createHash('sha256').update(bytes).digest('hex');
 }
 
 /** Hex SHA-256 of an open file's whole content, streamed (O(size) time, O(1) memory); leaves the handle open. */
 export async function hashHandle(handle: FileHandle): Promise<string> {
-  const hash = createHash('sha256');
+  const hash = nodeCrypto().createHash('sha256');
   const stream = handle.createReadStream({ autoClose: false, start: 0, highWaterMark: STREAM_CHUNK });
   for await (const chunk of stream) hash.update(chunk as Buffer);
   return hash.digest('hex');

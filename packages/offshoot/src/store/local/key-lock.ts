@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, open, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fail } from '../../core/errors.js';
 import { TEMP_PREFIX } from './key-path.js';
 import { holderIsDeadHere, holderText } from './lock-holder.js';
+import { nodeCrypto } from '../../platform/node-crypto.js';
 
 /** How long to wait for a key lock, when to treat one as abandoned, and how often to look again. */
 export interface LockTimings {
@@ -91,7 +91,7 @@ async function breakAbandoned(lockPath: string, timings: LockTimings): Promise<b
  * left, and only a holder outliving the stale time, or a breaker dying mid-way, opens it.
  */
 async function removeIfSame(path: string, seen: LockIdentity): Promise<void> {
-  const aside = join(dirname(path), `${TEMP_PREFIX}broken-lock-${randomBytes(8).toString('hex')}`);
+  const aside = join(dirname(path), `${TEMP_PREFIX}broken-lock-${nodeCrypto().randomBytes(8).toString('hex')}`);
   try {
     await rename(path, aside);
   } catch (err) {
@@ -112,7 +112,7 @@ async function removeIfSame(path: string, seen: LockIdentity): Promise<void> {
 
 /** The breaker lock of a key lock: hidden from listings, and named by a hash so any key's fits in a file name. */
 function breakerPath(lockPath: string): string {
-  const id = createHash('sha256').update(basename(lockPath)).digest('hex').slice(0, 16);
+  const id = nodeCrypto().createHash('sha256').update(basename(lockPath)).digest('hex').slice(0, 16);
   return join(dirname(lockPath), `${TEMP_PREFIX}lock-breaker-${id}`);
 }
 
@@ -156,7 +156,7 @@ async function inspect(lockPath: string): Promise<HeldLock | undefined> {
  * never leaves an empty lock, which nobody could tell from a live one's and only the age rule would break.
  */
 async function tryCreate(lockPath: string): Promise<LockIdentity | undefined> {
-  const tmp = join(dirname(lockPath), `${TEMP_PREFIX}lock-${randomBytes(8).toString('hex')}`);
+  const tmp = join(dirname(lockPath), `${TEMP_PREFIX}lock-${nodeCrypto().randomBytes(8).toString('hex')}`);
   try {
     await writeFile(tmp, holderText(), { flag: 'wx' });
   } catch (err) {

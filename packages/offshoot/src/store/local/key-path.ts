@@ -81,6 +81,27 @@ export function keyPath(root: string, key: string): string {
   return path;
 }
 
+/**
+ * keyPath for a run of keys that share directories (a listing's refs): each directory's path is made and checked once,
+ * then only a key's last segment. A key it cannot place this way goes through keyPath whole, so a bad key fails with
+ * keyPath's own error.
+ */
+export function keyPaths(root: string): (key: string) => string {
+  const dirs = new Map<string, string>();
+  return (key) => {
+    const cut = key.lastIndexOf('/');
+    if (cut <= 0) return keyPath(root, key);
+    try {
+      const dirKey = key.slice(0, cut);
+      let dir = dirs.get(dirKey);
+      if (dir === undefined) dirs.set(dirKey, (dir = keyPath(root, dirKey)));
+      return keyPath(dir, key.slice(cut + 1));
+    } catch {
+      return keyPath(root, key);
+    }
+  };
+}
+
 /** The directory to walk for a prefix: everything up to its last `/` (the prefix may end mid-name). */
 export function prefixDir(root: string, prefix: string): string {
   const cut = checkPrefix(prefix).lastIndexOf('/');

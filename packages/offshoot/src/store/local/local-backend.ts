@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, readFileSync } from 'node:fs';
 import { copyFile, lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -22,7 +22,7 @@ import { isMissing, notFound, storeError } from './fs-errors.js';
 import { createGroup } from './group-create.js';
 import { DEFAULT_LOCK_TIMINGS, withKeyLock } from './key-lock.js';
 import type { LockTimings } from './key-lock.js';
-import { LOCK_SUFFIX, checkKey, keyPath, prefixDir } from './key-path.js';
+import { LOCK_SUFFIX, checkKey, keyPath, keyPaths, prefixDir } from './key-path.js';
 import { linkCreateOnly } from './link-create-only.js';
 import { pruneEmptyDirs } from './prune-empty-dirs.js';
 import { readSmallFileSync } from './small-file.js';
@@ -96,11 +96,32 @@ export class LocalBackend implements Backend {
   /** Each key read synchronously (see READS_PER_TURN), a slice per turn; a directory at a key is not found, as in get. */
   async getMany(keys: readonly string[]): Promise<Array<GetResult | undefined>> {
     const out: Array<GetResult | undefined> = new Array(keys.length);
+    const pathOf = keyPaths(this.root);
     for (let i = 0; i < keys.length; i++) {
       if (i > 0 && i % READS_PER_TURN === 0) await nextTurn();
       const key = keys[i] as string;
       try {
-        out[i] = new HashedOnDemand(readSmallFileSync(keyPath(this.root, key)));
+        out[i] = new HashedOnDemand(readSmallFileSync(pathOf(key)));
+      } catch (err) {
+        const e = storeError(err, key, 'read');
+        if (e.code !== 'NOT_FOUND') throw e;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * getMany's bodies as text, each file in one call that opens, reads, decodes and closes it inside Node (one crossing
+   * into it, where the byte read takes three and a copy), with no etag object per read.
+   */
+  async getManyText(keys: readonly string[]): Promise<Array<string | undefined>> {
+    const out: Array<string | undefined> = new Array(keys.length);
+    const pathOf = keyPaths(this.root);
+    for (let i = 0; i < keys.length; i++) {
+      if (i > 0 && i % READS_PER_TURN === 0) await nextTurn();
+      const key = keys[i] as string;
+      try {
+        out[i] = readFileSync(pathOf(key), 'utf8');
       } catch (err) {
         const e = storeError(err, key, 'read');
         if (e.code !== 'NOT_FOUND') throw e;

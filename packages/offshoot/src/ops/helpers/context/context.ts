@@ -41,12 +41,17 @@ export function makeContext(
   checkoutRoot: string,
   over: Partial<Omit<OpsContext, 'store' | 'checkoutRoot'>> = {},
 ): OpsContext {
+  // Made on first use: a listing never takes a lease, and a holder costs the random bytes and the pid space's reads.
+  let holder = over.holder;
   return {
     store,
     checkoutRoot,
     now: over.now ?? (() => new Date()),
     warn: over.warn ?? ((m) => process.stderr.write(`offshoot: warning: ${m}\n`)),
-    holder: over.holder ?? newLeaseHolder(),
+    get holder() {
+      holder ??= newLeaseHolder();
+      return holder;
+    },
     leaseTtlMs: over.leaseTtlMs ?? DEFAULT_AT_REST_LEASE_MS,
     forkFloor: over.forkFloor ?? DEFAULT_SNAPSHOT_EVERY,
     snapshotEvery: over.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,

@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { hostName } from '../../../platform/host-name.js';
 import { processAlive } from '../../../platform/process-alive.js';
 import { processSpace } from '../../../platform/process-space.js';
+import { nodeCrypto } from '../../../platform/node-crypto.js';
 
 /** A lease holder as recorded in a ref: host, pid namespace and pid are for humans, the random id is the identity. */
 export interface LeaseHolder {
@@ -20,7 +20,7 @@ export interface LeaseHolder {
  * never share one, whatever their host names and pids, so a lease never passes to a process that merely looks alike.
  */
 export function newLeaseHolder(role?: string): string {
-  const base = `${processSpace()}/${process.pid}/${randomBytes(8).toString('hex')}`;
+  const base = `${processSpace()}/${process.pid}/${nodeCrypto().randomBytes(8).toString('hex')}`;
   return role === undefined ? base : `${base}:${role}`;
 }
 
@@ -29,7 +29,7 @@ export function newLeaseHolder(role?: string): string {
  * pid namespace, so the gone-process shortcut never applies and the lease lasts its whole duration.
  */
 export function newDetachedLeaseHolder(): string {
-  return `${hostName()}/${process.pid}/${randomBytes(8).toString('hex')}`;
+  return `${hostName()}/${process.pid}/${nodeCrypto().randomBytes(8).toString('hex')}`;
 }
 
 /** Parses `host:pidns/pid/id[:role]` and the earlier `host/pid[:role]`; undefined for anything else. */
