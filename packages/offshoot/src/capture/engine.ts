@@ -30,7 +30,7 @@ export interface CaptureEngineOptions {
   scratchDir: string;
   /**
    * True when no engine ever starts in scratchDir after a crash (it is new and removed with its owner, as a session's
-   * is): capture-state.json is then written without fsync, since no later start can read a stale one.
+   * is): capture-state.json is then never written nor read, since no later start could resume from it.
    */
   volatileState?: boolean;
   sink: CaptureSink;
@@ -441,7 +441,7 @@ export class CaptureEngine {
 
   // The read lock is taken before looking: the -wal and the main file cannot change behind the checks.
   async #tryResume(conn: CaptureConnection): Promise<boolean> {
-    const state = await loadCaptureState(this.#scratchDir);
+    const state = this.#volatileState ? undefined : await loadCaptureState(this.#scratchDir);
     const recorded = state?.clean === true ? state.main_fp : undefined;
     if (recorded === undefined && this.#provenClean === undefined) return false;
     await conn.lock();
@@ -810,19 +810,18 @@ export class CaptureEngine {
     await this.#saveState(false);
   }
 
+  // A volatile engine's state would only ever be read by a start in the same directory, which never happens: its
+  // writes (two at a clean stop, each a temp file and a rename) would cost the close and be removed unread.
   async #saveState(clean: boolean, mainFp?: Fingerprint): Promise<void> {
+    if (this.#volatileState) return;
     const salts = this.#reader?.salts;
-    await saveCaptureState(
-      this.#scratchDir,
-      {
-        off: this.#consumedOff,
-        salt1: salts?.salt1 ?? 0,
-        salt2: salts?.salt2 ?? 0,
-        clean,
-        ...(mainFp === undefined ? {} : { main_fp: mainFp }),
-      },
-      { durable: !this.#volatileState },
-    );
+    await saveCaptureState(this.#scratchDir, {
+      off: this.#consumedOff,
+      salt1: salts?.salt1 ?? 0,
+      salt2: salts?.salt2 ?? 0,
+      clean,
+      ...(mainFp === undefined ? {} : { main_fp: mainFp }),
+    });
     this.#stateSaves++;
   }
 
