@@ -288,13 +288,16 @@ export class CaptureEngine {
   /**
    * Stops polling and shuts down: a final drain, then RESTART proving nothing unseen was folded, TRUNCATE, and the
    * main file's backdated fingerprint saved as a clean state. clean is false when any step could not be proven; never throws.
+   * `beforeBackdate`, when given, is awaited just before the main file is backdated: a step of the caller's that must
+   * have landed before the checkout may look settled, run meanwhile beside the drain and RESTART (its rejection makes
+   * the stop unclean, with the file never backdated).
    */
-  stop(): Promise<{ clean: boolean }> {
-    this.#stopping ??= this.#stopOnce();
+  stop(opts: { beforeBackdate?: Promise<unknown> } = {}): Promise<{ clean: boolean }> {
+    this.#stopping ??= this.#stopOnce(opts.beforeBackdate);
     return this.#stopping;
   }
 
-  async #stopOnce(): Promise<{ clean: boolean }> {
+  async #stopOnce(beforeBackdate: Promise<unknown> | undefined): Promise<{ clean: boolean }> {
     if (this.#phase === 'starting') await this.#starting;
     if (this.#phase === 'new' || this.#phase === 'stopped') {
       this.#phase = 'stopped';
@@ -303,7 +306,7 @@ export class CaptureEngine {
     this.#phase = 'stopping';
     this.#wake.abort();
     await this.#loop;
-    const clean = await this.#enqueue(() => this.#shutdown());
+    const clean = await this.#enqueue(() => this.#shutdown(beforeBackdate));
     this.#phase = 'stopped';
     return { clean };
   }
@@ -825,11 +828,11 @@ export class CaptureEngine {
     this.#stateSaves++;
   }
 
-  async #shutdown(): Promise<boolean> {
+  async #shutdown(beforeBackdate: Promise<unknown> | undefined): Promise<boolean> {
     const conn = this.#conn;
     if (this.#failure !== undefined || conn === undefined) return false;
     try {
-      const verdict = await this.#shutdownSteps(conn, Date.now() + SHUTDOWN_BUDGET_MS);
+      const verdict = await this.#shutdownSteps(conn, Date.now() + SHUTDOWN_BUDGET_MS, beforeBackdate);
       if (verdict !== undefined) this.#log(`capture of ${this.#dbPath} did not stop clean: ${verdict}`);
       return verdict === undefined;
     } catch (err) {
@@ -841,7 +844,11 @@ export class CaptureEngine {
   }
 
   // Returns why the shutdown is not clean, or undefined once {clean: true} is saved.
-  async #shutdownSteps(conn: CaptureConnection, deadline: number): Promise<string | undefined> {
+  async #shutdownSteps(
+    conn: CaptureConnection,
+    deadline: number,
+    beforeBackdate: Promise<unknown> | undefined,
+  ): Promise<string | undefined> {
     const left = (): number => Math.max(0, deadline - Date.now());
     try {
       await this.#drainFor(Math.min(DRAIN_BUDGET_MS, left()));
@@ -861,6 +868,13 @@ export class CaptureEngine {
     // Stamped before the checks and TRUNCATE and compared after them: a commit that TRUNCATE folds right after the
     // race check (or a foreign commit plus checkpoint before the lock) writes the main file, which stamps the current
     // time over the backdated mtime, so no window is left (and no read of the file, whatever its size).
+    if (beforeBackdate !== undefined) {
+      try {
+        await beforeBackdate;
+      } catch (err) {
+        return `what had to land before the backdate failed: ${(err as Error).message}`;
+      }
+    }
     const before = this.#backdateMain();
     if (before === undefined) return 'the main file was written while shutdown stamped it';
     const raced = await this.#walRacedSinceRestart(this.#framesConsumed(), this.#reader?.salts);
