@@ -865,9 +865,6 @@ export class CaptureEngine {
     if (restart.log !== consumed && !(await this.#catchUp(restart.log, locked))) {
       return `RESTART folded ${restart.log} frames, ${consumed} were captured, and the rest could not be read back`;
     }
-    // Stamped before the checks and TRUNCATE and compared after them: a commit that TRUNCATE folds right after the
-    // race check (or a foreign commit plus checkpoint before the lock) writes the main file, which stamps the current
-    // time over the backdated mtime, so no window is left (and no read of the file, whatever its size).
     if (beforeBackdate !== undefined) {
       try {
         await beforeBackdate;
@@ -875,6 +872,9 @@ export class CaptureEngine {
         return `what had to land before the backdate failed: ${(err as Error).message}`;
       }
     }
+    // Stamped before the checks and TRUNCATE and compared after them: a commit that TRUNCATE folds right after the
+    // race check (or a foreign commit plus checkpoint before the lock) writes the main file, which stamps the current
+    // time over the backdated mtime, so no window is left (and no read of the file, whatever its size).
     const before = this.#backdateMain();
     if (before === undefined) return 'the main file was written while shutdown stamped it';
     const raced = await this.#walRacedSinceRestart(this.#framesConsumed(), this.#reader?.salts);
