@@ -11,7 +11,6 @@ import { type Ref, withoutLease } from '../core/ref.js';
 import { formatTarget, type Target } from '../core/target.js';
 import { checkout } from '../ops/checkout.js';
 import { installCheckout } from '../ops/helpers/checkout/install-checkout.js';
-import { removeInBackground } from '../ops/helpers/context/temp-dir.js';
 import {
   chainBound,
   type Compaction,
@@ -870,8 +869,7 @@ export class Session {
           await releaseLease(this.ctx, { db: this.db, branch: this.branch }).catch(() => undefined);
         }
       });
-    // Moved out of the sessions' directory at once and removed in the background: removed in place, its directories
-    // (one per capture start) held the event loop in rmdir while the filesystem's journal committed others' fsyncs.
-    await removeInBackground(this.ctx, [this.scratch]).catch(() => rm(this.scratch, { recursive: true, force: true }));
+    // A few small files in a private directory: removed in place rather than one thread-pool trip per entry.
+    rmSync(this.scratch, { recursive: true, force: true });
   }
 }
