@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { replaceFile, writeFileAtomic } from '../platform/atomic-file.js';
+import { writeFileAtomic } from '../platform/atomic-file.js';
 import type { Fingerprint } from '../sqlite/checkout-sidecar.js';
 
 /** Name of the engine's state file inside its scratch directory. */
@@ -63,15 +63,7 @@ export async function loadCaptureState(scratchDir: string): Promise<CaptureState
   return state;
 }
 
-/**
- * Writes the state file atomically; durably (temp file, fsync, rename, fsync of the directory) unless `durable` is
- * false, for a directory no engine starts in again after a crash.
- */
-export async function saveCaptureState(
-  scratchDir: string,
-  state: CaptureState,
-  opts: { durable?: boolean } = {},
-): Promise<void> {
-  const write = (opts.durable ?? true) ? writeFileAtomic : replaceFile;
-  await write(captureStatePath(scratchDir), JSON.stringify(state) + '\n');
+/** Writes the state file atomically and durably (temp file, fsync, rename, fsync of the directory). */
+export async function saveCaptureState(scratchDir: string, state: CaptureState): Promise<void> {
+  await writeFileAtomic(captureStatePath(scratchDir), JSON.stringify(state) + '\n');
 }

@@ -30,8 +30,8 @@ export interface CaptureEngineOptions {
   scratchDir: string;
   /**
    * True when scratchDir is new and no engine ever starts in it again, after a crash or not (it is removed with its
-   * owner, as a session's is): capture-state.json is then written without fsync, and never read at start (there is
-   * none to resume from; `provenClean` is the way such an engine skips its rebase).
+   * owner, as a session's is): capture-state.json is then never written nor read, since no later start could resume
+   * from it (`provenClean` is the way such an engine skips its rebase).
    */
   volatileState?: boolean;
   sink: CaptureSink;
@@ -289,13 +289,16 @@ export class CaptureEngine {
   /**
    * Stops polling and shuts down: a final drain, then RESTART proving nothing unseen was folded, TRUNCATE, and the
    * main file's backdated fingerprint saved as a clean state. clean is false when any step could not be proven; never throws.
+   * `beforeBackdate`, when given, is awaited just before the main file is backdated: a step of the caller's that must
+   * have landed before the checkout may look settled, run meanwhile beside the drain and RESTART (its rejection makes
+   * the stop unclean, with the file never backdated).
    */
-  stop(): Promise<{ clean: boolean }> {
-    this.#stopping ??= this.#stopOnce();
+  stop(opts: { beforeBackdate?: Promise<unknown> } = {}): Promise<{ clean: boolean }> {
+    this.#stopping ??= this.#stopOnce(opts.beforeBackdate);
     return this.#stopping;
   }
 
-  async #stopOnce(): Promise<{ clean: boolean }> {
+  async #stopOnce(beforeBackdate: Promise<unknown> | undefined): Promise<{ clean: boolean }> {
     if (this.#phase === 'starting') await this.#starting;
     if (this.#phase === 'new' || this.#phase === 'stopped') {
       this.#phase = 'stopped';
@@ -304,7 +307,7 @@ export class CaptureEngine {
     this.#phase = 'stopping';
     this.#wake.abort();
     await this.#loop;
-    const clean = await this.#enqueue(() => this.#shutdown());
+    const clean = await this.#enqueue(() => this.#shutdown(beforeBackdate));
     this.#phase = 'stopped';
     return { clean };
   }
@@ -813,27 +816,26 @@ export class CaptureEngine {
     await this.#saveState(false);
   }
 
+  // A volatile engine's state would only ever be read by a start in the same directory, which never happens: its
+  // writes (two at a clean stop, each a temp file and a rename) would cost the close and be removed unread.
   async #saveState(clean: boolean, mainFp?: Fingerprint): Promise<void> {
+    if (this.#volatileState) return;
     const salts = this.#reader?.salts;
-    await saveCaptureState(
-      this.#scratchDir,
-      {
-        off: this.#consumedOff,
-        salt1: salts?.salt1 ?? 0,
-        salt2: salts?.salt2 ?? 0,
-        clean,
-        ...(mainFp === undefined ? {} : { main_fp: mainFp }),
-      },
-      { durable: !this.#volatileState },
-    );
+    await saveCaptureState(this.#scratchDir, {
+      off: this.#consumedOff,
+      salt1: salts?.salt1 ?? 0,
+      salt2: salts?.salt2 ?? 0,
+      clean,
+      ...(mainFp === undefined ? {} : { main_fp: mainFp }),
+    });
     this.#stateSaves++;
   }
 
-  async #shutdown(): Promise<boolean> {
+  async #shutdown(beforeBackdate: Promise<unknown> | undefined): Promise<boolean> {
     const conn = this.#conn;
     if (this.#failure !== undefined || conn === undefined) return false;
     try {
-      const verdict = await this.#shutdownSteps(conn, Date.now() + SHUTDOWN_BUDGET_MS);
+      const verdict = await this.#shutdownSteps(conn, Date.now() + SHUTDOWN_BUDGET_MS, beforeBackdate);
       if (verdict !== undefined) this.#log(`capture of ${this.#dbPath} did not stop clean: ${verdict}`);
       return verdict === undefined;
     } catch (err) {
@@ -845,7 +847,11 @@ export class CaptureEngine {
   }
 
   // Returns why the shutdown is not clean, or undefined once {clean: true} is saved.
-  async #shutdownSteps(conn: CaptureConnection, deadline: number): Promise<string | undefined> {
+  async #shutdownSteps(
+    conn: CaptureConnection,
+    deadline: number,
+    beforeBackdate: Promise<unknown> | undefined,
+  ): Promise<string | undefined> {
     const left = (): number => Math.max(0, deadline - Date.now());
     try {
       await this.#drainFor(Math.min(DRAIN_BUDGET_MS, left()));
@@ -861,6 +867,13 @@ export class CaptureEngine {
     if (reset !== undefined) return reset;
     if (restart.log !== consumed && !(await this.#catchUp(restart.log, locked))) {
       return `RESTART folded ${restart.log} frames, ${consumed} were captured, and the rest could not be read back`;
+    }
+    if (beforeBackdate !== undefined) {
+      try {
+        await beforeBackdate;
+      } catch (err) {
+        return `what had to land before the backdate failed: ${(err as Error).message}`;
+      }
     }
     // Stamped before the checks and TRUNCATE and compared after them: a commit that TRUNCATE folds right after the
     // race check (or a foreign commit plus checkpoint before the lock) writes the main file, which stamps the current

@@ -121,8 +121,14 @@ export class LtxEncoder {
     }
   }
 
-  /** Writes end marker, page index and trailer, then fsyncs and closes the file. */
-  async finish(postApplyChecksum: bigint): Promise<{ fileChecksum: bigint; size: number }> {
+  /**
+   * Writes end marker, page index and trailer, then fsyncs (unless `sync` is false: a staging file that a durable
+   * write copies elsewhere) and closes the file.
+   */
+  async finish(
+    postApplyChecksum: bigint,
+    { sync = true }: { sync?: boolean } = {},
+  ): Promise<{ fileChecksum: bigint; size: number }> {
     this.assertIdle();
     this.checkTrailer(postApplyChecksum);
     this.state = 'busy';
@@ -138,7 +144,7 @@ export class LtxEncoder {
       await this.flush();
       await this.settle();
       const size = this.flushed;
-      await this.fh.sync();
+      if (sync) await this.fh.sync();
       await this.fh.close();
       this.state = 'done';
       return { fileChecksum, size };
@@ -327,6 +333,11 @@ export interface SegmentSpec {
   pages: Iterable<readonly [number, Uint8Array]> | AsyncIterable<readonly [number, Uint8Array]>;
   /** Header timestamp; default now. */
   timestamp?: number;
+  /**
+   * False for a staging file that is copied into the store by a write that fsyncs its own copy: its own fsync would
+   * protect nothing (default true).
+   */
+  sync?: boolean;
 }
 
 /** Encodes a one-transaction segment (minTxid == maxTxid == txid); refuses txid 1, unsorted pages and zero checksums. */
@@ -353,7 +364,7 @@ export async function encodeSegment(outPath: string, spec: SegmentSpec): Promise
   );
   try {
     for await (const [pgno, data] of spec.pages) await enc.writePage(pgno, data);
-    return { size: (await enc.finish(spec.postApplyChecksum)).size };
+    return { size: (await enc.finish(spec.postApplyChecksum, { sync: spec.sync ?? true })).size };
   } catch (err) {
     await enc.abort();
     throw err;

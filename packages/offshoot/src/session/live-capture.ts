@@ -85,10 +85,15 @@ export interface StoppedCapture {
 
 /**
  * Stops capture and gives up every descriptor it held on the checkout (no connection of this process is left on
- * it), keeping the sink for the caller to stamp the checkout with.
+ * it), keeping the sink for the caller to stamp the checkout with. `beforeBackdate` is awaited before the stop
+ * backdates the checkout (see CaptureEngine.stop).
  */
-export async function stopCapture(path: string, cap: LiveCapture): Promise<StoppedCapture> {
-  const { clean } = await cap.engine.stop();
+export async function stopCapture(
+  path: string,
+  cap: LiveCapture,
+  opts: { beforeBackdate?: Promise<unknown> } = {},
+): Promise<StoppedCapture> {
+  const { clean } = await cap.engine.stop(opts);
   releaseDbFiles(path);
   const proven = clean ? cap.engine.stoppedFingerprint : undefined;
   const fingerprint = cap.sink.dirty ? undefined : proven;

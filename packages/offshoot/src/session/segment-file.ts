@@ -5,7 +5,10 @@ import { encodeSnapshotPages } from '../ops/helpers/chain/encode-pages.js';
 import { FileSource, geometryOf } from '../sqlite/page-scan.js';
 import type { FlushBatch } from './session-sink.js';
 
-/** Encodes a flush batch's changed pages as the segment of txid; returns the file size. */
+/**
+ * Encodes a flush batch's changed pages as the segment of txid; returns the file size. The file is staging in the
+ * session's scratch: the store's write copies it and fsyncs that copy, so this one is not fsynced.
+ */
 export async function writeSegment(batch: FlushBatch, txid: number, out: string, timestamp: number): Promise<number> {
   const { size } = await encodeSegment(out, {
     pageSize: batch.pageSize,
@@ -15,6 +18,7 @@ export async function writeSegment(batch: FlushBatch, txid: number, out: string,
     postApplyChecksum: batch.postApplyChecksum,
     pages: batch.pages,
     timestamp,
+    sync: false,
   });
   return size;
 }

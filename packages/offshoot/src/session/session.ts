@@ -801,14 +801,22 @@ export class Session {
    * sidecar is withdrawn durably first: capture's stop backdates the checkout, which could then match a sidecar
    * stamped in the same second as the head before this flush, and a crash before the flush would leave the unflushed
    * writes passing for that head; without a sidecar the next open compares the file with the head and keeps them.
+   * The withdrawal (an unlink and its directory's fsync) runs beside capture's drain and checkpoint, which need no
+   * sidecar gone, and the stop awaits it before it backdates: never later than the step it guards.
    */
   private async stopForClose(cap: LiveCapture): Promise<true> {
     this.closed = true;
     if (this.renewTimer) clearInterval(this.renewTimer);
     await this.merged();
-    await withdrawSidecar(this.path);
+    const withdrawn = withdrawSidecar(this.path);
+    // Handled here and awaited below: a failure must not surface as an unhandled rejection meanwhile.
+    withdrawn.catch(() => undefined);
     this.capture = undefined;
-    this.stoppedForClose = { sink: cap.sink, stopped: await stopCapture(this.path, cap) };
+    this.stoppedForClose = {
+      sink: cap.sink,
+      stopped: await stopCapture(this.path, cap, { beforeBackdate: withdrawn }),
+    };
+    await withdrawn;
     return true;
   }
 

@@ -245,6 +245,83 @@ await s.close();
     assert.match(await exportDump(ts, { db: 'app', branch: kept }), /written before close/);
     await assertCheckoutIsHead(co, ['seed', 'before the kill']);
   });
+
+  it('a kill -9 once close emptied the -wal finds the sidecar withdrawn, though withdrawing it ran beside the stop', async () => {
+    const co = await writeThroughSession('before the backdate');
+    // The withdrawal runs beside capture's drain and checkpoint; here its unlink is held until RESTART has folded the
+    // -wal and a while after, so nothing but the wait before the backdate keeps it from landing while the sidecar is
+    // there.
+    // The child kills itself once capture's last checkpoint emptied the -wal (the checkout could pass for a head from
+    // then on), after forging whatever sidecar is left to match the backdated file.
+    const src = (rel: string): string => new URL(`../../src/${rel}`, import.meta.url).href;
+    const child = path.join(ts.dir, 'backdate-killed.mts');
+    writeFileSync(
+      child,
+      `import Database from '${pathToFileURL(createRequire(import.meta.url).resolve('better-sqlite3')).href}';
+import { Store } from '${src('store/store.js')}';
+import { parseStoreSpec } from '${src('store/store-spec.js')}';
+import { makeContext } from '${src('ops/helpers/context/context.js')}';
+import { Session } from '${src('session/session.js')}';
+import { fingerprintOf, readSidecar, sidecarPath } from '${src('sqlite/checkout-sidecar.js')}';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
+const [storeDir, root] = process.argv.slice(2);
+const ctx = makeContext(await Store.open(parseStoreSpec(storeDir)), root, { warn: () => undefined });
+const s = await Session.open(ctx, { db: 'app', branch: 'main' }, {});
+const db = new Database(s.path);
+db.exec("INSERT INTO t(v) VALUES ('written before the backdate')");
+db.close();
+let restarted;
+const folded = new Promise((resolve) => (restarted = resolve));
+const proto = Database.prototype;
+const realPragma = proto.pragma;
+proto.pragma = function (text, opts) {
+  const out = realPragma.call(this, text, opts);
+  if (text === 'wal_checkpoint(RESTART)') restarted();
+  if (text === 'wal_checkpoint(TRUNCATE)') {
+    const sc = readSidecar(s.path);
+    if (sc !== undefined) fs.writeFileSync(sidecarPath(s.path), JSON.stringify({ ...sc, ...fingerprintOf(s.path) }));
+    process.kill(process.pid, 'SIGKILL');
+  }
+  return out;
+};
+const realUnlink = fsp.unlink;
+fsp.unlink = async (p) => {
+  if (p === sidecarPath(s.path)) {
+    await folded;
+    // Held a few turns of the event loop longer, as a slow disk would hold it: the stop's own steps after RESTART
+    // (the race checks, each a stat or a read of the -wal) would otherwise run into the backdate first.
+    for (let turn = 0; turn < 20; turn++) await new Promise((next) => setImmediate(next));
+  }
+  return realUnlink(p);
+};
+syncBuiltinESMExports();
+await s.close();
+`,
+    );
+    const run = spawnSync(process.execPath, ['--import', 'tsx', child, path.join(ts.dir, 'store'), ts.dir], {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      encoding: 'utf8',
+    });
+    assert.equal(run.signal, 'SIGKILL', run.stderr);
+    assert.notEqual(await checkClean(co, readSidecar(co)), 'clean', 'the checkout never passes for the head');
+    assert.doesNotMatch(
+      await exportDump(ts, t),
+      /written before the backdate/,
+      'the last flush never reached the store',
+    );
+    const again = await Session.open(live(), t, {});
+    let kept: string | undefined;
+    try {
+      assert.equal(again.warnings.length, 1, 'the write is kept as an undo branch');
+      kept = /kept as app@(\S+) /.exec(again.warnings[0] ?? '')?.[1];
+    } finally {
+      await again.close();
+    }
+    assert.ok(kept !== undefined, again.warnings[0]);
+    assert.match(await exportDump(ts, { db: 'app', branch: kept }), /written before the backdate/);
+  });
 });
 
 describe("a session capture's state file", () => {

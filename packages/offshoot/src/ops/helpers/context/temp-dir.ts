@@ -45,18 +45,16 @@ export async function removeInBackground(ctx: OpsContext, paths: readonly string
   const parent = scratchDir(ctx.checkoutRoot, 'tmp');
   await mkdir(parent, { recursive: true });
   const dir = await mkdtemp(join(parent, `${process.pid}+${processSpace()}+`));
-  let moved = false;
-  for (const [i, path] of paths.entries()) {
-    try {
-      await rename(path, join(dir, String(i)));
-      moved = true;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        await rm(dir, { recursive: true, force: true });
-        throw err;
-      }
-    }
+  // All at once: the files are independent, and a crash already leaves any of them moved and the rest in place.
+  const renamed = await Promise.allSettled(paths.map((path, i) => rename(path, join(dir, String(i)))));
+  const failed = renamed.find(
+    (r): r is PromiseRejectedResult => r.status === 'rejected' && (r.reason as NodeJS.ErrnoException).code !== 'ENOENT',
+  );
+  if (failed !== undefined) {
+    await rm(dir, { recursive: true, force: true });
+    throw failed.reason;
   }
+  const moved = renamed.some((r) => r.status === 'fulfilled');
   void rm(dir, { recursive: true, force: true }).catch(() => undefined);
   return moved;
 }
