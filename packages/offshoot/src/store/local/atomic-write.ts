@@ -2,7 +2,7 @@ import { fsyncPath } from '../../platform/atomic-file.js';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Body } from '../backend.js';
 import { TEMP_PREFIX } from './key-path.js';
 import { nodeCrypto } from '../../platform/node-crypto.js';
@@ -32,8 +32,20 @@ export async function openTemp(dir: string): Promise<TempFile> {
       return { path, handle: await open(path, 'wx') };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 8) throw err;
-      await mkdir(dir, { recursive: true });
+      const top = await mkdir(dir, { recursive: true });
+      if (top !== undefined) await syncNewDirs(dir, top);
     }
+  }
+}
+
+/**
+ * Makes the entries of the directories mkdir just made (top down to dir) durable in their parents: the commit fsyncs
+ * only dir itself, and an object in a directory whose own entry a crash can drop is an object lost.
+ */
+async function syncNewDirs(dir: string, top: string): Promise<void> {
+  for (let d = dir; ; d = dirname(d)) {
+    await fsyncDir(dirname(d));
+    if (d === top || dirname(d) === d) return;
   }
 }
 
