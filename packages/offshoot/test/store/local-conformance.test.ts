@@ -138,6 +138,35 @@ describe('local backend specifics', () => {
     assert.deepEqual(allFiles(root), ['a', 'x/y']);
   });
 
+  it('a conditional put whose check fails leaves no temp file, lock or directory, and a later put succeeds', async () => {
+    const b = await openLocalBackend(root);
+    const e1 = await b.put('refs/db/main', bytes('v1'));
+    const e2 = await b.put('refs/db/main', bytes('v2'), { ifMatch: e1 });
+    await assert.rejects(b.put('refs/db/main', bytes('stale'), { ifMatch: e1 }), isCode('CAS_CONFLICT'));
+    await assert.rejects(b.put('refs/db/absent', bytes('x'), { ifMatch: e1 }), isCode('CAS_CONFLICT'));
+    await assert.rejects(b.put('refs/none/absent', bytes('x'), { ifMatch: e1 }), isCode('CAS_CONFLICT'));
+    assert.deepEqual(allFiles(root), ['refs/db/main'], 'no .tmp- file, no lock');
+    assert.equal(existsSync(path.join(root, 'refs/none')), false, 'no directory made for a missing key');
+    assert.deepEqual((await b.get('refs/db/main')).body, bytes('v2'));
+    const e3 = await b.put('refs/db/main', bytes('v3'), { ifMatch: e2 });
+    assert.equal((await b.get('refs/db/main')).etag, e3);
+    assert.deepEqual(allFiles(root), ['refs/db/main']);
+  });
+
+  it('concurrent conditional puts on one key: exactly one wins, the rest conflict, no temp file is left', async () => {
+    const b = await openLocalBackend(root);
+    const e1 = await b.put('refs/db/main', bytes('v1'));
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => b.put('refs/db/main', bytes(`w${i}`), { ifMatch: e1 })),
+    );
+    const won = results.filter((r) => r.status === 'fulfilled');
+    assert.equal(won.length, 1);
+    for (const r of results)
+      if (r.status === 'rejected') assert.ok(hasCode(r.reason, 'CAS_CONFLICT'), String(r.reason));
+    assert.equal((await b.get('refs/db/main')).etag, (won[0] as PromiseFulfilledResult<string>).value);
+    assert.deepEqual(allFiles(root), ['refs/db/main']);
+  });
+
   it('a lock file older than the stale threshold is broken and the write goes through', async () => {
     // A 20 s timeout: a writer that waited it out could never pass for one that broke the lock (load or not).
     const b = new LocalBackend(root, { lockTimeoutMs: 20_000 });

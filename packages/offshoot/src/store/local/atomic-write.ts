@@ -22,8 +22,11 @@ export interface WrittenTemp {
   etag: string;
 }
 
-/** Creates an empty `.tmp-*` file in dir, creating dir (again) when it is missing. */
-export async function openTemp(dir: string): Promise<TempFile> {
+/**
+ * Creates an empty `.tmp-*` file in dir, creating dir (again) when it is missing; with makeDir false a missing dir
+ * rejects with ENOENT instead.
+ */
+export async function openTemp(dir: string, makeDir = true): Promise<TempFile> {
   // A concurrent delete may prune the directory between our mkdir and open, so a missing dir is retried;
   // once the temp file exists the directory is non-empty and can no longer be pruned under us.
   for (let attempt = 0; ; attempt++) {
@@ -31,7 +34,7 @@ export async function openTemp(dir: string): Promise<TempFile> {
     try {
       return { path, handle: await open(path, 'wx') };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 8) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !makeDir || attempt >= 8) throw err;
       const top = await mkdir(dir, { recursive: true });
       if (top !== undefined) await syncNewDirs(dir, top);
     }
@@ -49,9 +52,9 @@ async function syncNewDirs(dir: string, top: string): Promise<void> {
   }
 }
 
-/** Writes body to a new temp file in dir and fsyncs it; large file bodies are streamed, never held whole. */
-export async function writeTemp(dir: string, body: Body): Promise<WrittenTemp> {
-  const { path, handle } = await openTemp(dir);
+/** Writes body to a new temp file in dir (see openTemp for makeDir) and fsyncs it; file bodies are streamed. */
+export async function writeTemp(dir: string, body: Body, makeDir = true): Promise<WrittenTemp> {
+  const { path, handle } = await openTemp(dir, makeDir);
   try {
     const hash = nodeCrypto().createHash('sha256');
     if (body instanceof Uint8Array) {

@@ -183,9 +183,10 @@ export class LocalBackend implements Backend {
 
   async put(key: string, body: Body, cond?: PutCondition): Promise<string> {
     const file = keyPath(this.root, key);
-    // A conditional replace of a key that is gone fails now, as delete's does, before a durable temp file is written
-    // for nothing (a lease given back after its branch was destroyed).
     const ifMatch = cond !== undefined && 'ifMatch' in cond ? cond.ifMatch : undefined;
+    if (ifMatch !== undefined && body instanceof Uint8Array) return this.replaceIfMatch(key, file, body, ifMatch);
+    // A conditional replace of a key that is gone fails now, as delete's does, before a streamed body is copied into a
+    // durable temp file for nothing.
     if (ifMatch !== undefined && (await this.gone(file))) throw casConflict(key, ifMatch, undefined);
     let tmp;
     try {
@@ -280,6 +281,40 @@ export class LocalBackend implements Backend {
   }
 
   async close(): Promise<void> {}
+
+  /**
+   * A compare-and-swap of an in-memory body (a ref, a lease): its temp file is written and fsynced while the key is
+   * checked for, locked and hashed, none of which depends on it; only the rename waits for both, under the lock, and
+   * the directory fsync overlaps the lock's release. A streamed body keeps the serial order in put: it would hold the
+   * lock for the whole copy. The temp file is gone afterwards whatever fails.
+   */
+  private async replaceIfMatch(key: string, file: string, body: Uint8Array, ifMatch: string): Promise<string> {
+    const dir = dirname(file);
+    // No directory is made: a missing one means the key is missing, which the conditional replace refuses.
+    const written = writeTemp(dir, body, false).catch((err: unknown) => {
+      throw isMissing(err) ? casConflict(key, ifMatch, undefined) : err;
+    });
+    written.catch(() => undefined);
+    let renamed = false;
+    let synced: Promise<void> | undefined;
+    try {
+      // A key that is gone fails without its lock, as delete's does (a lease given back after its branch was destroyed).
+      if (await this.gone(file)) throw casConflict(key, ifMatch, undefined);
+      await this.locked(key, file, ifMatch, async () => {
+        await rename((await written).path, file);
+        renamed = true;
+        synced = fsyncDir(dir);
+        synced.catch(() => undefined);
+      });
+      await synced;
+      return (await written).etag;
+    } catch (err) {
+      throw storeError(err, key, 'write');
+    } finally {
+      const tmp = await written.catch(() => undefined);
+      if (tmp !== undefined && !renamed) await rm(tmp.path, { force: true });
+    }
+  }
 
   /** Moves a fully written temp file into place under cond; the temp file is gone afterwards either way. */
   private async commit(key: string, file: string, tmpPath: string, cond: PutCondition | undefined): Promise<void> {
