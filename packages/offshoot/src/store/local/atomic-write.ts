@@ -52,9 +52,9 @@ async function syncNewDirs(dir: string, top: string): Promise<void> {
   }
 }
 
-/** Writes body to a new temp file in dir (see openTemp for makeDir) and fsyncs it; file bodies are streamed. */
-export async function writeTemp(dir: string, body: Body, makeDir = true): Promise<WrittenTemp> {
-  const { path, handle } = await openTemp(dir, makeDir);
+/** Writes body to a new temp file in dir and fsyncs it; large file bodies are streamed, never held whole. */
+export async function writeTemp(dir: string, body: Body): Promise<WrittenTemp> {
+  const { path, handle } = await openTemp(dir);
   try {
     const hash = nodeCrypto().createHash('sha256');
     if (body instanceof Uint8Array) {

@@ -283,35 +283,47 @@ export class LocalBackend implements Backend {
   async close(): Promise<void> {}
 
   /**
-   * A compare-and-swap of an in-memory body (a ref, a lease): its temp file is written and fsynced while the key is
-   * checked for, locked and hashed, none of which depends on it; only the rename waits for both, under the lock, and
-   * the directory fsync overlaps the lock's release. A streamed body keeps the serial order in put: it would hold the
-   * lock for the whole copy. The temp file is gone afterwards whatever fails.
+   * A compare-and-swap of an in-memory body (a ref, a lease). Its temp file is written and fsynced, and its directory
+   * opened for the fsync that makes the rename durable, while the key is checked for, locked and hashed: none of that
+   * depends on the rest. Only the rename waits for both, under the lock; the directory's fsync overlaps the lock's
+   * release. A streamed body keeps put's serial order: it would hold the lock for its whole copy. Every temp file and
+   * handle is gone afterwards, whatever fails.
    */
   private async replaceIfMatch(key: string, file: string, body: Uint8Array, ifMatch: string): Promise<string> {
     const dir = dirname(file);
     // No directory is made: a missing one means the key is missing, which the conditional replace refuses.
-    const written = writeTemp(dir, body, false).catch((err: unknown) => {
+    const temp = openTemp(dir, false).catch((err: unknown) => {
       throw isMissing(err) ? casConflict(key, ifMatch, undefined) : err;
     });
-    written.catch(() => undefined);
+    // Opened only once the temp file is in it: a directory holding a file is never pruned, so this is the directory
+    // the rename lands in, not one removed and made again under the same name.
+    const dirHandle = temp.then(() => open(dir, 'r'));
+    const written = temp.then(async ({ handle }) => {
+      await handle.writeFile(body);
+      await handle.sync();
+    });
+    let dirSynced: Promise<void> | undefined;
+    for (const p of [dirHandle, written]) p.catch(() => undefined);
     let renamed = false;
-    let synced: Promise<void> | undefined;
     try {
       // A key that is gone fails without its lock, as delete's does (a lease given back after its branch was destroyed).
       if (await this.gone(file)) throw casConflict(key, ifMatch, undefined);
       await this.locked(key, file, ifMatch, async () => {
-        await rename((await written).path, file);
+        await written;
+        await rename((await temp).path, file);
         renamed = true;
-        synced = fsyncDir(dir);
-        synced.catch(() => undefined);
+        dirSynced = dirHandle.then((h) => h.sync());
+        dirSynced.catch(() => undefined);
       });
-      await synced;
-      return (await written).etag;
+      await dirSynced;
+      return sha256Hex(body);
     } catch (err) {
       throw storeError(err, key, 'write');
     } finally {
-      const tmp = await written.catch(() => undefined);
+      await written.catch(() => undefined);
+      await dirSynced?.catch(() => undefined);
+      const tmp = await temp.catch(() => undefined);
+      await Promise.all([tmp?.handle.close(), dirHandle.then((h) => h.close())].map((p) => p?.catch(() => undefined)));
       if (tmp !== undefined && !renamed) await rm(tmp.path, { force: true });
     }
   }
