@@ -62,6 +62,54 @@ describe('checkout sidecars a crash left behind', () => {
     assert.equal(dump(co), head, 'the checkout holds exactly the head');
   }
 
+  /**
+   * Runs a process of its own that opens a session, writes `row`, and closes it with `hook` (module text run first,
+   * with `s`, `Database`, `fs`, `fsp`, the sidecar helpers and `syncBuiltinESMExports` in scope) killing it midway;
+   * then checks that the checkout never reads clean, the store lacks the row and the next open keeps it as an undo
+   * branch.
+   */
+  async function closeKilledMidway(co: string, name: string, row: string, hook: string): Promise<void> {
+    const src = (rel: string): string => new URL(`../../src/${rel}`, import.meta.url).href;
+    const child = path.join(ts.dir, `${name}.mts`);
+    writeFileSync(
+      child,
+      `import Database from '${pathToFileURL(createRequire(import.meta.url).resolve('better-sqlite3')).href}';
+import { Store } from '${src('store/store.js')}';
+import { parseStoreSpec } from '${src('store/store-spec.js')}';
+import { makeContext } from '${src('ops/helpers/context/context.js')}';
+import { Session } from '${src('session/session.js')}';
+import { fingerprintOf, readSidecar, sidecarPath } from '${src('sqlite/checkout-sidecar.js')}';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
+const [storeDir, root] = process.argv.slice(2);
+const ctx = makeContext(await Store.open(parseStoreSpec(storeDir)), root, { warn: () => undefined });
+const s = await Session.open(ctx, { db: 'app', branch: 'main' }, {});
+const db = new Database(s.path);
+db.exec("INSERT INTO t(v) VALUES ('${row}')");
+db.close();
+${hook}await s.close();
+`,
+    );
+    const run = spawnSync(process.execPath, ['--import', 'tsx', child, path.join(ts.dir, 'store'), ts.dir], {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      encoding: 'utf8',
+    });
+    assert.equal(run.signal, 'SIGKILL', run.stderr);
+    assert.notEqual(await checkClean(co, readSidecar(co)), 'clean', 'the checkout never passes for the head');
+    assert.doesNotMatch(await exportDump(ts, t), new RegExp(row), 'the last flush never reached the store');
+    const again = await Session.open(live(), t, {});
+    let kept: string | undefined;
+    try {
+      assert.equal(again.warnings.length, 1, 'the write is kept as an undo branch');
+      kept = /kept as app@(\S+) /.exec(again.warnings[0] ?? '')?.[1];
+    } finally {
+      await again.close();
+    }
+    assert.ok(kept !== undefined, again.warnings[0]);
+    assert.match(await exportDump(ts, { db: 'app', branch: kept }), new RegExp(row));
+  }
+
   it('a lost, emptied or torn sidecar never reads clean at the head, and the next session still flushes exactly', async () => {
     const co = await writeThroughSession('first');
     const values = ['seed', 'first'];
@@ -194,55 +242,24 @@ describe('checkout sidecars a crash left behind', () => {
     // A process of its own opens a session, writes, and closes it; it kills itself once capture's last checkpoint
     // emptied the -wal, after the stop backdated the checkout (possibly to the second its sidecar was stamped) and
     // before the head's ref write, so its lease is still held by a process that is gone.
-    const src = (rel: string): string => new URL(`../../src/${rel}`, import.meta.url).href;
-    const child = path.join(ts.dir, 'close-killed.mts');
-    writeFileSync(
-      child,
-      `import Database from '${pathToFileURL(createRequire(import.meta.url).resolve('better-sqlite3')).href}';
-import { Store } from '${src('store/store.js')}';
-import { parseStoreSpec } from '${src('store/store-spec.js')}';
-import { makeContext } from '${src('ops/helpers/context/context.js')}';
-import { Session } from '${src('session/session.js')}';
-import { fingerprintOf, readSidecar, sidecarPath } from '${src('sqlite/checkout-sidecar.js')}';
-import { writeFileSync } from 'node:fs';
-const [storeDir, root] = process.argv.slice(2);
-const ctx = makeContext(await Store.open(parseStoreSpec(storeDir)), root, { warn: () => undefined });
-const s = await Session.open(ctx, { db: 'app', branch: 'main' }, {});
-const db = new Database(s.path);
-db.exec("INSERT INTO t(v) VALUES ('written before close')");
-db.close();
-const proto = Database.prototype;
+    await closeKilledMidway(
+      co,
+      'close-killed',
+      'written before close',
+      `const proto = Database.prototype;
 const real = proto.pragma;
 proto.pragma = function (src, opts) {
   const out = real.call(this, src, opts);
   if (src === 'wal_checkpoint(TRUNCATE)') {
     // The worst case: whatever sidecar is left was stamped in the second the stop backdated the checkout to.
     const sc = readSidecar(s.path);
-    if (sc !== undefined) writeFileSync(sidecarPath(s.path), JSON.stringify({ ...sc, ...fingerprintOf(s.path) }));
+    if (sc !== undefined) fs.writeFileSync(sidecarPath(s.path), JSON.stringify({ ...sc, ...fingerprintOf(s.path) }));
     process.kill(process.pid, 'SIGKILL');
   }
   return out;
 };
-await s.close();
 `,
     );
-    const run = spawnSync(process.execPath, ['--import', 'tsx', child, path.join(ts.dir, 'store'), ts.dir], {
-      cwd: fileURLToPath(new URL('../../', import.meta.url)),
-      encoding: 'utf8',
-    });
-    assert.equal(run.signal, 'SIGKILL', run.stderr);
-    assert.notEqual(await checkClean(co, readSidecar(co)), 'clean', 'the checkout never passes for the head');
-    assert.doesNotMatch(await exportDump(ts, t), /written before close/, 'the last flush never reached the store');
-    const again = await Session.open(live(), t, {});
-    let kept: string | undefined;
-    try {
-      assert.equal(again.warnings.length, 1, 'the write is kept as an undo branch');
-      kept = /kept as app@(\S+) /.exec(again.warnings[0] ?? '')?.[1];
-    } finally {
-      await again.close();
-    }
-    assert.ok(kept !== undefined, again.warnings[0]);
-    assert.match(await exportDump(ts, { db: 'app', branch: kept }), /written before close/);
     await assertCheckoutIsHead(co, ['seed', 'before the kill']);
   });
 
@@ -253,26 +270,11 @@ await s.close();
     // there.
     // The child kills itself once capture's last checkpoint emptied the -wal (the checkout could pass for a head from
     // then on), after forging whatever sidecar is left to match the backdated file.
-    const src = (rel: string): string => new URL(`../../src/${rel}`, import.meta.url).href;
-    const child = path.join(ts.dir, 'backdate-killed.mts');
-    writeFileSync(
-      child,
-      `import Database from '${pathToFileURL(createRequire(import.meta.url).resolve('better-sqlite3')).href}';
-import { Store } from '${src('store/store.js')}';
-import { parseStoreSpec } from '${src('store/store-spec.js')}';
-import { makeContext } from '${src('ops/helpers/context/context.js')}';
-import { Session } from '${src('session/session.js')}';
-import { fingerprintOf, readSidecar, sidecarPath } from '${src('sqlite/checkout-sidecar.js')}';
-import fs from 'node:fs';
-import fsp from 'node:fs/promises';
-import { syncBuiltinESMExports } from 'node:module';
-const [storeDir, root] = process.argv.slice(2);
-const ctx = makeContext(await Store.open(parseStoreSpec(storeDir)), root, { warn: () => undefined });
-const s = await Session.open(ctx, { db: 'app', branch: 'main' }, {});
-const db = new Database(s.path);
-db.exec("INSERT INTO t(v) VALUES ('written before the backdate')");
-db.close();
-let restarted;
+    await closeKilledMidway(
+      co,
+      'backdate-killed',
+      'written before the backdate',
+      `let restarted;
 const folded = new Promise((resolve) => (restarted = resolve));
 const proto = Database.prototype;
 const realPragma = proto.pragma;
@@ -297,30 +299,8 @@ fsp.unlink = async (p) => {
   return realUnlink(p);
 };
 syncBuiltinESMExports();
-await s.close();
 `,
     );
-    const run = spawnSync(process.execPath, ['--import', 'tsx', child, path.join(ts.dir, 'store'), ts.dir], {
-      cwd: fileURLToPath(new URL('../../', import.meta.url)),
-      encoding: 'utf8',
-    });
-    assert.equal(run.signal, 'SIGKILL', run.stderr);
-    assert.notEqual(await checkClean(co, readSidecar(co)), 'clean', 'the checkout never passes for the head');
-    assert.doesNotMatch(
-      await exportDump(ts, t),
-      /written before the backdate/,
-      'the last flush never reached the store',
-    );
-    const again = await Session.open(live(), t, {});
-    let kept: string | undefined;
-    try {
-      assert.equal(again.warnings.length, 1, 'the write is kept as an undo branch');
-      kept = /kept as app@(\S+) /.exec(again.warnings[0] ?? '')?.[1];
-    } finally {
-      await again.close();
-    }
-    assert.ok(kept !== undefined, again.warnings[0]);
-    assert.match(await exportDump(ts, { db: 'app', branch: kept }), /written before the backdate/);
   });
 });
 
