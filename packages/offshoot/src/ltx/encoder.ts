@@ -17,6 +17,8 @@ import { readPageChunks } from './page-chunks.js';
 import { PageIndex } from './page-index.js';
 
 const WRITE_CHUNK = 1 << 20;
+/** The buffer's first size; it grows to WRITE_CHUNK before anything is written, so a small segment never takes a MiB. */
+const FIRST_CHUNK = 64 * 1024;
 const END_OF_PAGES = Buffer.alloc(6);
 
 type State = 'open' | 'busy' | 'done' | 'aborted';
@@ -26,12 +28,13 @@ function misuse(msg: string, hint: string): never {
 }
 
 /**
- * Streams one LTX v0.5.1 file to disk through a 1 MiB buffer: create(), writePage() per page in order,
+ * Streams one LTX v0.5.1 file to disk through a buffer of up to 1 MiB: create(), writePage() per page in order,
  * then finish() (or abort()). It enforces every v0.5.1 encoder rule; await each call before the next.
  */
 export class LtxEncoder {
-  private out = Buffer.allocUnsafe(WRITE_CHUNK);
-  private spare = Buffer.allocUnsafe(WRITE_CHUNK);
+  private out: Buffer = Buffer.allocUnsafe(FIRST_CHUNK);
+  /** The buffer filled while out is being written: allocated at the first flush, which only a large file reaches. */
+  private spare: Buffer | undefined;
   private outLen = 0;
   /** The previous buffer's write, left running while the next buffer fills. */
   private inflight: Promise<void> | undefined;
@@ -210,6 +213,7 @@ export class LtxEncoder {
   }
 
   private async put(bytes: Uint8Array): Promise<void> {
+    if (this.outLen + bytes.length > this.out.length && this.out.length < WRITE_CHUNK) this.grow();
     if (this.outLen + bytes.length > this.out.length) await this.flush();
     if (bytes.length > this.out.length) {
       await this.settle();
@@ -219,6 +223,13 @@ export class LtxEncoder {
     }
     this.out.set(bytes, this.outLen);
     this.outLen += bytes.length;
+  }
+
+  /** Replaces the buffer (not yet written from) with one at the full size, keeping what it holds. */
+  private grow(): void {
+    const next = Buffer.allocUnsafe(WRITE_CHUNK);
+    this.out.copy(next, 0, 0, this.outLen);
+    this.out = next;
   }
 
   /** Starts writing the filled buffer and swaps in the spare one. */
@@ -231,7 +242,9 @@ export class LtxEncoder {
     this.inflight = p;
     this.flushed += this.outLen;
     this.outLen = 0;
-    [this.out, this.spare] = [this.spare, this.out];
+    const next = this.spare ?? Buffer.allocUnsafe(this.out.length);
+    this.spare = this.out;
+    this.out = next;
   }
 
   /** Waits for the in-flight write, surfacing its error. */

@@ -39,8 +39,9 @@ export interface WalScan {
   endOffset: number;
 }
 
-// Small transactions are the common case, so reads start small and double up to the cap: a backlog of
-// one-frame commits never re-reads a megabyte per transaction.
+// Small transactions are the common case, so reads (and the buffer they fill) start small and double up to the cap:
+// a backlog of one-frame commits never re-reads a megabyte per transaction, and a session that writes ten rows never
+// allocates one.
 const FIRST_READ_FRAMES = 4;
 const MAX_READ_BYTES = 1 << 20;
 
@@ -214,13 +215,18 @@ export class WalReader {
     });
   }
 
+  /** The reused read buffer, grown to at least n bytes. */
+  #scratchFor(n: number): Buffer {
+    if (this.#scratch === undefined || this.#scratch.length < n) this.#scratch = Buffer.allocUnsafeSlow(n);
+    return this.#scratch;
+  }
+
   // Works on local copies of the position and checksum and commits them only at a commit frame, so a torn,
   // stale or uncommitted tail leaves the reader exactly where it was.
   *#readTransaction(fd: number, header: WalHeader): Generator<void, WalTransaction | undefined> {
     const pageSize = header.pageSize;
     const frameSize = WAL_FRAME_HEADER_SIZE + pageSize;
     const maxFrames = Math.max(1, Math.floor(MAX_READ_BYTES / frameSize));
-    const scratch = (this.#scratch ??= Buffer.allocUnsafeSlow(maxFrames * frameSize));
     const bigEndian = header.bigEndianChecksum;
     const frames: WalFrame[] = [];
     let pos = this.#offset;
@@ -229,6 +235,7 @@ export class WalReader {
     let want = Math.min(FIRST_READ_FRAMES, maxFrames);
     for (let reads = 0; ; reads++) {
       if (reads > 0) yield;
+      const scratch = this.#scratchFor(want * frameSize);
       const bytesRead = readSync(fd, scratch, 0, want * frameSize, pos);
       const whole = Math.floor(bytesRead / frameSize);
       if (whole === 0) return undefined;

@@ -297,6 +297,30 @@ export function runConformance(
         }),
       ));
 
+    it('objects of every size around the read sizes come back whole through get, getStream, getToFile and stat', () =>
+      withStore(async (b) =>
+        withScratch(async (dir) => {
+          // Reads start small and grow: each size sits at, just under or just over one of those steps.
+          for (const size of [0, 1, 16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 128 * 1024, 128 * 1024 + 1, MiB + 1]) {
+            const content = randomBytes(size);
+            const src = path.join(dir, `src-${size}.bin`);
+            await writeFile(src, content);
+            const key = `data/sizes/${size}.ltx`;
+            const etag = await b.put(key, { file: src });
+            const got = await b.get(key);
+            assert.ok(got.body.equals(content), `get of ${size} bytes`);
+            assert.equal(got.etag, etag);
+            assert.deepEqual(await b.stat(key), { key, size, etag }, `stat of ${size} bytes`);
+            const streamed = await hashOfStream(await b.getStream(key));
+            assert.deepEqual(streamed, { hash: createHash('sha256').update(content).digest('hex'), size });
+            const dest = path.join(dir, `back-${size}.bin`);
+            assert.equal(await b.getToFile(key, dest), size);
+            assert.ok((await readFile(dest)).equals(content), `getToFile of ${size} bytes`);
+            await b.put(key, bytes('next'), { ifMatch: etag });
+          }
+        }),
+      ));
+
     it('list returns keys sorted in byte order with sizes, filtered by any prefix', () =>
       withStore(async (b) => {
         const keys = [

@@ -1,14 +1,11 @@
 import { fsyncPath } from '../../platform/atomic-file.js';
-import { createReadStream } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Body } from '../backend.js';
+import { forEachChunk, writeAll } from './file-chunks.js';
 import { TEMP_PREFIX } from './key-path.js';
 import { nodeCrypto } from '../../platform/node-crypto.js';
-
-/** Read size for streamed copies and hashes: large enough that a 256 MiB object takes few thread-pool trips. */
-export const STREAM_CHUNK = 1024 * 1024;
 
 /** A freshly created, still-open temp file. */
 export interface TempFile {
@@ -61,7 +58,19 @@ export async function writeTemp(dir: string, body: Body): Promise<WrittenTemp> {
       await handle.writeFile(body);
       hash.update(body);
     } else {
-      await pump(createReadStream(body.file, { highWaterMark: STREAM_CHUNK }), handle, (chunk) => hash.update(chunk));
+      const source = await open(body.file, 'r');
+      try {
+        await forEachChunk(
+          source,
+          async (chunk) => {
+            hash.update(chunk);
+            await writeAll(handle, chunk);
+          },
+          { sequential: true },
+        );
+      } finally {
+        await source.close();
+      }
     }
     await handle.sync();
     await handle.close();
@@ -71,26 +80,6 @@ export async function writeTemp(dir: string, body: Body): Promise<WrittenTemp> {
     await rm(path, { force: true });
     throw err;
   }
-}
-
-/**
- * Appends every chunk of source to handle (continuing short writes) and returns the byte count. A plain loop
- * rather than handle.createWriteStream(): such a stream pins the handle, so close() would wait on it forever.
- */
-export async function pump(
-  source: AsyncIterable<Buffer>,
-  handle: FileHandle,
-  onChunk?: (chunk: Buffer) => void,
-): Promise<number> {
-  let total = 0;
-  for await (const chunk of source) {
-    onChunk?.(chunk);
-    for (let off = 0; off < chunk.length; ) {
-      off += (await handle.write(chunk, off, chunk.length - off)).bytesWritten;
-    }
-    total += chunk.length;
-  }
-  return total;
 }
 
 /** Makes renames, links and unlinks inside dir durable. */

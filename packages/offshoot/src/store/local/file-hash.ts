@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { STREAM_CHUNK } from './atomic-write.js';
+import { forEachChunk } from './file-chunks.js';
 import { nodeCrypto } from '../../platform/node-crypto.js';
 
 /** Hex SHA-256 of bytes: the local backend's etag. */
@@ -8,11 +8,12 @@ export function sha256Hex(bytes: Uint8Array): string {
   return nodeCrypto().createHash('sha256').update(bytes).digest('hex');
 }
 
-/** Hex SHA-256 of an open file's whole content, streamed (O(size) time, O(1) memory); leaves the handle open. */
+/** Hex SHA-256 of an open file's whole content, read in chunks (O(size) time, O(1) memory); leaves the handle open. */
 export async function hashHandle(handle: FileHandle): Promise<string> {
   const hash = nodeCrypto().createHash('sha256');
-  const stream = handle.createReadStream({ autoClose: false, start: 0, highWaterMark: STREAM_CHUNK });
-  for await (const chunk of stream) hash.update(chunk as Buffer);
+  await forEachChunk(handle, (chunk) => {
+    hash.update(chunk);
+  });
   return hash.digest('hex');
 }
 

@@ -16,7 +16,8 @@ import type {
   PutCondition,
 } from '../backend.js';
 import { fsyncPath } from '../../platform/atomic-file.js';
-import { STREAM_CHUNK, fsyncDir, openTemp, pump, writeTemp } from './atomic-write.js';
+import { fsyncDir, openTemp, writeTemp } from './atomic-write.js';
+import { forEachChunk, streamChunkFor, writeAll } from './file-chunks.js';
 import { hashFile, hashHandle, sha256Hex } from './file-hash.js';
 import { isMissing, notFound, storeError } from './fs-errors.js';
 import { createGroup } from './group-create.js';
@@ -25,7 +26,7 @@ import type { LockTimings } from './key-lock.js';
 import { LOCK_SUFFIX, checkKey, keyPath, keyPaths, prefixDir } from './key-path.js';
 import { linkCreateOnly } from './link-create-only.js';
 import { pruneEmptyDirs } from './prune-empty-dirs.js';
-import { readSmallFileSync } from './small-file.js';
+import { readIfSmallSync, readSmallFileSync } from './small-file.js';
 import { walkKeys, walkObjects } from './tree-walk.js';
 import { sortByteOrder } from '../byte-order.js';
 
@@ -83,10 +84,13 @@ export class LocalBackend implements Backend {
   }
 
   async get(key: string): Promise<GetResult> {
-    // One readFile (a directory, a prefix of other keys, fails EISDIR: not found): GC reads every ref this way.
+    // A directory (a prefix of other keys) fails EISDIR: not found. Most objects read whole (refs, base pointers,
+    // tombstones) fit one synchronous read, which costs the event loop microseconds where readFile costs four
+    // thread-pool round trips; a larger one is read off the loop.
+    const file = keyPath(this.root, key);
     let body: Buffer;
     try {
-      body = await readFile(keyPath(this.root, key));
+      body = readIfSmallSync(file) ?? (await readFile(file));
     } catch (err) {
       throw storeError(err, key, 'read');
     }
@@ -132,18 +136,18 @@ export class LocalBackend implements Backend {
 
   /** A stream over the version present at open time: a later rename replaces the name, not this open file. */
   async getStream(key: string): Promise<Readable> {
-    const handle = await this.openObject(key);
-    return handle.createReadStream({ highWaterMark: STREAM_CHUNK });
+    const { handle, size } = await this.openObject(key);
+    // Sized to the object: a stream allocates its whole read size on every read, even where the file is smaller.
+    return handle.createReadStream({ highWaterMark: streamChunkFor(size) });
   }
 
   async getToFile(key: string, path: string): Promise<number> {
-    const handle = await this.openObject(key);
+    const { handle } = await this.openObject(key);
     const dest = resolve(path);
     try {
       const tmp = await openTemp(dirname(dest));
       try {
-        const source = handle.createReadStream({ autoClose: false, start: 0, highWaterMark: STREAM_CHUNK });
-        const size = await pump(source, tmp.handle);
+        const size = await forEachChunk(handle, (chunk) => writeAll(tmp.handle, chunk));
         await tmp.handle.sync();
         await tmp.handle.close();
         await rename(tmp.path, dest);
@@ -166,15 +170,15 @@ export class LocalBackend implements Backend {
 
   /** Size and etag; the etag costs a full read of the object (SHA-256), so stat is O(size). */
   async stat(key: string): Promise<ObjectInfo | undefined> {
-    let handle: FileHandle;
+    let opened: { handle: FileHandle; size: number };
     try {
-      handle = await this.openObject(key);
+      opened = await this.openObject(key);
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) return undefined;
       throw err;
     }
+    const { handle, size } = opened;
     try {
-      const { size } = await handle.stat();
       return { key, size, etag: await hashHandle(handle) };
     } finally {
       await handle.close();
@@ -373,7 +377,8 @@ export class LocalBackend implements Backend {
     if (current !== etag) throw casConflict(key, etag, current);
   }
 
-  private async openObject(key: string): Promise<FileHandle> {
+  /** The object's file, open for reading, and its size. */
+  private async openObject(key: string): Promise<{ handle: FileHandle; size: number }> {
     const file = keyPath(this.root, key);
     let handle: FileHandle;
     try {
@@ -381,12 +386,13 @@ export class LocalBackend implements Backend {
     } catch (err) {
       throw storeError(err, key, 'read');
     }
+    const st = await handle.stat();
     // A directory opens fine on POSIX; it is a prefix of other keys, not an object.
-    if (!(await handle.stat()).isFile()) {
+    if (!st.isFile()) {
       await handle.close();
       throw notFound(key);
     }
-    return handle;
+    return { handle, size: st.size };
   }
 
   // Nothing at all at file; anything else there (even not a regular file) is for the check under the key lock.

@@ -21,3 +21,17 @@ export function readSmallFileSync(path: string): Buffer {
     closeSync(fd);
   }
 }
+
+/**
+ * A file's whole content when it fits in one read of the scratch buffer, read synchronously; undefined when it may
+ * be larger, for the caller to read off the event loop. A short read of a regular file is its end.
+ */
+export function readIfSmallSync(path: string): Buffer | undefined {
+  const fd = openSync(path, 'r');
+  try {
+    const n = readSync(fd, SCRATCH, 0, SCRATCH.length, null);
+    return n < SCRATCH.length ? Buffer.from(SCRATCH.subarray(0, n)) : undefined;
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -7,21 +7,23 @@ import type { OpsContext } from '../context/context.js';
  * the new lineage depends on; GC's re-mark may have run before the ref existed. Throws a retryable BUSY if so.
  */
 export async function checkForkPointLive(ctx: OpsContext, dependsOn: readonly string[]): Promise<void> {
-  const byLineage = new Map<string, Set<string>>();
+  // Each object is looked for among its own directory's keys: the listing covers the chain's epochs, not every
+  // object the lineage has ever written, and names no sizes.
+  const byDir = new Map<string, Set<string>>();
   for (const key of dependsOn) {
-    const prefix = key.split('/').slice(0, 2).join('/') + '/';
-    let set = byLineage.get(prefix);
-    if (!set) byLineage.set(prefix, (set = new Set()));
+    const prefix = key.slice(0, key.lastIndexOf('/') + 1);
+    let set = byDir.get(prefix);
+    if (!set) byDir.set(prefix, (set = new Set()));
     set.add(key);
   }
   // Both reads start after the caller's ref exists; neither depends on the other, so they overlap.
   const [{ stones }, listings] = await Promise.all([
     readTombstones(ctx.store.backend),
-    Promise.all([...byLineage.keys()].map((prefix) => ctx.store.backend.list(prefix))),
+    Promise.all([...byDir.keys()].map((prefix) => ctx.store.backend.listKeys(prefix))),
   ]);
   const condemned = dependsOn.filter((k) => stones[k] !== undefined);
-  for (const [i, keys] of [...byLineage.values()].entries()) {
-    const present = new Set((listings[i] ?? []).map((o) => o.key));
+  for (const [i, keys] of [...byDir.values()].entries()) {
+    const present = new Set(listings[i] ?? []);
     for (const k of keys) if (!present.has(k)) condemned.push(k);
   }
   if (condemned.length > 0) {
