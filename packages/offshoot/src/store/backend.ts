@@ -1,7 +1,11 @@
 import type { Readable } from 'node:stream';
 
-/** What a put may carry: bytes in memory, or a file streamed from disk (large snapshots). */
-export type Body = Uint8Array | { file: string };
+/**
+ * What a put may carry: bytes in memory, or a file streamed from disk (large snapshots). `handOver` says the file is
+ * complete and never written again, so a local store may link it into place rather than copy it (its name stays the
+ * caller's to remove).
+ */
+export type Body = Uint8Array | { file: string; handOver?: true };
 
 /** A put's precondition: create-only, or replace only the version with this etag. */
 export type PutCondition = { ifNoneMatch: true } | { ifMatch: string };

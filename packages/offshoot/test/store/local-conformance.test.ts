@@ -84,6 +84,38 @@ describe('local backend specifics', () => {
     assert.ok(!files.some((f) => path.basename(f).startsWith('.tmp-')));
   });
 
+  it('a handed-over file is linked into place, create-only; from another filesystem it is copied', async () => {
+    const b = await openLocalBackend(root);
+    const src = path.join(tmp, 'segment.ltx');
+    const body = Buffer.alloc(70_000, 7);
+    writeFileSync(src, body);
+    assert.equal(await b.put('data/l/1/seg.ltx', { file: src, handOver: true }, { ifNoneMatch: true }), sha256(body));
+    const placed = path.join(root, 'data/l/1/seg.ltx');
+    assert.equal(statSync(placed).ino, statSync(src).ino, 'the object is the handed-over file, not a copy');
+    assert.ok(existsSync(src), 'the caller keeps its name for the file');
+    await assert.rejects(
+      b.put('data/l/1/seg.ltx', { file: src, handOver: true }, { ifNoneMatch: true }),
+      isCode('ALREADY_EXISTS'),
+    );
+    // /dev/shm is a tmpfs: a link from it into the store fails with EXDEV, and the put copies instead.
+    assert.notEqual(statSync('/dev/shm').dev, statSync(tmp).dev);
+    const shm = mkdtempSync('/dev/shm/offshoot-');
+    try {
+      const far = path.join(shm, 'segment.ltx');
+      writeFileSync(far, body);
+      await b.put('data/l/2/seg.ltx', { file: far, handOver: true }, { ifNoneMatch: true });
+      assert.notEqual(statSync(path.join(root, 'data/l/2/seg.ltx')).ino, statSync(far).ino);
+      assert.deepEqual((await b.get('data/l/2/seg.ltx')).body, body);
+    } finally {
+      rmSync(shm, { recursive: true, force: true });
+    }
+    await assert.rejects(
+      b.put('data/l/3/seg.ltx', { file: path.join(tmp, 'missing.ltx'), handOver: true }, { ifNoneMatch: true }),
+      isCode('NOT_FOUND'),
+    );
+    assert.ok(!allFiles(root).some((f) => path.basename(f).startsWith('.tmp-')), 'no temp file is left');
+  });
+
   it('the etag is the hex SHA-256 of the content, from put, get and stat alike', async () => {
     const b = await openLocalBackend(root);
     const body = bytes('{"schema":2}');

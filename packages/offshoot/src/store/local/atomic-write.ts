@@ -32,10 +32,15 @@ export async function openTemp(dir: string, makeDir = true): Promise<TempFile> {
       return { path, handle: await open(path, 'wx') };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !makeDir || attempt >= 8) throw err;
-      const top = await mkdir(dir, { recursive: true });
-      if (top !== undefined) await syncNewDirs(dir, top);
+      await makeDurableDir(dir);
     }
   }
+}
+
+/** Creates dir and any missing parents, each new entry made durable in its parent (a no-op when dir exists). */
+export async function makeDurableDir(dir: string): Promise<void> {
+  const top = await mkdir(dir, { recursive: true });
+  if (top !== undefined) await syncNewDirs(dir, top);
 }
 
 /**

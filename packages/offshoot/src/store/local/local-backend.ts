@@ -4,7 +4,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { fail, hasCode } from '../../core/errors.js';
+import { fail, hasCode, type OffshootError } from '../../core/errors.js';
 import type {
   Backend,
   BackendCapabilities,
@@ -25,6 +25,7 @@ import { DEFAULT_LOCK_TIMINGS, withKeyLock } from './key-lock.js';
 import type { LockTimings } from './key-lock.js';
 import { LOCK_SUFFIX, checkKey, keyPath, keyPaths, prefixDir } from './key-path.js';
 import { linkCreateOnly } from './link-create-only.js';
+import { linkHandedOver } from './link-handed-over.js';
 import { pruneEmptyDirs } from './prune-empty-dirs.js';
 import { readIfSmallSync, readSmallFileSync } from './small-file.js';
 import { walkKeys, walkObjects } from './tree-walk.js';
@@ -192,18 +193,19 @@ export class LocalBackend implements Backend {
     // A conditional replace of a key that is gone fails now, as delete's does, before a streamed body is copied into a
     // durable temp file for nothing.
     if (ifMatch !== undefined && (await this.gone(file))) throw casConflict(key, ifMatch, undefined);
+    try {
+      if (!(body instanceof Uint8Array) && body.handOver && cond !== undefined && 'ifNoneMatch' in cond) {
+        const etag = await linkHandedOver(key, body.file, file);
+        if (etag !== undefined) return etag;
+      }
+    } catch (err) {
+      throw putError(err, key, body);
+    }
     let tmp;
     try {
       tmp = await writeTemp(dirname(file), body);
     } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      if (!(body instanceof Uint8Array) && e.path === body.file) {
-        throw fail(isMissing(err) ? 'NOT_FOUND' : 'IO', `cannot read ${body.file} to store ${key}: ${e.message}`, {
-          hint: 'check that the source file exists and is readable',
-          cause: err,
-        });
-      }
-      throw storeError(err, key, 'write');
+      throw putError(err, key, body);
     }
     await this.commit(key, file, tmp.path, cond);
     return tmp.etag;
@@ -414,6 +416,18 @@ export class LocalBackend implements Backend {
       throw err;
     }
   }
+}
+
+/** A put's failure: the source file unreadable (NOT_FOUND or IO, naming it), else the store's own error for key. */
+function putError(err: unknown, key: string, body: Body): OffshootError {
+  const e = err as NodeJS.ErrnoException;
+  if (!(body instanceof Uint8Array) && e.path === body.file) {
+    return fail(isMissing(err) ? 'NOT_FOUND' : 'IO', `cannot read ${body.file} to store ${key}: ${e.message}`, {
+      hint: 'check that the source file exists and is readable',
+      cause: err,
+    });
+  }
+  return storeError(err, key, 'write');
 }
 
 /** Opens (creating if needed) a local store rooted at root. */

@@ -72,7 +72,7 @@ export async function writeHead(
     head.kind === 'snapshot'
       ? snapshotKey(lineage, epoch, head.txid)
       : segmentKey(lineage, epoch, head.txid, head.txid);
-  const up = await uploadAtHead(ctx, db, branch, cur, keyFor, { file: head.file }, hooks);
+  const up = await uploadAtHead(ctx, db, branch, cur, keyFor, { file: head.file, handOver: true }, hooks);
   const current = await record(up.current);
   return { object: parseDataKey(up.key) as DataObject, current };
 }
@@ -137,7 +137,7 @@ export async function compactChain(
     const file = await encodeMerged(ctx.store, run, out, ctx.now().getTime());
     await ctx.store.ensureMergedLayout();
     try {
-      await ctx.store.putData(key, { file: out });
+      await ctx.store.putData(key, { file: out, handOver: true });
     } catch (err) {
       // Only another merge of this very span at this epoch can own the key: it holds the same pages.
       if (!hasCode(err, 'ALREADY_EXISTS')) throw err;
