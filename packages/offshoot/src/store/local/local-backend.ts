@@ -195,7 +195,7 @@ export class LocalBackend implements Backend {
     if (ifMatch !== undefined && (await this.gone(file))) throw casConflict(key, ifMatch, undefined);
     try {
       if (!(body instanceof Uint8Array) && body.handOver && cond !== undefined && 'ifNoneMatch' in cond) {
-        const etag = await linkHandedOver(key, body.file, file);
+        const etag = await linkHandedOver(key, body.file, file, this.root);
         if (etag !== undefined) return etag;
       }
     } catch (err) {
