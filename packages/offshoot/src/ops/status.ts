@@ -8,7 +8,7 @@ import { expiryOf, expiryText, remainingUntil } from './helpers/branch/expiry.js
 import { leaseEndText, readLiveness, type Liveness } from './helpers/branch/lease-liveness.js';
 import { statusFilter, type StatusFilter, type StatusFilterInput } from './helpers/branch/status-filter.js';
 import type { OpsContext } from './helpers/context/context.js';
-import { checkoutDir, checkoutFileName, checkoutPath } from './helpers/context/paths.js';
+import { checkoutDir, checkoutFileName, checkoutPath, refIndexPath } from './helpers/context/paths.js';
 import { roCacheEntries } from './helpers/checkout/ro-cache-entries.js';
 
 export type { BranchStatus, CheckpointStatus, UnreadableRef } from './helpers/branch/branch-status.js';
@@ -113,24 +113,50 @@ function branchStatus(
   return out;
 }
 
-// The refs to read: one listing of refs/ for the whole store, one of refs/<db>/ per named database (so a database's
-// status never lists another's). A named database with no refs is not found, before anything is reported.
-async function listRefs(ctx: OpsContext, f: StatusFilter): Promise<Array<{ db: string; branch: string }>> {
-  if (f.dbs === undefined) return ctx.store.listAllBranches();
-  const out: Array<{ db: string; branch: string }> = [];
-  for (const db of f.dbs) {
-    const branches = await ctx.store.listBranches(db);
-    if (branches.length === 0)
-      throw fail('NOT_FOUND', `no database ${db}`, {
-        hint: `run 'offshoot status' to list databases, or 'offshoot create ${db}'`,
-      });
-    for (const branch of branches) out.push({ db, branch });
+/** A listed ref and its stored text; undefined when it was gone by the time it was read. */
+interface ListedRef {
+  db: string;
+  branch: string;
+  text: string | undefined;
+}
+
+// The refs to report, in batches. The whole store: one listing of refs/, read READ_BATCH refs at a time, the next
+// batch read while this one is reported. Named databases: each one's refs whole, in one listing of refs/<db>/ (so a
+// database's status never lists another's), from the local ref index while it is current. A named database with no
+// refs is not found, before anything is reported.
+async function* refBatches(ctx: OpsContext, f: StatusFilter): AsyncGenerator<ListedRef[]> {
+  if (f.dbs !== undefined) {
+    const all: ListedRef[][] = [];
+    for (const db of f.dbs) {
+      const refs = await ctx.store.branchRefTexts(db, refIndexPath(ctx.checkoutRoot, db));
+      if (refs.length === 0)
+        throw fail('NOT_FOUND', `no database ${db}`, {
+          hint: `run 'offshoot status' to list databases, or 'offshoot create ${db}'`,
+        });
+      all.push(refs.map(({ branch, text }) => ({ db, branch, text })));
+    }
+    yield* all;
+    return;
   }
-  return out;
+  const pairs = await ctx.store.listAllBranches();
+  const readBatch = (from: number) => {
+    const batch = pairs.slice(from, from + READ_BATCH);
+    return { batch, read: ctx.store.refTexts(batch) };
+  };
+  // A batch read started unawaited (the consumer stopped early, or failed) is not left unhandled.
+  let next = pairs.length > 0 ? readBatch(0) : undefined;
+  for (let from = 0; next !== undefined; from += READ_BATCH) {
+    const { batch, read } = next;
+    next = from + READ_BATCH < pairs.length ? readBatch(from + READ_BATCH) : undefined;
+    next?.read.catch(() => undefined);
+    const texts = await read;
+    yield batch.map(({ db, branch }, i) => ({ db, branch, text: texts[i] }));
+  }
 }
 
 /**
- * `offshoot status`, streamed: reads each listed ref once, in listing order and in batches, and hands every branch
+ * `offshoot status`, streamed: reads each listed ref once (or a named database's ref index, while it is current), in
+ * listing order and in batches, and hands every branch
  * that matches the filter to `onBranch` as it is read (nothing is kept but the batch), then returns the rest of the
  * report. Past the limit a matching branch is only counted; without a state filter its state is not even computed.
  */
@@ -141,28 +167,15 @@ export async function scanStatus(
 ): Promise<StatusTail> {
   const f = statusFilter(opts);
   const now = ctx.now();
-  const pairs = await listRefs(ctx, f);
   let reported = 0;
   let more = 0;
   const unreadable: UnreadableRef[] = [];
   const present = checkoutPresence(ctx.checkoutRoot);
   // Each daemon's liveness object is read once a scan, however many of its sessions are listed.
   const seen = new Map<string, number>();
-  const readBatch = (from: number) => {
-    const batch = pairs.slice(from, from + READ_BATCH);
-    return { batch, read: ctx.store.refTexts(batch) };
-  };
-  // Each batch's read is started before the last one is reported; one that failed unawaited is not left unhandled.
-  let next = pairs.length > 0 ? readBatch(0) : undefined;
-  for (let from = 0; next !== undefined; from += READ_BATCH) {
-    const { batch, read } = next;
-    next = from + READ_BATCH < pairs.length ? readBatch(from + READ_BATCH) : undefined;
-    next?.read.catch(() => undefined);
-    const bodies = await read;
-    for (let i = 0; i < batch.length; i++) {
-      const text = bodies[i];
+  for await (const batch of refBatches(ctx, f)) {
+    for (const { db, branch, text } of batch) {
       if (text === undefined) continue;
-      const { db, branch } = batch[i] as { db: string; branch: string };
       let ref: Ref;
       try {
         ref = ctx.store.parseBranchRef(db, branch, text);

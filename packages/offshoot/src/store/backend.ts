@@ -10,6 +10,12 @@ export type Body = Uint8Array | { file: string; handOver?: true };
 /** A put's precondition: create-only, or replace only the version with this etag. */
 export type PutCondition = { ifNoneMatch: true } | { ifMatch: string };
 
+/** A key and its object's text. */
+export interface KeyText {
+  key: string;
+  text: string;
+}
+
 /** One listed object. */
 export interface ObjectInfo {
   key: string;
@@ -87,6 +93,13 @@ export interface Backend {
    * writes nothing back. Optional: Store.refTexts falls back to getMany where a backend has no cheaper way.
    */
   getManyText?(keys: readonly string[]): Promise<Array<string | undefined>>;
+  /**
+   * Every key under prefix with its text, in byte order, as listKeys and getManyText would give them, served from
+   * indexFile (a cache file outside the store) while the backend can prove nothing under prefix has changed since it
+   * was written; a text that fails `indexable` keeps the listing out of the index. Optional: only a backend that can
+   * prove that without reading the objects has it.
+   */
+  listTexts?(prefix: string, indexFile: string, indexable: (text: string) => boolean): Promise<KeyText[]>;
   /** Copies src to dst without the data passing through the caller where the backend can. */
   copy(src: string, dst: string, cond?: { ifNoneMatch: true }): Promise<void>;
   /** Releases connections and handles. */

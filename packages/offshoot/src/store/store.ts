@@ -362,6 +362,29 @@ export class Store {
     return out.sort();
   }
 
+  /**
+   * Every branch of a database with its ref's stored text, sorted by branch (listBranches, then refTexts), served
+   * from indexFile, a local cache outside the store, where the backend can prove it current without reading the refs.
+   * A database with a ref that does not parse is never indexed: its repair, however it is written, shows at once.
+   */
+  async branchRefTexts(db: string, indexFile: string): Promise<Array<{ branch: string; text: string }>> {
+    const out: Array<{ branch: string; text: string }> = [];
+    if (this.backend.listTexts === undefined) {
+      const branches = (await this.listBranches(db)).map((branch) => ({ db, branch }));
+      const texts = await this.refTexts(branches);
+      branches.forEach(({ branch }, i) => {
+        const text = texts[i];
+        if (text !== undefined) out.push({ branch, text });
+      });
+      return out;
+    }
+    for (const { key, text } of await this.backend.listTexts(`refs/${db}/`, indexFile, parsesAsRef)) {
+      const k = parseRefKey(key);
+      if (k && k.db === db) out.push({ branch: k.branch, text });
+    }
+    return out.sort((a, b) => (a.branch < b.branch ? -1 : a.branch > b.branch ? 1 : 0));
+  }
+
   /** Every (db, branch) pair in the store, sorted. */
   async listAllBranches(): Promise<Array<{ db: string; branch: string }>> {
     const out: Array<{ db: string; branch: string }> = [];
@@ -433,6 +456,16 @@ export class Store {
 }
 
 /** A base pointer's stored bytes. */
+// Whether a stored ref's text reads as a ref this binary understands.
+function parsesAsRef(text: string): boolean {
+  try {
+    parseRef(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function encodeBase(base: BasePointer): Buffer {
   return Buffer.from(JSON.stringify(base) + '\n');
 }

@@ -11,6 +11,7 @@ import type {
   Body,
   GetResult,
   GroupCreateResult,
+  KeyText,
   NewObject,
   ObjectInfo,
   PutCondition,
@@ -28,6 +29,7 @@ import { linkCreateOnly } from './link-create-only.js';
 import { linkHandedOver } from './link-handed-over.js';
 import { pruneEmptyDirs } from './prune-empty-dirs.js';
 import { readIfSmallSync, readSmallFileSync } from './small-file.js';
+import { indexedTexts } from './tree-index.js';
 import { walkKeys, walkObjects } from './tree-walk.js';
 import { sortByteOrder } from '../byte-order.js';
 
@@ -251,6 +253,15 @@ export class LocalBackend implements Backend {
       .map((f) => ({ key: f.key, size: f.size, bytes: Buffer.from(f.key) }))
       .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
       .map((f) => ({ key: f.key, size: f.size }));
+  }
+
+  /** Served from the index while every directory under prefix is unchanged (see tree-index.ts). */
+  async listTexts(prefix: string, indexFile: string, indexable: (text: string) => boolean): Promise<KeyText[]> {
+    const list = async (onDir: (dir: string) => void) => {
+      const found = await walkKeys(this.root, prefixDir(this.root, prefix), onDir);
+      return sortByteOrder(found.filter((k) => k.startsWith(prefix)));
+    };
+    return indexedTexts(indexFile, list, (keys) => this.getManyText(keys), indexable);
   }
 
   /** The keys list gives, without its stat per file. */

@@ -40,8 +40,11 @@ export async function walkObjects(root: string, dir: string): Promise<WalkedFile
   return out;
 }
 
-/** The keys walkObjects would find, without a stat per file; read synchronously, a slice of directories per turn. */
-export async function walkKeys(root: string, dir: string): Promise<string[]> {
+/**
+ * The keys walkObjects would find, without a stat per file; read synchronously, a slice of directories per turn.
+ * `onDir` is called with each directory just before it is read.
+ */
+export async function walkKeys(root: string, dir: string, onDir?: (dir: string) => void): Promise<string[]> {
   const keyBase = keyBaseOf(root, dir);
   if (keyBase === undefined) return [];
   const out: string[] = [];
@@ -49,6 +52,7 @@ export async function walkKeys(root: string, dir: string): Promise<string[]> {
   for (let n = 1; pending.length > 0; n++) {
     const at = pending.pop() as { dir: string; keyBase: string };
     let entries;
+    onDir?.(at.dir);
     try {
       entries = readdirSync(at.dir, { withFileTypes: true });
     } catch (err) {

@@ -31,8 +31,16 @@ export function checkoutFiles(path: string): string[] {
 }
 
 /** The hidden staging area under the checkout root: .scratch/<area> (no database name starts with '.'). */
-export function scratchDir(root: string, area: 'tmp' | 'sessions'): string {
+export function scratchDir(root: string, area: 'tmp' | 'sessions' | 'ref-index'): string {
   return join(root, '.scratch', area);
+}
+
+/**
+ * A database's ref index, the local cache of its refs' texts that `status <db>` reads while the store can prove it
+ * current: .scratch/ref-index/<db>.json (the name URI-encoded), beside the checkouts and never in the store.
+ */
+export function refIndexPath(root: string, db: string): string {
+  return join(scratchDir(root, 'ref-index'), `${encodeURIComponent(db)}.json`);
 }
 
 /**
