@@ -15,12 +15,14 @@ const bundle = path.join(__dirname, '..', 'dist', 'cli.cjs');
 const cachePath = `${bundle}.v8-cache`;
 let source;
 try {
-  source = fs.readFileSync(bundle, 'utf8');
+  source = fs.readFileSync(bundle, 'latin1');
 } catch {
   process.stderr.write(`offshoot: not built yet; run 'make build' (missing ${bundle})\n`);
   process.exit(1);
 }
-const build = /^\/\/ offshoot build ([0-9a-f]+)$/m.exec(source.slice(0, 512));
+// Read as latin1, which is exact for a bundle its build line calls ASCII; any other is decoded again as UTF-8.
+const build = /^\/\/ offshoot build ([0-9a-f]+)( ascii)?$/m.exec(source.slice(0, 512));
+if (build?.[2] === undefined) source = Buffer.from(source, 'latin1').toString('utf8');
 const header = build === null ? undefined : Buffer.from(`offshoot-v8-cache ${build[1]}\n`, 'latin1');
 let cachedData;
 if (header !== undefined) {

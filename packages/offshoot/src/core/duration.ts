@@ -33,7 +33,7 @@ export function parseDuration(text: string): Duration {
   if (s === '0') return 0n;
   if (s === '') throw invalid(text);
   let total = 0n;
-  const re = /^([0-9]*)(?:\.([0-9]*))?([a-zµμ]+)/;
+  const re = /^([0-9]*)(?:\.([0-9]*))?([a-z\u00b5\u03bc]+)/;
   while (s.length > 0) {
     const m = re.exec(s);
     if (!m) throw invalid(text);

@@ -43,7 +43,7 @@ test('a rebuilt bundle of the same length runs its own code, not the cached buil
   version();
   const bundle = join(dir, 'dist/cli.cjs');
   const source = readFileSync(bundle, 'utf8');
-  const build = /^\/\/ offshoot build ([0-9a-f]+)$/m.exec(source)?.[1] ?? '';
+  const build = /^\/\/ offshoot build ([0-9a-f]+)( ascii)?$/m.exec(source)?.[1] ?? '';
   assert.ok(build.length > 0, 'the bundle names its build');
   // Another build: one word of the version line changed, the same length, a new build name.
   const rebuilt = source
@@ -54,4 +54,20 @@ test('a rebuilt bundle of the same length runs its own code, not the cached buil
   writeFileSync(bundle, rebuilt);
   assert.match(version(), / NODE\d/);
   assert.match(version(), / NODE\d/);
+});
+
+test('a bundle whose build line calls it ASCII is read as such; any other is read as UTF-8', () => {
+  const bundle = join(dir, 'dist/cli.cjs');
+  copyFileSync(join(pkg, 'dist/cli.cjs'), bundle);
+  const source = readFileSync(bundle, 'utf8');
+  assert.match(source.slice(0, 200), /^\/\/ offshoot build [0-9a-f]+ ascii$/m, 'the build names an ASCII bundle');
+  assert.match(version(), / node\d/);
+  // A build with a non-ASCII character in what it prints, its build line without the word.
+  const utf8 = source
+    .replace(/offshoot build [0-9a-f]+ ascii/, `offshoot build ${'1'.repeat(32)}`)
+    .replace(/(`offshoot \$\{version\} )node(\$\{)/, '$1nöde$2');
+  assert.notEqual(utf8, source);
+  writeFileSync(bundle, utf8);
+  assert.match(version(), / nöde\d/);
+  assert.match(version(), / nöde\d/);
 });

@@ -256,7 +256,7 @@ export class S3Backend implements Backend {
   /**
    * Server-side copy. Create-only sends If-None-Match on the copy; endpoints that ignore it there (moto) are
    * covered by a HEAD of the destination first, which leaves a window in which a concurrent writer can still
-   * be overwritten — harmless for offshoot, whose copies go to fresh, randomly named lineages.
+   * be overwritten; harmless for offshoot, whose copies go to fresh, randomly named lineages.
    */
   async copy(src: string, dst: string, cond?: { ifNoneMatch: true }): Promise<void> {
     const { sdk, client, bucket, tuning } = this.s3;
