@@ -1,7 +1,7 @@
 // The local backend's indexed listing (listTexts): served from its index file only while every directory of the
 // tree is the one the index was written from, and written only for a tree that has been quiet.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -108,6 +108,17 @@ describe('indexed listing (listTexts)', () => {
     const got = await b.listTexts('refs/app/', index, indexable);
     assert.equal(got.find((g) => g.key === 'refs/app/b')?.text, 'b3');
     assert.equal(existsSync(index), true);
+  });
+
+  it("an index written for another tree (a store copied with it) is not this tree's", async () => {
+    age();
+    await b.listTexts('refs/app/', index, indexable);
+    const copy = path.join(tmp, 'copy');
+    cpSync(root, copy, { recursive: true, preserveTimestamps: true });
+    const other = new LocalBackend(copy);
+    await other.put('refs/app/main', Buffer.from('m-copy'));
+    const got = await other.listTexts('refs/app/', index, indexable);
+    assert.equal(got.find((g) => g.key === 'refs/app/main')?.text, 'm-copy');
   });
 
   it('a torn or foreign index is read around and written anew', async () => {

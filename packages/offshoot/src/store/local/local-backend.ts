@@ -257,11 +257,12 @@ export class LocalBackend implements Backend {
 
   /** Served from the index while every directory under prefix is unchanged (see tree-index.ts). */
   async listTexts(prefix: string, indexFile: string, indexable: (text: string) => boolean): Promise<KeyText[]> {
+    const dir = prefixDir(this.root, prefix);
     const list = async (onDir: (dir: string) => void) => {
-      const found = await walkKeys(this.root, prefixDir(this.root, prefix), onDir);
+      const found = await walkKeys(this.root, dir, onDir);
       return sortByteOrder(found.filter((k) => k.startsWith(prefix)));
     };
-    return indexedTexts(indexFile, list, (keys) => this.getManyText(keys), indexable);
+    return indexedTexts(indexFile, dir, list, (keys) => this.getManyText(keys), indexable);
   }
 
   /** The keys list gives, without its stat per file. */

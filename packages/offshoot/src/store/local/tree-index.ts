@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, sep } from 'node:path';
 import type { KeyText } from '../backend.js';
 
 // How long every directory of a tree must have gone unchanged (by mtime) before its listing is indexed. A
@@ -35,13 +35,16 @@ function unchanged(d: DirStamp): boolean {
   return now?.every((v, i) => v === d[i]) === true;
 }
 
-function loadIndex(file: string): IndexFile | undefined {
+// The index of the tree at treeDir, or undefined. One written for another tree (a store copied with its index, or
+// moved) names other directories, and is not this tree's however those directories stand.
+function loadIndex(file: string, treeDir: string): IndexFile | undefined {
   try {
     const idx = JSON.parse(readFileSync(file, 'utf8')) as IndexFile;
     const whole =
       idx.version === 1 &&
       Array.isArray(idx.dirs) &&
-      idx.dirs.length > 0 &&
+      idx.dirs[0]?.[0] === treeDir &&
+      idx.dirs.every((d) => d[0] === treeDir || d[0].startsWith(`${treeDir}${sep}`)) &&
       Array.isArray(idx.keys) &&
       Array.isArray(idx.texts) &&
       idx.keys.length === idx.texts.length;
@@ -74,20 +77,22 @@ function dropIndex(file: string): void {
 }
 
 /**
- * Every key of a directory tree with its text, served from an index file while each of the tree's directories is
- * the one it was when the index was written (one stat each, however many files), else listed and read anew. `list`
- * walks the tree, calling `onDir` just before it reads each directory; `read` reads the keys it found. A new index
+ * Every key of the directory tree at treeDir with its text, served from an index file while each of the tree's
+ * directories is the one it was when the index was written (one stat each, however many files), else listed and read
+ * anew. `list` walks the tree from treeDir, calling `onDir` just before it reads each directory; `read` reads the keys
+ * it found. A new index
  * is written only when no directory changed while it was read, none had changed in the QUIET_MS before, and every
  * text passes `indexable`: a file that is not what it should be (a torn ref, say) is read anew every time, so its
  * repair shows at once however it is written.
  */
 export async function indexedTexts(
   indexFile: string,
+  treeDir: string,
   list: (onDir: (dir: string) => void) => Promise<string[]>,
   read: (keys: string[]) => Promise<Array<string | undefined>>,
   indexable: (text: string) => boolean,
 ): Promise<KeyText[]> {
-  const idx = loadIndex(indexFile);
+  const idx = loadIndex(indexFile, treeDir);
   if (idx?.dirs.every(unchanged)) return idx.keys.map((key, i) => ({ key, text: idx.texts[i] as string }));
   const quietBefore = BigInt(Date.now() - QUIET_MS) * 1_000_000n;
   const dirs: DirStamp[] = [];
