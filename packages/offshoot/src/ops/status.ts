@@ -120,10 +120,11 @@ interface ListedRef {
   text: string | undefined;
 }
 
-// The refs to report, in batches. The whole store: one listing of refs/, read READ_BATCH refs at a time, the next
-// batch read while this one is reported. Named databases: each one's refs whole, in one listing of refs/<db>/ (so a
-// database's status never lists another's), from the local ref index while it is current. A named database with no
-// refs is not found, before anything is reported.
+// The refs to report, in batches. Named databases: each one's refs whole, in one listing of refs/<db>/ (so a
+// database's status never lists another's), from its ref index while that is current. A named database with no refs
+// is not found, before anything is reported. The whole store: where databases keep ref indexes, each database so, in
+// listing order; elsewhere one listing of refs/, read READ_BATCH refs at a time, the next batch read while this one
+// is reported.
 async function* refBatches(ctx: OpsContext, f: StatusFilter): AsyncGenerator<ListedRef[]> {
   if (f.dbs !== undefined) {
     const all: ListedRef[][] = [];
@@ -136,6 +137,15 @@ async function* refBatches(ctx: OpsContext, f: StatusFilter): AsyncGenerator<Lis
       all.push(refs.map(({ branch, text }) => ({ db, branch, text })));
     }
     yield* all;
+    return;
+  }
+  // Where databases keep ref indexes, the store is read one database at a time, in listing order.
+  const dbs = await ctx.store.indexedDbs();
+  if (dbs !== undefined) {
+    for (const db of dbs) {
+      const refs = await ctx.store.branchRefTexts(db, refIndexPath(ctx.checkoutRoot, db));
+      if (refs.length > 0) yield refs.map(({ branch, text }) => ({ db, branch, text }));
+    }
     return;
   }
   const pairs = await ctx.store.listAllBranches();

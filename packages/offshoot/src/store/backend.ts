@@ -100,6 +100,11 @@ export interface Backend {
    * prove that without reading the objects has it.
    */
   listTexts?(prefix: string, indexFile: string, indexable: (text: string) => boolean): Promise<KeyText[]>;
+  /**
+   * The segments directly under prefix (which ends in `/`) that have keys below them, in no order, without listing
+   * those keys. Optional: a backend with listTexts has it, so a whole listing can be read one indexed part at a time.
+   */
+  listChildren?(prefix: string): Promise<string[]>;
   /** Copies src to dst without the data passing through the caller where the backend can. */
   copy(src: string, dst: string, cond?: { ifNoneMatch: true }): Promise<void>;
   /** Releases connections and handles. */

@@ -11,6 +11,9 @@ import { refIndexPath } from '../../src/ops/helpers/context/paths.js';
 import { setProtected } from '../../src/ops/protect.js';
 import { status, type StatusReport } from '../../src/ops/status.js';
 import { touch } from '../../src/ops/touch.js';
+import { makeContext, type OpsContext } from '../../src/ops/helpers/context/context.js';
+import { LocalBackend } from '../../src/store/local/local-backend.js';
+import { Store } from '../../src/store/store.js';
 import { openTestStore, type TestStore } from './harness.js';
 
 describe('status <db> through the ref index', () => {
@@ -94,5 +97,66 @@ describe('status <db> through the ref index', () => {
     await status(ts.ctx, { db: 'other' });
     rmSync(path.join(ts.dir, 'store', 'refs', 'other'), { recursive: true });
     await assert.rejects(status(ts.ctx, { db: 'other' }), { code: 'NOT_FOUND' });
+  });
+});
+
+describe("the whole store's status, one indexed database at a time", () => {
+  let ts: TestStore;
+  let plain: OpsContext;
+  // Names that sort differently alone and as the keys' prefixes ('-' and '.' sort before '/', '_' after).
+  const DBS = ['a', 'a-b', 'a.b', 'a_b', 'b'];
+  before(async () => {
+    ts = await openTestStore();
+    for (const db of DBS) {
+      await create(ts.ctx, db);
+      await fork(ts.ctx, { db, branch: 'main' }, 'x');
+    }
+    // The same store through a backend with no index: the whole store listed and read ref by ref.
+    const backend = new Proxy(new LocalBackend(path.join(ts.dir, 'store')), {
+      get(target, key) {
+        if (key === 'listTexts' || key === 'listChildren') return undefined;
+        const v: unknown = Reflect.get(target, key, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const store = await Store.open(ts.spec, { backend });
+    plain = makeContext(store, ts.dir, { now: ts.clock.now, warn: () => undefined });
+  });
+  after(async () => {
+    await plain.store.close();
+    await ts.cleanup();
+  });
+
+  const quiet = (): void => {
+    const past = new Date(Date.now() - 3_600_000);
+    for (const db of DBS) utimesSync(path.join(ts.dir, 'store', 'refs', db), past, past);
+  };
+
+  it('reports what listing the whole store reports, in the same order, before and after indexing', async () => {
+    const want = await status(plain);
+    assert.deepEqual(
+      want.branches.map((b) => `${b.db}/${b.branch}`),
+      ['a-b/main', 'a-b/x', 'a.b/main', 'a.b/x', 'a/main', 'a/x', 'a_b/main', 'a_b/x', 'b/main', 'b/x'],
+    );
+    assert.deepEqual(await status(ts.ctx), want);
+    quiet();
+    assert.deepEqual(await status(ts.ctx), want);
+    for (const db of DBS) assert.equal(existsSync(refIndexPath(ts.ctx.checkoutRoot, db)), true);
+    assert.deepEqual(await status(ts.ctx), want);
+    assert.deepEqual(
+      await status(ts.ctx, { states: ['idle'], limit: 3 }),
+      await status(plain, { states: ['idle'], limit: 3 }),
+    );
+  });
+
+  it('a change to one indexed database shows in the next status of the whole store', async () => {
+    quiet();
+    await status(ts.ctx);
+    await fork(ts.ctx, { db: 'a.b', branch: 'x' }, 'y');
+    await destroy(ts.ctx, { db: 'b', branch: 'x' }, { force: true });
+    const got = await status(ts.ctx);
+    assert.deepEqual(got, await status(plain));
+    assert.ok(got.branches.some((b) => b.db === 'a.b' && b.branch === 'y'));
+    assert.ok(!got.branches.some((b) => b.db === 'b' && b.branch === 'x'));
   });
 });

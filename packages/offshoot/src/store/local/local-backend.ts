@@ -1,4 +1,4 @@
-import { constants, readFileSync } from 'node:fs';
+import { constants, type Dirent, readFileSync, readdirSync } from 'node:fs';
 import { copyFile, lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -24,7 +24,7 @@ import { isMissing, notFound, storeError } from './fs-errors.js';
 import { createGroup } from './group-create.js';
 import { DEFAULT_LOCK_TIMINGS, withKeyLock } from './key-lock.js';
 import type { LockTimings } from './key-lock.js';
-import { LOCK_SUFFIX, checkKey, keyPath, keyPaths, prefixDir } from './key-path.js';
+import { LOCK_SUFFIX, checkKey, isHiddenName, keyPath, keyPaths, prefixDir, segmentOfFileName } from './key-path.js';
 import { linkCreateOnly } from './link-create-only.js';
 import { linkHandedOver } from './link-handed-over.js';
 import { pruneEmptyDirs } from './prune-empty-dirs.js';
@@ -263,6 +263,23 @@ export class LocalBackend implements Backend {
       return sortByteOrder(found.filter((k) => k.startsWith(prefix)));
     };
     return indexedTexts(indexFile, dir, list, (keys) => this.getManyText(keys), indexable);
+  }
+
+  /** The directories under prefix's directory, by key segment: one readdir. */
+  async listChildren(prefix: string): Promise<string[]> {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(prefixDir(this.root, prefix), { withFileTypes: true });
+    } catch (err) {
+      if (isMissing(err)) return [];
+      throw storeError(err, prefix, 'read');
+    }
+    const out: string[] = [];
+    for (const e of entries) {
+      const seg = e.isDirectory() && !isHiddenName(e.name) ? segmentOfFileName(e.name) : undefined;
+      if (seg !== undefined) out.push(seg);
+    }
+    return out;
   }
 
   /** The keys list gives, without its stat per file. */
