@@ -36,7 +36,7 @@ export function scratchDir(root: string, area: 'tmp' | 'sessions' | 'ref-index')
 }
 
 /**
- * A database's ref index, the local cache of its refs' texts that `status <db>` reads while the store can prove it
+ * A database's ref index, the local cache of its refs' texts that status reads while the store can prove it
  * current: .scratch/ref-index/<db>.json (the name URI-encoded), beside the checkouts and never in the store.
  */
 export function refIndexPath(root: string, db: string): string {
