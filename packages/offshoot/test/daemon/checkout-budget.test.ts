@@ -153,6 +153,11 @@ describe('eviction under -max-open 2', () => {
     const o = await ok(d, { op: 'open', db: 'app', branch: 'b3' });
     const b3 = String(o.checkout);
     runSql(b3, "CREATE TABLE IF NOT EXISTS kept(v); INSERT INTO kept VALUES ('captured');");
+    // Captured before the next opens, so b3 is the least recently active when they need its place.
+    await until(async () => {
+      const st = await d.request({ op: 'status' });
+      return st.sessions?.find((x) => x.branch === 'b3')?.capture_lag_bytes === 0;
+    }, "b3's write captured");
     await ok(d, { op: 'open', db: 'app', branch: 'b1' });
     await ok(d, { op: 'open', db: 'app', branch: 'b2' });
     assert.ok((await evictedOf(d)).includes('b3'));
