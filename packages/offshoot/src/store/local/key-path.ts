@@ -28,6 +28,11 @@ export function segmentFileName(seg: string): string {
   return isHiddenName(seg) || seg.startsWith(ESCAPE) ? ESCAPE + seg + ESCAPE : seg;
 }
 
+/** The key segment a directory entry stands for, or undefined for bookkeeping and names the backend never makes. */
+export function keySegmentOf(name: string): string | undefined {
+  return isHiddenName(name) ? undefined : segmentOfFileName(name);
+}
+
 /** The key segment a file name stores, or undefined for a name segmentFileName never makes. */
 export function segmentOfFileName(name: string): string | undefined {
   if (!name.startsWith(ESCAPE)) return name;

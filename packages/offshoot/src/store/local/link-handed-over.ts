@@ -12,18 +12,19 @@ const LINK_ATTEMPTS = 8;
 /**
  * Puts a handed-over file at `file` create-only without copying it: hashed and fsynced where it is, then hard-linked
  * (link() fails with EEXIST if the key exists) and the link made durable, so the object costs no second write of its
- * bytes. Resolves with the etag, or undefined when the file is on another filesystem than the store rooted at root
- * (told by the device before any read or fsync, else by EXDEV), where the caller copies it instead. The file is left at its own name, for the caller to remove. A failure to read the
- * file is its raw fs error (its path the file's); a failure to link it, the store's error for key.
+ * bytes. Resolves with the etag, or undefined when the file is on another filesystem than the store (device
+ * `storeDev`; told by the device before any read or fsync, else by EXDEV), where the caller copies it instead. The
+ * file is left at its own name, for the caller to remove. A failure to read the file is its raw fs error (its path
+ * the file's); a failure to link it, the store's error for key.
  */
 export async function linkHandedOver(
   key: string,
   source: string,
   file: string,
-  root: string,
+  storeDev: number,
 ): Promise<string | undefined> {
   // Checked first: a file that must be copied anyway would otherwise be read and fsynced twice.
-  if (statSync(source).dev !== statSync(root).dev) return undefined;
+  if (statSync(source).dev !== storeDev) return undefined;
   const handle = await open(source, 'r');
   let etag: string;
   try {

@@ -1,4 +1,4 @@
-import { constants, type Dirent, readFileSync, readdirSync } from 'node:fs';
+import { constants, type Dirent, readFileSync, readdirSync, statSync } from 'node:fs';
 import { copyFile, lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -24,7 +24,7 @@ import { isMissing, notFound, storeError } from './fs-errors.js';
 import { createGroup } from './group-create.js';
 import { DEFAULT_LOCK_TIMINGS, withKeyLock } from './key-lock.js';
 import type { LockTimings } from './key-lock.js';
-import { LOCK_SUFFIX, checkKey, isHiddenName, keyPath, keyPaths, prefixDir, segmentOfFileName } from './key-path.js';
+import { LOCK_SUFFIX, checkKey, keyPath, keyPaths, keySegmentOf, prefixDir } from './key-path.js';
 import { linkCreateOnly } from './link-create-only.js';
 import { linkHandedOver } from './link-handed-over.js';
 import { pruneEmptyDirs } from './prune-empty-dirs.js';
@@ -75,6 +75,8 @@ export class LocalBackend implements Backend {
   readonly capabilities: BackendCapabilities = { conditionalDelete: true, cheapCopy: true };
   private readonly root: string;
   private readonly timings: LockTimings;
+  // The store's device, stat'd once: a handed-over file on another one is copied, not linked.
+  private rootDev: number | undefined;
 
   constructor(root: string, opts: LocalBackendOptions = {}) {
     this.root = resolve(root);
@@ -197,7 +199,8 @@ export class LocalBackend implements Backend {
     if (ifMatch !== undefined && (await this.gone(file))) throw casConflict(key, ifMatch, undefined);
     try {
       if (!(body instanceof Uint8Array) && body.handOver && cond !== undefined && 'ifNoneMatch' in cond) {
-        const etag = await linkHandedOver(key, body.file, file, this.root);
+        this.rootDev ??= statSync(this.root).dev;
+        const etag = await linkHandedOver(key, body.file, file, this.rootDev);
         if (etag !== undefined) return etag;
       }
     } catch (err) {
@@ -276,7 +279,7 @@ export class LocalBackend implements Backend {
     }
     const out: string[] = [];
     for (const e of entries) {
-      const seg = e.isDirectory() && !isHiddenName(e.name) ? segmentOfFileName(e.name) : undefined;
+      const seg = e.isDirectory() ? keySegmentOf(e.name) : undefined;
       if (seg !== undefined) out.push(seg);
     }
     return out;

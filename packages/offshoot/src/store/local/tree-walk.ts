@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { isHiddenName, segmentOfFileName } from './key-path.js';
+import { keySegmentOf, segmentOfFileName } from './key-path.js';
 
 /** A regular file found under the store root, named by its key. */
 export interface WalkedFile {
@@ -60,8 +60,7 @@ export async function walkKeys(root: string, dir: string, onDir?: (dir: string) 
       throw err;
     }
     for (const e of entries) {
-      if (isHiddenName(e.name)) continue;
-      const seg = segmentOfFileName(e.name);
+      const seg = keySegmentOf(e.name);
       if (seg === undefined) continue;
       if (e.isDirectory()) pending.push({ dir: join(at.dir, e.name), keyBase: `${at.keyBase}${seg}/` });
       else if (e.isFile()) out.push(at.keyBase + seg);
@@ -80,20 +79,18 @@ async function walk(dir: string, keyBase: string, out: WalkedFile[]): Promise<vo
     throw err;
   }
   await Promise.all(
-    entries
-      .filter((e) => !isHiddenName(e.name))
-      .map(async (e) => {
-        // A name the backend never makes (a stray `%...` file) is no object.
-        const seg = segmentOfFileName(e.name);
-        if (seg === undefined) return;
-        const path = join(dir, e.name);
-        if (e.isDirectory()) return walk(path, `${keyBase}${seg}/`, out);
-        if (!e.isFile()) return;
-        try {
-          out.push({ key: keyBase + seg, size: (await stat(path)).size });
-        } catch (err) {
-          if (!vanished(err)) throw err;
-        }
-      }),
+    entries.map(async (e) => {
+      // Bookkeeping, or a name the backend never makes (a stray `%...` file), is no object.
+      const seg = keySegmentOf(e.name);
+      if (seg === undefined) return;
+      const path = join(dir, e.name);
+      if (e.isDirectory()) return walk(path, `${keyBase}${seg}/`, out);
+      if (!e.isFile()) return;
+      try {
+        out.push({ key: keyBase + seg, size: (await stat(path)).size });
+      } catch (err) {
+        if (!vanished(err)) throw err;
+      }
+    }),
   );
 }
