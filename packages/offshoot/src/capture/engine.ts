@@ -600,8 +600,7 @@ export class CaptureEngine {
     // Frames decide, so one bulk transaction is followed by a takeover as promptly as many small ones, and the -wal
     // stays small whatever the transactions look like.
     if (!idle && !this.#takeoverDue()) return;
-    const mayLock = this.#captured >= this.#takeoverTransactions || this.#framesConsumed() >= this.#resetFrames;
-    const outcome = await this.#takeover(mayLock);
+    const outcome = await this.#takeover();
     // Not folded with the writer idle: a reader pins an old snapshot, and trying again at every tick would be in
     // vain. Under a busy writer the next try comes takeoverFrames later anyway.
     if (outcome === 'pinned' && idle) this.#takeoverAfter = Date.now() + TAKEOVER_RETRY_MS;
@@ -610,12 +609,15 @@ export class CaptureEngine {
   // A takeover backfills everything captured without holding any writer up; when a commit raced that (a writer
   // that never pauses) and the -wal has grown to resetFrames, it folds the rest under the write lock, so that the
   // writer resets the WAL at its next commit all the same.
-  async #takeover(mayLock: boolean): Promise<'folded' | 'pinned' | 'aborted'> {
+  async #takeover(): Promise<'folded' | 'pinned' | 'aborted'> {
     const conn = this.#requireConn();
     const helper = this.#requireHelper();
     const backfill = await this.#backfillPinned(conn, helper);
     this.#framesAtTakeover = this.#framesConsumed();
     if (backfill === 'aborted') return 'aborted';
+    // Judged by what the backfill captured, not by what was captured when the takeover began: a capture that lags
+    // a writer catches up in the backfill, and the -wal it leaves is as long as that.
+    const mayLock = this.#captured >= this.#takeoverTransactions || this.#framesConsumed() >= this.#resetFrames;
     if (backfill === 'partial' && !(mayLock && (await this.#foldUnderWriteLock(conn, helper)))) return 'pinned';
     this.#takeovers++;
     this.#captured = 0;

@@ -185,6 +185,31 @@ test('commits that land while the takeover waits for the write lock are captured
   }
 });
 
+test('a capture that lags its writer may take the write lock once its backfill has caught up past resetFrames', async () => {
+  const f = fixture();
+  try {
+    const engine = f.engine({ pollMs: 1, takeoverFrames: 16, resetFrames: 48, idleTakeoverMs: HOUR });
+    await engine.start();
+    // A backlog of 100 frames, written before the ticker runs: its drain stops at 16 frames, when a takeover is due,
+    // and the takeover's backfill captures the other 84. A commit racing the backfill makes it partial.
+    f.insert(100);
+    const restore = injectAt('pragma', 'wal_checkpoint(PASSIVE)', 'before', () => f.insert(1));
+    try {
+      await waitFor('a takeover', () => engine.takeovers === 1);
+    } finally {
+      restore();
+    }
+    const [row] = f.writer.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number; checkpointed: number }>;
+    assert.equal(row?.checkpointed, row?.log, 'the takeover folded the whole -wal under the write lock');
+    f.insert(2);
+    await converge(engine, f);
+    assert.equal(f.sink.applies, 103, 'every commit was applied once');
+    assert.equal(engine.rebases, 1);
+  } finally {
+    await f.cleanup();
+  }
+});
+
 test('after a takeover the engine still pins the -wal: a foreign TRUNCATE cannot fold the new generation away', async () => {
   const f = fixture();
   try {
@@ -218,12 +243,18 @@ test('a stock CLI writer that never pauses: takeovers fold the -wal under the wr
     const walPath = `${f.db}-wal`;
     f.insert(1);
     const before = salt1(walPath);
-    // The CLI is fed without a pause until the engine has folded the -wal twice, however slow this machine is.
+    // The CLI is fed without a pause until the engine has folded the -wal twice. On a loaded machine the CLI can
+    // outrun the capture, whose backlog would then grow without end: it is fed only while that backlog is short.
     const writer = cliFeed(f.db);
     await writer.write('.timeout 5000\n');
     const chunk = 50;
+    const lead = 2000;
     let n = 0;
-    while (engine.takeovers < 2 && n < 200_000) {
+    while (engine.takeovers < 2) {
+      if (n - f.sink.applies >= lead) {
+        await waitFor('the capture to catch up', () => n - f.sink.applies < lead / 2, 120_000);
+        continue;
+      }
       await writer.write('INSERT INTO t(body) VALUES (randomblob(100));\n'.repeat(chunk));
       n += chunk;
     }
