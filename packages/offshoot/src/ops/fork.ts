@@ -101,6 +101,14 @@ function checkOptions(opts: ForkOptions): Meta | undefined {
  * The source's state to fork: a checkpoint's txid, else the head after checkpointing a dirty checkout. `read` is the
  * source's ref as the caller read it (alongside its own checks), so a clean fork reads the source once.
  */
+/**
+ * The resolver a fork plans with: by key alone, since a fork needs only which objects the chain holds, and listing
+ * sizes would cost one stat per object the source's lineage ever wrote (a long-lived branch's whole history).
+ */
+function forkResolver(ctx: OpsContext): ChainResolver {
+  return new ChainResolver(ctx.store, { sizes: false });
+}
+
 async function forkPoint(
   ctx: OpsContext,
   src: Target,
@@ -170,7 +178,7 @@ export async function fork(
     });
   }
   const { ref, txid } = await forkPoint(ctx, src, opts, source);
-  const fresh = await planLineageAt(ctx, src.db, new ChainResolver(ctx.store), ref.lineage, txid);
+  const fresh = await planLineageAt(ctx, src.db, forkResolver(ctx), ref.lineage, txid);
   const now = ctx.now();
   const child = childRef(src, txid, fresh, opts, meta, now);
   const made = await ctx.store.createForkRefs(src.db, [{ branch: newBranch, ref: child }]);
@@ -231,7 +239,7 @@ export async function forkMany(
     );
   }
   const { ref, txid } = await forkPoint(ctx, src, opts, readBranch(ctx, src.db, src.branch));
-  const fresh = await newLineagesAt(ctx, src.db, new ChainResolver(ctx.store), ref.lineage, txid);
+  const fresh = await newLineagesAt(ctx, src.db, forkResolver(ctx), ref.lineage, txid);
   const now = ctx.now();
   const created: string[] = [];
   try {

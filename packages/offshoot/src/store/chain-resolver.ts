@@ -27,7 +27,14 @@ export class ChainResolver {
   // Set by fromListing: the data/ keys listed once, standing in for every lineage's own listing.
   private listed: { objects: Map<string, DataObject[]>; bases: Set<string> } | undefined;
 
-  constructor(private readonly store: Store) {}
+  /**
+   * `sizes: false` lists lineages by key alone: members then carry no size, for a caller that needs only which objects
+   * a chain holds and how they join (a fork's plan), never a download's progress or a chain's bytes.
+   */
+  constructor(
+    private readonly store: Store,
+    private readonly opts: { sizes?: boolean } = {},
+  ) {}
 
   /**
    * A resolver that answers every lineage's listing from one listing of data/, and reads only the base pointers that
@@ -94,7 +101,9 @@ export class ChainResolver {
   objects(lineage: string): Promise<DataObject[]> {
     let p = this.listings.get(lineage);
     if (!p) {
-      p = this.listed ? Promise.resolve(this.listed.objects.get(lineage) ?? []) : this.store.listLineage(lineage);
+      p = this.listed
+        ? Promise.resolve(this.listed.objects.get(lineage) ?? [])
+        : this.store.listLineage(lineage, this.opts);
       this.listings.set(lineage, p);
     }
     return p;

@@ -411,10 +411,20 @@ export class Store {
     await this.backend.put(key, body, { ifNoneMatch: true });
   }
 
-  /** Every LTX object of a lineage, with sizes. */
-  async listLineage(lineage: string): Promise<DataObject[]> {
+  /**
+   * Every LTX object of a lineage, with sizes unless `sizes` is false: then from a key listing, which on the local
+   * backend reads the directories and stats nothing, so its cost follows the lineage's directories, not its objects.
+   */
+  async listLineage(lineage: string, opts: { sizes?: boolean } = {}): Promise<DataObject[]> {
     checkLineageId(lineage);
     const out: DataObject[] = [];
+    if (opts.sizes === false) {
+      for (const key of await this.backend.listKeys(lineagePrefix(lineage))) {
+        const d = parseDataKey(key);
+        if (d) out.push(d);
+      }
+      return out;
+    }
     for (const o of await this.backend.list(lineagePrefix(lineage))) {
       const d = parseDataKey(o.key);
       if (d) out.push({ ...d, size: o.size });

@@ -286,3 +286,56 @@ describe('chains stay bounded', () => {
     }
   });
 });
+
+describe('a fork of a branch with a long history', () => {
+  it('lists the lineages it resolves by key alone, never with sizes (a stat per object on the local backend)', async () => {
+    const listings: Array<{ op: string; prefix: string }> = [];
+    const ts = await openTestStore({
+      wrap: (b) =>
+        new Proxy(b, {
+          get(target, prop, receiver) {
+            const v: unknown = Reflect.get(target, prop, receiver);
+            if (typeof v !== 'function') return v;
+            if (prop !== 'list' && prop !== 'listKeys') return v.bind(target);
+            return (prefix: string) => {
+              listings.push({ op: prop, prefix });
+              return v.call(target, prefix);
+            };
+          },
+        }),
+    });
+    try {
+      const main = { db: 'hist', branch: 'main' };
+      await create(ts.ctx, 'hist');
+      const co = await checkout(ts.ctx, main);
+      runSql(co.path, 'CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER);');
+      for (let i = 0; i < 6; i++) {
+        runSql(co.path, `INSERT INTO t(v) VALUES (${i});`);
+        await checkpoint(ts.ctx, main, `c${i}`);
+      }
+      const { ref } = await ts.store.getRef('hist', 'main');
+      const sized = await ts.store.listLineage(ref.lineage);
+      const keyed = await ts.store.listLineage(ref.lineage, { sizes: false });
+      assert.ok(sized.length >= 6, `the lineage holds its history: ${sized.length} objects`);
+      assert.deepEqual(
+        keyed.map((o) => o.key),
+        sized.map((o) => o.key),
+      );
+      assert.ok(keyed.every((o) => o.size === undefined) && sized.every((o) => (o.size ?? 0) > 0));
+      listings.length = 0;
+      const r = await fork(ts.ctx, main, 'child');
+      assert.equal(r.mode, 'shared');
+      const data = listings.filter((l) => l.prefix.startsWith('data/'));
+      assert.ok(data.length > 0, 'the fork lists the chain it depends on');
+      assert.deepEqual(
+        data.filter((l) => l.op !== 'listKeys'),
+        [],
+        'no listing of data/ with sizes',
+      );
+      const child = await checkout(ts.ctx, { db: 'hist', branch: 'child' });
+      assert.equal(query(child.path, 'SELECT group_concat(v) FROM t').trim(), '0,1,2,3,4,5');
+    } finally {
+      await ts.cleanup();
+    }
+  });
+});
