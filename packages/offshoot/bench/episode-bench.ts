@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { connect, type Client } from '@offshoot/client';
 import { makeStoreDir, startDaemon, type StoreDir } from '../test/daemon/daemon-process.js';
 import { mountReflinkXfs, reflinkMountMissing, type ReflinkMount } from '../test/support/xfs-reflink.js';
-import { median, ms, printTable } from './measure.js';
+import { median, ms, percentile, printTable } from './measure.js';
 
 const MiB = 1 << 20;
 const SIZES_MIB = (process.env.OFFSHOOT_BENCH_EPISODE_SIZES ?? '10,1024').split(',').map(Number);
@@ -32,12 +32,6 @@ interface Filesystem {
 
 /** Per-step samples (ms) of a series of episodes. */
 type Steps = Record<string, number[]>;
-
-/** The nearest-rank percentile of a sample. */
-function percentile(xs: readonly number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
-}
 
 /** A seed of one table of 3,000-byte rows, `mib` MiB in all. */
 function buildBlobSeed(path: string, mib: number): void {

@@ -7,12 +7,18 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }
 
-/** Runs fn `runs` times (after `setup` each time, untimed) and returns the median wall time in milliseconds. */
-export async function timeMedian(
+/** The nearest-rank percentile of a sample. */
+export function percentile(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
+}
+
+/** Runs fn `runs` times (after `setup` each time, untimed) and returns each run's wall time in milliseconds. */
+export async function timeSamples(
   runs: number,
   fn: (i: number) => Promise<unknown> | unknown,
   setup?: (i: number) => Promise<unknown> | unknown,
-): Promise<number> {
+): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     if (setup) await setup(i);
@@ -20,7 +26,16 @@ export async function timeMedian(
     await fn(i);
     times.push(performance.now() - t0);
   }
-  return median(times);
+  return times;
+}
+
+/** Runs fn `runs` times (after `setup` each time, untimed) and returns the median wall time in milliseconds. */
+export async function timeMedian(
+  runs: number,
+  fn: (i: number) => Promise<unknown> | unknown,
+  setup?: (i: number) => Promise<unknown> | unknown,
+): Promise<number> {
+  return median(await timeSamples(runs, fn, setup));
 }
 
 /** Like timeMedian, but returns the median of wall and of process CPU time (user + system, every thread). */
