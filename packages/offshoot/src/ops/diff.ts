@@ -107,7 +107,8 @@ export async function diff(
   right: Target,
   opts: DiffOpOptions = {},
 ): Promise<DiffResult> {
-  const resolver = new ChainResolver(ctx.store);
+  // By key alone: a diff reads its chains' pages and page indexes by key, never their sizes.
+  const resolver = new ChainResolver(ctx.store, { sizes: false });
   const l = await diffSide(ctx, left, resolver);
   try {
     const r = await diffSide(ctx, right, resolver);

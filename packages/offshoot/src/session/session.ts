@@ -427,7 +427,7 @@ export class Session {
               await cachedChain(
                 this.ctx,
                 this.db,
-                await new ChainResolver(this.ctx.store).resolve(cur.ref.lineage, cur.ref.head_txid),
+                await new ChainResolver(this.ctx.store, { sizes: false }).resolve(cur.ref.lineage, cur.ref.head_txid),
               )
             ).path;
           bytes = await writeSnapshot(batch, base, join(this.scratch, 'snapshot-work.db'), txid, out, Date.now());
@@ -492,7 +492,8 @@ export class Session {
   private async chainAt(ref: Ref): Promise<DataObject[]> {
     if (this.chain && this.chain.lineage === ref.lineage && this.chain.head === ref.head_txid)
       return this.chain.members;
-    const chain = await new ChainResolver(this.ctx.store).resolve(ref.lineage, ref.head_txid);
+    // By key alone: the flushes and merges that carry it forward need its members' keys and spans, not their sizes.
+    const chain = await new ChainResolver(this.ctx.store, { sizes: false }).resolve(ref.lineage, ref.head_txid);
     this.chain = { lineage: ref.lineage, head: ref.head_txid, members: chain.members };
     return chain.members;
   }

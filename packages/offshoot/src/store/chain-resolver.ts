@@ -29,7 +29,8 @@ export class ChainResolver {
 
   /**
    * `sizes: false` lists lineages by key alone: members then carry no size, for a caller that needs only which objects
-   * a chain holds and how they join (a fork's plan), never a download's progress or a chain's bytes.
+   * a chain holds and how they join (a fork's plan, a checkout's cache lookup, a diff), never a chain's bytes; a build
+   * that reports progress states its members' sizes itself.
    */
   constructor(
     private readonly store: Store,

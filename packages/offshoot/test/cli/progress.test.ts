@@ -1,6 +1,8 @@
 // Progress bars speak bytes: MiB done of total, the rate and an ETA, under the label of the verb doing the work.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { progressLine } from '../../src/cli/progress.js';
 import type { ProgressSink } from '../../src/ops/helpers/context/context.js';
@@ -9,6 +11,7 @@ import { checkpoint } from '../../src/ops/checkpoint.js';
 import { compact } from '../../src/ops/compact.js';
 import { create } from '../../src/ops/create.js';
 import { fork } from '../../src/ops/fork.js';
+import { ChainResolver } from '../../src/store/chain-resolver.js';
 import { openTestStore } from '../ops/harness.js';
 
 const MIB = 1024 * 1024;
@@ -37,6 +40,37 @@ test('compact reports its progress as compact, not as a checkout', async () => {
     assert.equal(r.compacted, true);
     assert.ok(labels.length > 0, 'compact showed progress');
     for (const l of labels) assert.equal(l, 'compact app@kid');
+  } finally {
+    await ts.cleanup();
+  }
+});
+
+test('a checkout built from a chain listed by key alone reports progress against the bytes it downloads', async () => {
+  const ts = await openTestStore();
+  try {
+    await create(ts.ctx, 'app');
+    const co = await checkout(ts.ctx, { db: 'app', branch: 'main' });
+    execFileSync('sqlite3', [co.path, 'CREATE TABLE t(v); INSERT INTO t VALUES (randomblob(300000));']);
+    await checkpoint(ts.ctx, { db: 'app', branch: 'main' }, 'one');
+    execFileSync('sqlite3', [co.path, 'INSERT INTO t VALUES (randomblob(100000));']);
+    await checkpoint(ts.ctx, { db: 'app', branch: 'main' }, 'two');
+    await fork(ts.ctx, { db: 'app', branch: 'main' }, 'kid');
+    // No cache entry to clone: the checkout downloads and applies the whole chain.
+    rmSync(join(ts.ctx.checkoutRoot, 'checkouts-ro'), { recursive: true, force: true });
+    const totals: number[] = [];
+    let done = 0;
+    const sink = (): ProgressSink => ({
+      start: (_label, total) => void totals.push(total),
+      update: (n) => void (done = n),
+      stop: () => {},
+    });
+    await checkout(ts.context({ progress: sink }), { db: 'app', branch: 'kid' });
+    const { ref } = await ts.store.getRef('app', 'main');
+    const chain = await new ChainResolver(ts.store).resolve(ref.lineage, ref.head_txid);
+    const bytes = chain.members.reduce((a, m) => a + (m.size ?? 0), 0);
+    assert.ok(chain.members.length >= 2 && bytes > 300_000, `${chain.members.length} members, ${bytes} bytes`);
+    assert.deepEqual(totals, [bytes]);
+    assert.equal(done, bytes);
   } finally {
     await ts.cleanup();
   }

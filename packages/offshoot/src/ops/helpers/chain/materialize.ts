@@ -139,14 +139,26 @@ export function prefixIds(members: readonly DataObject[]): string[] {
  * keepSums) fast hash as it writes, so the page sums need no second read of the file. A member that fails
  * verification is named.
  */
+/**
+ * The chain with its members' sizes, which a progress bar totals: a resolver that listed keys alone left them unknown,
+ * so each is statted here, once a build is about to download them, and only when progress is reported.
+ */
+async function withSizes(ctx: OpsContext, chain: ResolvedChain, label: string | undefined): Promise<ResolvedChain> {
+  if (label === undefined || ctx.progress === undefined || chain.members.every((m) => m.size !== undefined))
+    return chain;
+  const infos = await Promise.all(chain.members.map((m) => ctx.store.backend.stat(m.key)));
+  return { ...chain, members: chain.members.map((m, i) => ({ ...m, size: infos[i]?.size ?? 0 })) };
+}
+
 async function buildChain(
   ctx: OpsContext,
   dir: string,
-  chain: ResolvedChain,
+  unsized: ResolvedChain,
   tmp: string,
   label: string | undefined,
   keepSums = true,
 ): Promise<{ applied: ChainResult; sums: PageSums }> {
+  const chain = await withSizes(ctx, unsized, label);
   const ids = prefixIds(chain.members);
   const reading: Reading = { current: undefined };
   let appliedSums: BigUint64Array | undefined;

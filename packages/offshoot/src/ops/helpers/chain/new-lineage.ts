@@ -3,7 +3,7 @@ import { snapshotKey } from '../../../core/keys.js';
 import { newLineageId } from '../../../core/lineage.js';
 import type { BasePointer } from '../../../core/ref.js';
 import { encodeSnapshotFromDb } from '../../../ltx/encoder.js';
-import { ChainResolver } from '../../../store/chain-resolver.js';
+import type { ChainResolver } from '../../../store/chain-resolver.js';
 import type { OpsContext } from '../context/context.js';
 import { materializeTo } from './materialize.js';
 import { withTempDir } from '../context/temp-dir.js';
@@ -39,13 +39,9 @@ export async function copySnapshot(
     await ctx.store.backend.copy(only.key, dst, { ifNoneMatch: true });
     return 'fast';
   }
-  // A resolver that listed keys alone (a fork's) left the members without sizes, which the copy's progress counts.
-  const sized = chain.members.every((m) => m.size !== undefined)
-    ? chain
-    : await new ChainResolver(ctx.store).resolve(lineage, txid);
   await withTempDir(ctx, async (dir) => {
     const file = join(dir, 'state.db');
-    await materializeTo(ctx, db, sized, file, label);
+    await materializeTo(ctx, db, chain, file, label);
     const ltx = join(dir, 'snapshot.ltx');
     await encodeSnapshotFromDb(file, ltx, { txid, timestamp: ctx.now().getTime() });
     await ctx.store.putData(dst, { file: ltx });

@@ -48,7 +48,8 @@ export async function stageCheckout(
 ): Promise<StagedCheckout> {
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   await mkdir(dirname(path), { recursive: true });
-  const chain = await new ChainResolver(ctx.store).resolve(ref.lineage, ref.head_txid);
+  // By key alone: a cached entry is found by its members' keys, and a build states the sizes it reports.
+  const chain = await new ChainResolver(ctx.store, { sizes: false }).resolve(ref.lineage, ref.head_txid);
   const tmp = tempPathFor(path);
   try {
     for (let attempt = 0; ; attempt++) {
