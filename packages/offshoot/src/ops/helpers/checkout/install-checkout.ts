@@ -2,7 +2,7 @@ import { utimesSync } from 'node:fs';
 import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Ref } from '../../../core/ref.js';
-import { tempPathFor } from '../../../platform/atomic-file.js';
+import { fsyncPath, tempPathFor } from '../../../platform/atomic-file.js';
 import {
   backdatedSeconds,
   type CheckoutIdentity,
@@ -10,7 +10,7 @@ import {
   type Sidecar,
   writeSidecar,
 } from '../../../sqlite/checkout-sidecar.js';
-import { cloneOrCopy } from '../../../sqlite/clone-file.js';
+import { type CloneMethod, cloneOrCopy } from '../../../sqlite/clone-file.js';
 import { type PageSums, writePageSums } from '../../../sqlite/page-sums.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import { headIdentity } from '../branch/branch-ref.js';
@@ -54,8 +54,9 @@ export async function stageCheckout(
   try {
     for (let attempt = 0; ; attempt++) {
       const entry = await explainDamage(ctx, { db, branch }, () => cachedChain(ctx, db, chain, label));
+      let method: CloneMethod;
       try {
-        await cloneOrCopy(entry.path, tmp);
+        method = await cloneOrCopy(entry.path, tmp);
       } catch (err) {
         // The ro-cache janitor may evict an entry between lookup and clone; rebuilding it is always correct.
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 2) throw err;
@@ -64,6 +65,10 @@ export async function stageCheckout(
       await chmod(tmp, 0o644);
       const past = backdatedSeconds(ctx.now().getTime());
       utimesSync(tmp, past, past);
+      // SQLite makes a commit durable in the -wal or journal alone and trusts the main file already is: a copy must
+      // be on the disk before anyone writes on top of it (a reflink clone's blocks are the source's, which the
+      // filesystem writes before it shares them). On ext4 the first fsync after the copy wrote it anyway.
+      if (method === 'copy') await fsyncPath(tmp);
       const m = entry.result;
       const identity = headIdentity(ref);
       const sidecar: Sidecar = {
