@@ -55,9 +55,16 @@ export class PageSums {
 
   /** The rolling LTX checksum of the database these sums describe (lock page recorded as 0n, so skipped). */
   rollingChecksum(): bigint {
-    let c = 0n;
-    for (const s of this.sums) c ^= s;
-    return CHECKSUM_FLAG | c;
+    // XOR by 32-bit halves: a BigInt per page cost ~50 ns, 17 ms for a 1.3 GiB checkout, paid at every session open.
+    const words = new Uint32Array(this.sums.buffer, this.sums.byteOffset, 2 * this.sums.length);
+    let even = 0;
+    let odd = 0;
+    for (let i = 0; i < words.length; i += 2) {
+      even ^= words[i] as number;
+      odd ^= words[i + 1] as number;
+    }
+    const [lo, hi] = SWAP ? [even, odd] : [odd, even];
+    return CHECKSUM_FLAG | (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
   }
 
   /**

@@ -82,3 +82,23 @@ test('sidecars round-trip in both versions; version 1 (no hashes) still reads', 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the rolling checksum is the XOR of every page checksum with the flag set, whatever the values', () => {
+  const flag = 1n << 63n;
+  let x = 0x9e3779b97f4a7c15n;
+  const next = (): bigint => {
+    x = (x * 6364136223846793005n + 1442695040888963407n) & 0xffff_ffff_ffff_ffffn;
+    return x;
+  };
+  for (const n of [0, 1, 2, 7, 1000]) {
+    const backing = new BigUint64Array(n + 3);
+    for (let i = 0; i < backing.length; i++) backing[i] = next();
+    // A view that starts past its buffer's start, as a subarray would.
+    const sums = backing.subarray(2, 2 + n);
+    let want = 0n;
+    for (const s of sums) want ^= s;
+    assert.equal(new PageSums(4096, sums).rollingChecksum(), flag | want, `${n} pages`);
+  }
+  const high = new BigUint64Array([0xffff_ffff_0000_0001n, 0x8000_0000_ffff_fffen, 0n]);
+  assert.equal(new PageSums(4096, high).rollingChecksum(), flag | (0xffff_ffff_0000_0001n ^ 0x8000_0000_ffff_fffen));
+});
