@@ -14,6 +14,8 @@ import { fork } from '../../src/ops/fork.js';
 import { runGc } from '../../src/ops/gc.js';
 import { chainCacheDir } from '../../src/ops/helpers/context/paths.js';
 import { status } from '../../src/ops/status.js';
+import { readSidecar } from '../../src/sqlite/checkout-sidecar.js';
+import { pageSumsPath, readPageSums } from '../../src/sqlite/page-sums.js';
 import { exportDump, openTestStore, type TestStore } from './harness.js';
 import { dump, runSql } from './sqlite-cli.js';
 
@@ -44,6 +46,23 @@ async function seeded(ts: TestStore): Promise<string> {
 }
 
 describe('the per-chain read-only cache', () => {
+  it("gives a fork's checkout the entry's page sums byte for byte, and they vouch for the checkout", async () => {
+    const ts = await openTestStore();
+    try {
+      await seeded(ts);
+      await fork(ts.ctx, MAIN, 'kid');
+      const co = await checkout(ts.ctx, { db: 'app', branch: 'kid' });
+      const placed = readFileSync(pageSumsPath(co.path));
+      const dir = chainCacheDir(ts.dir, 'app');
+      const same = entries(ts, 'app').filter((n) => readFileSync(pageSumsPath(join(dir, n))).equals(placed));
+      assert.equal(same.length, 1, "the checkout holds its cache entry's sums");
+      const sums = await readPageSums(co.path);
+      assert.equal(sums?.rollingChecksum().toString(16), readSidecar(co.path)?.ltx_checksum);
+    } finally {
+      await ts.cleanup();
+    }
+  });
+
   it('discards and rebuilds an entry whose fingerprint changed instead of serving it', async () => {
     const ts = await openTestStore();
     try {

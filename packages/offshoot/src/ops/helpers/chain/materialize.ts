@@ -218,6 +218,14 @@ function resultOf(meta: EntryMeta, sums: PageSums): Materialized {
   };
 }
 
+/** A per-chain cache entry: its file, what it holds, and the page-sum sidecar its sums were read from or written to. */
+export interface CachedEntry {
+  path: string;
+  result: Materialized;
+  /** The entry's `.pages`, whose bytes are result.sums encoded; absent when the sums were scanned from the file. */
+  sumsFile?: string;
+}
+
 /**
  * Returns the immutable cache entry (checkouts-ro/<db>/~by-chain/<id>.db, mode 0444) for a chain, building it if
  * needed: from the longest cached prefix plus the remaining segments, or from scratch. Entries are complete and
@@ -228,12 +236,18 @@ export async function cachedChain(
   db: string,
   chain: ResolvedChain,
   label?: string,
-): Promise<{ path: string; result: Materialized }> {
+): Promise<CachedEntry> {
   const dir = chainCacheDir(ctx.checkoutRoot, db);
   const fullId = chainId(chain.members);
   const full = await readEntry(dir, fullId);
-  if (full)
-    return { path: full.path, result: resultOf(full.meta, (await readPageSums(full.path)) ?? scanFile(full.path)) };
+  if (full) {
+    const read = await readPageSums(full.path);
+    return {
+      path: full.path,
+      result: resultOf(full.meta, read ?? scanFile(full.path)),
+      ...(read !== undefined ? { sumsFile: pageSumsPath(full.path) } : {}),
+    };
+  }
   await mkdir(dir, { recursive: true });
   const final = join(dir, `${fullId}.db`);
   const tmp = tempPathFor(final);
@@ -261,6 +275,7 @@ export async function cachedChain(
         commit: applied.commit,
         sums,
       },
+      sumsFile: pageSumsPath(final),
     };
   } catch (err) {
     await rm(tmp, { force: true });

@@ -11,7 +11,7 @@ import {
   writeSidecar,
 } from '../../../sqlite/checkout-sidecar.js';
 import { type CloneMethod, cloneOrCopy } from '../../../sqlite/clone-file.js';
-import { type PageSums, writePageSums } from '../../../sqlite/page-sums.js';
+import { type PageSums, pageSumsPath, writePageSums } from '../../../sqlite/page-sums.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import { headIdentity } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
@@ -29,6 +29,8 @@ export interface StagedCheckout {
   readonly tmp: string;
   readonly sidecar: Sidecar;
   readonly sums: PageSums;
+  /** The cache entry's `.pages`, exactly these sums encoded: placed by a copy (a clone where it can), not re-encoded. */
+  readonly sumsFile?: string;
   /** Set once placeCheckout renamed it into place: its sidecars are then the ones at the path. */
   placed: boolean;
 }
@@ -78,7 +80,15 @@ export async function stageCheckout(
         commit: m.commit,
         ...fingerprintOf(tmp),
       };
-      return { path, identity, tmp, sidecar, sums: m.sums, placed: false };
+      return {
+        path,
+        identity,
+        tmp,
+        sidecar,
+        sums: m.sums,
+        ...(entry.sumsFile !== undefined ? { sumsFile: entry.sumsFile } : {}),
+        placed: false,
+      };
     }
   } catch (err) {
     await rm(tmp, { force: true });
@@ -99,7 +109,7 @@ export async function placeCheckout(staged: StagedCheckout): Promise<string> {
     // leaves sums that disagree with the checksum the `.sum` records (every reader checks that) or a `.sum` naming a
     // file not at the path.
     await Promise.all([
-      writePageSums(path, staged.sums),
+      placePageSums(staged),
       writeSidecar(path, staged.sidecar),
       rm(`${path}-wal`, { force: true }),
       rm(`${path}-shm`, { force: true }),
@@ -113,6 +123,29 @@ export async function placeCheckout(staged: StagedCheckout): Promise<string> {
     await rm(tmp, { force: true });
     throw err;
   }
+}
+
+/**
+ * Puts the staged page sums beside the checkout path: a copy of the cache entry's `.pages` when the sums were read
+ * from it (a reflink clone where the filesystem can: at 1.28 GiB they are ~5 MiB to encode and write), else encoded.
+ * Atomic like writePageSums, and like it not fsynced.
+ */
+async function placePageSums(staged: StagedCheckout): Promise<void> {
+  if (staged.sumsFile !== undefined) {
+    const dest = pageSumsPath(staged.path);
+    const tmp = tempPathFor(dest);
+    try {
+      await cloneOrCopy(staged.sumsFile, tmp);
+      await chmod(tmp, 0o644);
+      await rename(tmp, dest);
+      return;
+    } catch (err) {
+      await rm(tmp, { force: true });
+      // The ro-cache janitor may have evicted the entry since it was staged; the sums in hand are the same bytes.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  await writePageSums(staged.path, staged.sums);
 }
 
 /** Removes a staged checkout that was not placed (a no-op once it was). */
