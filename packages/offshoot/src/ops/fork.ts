@@ -98,10 +98,6 @@ function checkOptions(opts: ForkOptions): Meta | undefined {
 }
 
 /**
- * The source's state to fork: a checkpoint's txid, else the head after checkpointing a dirty checkout. `read` is the
- * source's ref as the caller read it (alongside its own checks), so a clean fork reads the source once.
- */
-/**
  * The resolver a fork plans with: by key alone, since a fork needs only which objects the chain holds, and listing
  * sizes would cost one stat per object the source's lineage ever wrote (a long-lived branch's whole history).
  */
@@ -109,6 +105,10 @@ function forkResolver(ctx: OpsContext): ChainResolver {
   return new ChainResolver(ctx.store, { sizes: false });
 }
 
+/**
+ * The source's state to fork: a checkpoint's txid, else the head after checkpointing a dirty checkout. `read` is the
+ * source's ref as the caller read it (alongside its own checks), so a clean fork reads the source once.
+ */
 async function forkPoint(
   ctx: OpsContext,
   src: Target,

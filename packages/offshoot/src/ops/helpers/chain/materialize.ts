@@ -134,12 +134,6 @@ export function prefixIds(members: readonly DataObject[]): string[] {
 }
 
 /**
- * Builds the chain's state into the private file `tmp`: from the longest valid cached prefix plus the remaining
- * members, or from scratch. Nothing is added to the cache. The apply keeps every page's LTX checksum and (with
- * keepSums) fast hash as it writes, so the page sums need no second read of the file. A member that fails
- * verification is named.
- */
-/**
  * The chain with its members' sizes, which a progress bar totals: a resolver that listed keys alone left them unknown,
  * so each is statted here, once a build is about to download them, and only when progress is reported.
  */
@@ -150,6 +144,12 @@ async function withSizes(ctx: OpsContext, chain: ResolvedChain, label: string | 
   return { ...chain, members: chain.members.map((m, i) => ({ ...m, size: infos[i]?.size ?? 0 })) };
 }
 
+/**
+ * Builds the chain's state into the private file `tmp`: from the longest valid cached prefix plus the remaining
+ * members, or from scratch. Nothing is added to the cache. The apply keeps every page's LTX checksum and (with
+ * keepSums) fast hash as it writes, so the page sums need no second read of the file. A member that fails
+ * verification is named.
+ */
 async function buildChain(
   ctx: OpsContext,
   dir: string,
