@@ -28,6 +28,8 @@ let liveState: 'off' | 'connected' | 'reconnecting' = 'off';
 let ticking: ReturnType<typeof setInterval> | undefined;
 let generation = 0;
 let lastTree: { sig: string; el: HTMLElement; drawing: Element; tree: ApiTree } | undefined;
+// The storage view last drawn, and what it was drawn from.
+let lastStorage: { sig: string; el: HTMLElement } | undefined;
 // The last read of a tree, done or still under way, kept until an event, a reconnect or the refresh button says the
 // store may have changed: opening a branch of the tree on show reads only that branch, not every branch again.
 let treeRead: { db: string; tree: Promise<ApiTree> } | undefined;
@@ -208,7 +210,12 @@ async function renderRoute(): Promise<HTMLElement> {
       const st = await get<ApiStorage>(route.db ? `/api/dbs/${seg(route.db)}/storage` : '/api/storage');
       server = st.server;
       const series = server.live ? await get<ApiSeries>('/api/metrics/series') : undefined;
-      return storageView(st, series);
+      // A redraw that would draw the same keeps the drawing: no flicker, and a click that lands mid-redraw (its
+      // press on one button, its release on its replacement) is not lost.
+      const sig = JSON.stringify([route, st, series], (k, v) => (k === 'server' ? undefined : v));
+      if (lastStorage?.sig === sig) return lastStorage.el;
+      lastStorage = { sig, el: storageView(st, series) };
+      return lastStorage.el;
     }
     case 'diff': {
       const q = route.query;
