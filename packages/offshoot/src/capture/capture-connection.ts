@@ -1,9 +1,10 @@
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite/sqlite-database.js';
 import { closeSync, openSync, statSync } from 'node:fs';
 import { devNull } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fail, type OffshootError } from '../core/errors.js';
 import { openDatabase } from '../sqlite/sqlite-driver.js';
+import { sqliteCode } from '../sqlite/sqlite-result-codes.js';
 import { openFailure } from './open-failure.js';
 
 /**
@@ -32,7 +33,7 @@ export interface CheckpointResult {
 export type CheckpointMode = 'RESTART' | 'TRUNCATE';
 
 function isBusy(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
+  const code = sqliteCode(err);
   return (
     typeof code === 'string' &&
     (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || code === 'SQLITE_PROTOCOL')
@@ -40,10 +41,10 @@ function isBusy(err: unknown): boolean {
 }
 
 function sqliteFailure(err: unknown, what: string, dbPath: string): OffshootError {
-  const code = (err as { code?: unknown }).code;
+  const code = sqliteCode(err);
   // SQLite says only CANTOPEN. The database itself is not opened to find out why (closing a descriptor on it would
   // drop this process's locks on it): a spare descriptor tells a lack of them, a stat a missing file.
-  if (code === 'SQLITE_CANTOPEN') return openFailure(probeOpen(dbPath) ?? err, what);
+  if (code?.startsWith('SQLITE_CANTOPEN')) return openFailure(probeOpen(dbPath) ?? err, what);
   return fail('IO', `${what}: ${(err as Error).message}`, {
     hint: 'check that the checkout exists, is a SQLite database and is readable and writable by the daemon',
     cause: err,
@@ -92,9 +93,9 @@ export class CaptureConnection {
   readonly dbPath: string;
   /** `PRAGMA page_size`, read once at open: SQLite cannot change it in WAL mode. */
   readonly pageSize: number;
-  readonly #db: Database.Database;
+  readonly #db: SqliteDatabase;
 
-  private constructor(db: Database.Database, dbPath: string, pageSize: number) {
+  private constructor(db: SqliteDatabase, dbPath: string, pageSize: number) {
     this.#db = db;
     this.dbPath = dbPath;
     this.pageSize = pageSize;
@@ -105,7 +106,7 @@ export class CaptureConnection {
    * busyTimeoutMs bounds each synchronous lock wait (0: a lock conflict fails at once).
    */
   static async open(dbPath: string, busyTimeoutMs: number = STEP_BUSY_TIMEOUT_MS): Promise<CaptureConnection> {
-    let db: Database.Database;
+    let db: SqliteDatabase;
     try {
       db = openDatabase(dbPath, { fileMustExist: true, timeout: busyTimeoutMs });
     } catch (err) {

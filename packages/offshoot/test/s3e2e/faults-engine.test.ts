@@ -7,7 +7,7 @@
 // and a fault-free re-run must finish the job.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { hasCode, OffshootError, type ErrorCode } from '../../src/core/errors.js';
 import { lineagePrefix, refKey } from '../../src/core/keys.js';
 import type { Target } from '../../src/core/target.js';
@@ -112,7 +112,7 @@ function model(b: Bench, t: Target): BranchDumps {
 
 /** A small write to a checkout, in process: the many runs of a sweep cannot afford a sqlite3 process each. */
 function write(path: string, k: number): void {
-  const db = new Database(path);
+  const db = openDatabase(path);
   try {
     db.prepare("INSERT INTO t(v) VALUES (?), (printf('%.300c', ?))").run(`row ${k}`, 'abcdefgh'[k % 8]);
   } finally {

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite-database.js';
 import type { DiffBudget } from './diff-budget.js';
 import type { DiffStats, Row, TableDiff } from './diff-types.js';
 import { quoteIdent } from './sql-literal.js';
@@ -31,8 +31,8 @@ type RowDiffOutcome = Pick<TableDiff, 'added' | 'removed' | 'changed' | 'status'
  * In summary mode it counts with COUNT(*) and reads rows only to find a first difference between equal counts.
  */
 export function diffTableRows(
-  leftDb: Database.Database,
-  rightDb: Database.Database,
+  leftDb: SqliteDatabase,
+  rightDb: SqliteDatabase,
   plan: RowDiffPlan,
   stats: DiffStats,
 ): RowDiffOutcome {
@@ -75,7 +75,7 @@ export function diffTableRows(
 
 /** The left side's row count, from the plan's known counts when an earlier diff of the same file counted it. */
 export function leftCount(
-  db: Database.Database,
+  db: SqliteDatabase,
   plan: Pick<RowDiffPlan, 'table' | 'leftCounts'>,
   stats: DiffStats,
 ): number {
@@ -86,7 +86,7 @@ export function leftCount(
   return n;
 }
 
-function countRows(db: Database.Database, table: string, stats: DiffStats): number {
+function countRows(db: SqliteDatabase, table: string, stats: DiffStats): number {
   stats.tablesCounted++;
   const n = db
     .prepare(`SELECT count(*) FROM ${quoteIdent(table)}`)
@@ -96,7 +96,7 @@ function countRows(db: Database.Database, table: string, stats: DiffStats): numb
 }
 
 function scan(
-  db: Database.Database,
+  db: SqliteDatabase,
   table: string,
   shape: TableShape,
   rowids?: ReadonlySet<bigint>,
@@ -122,7 +122,7 @@ function scan(
 }
 
 function collectAll(
-  db: Database.Database,
+  db: SqliteDatabase,
   plan: RowDiffPlan,
   shape: TableShape,
   into: Row[],
@@ -140,8 +140,8 @@ function collectAll(
 
 /** Walks both key-ordered scans in step; with stopAtFirst it returns at the first difference, keeping no rows. */
 function mergeJoin(
-  leftDb: Database.Database,
-  rightDb: Database.Database,
+  leftDb: SqliteDatabase,
+  rightDb: SqliteDatabase,
   plan: RowDiffPlan,
   left: TableShape,
   right: TableShape,

@@ -49,21 +49,12 @@ function keywordsOf(sql: string): string {
     .trim();
 }
 
-/** What the text check found: `bareReportingPragma` for an allowed PRAGMA with no argument at all. */
-export interface ReadOnlySqlVerdict {
-  /**
-   * SQLite marks a few bare reporting pragmas as writers (`PRAGMA journal_mode` may change the mode when given one),
-   * so these skip its read-only check; the connection is read-only and query_only whatever runs on it.
-   */
-  bareReportingPragma: boolean;
-}
-
 /**
  * Checks the text of one statement before it is prepared: only SELECT, WITH, VALUES, EXPLAIN and reporting
  * PRAGMAs pass, since SQLite counts ATTACH, DETACH and VACUUM INTO as read-only. What passes must still prepare as
- * a read-only statement on a read-only, query_only connection (a bare reporting PRAGMA excepted).
+ * a read-only statement on a read-only, query_only connection.
  */
-export function checkReadOnlySql(sql: string): ReadOnlySqlVerdict {
+export function checkReadOnlySql(sql: string): void {
   const text = keywordsOf(sql);
   if (text === '') refuse('the statement is empty');
   const first = /^\(*\s*([a-z]+)/i.exec(text)?.[1]?.toLowerCase() ?? '';
@@ -76,7 +67,5 @@ export function checkReadOnlySql(sql: string): ReadOnlySqlVerdict {
     const name = m?.[1]?.toLowerCase();
     if (m === null || name === undefined || !READING_PRAGMAS.has(name))
       refuse('only reporting PRAGMAs are allowed, without "="');
-    return { bareReportingPragma: m[2] === undefined };
   }
-  return { bareReportingPragma: false };
 }
