@@ -40,6 +40,34 @@ function refuse(why: string): never {
   });
 }
 
+/**
+ * True when text follows the first statement: a `;` outside quotes, brackets and comments with anything but
+ * whitespace and comments after it. SQLite compiles only the first statement of a text and leaves the rest unread.
+ */
+function hasSecondStatement(sql: string): boolean {
+  const closers: Record<string, string> = { "'": "'", '"': '"', '`': '`', '[': ']' };
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i] ?? '';
+    const close = closers[c];
+    if (close !== undefined) {
+      const end = sql.indexOf(close, i + 1);
+      if (end < 0) return false;
+      i = end;
+    } else if (c === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      if (end < 0) return false;
+      i = end;
+    } else if (c === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      if (end < 0) return false;
+      i = end + 1;
+    } else if (c === ';') {
+      return keywordsOf(sql.slice(i + 1)).replace(/;/g, '').trim() !== '';
+    }
+  }
+  return false;
+}
+
 /** The statement with comments removed and whitespace collapsed, for keyword checks (string literals kept). */
 function keywordsOf(sql: string): string {
   return sql
@@ -57,6 +85,7 @@ function keywordsOf(sql: string): string {
 export function checkReadOnlySql(sql: string): void {
   const text = keywordsOf(sql);
   if (text === '') refuse('the statement is empty');
+  if (hasSecondStatement(sql)) refuse('one statement at a time: text follows the first ";"');
   const first = /^\(*\s*([a-z]+)/i.exec(text)?.[1]?.toLowerCase() ?? '';
   if (!READING_STATEMENTS.has(first))
     refuse(
