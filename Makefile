@@ -1,7 +1,16 @@
 # offshoot — set-up and checks. `make demo` and `make test` work on a fresh machine.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
-STAMP := node_modules/.offshoot-install-stamp
+# The Node everything runs on: the one first on PATH when offshoot supports it (22.16 or later), otherwise the pinned
+# LTS, which scripts/node-env.sh fetches from the npm registry into .cache/node/ (it carries the headers a native
+# addon build needs, so npm builds better-sqlite3, which LangGraph's stock saver and evalite use, against them).
+NODE_DIR := $(shell scripts/node-env.sh --select)
+export PATH := $(NODE_DIR):$(PATH)
+ifneq ($(wildcard $(NODE_DIR)/../include/node/node.h),)
+export npm_config_nodedir := $(abspath $(NODE_DIR)/..)
+endif
+# One install per Node ABI: native addons built for one major do not load on another.
+STAMP := node_modules/.offshoot-install-stamp-$(shell $(NODE_DIR)/node -p process.versions.modules)
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
@@ -40,13 +49,14 @@ check: build
 	$(TSC) -p packages/evalite/tsconfig.check.json
 	$(TSC) -p examples/tsconfig.json
 
+# The whole suite on the Node above, then a fast subset on every other supported major (scripts/test-node-matrix.sh).
 test: build check
 	scripts/browser-env.sh
 	scripts/reflink-env.sh
-	scripts/node22-env.sh >/dev/null
-	scripts/with-s3-server.sh scripts/run-tests.sh
-	scripts/test-python.sh test
-	scripts/test-runners.sh
+	scripts/timed.sh "node suite" scripts/with-s3-server.sh scripts/run-tests.sh
+	scripts/timed.sh "python suite" scripts/test-python.sh test
+	scripts/timed.sh "langgraph validation" scripts/test-runners.sh
+	scripts/timed.sh "node matrix" scripts/test-node-matrix.sh
 
 # The Python packages alone: their checks and tests (installs .venv-py/ on first use).
 test-python: build
@@ -56,7 +66,7 @@ test-python: build
 RGW_SUITES := test/store/s3-conformance test/store/s3-probe test/s3e2e/quickstart-s3 test/s3e2e/property-s3 \
 	test/s3e2e/fork-requests test/daemon/multi-daemon.test
 test-rgw: build
-	scripts/with-s3-server.sh --server rgw scripts/run-tests.sh $(RGW_SUITES)
+	scripts/timed.sh "rgw suites" scripts/with-s3-server.sh --server rgw scripts/run-tests.sh $(RGW_SUITES)
 
 demo: build
 	scripts/demo.sh
@@ -85,7 +95,7 @@ plugin-check:
 # make pack's tarballs installed for real into empty prefixes (better-sqlite3 built from source, twice: the install
 # and npx's own) and served with `npx -y --package <tarball> offshoot mcp`; many minutes, so CI runs it beside make test.
 test-pack: build
-	OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 scripts/run-tests.sh test/mcp/mcp-pack
+	OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 scripts/timed.sh "pack installs" scripts/run-tests.sh test/mcp/mcp-pack
 
 # Every npm workspace package as a tarball in dist/npm/, a dependency on a sibling package pointing at its tarball:
 # `npm install ./dist/npm/*.tgz` works outside the repository (docs/installation.md). Nothing is published.
