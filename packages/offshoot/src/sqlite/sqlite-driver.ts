@@ -28,10 +28,18 @@ function loadSqlite(): typeof NodeSqlite {
   }) as typeof process.emitWarning;
   try {
     const mod = process.getBuiltinModule?.('node:sqlite') as typeof NodeSqlite | undefined;
-    if (mod === undefined || typeof mod.backup !== 'function' || typeof mod.StatementSync.prototype.columns !== 'function') {
-      throw fail('UNSUPPORTED', `offshoot needs Node.js 22.16 or later (its built-in node:sqlite); this is ${process.version}`, {
-        hint: 'install a current Node.js LTS (22, 24 or 26) and run offshoot with it',
-      });
+    if (
+      mod === undefined ||
+      typeof mod.backup !== 'function' ||
+      typeof mod.StatementSync.prototype.columns !== 'function'
+    ) {
+      throw fail(
+        'UNSUPPORTED',
+        `offshoot needs Node.js 22.16 or later (its built-in node:sqlite); this is ${process.version}`,
+        {
+          hint: 'install a current Node.js LTS (22, 24 or 26) and run offshoot with it',
+        },
+      );
     }
     return mod;
   } finally {

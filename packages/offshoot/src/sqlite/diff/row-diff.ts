@@ -121,13 +121,7 @@ function scan(
     .iterate(`[${[...rowids].join(',')}]`) as IterableIterator<unknown[]>;
 }
 
-function collectAll(
-  db: SqliteDatabase,
-  plan: RowDiffPlan,
-  shape: TableShape,
-  into: Row[],
-  stats: DiffStats,
-): number {
+function collectAll(db: SqliteDatabase, plan: RowDiffPlan, shape: TableShape, into: Row[], stats: DiffStats): number {
   let n = 0;
   for (const values of scan(db, plan.table, shape)) {
     plan.budget?.charge(plan.table, shape.columns, values);

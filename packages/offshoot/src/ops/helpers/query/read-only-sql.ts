@@ -62,7 +62,11 @@ function hasSecondStatement(sql: string): boolean {
       if (end < 0) return false;
       i = end + 1;
     } else if (c === ';') {
-      return keywordsOf(sql.slice(i + 1)).replace(/;/g, '').trim() !== '';
+      return (
+        keywordsOf(sql.slice(i + 1))
+          .replace(/;/g, '')
+          .trim() !== ''
+      );
     }
   }
   return false;
