@@ -21,6 +21,8 @@ all: build
 $(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/offshoot-db-client/package.json packages/langgraph/package.json \
 		packages/ai-sdk/package.json packages/evalite/package.json
 	npm ci --no-audit --no-fund --loglevel=error
+	@# npm ci keeps a node_modules that matches the lockfile, addons built for another Node included.
+	node -e 'new (require("better-sqlite3"))(":memory:")' 2>/dev/null || npm rebuild better-sqlite3 --loglevel=error
 	touch $@
 
 install: $(STAMP)
@@ -92,8 +94,9 @@ torture: build
 plugin-check:
 	scripts/validate-plugin.sh
 
-# make pack's tarballs installed for real into empty prefixes (better-sqlite3 built from source, twice: the install
-# and npx's own) and served with `npx -y --package <tarball> offshoot mcp`; many minutes, so CI runs it beside make test.
+# make pack's tarballs installed for real into empty prefixes, install scripts run (better-sqlite3, which LangGraph's
+# stock saver brings, builds from source) and served with `npx -y --package <tarball> offshoot mcp`; minutes of npm
+# installs, so CI runs it beside make test-rgw.
 test-pack: build
 	OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 scripts/timed.sh "pack installs" scripts/run-tests.sh test/mcp/mcp-pack
 
