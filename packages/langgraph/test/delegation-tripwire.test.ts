@@ -30,4 +30,3 @@ test('every public method of the installed BaseCheckpointSaver and SqliteSaver i
   assert.deepEqual(Object.getOwnPropertyNames(SqliteSaver).sort(), ['fromConnString', 'length', 'name', 'prototype']);
   assert.ok(Object.getPrototypeOf(OffshootSaver.prototype) === BaseCheckpointSaver.prototype);
 });
-
