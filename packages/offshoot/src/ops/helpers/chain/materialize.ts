@@ -84,6 +84,9 @@ function sourcesFor(
     reading.current = m;
     const src = await ctx.store.backend.getStream(m.key);
     src.on('error', (err) => counted.destroy(err));
+    // pipe() never ends its source when the destination fails: a stop left the store object's file open until the
+    // GC closed it, which Node 26 treats as a fatal error.
+    counted.once('close', () => src.destroy());
     return src.pipe(counted);
   });
 }
