@@ -4,13 +4,20 @@ import { MAIN_BRANCH, type Target } from '../core/target.js';
 import type { Actor } from '../ops/helpers/safety/policy.js';
 import type { Request } from '../protocol/wire.js';
 
-/** The `db@branch` a request names: `db` is required, `branch` defaults to main. */
+/**
+ * The `db@branch` a request names: `db` is required, an omitted `branch` is main. An empty `branch` is an invalid
+ * name, never main: a caller that vets the name it sends (an agent's approval) must see the branch the op acts on.
+ */
 export function requestTarget(req: Request): Target {
   if (req.db === undefined || req.db === '') {
     throw fail('INVALID_ARGUMENT', `${req.op}: db is required`, { hint: 'set "db" in the request' });
   }
   const db = validateName('database', req.db);
-  const branch = req.branch === undefined || req.branch === '' ? MAIN_BRANCH : validateName('branch', req.branch);
+  if (req.branch === '')
+    throw fail('INVALID_NAME', `${req.op}: the branch name is empty`, {
+      hint: `name the branch, or leave "branch" out for ${MAIN_BRANCH}`,
+    });
+  const branch = req.branch === undefined ? MAIN_BRANCH : validateName('branch', req.branch);
   return { db, branch };
 }
 

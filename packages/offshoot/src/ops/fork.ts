@@ -12,14 +12,17 @@ import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { refuseReservedName } from './helpers/branch/undo-point-names.js';
+import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
 import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
 import { planLineageAt, newLineagesAt, type NewLineage } from './helpers/chain/new-lineage.js';
 
-/** Options of fork: a checkpoint to fork at (else the head), a TTL, meta tags. */
+/** Options of fork: a checkpoint to fork at (else the head), a TTL, meta tags, and who asks. */
 export interface ForkOptions {
   at?: string;
   ttl?: TtlArg;
   meta?: Meta;
+  /** Who asks: the checkpoint of a dirty source checkout is a write into the source, decided by the safety policy. */
+  actor?: Actor;
 }
 
 /** What fork made. */
@@ -117,7 +120,8 @@ async function forkPoint(
 ): Promise<{ ref: Ref; txid: number }> {
   let { ref } = await read;
   if (opts.at !== undefined) return { ref, txid: checkpointTxid(ref, src, opts.at) };
-  if (await checkpointIfDirty(ctx, src, ref)) ref = (await readBranch(ctx, src.db, src.branch)).ref;
+  const vet = vetWrite(ctx, src, opts.actor ?? HUMAN, 'implicit', `offshoot fork ${src.db}@${src.branch} <new>`);
+  if (await checkpointIfDirty(ctx, src, ref, vet)) ref = (await readBranch(ctx, src.db, src.branch)).ref;
   return { ref, txid: ref.head_txid };
 }
 

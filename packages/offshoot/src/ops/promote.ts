@@ -10,7 +10,7 @@ import type { OpsContext } from './helpers/context/context.js';
 import { casRepoint } from './helpers/branch/repoint.js';
 import { newLineageAt } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
-import { type Actor, HUMAN, refuseProtected, refuseUndoPointChange } from './helpers/safety/policy.js';
+import { type Actor, HUMAN, refuseProtected, refuseUndoPointChange, vetWrite } from './helpers/safety/policy.js';
 import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
 
@@ -68,9 +68,12 @@ async function promoteLeased(
   await refuseUndoPointChange(ctx, src.db, onto, tgt.ref, actor, 'promoting onto', human);
   await refuseForeignLease(ctx, src.db, onto, tgt.ref, 'promote onto');
   await checkUndoSlot(ctx, src.db, onto, 'pre-promote');
-  if (await checkpointIfDirty(ctx, src, source.ref)) source = await readBranch(ctx, src.db, src.branch);
+  if (await checkpointIfDirty(ctx, src, source.ref, vetWrite(ctx, src, actor, 'implicit', human)))
+    source = await readBranch(ctx, src.db, src.branch);
   // The refresh below replaces the target's checkout, so its uncheckpointed edits go into the undo point first.
-  if (await checkpointIfDirty(ctx, { db: src.db, branch: onto }, tgt.ref)) tgt = await readBranch(ctx, src.db, onto);
+  const target = { db: src.db, branch: onto };
+  if (await checkpointIfDirty(ctx, target, tgt.ref, vetWrite(ctx, target, actor, 'implicit', human)))
+    tgt = await readBranch(ctx, src.db, onto);
   const resolver = new ChainResolver(ctx.store);
   const txid = source.ref.head_txid;
   const fresh = await newLineageAt(ctx, src.db, resolver, source.ref.lineage, txid, {

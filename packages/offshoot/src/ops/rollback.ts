@@ -11,7 +11,7 @@ import { casRepoint } from './helpers/branch/repoint.js';
 import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { copySnapshot, newLineageAt } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
-import { type Actor, HUMAN, refuseSecondRollback, refuseUndoPointChange } from './helpers/safety/policy.js';
+import { type Actor, HUMAN, refuseSecondRollback, refuseUndoPointChange, vetWrite } from './helpers/safety/policy.js';
 import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
 
@@ -55,18 +55,12 @@ async function rollbackLeased(
   let cur = await readBranch(ctx, t.db, t.branch);
   await refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');
   const target = checkpointTxid(cur.ref, t, to);
-  await refuseUndoPointChange(
-    ctx,
-    t.db,
-    t.branch,
-    cur.ref,
-    actor,
-    'rolling back',
-    `offshoot rollback ${t.db}@${t.branch} --to ${to}`,
-  );
+  const human = `offshoot rollback ${t.db}@${t.branch} --to ${to}`;
+  await refuseUndoPointChange(ctx, t.db, t.branch, cur.ref, actor, 'rolling back', human);
   await refuseSecondRollback(ctx, t.db, t.branch, cur.ref, actor);
   await checkUndoSlot(ctx, t.db, t.branch, 'pre-rollback');
-  if (await checkpointIfDirty(ctx, t, cur.ref)) cur = await readBranch(ctx, t.db, t.branch);
+  if (await checkpointIfDirty(ctx, t, cur.ref, vetWrite(ctx, t, actor, 'implicit', human)))
+    cur = await readBranch(ctx, t.db, t.branch);
   const oldHead = cur.ref.head_txid;
   const resolver = new ChainResolver(ctx.store);
   const fresh = await newLineageAt(ctx, t.db, resolver, cur.ref.lineage, target, {

@@ -20,6 +20,6 @@ export const compactCommand: Command = {
     const t = parseTarget(inv.arg(0));
     const ctx = await inv.context();
     const { compact } = await import('../../ops/compact.js');
-    return compactOutcome(await compact(ctx, t));
+    return compactOutcome(await compact(ctx, t, { actor: inv.actor }));
   },
 };

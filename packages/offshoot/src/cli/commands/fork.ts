@@ -45,7 +45,7 @@ export const forkCommand: Command = {
   async run(inv) {
     const src = parseTarget(inv.arg(0));
     const names = inv.args.slice(1).map((n) => validateName('branch', n));
-    const opts: ForkOptions = {};
+    const opts: ForkOptions = { actor: inv.actor };
     const at = inv.flags.string('at');
     if (at !== undefined) opts.at = validateName('checkpoint', at);
     const ttl = inv.flags.string('ttl');

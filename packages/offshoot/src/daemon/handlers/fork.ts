@@ -2,7 +2,7 @@ import { parseTtl } from '../../core/duration.js';
 import { validateName } from '../../core/names.js';
 import { fail } from '../../core/errors.js';
 import { fork, forkMany, type ForkOptions } from '../../ops/fork.js';
-import { requestTarget, requiredName } from '../request-fields.js';
+import { requestActor, requestTarget, requiredName } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 import { flushSourceSession } from './source-flush.js';
 
@@ -17,12 +17,13 @@ export const forkOp: OpHandler = async (req, d) => {
     throw fail('INVALID_ARGUMENT', 'fork: give either name or names, not both', {
       hint: 'put every new branch name in "names"',
     });
-  const opts: ForkOptions = {};
+  const actor = requestActor(req);
+  const opts: ForkOptions = { actor };
   if (req.from !== undefined && req.from !== '') opts.at = validateName('checkpoint', req.from);
   const ttl = parseTtl(req.ttl, { fork: true });
   if (ttl.kind !== 'keep') opts.ttl = ttl;
   if (req.meta !== undefined) opts.meta = req.meta;
-  await flushSourceSession(d, src, 'fork', opts.at === undefined);
+  await flushSourceSession(d, src, actor, 'fork', opts.at === undefined);
   if (req.names !== undefined) {
     const started = performance.now();
     const r = await forkMany(d.ops, src, req.names, opts);

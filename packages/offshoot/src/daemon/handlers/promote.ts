@@ -14,9 +14,10 @@ export const promoteOp: OpHandler = async (req, d) => {
   const src = requestTarget(req);
   const onto = requiredName(req, 'branch', 'target branch');
   d.sessions.refuseIfPresent({ db: src.db, branch: onto }, 'promote onto');
-  await flushSourceSession(d, src, 'promote');
+  const actor = requestActor(req);
+  await flushSourceSession(d, src, actor, 'promote');
   const w = warningsOf(d.ops);
-  const r = await promote(w.ops, src, onto, { force: req.force ?? false, actor: requestActor(req) });
+  const r = await promote(w.ops, src, onto, { force: req.force ?? false, actor });
   return {
     ok: true,
     txid: r.txid,

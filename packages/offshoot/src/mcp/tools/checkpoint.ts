@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { validateMeta } from '../../core/meta.js';
 import { checkpoint } from '../../ops/checkpoint.js';
-import { branchArg, branchOr, databaseArg, metaArg, nameArg } from '../args.js';
+import { branchArg, branchOr, databaseArg, metaArg, nameArg, nameString } from '../args.js';
 import { sessionOn, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
 
@@ -18,7 +18,7 @@ export const checkpointTool = defineTool({
   annotations: HINTS.additive,
   input: {
     database: databaseArg,
-    name: z.string().describe('checkpoint name, unique on the branch (e.g. "migrated", "tests-pass")'),
+    name: nameString().describe('checkpoint name, unique on the branch (e.g. "migrated", "tests-pass")'),
     branch: branchArg('branch to checkpoint'),
     meta: metaArg,
   },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { destroy } from '../../ops/destroy.js';
-import { databaseArg, nameArg } from '../args.js';
+import { databaseArg, nameArg, nameString } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
 import { destroyThrough } from '../daemon-ops.js';
 import { defineTool, HINTS } from '../tool.js';
@@ -20,7 +20,7 @@ export const destroyTool = defineTool({
   annotations: HINTS.destructiveIdempotent,
   input: {
     database: databaseArg,
-    branch: z.string().describe('branch to destroy (required: there is no default)'),
+    branch: nameString().describe('branch to destroy (required: there is no default)'),
     force: z
       .boolean()
       .optional()

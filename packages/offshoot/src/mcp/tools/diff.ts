@@ -4,7 +4,7 @@ import { MAIN_BRANCH } from '../../core/target.js';
 import { diff } from '../../ops/diff.js';
 import { renderDiffSummary, renderDiffText } from '../../sqlite/diff/diff-format.js';
 import { diffToJson } from '../../sqlite/diff/diff-json.js';
-import { branchOr, databaseArg, nameArg } from '../args.js';
+import { branchOr, databaseArg, nameArg, nameString } from '../args.js';
 import { defineTool, HINTS } from '../tool.js';
 
 const MAX_ROWS = 500;
@@ -27,10 +27,10 @@ export const diffTool = defineTool({
   annotations: HINTS.readOnly,
   input: {
     database: databaseArg,
-    source: z.string().optional().describe(`left side branch (default "${MAIN_BRANCH}")`),
-    target: z.string().describe('right side branch (e.g. your fork)'),
-    source_at: z.string().optional().describe('a checkpoint of the left branch instead of its head'),
-    target_at: z.string().optional().describe('a checkpoint of the right branch instead of its head'),
+    source: nameString().optional().describe(`left side branch (default "${MAIN_BRANCH}")`),
+    target: nameString().describe('right side branch (e.g. your fork)'),
+    source_at: nameString().optional().describe('a checkpoint of the left branch instead of its head'),
+    target_at: nameString().optional().describe('a checkpoint of the right branch instead of its head'),
     limit: z
       .number()
       .int()

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { durationMs, formatDuration } from '../../core/duration.js';
 import { validateMeta } from '../../core/meta.js';
 import { fork, forkMany } from '../../ops/fork.js';
-import { branchArg, branchOr, databaseArg, metaArg, nameArg, ttlArg } from '../args.js';
+import { branchArg, branchOr, databaseArg, metaArg, nameArg, nameString, ttlArg } from '../args.js';
 import { withLinkedDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
 
@@ -24,9 +24,9 @@ export const forkTool = defineTool({
   annotations: HINTS.additive,
   input: {
     database: databaseArg,
-    new_branch: z.string().describe('name of the new branch (a-z, 0-9, "-", "_", ".")'),
+    new_branch: nameString().describe('name of the new branch (a-z, 0-9, "-", "_", ".")'),
     branch: branchArg('source branch'),
-    at: z.string().optional().describe('fork from this checkpoint of the source instead of its head'),
+    at: nameString().optional().describe('fork from this checkpoint of the source instead of its head'),
     ttl: z
       .string()
       .optional()
@@ -35,7 +35,7 @@ export const forkTool = defineTool({
       ),
     meta: metaArg,
     more_branches: z
-      .array(z.string())
+      .array(nameString())
       .max(MAX_MORE_BRANCHES)
       .optional()
       .describe(
@@ -80,6 +80,7 @@ export const forkTool = defineTool({
       }
       const ctx = await deps.ops();
       const opts = {
+        actor: deps.actor,
         ...(at !== undefined ? { at } : {}),
         ...(ttl.kind === 'set' ? { ttl } : {}),
         ...(meta ? { meta } : {}),

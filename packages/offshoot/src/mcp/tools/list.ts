@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type BranchStatus, status } from '../../ops/status.js';
-import { nameArg } from '../args.js';
+import { nameArg, nameString } from '../args.js';
 import { sessionOn, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
 
@@ -65,7 +65,7 @@ export const listTool = defineTool({
     'promoting to confirm the result. Read-only.',
   ].join(' '),
   annotations: HINTS.readOnly,
-  input: { database: z.string().optional().describe('only this database (default: all)') },
+  input: { database: nameString().optional().describe('only this database (default: all)') },
   output: {
     branches: z.array(branch),
     daemon: z.object({ socket: z.string(), sessions: z.number() }).nullable(),

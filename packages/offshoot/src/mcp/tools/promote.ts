@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
 import { promote } from '../../ops/promote.js';
-import { databaseArg, nameArg } from '../args.js';
+import { databaseArg, nameArg, nameString } from '../args.js';
 import { refuseIfSession, sessionOn, withDaemon } from '../daemon-link.js';
 import { promoteThrough } from '../daemon-ops.js';
 import { defineTool, HINTS } from '../tool.js';
-import { readHead, refreshNote } from './branch-facts.js';
+import { readHead, refreshNote, wayBackNote } from './branch-facts.js';
 
 /** `offshoot_promote`: makes the attempt that worked the content of the target branch. */
 export const promoteTool = defineTool({
@@ -23,8 +23,8 @@ export const promoteTool = defineTool({
   annotations: HINTS.destructive,
   input: {
     database: databaseArg,
-    source: z.string().describe('branch whose head is promoted (the attempt that worked)'),
-    target: z.string().describe('branch that receives it (e.g. main)'),
+    source: nameString().describe('branch whose head is promoted (the attempt that worked)'),
+    target: nameString().describe('branch that receives it (e.g. main)'),
     force: z
       .boolean()
       .optional()
@@ -93,14 +93,23 @@ export const promoteTool = defineTool({
     if (args.force !== true) return undefined;
     const ctx = await deps.ops();
     const db = args.database;
-    const [src, tgt] = await Promise.all([readHead(ctx, db, args.source), readHead(ctx, db, args.target)]);
+    const undo = undoPointName(args.target, 'pre-promote');
+    const [src, tgt, old, wayBack] = await Promise.all([
+      readHead(ctx, db, args.source),
+      readHead(ctx, db, args.target),
+      readHead(ctx, db, undo),
+      wayBackNote(ctx, db, args.target),
+    ]);
     if (src === undefined || tgt === undefined) return undefined;
     return {
       message:
         `The agent asks to promote ${db}@${args.source} (head txid ${src.txid}) onto ${tgt.protected ? 'protected ' : ''}` +
-        `${db}@${args.target} (head txid ${tgt.txid}): ${db}@${args.target} will then hold txid ${src.txid}'s content. ` +
-        `Its current head (txid ${tgt.txid}) is kept as the undo point ${db}@${undoPointName(args.target, 'pre-promote')}.`,
-      fingerprint: `${src.txid}/${src.etag}>${tgt.txid}/${tgt.etag}`,
+        `${db}@${args.target} (head txid ${tgt.txid}): ${db}@${args.target} will then hold txid ${src.txid}'s content.` +
+        `${wayBack} Its current head (txid ${tgt.txid}) is kept as the undo point ${db}@${undo}` +
+        (old === undefined
+          ? '.'
+          : `, replacing ${db}@${undo} (txid ${old.txid}), the undo point of the last promote, which is lost.`),
+      fingerprint: `${src.txid}/${src.etag}>${tgt.txid}/${tgt.etag}>${old?.etag ?? 'none'}`,
     };
   },
 });

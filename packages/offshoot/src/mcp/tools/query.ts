@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { QUERY_LIMITS, query } from '../../ops/query.js';
-import { branchArg, branchOr, databaseArg, nameArg } from '../args.js';
+import { branchArg, branchOr, databaseArg, nameArg, nameString } from '../args.js';
 import { defineTool, HINTS } from '../tool.js';
 
 const MAX_TEXT_ROWS = 50;
@@ -26,7 +26,7 @@ export const queryTool = defineTool({
   input: {
     database: databaseArg,
     branch: branchArg('branch to read'),
-    at: z.string().optional().describe('read this checkpoint instead of the head'),
+    at: nameString().optional().describe('read this checkpoint instead of the head'),
     sql: z.string().describe('one read-only SQL statement'),
     limit: z
       .number()

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
 import { rollback } from '../../ops/rollback.js';
-import { branchArg, branchOr, databaseArg, nameArg } from '../args.js';
+import { branchArg, branchOr, databaseArg, nameArg, nameString } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
 import { rollbackThrough } from '../daemon-ops.js';
 import { defineTool, HINTS } from '../tool.js';
-import { readHead, refreshNote } from './branch-facts.js';
+import { readHead, refreshNote, wayBackNote } from './branch-facts.js';
 
 /** `offshoot_rollback`: repoints a branch at a checkpoint, keeping the old head as `<branch>-pre-rollback`. */
 export const rollbackTool = defineTool({
@@ -22,7 +22,7 @@ export const rollbackTool = defineTool({
   annotations: HINTS.destructive,
   input: {
     database: databaseArg,
-    to: z.string().describe('checkpoint to return to'),
+    to: nameString().describe('checkpoint to return to'),
     branch: branchArg('branch to roll back'),
   },
   output: {
@@ -87,13 +87,17 @@ export const rollbackTool = defineTool({
     const db = args.database;
     const branch = args.branch ?? 'main';
     const undo = undoPointName(branch, 'pre-rollback');
-    const [cur, old] = await Promise.all([readHead(ctx, db, branch), readHead(ctx, db, undo)]);
+    const [cur, old, wayBack] = await Promise.all([
+      readHead(ctx, db, branch),
+      readHead(ctx, db, undo),
+      wayBackNote(ctx, db, branch),
+    ]);
     const cp = cur?.checkpoints[args.to];
     if (cur === undefined || cp === undefined) return undefined;
     return {
       message:
         `The agent asks to roll ${cur.protected ? 'protected ' : ''}${db}@${branch} back from head txid ${cur.txid} to ` +
-        `checkpoint "${args.to}" (txid ${cp}). Its current head (txid ${cur.txid}) is kept as the undo point ` +
+        `checkpoint "${args.to}" (txid ${cp}).${wayBack} Its current head (txid ${cur.txid}) is kept as the undo point ` +
         `${db}@${undo}` +
         (old === undefined
           ? '.'

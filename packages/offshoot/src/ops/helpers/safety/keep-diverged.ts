@@ -15,7 +15,7 @@ import { encodeSnapshotPages } from '../chain/encode-pages.js';
 import { cachedChain } from '../chain/materialize.js';
 import { checkoutPath } from '../context/paths.js';
 import { undoPointRef } from './safety-fork.js';
-import { undoPointName } from '../branch/undo-point-names.js';
+import { MAX_UNDO_N, undoPointName } from '../branch/undo-point-names.js';
 import { withTempDir } from '../context/temp-dir.js';
 
 /** The undo branch that kept a checkout's content, and the txid it holds it at. */
@@ -64,7 +64,7 @@ export async function keepDivergedCheckout(ctx: OpsContext, t: Target, ref: Ref)
         await ctx.store.createRef(t.db, name, kept);
         return { branch: name, txid };
       } catch (err) {
-        if (!hasCode(err, 'ALREADY_EXISTS') || n >= 10_000) throw err;
+        if (!hasCode(err, 'ALREADY_EXISTS') || n >= MAX_UNDO_N) throw err;
       }
     }
   } finally {
