@@ -35,7 +35,10 @@ export class AtRestVerbs implements BranchVerbs {
   }
 
   async checkout(db: string, branch: string): Promise<CheckoutFile> {
-    return { path: (await this.#run<{ path: string }>('checkout', [], [`${db}@${branch}`])).path, live: false };
+    return {
+      path: (await this.#run<{ path: string }>('checkout', this.#actor, [`${db}@${branch}`])).path,
+      live: false,
+    };
   }
 
   async checkpoint(db: string, branch: string, name: string, meta: Record<string, string> | undefined) {

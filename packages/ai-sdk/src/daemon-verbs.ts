@@ -1,15 +1,18 @@
-import type { ActorOptions, Client } from '@offshoot/client';
+import { type ActorOptions, type Client, OffshootError } from '@offshoot/client';
 import type { BranchVerbs, CheckoutFile, ForkRequest } from './branch-verbs.js';
 
 /** The verbs over a daemon client: each is one request, marked as an agent's. */
 export class DaemonVerbs implements BranchVerbs {
   readonly #client: Client;
   readonly #actor: ActorOptions;
+  /** The same, as request fields, for the ops sent through `request`. */
+  readonly #wire: { actor: 'agent'; allow_force?: true };
 
   /** `allowForce`: the human allowed the agent to force; the daemon decides what that permits. */
   constructor(client: Client, allowForce: boolean) {
     this.#client = client;
     this.#actor = { actor: 'agent', ...(allowForce ? { allowForce } : {}) };
+    this.#wire = { actor: 'agent', ...(allowForce ? { allow_force: true as const } : {}) };
   }
 
   fork(req: ForkRequest): Promise<number> {
@@ -21,11 +24,15 @@ export class DaemonVerbs implements BranchVerbs {
     });
   }
 
-  /** A session open on the branch (the harness's) gives its live path; otherwise an at-rest checkout. */
+  /**
+   * A healthy session open on the branch (the harness's) gives its live path; otherwise an at-rest checkout. Either
+   * is writable, so the daemon decides whether the agent may have it.
+   */
   async checkout(db: string, branch: string): Promise<CheckoutFile> {
-    const session = (await this.#client.status()).find((s) => s.db === db && s.branch === branch);
-    if (session !== undefined && session.error === undefined) return { path: session.checkout, live: true };
-    return { path: await this.#client.checkout(db, branch), live: false };
+    const res = await this.#client.request({ op: 'checkout', db, branch, live: true, ...this.#wire });
+    if (res.checkout === undefined)
+      throw new OffshootError('BAD_RESPONSE', 'malformed response from daemon: checkout returned no checkout path');
+    return { path: res.checkout, live: res.live === true };
   }
 
   checkpoint(db: string, branch: string, name: string, meta: Record<string, string> | undefined) {

@@ -61,7 +61,7 @@ export function offshootTools(options: OffshootToolsOptions): OffshootTools {
       outputSchema: S.forkOutput,
       execute: (input) =>
         asTool(async () => {
-          const source = input.branch ?? S.MAIN;
+          const source = S.branchOrMain(input.branch);
           const wanted = input.ttl ?? defaultTtl;
           const ttl = wanted === 'none' ? undefined : wanted;
           const txid = await verbs.fork({
@@ -86,7 +86,7 @@ export function offshootTools(options: OffshootToolsOptions): OffshootTools {
       outputSchema: S.checkoutOutput,
       execute: (input) =>
         asTool(async () => {
-          const branch = input.branch ?? S.MAIN;
+          const branch = S.branchOrMain(input.branch);
           const file = await verbs.checkout(input.database, branch);
           return { db: input.database, branch, path: file.path, live: file.live };
         }),
@@ -101,7 +101,7 @@ export function offshootTools(options: OffshootToolsOptions): OffshootTools {
       outputSchema: S.checkpointOutput,
       execute: (input) =>
         asTool(async () => {
-          const branch = input.branch ?? S.MAIN;
+          const branch = S.branchOrMain(input.branch);
           const r = await verbs.checkpoint(input.database, branch, input.name, input.meta);
           return { db: input.database, branch, name: input.name, txid: r.txid, kind: r.kind };
         }),
@@ -120,7 +120,7 @@ export function offshootTools(options: OffshootToolsOptions): OffshootTools {
         asTool(async () => {
           const side = (branch: string, at: string | undefined) =>
             `${input.database}@${branch}${at === undefined ? '' : `@${at}`}`;
-          const left = side(input.source ?? S.MAIN, input.source_at);
+          const left = side(S.branchOrMain(input.source), input.source_at);
           const right = side(input.target, input.target_at);
           const summary = input.summary ?? false;
           const d = await verbs.diff(left, right, summary);
@@ -140,7 +140,7 @@ export function offshootTools(options: OffshootToolsOptions): OffshootTools {
       outputSchema: S.queryOutput,
       execute: (input) =>
         asTool(async () => {
-          const branch = input.branch ?? S.MAIN;
+          const branch = S.branchOrMain(input.branch);
           const r = await verbs.query(input.database, branch, input.sql, input.at, input.limit);
           return {
             db: input.database,
@@ -162,10 +162,12 @@ export function offshootTools(options: OffshootToolsOptions): OffshootTools {
       ].join(' '),
       inputSchema: S.rollbackInput,
       outputSchema: S.rollbackOutput,
-      needsApproval: async (input) => verbs.isProtected(input.database, input.branch ?? S.MAIN).catch(() => true),
+      // Decided on the branch the call acts on, resolved as offshoot resolves it (the schema refuses an empty name);
+      // a failed read asks.
+      needsApproval: async (input) => verbs.isProtected(input.database, S.branchOrMain(input.branch)).catch(() => true),
       execute: (input) =>
         asTool(async () => {
-          const branch = input.branch ?? S.MAIN;
+          const branch = S.branchOrMain(input.branch);
           const path = await verbs.rollback(input.database, branch, input.to);
           return { db: input.database, branch, to: input.to, path };
         }),

@@ -4,21 +4,28 @@ import { DIFF_ROWS } from './diff-rows.js';
 /** The branch a tool works on when the model names none. */
 export const MAIN = 'main';
 
-const database = z.string().describe('database name (as created with `offshoot create`)');
-const branchOf = (what: string) => z.string().optional().describe(`${what} (default "${MAIN}")`);
+/** A database, branch or checkpoint name: never empty (offshoot refuses one, and would not read it as main). */
+const name = () => z.string().min(1);
+const database = name().describe('database name (as created with `offshoot create`)');
+const branchOf = (what: string) => name().optional().describe(`${what} (default "${MAIN}")`);
 const meta = z
   .record(z.string(), z.string())
   .optional()
-  .describe('string tags (run id, git SHA, agent name): at most 32 keys');
+  .describe('string tags (run id, git SHA, agent name): at most 32 keys, none starting with "offshoot."');
+
+/** The branch a call acts on, as offshoot resolves it: an omitted branch is main. */
+export function branchOrMain(branch: string | undefined): string {
+  return branch ?? MAIN;
+}
 const diffRow = z.record(z.string(), z.unknown());
 
 /** `offshoot_fork`'s input; `defaultTtl` is named in the TTL's description. */
 export const forkInput = (defaultTtl: string) =>
   z.object({
     database,
-    new_branch: z.string().describe('name of the new branch (a-z, 0-9, "-", "_", ".")'),
+    new_branch: name().describe('name of the new branch (a-z, 0-9, "-", "_", ".")'),
     branch: branchOf('source branch'),
-    at: z.string().optional().describe('fork from this checkpoint of the source instead of its head'),
+    at: name().optional().describe('fork from this checkpoint of the source instead of its head'),
     ttl: z
       .string()
       .optional()
@@ -50,7 +57,7 @@ export const checkoutOutput = z.object({
 /** `offshoot_checkpoint`'s input. */
 export const checkpointInput = z.object({
   database,
-  name: z.string().describe('checkpoint name, unique on the branch (e.g. "migrated", "tests-pass")'),
+  name: name().describe('checkpoint name, unique on the branch (e.g. "migrated", "tests-pass")'),
   branch: branchOf('branch to checkpoint'),
   meta,
 });
@@ -67,10 +74,10 @@ export const checkpointOutput = z.object({
 /** `offshoot_diff`'s input. */
 export const diffInput = z.object({
   database,
-  source: z.string().optional().describe(`left side branch (default "${MAIN}")`),
-  target: z.string().describe('right side branch (e.g. your fork)'),
-  source_at: z.string().optional().describe('a checkpoint of the left branch instead of its head'),
-  target_at: z.string().optional().describe('a checkpoint of the right branch instead of its head'),
+  source: name().optional().describe(`left side branch (default "${MAIN}")`),
+  target: name().describe('right side branch (e.g. your fork)'),
+  source_at: name().optional().describe('a checkpoint of the left branch instead of its head'),
+  target_at: name().optional().describe('a checkpoint of the right branch instead of its head'),
   limit: z
     .number()
     .int()
@@ -119,7 +126,7 @@ export const diffOutput = z.object({
 export const queryInput = z.object({
   database,
   branch: branchOf('branch to read'),
-  at: z.string().optional().describe('read this checkpoint instead of the head'),
+  at: name().optional().describe('read this checkpoint instead of the head'),
   sql: z.string().describe('one read-only SQL statement'),
   limit: z.number().int().min(1).max(1000).optional().describe('maximum rows (default 100)'),
 });
@@ -138,7 +145,7 @@ export const queryOutput = z.object({
 /** `offshoot_rollback`'s input. */
 export const rollbackInput = z.object({
   database,
-  to: z.string().describe('checkpoint to return to'),
+  to: name().describe('checkpoint to return to'),
   branch: branchOf('branch to roll back'),
 });
 
@@ -148,8 +155,8 @@ export const rollbackOutput = z.object({ db: z.string(), branch: z.string(), to:
 /** `offshoot_promote`'s input. */
 export const promoteInput = z.object({
   database,
-  source: z.string().describe('branch whose head is promoted (the attempt that worked)'),
-  target: z.string().describe('branch that receives it (e.g. main)'),
+  source: name().describe('branch whose head is promoted (the attempt that worked)'),
+  target: name().describe('branch that receives it (e.g. main)'),
   force: z.boolean().optional().describe('needed for a protected target; honoured only if the human allowed it'),
 });
 
@@ -159,7 +166,7 @@ export const promoteOutput = z.object({ db: z.string(), source: z.string(), targ
 /** `offshoot_destroy`'s input. */
 export const destroyInput = z.object({
   database,
-  branch: z.string().describe('branch to destroy (required: there is no default)'),
+  branch: name().describe('branch to destroy (required: there is no default)'),
   force: z.boolean().optional().describe('override protection and a live lease; honoured only if the human allowed it'),
 });
 

@@ -29,6 +29,14 @@ async function approved(tools: ToolSet, tool: string, input: unknown): Promise<s
   return r.text;
 }
 
+/** The error text the model is told for a call that fails; fails when the call did not. */
+async function refusal(tools: ToolSet, tool: string, input: unknown): Promise<string> {
+  const { content } = await callOnce(tools, tool, input);
+  const err = content.find((c) => c.type === 'tool-error') as { error: unknown } | undefined;
+  assert.ok(err, `expected a tool-error, got ${JSON.stringify(content)}`);
+  return String(err.error);
+}
+
 describe('the agent rules over the daemon', { timeout: 180_000 }, () => {
   let daemon: TestDaemon;
   let human: Client;
@@ -77,6 +85,34 @@ describe('the agent rules over the daemon', { timeout: 180_000 }, () => {
     assert.match(told, /PROTECTED/);
     assert.ok((await human.branches('undo')).some((b) => b.branch === 'main-pre-rollback'));
   });
+
+  test('a checkout of the undo point of protected main is an agent’s, refused at rest and live', async () => {
+    const tools = offshootTools({ client: human });
+    const undo = { database: 'undo', branch: 'main-pre-rollback' };
+    assert.match(await refusal(tools, 'offshoot_checkout', undo), /undo point of protected undo@main.*PROTECTED/);
+    // The human opened a session there: its live path is as writable as a checkout.
+    const s = await human.open('undo', 'main-pre-rollback');
+    try {
+      assert.match(await refusal(tools, 'offshoot_checkout', undo), /undo point of protected undo@main.*PROTECTED/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('an empty branch is invalid input, never main: the rollback neither runs nor skips the approval', async () => {
+    await human.create('empty');
+    const before = await human.branches('empty');
+    const r = await callOnce(offshootTools({ client: human }), 'offshoot_rollback', {
+      database: 'empty',
+      branch: '',
+      to: 'init',
+    });
+    assert.deepEqual(
+      r.content.map((c) => c.type),
+      ['tool-error'],
+    );
+    assert.deepEqual(await human.branches('empty'), before, 'main was not rolled back');
+  });
 });
 
 describe('the agent rules at rest', { timeout: 180_000 }, () => {
@@ -89,6 +125,27 @@ describe('the agent rules at rest', { timeout: 180_000 }, () => {
     human('create', 'app');
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('a checkout of the undo point of protected main is an agent’s, refused', async () => {
+    human('rollback', 'app', '--to', 'init');
+    const told = await refusal(offshootTools({ store }), 'offshoot_checkout', {
+      database: 'app',
+      branch: 'main-pre-rollback',
+    });
+    assert.match(told, /undo point of protected app@main.*PROTECTED/);
+  });
+
+  test('an empty branch is invalid input, never main', async () => {
+    const r = await callOnce(offshootTools({ store }), 'offshoot_rollback', {
+      database: 'app',
+      branch: '',
+      to: 'init',
+    });
+    assert.deepEqual(
+      r.content.map((c) => c.type),
+      ['tool-error'],
+    );
+  });
 
   test("the CLI refuses an agent's forced destroy of protected main; a human's --force would go", async () => {
     const told = await approved(offshootTools({ store }), 'offshoot_destroy', {

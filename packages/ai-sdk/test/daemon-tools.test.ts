@@ -155,6 +155,27 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
     assert.deepEqual((await human.query('app', 'main', 'SELECT count(*) FROM notes')).rows, [[1]]);
   });
 
+  test("checkout asks as an agent, and a session's live path comes from the daemon", async () => {
+    const tools = offshootTools({ client: agent });
+    await human.fork('app', 'main', 'live-one');
+    const s = await human.open('app', 'live-one');
+    try {
+      const before = tap.requests.length;
+      const r = await callOnce(tools, 'offshoot_checkout', { database: 'app', branch: 'live-one' });
+      assert.deepEqual((r.content[0] as { output: unknown }).output, {
+        db: 'app',
+        branch: 'live-one',
+        path: s.path,
+        live: true,
+      });
+      assert.deepEqual(tap.requests.slice(before), [
+        { op: 'checkout', db: 'app', branch: 'live-one', live: true, actor: 'agent' },
+      ]);
+    } finally {
+      await s.close();
+    }
+  });
+
   test('allowForce is passed with every mutation for the daemon to judge', async () => {
     const tools = offshootTools({ client: agent, allowForce: true, defaultTtl: 'none' });
     const before = tap.requests.length;

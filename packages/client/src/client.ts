@@ -49,7 +49,7 @@ export interface ForceOptions extends ActorOptions {
 }
 
 /** Options of `checkout`. */
-export interface CheckoutOptions {
+export interface CheckoutOptions extends ActorOptions {
   /** Drop the checkout's uncheckpointed writes and re-materialize the head (kept otherwise). */
   discard?: boolean;
 }
@@ -137,7 +137,13 @@ export class Client {
    */
   async checkout(db: string, branch = 'main', opts: CheckoutOptions = {}): Promise<string> {
     return requireCheckout(
-      await this.#conn.request({ op: 'checkout', db, branch, ...(opts.discard ? { discard: true } : {}) }),
+      await this.#conn.request({
+        op: 'checkout',
+        db,
+        branch,
+        ...(opts.discard ? { discard: true } : {}),
+        ...actorFields(opts),
+      }),
       'checkout',
     );
   }

@@ -70,6 +70,12 @@ export interface WireRequest {
   allow_force?: boolean;
   /** Additive: checkout re-materializes the head over uncheckpointed writes, dropping them. */
   discard?: boolean;
+  /**
+   * Additive: checkout answers the live path of a healthy session open on the branch in this daemon (with
+   * `live: true`) instead of refusing the branch; an agent gets it only where it may have a writable checkout. Older
+   * daemons ignore it.
+   */
+  live?: boolean;
   /** Additive: the one read-only SQL statement of a query op. */
   sql?: string;
   /** Additive: the most rows a query op returns; the most branches a branches op lists. Older daemons ignore it. */
@@ -284,6 +290,8 @@ export interface WireResponse {
   human_can_allow?: boolean;
   /** Additive: the hint in the terms of an agent behind `offshoot mcp`, where it differs from `hint`. */
   agent_hint?: string;
+  /** Additive, from `checkout` with `live`: the path is a session's, whose writes are captured as they commit. */
+  live?: boolean;
 }
 
 /** The detail each event type carries. */

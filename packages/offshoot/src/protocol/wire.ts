@@ -38,6 +38,8 @@ export const RequestSchema = z.object({
   allow_force: z.optional(z.boolean()),
   /** Additive: checkout drops uncheckpointed writes and re-materializes the head. */
   discard: z.optional(z.boolean()),
+  /** Additive: checkout answers the live path of a session open here on the branch. */
+  live: z.optional(z.boolean()),
   /** Additive: the statement of a query op. */
   sql: z.optional(z.string()),
   /** Additive: the row limit of a query op; the most branches a branches op lists. */
