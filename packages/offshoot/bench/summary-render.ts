@@ -177,6 +177,7 @@ export function renderSvg(d: SummaryData): string {
   const height = y + 26;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="${height}" viewBox="0 0 800 ${height}" font-family="system-ui, sans-serif" font-size="12">`,
+    `<title>What a fork, a checkpoint, a checkout, a diff and an eval episode cost by database size, beside cp, VACUUM INTO, a JSON reload and LangGraph's SqliteSaver</title>`,
     `<rect width="800" height="${height}" fill="#fff"/>`,
     `<text x="10" y="20" font-size="14" font-weight="bold">What an operation costs, by database size (median; log scale)</text>`,
     `<text x="10" y="45" font-size="10" fill="#555">${escapeXml(`${d.date.slice(0, 10)}, load ${d.load.start.toFixed(1)}–${d.load.end.toFixed(1)} on ${d.machine.cpus} cores`)}</text>`,
