@@ -5,7 +5,7 @@ STAMP := node_modules/.offshoot-install-stamp
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check format test test-rgw test-python demo bench soak fuzz torture clean llms plugin-check test-pack pack
+.PHONY: all install build check format test test-rgw test-python demo bench soak fuzz torture clean llms plugin-check test-pack pack bench-summary
 
 all: build
 
@@ -61,10 +61,14 @@ test-rgw: build
 demo: build
 	scripts/demo.sh
 
-bench: build
+bench: bench-summary
 	OFFSHOOT_BENCH_PYTHON="$$(scripts/python-env.sh)" scripts/with-s3-server.sh node --import tsx packages/offshoot/bench/run.ts
 	OFFSHOOT_BIN=./offshoot "$$(scripts/python-env.sh)" python/offshoot/bench/roundtrip.py
 	node --import tsx packages/langgraph/bench/saver-bench.ts
+
+# The table and chart at the top of docs/benchmarks.md (writes docs/bench-summary.json and .svg, and the page's table).
+bench-summary: build
+	node --import tsx packages/offshoot/bench/summary-bench.ts
 
 # The eval loop left running for DURATION seconds (or EPISODES episodes): forks written, graded and left to expire
 # by TTL under the janitor; fails on an error, a divergence, or store bytes, RSS or descriptors that do not stay flat.

@@ -167,13 +167,13 @@ async function* refBatches(ctx: OpsContext, f: StatusFilter): AsyncGenerator<Lis
 /**
  * `offshoot status`, streamed: reads each listed ref once (or a named database's ref index, while it is current), in
  * listing order and in batches, and hands every branch
- * that matches the filter to `onBranch` as it is read (nothing is kept but the batch), then returns the rest of the
- * report. Past the limit a matching branch is only counted; without a state filter its state is not even computed.
+ * that matches the filter to `onBranch` as it is read, with the ref it was read from (nothing is kept but the batch),
+ * then returns the rest of the report. Past the limit a matching branch is only counted; without a state filter its state is not even computed.
  */
 export async function scanStatus(
   ctx: OpsContext,
   opts: StatusOptions,
-  onBranch: (b: BranchStatus) => void | Promise<void>,
+  onBranch: (b: BranchStatus, ref: Ref) => void | Promise<void>,
 ): Promise<StatusTail> {
   const f = statusFilter(opts);
   const now = ctx.now();
@@ -214,7 +214,7 @@ export async function scanStatus(
         continue;
       }
       reported++;
-      const printing = onBranch(branchStatus(db, branch, ref, state, checkedOut, now, liveness));
+      const printing = onBranch(branchStatus(db, branch, ref, state, checkedOut, now, liveness), ref);
       if (printing !== undefined) await printing;
     }
   }

@@ -48,6 +48,11 @@ export interface ApiBranch {
   /** error, pending, active, dirty, detached or idle. */
   state: string;
   storage: 'shared' | 'materialized';
+  /**
+   * In a tree: whether the branch reads objects another branch of the database reads too (drawn dashed). A shared
+   * branch whose sources are all gone (destroyed, reaped, moved on) reads objects no other branch does: false.
+   */
+  reads_shared?: boolean;
   head_txid: number;
   protected: boolean;
   checked_out: boolean;

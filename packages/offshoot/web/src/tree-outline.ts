@@ -3,7 +3,7 @@
 // 50: the page keeps the whole tree as data and draws a screenful.
 import type { ApiBranch, ApiTree } from '../../src/ui/api-types.js';
 import { h } from './dom.js';
-import { bytes } from './format.js';
+import { bytes, count } from './format.js';
 import { navigate, treeUrl } from './router.js';
 import { ttlText } from './tree-view.js';
 
@@ -167,9 +167,7 @@ function drawRow(db: string, r: Row, index: number, selected: string | undefined
     b.protected ? h('span', { class: 'badge badge-protected' }, 'protected') : null,
     b.undo !== undefined ? h('span', { class: `badge badge-${b.undo.kind}` }, b.undo.kind) : null,
     r.promotedFrom !== undefined ? h('span', { class: 'muted promoted' }, `promoted from ${r.promotedFrom}`) : null,
-    b.checkpoints.length > 0
-      ? h('span', { class: 'muted' }, `${b.checkpoints.length} checkpoint${b.checkpoints.length === 1 ? '' : 's'}`)
-      : null,
+    b.checkpoints.length > 0 ? h('span', { class: 'muted' }, count(b.checkpoints.length, 'checkpoint')) : null,
     b.session !== undefined
       ? h(
           'span',
