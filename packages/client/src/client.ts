@@ -255,7 +255,7 @@ export class Client {
   ): Promise<{ branches: BranchInfo[]; unreadable: UnreadableBranch[]; truncated?: boolean; more?: number }> {
     const res = await this.#conn.request({ op: 'branches', db, ...opts });
     return {
-      branches: listField(res, 'branches', 'branches'),
+      branches: listField(res, 'branches', 'branches').map(normalizeBranch),
       unreadable: res.unreadable ?? [],
       ...(res.truncated === undefined ? {} : { truncated: res.truncated, more: res.more ?? 0 }),
     };

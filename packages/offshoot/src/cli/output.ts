@@ -377,12 +377,13 @@ function branchJson(db: string, b: BranchInfo): Record<string, unknown> {
     storage: b.shared ? 'shared' : 'materialized',
     txid: b.head_txid,
     checkpoints: b.checkpoints,
-    checkpointsV2: b.checkpoints_v2.map((c) => ({ name: c.name, txid: c.txid, createdAt: c.created_at })),
+    checkpointsV2: b.checkpoints_v2.map((c) => ({ name: c.name, txid: c.txid, createdAt: c.created_at || undefined })),
     protected: b.protected,
-    ttl: b.ttl,
-    remaining: b.ttl_remaining,
-    leaseHolder: b.lease_holder,
-    touchedAt: b.touched_at,
+    // The client reads a field the daemon left out as "": left out here too, as status --json leaves it out.
+    ttl: b.ttl || undefined,
+    remaining: b.ttl_remaining || undefined,
+    leaseHolder: b.lease_holder || undefined,
+    touchedAt: b.touched_at || undefined,
   };
 }
 

@@ -56,7 +56,14 @@ type Holds<T extends true> = T;
 /** Compiles only while the schema and the client's WireRequest have the same fields. */
 export type RequestFieldsMatch = Holds<SameKeys<Request, WireRequest>>;
 
-export type { BranchInfo, CheckpointInfo, EventType, SessionInfo, UnreadableBranch } from '@offshoot/client';
+export type {
+  BranchInfo,
+  CheckpointInfo,
+  EventType,
+  SessionInfo,
+  UnreadableBranch,
+  WireBranchInfo,
+} from '@offshoot/client';
 
 /** A response line: `ok` plus the op's result fields; on failure `error` (and, additively, `code` and `hint`). */
 export type Response = WireResponse;
