@@ -1,3 +1,4 @@
+import { nameMap } from '../core/name-map.js';
 import type { OffshootError } from '../core/errors.js';
 import { formatTarget, type Target } from '../core/target.js';
 import type { CheckoutResult } from '../ops/checkout.js';
@@ -57,7 +58,8 @@ function jsonValue(v: unknown, renameKeys: boolean): unknown {
   if (v instanceof Date) return v.toISOString();
   if (Buffer.isBuffer(v)) return v.toString('hex');
   if (Array.isArray(v)) return v.map((x) => jsonValue(x, renameKeys));
-  const out: Record<string, unknown> = {};
+  // Keys may be user data (meta): `__proto__` is one like any other, not a prototype to set.
+  const out = nameMap<unknown>();
   for (const [k, x] of Object.entries(v)) {
     if (x === undefined) continue;
     out[renameKeys ? snakeCase(k) : k] = jsonValue(x, renameKeys && !USER_KEYED.has(k));
