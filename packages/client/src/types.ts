@@ -72,7 +72,10 @@ export interface WireRequest {
   discard?: boolean;
   /** Additive: the one read-only SQL statement of a query op. */
   sql?: string;
-  /** Additive: the most rows a query op returns; the most branches a branches op lists. Older daemons ignore it. */
+  /**
+   * Additive: the most rows a query op returns; the most branches a branches op lists; the most row changes of each
+   * kind a diff op lists per table. Older daemons ignore it.
+   */
   limit?: number;
   /** Additive: a branches op lists only branches in one of these states. Older daemons ignore it. */
   state?: BranchState[];
@@ -256,6 +259,8 @@ export interface TableDiff {
   added: DiffRow[];
   removed: DiffRow[];
   changed: Array<{ key: DiffRow; before: DiffRow; after: DiffRow }>;
+  /** How many row changes of each kind, when a `limit` listed only the first of them. */
+  counts?: { added: number; removed: number; changed: number };
 }
 
 /** A row-level diff of two durable states, left to right. */

@@ -277,7 +277,10 @@ test('a branches entry from an older daemon, lacking state and later fields, rea
 });
 
 test("a branch's string fields are strings, as the earlier client typed them: code written against it compiles", async () => {
-  reset(() => '{"ok":true,"branches":[{"branch":"main","head_txid":3,"ttl":"1h0m0s","checkpoints_v2":[{"name":"init"}]},{"branch":"bare","head_txid":1}]}');
+  reset(
+    () =>
+      '{"ok":true,"branches":[{"branch":"main","head_txid":3,"ttl":"1h0m0s","checkpoints_v2":[{"name":"init"}]},{"branch":"bare","head_txid":1}]}',
+  );
   const c = await connect(fake.sock);
   const branches: Branch[] = await c.branches('app');
   const report = await c.branchReport('app');
@@ -287,7 +290,11 @@ test("a branch's string fields are strings, as the earlier client typed them: co
   assert.equal(info.get('main')!.ttl.startsWith('1h'), true);
   const bare = info.get('bare')!;
   const strings = [bare.ttl, bare.ttl_remaining, bare.lease_holder, bare.touched_at];
-  assert.deepEqual(strings.map((s) => s.length), [0, 0, 0, 0], 'absent string fields read as ""');
+  assert.deepEqual(
+    strings.map((s) => s.length),
+    [0, 0, 0, 0],
+    'absent string fields read as ""',
+  );
   assert.equal(info.get('main')!.checkpoints_v2[0]!.created_at.length, 0);
   const fromReport = report.branches.find((b) => b.branch === 'bare')!;
   assert.deepEqual([fromReport.ttl, fromReport.lease_holder, fromReport.state], ['', '', ''], 'branchReport too');

@@ -40,7 +40,7 @@ export const RequestSchema = z.object({
   discard: z.optional(z.boolean()),
   /** Additive: the statement of a query op. */
   sql: z.optional(z.string()),
-  /** Additive: the row limit of a query op; the most branches a branches op lists. */
+  /** Additive: the row limit of a query op; the most branches a branches op lists; a diff op's rows per table and kind. */
   limit: z.optional(z.number()),
   /** Additive: a branches op lists only branches in one of these states. */
   state: z.optional(z.array(z.string())),

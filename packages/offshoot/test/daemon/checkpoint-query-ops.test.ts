@@ -51,7 +51,10 @@ describe('daemon checkpoint and query ops', () => {
     };
     const b = st.branches.find((x) => x.branch === 'proto');
     assert.equal(JSON.stringify(b?.meta), '{"__proto__":"p","run":"8"}');
-    assert.equal(JSON.stringify(b?.checkpoints_v2.find((c) => c.name === 'tagged')?.meta), '{"__proto__":"p","run":"8"}');
+    assert.equal(
+      JSON.stringify(b?.checkpoints_v2.find((c) => c.name === 'tagged')?.meta),
+      '{"__proto__":"p","run":"8"}',
+    );
     const bad = JSON.parse('{"__proto__":{"not":"a string"}}') as Record<string, string>;
     assertDaemonError(
       await d.request({ op: 'fork', db: 'app', branch: 'main', name: 'proto-bad', meta: bad }),
