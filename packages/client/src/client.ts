@@ -78,6 +78,10 @@ export interface QueryOptions {
 export interface DiffOptions {
   /** Per-table statuses and counts only, no rows. */
   summary?: boolean;
+  /** Only this table (and the schema changes of it, its indexes and triggers). */
+  table?: string;
+  /** List at most this many row changes of each kind per table; `counts` then says how many there are. */
+  limit?: number;
 }
 
 /** Options of `events`. */
@@ -238,7 +242,14 @@ export class Client {
    */
   async diff(left: string, right: string, opts: DiffOptions = {}): Promise<DiffReport> {
     const l = splitTarget(left);
-    const res = await this.#conn.request({ op: 'diff', ...l, to: right, summary: opts.summary });
+    const res = await this.#conn.request({
+      op: 'diff',
+      ...l,
+      to: right,
+      summary: opts.summary,
+      table: opts.table,
+      limit: opts.limit,
+    });
     return requireResult<DiffReport>(res, 'diff');
   }
 
@@ -261,7 +272,7 @@ export class Client {
   ): Promise<{ branches: BranchInfo[]; unreadable: UnreadableBranch[]; truncated?: boolean; more?: number }> {
     const res = await this.#conn.request({ op: 'branches', db, ...opts });
     return {
-      branches: listField(res, 'branches', 'branches'),
+      branches: listField(res, 'branches', 'branches').map(normalizeBranch),
       unreadable: res.unreadable ?? [],
       ...(res.truncated === undefined ? {} : { truncated: res.truncated, more: res.more ?? 0 }),
     };

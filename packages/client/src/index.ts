@@ -50,6 +50,8 @@ export type {
   TableDiff,
   TouchResult,
   UnreadableBranch,
+  WireBranchInfo,
+  WireCheckpointInfo,
   WireRequest,
   WireResponse,
 } from './types.js';

@@ -78,25 +78,33 @@ export interface WireRequest {
   live?: boolean;
   /** Additive: the one read-only SQL statement of a query op. */
   sql?: string;
-  /** Additive: the most rows a query op returns; the most branches a branches op lists. Older daemons ignore it. */
+  /**
+   * Additive: the most rows a query op returns; the most branches a branches op lists; the most row changes of each
+   * kind a diff op lists per table. Older daemons ignore it.
+   */
   limit?: number;
   /** Additive: a branches op lists only branches in one of these states. Older daemons ignore it. */
   state?: BranchState[];
 }
 
-/** A checkpoint as `branches` lists it. */
-export interface CheckpointInfo {
+/** A checkpoint as the `branches` op sends it. */
+export interface WireCheckpointInfo {
   name: string;
   txid: number;
   /** RFC 3339; absent for checkpoints written before creation times were recorded. */
   created_at?: string;
 }
 
+/** A checkpoint as `branches` returns it: `created_at` is `""` where the daemon sent none, as the earlier client had it. */
+export interface CheckpointInfo extends WireCheckpointInfo {
+  created_at: string;
+}
+
 /** The six branch states, in precedence order: error > pending > active > dirty > detached > idle. */
 export type BranchState = 'error' | 'pending' | 'active' | 'dirty' | 'detached' | 'idle';
 
-/** One branch as the `branches` op reports it. */
-export interface BranchInfo {
+/** One branch as the `branches` op sends it: a field the branch lacks, or an older daemon does not know, is left out. */
+export interface WireBranchInfo {
   branch: string;
   head_txid: number;
   protected: boolean;
@@ -110,9 +118,27 @@ export interface BranchInfo {
   /** Checkpoint names, oldest first. */
   checkpoints: string[];
   touched_at?: string;
-  checkpoints_v2: CheckpointInfo[];
+  checkpoints_v2: WireCheckpointInfo[];
   /** True when the branch still shares objects with the branch it was forked from. */
   shared: boolean;
+  /** `""` from an older daemon that does not report states. */
+  state?: BranchState | '';
+}
+
+/**
+ * One branch as `branches` returns it, typed as the earlier client typed it: every string field it had is a string,
+ * `""` when the branch has none (no TTL, no lease) or the daemon sent none; `expires_at` (ours) stays optional.
+ */
+export interface BranchInfo extends WireBranchInfo {
+  /** The TTL as a Go duration (`1h0m0s`); `""` when the branch has none. */
+  ttl: string;
+  /** Time left as a Go duration, or `expired`; `""` without a TTL. */
+  ttl_remaining: string;
+  /** `hostname/pid` of the lease holder; `""` when nobody holds the lease. */
+  lease_holder: string;
+  /** RFC 3339; `""` when the daemon sent none. */
+  touched_at: string;
+  checkpoints_v2: CheckpointInfo[];
   /** `""` from an older daemon that does not report states. */
   state: BranchState | '';
 }
@@ -239,6 +265,8 @@ export interface TableDiff {
   added: DiffRow[];
   removed: DiffRow[];
   changed: Array<{ key: DiffRow; before: DiffRow; after: DiffRow }>;
+  /** How many row changes of each kind, when a `limit` listed only the first of them. */
+  counts?: { added: number; removed: number; changed: number };
 }
 
 /** A row-level diff of two durable states, left to right. */
@@ -273,7 +301,7 @@ export interface WireResponse {
   checkout?: string;
   txid?: number;
   sessions?: SessionInfo[];
-  branches?: BranchInfo[];
+  branches?: WireBranchInfo[];
   databases?: string[];
   /** Additive, from `branches`: branches whose ref cannot be read, left out of `branches`. */
   unreadable?: UnreadableBranch[];

@@ -1,3 +1,4 @@
+import { nameMap } from '../core/name-map.js';
 import type { OffshootError } from '../core/errors.js';
 import { formatTarget, type Target } from '../core/target.js';
 import type { CheckoutResult } from '../ops/checkout.js';
@@ -57,7 +58,8 @@ function jsonValue(v: unknown, renameKeys: boolean): unknown {
   if (v instanceof Date) return v.toISOString();
   if (Buffer.isBuffer(v)) return v.toString('hex');
   if (Array.isArray(v)) return v.map((x) => jsonValue(x, renameKeys));
-  const out: Record<string, unknown> = {};
+  // Keys may be user data (meta): `__proto__` is one like any other, not a prototype to set.
+  const out = nameMap<unknown>();
   for (const [k, x] of Object.entries(v)) {
     if (x === undefined) continue;
     out[renameKeys ? snakeCase(k) : k] = jsonValue(x, renameKeys && !USER_KEYED.has(k));
@@ -377,12 +379,13 @@ function branchJson(db: string, b: BranchInfo): Record<string, unknown> {
     storage: b.shared ? 'shared' : 'materialized',
     txid: b.head_txid,
     checkpoints: b.checkpoints,
-    checkpointsV2: b.checkpoints_v2.map((c) => ({ name: c.name, txid: c.txid, createdAt: c.created_at })),
+    checkpointsV2: b.checkpoints_v2.map((c) => ({ name: c.name, txid: c.txid, createdAt: c.created_at || undefined })),
     protected: b.protected,
-    ttl: b.ttl,
-    remaining: b.ttl_remaining,
-    leaseHolder: b.lease_holder,
-    touchedAt: b.touched_at,
+    // The client reads a field the daemon left out as "": left out here too, as status --json leaves it out.
+    ttl: b.ttl || undefined,
+    remaining: b.ttl_remaining || undefined,
+    leaseHolder: b.lease_holder || undefined,
+    touchedAt: b.touched_at || undefined,
   };
 }
 

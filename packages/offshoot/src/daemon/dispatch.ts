@@ -1,5 +1,6 @@
 import { fail } from '../core/errors.js';
 import { errorResponse } from '../protocol/errors.js';
+import { keysAsSent } from '../core/name-map.js';
 import { RequestSchema, type Op, type Response } from '../protocol/wire.js';
 import type { DaemonContext, Transport } from './daemon-context.js';
 import { branchesOp } from './handlers/branches.js';
@@ -77,6 +78,7 @@ export async function dispatch(d: DaemonContext, raw: unknown, transport: Transp
       });
     }
     const req = parsed.data;
+    if (req.meta !== undefined) req.meta = keysAsSent(req.meta, (raw as { meta?: unknown }).meta);
     refuseOtherStore(req, d.options.store);
     const handler = Object.hasOwn(HANDLERS, req.op) ? HANDLERS[req.op as Op] : undefined;
     if (handler === undefined) {

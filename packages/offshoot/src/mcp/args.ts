@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { fail } from '../core/errors.js';
 import { formatDuration, parseTtl, type TtlArg } from '../core/duration.js';
 import { META_LIMITS, OFFSHOOT_META_PREFIX } from '../core/meta.js';
-import { nameProblem } from '../core/names.js';
+import { nameHint, nameProblem } from '../core/names.js';
 import { MAIN_BRANCH } from '../core/target.js';
 
 /**
@@ -34,7 +34,7 @@ export function nameArg(arg: string, value: string): string {
   const problem = nameProblem(value);
   if (problem !== undefined) {
     throw fail('INVALID_NAME', `invalid ${arg} ${JSON.stringify(value)}: ${problem}`, {
-      hint: 'names are 1-128 characters of a-z, 0-9, "-", "_" and "."',
+      hint: nameHint(value),
     });
   }
   return value;

@@ -28,6 +28,7 @@ import { callControl } from './progress.js';
 import { registerLoopPrompt } from './prompt.js';
 import { branchUri, registerResources } from './resources.js';
 import type { Shape, ToolOutcome, ToolSpec } from './tool.js';
+import { toolInput } from './tool-input.js';
 import { checkoutTool } from './tools/checkout.js';
 import { checkpointTool } from './tools/checkpoint.js';
 import { destroyTool } from './tools/destroy.js';
@@ -166,7 +167,7 @@ function register(spec: ToolSpec<Shape, Shape>, scope: CallScope): void {
     {
       title: spec.title,
       description: spec.description,
-      inputSchema: z.object(spec.input),
+      inputSchema: toolInput(spec.input),
       outputSchema: z.object(spec.output),
       annotations: { title: spec.title, ...spec.annotations },
     },

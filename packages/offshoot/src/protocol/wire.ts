@@ -42,7 +42,7 @@ export const RequestSchema = z.object({
   live: z.optional(z.boolean()),
   /** Additive: the statement of a query op. */
   sql: z.optional(z.string()),
-  /** Additive: the row limit of a query op; the most branches a branches op lists. */
+  /** Additive: the row limit of a query op; the most branches a branches op lists; a diff op's rows per table and kind. */
   limit: z.optional(z.number()),
   /** Additive: a branches op lists only branches in one of these states. */
   state: z.optional(z.array(z.string())),
@@ -58,7 +58,14 @@ type Holds<T extends true> = T;
 /** Compiles only while the schema and the client's WireRequest have the same fields. */
 export type RequestFieldsMatch = Holds<SameKeys<Request, WireRequest>>;
 
-export type { BranchInfo, CheckpointInfo, EventType, SessionInfo, UnreadableBranch } from '@offshoot/client';
+export type {
+  BranchInfo,
+  CheckpointInfo,
+  EventType,
+  SessionInfo,
+  UnreadableBranch,
+  WireBranchInfo,
+} from '@offshoot/client';
 
 /** A response line: `ok` plus the op's result fields; on failure `error` (and, additively, `code` and `hint`). */
 export type Response = WireResponse;

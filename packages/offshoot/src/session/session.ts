@@ -38,6 +38,7 @@ import { type Fingerprint, withdrawSidecar } from '../sqlite/checkout-sidecar.js
 import type { VersionedRef } from '../store/store.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import type { EventType, SessionInfo } from '../protocol/wire.js';
+import { resetJournalMode } from './journal-mode-reset.js';
 import { restampClean } from './restamp.js';
 import { makeSessionScratch } from './scratch-dir.js';
 import {
@@ -204,7 +205,7 @@ export class Session {
     const { ref } = leased.value;
     try {
       if (scratching.status === 'rejected') throw scratching.reason;
-      const warnings = await keepUnflushed(ctx, t, ref);
+      const warnings = [...(await resetJournalMode(ctx, t, ref)), ...(await keepUnflushed(ctx, t, ref))];
       const co = await checkout(ctx, t, { leased: ref, ...(staged ? { staged } : {}) });
       await discardStaged(staged);
       const s = new Session(ctx, t.db, t.branch, co.path, scratch as string, opts, ref.epoch, ref.head_txid);

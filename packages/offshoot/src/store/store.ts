@@ -1,4 +1,5 @@
 import { fail, hasCode } from '../core/errors.js';
+import { nameProblem } from '../core/names.js';
 import {
   baseKey,
   checkLineageId,
@@ -203,11 +204,19 @@ export class Store {
   async getRef(db: string, branch: string): Promise<VersionedRef> {
     const got = await this.tryGetRef(db, branch);
     if (got === undefined) {
+      // A fork is suggested only under a name a fork may take.
+      const forkable = branch !== 'main' && nameProblem(branch) === undefined;
       throw fail('NOT_FOUND', `no branch ${db}@${branch}`, {
         hint:
           branch === 'main'
             ? `run 'offshoot status' to list databases and branches, or 'offshoot create ${db}'`
-            : `run 'offshoot status ${db}' to list its branches, or 'offshoot fork ${db} ${branch}' to make this one`,
+            : `run 'offshoot status ${db}' to list its branches${forkable ? `, or 'offshoot fork ${db} ${branch}' to make this one` : ''}`,
+        hints: {
+          agent:
+            branch === 'main'
+              ? 'offshoot_list lists the databases and their branches'
+              : `offshoot_list lists the branches of ${db}${forkable ? `; offshoot_fork (new_branch: ${JSON.stringify(branch)}) makes this one` : ''}`,
+        },
       });
     }
     return got;

@@ -175,6 +175,8 @@ export interface ApiDiff {
   tables: ApiDiffTable[];
   /** One page of one table's row changes (the first changed table unless `table` names one). */
   page?: { table: string; offset: number; limit: number; total: number; rows: ApiDiffRow[] };
+  /** Why the page's rows could not be sent (`TOO_LARGE`: they alone pass the cap), and how to narrow it. */
+  page_error?: ApiError;
 }
 
 /** An error body, as every other offshoot surface shapes it. */

@@ -35,6 +35,8 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   NOT_FOUND: 404,
   NOT_INITIALIZED: 404,
   UNSUPPORTED: 404,
+  // An answer too large to send (a diff past its cap): nothing wrong with the request's form, narrow it.
+  TOO_LARGE: 422,
   BUSY: 503,
   UNAVAILABLE: 503,
 };

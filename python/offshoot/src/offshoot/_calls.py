@@ -205,10 +205,12 @@ def protect(db: str, branch: str, value: bool) -> Call[ProtectResult]:
     return Call(op, {"db": db, "branch": branch}, lambda r: ProtectResult.from_json(parse(r)))
 
 
-def diff(left: str, right: str, summary: bool) -> Call[DiffResult]:
+def diff(left: str, right: str, summary: bool, table: str | None = None, limit: int | None = None) -> Call[DiffResult]:
     db, branch, checkpoint = split_target(left)
     parse = _result("diff")
-    fields = {"db": db, "branch": branch, "name": checkpoint, "to": right, "summary": summary}
+    fields = {"db": db, "branch": branch, "name": checkpoint, "to": right, "summary": summary, "table": table}
+    if limit is not None:
+        fields["limit"] = limit
     return Call("diff", fields, lambda r: DiffResult.from_json(parse(r)))
 
 

@@ -192,9 +192,12 @@ class AsyncClient:
         """Clears a branch's protected flag."""
         return await self._call(calls.protect(db, branch, False))
 
-    async def diff(self, left: str, right: str, summary: bool = False) -> DiffResult:
-        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only)."""
-        return await self._call(calls.diff(left, right, summary))
+    async def diff(
+        self, left: str, right: str, summary: bool = False, table: str | None = None, limit: int | None = None
+    ) -> DiffResult:
+        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only; `table`:
+        that table only; `limit`: at most that many row changes of each kind per table, `counts` giving them all)."""
+        return await self._call(calls.diff(left, right, summary, table, limit))
 
     async def gc(self, grace: str | timedelta | None = None) -> GcResult:
         """Reaps expired branches, clears stale destroy claims and deletes garbage older than `grace`."""

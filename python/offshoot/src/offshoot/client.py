@@ -230,9 +230,12 @@ class Client:
         """Clears a branch's protected flag."""
         return self._call(calls.protect(db, branch, False))
 
-    def diff(self, left: str, right: str, summary: bool = False) -> DiffResult:
-        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only)."""
-        return self._call(calls.diff(left, right, summary))
+    def diff(
+        self, left: str, right: str, summary: bool = False, table: str | None = None, limit: int | None = None
+    ) -> DiffResult:
+        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only; `table`:
+        that table only; `limit`: at most that many row changes of each kind per table, `counts` giving them all)."""
+        return self._call(calls.diff(left, right, summary, table, limit))
 
     def gc(self, grace: str | timedelta | None = None) -> GcResult:
         """Reaps expired branches, clears stale destroy claims and deletes garbage older than `grace`."""

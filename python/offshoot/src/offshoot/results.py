@@ -224,11 +224,14 @@ class TableDiff:
     changed: list[JsonObject] = field(default_factory=list)
     left_count: int | None = None
     right_count: int | None = None
+    counts: dict[str, int] | None = None
+    """How many row changes of each kind (`added`, `removed`, `changed`) when a `limit` listed only the first."""
 
     @classmethod
     def from_json(cls, d: JsonObject) -> TableDiff:
         """Builds one from the diff JSON."""
         left, right = d.get("left_count"), d.get("right_count")
+        counts = d.get("counts")
         return cls(
             table=_str(d, "table"),
             key=_strs(d, "key"),
@@ -238,6 +241,7 @@ class TableDiff:
             changed=_objs(d, "changed"),
             left_count=left if isinstance(left, int) else None,
             right_count=right if isinstance(right, int) else None,
+            counts={k: v for k, v in counts.items() if isinstance(v, int)} if isinstance(counts, dict) else None,
         )
 
 

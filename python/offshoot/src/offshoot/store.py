@@ -188,9 +188,17 @@ class Store:
         """Clears a branch's protected flag."""
         return ProtectResult.from_json(self._obj("unprotect", _target(db, branch)))
 
-    def diff(self, left: str, right: str, summary: bool = False) -> DiffResult:
-        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only)."""
-        return DiffResult.from_json(self._obj("diff", left, right, *(["--summary"] if summary else [])))
+    def diff(
+        self, left: str, right: str, summary: bool = False, table: str | None = None, limit: int | None = None
+    ) -> DiffResult:
+        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only; `table`:
+        that table only; `limit`: at most that many row changes of each kind per table, `counts` giving them all)."""
+        flags = ["--summary"] if summary else []
+        if table is not None:
+            flags += ["--table", table]
+        if limit is not None:
+            flags += ["--limit", str(limit)]
+        return DiffResult.from_json(self._obj("diff", left, right, *flags))
 
     def gc(self, grace: str | timedelta | None = None) -> GcResult:
         """Reaps expired branches, clears stale destroy claims and deletes garbage older than `grace` (CLI: 1h)."""

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { fail } from '../../core/errors.js';
 import { MAIN_BRANCH } from '../../core/target.js';
-import { diff } from '../../ops/diff.js';
+import { DIFF_SERVER_BYTES, diff } from '../../ops/diff.js';
 import { renderDiffSummary, renderDiffText } from '../../sqlite/diff/diff-format.js';
 import { diffToJson } from '../../sqlite/diff/diff-json.js';
+import { firstRows, rowCounts, rowsLeftOut } from '../../sqlite/diff/row-window.js';
 import { branchOr, databaseArg, nameArg, nameString } from '../args.js';
 import { defineTool, HINTS } from '../tool.js';
 
@@ -22,7 +23,8 @@ export const diffTool = defineTool({
     'Compare two durable states of a database, row by row: a fork against main (what your attempt changed), two',
     'attempts against each other, or a branch against one of its checkpoints. Use it before promoting, to show',
     'the human exactly what would change. Reads the store only (checkpointed or flushed state, not unsaved checkout',
-    'writes). Rows per table are capped by `limit`; `summary` gives counts only. Read-only.',
+    'writes). At most `limit` row changes of each kind are listed per table, the counts staying whole (a smaller',
+    '`limit` is how to narrow a diff too large to answer); `summary` gives counts only. Read-only.',
   ].join(' '),
   annotations: HINTS.readOnly,
   input: {
@@ -35,7 +37,9 @@ export const diffTool = defineTool({
       .number()
       .int()
       .optional()
-      .describe(`rows listed per table and kind (default ${DEFAULT_ROWS}, at most ${MAX_ROWS})`),
+      .describe(
+        `row changes listed per table and kind (default ${DEFAULT_ROWS}, at most ${MAX_ROWS}); counts stay whole`,
+      ),
     summary: z.boolean().optional().describe('per-table counts and statuses only'),
   },
   output: {
@@ -93,25 +97,29 @@ export const diffTool = defineTool({
       `${db}@${t.branch}${t.checkpoint ? `@${t.checkpoint}` : ''}`;
     const ctx = await deps.ops();
     deps.control.step(`comparing ${label(left)} with ${label(right)}`);
-    const result = await diff(ctx, left, right, { summaryOnly: args.summary ?? false });
+    // Only `limit` row changes of each kind are kept while every one is counted: the cap bounds the answer.
+    const result = await diff(ctx, left, right, {
+      summaryOnly: args.summary ?? false,
+      rows: firstRows(limit),
+      maxBytes: DIFF_SERVER_BYTES,
+    });
     deps.control.step('rendering the diff');
     const json = diffToJson(result);
-    let truncated = false;
-    const cap = <T>(xs: T[]): T[] => {
-      if (xs.length > limit) truncated = true;
-      return xs.slice(0, limit);
-    };
-    const tables = json.tables.map((t) => ({
-      table: t.table,
-      status: t.status,
-      key: t.key,
-      ...(t.left_count !== undefined ? { left_count: t.left_count } : {}),
-      ...(t.right_count !== undefined ? { right_count: t.right_count } : {}),
-      added: t.added.length,
-      removed: t.removed.length,
-      changed: t.changed.length,
-      rows: { added: cap(t.added), removed: cap(t.removed), changed: cap(t.changed) },
-    }));
+    const truncated = result.tables.some((t) => rowsLeftOut(t) > 0);
+    const tables = json.tables.map((t) => {
+      const n = rowCounts(t);
+      return {
+        table: t.table,
+        status: t.status,
+        key: t.key,
+        ...(t.left_count !== undefined ? { left_count: t.left_count } : {}),
+        ...(t.right_count !== undefined ? { right_count: t.right_count } : {}),
+        added: n.added,
+        removed: n.removed,
+        changed: n.changed,
+        rows: { added: t.added, removed: t.removed, changed: t.changed },
+      };
+    });
     const rendered = result.summaryOnly
       ? renderDiffSummary(result, label(left), label(right))
       : renderDiffText(result, label(left), label(right));

@@ -1,4 +1,5 @@
 import type { DiffResult, Row, TableDiff } from './diff-types.js';
+import type { RowCounts } from './row-window.js';
 
 /** A JSON-safe stored value: see diffToJson for the encoding. */
 export type JsonValue = null | number | string | { $blob: string } | { $int: string } | { $real: string };
@@ -16,6 +17,8 @@ export interface JsonTableDiff {
   added: JsonRow[];
   removed: JsonRow[];
   changed: Array<{ key: JsonRow; before: JsonRow; after: JsonRow }>;
+  /** How many row changes of each kind, when a row limit listed only some of them. */
+  counts?: RowCounts;
 }
 
 /** The JSON shape of a whole diff. */
@@ -49,6 +52,7 @@ export function diffToJson(result: DiffResult): JsonDiff {
         removed: t.removed.map(jsonRow),
         changed: t.changed.map((c) => ({ key: jsonRow(c.key), before: jsonRow(c.before), after: jsonRow(c.after) })),
       };
+      if (t.counts !== undefined) out.counts = { ...t.counts };
       if (t.leftCount !== undefined) out.left_count = t.leftCount;
       if (t.rightCount !== undefined) out.right_count = t.rightCount;
       return out;
