@@ -14,6 +14,7 @@ import type { QueryResult } from '../ops/query.js';
 import type { RollbackResult } from '../ops/rollback.js';
 import type { BranchStatus, StatusTail } from '../ops/status.js';
 import type { TouchResult } from '../ops/touch.js';
+import type { UpgradeResult } from '../ops/upgrade.js';
 import { renderDiffSummary, renderDiffText } from '../sqlite/diff/diff-format.js';
 import { diffToJson } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
@@ -94,9 +95,17 @@ function rfc3339(iso: string): string {
   return Number.isFinite(t) ? new Date(t).toISOString().replace(/\.\d+Z$/, 'Z') : iso || '(none)';
 }
 
-/** `init`. */
-export function initOutcome(spec: string): Outcome {
-  return outcome({ store: spec, initialized: true }, [`initialized store at ${spec}`]);
+/** `init`: the earlier implementation's line, and the layout the store was written at. */
+export function initOutcome(spec: string, layout: number): Outcome {
+  return outcome({ store: spec, initialized: true, layoutVersion: layout }, [`initialized store at ${spec}`]);
+}
+
+/** `upgrade`: what the layout was and is, and what it now allows. */
+export function upgradeOutcome(r: UpgradeResult): Outcome {
+  const what = r.upgraded
+    ? `upgraded store at ${r.store} from layout ${r.from} to ${r.to}`
+    : `store at ${r.store} is already at layout ${r.to}`;
+  return outcome(r, [`${what} (${r.layout.allows})`]);
 }
 
 /** `create` prints nothing. */
@@ -233,6 +242,7 @@ export function statusTailLines(t: StatusTail): string[] {
     ...(t.truncated === true ? [`more: ${t.more} more branches match; raise --limit to list them`] : []),
     `ro-cache: ${entries} entries, ${bytes} bytes used` +
       (budget ? `, budget ${budget} bytes` : ' (budget: unlimited)'),
+    `layout: ${t.layout.version} (${t.layout.allows})` + (t.layout.upgrade ? `; ${t.layout.upgrade}` : ''),
   ];
 }
 

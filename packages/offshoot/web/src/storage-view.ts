@@ -93,6 +93,12 @@ export function storageView(st: ApiStorage, series: ApiSeries | undefined): HTML
         h('div', { class: 'big' }, bytes(st.reclaimable.bytes)),
         `GC would reclaim (${st.reclaimable.objects} object${st.reclaimable.objects === 1 ? '' : 's'}, after the grace period)`,
       ),
+      h(
+        'div',
+        { class: 'card layout', 'data-layout': st.layout.version },
+        h('div', { class: 'big' }, `layout ${st.layout.version}`),
+        st.layout.upgrade === undefined ? st.layout.allows : `${st.layout.allows}. ${st.layout.upgrade}`,
+      ),
     ),
     h('h3', {}, 'What each branch pins'),
     pinTable(st),
