@@ -242,14 +242,19 @@ export function statusTailLines(t: StatusTail): string[] {
     ...(t.truncated === true ? [`more: ${t.more} more branches match; raise --limit to list them`] : []),
     `ro-cache: ${entries} entries, ${bytes} bytes used` +
       (budget ? `, budget ${budget} bytes` : ' (budget: unlimited)'),
-    `layout: ${t.layout.version} (${t.layout.allows})` + (t.layout.upgrade ? `; ${t.layout.upgrade}` : ''),
   ];
 }
 
-/** `status`, once the branches are printed: each unreadable ref on stderr with its fix, and the corrupt exit code. */
+/**
+ * `status`, once the branches are printed: the store's layout as a note on stderr (stdout keeps the earlier
+ * implementation's lines, for the scripts that parse them), each unreadable ref on stderr with its fix, and the
+ * corrupt exit code.
+ */
 export function statusTailOutcome(t: StatusTail): Outcome {
+  const layout =
+    `store layout ${t.layout.version} (${t.layout.allows})` + (t.layout.upgrade ? `. ${t.layout.upgrade}` : '');
   return unreadableOutcome(
-    { data: t, text: '', printed: true },
+    { data: t, text: '', printed: true, notes: [layout] },
     t.unreadable.map((u) => `${u.error}${u.hint ? ` (${u.hint})` : ''}`),
   );
 }

@@ -279,10 +279,12 @@ describe('init --layout, status and the layouts this build refuses', () => {
   test("status shows the store's layout and what upgrading buys", () => {
     const text = s.cli(['status']);
     assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /\nro-cache: [^\n]*\n$/, 'stdout ends as the earlier implementation’s did');
     assert.match(
-      text.stdout,
-      /^layout: 2 \(copy-on-write forks, chains bounded by snapshots; the earlier implementation reads the store\); offshoot upgrade: merged segments/m,
+      text.stderr,
+      /^offshoot: note: store layout 2 \(copy-on-write forks, chains bounded by snapshots; the earlier implementation reads the store\)\. offshoot upgrade: merged segments/m,
     );
+    assert.equal(s.cli(['status', '--quiet']).stderr, '', '--quiet leaves the note out');
     const json = s.cli(['status', 'app', '--json']);
     assert.equal(json.code, 0, json.stderr);
     const layout = JSON.parse(json.stdout).layout;

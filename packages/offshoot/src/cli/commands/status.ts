@@ -12,7 +12,7 @@ export const statusCommand: Command = {
   help: [
     'One line per branch (of <db>, or of the whole store), printed as the refs are read:',
     '  db@b state=S storage=shared|materialized txid=N checkpoints=[a,b] [protected] [checked-out] [ttl=X remaining=D|expired]',
-    "then the checkouts-ro usage and the store's layout: what it allows, and what `offshoot upgrade` would buy.",
+    "then the checkouts-ro usage; on stderr, the store's layout: what it allows, and what `offshoot upgrade` would buy.",
     'States: active, dirty, detached, idle (error and pending only a daemon reports).',
     'Filters are exact and combine: --db (repeatable, with or instead of <db>) lists only those databases and reads no',
     "other database's refs; --state (repeatable) keeps branches in one of those states; --limit N prints at most N",
