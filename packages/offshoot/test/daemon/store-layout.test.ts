@@ -8,6 +8,9 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseDataKey } from '../../src/core/keys.js';
+import { parseTarget } from '../../src/core/target.js';
+import { exportTo } from '../../src/ops/export.js';
+import { makeContext } from '../../src/ops/helpers/context/context.js';
 import { ChainResolver } from '../../src/store/chain-resolver.js';
 import { parseStoreSpec } from '../../src/store/store-spec.js';
 import { Store } from '../../src/store/store.js';
@@ -66,6 +69,37 @@ async function headChainLength(s: StoreDir, db: string, branch: string): Promise
     await store.close();
   }
 }
+
+describe("the earlier implementation's stores, as it left them", () => {
+  test('every branch and checkpoint exports as it exported them, and reading writes nothing', async () => {
+    for (const vector of ['linear', 'branches', 'daemon']) {
+      const s = copyStoreDir(path.join(VECTORS, vector));
+      try {
+        const before = readFileSync(path.join(s.store, 'offshoot.json'), 'utf8');
+        const store = await Store.open(parseStoreSpec(s.store), { probe: false });
+        try {
+          const ctx = makeContext(store, s.store, { warn: () => undefined });
+          const targets = Object.keys(EXPECTED).filter((k) => k.startsWith(`${vector}/`));
+          assert.ok(targets.length >= 5, `${vector}: ${targets.length} targets`);
+          for (const key of targets) {
+            const want = EXPECTED[key] as { dump_sha256: string };
+            const out = s.file('export.db');
+            await exportTo(ctx, parseTarget(key.slice(vector.length + 1), { allowCheckpoint: true }), out, {
+              force: true,
+            });
+            assert.equal(await dumpHash(out), want.dump_sha256, key);
+          }
+        } finally {
+          await store.close();
+        }
+        assert.equal(readFileSync(path.join(s.store, 'offshoot.json'), 'utf8'), before);
+        assert.deepEqual(dataKeys(s.store).sort(), dataKeys(path.join(VECTORS, vector)).sort(), 'no object written');
+      } finally {
+        s.cleanup();
+      }
+    }
+  });
+});
 
 /** Every target of the daemon vector that neither the session nor the at-rest checkpoints move. */
 const UNMOVED = ['live@main@init', 'live@main@f3', 'live@main@f6', 'live@main@f9', 'live@main@f12', 'live@side@fork'];
