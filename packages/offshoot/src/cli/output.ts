@@ -15,6 +15,7 @@ import type { QueryResult } from '../ops/query.js';
 import type { RollbackResult } from '../ops/rollback.js';
 import type { BranchStatus, StatusTail } from '../ops/status.js';
 import type { TouchResult } from '../ops/touch.js';
+import type { UpgradeResult } from '../ops/upgrade.js';
 import { renderDiffSummary, renderDiffText } from '../sqlite/diff/diff-format.js';
 import { diffToJson } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
@@ -96,9 +97,17 @@ function rfc3339(iso: string): string {
   return Number.isFinite(t) ? new Date(t).toISOString().replace(/\.\d+Z$/, 'Z') : iso || '(none)';
 }
 
-/** `init`. */
-export function initOutcome(spec: string): Outcome {
-  return outcome({ store: spec, initialized: true }, [`initialized store at ${spec}`]);
+/** `init`: the earlier implementation's line, and the layout the store was written at. */
+export function initOutcome(spec: string, layout: number): Outcome {
+  return outcome({ store: spec, initialized: true, layoutVersion: layout }, [`initialized store at ${spec}`]);
+}
+
+/** `upgrade`: what the layout was and is, and what it now allows. */
+export function upgradeOutcome(r: UpgradeResult): Outcome {
+  const what = r.upgraded
+    ? `upgraded store at ${r.store} from layout ${r.from} to ${r.to}`
+    : `store at ${r.store} is already at layout ${r.to}`;
+  return outcome(r, [`${what} (${r.layout.allows})`]);
 }
 
 /** `create` prints nothing. */
@@ -238,10 +247,16 @@ export function statusTailLines(t: StatusTail): string[] {
   ];
 }
 
-/** `status`, once the branches are printed: each unreadable ref on stderr with its fix, and the corrupt exit code. */
+/**
+ * `status`, once the branches are printed: the store's layout as a note on stderr (stdout keeps the earlier
+ * implementation's lines, for the scripts that parse them), each unreadable ref on stderr with its fix, and the
+ * corrupt exit code.
+ */
 export function statusTailOutcome(t: StatusTail): Outcome {
+  const layout =
+    `store layout ${t.layout.version} (${t.layout.allows})` + (t.layout.upgrade ? `. ${t.layout.upgrade}` : '');
   return unreadableOutcome(
-    { data: t, text: '', printed: true },
+    { data: t, text: '', printed: true, notes: [layout] },
     t.unreadable.map((u) => `${u.error}${u.hint ? ` (${u.hint})` : ''}`),
   );
 }

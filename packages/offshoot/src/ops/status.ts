@@ -10,6 +10,7 @@ import { statusFilter, type StatusFilter, type StatusFilterInput } from './helpe
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutDir, checkoutFileName, checkoutPath, refIndexPath } from './helpers/context/paths.js';
 import { roCacheEntries } from './helpers/checkout/ro-cache-entries.js';
+import { type LayoutInfo, layoutInfo } from './helpers/layout/layout-info.js';
 
 export type { BranchStatus, CheckpointStatus, UnreadableRef } from './helpers/branch/branch-status.js';
 export { BRANCH_STATES, type StatusFilterInput } from './helpers/branch/status-filter.js';
@@ -26,6 +27,8 @@ export interface StatusTail {
   /** Refs that are malformed; empty when every ref reads. */
   unreadable: UnreadableRef[];
   roCache: RoCacheUsage;
+  /** The store's layout, what it allows, and what upgrading buys. */
+  layout: LayoutInfo;
   /** Under a limit only: whether branches matched beyond it. */
   truncated?: boolean;
   /** Under a limit only: how many matching branches were left out. */
@@ -226,6 +229,7 @@ export async function scanStatus(
       bytes: entries.reduce((a, e) => a + e.bytes, 0),
       budget: opts.roCacheBudget || undefined,
     },
+    layout: layoutInfo(ctx.store.layoutVersion),
     ...(f.limit === undefined ? {} : { truncated: more > 0, more }),
   };
 }

@@ -128,6 +128,8 @@ export interface ApiStorage {
   lineages: Array<{ lineage: string; dbs: string[]; objects: number; bytes: number; live_bytes: number }>;
   branches: Array<{ db: string; branch: string; pinned_objects: number; pinned_bytes: number; unique_bytes: number }>;
   reclaimable: { objects: number; bytes: number };
+  /** The store's layout, what it allows and what `offshoot upgrade` would buy (as `status` shows it). */
+  layout: { version: number; newest: number; allows: string; upgrade?: string };
 }
 
 /** One sample of the daemon's counters: how many happened in the interval ending at `ts`. */

@@ -170,6 +170,7 @@ describe('janitor: merges chains written at rest', () => {
 
   test('a chain grown past its soft bound by at-rest writes is merged back, losing nothing', async () => {
     s = makeStoreDir();
+    assert.equal(s.cli(['upgrade']).code, 0, 'merged segments need layout 3');
     const spec = parseStoreSpec(s.store);
     const store = await Store.open(spec);
     const chainOf = async (): Promise<string[]> => {
