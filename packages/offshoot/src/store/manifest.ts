@@ -8,10 +8,13 @@ export const LAYOUT_VERSION = 3;
 export const MIN_LAYOUT_VERSION = 1;
 /** The layout the first base pointer bumps a store to (copy-on-write base pointers), as the earlier implementation does. */
 export const SHARED_LAYOUT_VERSION = 2;
-/** The layout that allows merged segments; a store gets it only from `offshoot upgrade` or `init --layout 3`. */
+/** The layout that allows merged segments; a store gets it only from `offshoot init` or `offshoot upgrade`. */
 export const MERGED_LAYOUT_VERSION = 3;
-/** The layout `offshoot init` writes unless told otherwise: the earlier implementation's own, so it reads the store. */
-export const DEFAULT_LAYOUT_VERSION = 2;
+/**
+ * The layout `offshoot init` writes unless told otherwise: the newest, whose merged segments keep every flush O(changed
+ * pages); `init --layout 2` makes a store the earlier implementation reads too.
+ */
+export const DEFAULT_LAYOUT_VERSION = 3;
 
 /** The store manifest at offshoot.json. */
 export interface Manifest {

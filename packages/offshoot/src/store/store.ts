@@ -76,7 +76,7 @@ export class Store {
   }
 
   /**
-   * Creates the manifest create-only at `layout` (by default the earlier implementation's own, DEFAULT_LAYOUT_VERSION);
+   * Creates the manifest create-only at `layout` (by default DEFAULT_LAYOUT_VERSION, the newest);
    * refuses a store that already exists, and a layout this build does not know.
    */
   static async init(spec: StoreSpec, opts: { backend?: Backend; now?: Date; layout?: number } = {}): Promise<Store> {

@@ -266,9 +266,9 @@ describe('init --layout, status and the layouts this build refuses', () => {
   });
   after(() => s.cleanup());
 
-  test('a new store is at layout 2 unless --layout says otherwise', () => {
+  test('a new store is at layout 3 unless --layout says otherwise', () => {
     for (const [flags, want] of [
-      [[], 2],
+      [[], 3],
       [['--layout', '1'], 1],
       [['--layout', '2'], 2],
       [['--layout', '3'], 3],
@@ -282,7 +282,7 @@ describe('init --layout, status and the layouts this build refuses', () => {
       const r = run(['-store', s.file(`bad-${bad}`), 'init', '--layout', bad], { expectCode: 2 });
       assert.match(
         r.stderr,
-        /--layout .* is not a layout this build writes \(pass --layout 1, 2 or 3, or leave it out for 2\)$/m,
+        /--layout .* is not a layout this build writes \(pass --layout 1, 2 or 3, or leave it out for 3\)$/m,
       );
     }
   });

@@ -112,10 +112,10 @@ function makeDatabase(file: string, bytes: number): void {
 describe('merged segments', () => {
   it('are written only once the store is upgraded, and reproduce every state across shrinks and regrowth', async () => {
     // A cadence of 3 bounds chains at 2 members, so nearly every checkpoint compacts.
-    const ts = await openTestStore({ snapshotEvery: 3 });
+    const ts = await openTestStore({ snapshotEvery: 3, layout: 2 });
     try {
       await create(ts.ctx, 'app');
-      assert.equal(ts.store.layoutVersion, 2, 'a new store is at the earlier implementation’s layout');
+      assert.equal(ts.store.layoutVersion, 2, 'a store made at the earlier implementation’s layout');
       const co = await checkout(ts.ctx, { db: 'app', branch: 'main' });
       const steps = [
         'CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t(v) SELECT hex(randomblob(600)) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<300) SELECT x FROM c);',

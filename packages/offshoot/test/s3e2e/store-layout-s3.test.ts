@@ -46,7 +46,7 @@ describe('store layout on S3', () => {
   };
 
   before(async () => {
-    ts = await openS3TestStore({ snapshotEvery: 4 });
+    ts = await openS3TestStore({ snapshotEvery: 4, layout: 2 });
     await create(ts.ctx, 'app');
     co = (await checkout(ts.ctx, main)).path;
     runSql(co, 'CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);');

@@ -13,7 +13,7 @@ test('two upgrades at once: one raises the layout, the other finds it raised', a
   const dir = mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
   try {
     const spec = parseStoreSpec(path.join(dir, 'store'));
-    await (await Store.init(spec)).close();
+    await (await Store.init(spec, { layout: 2 })).close();
     await assertUpgradeRace(spec, async () => new LocalBackend(path.join(dir, 'store')), path.join(dir, 'ctx'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
