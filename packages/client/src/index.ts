@@ -34,6 +34,7 @@ export type {
   CheckpointInfo,
   CheckpointReport,
   DestroyResult,
+  DiscardedWork,
   DiffReport,
   DiffRow,
   DiffValue,

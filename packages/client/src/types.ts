@@ -100,6 +100,11 @@ export interface BranchInfo {
   ttl_remaining?: string;
   /** Additive: when the branch may be reaped (RFC 3339), by the reaper's rule; absent without a TTL or while protected. */
   expires_at?: string;
+  /**
+   * Additive: expired, but the reap waits while the checkout holds writes no checkpoint has (`uncheckpointed_writes`)
+   * or cannot be proven clean (`unverified_checkout`); absent otherwise.
+   */
+  reap_postponed?: 'uncheckpointed_writes' | 'unverified_checkout' | 'open_connection';
   lease_holder?: string;
   /** Checkpoint names, oldest first. */
   checkpoints: string[];
@@ -180,9 +185,23 @@ export interface PromoteResult {
   refresh_error?: string;
 }
 
+/** What a destroy discarded from the branch's checkout: writes no checkpoint had. */
+export interface DiscardedWork {
+  /** `uncheckpointed_writes`, or `unverified_checkout` for a checkout that could not be proven clean. */
+  reason: 'uncheckpointed_writes' | 'unverified_checkout';
+  /** The txid the checkout was materialized or last checkpointed at, when known. */
+  since_txid?: number;
+  /** When the checkout was last written (RFC 3339). */
+  last_write: string;
+  /** Bytes that were in its -wal. */
+  wal_bytes: number;
+}
+
 /** What `destroy` reports in `result`. */
 export interface DestroyResult {
   removed_checkout: boolean;
+  /** Additive: what the removed checkout held that no checkpoint had (gone with it); absent when nothing. */
+  discarded?: DiscardedWork;
 }
 
 /** What `protect` and `unprotect` report. */

@@ -1,5 +1,6 @@
 import type { DestroyResult, PromoteResult, RollbackResult, WireResponse } from '@offshoot/client';
 import { fail } from '../core/errors.js';
+import type { CheckoutWork } from '../ops/helpers/checkout/checkout-work.js';
 import type { LinkedDaemon } from './daemon-probe.js';
 
 /**
@@ -80,9 +81,22 @@ export async function destroyThrough(
   branch: string,
   force: boolean,
   notes: string[],
-): Promise<{ removedCheckout: boolean }> {
+): Promise<{ removedCheckout: boolean; discarded?: CheckoutWork }> {
   const res = await d.client.request({ op: 'destroy', db, branch, force });
   const r = resultOf<DestroyResult>(res, d, 'destroy');
   noteWarnings(res, undefined, notes);
-  return { removedCheckout: r.removed_checkout };
+  const w = r.discarded;
+  return {
+    removedCheckout: r.removed_checkout,
+    ...(w !== undefined
+      ? {
+          discarded: {
+            reason: w.reason,
+            ...(w.since_txid !== undefined ? { sinceTxid: w.since_txid } : {}),
+            lastWrite: w.last_write,
+            walBytes: w.wal_bytes,
+          },
+        }
+      : {}),
+  };
 }
