@@ -76,6 +76,12 @@ export interface WireRequest {
   limit?: number;
   /** Additive: a branches op lists only branches in one of these states. Older daemons ignore it. */
   state?: BranchState[];
+  /**
+   * Additive: a promote op is a compare-and-swap on the target: it goes ahead only while the target's head is this
+   * txid and its checkout holds nothing uncheckpointed, else fails `BASE_MOVED` changing nothing. Older daemons
+   * ignore it (and promote anyway): the client refuses to send it to a daemon that does not say it knows it.
+   */
+  if_head?: number;
 }
 
 /** A checkpoint as `branches` lists it. */
@@ -162,6 +168,8 @@ export interface RollbackResult {
   txid: number;
   /** The undo point that keeps the previous head (`<branch>-pre-rollback`). */
   backup: string;
+  /** Additive: where the earlier undo point was kept (`<branch>-pre-rollback-<n>`), when it held the only copy of its state. */
+  earlier_backup?: string;
   /** The txids above the checkpoint that the branch no longer reaches, if any. */
   abandoned: { from: number; to: number } | null;
   /** False when the checkout could not be refreshed (`refresh_error` says why) or there was none. */
@@ -175,6 +183,13 @@ export interface PromoteResult {
   txid: number;
   /** The undo point that keeps the target's previous head (`<target>-pre-promote`). */
   backup: string;
+  /**
+   * Additive: where the earlier undo point of that name was kept (`<target>-pre-promote-<n>`), when it held the only
+   * copy of its state; absent when it was replaced losing nothing, or there was none.
+   */
+  earlier_backup?: string;
+  /** Additive: the request's `if_head`, echoed once checked (a daemon that does not know the field leaves it out). */
+  if_head?: number;
   /** The target's checkout path. */
   checkout: string;
   /** False when the target's checkout could not be refreshed (`refresh_error` says why) or there was none. */

@@ -167,9 +167,17 @@ export function rollbackOutcome(r: RollbackResult, branchProtected: boolean): Ou
     notes: [
       `rolled back ${r.db}@${r.branch} to checkpoint ${JSON.stringify(r.checkpoint)} at txid ${r.txid}; ${abandoned}`,
       `previous head kept as ${r.db}@${r.backup}; undo with '${undo}'`,
+      ...earlierNote(r.db, r.branch, r.earlierBackup),
     ],
     ...(refreshError ? { failure: refreshError } : {}),
   });
+}
+
+// The note of an earlier undo point kept aside: it held the only copy of its state.
+function earlierNote(db: string, branch: string, earlier: string | undefined): string[] {
+  return earlier === undefined
+    ? []
+    : [`earlier undo point of ${db}@${branch} held the only copy of its state: kept as ${db}@${earlier}`];
 }
 
 // The JSON document of a repoint whose checkout could not be refreshed names the error beside the result.
@@ -185,7 +193,10 @@ export function promoteOutcome(r: PromoteResult): Outcome {
     refreshDocument(data, refreshError),
     [`promoted ${r.db}@${r.source} -> ${r.db}@${r.target} at txid ${r.txid}`],
     {
-      notes: [`previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`],
+      notes: [
+        `previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`,
+        ...earlierNote(r.db, r.target, r.earlierBackup),
+      ],
       ...(r.sourceLive
         ? {
             warnings: [

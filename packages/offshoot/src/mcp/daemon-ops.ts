@@ -13,6 +13,8 @@ import type { LinkedDaemon } from './daemon-probe.js';
 export interface Repointed {
   txid: number;
   backup: string;
+  /** Where the earlier undo point was kept, when it held the only copy of its state. */
+  earlierBackup?: string;
   path: string;
   refreshed: boolean;
   refreshError?: Error;
@@ -45,6 +47,7 @@ export async function rollbackThrough(
   return {
     txid: r.txid,
     backup: r.backup,
+    ...(r.earlier_backup !== undefined ? { earlierBackup: r.earlier_backup } : {}),
     abandoned: r.abandoned ?? undefined,
     path: res.checkout ?? '',
     refreshed: r.refreshed,
@@ -58,15 +61,28 @@ export async function promoteThrough(
   db: string,
   source: string,
   target: string,
-  force: boolean,
+  opts: { force: boolean; ifHead: number | undefined },
   notes: string[],
 ): Promise<Repointed & { sourceLive: boolean }> {
-  const res = await d.client.request({ op: 'promote', db, branch: source, name: target, force });
+  const { force, ifHead } = opts;
+  const res = await d.client.request({
+    op: 'promote',
+    db,
+    branch: source,
+    name: target,
+    force,
+    ...(ifHead !== undefined ? { if_head: ifHead } : {}),
+  });
   const r = resultOf<PromoteResult>(res, d, 'promote');
   noteWarnings(res, r.refresh_error, notes);
+  if (ifHead !== undefined && r.if_head !== ifHead)
+    throw fail('UNSUPPORTED', `the daemon on ${d.socket} promoted without checking if_head: it is too old to know it`, {
+      hint: `the previous ${target} is kept as ${r.backup}; restart 'offshoot serve' with this version of offshoot`,
+    });
   return {
     txid: r.txid,
     backup: r.backup,
+    ...(r.earlier_backup !== undefined ? { earlierBackup: r.earlier_backup } : {}),
     path: r.checkout,
     refreshed: r.refreshed,
     sourceLive: r.source_live,
