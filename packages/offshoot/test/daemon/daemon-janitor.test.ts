@@ -241,7 +241,7 @@ describe('janitor: a checkout holding work postpones its reap', () => {
       );
       const listed = (await d.request({ op: 'branches', db: 'app' })).branches?.find((b) => b.branch === 'work');
       assert.equal(listed?.ttl_remaining, 'expired');
-      assert.equal((listed as Record<string, unknown> | undefined)?.['reap_postponed'], 'uncheckpointed_writes');
+      assert.equal(listed?.reap_postponed, 'uncheckpointed_writes');
       await app.run("INSERT INTO t VALUES ('later');");
     } finally {
       await app.close();
