@@ -398,16 +398,23 @@ export class RandomHistory {
   private async gc(): Promise<string> {
     const jump = this.rng.chance(0.3);
     let expected: string[] = [];
+    let held: string[] = [];
     if (jump) {
       this.ts.clock.advance(TIME_JUMP_MS);
-      expected = this.model
-        .list()
-        .filter((b) => b.ttl && !b.protected)
-        .map((b) => `${b.db}@${b.branch}`);
+      const expired = this.model.list().filter((b) => b.ttl && !b.protected);
+      // Writes to a checkout are activity: an expired branch whose checkout holds uncheckpointed ones stays.
+      const name = (b: BranchModel) => `${b.db}@${b.branch}`;
+      expected = expired.filter((b) => b.checkout?.dirty !== true).map(name);
+      held = expired.filter((b) => b.checkout?.dirty === true).map(name);
     }
     const first = await runGc(this.ts.ctx, { grace: 0n });
     assert.deepEqual(first.reapErrors, []);
     assert.deepEqual([...first.reaped].sort(), expected.sort(), 'gc reaps exactly the expired branches');
+    assert.deepEqual(
+      first.postponed.map((p) => `${p.name} ${p.reason}`).sort(),
+      held.map((n) => `${n} uncheckpointed_writes`).sort(),
+      'gc postpones exactly the expired branches whose checkout holds uncheckpointed writes',
+    );
     for (const name of expected) {
       const [db, branch] = name.split('@') as [string, string];
       this.model.remove(db, branch);
