@@ -63,8 +63,9 @@ export class AtRestVerbs implements BranchVerbs {
     return (await this.#run<{ path: string }>('rollback', [`--to=${to}`, ...this.#actor], [`${db}@${branch}`])).path;
   }
 
-  async promote(db: string, source: string, target: string, force: boolean): Promise<number> {
+  async promote(db: string, source: string, target: string, force: boolean, ifHead: number | undefined) {
     const flags: Flag[] = [`--onto=${target}`, ...(force ? (['--force'] as const) : []), ...this.#actor];
+    if (ifHead !== undefined) flags.push(`--if-head=${ifHead}`);
     return (await this.#run<{ txid: number }>('promote', flags, [`${db}@${source}`])).txid;
   }
 

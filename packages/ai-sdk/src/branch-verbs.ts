@@ -40,8 +40,8 @@ export interface BranchVerbs {
   ): Promise<QueryResult>;
   /** Returns the refreshed checkout path. */
   rollback(db: string, branch: string, to: string): Promise<string>;
-  /** Returns the target's new txid. */
-  promote(db: string, source: string, target: string, force: boolean): Promise<number>;
+  /** Returns the target's new txid; with `ifHead`, only while the target is still at that head (else BASE_MOVED). */
+  promote(db: string, source: string, target: string, force: boolean, ifHead: number | undefined): Promise<number>;
   destroy(db: string, branch: string, force: boolean): Promise<void>;
   /** Whether the branch is protected (a missing branch reads as not protected). */
   isProtected(db: string, branch: string): Promise<boolean>;

@@ -54,8 +54,12 @@ export class DaemonVerbs implements BranchVerbs {
     return this.#client.rollback(db, branch, to, this.#actor);
   }
 
-  promote(db: string, source: string, target: string, force: boolean): Promise<number> {
-    return this.#client.promote(db, source, target, { force, ...this.#actor });
+  promote(db: string, source: string, target: string, force: boolean, ifHead: number | undefined): Promise<number> {
+    return this.#client.promote(db, source, target, {
+      force,
+      ...(ifHead !== undefined ? { ifHead } : {}),
+      ...this.#actor,
+    });
   }
 
   destroy(db: string, branch: string, force: boolean): Promise<void> {

@@ -48,6 +48,10 @@ export function offshootTools(options: OffshootToolsOptions): OffshootTools {
   const allowForce = options.allowForce ?? false;
   const defaultTtl = options.defaultTtl ?? '24h';
   const verbs = verbsFor(options, allowForce);
+  // Head forks these tools made, by `db@branch`: the base and the head it was forked at. A promote of one onto its
+  // base goes ahead only while the base is still at that head (compare-and-swap), so it never replaces work
+  // someone else promoted or checkpointed there meanwhile.
+  const forkedAt = new Map<string, { base: string; head: number }>();
 
   return {
     offshoot_fork: tool({
@@ -72,6 +76,8 @@ export function offshootTools(options: OffshootToolsOptions): OffshootTools {
             ttl,
             meta: input.meta,
           });
+          if (input.at === undefined)
+            forkedAt.set(`${input.database}@${input.new_branch}`, { base: source, head: txid });
           return { db: input.database, source, branch: input.new_branch, txid, at: input.at ?? null, ttl: ttl ?? null };
         }),
     }),
@@ -178,15 +184,19 @@ export function offshootTools(options: OffshootToolsOptions): OffshootTools {
         "Replace the target branch's content with the source branch's head: promote the fork whose tests passed. The",
         "target's previous head is kept as '<target>-pre-promote'. Needs the human's approval. main is protected: a",
         'promote onto it needs force, which offshoot honours only when the human allowed forcing; on a refusal, tell',
-        'the human the exact command instead of retrying.',
+        'the human the exact command instead of retrying. A fork made by offshoot_fork is promoted onto the branch it',
+        'came from only while that branch is still at the head it was forked at: BASE_MOVED otherwise (look at what',
+        'changed and redo the work on a new fork; do not retry).',
       ].join(' '),
       inputSchema: S.promoteInput,
       outputSchema: S.promoteOutput,
       needsApproval: true,
       execute: (input) =>
         asTool(async () => {
-          const txid = await verbs.promote(input.database, input.source, input.target, input.force ?? false);
-          return { db: input.database, source: input.source, target: input.target, txid };
+          const made = forkedAt.get(`${input.database}@${input.source}`);
+          const ifHead = input.if_head ?? (made?.base === input.target ? made.head : undefined);
+          const txid = await verbs.promote(input.database, input.source, input.target, input.force ?? false, ifHead);
+          return { db: input.database, source: input.source, target: input.target, txid, if_head: ifHead ?? null };
         }),
     }),
 

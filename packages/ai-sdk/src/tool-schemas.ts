@@ -158,10 +158,27 @@ export const promoteInput = z.object({
   source: name().describe('branch whose head is promoted (the attempt that worked)'),
   target: name().describe('branch that receives it (e.g. main)'),
   force: z.boolean().optional().describe('needed for a protected target; honoured only if the human allowed it'),
+  if_head: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe(
+      "promote only while the target's head is still this txid (default: the head a fork made by offshoot_fork started from); BASE_MOVED otherwise",
+    ),
 });
 
 /** `offshoot_promote`'s output. */
-export const promoteOutput = z.object({ db: z.string(), source: z.string(), target: z.string(), txid: z.number() });
+export const promoteOutput = z.object({
+  db: z.string(),
+  source: z.string(),
+  target: z.string(),
+  txid: z.number(),
+  if_head: z
+    .number()
+    .nullable()
+    .describe("the target head the promote required (the fork's starting point), or null when it required none"),
+});
 
 /** `offshoot_destroy`'s input. */
 export const destroyInput = z.object({

@@ -9,12 +9,13 @@ export {
   type ExportOptions,
   type CheckoutOptions,
   type ForceOptions,
+  type PromoteOptions,
   type ForkOptions,
   type QueryOptions,
   type TouchOptions,
 } from './client.js';
 export { sanitizeName } from './branch-name.js';
-export type { Branch, CheckoutAtOptions, DestroyOptions, PromoteOptions } from './compat-types.js';
+export type { Branch, CheckoutAtOptions, DestroyOptions } from './compat-types.js';
 export type { ConnectOptions } from './dial.js';
 export {
   DAEMON_ERROR_CODES,
@@ -34,6 +35,7 @@ export type {
   CheckpointInfo,
   CheckpointReport,
   DestroyResult,
+  DiscardedWork,
   DiffReport,
   DiffRow,
   DiffValue,

@@ -1,5 +1,6 @@
 import type { DestroyResult, PromoteResult, RollbackResult, WireResponse } from '@offshoot/client';
 import { fail } from '../core/errors.js';
+import type { CheckoutWork } from '../ops/helpers/checkout/checkout-work.js';
 import type { LinkedDaemon } from './daemon-probe.js';
 
 /**
@@ -12,6 +13,8 @@ import type { LinkedDaemon } from './daemon-probe.js';
 export interface Repointed {
   txid: number;
   backup: string;
+  /** Where the earlier undo point was kept, when it held the only copy of its state. */
+  earlierBackup?: string;
   path: string;
   refreshed: boolean;
   refreshError?: Error;
@@ -44,6 +47,7 @@ export async function rollbackThrough(
   return {
     txid: r.txid,
     backup: r.backup,
+    ...(r.earlier_backup !== undefined ? { earlierBackup: r.earlier_backup } : {}),
     abandoned: r.abandoned ?? undefined,
     path: res.checkout ?? '',
     refreshed: r.refreshed,
@@ -57,15 +61,28 @@ export async function promoteThrough(
   db: string,
   source: string,
   target: string,
-  force: boolean,
+  opts: { force: boolean; ifHead: number | undefined },
   notes: string[],
 ): Promise<Repointed & { sourceLive: boolean }> {
-  const res = await d.client.request({ op: 'promote', db, branch: source, name: target, force });
+  const { force, ifHead } = opts;
+  const res = await d.client.request({
+    op: 'promote',
+    db,
+    branch: source,
+    name: target,
+    force,
+    ...(ifHead !== undefined ? { if_head: ifHead } : {}),
+  });
   const r = resultOf<PromoteResult>(res, d, 'promote');
   noteWarnings(res, r.refresh_error, notes);
+  if (ifHead !== undefined && r.if_head !== ifHead)
+    throw fail('UNSUPPORTED', `the daemon on ${d.socket} promoted without checking if_head: it is too old to know it`, {
+      hint: `the previous ${target} is kept as ${r.backup}; restart 'offshoot serve' with this version of offshoot`,
+    });
   return {
     txid: r.txid,
     backup: r.backup,
+    ...(r.earlier_backup !== undefined ? { earlierBackup: r.earlier_backup } : {}),
     path: r.checkout,
     refreshed: r.refreshed,
     sourceLive: r.source_live,
@@ -80,9 +97,22 @@ export async function destroyThrough(
   branch: string,
   force: boolean,
   notes: string[],
-): Promise<{ removedCheckout: boolean }> {
+): Promise<{ removedCheckout: boolean; discarded?: CheckoutWork }> {
   const res = await d.client.request({ op: 'destroy', db, branch, force });
   const r = resultOf<DestroyResult>(res, d, 'destroy');
   noteWarnings(res, undefined, notes);
-  return { removedCheckout: r.removed_checkout };
+  const w = r.discarded;
+  return {
+    removedCheckout: r.removed_checkout,
+    ...(w !== undefined
+      ? {
+          discarded: {
+            reason: w.reason,
+            ...(w.since_txid !== undefined ? { sinceTxid: w.since_txid } : {}),
+            lastWrite: w.last_write,
+            walBytes: w.wal_bytes,
+          },
+        }
+      : {}),
+  };
 }

@@ -5,7 +5,7 @@ import type { OpsContext } from './helpers/context/context.js';
 import { withGcLease, type GcLease } from './helpers/gc/gc-lease.js';
 import { keeps, type Mark, markLive } from './helpers/gc/gc-mark.js';
 import { pruneChainCache, pruneNamedCheckouts } from './helpers/checkout/ro-cache.js';
-import { reapExpired, type ReapReport } from './helpers/gc/reap-expired.js';
+import { type PostponedReap, reapExpired, type ReapReport } from './helpers/gc/reap-expired.js';
 import { readRefSnapshot, type SnapshotRef } from './helpers/gc/ref-snapshot.js';
 
 /** What one object-GC pass did. */
@@ -21,6 +21,8 @@ export interface CollectReport {
 /** What `offshoot gc` did: reap, stale-claim clearing, object GC, then read-only cache pruning. */
 export interface GcReport extends CollectReport {
   reaped: string[];
+  /** Expired branches left for now, because their checkout still holds work (see reapExpired). */
+  postponed: PostponedReap[];
   reapErrors: string[];
   clearedClaims: string[];
   /** Read-only cache entries removed: per-chain ones no live chain uses, named checkouts of vanished checkpoints. */
@@ -114,5 +116,12 @@ export async function runGc(ctx: OpsContext, opts: { grace: Duration }): Promise
   // A ref that could not be read may still hold checkpoints whose named checkouts are wanted: keep them all then.
   const named = c.mark.unreadable.length > 0 ? 0 : await pruneNamedCheckouts(ctx.checkoutRoot, c.mark.checkpoints);
   const roCachePruned = (await pruneChainCache(ctx.checkoutRoot, c.mark.chainIds)) + named;
-  return { reaped: r.reaped, reapErrors: r.errors, clearedClaims, ...c.report, roCachePruned };
+  return {
+    reaped: r.reaped,
+    postponed: r.postponed,
+    reapErrors: r.errors,
+    clearedClaims,
+    ...c.report,
+    roCachePruned,
+  };
 }

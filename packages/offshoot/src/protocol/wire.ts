@@ -46,6 +46,8 @@ export const RequestSchema = z.object({
   limit: z.optional(z.number()),
   /** Additive: a branches op lists only branches in one of these states. */
   state: z.optional(z.array(z.string())),
+  /** Additive: a promote op goes ahead only while the target's head is this txid (else BASE_MOVED). */
+  if_head: z.optional(z.number()),
 });
 
 /** A parsed request. */

@@ -61,8 +61,10 @@ export interface ApiBranch {
   remaining?: string;
   /** When a TTL'd branch may be reaped (RFC 3339), for a live countdown. */
   expires_at?: string;
-  /** Expired but not reaped yet (no janitor has run since). */
+  /** Expired but not reaped yet (no janitor has run since, or the reap is postponed). */
   expired: boolean;
+  /** Expired, but the reap waits while the checkout holds this (uncheckpointed_writes, unverified_checkout). */
+  reap_postponed?: string;
   /** Set on undo points: `pre-rollback` or `pre-promote`, and the branch they keep the old head of. */
   undo?: { kind: string; of: string };
   parent?: { branch: string; txid: number; db: string };

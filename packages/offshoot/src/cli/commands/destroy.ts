@@ -11,7 +11,9 @@ export const destroyCommand: Command = {
     'Claims the branch, makes sure nothing holds its checkout, deletes the ref, then the checkout files. Storage',
     'shared with forks lives on until gc finds it unreachable. Protected branches need --force, which also removes a',
     'ref too malformed to read. A live lease (a daemon session, another command) is never taken: close that session',
-    'first (exit 6, busy, even with --force), and so is a checkout another connection is writing to.',
+    'first (exit 6, busy, even with --force), and so is a checkout another connection is writing to. A checkout',
+    'holding writes no checkpoint has goes with the branch: a warning (and "discarded" in --json) says what was',
+    'discarded; with --actor agent that needs --force under --allow-force.',
   ].join('\n'),
   examples: ['offshoot destroy app@attempt-1', 'offshoot destroy app --force'],
   flags: {

@@ -18,6 +18,7 @@ export const gcOp: OpHandler = async (req, d) => {
     ok: true,
     result: {
       reaped: r.reaped,
+      postponed: r.postponed,
       reap_errors: r.reapErrors,
       cleared_claims: r.clearedClaims,
       tombstoned: r.tombstoned,

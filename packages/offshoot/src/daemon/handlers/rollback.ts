@@ -21,6 +21,7 @@ export const rollbackOp: OpHandler = async (req, d) => {
       checkpoint: r.checkpoint,
       txid: r.txid,
       backup: r.backup,
+      ...(r.earlierBackup !== undefined ? { earlier_backup: r.earlierBackup } : {}),
       abandoned: r.abandoned ?? null,
       refreshed: r.refreshed,
       ...(r.refreshError ? { refresh_error: r.refreshError.message } : {}),

@@ -23,6 +23,10 @@ const branch = z.object({
   ttl: z.string().nullable(),
   remaining: z.string().nullable(),
   expires_at: z.string().nullable().describe('when the branch may be reaped, unless touched (RFC 3339)'),
+  reap_postponed: z
+    .enum(['uncheckpointed_writes', 'unverified_checkout', 'open_connection'])
+    .optional()
+    .describe('expired, but not reaped while its checkout holds this: checkpoint the writes to keep them'),
   lease_holder: z.string().nullable(),
   parent: z.string().nullable(),
   meta: z.record(z.string(), z.string()).optional(),
@@ -48,6 +52,7 @@ export function branchView(b: BranchStatus, live: string | undefined): z.infer<t
     ttl: b.ttl ?? null,
     remaining: b.remaining ?? null,
     expires_at: b.expiresAt ?? null,
+    ...(b.reapPostponed ? { reap_postponed: b.reapPostponed } : {}),
     lease_holder: b.leaseHolder ?? null,
     parent: b.parent ?? null,
     ...(b.meta ? { meta: b.meta } : {}),
@@ -80,6 +85,7 @@ export const listTool = defineTool({
         (b) =>
           `${b.db}@${b.branch} head=${b.txid} checkpoints=[${b.checkpoints.map((c) => c.name).join(',')}] protected=${b.protected} checked_out=${b.checked_out}` +
           (b.ttl ? ` ttl=${b.ttl} remaining=${b.remaining}` : '') +
+          (b.reap_postponed ? ` reap_postponed=${b.reap_postponed}` : '') +
           (b.live_session ? ' live' : ''),
       );
       const text =

@@ -18,7 +18,8 @@ export const promoteTool = defineTool({
     '-confirm-force, the host asks the human, who must accept). On a refusal, do not retry: tell the human the exact',
     'command from the result (offshoot promote ... --force) or keep working on the fork. Refused while a daemon',
     'session is open on the target; an open source session is flushed through the daemon first, so its writes so',
-    'far are promoted.',
+    'far are promoted. Pass if_head (the head txid you forked from) to promote only if nobody moved the target since:',
+    'BASE_MOVED otherwise.',
   ].join(' '),
   annotations: HINTS.destructive,
   input: {
@@ -29,6 +30,14 @@ export const promoteTool = defineTool({
       .boolean()
       .optional()
       .describe('needed for a protected target; honoured only under -allow-force, or when the human confirms it'),
+    if_head: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        "promote only while the target's head is still this txid (the head you forked from): otherwise refused BASE_MOVED, nothing changed",
+      ),
   },
   output: {
     db: z.string(),
@@ -36,6 +45,10 @@ export const promoteTool = defineTool({
     target: z.string(),
     txid: z.number(),
     backup: z.string(),
+    earlier_backup: z
+      .string()
+      .optional()
+      .describe('where the earlier undo point was kept: it held the only copy of its state'),
     path: z.string(),
     refreshed: z.boolean(),
     source_live: z
@@ -49,19 +62,27 @@ export const promoteTool = defineTool({
     const source = nameArg('source', args.source);
     const target = nameArg('target', args.target);
     const force = args.force ?? false;
+    const ifHead = args.if_head;
     // Through the daemon serving the store when one answers: it flushes a source session of its own first, so the
     // promote holds its writes so far, and applies the agent rules itself. At rest, a source live elsewhere gives
     // its last flushed head.
     const { r, sourceSession } = await withDaemon(deps, async (d) => {
       refuseIfSession(d, db, target, 'promote onto');
       const sourceSession = sessionOn(d, db, source) !== undefined;
-      if (d !== undefined) return { r: await promoteThrough(d, db, source, target, force, deps.notes), sourceSession };
-      const r = await promote(await deps.ops(), { db, branch: source }, target, { force, actor: deps.actor });
+      if (d !== undefined)
+        return { r: await promoteThrough(d, db, source, target, { force, ifHead }, deps.notes), sourceSession };
+      const r = await promote(await deps.ops(), { db, branch: source }, target, {
+        force,
+        actor: deps.actor,
+        ...(ifHead !== undefined ? { ifHead } : {}),
+      });
       return { r, sourceSession };
     });
     const lines = [
       `promoted ${db}@${source} -> ${db}@${target} at txid ${r.txid}; the previous ${target} is kept as ${db}@${r.backup}`,
     ];
+    if (r.earlierBackup !== undefined)
+      lines.push(`the earlier undo point held the only copy of its state: it is kept as ${db}@${r.earlierBackup}`);
     if (sourceSession)
       lines.push(`${db}@${source} has a live session: it was flushed first, so its writes so far are promoted`);
     else if (r.sourceLive)
@@ -77,6 +98,7 @@ export const promoteTool = defineTool({
         target,
         txid: r.txid,
         backup: r.backup,
+        ...(r.earlierBackup !== undefined ? { earlier_backup: r.earlierBackup } : {}),
         path: r.path,
         refreshed: r.refreshed,
         source_live: sourceSession || r.sourceLive,
@@ -85,6 +107,7 @@ export const promoteTool = defineTool({
       touched: [
         { db, branch: target },
         { db, branch: r.backup },
+        ...(r.earlierBackup !== undefined ? [{ db, branch: r.earlierBackup }] : []),
         { db, branch: source },
       ],
     };

@@ -31,6 +31,10 @@ export const rollbackTool = defineTool({
     to: z.string(),
     txid: z.number(),
     backup: z.string().describe('the safety fork holding the previous head'),
+    earlier_backup: z
+      .string()
+      .optional()
+      .describe('where the earlier undo point was kept: it held the only copy of its state'),
     abandoned: z.object({ from: z.number(), to: z.number() }).nullable(),
     path: z.string(),
     refreshed: z.boolean(),
@@ -65,6 +69,7 @@ export const rollbackTool = defineTool({
         to,
         txid: r.txid,
         backup: r.backup,
+        ...(r.earlierBackup !== undefined ? { earlier_backup: r.earlierBackup } : {}),
         abandoned: r.abandoned ?? null,
         path: r.path,
         refreshed: r.refreshed,
@@ -74,11 +79,15 @@ export const rollbackTool = defineTool({
       text: [
         `rolled ${db}@${branch} back to "${to}" (txid ${r.txid}); the previous head is kept as ${db}@${r.backup}`,
         undoLine,
+        ...(r.earlierBackup !== undefined
+          ? [`the earlier undo point held the only copy of its state: it is kept as ${db}@${r.earlierBackup}`]
+          : []),
         refreshNote(db, branch, r) ?? `checkout: ${r.path}`,
       ].join('\n'),
       touched: [
         { db, branch },
         { db, branch: r.backup },
+        ...(r.earlierBackup !== undefined ? [{ db, branch: r.earlierBackup }] : []),
       ],
     };
   },
