@@ -14,6 +14,7 @@ import { bearerCheck, type HttpConfig } from '../protocol/http-listen.js';
 import { sendWebResponse, toWebRequest } from './fetch-bridge.js';
 import type { McpHub } from './hub.js';
 import { listenRequest } from './listen-filter.js';
+import { refuseMalformedAnswers } from './malformed-answer.js';
 import type { Era } from './server.js';
 
 /** The MCP endpoint path of `offshoot mcp -http`. */
@@ -144,7 +145,8 @@ export async function startMcpHttp(
       const s = sessions.get(id);
       if (s === undefined) return reply(res, 404, 'session not found: initialize a new one');
       s.lastUsed = Date.now();
-      return sendWebResponse(res, await s.transport.handleRequest(request, { parsedBody: body }));
+      const parsedBody = refuseMalformedAnswers(body, (line) => hub.log(line, 'warning'));
+      return sendWebResponse(res, await s.transport.handleRequest(request, { parsedBody }));
     }
     if (req.method !== 'POST')
       return reply(res, 405, 'without a session this endpoint takes POST only (initialize to start one)', {
