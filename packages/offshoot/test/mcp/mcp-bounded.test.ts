@@ -4,13 +4,15 @@
 // not time), the rest with raw JSON-RPC a well-behaved SDK client would never send.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { until } from '../daemon/daemon-process.js';
 import { baseEnv, offshootBin } from '../e2e/cli-harness.js';
-import { makeMcpStore, type McpStore } from './mcp-harness.js';
+import { makeMcpStore, type McpStore, ok, startMcp } from './mcp-harness.js';
 
 const TOKEN = 'mcp-bounded-test-token-0123456789';
 /** The old-space cap the leak tests run the server under: far above its working set, far below what a leak holds. */
@@ -241,6 +243,48 @@ describe('offshoot mcp stays bounded', () => {
       } finally {
         m.close();
       }
+    }
+  });
+
+  test('a cancelled offshoot_checkout closes the object it was reading (no descriptor left to the GC)', async () => {
+    const seed = join(s.dir, 'big.db');
+    s.sqlite(
+      seed,
+      'CREATE TABLE b(x BLOB); INSERT INTO b SELECT randomblob(8192) FROM (WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c LIMIT 3000) SELECT i FROM c);',
+    );
+    s.cli(['create', 'big', '--from', seed]);
+    const m = await startMcp(s.store, ['-reap-every', '0']);
+    const pid = (m.client.transport as unknown as { pid: number | null }).pid as number;
+    const fds = (): number => readdirSync(`/proc/${pid}/fd`).length;
+    const temps = (): string[] =>
+      ['checkouts', 'checkouts-ro']
+        .map((d) => join(s.store, d, 'big'))
+        .filter((d) => existsSync(d))
+        .flatMap((d) => readdirSync(d, { recursive: true, encoding: 'utf8' }).filter((f) => f.includes('.tmp-')));
+    /** A cold checkout of big (nothing of it cached), cancelled at its first byte count. */
+    const cancelled = async (): Promise<void> => {
+      for (const d of ['checkouts', 'checkouts-ro']) rmSync(join(s.store, d, 'big'), { recursive: true, force: true });
+      const controller = new AbortController();
+      await assert.rejects(
+        m.client.callTool({ name: 'offshoot_checkout', arguments: { database: 'big' } }, undefined, {
+          signal: controller.signal,
+          onprogress: (p) => {
+            if (/bytes$/.test(p.message ?? '')) controller.abort('stop');
+          },
+        }),
+      );
+      await until(() => temps().length === 0, 'the cancelled checkout to clean up');
+    };
+    try {
+      await cancelled();
+      const before = fds();
+      for (let i = 0; i < 12; i++) await cancelled();
+      ok(await m.call('offshoot_list', { database: 'big' }));
+      // Each cancel left the object's file handle open until a garbage collection closed it (DEP0137 on stderr).
+      assert.ok(fds() <= before + 2, `descriptors went from ${before} to ${fds()} over 12 cancelled checkouts`);
+      assert.doesNotMatch(m.stderr(), /DEP0137|Closing a FileHandle/);
+    } finally {
+      await m.close();
     }
   });
 });
