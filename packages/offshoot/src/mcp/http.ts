@@ -56,9 +56,10 @@ interface Body {
   json: unknown;
 }
 
-function parsed(bytes: Buffer): Body {
+/** The body as read, its JSON with each malformed answer to a question of ours made the error it amounts to. */
+function parsed(bytes: Buffer, log: (line: string) => void): Body {
   try {
-    return { bytes, json: JSON.parse(bytes.toString('utf8')) };
+    return { bytes, json: refuseMalformedAnswers(JSON.parse(bytes.toString('utf8')), log) };
   } catch {
     return { bytes, json: undefined };
   }
@@ -145,8 +146,7 @@ export async function startMcpHttp(
       const s = sessions.get(id);
       if (s === undefined) return reply(res, 404, 'session not found: initialize a new one');
       s.lastUsed = Date.now();
-      const parsedBody = refuseMalformedAnswers(body, (line) => hub.log(line, 'warning'));
-      return sendWebResponse(res, await s.transport.handleRequest(request, { parsedBody }));
+      return sendWebResponse(res, await s.transport.handleRequest(request, { parsedBody: body }));
     }
     if (req.method !== 'POST')
       return reply(res, 405, 'without a session this endpoint takes POST only (initialize to start one)', {
@@ -165,7 +165,8 @@ export async function startMcpHttp(
       return reply(res, 401, 'missing or wrong bearer token', { 'WWW-Authenticate': 'Bearer realm="offshoot"' });
     const bytes = req.method === 'POST' ? await readBody(req, res, MAX_BODY, refuse) : undefined;
     if (bytes === undefined && req.method === 'POST') return;
-    const body = bytes === undefined ? undefined : parsed(bytes);
+    // Before the SDK classifies it: an answer that is no object is no JSON-RPC message it would pass on.
+    const body = bytes === undefined ? undefined : parsed(bytes, (line) => hub.log(line, 'warning'));
     const request = toWebRequest(req, res, body?.bytes);
     if (await isLegacyRequest(request, body?.json, { maxRequestBodySize: MAX_BODY }))
       return legacy(req, res, request, body?.json);

@@ -246,6 +246,90 @@ describe('offshoot mcp stays bounded', () => {
     }
   });
 
+  test('-confirm-force over HTTP: an answer that is no object refuses the call at once, and says so', async () => {
+    let stderr = '';
+    const proc = spawn(
+      offshootBin,
+      ['-store', s.store, 'mcp', '-http', '127.0.0.1:0', '-reap-every', '0', '-confirm-force'],
+      { env: baseEnv({ OFFSHOOT_TOKEN: TOKEN }), stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    proc.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    try {
+      await until(() => /serving MCP on (http:\/\/\S+)/.test(stderr), 'the HTTP listener');
+      const url = /serving MCP on (http:\/\/\S+)/.exec(stderr)?.[1] ?? '';
+      const headers: Record<string, string> = {
+        Authorization: `Bearer ${TOKEN}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      };
+      const post = (body: object) => fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+      const init = await post({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: { elicitation: { form: {} } },
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      });
+      headers['Mcp-Session-Id'] = init.headers.get('mcp-session-id') ?? '';
+      headers['Mcp-Protocol-Version'] = '2025-06-18';
+      await init.text();
+      await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).text();
+      // The call's answer is an SSE stream: the question comes on it first, the result after the answer.
+      const call = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'offshoot_promote',
+          arguments: { database: 'app', source: 'attempt', target: 'main', force: true },
+        },
+      });
+      const frames = (async function* () {
+        let text = '';
+        for await (const chunk of call.body as AsyncIterable<Uint8Array>) {
+          text += Buffer.from(chunk).toString('utf8');
+          for (let i = text.indexOf('\n\n'); i >= 0; i = text.indexOf('\n\n')) {
+            const data = /^data: (.*)$/m.exec(text.slice(0, i))?.[1];
+            text = text.slice(i + 2);
+            if (data !== undefined) yield JSON.parse(data) as Message;
+          }
+        }
+      })();
+      // Read by hand (a for-await that returns would close the stream), failing after a minute without it: a hang.
+      const next = async (pick: (m: Message) => boolean): Promise<Message> => {
+        let hang: NodeJS.Timeout | undefined;
+        const read = async (): Promise<Message> => {
+          for (let r = await frames.next(); r.done !== true; r = await frames.next()) if (pick(r.value)) return r.value;
+          throw new Error('the stream ended');
+        };
+        const timeout = new Promise<never>((_, reject) => {
+          hang = setTimeout(() => reject(new Error(`no answer within a minute; stderr: ${stderr}`)), 60_000);
+        });
+        try {
+          return await Promise.race([read(), timeout]);
+        } finally {
+          clearTimeout(hang);
+        }
+      };
+      const question = await next((m) => m.method === 'elicitation/create');
+      const answered = await post({ jsonrpc: '2.0', id: question.id, result: 'yes' });
+      await answered.text();
+      const r = await next((m) => m.id === 1);
+      const result = r.result as { isError?: boolean; content: Array<{ text: string }> };
+      assert.equal(result.isError, true, JSON.stringify(r));
+      assert.match(result.content[0]?.text ?? '', /not an object: refused, nothing was changed/);
+      await until(
+        () => /answered request .* not an object; the call waiting on it is refused/.test(stderr),
+        'the log line',
+      );
+    } finally {
+      proc.kill('SIGTERM');
+    }
+  });
+
   test('a cancelled offshoot_checkout closes the object it was reading (no descriptor left to the GC)', async () => {
     const seed = join(s.dir, 'big.db');
     s.sqlite(
