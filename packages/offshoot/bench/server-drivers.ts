@@ -38,9 +38,16 @@ function expect(cond: boolean, what: string): void {
 
 /** Sends a raw HTTP request and returns its status (the body read and dropped). */
 async function status(url: string, init: RequestInit): Promise<number> {
-  const r = await fetch(url, init);
-  await r.arrayBuffer();
-  return r.status;
+  try {
+    const r = await fetch(url, init);
+    await r.arrayBuffer();
+    return r.status;
+  } catch (err) {
+    const cause = (err as { cause?: { message?: string; code?: string } }).cause;
+    throw new Error(
+      `${init.method ?? 'GET'} ${url}: ${(err as Error).message} (${cause?.code ?? ''} ${cause?.message ?? ''})`,
+    );
+  }
 }
 
 /** A body just over `cap`, announced, for a 413. */
@@ -50,7 +57,10 @@ const daemon: Driver = {
   name: 'daemon (socket and -http)',
   mix: 'good: dbs, branches, status over the socket, fork + destroy, POST /rpc, /healthz, /metrics; refused: unknown op, a taken fork name, 401, bad JSON, 413',
   async start(s) {
-    const d = await startDaemon(s, ['-http', '127.0.0.1:0', '-reap-every', '0'], { OFFSHOOT_TOKEN: TOKEN });
+    // The janitor on, as a daemon runs: the forks the cycles destroy are collected, so the store stays its size.
+    const d = await startDaemon(s, ['-http', '127.0.0.1:0', '-reap-every', '5s', '-gc-grace', '0s'], {
+      OFFSHOOT_TOKEN: TOKEN,
+    });
     await until(() => /listening on /.test(d.stderr()), 'the daemon http listener');
     const base = `http://${/listening on (\S+)/.exec(d.stderr())?.[1] ?? ''}`;
     const c: OffshootClient = await connect(d.sock);

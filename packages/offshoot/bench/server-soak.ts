@@ -73,7 +73,11 @@ async function soakOne(driver: Driver): Promise<Soaked> {
   const t0 = performance.now();
   const seconds = (): number => (performance.now() - t0) / 1000;
   out.samples.push(figures(server.pid, 0));
-  const sampler = setInterval(() => out.samples.push(figures(server.pid, seconds())), SAMPLE_EVERY_MS);
+  const sampler = setInterval(() => {
+    const x = figures(server.pid, seconds());
+    out.samples.push(x);
+    process.stderr.write(`  ${x.at.toFixed(0)} s: ${out.cycles} cycles, RSS ${bytes(x.rss)}, ${x.fds} fds\n`);
+  }, SAMPLE_EVERY_MS);
   try {
     while (seconds() < SECONDS) {
       const n = await server.cycle(out.cycles);
