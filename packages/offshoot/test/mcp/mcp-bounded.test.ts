@@ -173,6 +173,36 @@ describe('offshoot mcp stays bounded', () => {
     }
   });
 
+  test('stdio, 2026-07-28: a listen the SDK refuses (past its 1,024 streams) is forgotten with its answer', async () => {
+    const m = new RawStdio(s, [], { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` });
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    try {
+      assert.ok((await m.request(0, 'server/discover', { _meta: envelope })).result);
+      const listen = (id: number, uris: string[]) =>
+        m.send({
+          jsonrpc: '2.0',
+          id,
+          method: 'subscriptions/listen',
+          params: { _meta: envelope, notifications: { resourceSubscriptions: uris } },
+        });
+      // The SDK holds 1,024 streams a connection; every listen past them is answered "Subscription limit reached".
+      for (let id = 1; id <= 1024; id++) listen(id, ['offshoot://app/main']);
+      const uris = Array.from({ length: 32 }, (_, i) => `offshoot://app/branch-${'x'.repeat(100)}-${i}`);
+      const n = 20_000;
+      for (let id = 1025; id <= 1024 + n; id++) listen(id, uris);
+      const last = await m.next((x) => x.id === 1024 + n);
+      assert.ok(last.error, JSON.stringify(last));
+      const tools = await m.request(1025 + n, 'tools/list', { _meta: envelope });
+      assert.equal((tools.result as { tools: unknown[] }).tools.length, 10);
+    } finally {
+      m.close();
+    }
+  });
+
   test('resources/subscribe takes only offshoot:// URIs of databases in the store, a bounded number of them', async () => {
     const m = new RawStdio(s, []);
     try {
