@@ -7,7 +7,7 @@ import type { ListenFilter } from './listen-filter.js';
 import { uriCovers, uriDatabase } from './resources.js';
 
 /** Resource subscriptions one connection (or one listen stream) may hold at once. */
-export const MAX_SUBSCRIPTIONS = 256;
+const MAX_SUBSCRIPTIONS = 256;
 
 /**
  * Where change notifications go: a 2025-era connection's own server, the server a 2026-07-28 stdio connection is

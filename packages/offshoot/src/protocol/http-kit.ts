@@ -38,8 +38,6 @@ export interface HttpKitOptions {
 export interface HttpListener {
   /** The bound address as `host:port` (`[v6]:port` for IPv6). */
   address: string;
-  /** True once close() began: long-lived responses should end. */
-  readonly closing: boolean;
   /** Stops listening, ends idle connections, lets requests in flight finish briefly, then cuts what is left. */
   close(): Promise<void>;
 }
@@ -204,13 +202,7 @@ export function listenHttp(opts: HttpKitOptions): Promise<HttpListener> {
       ),
     );
     server.listen({ port: opts.port, ...(opts.host === '' ? {} : { host: opts.host }) }, () =>
-      resolve({
-        address: boundAddress(server),
-        get closing() {
-          return closing;
-        },
-        close,
-      }),
+      resolve({ address: boundAddress(server), close }),
     );
   });
 }
