@@ -335,6 +335,7 @@ export function gcOutcome(r: GcReport): Outcome {
   lines.push(`gc: tombstoned ${r.tombstoned}, deleted ${r.deleted} objects`);
   const notes = r.postponed.map((p) => `gc: ${postponedLine(p)}`);
   if (r.roCachePruned > 0) notes.push(`gc: pruned ${r.roCachePruned} read-only cache entries no live branch uses`);
+  if (r.temporaries > 0) notes.push(`gc: removed ${r.temporaries} temporaries left by writers that died`);
   return unreadableOutcome(
     outcome(r, lines, { notes, problems: r.reapErrors.map((e) => `gc: reap: ${e}`) }),
     r.unreadable.map((u) => `gc: ${u}; kept every object it may reach`),
