@@ -91,6 +91,12 @@ export interface WireRequest {
    * ignore it (and promote anyway): the client refuses to send it to a daemon that does not say it knows it.
    */
   if_head?: number;
+  /**
+   * Additive: a fork op makes ephemeral branches, held by the daemon until kept (a named checkpoint or flush, a
+   * promote) and gone with it; the daemon echoes `ephemeral: true` in its answer. Older daemons ignore it (and make a
+   * durable fork): the client refuses an answer without the echo.
+   */
+  ephemeral?: boolean;
 }
 
 /** A checkpoint as the `branches` op sends it. */
@@ -134,6 +140,8 @@ export interface WireBranchInfo {
   shared: boolean;
   /** `""` from an older daemon that does not report states. */
   state?: BranchState | '';
+  /** Additive: an ephemeral branch, held by this daemon until kept and gone with it; absent for a durable one. */
+  ephemeral?: boolean;
 }
 
 /**
@@ -182,6 +190,8 @@ export interface SessionInfo {
    * -max-open`): lease held and renewed, no descriptor open on the checkout; the next write or request reconnects it.
    */
   evicted?: boolean;
+  /** Additive: the session's branch is ephemeral, held by this daemon until kept and gone with it. */
+  ephemeral?: boolean;
 }
 
 /** What `touch` reports. */
@@ -354,6 +364,8 @@ export interface WireResponse {
   agent_hint?: string;
   /** Additive, from `checkout` with `live`: the path is a session's, whose writes are captured as they commit. */
   live?: boolean;
+  /** Additive, from `fork` with `ephemeral`: the echo that the new branches are ephemeral. */
+  ephemeral?: boolean;
 }
 
 /** The detail each event type carries. */

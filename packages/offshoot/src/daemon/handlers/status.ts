@@ -1,7 +1,10 @@
 import type { OpHandler } from './op-handler.js';
 
-/** `status` → sessions[]: every live session here (reserved slots are not listed). */
+/** `status` → sessions[]: every live session here (reserved slots are not listed); `ephemeral` on an ephemeral branch's. */
 export const statusOp: OpHandler = async (_req, d) => ({
   ok: true,
-  sessions: d.sessions.live().map((s) => s.session.info()),
+  sessions: d.sessions.live().map((s) => {
+    const info = s.session.info();
+    return d.ephemeral.holds(s.target.db, s.target.branch) ? { ...info, ephemeral: true } : info;
+  }),
 });

@@ -1,0 +1,153 @@
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { refKey, parseRefKey } from '../../../core/keys.js';
+import { newLineageId } from '../../../core/lineage.js';
+import type { Target } from '../../../core/target.js';
+import { fsyncPath } from '../../../platform/atomic-file.js';
+import { OverlayBackend } from '../../../store/overlay/overlay-backend.js';
+import type { Store } from '../../../store/store.js';
+import type { EphemeralHost } from '../context/ephemeral-host.js';
+import { checkoutFiles, checkoutPath, scratchDir } from '../context/paths.js';
+
+/** Where a daemon keeps what its ephemeral forks hold: the overlay's large objects and the notes of their checkouts. */
+function ephemeralDir(root: string, area: 'objects' | 'checkouts'): string {
+  return join(scratchDir(root, 'ephemeral'), area);
+}
+
+// A checkout's note is named `<db>@<branch>`, each URI-encoded (which encodes `@`), so it parses back unambiguously.
+function noteName(db: string, branch: string): string {
+  return `${encodeURIComponent(db)}@${encodeURIComponent(branch)}`;
+}
+
+function parseNote(name: string): Target | undefined {
+  const at = name.indexOf('@');
+  if (at < 0) return undefined;
+  try {
+    return { db: decodeURIComponent(name.slice(0, at)), branch: decodeURIComponent(name.slice(at + 1)) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A daemon's ephemeral forks: an overlay in front of the store's backend holds their refs and lineages (nothing of
+ * theirs reaches the store until one is kept), and a note per checkout, never synced, lets the next daemon on the
+ * checkout root remove the checkouts of those that died with this one. `pin` writes the daemon's liveness object
+ * when the forks stand on a durable state it does not carry yet.
+ */
+export class EphemeralForks implements EphemeralHost {
+  readonly overlay: OverlayBackend;
+
+  constructor(
+    store: Store,
+    private readonly root: string,
+    private readonly pin: () => Promise<void>,
+  ) {
+    this.overlay = new OverlayBackend(store.backend, ephemeralDir(root, 'objects'), (key) => {
+      const t = parseRefKey(key);
+      if (t !== undefined) this.forget(t.db, t.branch);
+    });
+  }
+
+  holds(db: string, branch: string): boolean {
+    return this.overlay.holdsRef(refKey(db, branch));
+  }
+
+  hold(db: string, branch: string): void {
+    this.overlay.holdRef(refKey(db, branch));
+  }
+
+  newLineage(): string {
+    const id = newLineageId();
+    this.overlay.holdLineage(id);
+    return id;
+  }
+
+  release(db: string, branch: string, lineages: readonly string[]): void {
+    this.overlay.unholdRef(refKey(db, branch));
+    for (const l of lineages) this.overlay.dropLineage(l);
+  }
+
+  async keep(t: Target): Promise<boolean> {
+    if (!this.holds(t.db, t.branch)) return false;
+    await this.overlay.keep(refKey(t.db, t.branch));
+    // A durable branch's checkout is on the disk before anyone builds on it (docs/architecture.md, Local files).
+    const path = checkoutPath(this.root, t.db, t.branch);
+    if (existsSync(path)) await fsyncPath(path);
+    this.forget(t.db, t.branch);
+    // Its lineages are the store's now: ephemeral forks of it stand on them from here on.
+    await this.pin();
+    return true;
+  }
+
+  pinned(): Promise<void> {
+    return this.pin();
+  }
+
+  checkingOut(db: string, branch: string): void {
+    const dir = ephemeralDir(this.root, 'checkouts');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, noteName(db, branch)), '');
+  }
+
+  /** The ephemeral forks held, as targets. */
+  held(): Target[] {
+    const out: Target[] = [];
+    for (const key of this.overlay.heldRefs()) {
+      const t = parseRefKey(key);
+      if (t !== undefined) out.push(t);
+    }
+    return out;
+  }
+
+  /**
+   * Lets go of every fork still held, removing their checkouts and notes: what a daemon stopping cleanly does, so
+   * nothing of them is left behind.
+   */
+  discardAll(): void {
+    for (const t of this.held()) {
+      for (const f of checkoutFiles(checkoutPath(this.root, t.db, t.branch))) rmSync(f, { force: true });
+      this.forget(t.db, t.branch);
+    }
+    this.overlay.release();
+  }
+
+  private forget(db: string, branch: string): void {
+    rmSync(join(ephemeralDir(this.root, 'checkouts'), noteName(db, branch)), { force: true });
+  }
+
+  /**
+   * Removes what the ephemeral forks of a daemon that died on this checkout root left: the checkout of each note
+   * whose branch the store does not have (one kept before the daemon died is the store's and stays), and the
+   * overlay's scratch files. Only for a daemon holding the root's one-daemon lock. Returns how many checkouts went.
+   */
+  static async sweep(root: string, store: Store): Promise<number> {
+    rmSync(ephemeralDir(root, 'objects'), { recursive: true, force: true });
+    const dir = ephemeralDir(root, 'checkouts');
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const name of names) {
+      const t = parseNote(name);
+      if (t !== undefined) {
+        let kept: boolean;
+        try {
+          kept = (await store.rawRef(t.db, t.branch)) !== undefined;
+        } catch {
+          // The store out of reach: the note waits for the next start.
+          continue;
+        }
+        const path = checkoutPath(root, t.db, t.branch);
+        if (!kept && existsSync(path)) removed++;
+        if (!kept) for (const f of checkoutFiles(path)) rmSync(f, { force: true });
+      }
+      rmSync(join(dir, name), { force: true });
+    }
+    return removed;
+  }
+}
