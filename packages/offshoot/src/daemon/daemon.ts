@@ -19,6 +19,7 @@ import { CheckoutBudget } from './checkout-budget.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 import { EvictedWatch } from './evicted-watch.js';
 import { closeLive, evictedCheckoutChanged, evictLive } from './session-lifecycle.js';
+import { syncCheckout } from './sync-checkout.js';
 import { SessionTable } from './session-table.js';
 import { SocketServer } from './socket-server.js';
 import { StoreLock } from './store-lock.js';
@@ -80,7 +81,12 @@ export class Daemon {
       const warn = (m: string): void => options.log(`offshoot: warning: ${m}`);
       const common = { warn, snapshotEvery: options.snapshotEvery, forkFloor: options.snapshotEvery };
       const holder = newLeaseHolder();
-      const ephemeral = new EphemeralForks(store, checkoutRoot, () => liveness?.pinned() ?? Promise.resolve());
+      const ephemeral = new EphemeralForks(
+        store,
+        checkoutRoot,
+        () => liveness?.pinned() ?? Promise.resolve(),
+        (t, path) => syncCheckout(sessions, t, path),
+      );
       // Every op and session sees the ephemeral forks held here; GC sees the store alone.
       const served = store.through(ephemeral.overlay);
       const metrics = await DaemonMetrics.create(version);

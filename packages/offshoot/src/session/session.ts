@@ -810,7 +810,8 @@ export class Session {
     this.closed = true;
     if (this.renewTimer) clearInterval(this.renewTimer);
     await this.merged();
-    const withdrawn = withdrawSidecar(this.path);
+    // An ephemeral fork's checkout is gone with its daemon: a crash leaves nothing to read, so nothing to guard.
+    const withdrawn = withdrawSidecar(this.path, { durable: this.ctx.ephemeral?.holds(this.db, this.branch) !== true });
     // Handled here and awaited below: a failure must not surface as an unhandled rejection meanwhile.
     withdrawn.catch(() => undefined);
     this.capture = undefined;

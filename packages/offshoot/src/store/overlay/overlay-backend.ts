@@ -478,7 +478,10 @@ export class OverlayBackend implements Backend {
       const o = this.held.get(k);
       out[i] = o === undefined ? undefined : mine(o);
     });
-    if (ask.length > 0) (await outer(ask)).forEach((v, j) => (out[at[j] as number] = v));
+    if (ask.length > 0) {
+      const got = await outer(ask);
+      for (let j = 0; j < got.length; j++) out[at[j] as number] = got[j];
+    }
     return out;
   }
 

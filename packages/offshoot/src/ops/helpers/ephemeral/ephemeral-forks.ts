@@ -42,6 +42,11 @@ export class EphemeralForks implements EphemeralHost {
     store: Store,
     private readonly root: string,
     private readonly pin: () => Promise<void>,
+    /**
+     * Puts a kept fork's checkout on the disk. Its owner decides how: a descriptor opened and closed on a database
+     * this process has a connection open on (a live session's) would drop that connection's locks.
+     */
+    private readonly syncCheckout: (t: Target, path: string) => Promise<void> = (_t, path) => fsyncPath(path),
   ) {
     this.overlay = new OverlayBackend(store.backend, ephemeralDir(root, 'objects'), (key) => {
       const t = parseRefKey(key);
@@ -73,7 +78,7 @@ export class EphemeralForks implements EphemeralHost {
     await this.overlay.keep(refKey(t.db, t.branch));
     // A durable branch's checkout is on the disk before anyone builds on it (docs/architecture.md, Local files).
     const path = checkoutPath(this.root, t.db, t.branch);
-    if (existsSync(path)) await fsyncPath(path);
+    if (existsSync(path)) await this.syncCheckout(t, path);
     this.forget(t.db, t.branch);
     // Its lineages are the store's now: ephemeral forks of it stand on them from here on.
     await this.pin();
