@@ -47,6 +47,7 @@ import {
   markUnproven,
   startCapture,
   stopCapture,
+  syncCheckout,
   type StoppedCapture,
   walBytes,
 } from './live-capture.js';
@@ -716,8 +717,16 @@ export class Session {
       onFailure: (err) => this.onCaptureFailure(err),
       ...(since !== undefined ? { since } : {}),
       ...(written !== undefined ? { written: { sidecar: written.sidecar, sums: written.sums } } : {}),
+      ...(this.ctx.ephemeral?.holds(this.db, this.branch) === true ? { unsynced: true } : {}),
     });
     return this.capture;
+  }
+
+  /**
+   * Puts the checkout on the disk and has capture sync it from now on: the branch was ephemeral and is kept.
+   */
+  syncCheckout(): Promise<void> {
+    return syncCheckout(this.path, this.capture);
   }
 
   /**

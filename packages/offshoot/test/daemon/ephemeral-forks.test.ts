@@ -184,7 +184,10 @@ for (const kind of KINDS) {
       assert.ok(keeper !== undefined, 'the other daemon lists the kept branch');
       assert.equal(keeper.ephemeral, undefined);
       assert.ok(keeper.checkpoints.includes('done'));
-      const at = await ok({ op: 'query', db: 'app', branch: 'keeper', name: 'done', sql: 'SELECT v FROM t ORDER BY x' }, two.c);
+      const at = await ok(
+        { op: 'query', db: 'app', branch: 'keeper', name: 'done', sql: 'SELECT v FROM t ORDER BY x' },
+        two.c,
+      );
       assert.deepEqual((at.result as { rows: unknown[][] }).rows, [['1'], ['2'], ['3'], ['kept']]);
       const head = await ok({ op: 'query', db: 'app', branch: 'keeper', sql: 'SELECT count(*) FROM t' }, two.c);
       assert.deepEqual((head.result as { rows: unknown[][] }).rows, [[5]], 'the close after the keep is durable too');
@@ -237,12 +240,19 @@ for (const kind of KINDS) {
       c.close();
       await daemon.shutdown();
       assert.equal(existsSync(checkout as string), false, 'its checkout went with it');
-      assert.deepEqual(readdirSync(path.join(ts.dir, 'co1', '.scratch', 'ephemeral')).filter((n) => n !== 'checkouts'), []);
+      assert.deepEqual(
+        readdirSync(path.join(ts.dir, 'co1', '.scratch', 'ephemeral')).filter((n) => n !== 'checkouts'),
+        [],
+      );
       assert.equal(await ts.store.tryGetRef('app', 'gone'), undefined, 'the store never had it');
       daemon = await startDaemon(ts.store, path.join(ts.dir, 'co1'), path.join(ts.dir, 'd1.sock'));
       c = await LineClient.connect(daemon.addresses.socket);
       const listed = await ok({ op: 'branches', db: 'app' });
-      assert.equal(listed.branches?.some((b) => b.branch === 'gone'), false, 'a restarted daemon has lost it');
+      assert.equal(
+        listed.branches?.some((b) => b.branch === 'gone'),
+        false,
+        'a restarted daemon has lost it',
+      );
     });
   });
 }

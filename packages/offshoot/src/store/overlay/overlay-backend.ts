@@ -25,6 +25,14 @@ export interface HeldPin {
   txid: number;
 }
 
+/** What an overlay tells its owner of what it let go of without keeping it. */
+export interface OverlayEvents {
+  /** A held ref was deleted: its branch is gone. */
+  refDropped?(key: string): void;
+  /** Held lineages nothing reaches any more were dropped, with every object they held. */
+  lineagesDropped?(lineages: readonly string[]): void;
+}
+
 /** The lineage a ref or a base pointer names, read from its bytes; undefined for anything else. */
 function lineageNamed(body: Body): string | undefined {
   if (!(body instanceof Uint8Array)) return undefined;
@@ -73,8 +81,7 @@ export class OverlayBackend implements Backend {
   constructor(
     readonly inner: Backend,
     scratch: string,
-    /** Called when a held ref goes (deleted, not kept): its branch is gone. */
-    private readonly onDropped: (refKey: string) => void = () => undefined,
+    private readonly on: OverlayEvents = {},
   ) {
     this.held = new HeldObjects(scratch);
     if (inner.getManyText !== undefined) {
@@ -124,6 +131,11 @@ export class OverlayBackend implements Backend {
   /** Stops holding a ref key nothing was written to (a fork that failed first). */
   unholdRef(key: string): void {
     if (this.held.get(key) === undefined) this.refs.delete(key);
+  }
+
+  /** Whether a lineage is held. */
+  holdsLineage(lineage: string): boolean {
+    return this.lineages.has(lineage);
   }
 
   /** Whether a ref key is held. */
@@ -291,6 +303,7 @@ export class OverlayBackend implements Backend {
       this.named.delete(l);
       for (const k of this.heldUnder(`data/${l}/`)) this.held.delete(k);
     }
+    if (lineages.length > 0) this.on.lineagesDropped?.(lineages);
   }
 
   private namedByHeldRef(lineage: string): boolean {
@@ -423,7 +436,7 @@ export class OverlayBackend implements Backend {
     this.held.delete(key);
     if (this.refs.delete(key)) {
       this.collect();
-      this.onDropped(key);
+      this.on.refDropped?.(key);
     }
   }
 

@@ -7,6 +7,8 @@ import type { Target } from '../../../core/target.js';
 export interface EphemeralHost {
   /** Whether db@branch is an ephemeral fork held here. */
   holds(db: string, branch: string): boolean;
+  /** Whether a lineage's objects are held here (a chain with such a member is an ephemeral state). */
+  holdsLineage(lineage: string): boolean;
   /** Holds db@branch's ref from now on: the fork about to be written is ephemeral. */
   hold(db: string, branch: string): void;
   /** A fresh lineage id, held from now on: everything written under it stays in the daemon. */

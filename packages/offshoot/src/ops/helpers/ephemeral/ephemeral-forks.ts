@@ -7,12 +7,7 @@ import { fsyncPath } from '../../../platform/atomic-file.js';
 import { OverlayBackend } from '../../../store/overlay/overlay-backend.js';
 import type { Store } from '../../../store/store.js';
 import type { EphemeralHost } from '../context/ephemeral-host.js';
-import { checkoutFiles, checkoutPath, scratchDir } from '../context/paths.js';
-
-/** Where a daemon keeps what its ephemeral forks hold: the overlay's large objects and the notes of their checkouts. */
-function ephemeralDir(root: string, area: 'objects' | 'checkouts'): string {
-  return join(scratchDir(root, 'ephemeral'), area);
-}
+import { checkoutFiles, checkoutPath, ephemeralDir, volatileCacheDir } from '../context/paths.js';
 
 // A checkout's note is named `<db>@<branch>`, each URI-encoded (which encodes `@`), so it parses back unambiguously.
 function noteName(db: string, branch: string): string {
@@ -48,9 +43,12 @@ export class EphemeralForks implements EphemeralHost {
      */
     private readonly syncCheckout: (t: Target, path: string) => Promise<void> = (_t, path) => fsyncPath(path),
   ) {
-    this.overlay = new OverlayBackend(store.backend, ephemeralDir(root, 'objects'), (key) => {
-      const t = parseRefKey(key);
-      if (t !== undefined) this.forget(t.db, t.branch);
+    this.overlay = new OverlayBackend(store.backend, ephemeralDir(root, 'objects'), {
+      refDropped: (key) => {
+        const t = parseRefKey(key);
+        if (t !== undefined) this.forget(t.db, t.branch);
+      },
+      lineagesDropped: (lineages) => this.dropCacheOf(lineages),
     });
   }
 
@@ -60,6 +58,10 @@ export class EphemeralForks implements EphemeralHost {
 
   hold(db: string, branch: string): void {
     this.overlay.holdRef(refKey(db, branch));
+  }
+
+  holdsLineage(lineage: string): boolean {
+    return this.overlay.holdsLineage(lineage);
   }
 
   newLineage(): string {
@@ -115,6 +117,20 @@ export class EphemeralForks implements EphemeralHost {
       this.forget(t.db, t.branch);
     }
     this.overlay.release();
+    rmSync(ephemeralDir(this.root, 'cache'), { recursive: true, force: true });
+  }
+
+  // The volatile cache entries of chains that reached the lineages, under each database's cache folder.
+  private dropCacheOf(lineages: readonly string[]): void {
+    const cache = ephemeralDir(this.root, 'cache');
+    let dbs: string[];
+    try {
+      dbs = readdirSync(cache);
+    } catch {
+      return;
+    }
+    for (const db of dbs)
+      for (const l of lineages) rmSync(volatileCacheDir(this.root, db, l), { recursive: true, force: true });
   }
 
   private forget(db: string, branch: string): void {
@@ -128,6 +144,7 @@ export class EphemeralForks implements EphemeralHost {
    */
   static async sweep(root: string, store: Store): Promise<number> {
     rmSync(ephemeralDir(root, 'objects'), { recursive: true, force: true });
+    rmSync(ephemeralDir(root, 'cache'), { recursive: true, force: true });
     const dir = ephemeralDir(root, 'checkouts');
     let names: string[];
     try {
