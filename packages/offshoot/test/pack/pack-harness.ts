@@ -80,6 +80,8 @@ export function offIndexEnv(work: string, wheels: string, extra: NodeJS.ProcessE
     PIP_NO_INDEX: '1',
     PIP_FIND_LINKS: wheels,
     PIP_DISABLE_PIP_VERSION_CHECK: '1',
+    // Byte-compiling a framework's every module is most of an install's time, and nothing here needs it done ahead.
+    PIP_NO_COMPILE: '1',
     UV_CONFIG_FILE: uvConfig,
     UV_CACHE_DIR: join(work, 'uv-cache'),
     UV_PYTHON_DOWNLOADS: 'never',
