@@ -20,6 +20,7 @@ import {
   offIndexEnv,
   type Packed,
   packAll,
+  unpack,
   runDocLine,
   skipUnlessFull,
   toolsBin,
@@ -76,7 +77,7 @@ describe('every integration page runs as pasted, in an empty directory', { skip:
   });
   after(() => {
     rmSync(tmp, { recursive: true, force: true });
-    rmSync(packed.dir, { recursive: true, force: true });
+    unpack(packed);
   });
 
   test('each page opens with one install line that pins every version it names', () => {

@@ -3,7 +3,7 @@
 // run in an empty directory with the environment that keeps it off the network for our packages.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { baseEnv, offshootBin, repoRoot } from '../e2e/cli-harness.js';
@@ -15,17 +15,26 @@ export const skipUnlessFull = fullInstall ? false : 'make test-pack runs it (OFF
 /** Where the docs write the folder `make pack` fills: replaced by the test's own folder in every line run. */
 export const DOCS_DIST = '/path/to/dist';
 
-/** One `make pack` into a temp folder: npm/ (the tarballs) and python/ (the wheels and sdists). */
+/** One `make pack`'s output: npm/ (the tarballs) and python/ (the wheels and sdists). */
 export interface Packed {
   dir: string;
   npm: string;
   python: string;
+  /** Whether this suite packed it (and removes it): false for the folder make test-pack packed once for all. */
+  owned: boolean;
 }
 
-/** Runs make pack's two halves into a new temp folder. */
+/**
+ * make pack's output for a suite: the folder make test-pack packs once for every suite (OFFSHOOT_PACKED_DIR), else
+ * make pack's two halves run into a new temp folder.
+ */
 export function packAll(): Packed {
+  const shared = process.env.OFFSHOOT_PACKED_DIR;
+  if (shared !== undefined && shared !== '') {
+    return { dir: shared, npm: join(shared, 'npm'), python: join(shared, 'python'), owned: false };
+  }
   const dir = mkdtempSync(join(tmpdir(), 'offshoot-packed-'));
-  const packed = { dir, npm: join(dir, 'npm'), python: join(dir, 'python') };
+  const packed = { dir, npm: join(dir, 'npm'), python: join(dir, 'python'), owned: true };
   execFileSync(process.execPath, [join(repoRoot, 'scripts/pack.mjs'), packed.npm], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -35,6 +44,11 @@ export function packAll(): Packed {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return packed;
+}
+
+/** Removes a suite's own pack; the shared one stays for the other suites. */
+export function unpack(packed: Packed | undefined): void {
+  if (packed?.owned === true) rmSync(packed.dir, { recursive: true, force: true });
 }
 
 /** The interpreter of .venv-py-pack/ (build, hatchling, twine and uv, pinned). */

@@ -4,11 +4,11 @@
 // points, and no test (nor a source map of one).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { repoRoot } from '../e2e/cli-harness.js';
-import { type Packed, packAll, packPython, skipUnlessFull } from './pack-harness.js';
+import { type Packed, packAll, unpack, packPython, skipUnlessFull } from './pack-harness.js';
 
 interface Manifest {
   name: string;
@@ -60,7 +60,7 @@ describe('ready to publish, nothing published', { skip: skipUnlessFull }, () => 
     ) as Record<string, DryRun>;
     packed = packAll();
   });
-  after(() => rmSync(packed.dir, { recursive: true, force: true }));
+  after(() => unpack(packed));
 
   test('npm publish --dry-run passes for every npm package, with no warning of its own', () => {
     assert.deepEqual(Object.keys(report).sort(), npmPackages.map((p) => p.manifest.name).sort());

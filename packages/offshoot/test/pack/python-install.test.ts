@@ -15,6 +15,7 @@ import {
   offIndexEnv,
   type Packed,
   packAll,
+  unpack,
   runDocLine,
   skipUnlessFull,
   toolsBin,
@@ -44,7 +45,7 @@ describe("docs/installation.md's Python install, from make pack's wheels", { ski
   });
   after(() => {
     rmSync(tmp, { recursive: true, force: true });
-    rmSync(packed.dir, { recursive: true, force: true });
+    unpack(packed);
   });
 
   test('make pack writes a wheel and an sdist of every package under python/', () => {
