@@ -151,6 +151,24 @@ export function forkManyOutcome(r: ForkManyResult): Outcome {
   );
 }
 
+/**
+ * `fork --ephemeral`, answered by the daemon: the lines `fork` prints, each saying the fork is ephemeral; the JSON is
+ * what the daemon reports (no storage mode: it keeps that to itself).
+ */
+export function ephemeralForkOutcome(src: Target, names: readonly string[], txid: number): Outcome {
+  const data =
+    names.length === 1
+      ? { db: src.db, source: src.branch, branch: names[0], txid, ephemeral: true }
+      : { db: src.db, source: src.branch, branches: names, txid, ephemeral: true };
+  return outcome(
+    data,
+    names.map(
+      (b) =>
+        `forked ${src.db}@${src.branch} -> ${src.db}@${b} at txid ${txid} (ephemeral: gone with its daemon unless kept)`,
+    ),
+  );
+}
+
 /** `touch`. */
 export function touchOutcome(r: TouchResult): Outcome {
   return outcome(r, [`touched ${r.db}@${r.branch} ttl=${r.ttl ?? 'none'} touched_at=${r.touchedAt}`]);
