@@ -14,6 +14,8 @@ export interface EpisodeOptions {
   meta?: Record<string, string>;
   /** Reap the episode after this long without a touch, should its owner never close it (a Go duration). */
   ttl?: string;
+  /** False forks a durable branch instead (what a run meant to be inspected after a failure needs); default true. */
+  ephemeral?: boolean;
 }
 
 /** What an episode left: its changes against the state it started from, and the checkpoint it was kept as, if any. */
@@ -104,7 +106,7 @@ export async function startEpisode(client: Client, db: string, opts: EpisodeOpti
   const branch = opts.name ?? episodeName();
   const source = opts.source ?? 'main';
   await client.fork(db, source, branch, {
-    ephemeral: true,
+    ephemeral: opts.ephemeral ?? true,
     ...(opts.fromCheckpoint !== undefined ? { from: opts.fromCheckpoint } : {}),
     ...(opts.meta !== undefined ? { meta: opts.meta } : {}),
     ...(opts.ttl !== undefined ? { ttl: opts.ttl } : {}),

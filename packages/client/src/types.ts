@@ -366,6 +366,8 @@ export interface WireResponse {
   live?: boolean;
   /** Additive, from `fork` with `ephemeral`: the echo that the new branches are ephemeral. */
   ephemeral?: boolean;
+  /** Additive, from `status`: every ephemeral branch the daemon holds, with or without a session. */
+  ephemeral_branches?: Array<{ db: string; branch: string }>;
 }
 
 /** The detail each event type carries. */

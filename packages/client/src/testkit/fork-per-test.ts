@@ -11,6 +11,11 @@ export interface ForkPerTestOptions {
   name?: string;
   /** The fork's TTL, so a crashed run's branches are reaped; default `1h`. */
   ttl?: string;
+  /**
+   * An ephemeral fork (the default): held by the daemon and never written to the store, as fits a fork the test
+   * throws away. False makes a durable one, for a fork kept to be inspected after the run.
+   */
+  ephemeral?: boolean;
 }
 
 /** A private branch for one test, with a live session on it. */
@@ -69,11 +74,17 @@ function withStderr(daemon: DaemonRef, err: unknown): unknown {
  * Starts an episode on a fresh `t-<worker>-<hint>-<n>` forked from the seed, moving on to the next n when another
  * process took that one.
  */
-async function episodeFresh(client: Client, daemon: DaemonRef, handle: SeedHandle, hint: string, ttl: string) {
+async function episodeFresh(
+  client: Client,
+  daemon: DaemonRef,
+  handle: SeedHandle,
+  hint: string,
+  opts: { ttl: string; ephemeral: boolean },
+) {
   for (;;) {
     const name = `t-${workerId()}-${sanitizeName(hint)}-${nextFork(daemon)}`;
     try {
-      return await client.episode(handle.db, { fromCheckpoint: handle.checkpoint, name, ttl });
+      return await client.episode(handle.db, { fromCheckpoint: handle.checkpoint, name, ...opts });
     } catch (err) {
       if (!isOffshootError(err, 'ALREADY_EXISTS')) throw err;
     }
@@ -82,8 +93,8 @@ async function episodeFresh(client: Client, daemon: DaemonRef, handle: SeedHandl
 
 /**
  * Forks the seed checkpoint into a fresh branch `t-<worker>-<name>-<n>` and opens a session on it, one connection per
- * fork. `seed` is a handle from `seedOnce` or a seed name. The fork is an episode (`Client.episode`): ephemeral, held
- * by the daemon and never written to the store, since the test throws it away.
+ * fork. `seed` is a handle from `seedOnce` or a seed name. The fork is an episode (`Client.episode`): ephemeral unless
+ * asked otherwise, held by the daemon and never written to the store, since the test throws it away.
  */
 export async function forkPerTest(
   daemon: DaemonRef,
@@ -95,7 +106,10 @@ export async function forkPerTest(
     throw withStderr(daemon, err);
   });
   try {
-    const ep = await episodeFresh(client, daemon, handle, opts.name ?? handle.name, opts.ttl ?? '1h');
+    const ep = await episodeFresh(client, daemon, handle, opts.name ?? handle.name, {
+      ttl: opts.ttl ?? '1h',
+      ephemeral: opts.ephemeral ?? true,
+    });
     const branch = ep.branch;
     let closing: Promise<void> | undefined;
     return {

@@ -1,10 +1,14 @@
 import type { OpHandler } from './op-handler.js';
 
-/** `status` → sessions[]: every live session here (reserved slots are not listed); `ephemeral` on an ephemeral branch's. */
+/**
+ * `status` → sessions[]: every live session here (reserved slots are not listed), `ephemeral` on an ephemeral branch's;
+ * and additively `ephemeral_branches`, every ephemeral branch this daemon holds, open or not.
+ */
 export const statusOp: OpHandler = async (_req, d) => ({
   ok: true,
   sessions: d.sessions.live().map((s) => {
     const info = s.session.info();
     return d.ephemeral.holds(s.target.db, s.target.branch) ? { ...info, ephemeral: true } : info;
   }),
+  ephemeral_branches: d.ephemeral.held(),
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { validateMeta } from '../../core/meta.js';
 import { checkpoint } from '../../ops/checkpoint.js';
 import { branchArg, branchOr, databaseArg, metaArg, nameArg, nameString } from '../args.js';
-import { sessionOn, withDaemon } from '../daemon-link.js';
+import { holdingEphemeral, sessionOn, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
 
 /** `offshoot_checkpoint`: names the branch's current state durably — a live flush under a session, else at rest. */
@@ -44,6 +44,16 @@ export const checkpointTool = defineTool({
         return {
           structured: { ...base, txid, kind: 'live' as const, live: true },
           text: `checkpoint "${name}" at txid ${txid} (captured live by the daemon session)`,
+          touched: [{ db, branch }],
+        };
+      }
+      const held = holdingEphemeral(d, db, branch);
+      if (held !== undefined) {
+        // Only the daemon has it; a named checkpoint keeps it, durable from here on.
+        const r = await held.client.checkpoint(db, branch, name, meta ? { meta } : {});
+        return {
+          structured: { ...base, txid: r.txid, kind: r.kind, live: r.kind === 'live' },
+          text: `checkpoint "${name}" at txid ${r.txid}: ${db}@${branch} was ephemeral and is kept, durable in the store from now on`,
           touched: [{ db, branch }],
         };
       }

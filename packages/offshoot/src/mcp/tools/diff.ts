@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { DiffReport } from '@offshoot/client';
 import { fail } from '../../core/errors.js';
 import { MAIN_BRANCH } from '../../core/target.js';
 import { DIFF_SERVER_BYTES, diff } from '../../ops/diff.js';
@@ -6,6 +7,7 @@ import { renderDiffSummary, renderDiffText } from '../../sqlite/diff/diff-format
 import { diffToJson } from '../../sqlite/diff/diff-json.js';
 import { firstRows, rowCounts, rowsLeftOut } from '../../sqlite/diff/row-window.js';
 import { branchOr, databaseArg, nameArg, nameString } from '../args.js';
+import { holdingEphemeral, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
 
 const MAX_ROWS = 500;
@@ -95,6 +97,16 @@ export const diffTool = defineTool({
     };
     const label = (t: { branch: string; checkpoint?: string }) =>
       `${db}@${t.branch}${t.checkpoint ? `@${t.checkpoint}` : ''}`;
+    // A side that is an ephemeral branch is read by the daemon holding it, the only one that has it.
+    const through = await withDaemon(deps, async (d) => {
+      const held = holdingEphemeral(d, db, source) ?? holdingEphemeral(d, db, target);
+      if (held === undefined) return undefined;
+      return held.client.diff(label(left), label(right), {
+        ...(args.summary ? { summary: true } : {}),
+        limit,
+      });
+    });
+    if (through !== undefined) return diffThroughDaemon(through, label(left), label(right), db, source, target);
     const ctx = await deps.ops();
     deps.control.step(`comparing ${label(left)} with ${label(right)}`);
     // Only `limit` row changes of each kind are kept while every one is counted: the cap bounds the answer.
@@ -142,3 +154,41 @@ export const diffTool = defineTool({
     };
   },
 });
+
+/** A diff the daemon answered (one side an ephemeral branch it holds), in the tool's shape, with a line per table. */
+function diffThroughDaemon(r: DiffReport, left: string, right: string, db: string, source: string, target: string) {
+  const tables = r.tables.map((t) => {
+    const n = t.counts ?? { added: t.added.length, removed: t.removed.length, changed: t.changed.length };
+    return {
+      table: t.table,
+      status: t.status,
+      key: t.key,
+      ...(t.left_count !== undefined ? { left_count: t.left_count } : {}),
+      ...(t.right_count !== undefined ? { right_count: t.right_count } : {}),
+      added: n.added,
+      removed: n.removed,
+      changed: n.changed,
+      rows: { added: t.added, removed: t.removed, changed: t.changed },
+    };
+  });
+  const lines = [
+    `${left} -> ${right}`,
+    ...r.schema.map((c) => `schema: ${c.type} ${c.name} ${c.change}`),
+    ...tables.map((t) => `${t.table}: ${t.status} (+${t.added} -${t.removed} ~${t.changed})`),
+  ];
+  return {
+    structured: {
+      left,
+      right,
+      schema: r.schema,
+      tables,
+      truncated: r.tables.some((t) => t.counts !== undefined),
+      summary_only: r.summary_only,
+    },
+    text: lines.join('\n'),
+    touched: [
+      { db, branch: source },
+      { db, branch: target },
+    ],
+  };
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { durationMs, formatDuration } from '../../core/duration.js';
+import { fail } from '../../core/errors.js';
 import { validateMeta } from '../../core/meta.js';
 import { fork, forkMany } from '../../ops/fork.js';
 import { branchArg, branchOr, databaseArg, metaArg, nameArg, nameString, ttlArg } from '../args.js';
@@ -8,6 +9,17 @@ import { defineTool, HINTS } from '../tool.js';
 
 // One call forks at most a thousand branches: an agent's request must not run (and hold the server) unbounded.
 const MAX_MORE_BRANCHES = 999;
+
+/** What an ephemeral fork's answer tells the agent: where it lives, and how to keep it. */
+const EPHEMERAL_LINE =
+  'ephemeral: held by the daemon and gone with it; offshoot_checkpoint with a name (or offshoot_promote) keeps it';
+
+/** An ephemeral fork lives in a daemon: the refusal names the server flag that rides one. */
+function noDaemonForEphemeral(): Error {
+  return fail('UNSUPPORTED', 'ephemeral forks live in a daemon, and this server rides none', {
+    hint: "ask the human to start 'offshoot serve' on this store and run 'offshoot mcp -socket <its socket>', or fork without ephemeral",
+  });
+}
 
 /** `offshoot_fork`: a copy-on-write branch for one attempt, with the server's default TTL unless the call names one. */
 export const forkTool = defineTool({
@@ -20,6 +32,10 @@ export const forkTool = defineTool({
     'default when ttl is omitted; "none" for never); the result echoes the TTL and expiry. `at` forks from a',
     'checkpoint instead of the head; `meta` tags the fork (run id, git SHA, agent name). `more_branches` forks',
     'those too, at the same fork point in one call, all or nothing (one fork per parallel attempt).',
+    '`ephemeral` (only when this server rides a daemon) makes forks the daemon holds and never writes to the',
+    'store until kept (a named offshoot_checkpoint, or offshoot_promote of it): a throwaway attempt then costs no',
+    'storage, but an ephemeral fork is GONE WITH ITS DAEMON: if the daemon stops or dies, it and its checkout are',
+    'lost, and no other daemon or CLI ever sees it. Checkpoint with a name to keep what is worth keeping.',
   ].join(' '),
   annotations: HINTS.additive,
   input: {
@@ -41,6 +57,12 @@ export const forkTool = defineTool({
       .describe(
         `more new branches to fork at the same point in the same call (at most ${MAX_MORE_BRANCHES}); all are made or none`,
       ),
+    ephemeral: z
+      .boolean()
+      .optional()
+      .describe(
+        'held by the daemon, never written to the store until kept (a named checkpoint or a promote); gone with the daemon. Needs the server to ride a daemon',
+      ),
   },
   output: {
     db: z.string(),
@@ -54,6 +76,7 @@ export const forkTool = defineTool({
     expires_at: z.string().nullable(),
     via: z.enum(['daemon', 'at-rest']),
     meta: z.record(z.string(), z.string()).optional(),
+    ephemeral: z.boolean().optional().describe('true: the forks are ephemeral, gone with the daemon unless kept'),
   },
   async run(args, deps) {
     const db = nameArg('database', args.database);
@@ -68,6 +91,7 @@ export const forkTool = defineTool({
     const ttlSource: 'explicit' | 'default' | 'none' =
       ttl.kind === 'none' ? 'none' : given.kind === 'keep' ? 'default' : 'explicit';
     const canonical = ttl.kind === 'set' ? formatDuration(ttl.ttl) : null;
+    const ephemeral = args.ephemeral === true;
     const { txid, via, startedAt } = await withLinkedDaemon(deps, async (d) => {
       const startedAt = Date.now();
       if (d !== undefined) {
@@ -75,9 +99,11 @@ export const forkTool = defineTool({
           ...(at !== undefined ? { from: at } : {}),
           ...(canonical !== null ? { ttl: canonical } : {}),
           ...(meta ? { meta } : {}),
+          ...(ephemeral ? { ephemeral } : {}),
         });
         return { txid, via: 'daemon' as const, startedAt };
       }
+      if (ephemeral) throw noDaemonForEphemeral();
       const ctx = await deps.ops();
       const opts = {
         actor: deps.actor,
@@ -108,9 +134,10 @@ export const forkTool = defineTool({
         via,
         ...(meta ? { meta } : {}),
         ...(all ? { branches: all } : {}),
+        ...(ephemeral ? { ephemeral } : {}),
       },
       touched: [...(all ?? [branch]).map((b) => ({ db, branch: b })), { db, branch: source }],
-      text: `forked ${db}@${source}${at ? `@${at}` : ''} -> ${(all ?? [branch]).map((b) => `${db}@${b}`).join(', ')} at txid ${txid}${via === 'daemon' ? ' (through the daemon)' : ''}\n${ttlLine}\nnext: offshoot_checkout database=${db} branch=${branch}, and work there`,
+      text: `forked ${db}@${source}${at ? `@${at}` : ''} -> ${(all ?? [branch]).map((b) => `${db}@${b}`).join(', ')} at txid ${txid}${via === 'daemon' ? ' (through the daemon)' : ''}\n${ttlLine}${ephemeral ? `\n${EPHEMERAL_LINE}` : ''}\nnext: offshoot_checkout database=${db} branch=${branch}, and work there`,
     };
   },
 });
