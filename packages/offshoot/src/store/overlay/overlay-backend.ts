@@ -44,7 +44,7 @@ function lineageNamed(body: Body): string | undefined {
   }
 }
 
-/** The lineage of a `data/{lineage}/…` key. */
+/** The lineage of a `data/{lineage}/...` key. */
 function lineageOfKey(key: string): string | undefined {
   if (!key.startsWith('data/')) return undefined;
   const end = key.indexOf('/', 5);
@@ -205,8 +205,8 @@ export class OverlayBackend implements Backend {
   }
 
   /**
-   * Writes a held ref and every held lineage it stands on to the backend — each lineage's data objects, then its base
-   * pointer, the deepest lineage first, then the ref, create-only — and lets go of them: from then on they are the
+   * Writes a held ref and every held lineage it stands on to the backend (each lineage's data objects, then its base
+   * pointer, the deepest lineage first; then the ref, create-only) and lets go of them: from then on they are the
    * backend's. Writes that land meanwhile are carried over before letting go. ALREADY_EXISTS when the backend has a
    * ref of that name (another process made the branch meanwhile); the ref then stays held.
    */
