@@ -366,7 +366,7 @@ export interface WireResponse {
   live?: boolean;
   /** Additive, from `fork` with `ephemeral`: the echo that the new branches are ephemeral. */
   ephemeral?: boolean;
-  /** Additive, from `status`: every ephemeral branch the daemon holds, with or without a session. */
+  /** Additive, from `status`: every ephemeral branch the daemon holds, with or without a session; absent when none. */
   ephemeral_branches?: Array<{ db: string; branch: string }>;
 }
 
