@@ -414,6 +414,7 @@ export function sessionStatusOutcome(sessions: SessionInfo[]): Outcome {
     // Appended, so scripts reading the original fields by position keep working.
     if (s.unflushed_bytes !== undefined) line += ` unflushed=${s.unflushed_bytes}`;
     if (s.evicted === true) line += ' evicted';
+    if (s.ephemeral === true) line += ' ephemeral';
     return line;
   });
   return outcome({ sessions: new Verbatim(sessions) }, lines);
@@ -443,6 +444,7 @@ function branchJson(db: string, b: BranchInfo): Record<string, unknown> {
     remaining: b.ttl_remaining || undefined,
     leaseHolder: b.lease_holder || undefined,
     touchedAt: b.touched_at || undefined,
+    ephemeral: b.ephemeral === true ? true : undefined,
   };
 }
 
@@ -457,6 +459,7 @@ export function sessionBranchesOutcome(
     if (b.protected) line += ' protected';
     if (b.ttl) line += ` ttl=${b.ttl}` + (b.ttl_remaining ? ` remaining=${b.ttl_remaining}` : '');
     if (b.lease_holder) line += ` holder=${b.lease_holder}`;
+    if (b.ephemeral === true) line += ' ephemeral';
     return line;
   });
   const data = {
