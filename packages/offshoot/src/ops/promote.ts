@@ -4,7 +4,7 @@ import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { leaseLiveNow, readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
-import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
+import { checkoutDirty, checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { casRepoint } from './helpers/branch/repoint.js';
@@ -45,13 +45,53 @@ export async function promote(
   onto: string,
   opts: { force?: boolean; materialize?: boolean; actor?: Actor } = {},
 ): Promise<PromoteResult> {
+  refuseSelfPromote(src, onto);
+  return withBranchLease(ctx, { db: src.db, branch: onto }, () => promoteLeased(ctx, src, onto, opts));
+}
+
+/**
+ * Runs every refusal `promote` would on the branches as they stand, and changes nothing (no lease, no write):
+ * whether this actor's promote would go ahead. A caller asks it before it asks its human (`check` on the wire).
+ */
+export async function checkPromote(
+  ctx: OpsContext,
+  src: Target,
+  onto: string,
+  opts: { force?: boolean; actor?: Actor } = {},
+): Promise<void> {
+  refuseSelfPromote(src, onto);
+  const source = await readBranch(ctx, src.db, src.branch);
+  const tgt = await readBranch(ctx, src.db, onto);
+  const vet = await vetPromote(ctx, src, onto, tgt.ref, opts);
+  const target = { db: src.db, branch: onto };
+  if (await checkoutDirty(ctx, src, source.ref)) await vet.write(src)(source.ref);
+  if (await checkoutDirty(ctx, target, tgt.ref)) await vet.write(target)(tgt.ref);
+}
+
+function refuseSelfPromote(src: Target, onto: string): void {
   validateName('branch', onto);
   if (onto === src.branch)
     throw fail('INVALID_ARGUMENT', `cannot promote ${src.db}@${src.branch} onto itself`, {
       hint: 'name a different --onto branch',
       hints: { agent: 'name a different target branch', sdk: 'name a different target branch' },
     });
-  return withBranchLease(ctx, { db: src.db, branch: onto }, () => promoteLeased(ctx, src, onto, opts));
+}
+
+/** The refusals of a promote onto the target `ref`, in order; `write` is the rule of its implicit checkpoints. */
+async function vetPromote(
+  ctx: OpsContext,
+  src: Target,
+  onto: string,
+  ref: Ref,
+  opts: { force?: boolean; actor?: Actor },
+): Promise<{ write: (t: Target) => (ref: Ref) => Promise<void> }> {
+  const actor = opts.actor ?? HUMAN;
+  const human = `offshoot promote ${src.db}@${src.branch} --onto ${onto} --force`;
+  refuseProtected(ref, src.db, onto, 'promote onto', opts.force ?? false, actor, human);
+  await refuseUndoPointChange(ctx, src.db, onto, ref, actor, 'promoting onto', human);
+  await refuseForeignLease(ctx, src.db, onto, ref, 'promote onto');
+  await checkUndoSlot(ctx, src.db, onto, 'pre-promote');
+  return { write: (t) => vetWrite(ctx, t, actor, 'implicit', human) };
 }
 
 async function promoteLeased(
@@ -60,20 +100,13 @@ async function promoteLeased(
   onto: string,
   opts: { force?: boolean; materialize?: boolean; actor?: Actor },
 ): Promise<PromoteResult> {
-  const actor = opts.actor ?? HUMAN;
   let source = await readBranch(ctx, src.db, src.branch);
   let tgt = await readBranch(ctx, src.db, onto);
-  const human = `offshoot promote ${src.db}@${src.branch} --onto ${onto} --force`;
-  refuseProtected(tgt.ref, src.db, onto, 'promote onto', opts.force ?? false, actor, human);
-  await refuseUndoPointChange(ctx, src.db, onto, tgt.ref, actor, 'promoting onto', human);
-  await refuseForeignLease(ctx, src.db, onto, tgt.ref, 'promote onto');
-  await checkUndoSlot(ctx, src.db, onto, 'pre-promote');
-  if (await checkpointIfDirty(ctx, src, source.ref, vetWrite(ctx, src, actor, 'implicit', human)))
-    source = await readBranch(ctx, src.db, src.branch);
+  const vet = await vetPromote(ctx, src, onto, tgt.ref, opts);
+  if (await checkpointIfDirty(ctx, src, source.ref, vet.write(src))) source = await readBranch(ctx, src.db, src.branch);
   // The refresh below replaces the target's checkout, so its uncheckpointed edits go into the undo point first.
   const target = { db: src.db, branch: onto };
-  if (await checkpointIfDirty(ctx, target, tgt.ref, vetWrite(ctx, target, actor, 'implicit', human)))
-    tgt = await readBranch(ctx, src.db, onto);
+  if (await checkpointIfDirty(ctx, target, tgt.ref, vet.write(target))) tgt = await readBranch(ctx, src.db, onto);
   const resolver = new ChainResolver(ctx.store);
   const txid = source.ref.head_txid;
   const fresh = await newLineageAt(ctx, src.db, resolver, source.ref.lineage, txid, {

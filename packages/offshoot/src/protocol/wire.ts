@@ -46,6 +46,8 @@ export const RequestSchema = z.object({
   limit: z.optional(z.number()),
   /** Additive: a branches op lists only branches in one of these states. */
   state: z.optional(z.array(z.string())),
+  /** Additive: the verb a check op runs the refusals of (rollback, promote, destroy). */
+  verb: z.optional(z.string()),
 });
 
 /** A parsed request. */

@@ -4,13 +4,13 @@ import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { SOCKET_FLAG } from '../socket-flag.js';
-import { promoteOutcome } from '../output.js';
+import { checkOutcome, promoteOutcome } from '../output.js';
 
 /** `offshoot promote <db>@<src> --onto <tgt> [--force] [--materialize]`: repoints a branch at another's head. */
 export const promoteCommand: Command = {
   name: 'promote',
   summary: "repoint an existing branch at another branch's head",
-  usage: '<db>@<src> --onto TARGET [--force] [--materialize]',
+  usage: '<db>@<src> --onto TARGET [--force] [--materialize] [--check]',
   help: [
     "Repoints TARGET (which must exist) at a fresh lineage reading through the source's head (or a full copy with",
     '--materialize). The source is unchanged; TARGET keeps its TTL and protection, its checkpoints reset to',
@@ -20,12 +20,17 @@ export const promoteCommand: Command = {
     '',
     'A source with a live session is flushed through the daemon serving this store first (-socket, else the default),',
     'so its writes so far are promoted; with no daemon to reach, its last flushed head is promoted and a warning says so.',
+    '--check only asks: whether this promote, by whoever asks (--actor), would go ahead now (no daemon is reached).',
   ].join('\n'),
   examples: ['offshoot promote app@attempt-1 --onto main --force', 'offshoot promote app@main --onto staging'],
   flags: {
     onto: { type: 'string', value: 'TARGET', description: 'the branch to repoint (required)' },
     force: { type: 'boolean', description: 'promote onto a protected branch' },
     materialize: { type: 'boolean', description: "copy the source's state instead of sharing it" },
+    check: {
+      type: 'boolean',
+      description: 'only check: run every refusal it would meet now, change nothing',
+    },
     'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
     socket: SOCKET_FLAG,
   },
@@ -41,6 +46,11 @@ export const promoteCommand: Command = {
       });
     validateName('branch', onto);
     const ctx = await inv.context();
+    if (inv.flags.boolean('check')) {
+      const { checkPromote } = await import('../../ops/promote.js');
+      await checkPromote(ctx, src, onto, { force: inv.flags.boolean('force'), actor: inv.actor });
+      return checkOutcome('promote', src);
+    }
     const { flushLiveSource } = await import('../live-source.js');
     await flushLiveSource(inv, ctx, src);
     const { promote } = await import('../../ops/promote.js');
