@@ -1,34 +1,40 @@
-import { type Client, connect, isOffshootError, type Session } from '@offshoot/client';
-import type { BackendForkOptions, BranchBackend } from './branch-backend.js';
+import type { BranchLink, LinkForkOptions } from './branch-place.js';
+import { type ActorOptions, type Client, connect } from './client.js';
+import { createIfMissing } from './create-if-missing.js';
+import type { Session } from './session.js';
+import type { DiffReport } from './types.js';
 
-/** A branch held by a live daemon session: the daemon leases it and captures every commit to its checkout. */
-export class SessionBackend implements BranchBackend {
+/** A branch held by a live daemon session, on a connection of its own: the daemon captures every commit. */
+export class SessionLink implements BranchLink {
   readonly mode = 'session';
   readonly db: string;
   readonly branch: string;
   readonly #socket: string;
   readonly #client: Client;
+  readonly #actor: ActorOptions;
   #session: Session;
 
-  private constructor(socket: string, client: Client, session: Session) {
+  private constructor(socket: string, client: Client, session: Session, actor: ActorOptions) {
     this.#socket = socket;
     this.#client = client;
     this.#session = session;
+    this.#actor = actor;
     this.db = session.db;
     this.branch = session.branch;
   }
 
-  /** Connects, creates `db` first when asked and it is missing, and opens a session on `db@branch`. */
-  static async open(socket: string, db: string, branch: string, create: boolean): Promise<SessionBackend> {
-    const client = await connect(socket);
+  /** Connects (as `actor`), creates `db` first when asked and it is missing, and opens a session on `db@branch`. */
+  static async open(
+    socket: string,
+    db: string,
+    branch: string,
+    opts: { create: boolean } & ActorOptions,
+  ): Promise<SessionLink> {
+    const actor: ActorOptions = opts.actor === 'agent' ? { actor: 'agent', allowForce: opts.allowForce === true } : {};
+    const client = await connect(socket, actor);
     try {
-      if (create && !(await client.dbs()).includes(db)) {
-        // Another process may create it between the listing and here; theirs is as good as ours.
-        await client.create(db).catch((err: unknown) => {
-          if (!isOffshootError(err, 'ALREADY_EXISTS')) throw err;
-        });
-      }
-      return new SessionBackend(socket, client, await client.open(db, branch));
+      if (opts.create && !(await client.dbs()).includes(db)) await createIfMissing(() => client.create(db));
+      return new SessionLink(socket, client, await client.open(db, branch), actor);
     } catch (err) {
       client.close();
       throw err;
@@ -43,15 +49,15 @@ export class SessionBackend implements BranchBackend {
     return this.#session.flush(name, meta === undefined ? {} : { meta });
   }
 
-  async fork(newBranch: string, opts: BackendForkOptions): Promise<BranchBackend> {
-    // A fork of the head must hold everything LangGraph wrote so far, not just the last background flush.
+  async fork(newBranch: string, opts: LinkForkOptions): Promise<BranchLink> {
+    // A fork of the head must hold everything written so far, not just the last background flush.
     if (opts.from === undefined) await this.#session.flush();
     await this.#client.fork(this.db, this.branch, newBranch, {
       ...(opts.from === undefined ? {} : { from: opts.from }),
       ...(opts.ttl === undefined ? {} : { ttl: opts.ttl }),
       ...(opts.meta === undefined ? {} : { meta: opts.meta }),
     });
-    return SessionBackend.open(this.#socket, this.db, newBranch, false);
+    return SessionLink.open(this.#socket, this.db, newBranch, { create: false, ...this.#actor });
   }
 
   async rollback(to: string): Promise<void> {
@@ -67,6 +73,10 @@ export class SessionBackend implements BranchBackend {
   async promote(onto: string, force: boolean): Promise<number> {
     await this.#session.flush();
     return this.#client.promote(this.db, this.branch, onto, { force });
+  }
+
+  diff(base: string): Promise<DiffReport> {
+    return this.#client.diff(base, `${this.db}@${this.branch}`);
   }
 
   async destroy(force: boolean): Promise<void> {
