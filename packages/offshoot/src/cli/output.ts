@@ -279,6 +279,7 @@ export function diffOutcome(r: DiffResult, left: string, right: string, mode: Di
     schema: j.schema,
     tables: new Verbatim(j.tables),
     stats: j.stats,
+    summary_only: j.summary_only,
     ...(mode === 'sql' ? { sql: text } : {}),
   };
   return { data, text };
