@@ -2,23 +2,16 @@
 // the human may lift says so (human_can_allow), as the verb itself would. Beside it, the additive results fork,
 // checkout and rollback answer, which an SDK needs to report what the MCP tools report.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { refsSnapshot } from '../mcp/mcp-harness.js';
 import { runSql } from '../ops/sqlite-cli.js';
 import { assertDaemonError, makeStoreDir, startDaemon, type DaemonProcess, type StoreDir } from './daemon-process.js';
 
 describe('the daemon: check, and what fork, checkout and rollback report', () => {
   let s: StoreDir;
   let d: DaemonProcess;
-  /** Every ref of `app` with its bytes, to prove a check wrote nothing. */
-  const refs = () => {
-    const dir = join(s.store, 'refs', 'app');
-    return readdirSync(dir)
-      .sort()
-      .map((n) => `${n}=${readFileSync(join(dir, n), 'utf8')}`)
-      .join('\n');
-  };
+  /** Every ref with its bytes, to prove a check wrote nothing. */
+  const refs = () => refsSnapshot(s.store);
   before(async () => {
     s = makeStoreDir();
     d = await startDaemon(s, ['-flush-every', '0', '-reap-every', '0']);
@@ -44,7 +37,7 @@ describe('the daemon: check, and what fork, checkout and rollback report', () =>
     const unforced = await d.request({ ...ask, force: false });
     assertDaemonError(unforced, 'PROTECTED', /takes force/);
     assert.equal(unforced.human_can_allow, undefined, 'a human without force lifts nothing by asking');
-    assert.equal(refs(), before, 'no check wrote a ref');
+    assert.deepEqual(refs(), before, 'no check wrote a ref');
   });
 
   test('rollback and destroy checks: a fork goes ahead, the undo point of protected main is the human’s', async () => {
@@ -68,7 +61,7 @@ describe('the daemon: check, and what fork, checkout and rollback report', () =>
     assert.equal(second.human_can_allow, true);
     assertDaemonError(await d.request({ ...undo, verb: 'rollback', name: 'nope' }), 'NOT_FOUND');
     assertDaemonError(await d.request({ op: 'check', verb: 'fork', db: 'app', name: 'x' }), 'INVALID_ARGUMENT', /verb/);
-    assert.equal(refs(), before, 'no check wrote a ref');
+    assert.deepEqual(refs(), before, 'no check wrote a ref');
   });
 
   test('a check of a promote whose source checkout holds writes decides that implicit checkpoint too', async () => {

@@ -1,22 +1,15 @@
 // `--check` on rollback, promote and destroy: every refusal the verb would meet for who asks (--actor), nothing
 // changed; under --json a refusal the human may lift says so (human_can_allow), and rollback reports `protected`.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { refsSnapshot } from '../mcp/mcp-harness.js';
 import { assertCleanError, ensureBuilt, tempStore, type TempStore } from './cli-harness.js';
 
 const PROTECTED = 5;
 
 describe('offshoot rollback, promote and destroy --check', () => {
   let ts: TempStore;
-  const refs = () => {
-    const dir = ts.path('store', 'refs', 'app');
-    return readdirSync(dir)
-      .filter((n) => !n.endsWith('.lock'))
-      .sort()
-      .map((n) => `${n}=${readFileSync(`${dir}/${n}`, 'utf8')}`)
-      .join('\n');
-  };
+  const refs = () => refsSnapshot(ts.store);
   before(() => {
     ensureBuilt();
     ts = tempStore({ init: true });
@@ -31,7 +24,7 @@ describe('offshoot rollback, promote and destroy --check', () => {
     assert.deepEqual(doc, { verb: 'promote', db: 'app', branch: 'work', allowed: true });
     assert.match(ts.run(['destroy', 'app@work', '--check']).stdout, /destroy of app@work would go ahead/);
     assert.equal(ts.json<{ allowed: boolean }>(['rollback', 'app@work', '--to', 'fork', '--check']).allowed, true);
-    assert.equal(refs(), before);
+    assert.deepEqual(refs(), before);
   });
 
   test("an agent's check is refused as the verb would be, liftable under --json", () => {
@@ -59,7 +52,7 @@ describe('offshoot rollback, promote and destroy --check', () => {
       PROTECTED,
       /protected/,
     );
-    assert.equal(refs(), before);
+    assert.deepEqual(refs(), before);
   });
 
   test('rollback --json says whether the branch is protected', () => {
