@@ -1,11 +1,11 @@
-import type { DestroyResult, PromoteResult, RollbackResult, WireResponse } from '@offshoot/client';
-import { fail } from '../core/errors.js';
+import { DaemonPlace } from '@offshoot/client';
 import type { LinkedDaemon } from './daemon-probe.js';
 
 /**
- * Rollback, promote and destroy through the daemon serving the store, answered in the shape the tools read at rest.
- * The connection says who asks (the agent, and whether its human let it force), so the daemon applies the same
- * policy the verbs apply at rest; what the op warned of lands in `notes`, as an at-rest op's warnings do.
+ * Rollback, promote and destroy through the daemon serving the store (the client's DaemonPlace), answered in the
+ * shape the tools read at rest. The connection says who asks (the agent, and whether its human let it force), so
+ * the daemon applies the same policy the verbs apply at rest; what the op warned of lands in `notes`, as an at-rest
+ * op's warnings do.
  */
 
 /** What a repoint reports, through the daemon or at rest. */
@@ -17,17 +17,14 @@ export interface Repointed {
   refreshError?: Error;
 }
 
-/** The `result` of an ok response; a daemon too old to send one is named, since the change itself was made. */
-function resultOf<T>(res: WireResponse, d: LinkedDaemon, op: string): T {
-  if (typeof res.result === 'object' && res.result !== null) return res.result as T;
-  throw fail('UNSUPPORTED', `the daemon on ${d.socket} did the ${op} but is too old to report its result`, {
-    hint: "look at the branch (offshoot_list); restart 'offshoot serve' with this version of offshoot",
-  });
+/** The op's warnings other than the failed refresh (which the tool reports itself), into the call's notes. */
+function noteWarnings(warnings: string[], refreshError: string | undefined, notes: string[]): void {
+  for (const w of warnings) if (w !== refreshError) notes.push(w);
 }
 
-/** The op's warnings other than the failed refresh (which the tool reports itself), into the call's notes. */
-function noteWarnings(res: WireResponse, refreshError: string | undefined, notes: string[]): void {
-  for (const w of res.warnings ?? []) if (w !== refreshError) notes.push(w);
+/** The failed refresh a repoint reported, as the error an at-rest repoint carries. */
+function refreshFailure(message: string | undefined): { refreshError?: Error } {
+  return message === undefined ? {} : { refreshError: new Error(message) };
 }
 
 /** `rollback` through the daemon. */
@@ -38,16 +35,15 @@ export async function rollbackThrough(
   to: string,
   notes: string[],
 ): Promise<Repointed & { abandoned: { from: number; to: number } | undefined }> {
-  const res = await d.client.request({ op: 'rollback', db, branch, name: to });
-  const r = resultOf<RollbackResult>(res, d, 'rollback');
-  noteWarnings(res, r.refresh_error, notes);
+  const r = await new DaemonPlace(d.client).rollback(db, branch, to);
+  noteWarnings(r.warnings, r.refresh_error, notes);
   return {
     txid: r.txid,
     backup: r.backup,
     abandoned: r.abandoned ?? undefined,
-    path: res.checkout ?? '',
+    path: r.checkout,
     refreshed: r.refreshed,
-    ...(r.refresh_error !== undefined ? { refreshError: new Error(r.refresh_error) } : {}),
+    ...refreshFailure(r.refresh_error),
   };
 }
 
@@ -60,16 +56,15 @@ export async function promoteThrough(
   force: boolean,
   notes: string[],
 ): Promise<Repointed & { sourceLive: boolean }> {
-  const res = await d.client.request({ op: 'promote', db, branch: source, name: target, force });
-  const r = resultOf<PromoteResult>(res, d, 'promote');
-  noteWarnings(res, r.refresh_error, notes);
+  const r = await new DaemonPlace(d.client).promote(db, source, target, { force });
+  noteWarnings(r.warnings, r.refresh_error, notes);
   return {
     txid: r.txid,
     backup: r.backup,
     path: r.checkout,
     refreshed: r.refreshed,
     sourceLive: r.source_live,
-    ...(r.refresh_error !== undefined ? { refreshError: new Error(r.refresh_error) } : {}),
+    ...refreshFailure(r.refresh_error),
   };
 }
 
@@ -81,8 +76,7 @@ export async function destroyThrough(
   force: boolean,
   notes: string[],
 ): Promise<{ removedCheckout: boolean }> {
-  const res = await d.client.request({ op: 'destroy', db, branch, force });
-  const r = resultOf<DestroyResult>(res, d, 'destroy');
-  noteWarnings(res, undefined, notes);
+  const r = await new DaemonPlace(d.client).destroy(db, branch, { force });
+  noteWarnings(r.warnings, undefined, notes);
   return { removedCheckout: r.removed_checkout };
 }
