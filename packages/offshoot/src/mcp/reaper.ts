@@ -1,7 +1,7 @@
 import { reap } from '../ops/reap.js';
 import { clearStaleClaims } from '../ops/helpers/gc/clear-claims.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
-import { servingDaemon as serving } from './daemon-link.js';
+import { servingDaemon as serving } from './daemon/daemon-link.js';
 
 /** The background reap of `offshoot mcp -reap-every`: expires TTL'd forks and clears stranded delete claims, no GC. */
 export interface Reaper {

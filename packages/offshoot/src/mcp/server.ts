@@ -27,7 +27,7 @@ import {
   confirmedNote,
   notConfirmed,
 } from './confirm.js';
-import type { DaemonLinks } from './daemon-links.js';
+import type { DaemonLinks } from './daemon/daemon-links.js';
 import { ttlText } from './args.js';
 import { callDeps, type McpDeps, type McpOptions } from './deps.js';
 import type { McpHub } from './hub.js';

@@ -3,7 +3,7 @@ import { checkout } from '../../ops/checkout.js';
 import { readBranch } from '../../ops/helpers/branch/branch-ref.js';
 import { refuseAgentCheckout } from '../../ops/helpers/safety/policy.js';
 import { branchOr, nameArg } from '../args.js';
-import { sessionOn, withDaemon } from '../daemon-link.js';
+import { sessionOn, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
 /** `offshoot_checkout`: the file to open with any SQLite client — a session's live path, else an at-rest checkout. */

@@ -2,7 +2,7 @@ import type { checkpointTool } from '@offshoot/tools';
 import { validateMeta } from '../../core/meta.js';
 import { checkpoint } from '../../ops/checkpoint.js';
 import { branchOr, nameArg } from '../args.js';
-import { sessionOn, withDaemon } from '../daemon-link.js';
+import { sessionOn, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
 /** `offshoot_checkpoint`: names the branch's current state durably — a live flush under a session, else at rest. */

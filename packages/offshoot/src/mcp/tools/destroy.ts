@@ -1,8 +1,8 @@
 import type { destroyTool } from '@offshoot/tools';
 import { destroy } from '../../ops/destroy.js';
 import { nameArg } from '../args.js';
-import { refuseIfSession, withDaemon } from '../daemon-link.js';
-import { destroyThrough } from '../daemon-ops.js';
+import { refuseIfSession, withDaemon } from '../daemon/daemon-link.js';
+import { destroyThrough } from '../daemon/daemon-ops.js';
 import type { ToolRun } from '../tool.js';
 import { readHead } from './branch-facts.js';
 

@@ -3,7 +3,7 @@ import { type forkTool, forkTtl } from '@offshoot/tools';
 import { validateMeta } from '../../core/meta.js';
 import { fork, forkMany } from '../../ops/fork.js';
 import { branchOr, nameArg, ttlArg, ttlText } from '../args.js';
-import { withLinkedDaemon } from '../daemon-link.js';
+import { withLinkedDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
 /** `offshoot_fork`: a copy-on-write branch for one attempt, with the server's default TTL unless the call names one. */

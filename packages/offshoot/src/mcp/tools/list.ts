@@ -2,7 +2,7 @@ import type { listedBranch, listTool } from '@offshoot/tools';
 import type { z } from 'zod';
 import { type BranchStatus, status } from '../../ops/status.js';
 import { nameArg } from '../args.js';
-import { sessionOn, withDaemon } from '../daemon-link.js';
+import { sessionOn, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
 /** One branch as offshoot_list and the branch resource show it; `live` is the daemon session's path, if one is open. */

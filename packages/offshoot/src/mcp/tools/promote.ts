@@ -2,8 +2,8 @@ import type { promoteTool } from '@offshoot/tools';
 import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
 import { promote } from '../../ops/promote.js';
 import { nameArg } from '../args.js';
-import { refuseIfSession, sessionOn, withDaemon } from '../daemon-link.js';
-import { promoteThrough } from '../daemon-ops.js';
+import { refuseIfSession, sessionOn, withDaemon } from '../daemon/daemon-link.js';
+import { promoteThrough } from '../daemon/daemon-ops.js';
 import type { ToolRun } from '../tool.js';
 import { readHead, refreshNote, wayBackNote } from './branch-facts.js';
 

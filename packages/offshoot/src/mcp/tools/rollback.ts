@@ -2,8 +2,8 @@ import { branchOf, type rollbackTool, rollbackUndo } from '@offshoot/tools';
 import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
 import { rollback } from '../../ops/rollback.js';
 import { branchOr, nameArg } from '../args.js';
-import { refuseIfSession, withDaemon } from '../daemon-link.js';
-import { rollbackThrough } from '../daemon-ops.js';
+import { refuseIfSession, withDaemon } from '../daemon/daemon-link.js';
+import { rollbackThrough } from '../daemon/daemon-ops.js';
 import type { ToolRun } from '../tool.js';
 import { readHead, refreshNote, wayBackNote } from './branch-facts.js';
 

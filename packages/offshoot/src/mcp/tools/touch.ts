@@ -1,7 +1,7 @@
 import type { touchTool } from '@offshoot/tools';
 import { touch } from '../../ops/touch.js';
 import { branchOr, nameArg, ttlArg, ttlText } from '../args.js';
-import { sessionOn, withDaemon } from '../daemon-link.js';
+import { sessionOn, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
 /** `offshoot_touch`: restarts a branch's TTL clock, optionally setting or clearing its TTL. */

@@ -8,12 +8,12 @@ import {
   type McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import { hostCheck } from '../protocol/host-check.js';
-import { bearerCheck, type HttpConfig } from '../protocol/http-listen.js';
+import { hostCheck } from '../../protocol/host-check.js';
+import { bearerCheck, type HttpConfig } from '../../protocol/http-listen.js';
 import { sendWebResponse, toWebRequest } from './fetch-bridge.js';
-import type { McpHub } from './hub.js';
+import type { McpHub } from '../hub.js';
 import { listenRequest } from './listen-filter.js';
-import type { Era } from './server.js';
+import type { Era } from '../server.js';
 
 /** The MCP endpoint path of `offshoot mcp -http`. */
 export const MCP_HTTP_PATH = '/mcp';
