@@ -74,9 +74,12 @@ bench-summary: build
 	node --import tsx packages/offshoot/bench/summary-bench.ts
 
 # The eval loop left running for DURATION seconds (or EPISODES episodes): forks written, graded and left to expire
-# by TTL under the janitor; fails on an error, a divergence, or store bytes, RSS or descriptors that do not stay flat.
+# by TTL under the janitor; then each long-lived server (daemon, mcp stdio and -http in both eras, ui) for
+# SERVER_SECONDS under good and refused requests. Fails on an error, a divergence, a wrong answer, or store bytes,
+# RSS or descriptors that do not stay flat.
 soak: build
 	OFFSHOOT_SOAK_SECONDS=$${DURATION:-600} OFFSHOOT_SOAK_EPISODES=$${EPISODES:-0} node --import tsx packages/offshoot/bench/soak.ts
+	OFFSHOOT_SOAK_SERVER_SECONDS=$${SERVER_SECONDS:-120} node --import tsx packages/offshoot/bench/server-soak.ts
 
 fuzz: build
 	OFFSHOOT_FUZZ_CASES=$${OFFSHOOT_FUZZ_CASES:-500000} scripts/run-tests.sh fuzz

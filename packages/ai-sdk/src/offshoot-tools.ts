@@ -19,7 +19,8 @@ import {
 import { type ModelMessage, type Tool, tool } from 'ai';
 import { approvedByHuman, wouldNeedHuman } from './approval.js';
 import { asTool } from './model-error.js';
-import { AGENT_TOOLS, type AgentToolName, CHECKS, toolRuns } from './tool-runs.js';
+import { ForkHeads } from './fork-heads.js';
+import { AGENT_TOOLS, type AgentToolName, toolChecks, toolRuns } from './tool-runs.js';
 
 /** Where the tools act: a daemon through its client, or a store at rest through the `offshoot` CLI. */
 export type OffshootTarget =
@@ -60,8 +61,10 @@ export type OffshootTools = { [K in AgentToolName]: ToolOf<K> };
 /**
  * The offshoot branch loop as AI SDK tools (`offshoot_fork`, `_checkout`, `_checkpoint`, `_diff`, `_query`,
  * `_rollback`, `_promote`, `_destroy`), built from the tool catalogue (`@offshoot/tools`) the MCP server registers:
- * the same names, descriptions and schemas. Each call is one call of the daemon client or one run of the CLI at
- * rest, and says that an agent asks, so offshoot applies the MCP server's safety rules. A call needs the human's
+ * the same names, descriptions and schemas (offshoot_promote says one thing more: a fork these tools made is
+ * promoted onto its base only while the base is still at the head it was forked at, its `if_head` by default). Each
+ * call is one call of the daemon client or one run of the CLI at rest, and says that an agent asks, so offshoot
+ * applies the MCP server's safety rules. A call needs the human's
  * approval (`needsApproval`) by the MCP server's rule: offshoot would refuse it with a refusal the human may lift
  * (asked with a check of the call first); a call the human approved runs with force allowed for it alone. A failure
  * is the client's OffshootError (code, hint), never retried.
@@ -69,8 +72,10 @@ export type OffshootTools = { [K in AgentToolName]: ToolOf<K> };
 export function offshootTools(options: OffshootToolsOptions): OffshootTools {
   const allowForce = options.allowForce ?? false;
   const defaultTtl = options.defaultTtl ?? '24h';
-  const catalogue = toolCatalogue({ defaultTtl });
-  const runs = toolRuns({ defaultTtl, allowForce });
+  const catalogue = toolCatalogue({ defaultTtl, defaultIfHead: true });
+  const heads = new ForkHeads();
+  const runs = toolRuns({ defaultTtl, allowForce }, heads);
+  const checks = toolChecks(heads);
   const places = { agent: placeFor(options, allowForce), confirmed: placeFor(options, true) };
 
   /** One tool: the catalogue's spec, this adapter's run, and the check of a call the human may be asked about. */
@@ -101,6 +106,6 @@ export function offshootTools(options: OffshootToolsOptions): OffshootTools {
   }
 
   return Object.fromEntries(
-    AGENT_TOOLS.map((name) => [name, adapt(catalogue[name] as ToolSpec, runs[name] as never, CHECKS[name] as never)]),
+    AGENT_TOOLS.map((name) => [name, adapt(catalogue[name] as ToolSpec, runs[name] as never, checks[name] as never)]),
   ) as OffshootTools;
 }

@@ -9,6 +9,7 @@ import {
   rollbackUndo,
   type ToolCatalogue,
 } from '@offshoot/tools';
+import type { ForkHeads } from './fork-heads.js';
 
 /** The tools this adapter offers: the agent's branch loop (listing and TTLs are the human's, on the CLI). */
 export const AGENT_TOOLS = [
@@ -37,8 +38,11 @@ export interface RunOptions {
   allowForce: boolean;
 }
 
-/** Each tool's run: translate the arguments, make one call, shape offshoot's answer as the catalogue's output. */
-export function toolRuns(opts: RunOptions): { [K in AgentToolName]: Run<K> } {
+/**
+ * Each tool's run: translate the arguments, make one call, shape offshoot's answer as the catalogue's output. `heads`
+ * remembers the head forks made here, whose promote onto their base takes their starting head as `if_head`.
+ */
+export function toolRuns(opts: RunOptions, heads: ForkHeads): { [K in AgentToolName]: Run<K> } {
   return {
     async offshoot_fork(args, place) {
       const source = branchOf(args.branch);
@@ -53,6 +57,7 @@ export function toolRuns(opts: RunOptions): { [K in AgentToolName]: Run<K> } {
         ttl: chosen.ttl,
         meta: args.meta,
       });
+      if (args.at === undefined) heads.remember(args.database, source, r.branches, r.txid);
       return {
         db: args.database,
         source,
@@ -133,6 +138,7 @@ export function toolRuns(opts: RunOptions): { [K in AgentToolName]: Run<K> } {
         to: args.to,
         txid: r.txid,
         backup: r.backup,
+        ...(r.earlier_backup !== undefined ? { earlier_backup: r.earlier_backup } : {}),
         abandoned: r.abandoned,
         path: r.checkout,
         refreshed: r.refreshed,
@@ -142,13 +148,16 @@ export function toolRuns(opts: RunOptions): { [K in AgentToolName]: Run<K> } {
     },
 
     async offshoot_promote(args, place) {
-      const r = await place.promote(args.database, args.source, args.target, { force: args.force ?? false });
+      const ifHead = heads.ifHead(args.database, args.source, args.target, args.if_head);
+      const r = await place.promote(args.database, args.source, args.target, { force: args.force ?? false, ifHead });
       return {
         db: args.database,
         source: args.source,
         target: args.target,
         txid: r.txid,
         backup: r.backup,
+        ...(r.earlier_backup !== undefined ? { earlier_backup: r.earlier_backup } : {}),
+        if_head: ifHead ?? null,
         path: r.checkout,
         refreshed: r.refreshed,
         source_live: r.source_live,
@@ -157,22 +166,30 @@ export function toolRuns(opts: RunOptions): { [K in AgentToolName]: Run<K> } {
 
     async offshoot_destroy(args, place) {
       const r = await place.destroy(args.database, args.branch, { force: args.force ?? false });
-      return { db: args.database, branch: args.branch, removed_checkout: r.removed_checkout };
+      return {
+        db: args.database,
+        branch: args.branch,
+        removed_checkout: r.removed_checkout,
+        ...(r.discarded !== undefined ? { discarded: r.discarded } : {}),
+      };
     },
   };
 }
 
-/** The check of each call the human may be asked about: the same call, as `check` names it. */
-export const CHECKS: {
+/** The check of each call the human may be asked about: the same call (its `if_head` as the run sends it), as `check` names it. */
+export function toolChecks(heads: ForkHeads): {
   [K in AgentToolName]?: (args: ArgsOf<ToolCatalogue[K]['input']>) => CheckRequest;
-} = {
-  offshoot_rollback: (a) => ({ verb: 'rollback', db: a.database, branch: branchOf(a.branch), to: a.to }),
-  offshoot_promote: (a) => ({
-    verb: 'promote',
-    db: a.database,
-    source: a.source,
-    onto: a.target,
-    force: a.force ?? false,
-  }),
-  offshoot_destroy: (a) => ({ verb: 'destroy', db: a.database, branch: a.branch, force: a.force ?? false }),
-};
+} {
+  return {
+    offshoot_rollback: (a) => ({ verb: 'rollback', db: a.database, branch: branchOf(a.branch), to: a.to }),
+    offshoot_promote: (a) => ({
+      verb: 'promote',
+      db: a.database,
+      source: a.source,
+      onto: a.target,
+      force: a.force ?? false,
+      ifHead: heads.ifHead(a.database, a.source, a.target, a.if_head),
+    }),
+    offshoot_destroy: (a) => ({ verb: 'destroy', db: a.database, branch: a.branch, force: a.force ?? false }),
+  };
+}

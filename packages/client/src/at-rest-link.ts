@@ -51,8 +51,8 @@ export class AtRestLink implements BranchLink {
     this.#path = (await this.#place.rollback(this.db, this.branch, to)).checkout;
   }
 
-  async promote(onto: string, force: boolean): Promise<number> {
-    return (await this.#place.promote(this.db, this.branch, onto, { force })).txid;
+  async promote(onto: string, force: boolean, ifHead?: number): Promise<number> {
+    return (await this.#place.promote(this.db, this.branch, onto, { force, ifHead })).txid;
   }
 
   diff(base: string): Promise<DiffReport> {

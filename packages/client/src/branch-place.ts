@@ -57,10 +57,16 @@ export interface DestroyReport extends DestroyResult {
   warnings: string[];
 }
 
+/** Options of a place's promote: force onto a protected target, and the head txid the target must still be at. */
+export interface PlacePromoteOptions {
+  force?: boolean | undefined;
+  ifHead?: number | undefined;
+}
+
 /** A call whose refusals `check` runs, without making it: the verb and its arguments. */
 export type CheckRequest =
   | { verb: 'rollback'; db: string; branch: string; to: string }
-  | { verb: 'promote'; db: string; source: string; onto: string; force: boolean }
+  | { verb: 'promote'; db: string; source: string; onto: string; force: boolean; ifHead?: number | undefined }
   | { verb: 'destroy'; db: string; branch: string; force: boolean };
 
 /** Options of a fork from a link: the TTL, the checkpoint to fork from instead of the head, and meta. */
@@ -87,8 +93,11 @@ export interface BranchLink {
   fork(newBranch: string, opts: LinkForkOptions): Promise<BranchLink>;
   /** Repoints this branch at checkpoint `to`; the link is usable afterwards even when this rejects. */
   rollback(to: string): Promise<void>;
-  /** Repoints `onto` at this branch's head (committed writes included); returns the txid. */
-  promote(onto: string, force: boolean): Promise<number>;
+  /**
+   * Repoints `onto` at this branch's head (committed writes included); returns the txid. With `ifHead`, only while
+   * `onto` is still at that head txid (else `BASE_MOVED`, nothing changed).
+   */
+  promote(onto: string, force: boolean, ifHead?: number): Promise<number>;
   /** The row-level diff from the durable state `base` (`db[@branch[@checkpoint]]`) to this branch's durable head. */
   diff(base: string): Promise<DiffReport>;
   /** Deletes the branch; the link is closed afterwards even when this rejects. */
@@ -115,7 +124,8 @@ export interface BranchPlace {
   diff(left: string, right: string, opts?: DiffOptions): Promise<DiffReport>;
   query(db: string, branch: string, sql: string, opts?: QueryOptions): Promise<QueryResult>;
   rollback(db: string, branch: string, to: string): Promise<RollbackReport>;
-  promote(db: string, source: string, onto: string, opts?: { force?: boolean }): Promise<PromoteReport>;
+  /** With `ifHead`, a compare-and-swap: only while `onto` is still at that head txid (else `BASE_MOVED`). */
+  promote(db: string, source: string, onto: string, opts?: PlacePromoteOptions): Promise<PromoteReport>;
   destroy(db: string, branch: string, opts?: { force?: boolean }): Promise<DestroyReport>;
   /**
    * Runs every refusal the call would meet now, and changes nothing: resolves when it would go ahead, rejects with

@@ -5,7 +5,7 @@ import { Connection } from './connection.js';
 import { dial, type ConnectOptions } from './dial.js';
 import { OffshootError } from './errors.js';
 import { subscribe } from './events.js';
-import { listField, requireCheckout, requireResult, requireTxid } from './result-fields.js';
+import { listField, requireCheckout, requireIfHeadChecked, requireResult, requireTxid } from './result-fields.js';
 import { Session, type FlushOptions } from './session.js';
 import type {
   BranchInfo,
@@ -46,6 +46,15 @@ export interface ForkOptions extends ActorOptions {
 /** Options of the ops that take `force`. */
 export interface ForceOptions extends ActorOptions {
   force?: boolean;
+}
+
+/** Options of `promote` (the earlier client's `PromoteOptions`, plus `ifHead`). */
+export interface PromoteOptions extends ForceOptions {
+  /**
+   * Promote only while the target's head is this txid (the head a run forked from) and its checkout holds nothing
+   * uncheckpointed: a compare-and-swap that otherwise fails `BASE_MOVED`, changing nothing.
+   */
+  ifHead?: number;
 }
 
 /** Options of `checkout`. */
@@ -189,19 +198,22 @@ export class Client {
     );
   }
 
-  /** Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the new txid. */
-  async promote(db: string, source: string, onto: string, opts: ForceOptions = {}): Promise<number> {
-    return requireTxid(
-      await this.#conn.request({
-        op: 'promote',
-        db,
-        branch: source,
-        name: onto,
-        force: opts.force,
-        ...actorFields(opts),
-      }),
-      'promote',
-    );
+  /**
+   * Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the new txid.
+   * With `ifHead`, only while `onto` is still at that head (else `BASE_MOVED`, nothing changed).
+   */
+  async promote(db: string, source: string, onto: string, opts: PromoteOptions = {}): Promise<number> {
+    const res = await this.#conn.request({
+      op: 'promote',
+      db,
+      branch: source,
+      name: onto,
+      force: opts.force,
+      ...(opts.ifHead !== undefined ? { if_head: opts.ifHead } : {}),
+      ...actorFields(opts),
+    });
+    if (opts.ifHead !== undefined) requireIfHeadChecked(res, opts.ifHead);
+    return requireTxid(res, 'promote');
   }
 
   /** Makes a shared branch self-contained; returns its head txid. */

@@ -1,7 +1,14 @@
-import type { BranchPlace, CheckRequest, CheckoutReport, ForkReport, ForkRequest } from './branch-place.js';
+import type {
+  BranchPlace,
+  CheckRequest,
+  CheckoutReport,
+  ForkReport,
+  ForkRequest,
+  PlacePromoteOptions,
+} from './branch-place.js';
 import type { ActorOptions, Client, DiffOptions, QueryOptions } from './client.js';
 import { OffshootError } from './errors.js';
-import { requireCheckout, requireResult, requireTxid } from './result-fields.js';
+import { requireCheckout, requireIfHeadChecked, requireResult, requireTxid } from './result-fields.js';
 import { SessionLink } from './session-link.js';
 import type {
   CheckoutResult,
@@ -25,7 +32,15 @@ function checkedFields(req: CheckRequest): WireRequest {
     case 'rollback':
       return { op: 'check', verb: req.verb, db: req.db, branch: req.branch, name: req.to };
     case 'promote':
-      return { op: 'check', verb: req.verb, db: req.db, branch: req.source, name: req.onto, force: req.force };
+      return {
+        op: 'check',
+        verb: req.verb,
+        db: req.db,
+        branch: req.source,
+        name: req.onto,
+        force: req.force,
+        ...(req.ifHead !== undefined ? { if_head: req.ifHead } : {}),
+      };
     case 'destroy':
       return { op: 'check', verb: req.verb, db: req.db, branch: req.branch, force: req.force };
   }
@@ -107,8 +122,18 @@ export class DaemonPlace implements BranchPlace {
     return { ...r, checkout: requireCheckout(res, 'rollback'), warnings: res.warnings ?? [] };
   }
 
-  async promote(db: string, source: string, onto: string, opts: { force?: boolean } = {}) {
-    const res = await this.#request({ op: 'promote', db, branch: source, name: onto, force: opts.force });
+  async promote(db: string, source: string, onto: string, opts: PlacePromoteOptions = {}) {
+    const { ifHead } = opts;
+    const res = await this.#request({
+      op: 'promote',
+      db,
+      branch: source,
+      name: onto,
+      force: opts.force,
+      ...(ifHead !== undefined ? { if_head: ifHead } : {}),
+    });
+    // A daemon too old to know if_head promotes without the compare-and-swap: refused here, as the client does.
+    if (ifHead !== undefined) requireIfHeadChecked(res, ifHead);
     return { ...requireResult<PromoteResult>(res, 'promote'), warnings: res.warnings ?? [] };
   }
 

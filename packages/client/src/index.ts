@@ -9,6 +9,7 @@ export type {
   ForkReport,
   ForkRequest,
   LinkForkOptions,
+  PlacePromoteOptions,
   PromoteReport,
   RollbackReport,
 } from './branch-place.js';
@@ -25,12 +26,13 @@ export {
   type ExportOptions,
   type CheckoutOptions,
   type ForceOptions,
+  type PromoteOptions,
   type ForkOptions,
   type QueryOptions,
   type TouchOptions,
 } from './client.js';
 export { sanitizeName } from './branch-name.js';
-export type { Branch, CheckoutAtOptions, DestroyOptions, PromoteOptions } from './compat-types.js';
+export type { Branch, CheckoutAtOptions, DestroyOptions } from './compat-types.js';
 export type { ConnectOptions } from './dial.js';
 export {
   DAEMON_ERROR_CODES,
@@ -53,6 +55,7 @@ export type {
   CheckResult,
   CheckpointReport,
   DestroyResult,
+  DiscardedWork,
   DiffReport,
   DiffRow,
   DiffValue,

@@ -1,4 +1,5 @@
-import type { WireResponse } from './types.js';
+import type { PromoteResult, WireResponse } from './types.js';
+import { OffshootError } from './errors.js';
 import { badResponse } from './wire-codec.js';
 
 /** The txid of an ok response, or BAD_RESPONSE when the daemon left it out. */
@@ -31,4 +32,19 @@ export function requireResult<T>(res: WireResponse, op: string): T {
   if (typeof res.result !== 'object' || res.result === null)
     throw badResponse(`${op} returned no result`, JSON.stringify(res));
   return res.result as T;
+}
+
+/**
+ * A promote sent with `if_head` must say it checked it (`result.if_head`): a daemon that does not know the field
+ * promotes without the check, which this names (the target's previous head is still kept as its undo point).
+ */
+export function requireIfHeadChecked(res: WireResponse, ifHead: number): void {
+  const result = res.result as Partial<PromoteResult> | undefined;
+  if (result?.if_head === ifHead) return;
+  const backup = typeof result?.backup === 'string' ? ` (its previous head is kept as ${result.backup})` : '';
+  throw new OffshootError(
+    'UNSUPPORTED',
+    `the daemon promoted without checking if_head: it is too old to know it${backup}`,
+    { hint: "restart 'offshoot serve' with this version of offshoot before promoting with ifHead" },
+  );
 }

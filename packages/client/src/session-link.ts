@@ -70,9 +70,9 @@ export class SessionLink implements BranchLink {
     }
   }
 
-  async promote(onto: string, force: boolean): Promise<number> {
+  async promote(onto: string, force: boolean, ifHead?: number): Promise<number> {
     await this.#session.flush();
-    return this.#client.promote(this.db, this.branch, onto, { force });
+    return this.#client.promote(this.db, this.branch, onto, { force, ...(ifHead !== undefined ? { ifHead } : {}) });
   }
 
   diff(base: string): Promise<DiffReport> {

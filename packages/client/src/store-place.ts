@@ -7,11 +7,20 @@ import type {
   DestroyReport,
   ForkReport,
   ForkRequest,
+  PlacePromoteOptions,
   PromoteReport,
   RollbackReport,
 } from './branch-place.js';
 import type { ActorOptions, DiffOptions, QueryOptions } from './client.js';
-import type { CheckoutResult, CheckpointReport, DiffReport, QueryResult, RollbackResult } from './types.js';
+import type {
+  CheckoutResult,
+  CheckpointReport,
+  DestroyResult,
+  DiffReport,
+  PromoteResult,
+  QueryResult,
+  RollbackResult,
+} from './types.js';
 
 /** A flag as `--name=value`, so a value that starts with a dash (a model wrote it) stays a value. */
 type Flag = `--${string}`;
@@ -24,6 +33,15 @@ function metaFlags(meta: Record<string, string> | undefined): Flag[] {
 /** `--force` when asked for. */
 function forceFlag(force: boolean | undefined): Flag[] {
   return force === true ? ['--force'] : [];
+}
+
+/** A promote's flags: its target, `--force` and `--if-head` as asked. */
+function promoteFlags(onto: string, opts: PlacePromoteOptions): Flag[] {
+  return [
+    `--onto=${onto}`,
+    ...forceFlag(opts.force),
+    ...(opts.ifHead !== undefined ? ([`--if-head=${opts.ifHead}`] as const) : []),
+  ];
 }
 
 /**
@@ -104,6 +122,7 @@ export class StorePlace implements BranchPlace {
       checkpoint: r.checkpoint,
       txid: r.txid,
       backup: r.backup,
+      ...(r.earlier_backup !== undefined ? { earlier_backup: r.earlier_backup } : {}),
       abandoned: r.abandoned ?? null,
       refreshed: r.refreshed,
       ...(r.protected !== undefined ? { protected: r.protected } : {}),
@@ -112,15 +131,18 @@ export class StorePlace implements BranchPlace {
     };
   }
 
-  async promote(db: string, source: string, onto: string, opts: { force?: boolean } = {}): Promise<PromoteReport> {
-    const r = await this.#run<{ txid: number; backup: string; path: string; refreshed: boolean; source_live: boolean }>(
+  async promote(db: string, source: string, onto: string, opts: PlacePromoteOptions = {}): Promise<PromoteReport> {
+    const r = await this.#run<Omit<PromoteResult, 'checkout' | 'if_head'> & { path: string }>(
       'promote',
-      [`--onto=${onto}`, ...forceFlag(opts.force)],
+      promoteFlags(onto, opts),
       [`${db}@${source}`],
     );
     return {
       txid: r.txid,
       backup: r.backup,
+      ...(r.earlier_backup !== undefined ? { earlier_backup: r.earlier_backup } : {}),
+      // The CLI made the compare-and-swap itself (one that did not know --if-head refuses the flag).
+      ...(opts.ifHead !== undefined ? { if_head: opts.ifHead } : {}),
       checkout: r.path,
       refreshed: r.refreshed,
       source_live: r.source_live,
@@ -129,8 +151,12 @@ export class StorePlace implements BranchPlace {
   }
 
   async destroy(db: string, branch: string, opts: { force?: boolean } = {}): Promise<DestroyReport> {
-    const r = await this.#run<{ removed_checkout: boolean }>('destroy', forceFlag(opts.force), [`${db}@${branch}`]);
-    return { removed_checkout: r.removed_checkout, warnings: [] };
+    const r = await this.#run<DestroyResult>('destroy', forceFlag(opts.force), [`${db}@${branch}`]);
+    return {
+      removed_checkout: r.removed_checkout,
+      ...(r.discarded !== undefined ? { discarded: r.discarded } : {}),
+      warnings: [],
+    };
   }
 
   async check(req: CheckRequest): Promise<void> {
@@ -141,7 +167,7 @@ export class StorePlace implements BranchPlace {
       case 'promote':
         await this.#run(
           'promote',
-          ['--check', `--onto=${req.onto}`, ...forceFlag(req.force)],
+          ['--check', ...promoteFlags(req.onto, { force: req.force, ifHead: req.ifHead })],
           [`${req.db}@${req.source}`],
         );
         return;

@@ -92,6 +92,12 @@ export interface WireRequest {
    * nothing. Older daemons refuse the op (unknown), never run the verb.
    */
   verb?: CheckedVerb;
+  /**
+   * Additive: a promote op is a compare-and-swap on the target: it goes ahead only while the target's head is this
+   * txid and its checkout holds nothing uncheckpointed, else fails `BASE_MOVED` changing nothing. Older daemons
+   * ignore it (and promote anyway): the client refuses to send it to a daemon that does not say it knows it.
+   */
+  if_head?: number;
 }
 
 /** The verbs a `check` op answers: whether this call would go ahead now, or the refusal it would get. */
@@ -124,6 +130,11 @@ export interface WireBranchInfo {
   ttl_remaining?: string;
   /** Additive: when the branch may be reaped (RFC 3339), by the reaper's rule; absent without a TTL or while protected. */
   expires_at?: string;
+  /**
+   * Additive: expired, but the reap waits while the checkout holds writes no checkpoint has (`uncheckpointed_writes`)
+   * or cannot be proven clean (`unverified_checkout`); absent otherwise.
+   */
+  reap_postponed?: 'uncheckpointed_writes' | 'unverified_checkout' | 'open_connection';
   lease_holder?: string;
   /** Checkpoint names, oldest first. */
   checkpoints: string[];
@@ -199,6 +210,8 @@ export interface RollbackResult {
   txid: number;
   /** The undo point that keeps the previous head (`<branch>-pre-rollback`). */
   backup: string;
+  /** Additive: where the earlier undo point was kept (`<branch>-pre-rollback-<n>`), when it held the only copy of its state. */
+  earlier_backup?: string;
   /** The txids above the checkpoint that the branch no longer reaches, if any. */
   abandoned: { from: number; to: number } | null;
   /** False when the checkout could not be refreshed (`refresh_error` says why) or there was none. */
@@ -240,6 +253,13 @@ export interface PromoteResult {
   txid: number;
   /** The undo point that keeps the target's previous head (`<target>-pre-promote`). */
   backup: string;
+  /**
+   * Additive: where the earlier undo point of that name was kept (`<target>-pre-promote-<n>`), when it held the only
+   * copy of its state; absent when it was replaced losing nothing, or there was none.
+   */
+  earlier_backup?: string;
+  /** Additive: the request's `if_head`, echoed once checked (a daemon that does not know the field leaves it out). */
+  if_head?: number;
   /** The target's checkout path. */
   checkout: string;
   /** False when the target's checkout could not be refreshed (`refresh_error` says why) or there was none. */
@@ -250,9 +270,23 @@ export interface PromoteResult {
   refresh_error?: string;
 }
 
+/** What a destroy discarded from the branch's checkout: writes no checkpoint had. */
+export interface DiscardedWork {
+  /** `uncheckpointed_writes`, or `unverified_checkout` for a checkout that could not be proven clean. */
+  reason: 'uncheckpointed_writes' | 'unverified_checkout';
+  /** The txid the checkout was materialized or last checkpointed at, when known. */
+  since_txid?: number;
+  /** When the checkout was last written (RFC 3339). */
+  last_write: string;
+  /** Bytes that were in its -wal. */
+  wal_bytes: number;
+}
+
 /** What `destroy` reports in `result`. */
 export interface DestroyResult {
   removed_checkout: boolean;
+  /** Additive: what the removed checkout held that no checkpoint had (gone with it); absent when nothing. */
+  discarded?: DiscardedWork;
 }
 
 /** What `protect` and `unprotect` report. */

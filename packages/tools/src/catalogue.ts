@@ -9,9 +9,13 @@ import { queryTool } from './tools/query.js';
 import { rollbackTool } from './tools/rollback.js';
 import { touchTool } from './tools/touch.js';
 
-/** What a surface fills into the catalogue: the TTL a fork gets when the call names none (`none` for none). */
+/**
+ * What a surface fills into the catalogue: the TTL a fork gets when the call names none (`none` for none), and
+ * whether a promote of a fork the surface made onto its base defaults `if_head` to the head it was forked at.
+ */
 export interface Surface {
   defaultTtl: string;
+  defaultIfHead: boolean;
 }
 
 /**
@@ -28,7 +32,7 @@ export function toolCatalogue(surface: Surface) {
     offshoot_checkpoint: checkpointTool,
     offshoot_touch: touchTool,
     offshoot_rollback: rollbackTool,
-    offshoot_promote: promoteTool,
+    offshoot_promote: promoteTool(surface.defaultIfHead),
     offshoot_destroy: destroyTool,
   } as const;
 }

@@ -8,6 +8,8 @@ import type { CreateResult } from '../ops/create.js';
 import type { DestroyResult } from '../ops/destroy.js';
 import type { ForkManyResult, ForkResult } from '../ops/fork.js';
 import type { GcReport } from '../ops/gc.js';
+import { reapHoldText } from '../ops/helpers/branch/reap-hold.js';
+import type { PostponedReap } from '../ops/helpers/gc/reap-expired.js';
 import type { LeaseInfo } from '../ops/lease.js';
 import type { PromoteResult } from '../ops/promote.js';
 import type { ProtectResult } from '../ops/protect.js';
@@ -15,6 +17,7 @@ import type { QueryResult } from '../ops/query.js';
 import type { RollbackResult } from '../ops/rollback.js';
 import type { BranchStatus, StatusTail } from '../ops/status.js';
 import type { TouchResult } from '../ops/touch.js';
+import type { UpgradeResult } from '../ops/upgrade.js';
 import { renderDiffSummary, renderDiffText } from '../sqlite/diff/diff-format.js';
 import { diffToJson } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
@@ -96,9 +99,17 @@ function rfc3339(iso: string): string {
   return Number.isFinite(t) ? new Date(t).toISOString().replace(/\.\d+Z$/, 'Z') : iso || '(none)';
 }
 
-/** `init`. */
-export function initOutcome(spec: string): Outcome {
-  return outcome({ store: spec, initialized: true }, [`initialized store at ${spec}`]);
+/** `init`: the earlier implementation's line, and the layout the store was written at. */
+export function initOutcome(spec: string, layout: number): Outcome {
+  return outcome({ store: spec, initialized: true, layoutVersion: layout }, [`initialized store at ${spec}`]);
+}
+
+/** `upgrade`: what the layout was and is, and what it now allows. */
+export function upgradeOutcome(r: UpgradeResult): Outcome {
+  const what = r.upgraded
+    ? `upgraded store at ${r.store} from layout ${r.from} to ${r.to}`
+    : `store at ${r.store} is already at layout ${r.to}`;
+  return outcome(r, [`${what} (${r.layout.allows})`]);
 }
 
 /** `create` prints nothing. */
@@ -167,9 +178,17 @@ export function rollbackOutcome(r: RollbackResult, branchProtected: boolean): Ou
     notes: [
       `rolled back ${r.db}@${r.branch} to checkpoint ${JSON.stringify(r.checkpoint)} at txid ${r.txid}; ${abandoned}`,
       `previous head kept as ${r.db}@${r.backup}; undo with '${undo}'`,
+      ...earlierNote(r.db, r.branch, r.earlierBackup),
     ],
     ...(refreshError ? { failure: refreshError } : {}),
   });
+}
+
+// The note of an earlier undo point kept aside: it held the only copy of its state.
+function earlierNote(db: string, branch: string, earlier: string | undefined): string[] {
+  return earlier === undefined
+    ? []
+    : [`earlier undo point of ${db}@${branch} held the only copy of its state: kept as ${db}@${earlier}`];
 }
 
 // The JSON document of a repoint whose checkout could not be refreshed names the error beside the result.
@@ -185,7 +204,10 @@ export function promoteOutcome(r: PromoteResult): Outcome {
     refreshDocument(data, refreshError),
     [`promoted ${r.db}@${r.source} -> ${r.db}@${r.target} at txid ${r.txid}`],
     {
-      notes: [`previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`],
+      notes: [
+        `previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`,
+        ...earlierNote(r.db, r.target, r.earlierBackup),
+      ],
       ...(r.sourceLive
         ? {
             warnings: [
@@ -210,7 +232,7 @@ export function compactOutcome(r: CompactResult): Outcome {
   return outcome(r, [`compacted ${r.db}@${r.branch} to txid ${r.txid}`]);
 }
 
-/** `destroy` prints nothing. */
+/** `destroy` prints nothing (what it discarded from the checkout the op warns of). */
 export function destroyOutcome(r: DestroyResult): Outcome {
   return outcome(r);
 }
@@ -231,6 +253,7 @@ export function statusLine(b: BranchStatus): string {
   if (b.protected) line += ' protected';
   if (b.checkedOut) line += ' checked-out';
   if (b.ttl) line += ` ttl=${b.ttl}` + (b.remaining ? ` remaining=${b.remaining}` : '');
+  if (b.reapPostponed) line += ` reap-postponed=${b.reapPostponed}`;
   if (b.meta) line += ` meta=${JSON.stringify(b.meta)}`;
   return line;
 }
@@ -245,10 +268,16 @@ export function statusTailLines(t: StatusTail): string[] {
   ];
 }
 
-/** `status`, once the branches are printed: each unreadable ref on stderr with its fix, and the corrupt exit code. */
+/**
+ * `status`, once the branches are printed: the store's layout as a note on stderr (stdout keeps the earlier
+ * implementation's lines, for the scripts that parse them), each unreadable ref on stderr with its fix, and the
+ * corrupt exit code.
+ */
 export function statusTailOutcome(t: StatusTail): Outcome {
+  const layout =
+    `store layout ${t.layout.version} (${t.layout.allows})` + (t.layout.upgrade ? `. ${t.layout.upgrade}` : '');
   return unreadableOutcome(
-    { data: t, text: '', printed: true },
+    { data: t, text: '', printed: true, notes: [layout] },
     t.unreadable.map((u) => `${u.error}${u.hint ? ` (${u.hint})` : ''}`),
   );
 }
@@ -297,14 +326,24 @@ export function queryOutcome(r: QueryResult): Outcome {
   });
 }
 
+/** A reap the checkout postponed, in words: what holds it and how it is settled. */
+export function postponedLine(p: PostponedReap): string {
+  const settle =
+    p.reason === 'open_connection'
+      ? 'it is reaped once that connection closes'
+      : `checkpoint it ('offshoot checkpoint ${p.name} <name>') to keep the writes, or 'offshoot destroy ${p.name}' to discard them`;
+  return `postponed the reap of ${p.name}: ${reapHoldText(p.reason)}; ${settle}`;
+}
+
 /** `gc`: reaped and cleared lists only when non-empty, then the object counts; reap failures go to stderr. */
 export function gcOutcome(r: GcReport): Outcome {
   const lines: string[] = [];
   if (r.reaped.length > 0) lines.push(`gc: reaped ${goList(r.reaped)}`);
   if (r.clearedClaims.length > 0) lines.push(`gc: cleared stale delete claim(s) ${goList(r.clearedClaims)}`);
   lines.push(`gc: tombstoned ${r.tombstoned}, deleted ${r.deleted} objects`);
-  const notes =
-    r.roCachePruned > 0 ? [`gc: pruned ${r.roCachePruned} read-only cache entries no live branch uses`] : [];
+  const notes = r.postponed.map((p) => `gc: ${postponedLine(p)}`);
+  if (r.roCachePruned > 0) notes.push(`gc: pruned ${r.roCachePruned} read-only cache entries no live branch uses`);
+  if (r.temporaries > 0) notes.push(`gc: removed ${r.temporaries} temporaries left by writers that died`);
   return unreadableOutcome(
     outcome(r, lines, { notes, problems: r.reapErrors.map((e) => `gc: reap: ${e}`) }),
     r.unreadable.map((u) => `gc: ${u}; kept every object it may reach`),

@@ -22,6 +22,7 @@ export function branchInfo(b: BranchStatus, state: BranchState): WireBranchInfo 
     ...(b.ttl !== undefined ? { ttl: b.ttl } : {}),
     ...(b.remaining !== undefined ? { ttl_remaining: b.remaining } : {}),
     ...(b.expiresAt !== undefined ? { expires_at: b.expiresAt } : {}),
+    ...(b.reapPostponed !== undefined ? { reap_postponed: b.reapPostponed } : {}),
     ...(b.leaseHolder !== undefined ? { lease_holder: b.leaseHolder } : {}),
     checkpoints: b.checkpoints,
     ...(b.touchedAt !== undefined ? { touched_at: b.touchedAt } : {}),

@@ -38,3 +38,14 @@ export function optionalCheckpoint(req: Request): string | undefined {
 export function requestActor(req: Request): Actor {
   return req.actor === 'agent' ? { kind: 'agent', allowForce: req.allow_force === true } : { kind: 'human' };
 }
+
+/** The request's `if_head`, a txid (a non-negative integer), or undefined when absent. */
+export function requestIfHead(req: Request): number | undefined {
+  const v = req.if_head;
+  if (v === undefined) return undefined;
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw fail('INVALID_ARGUMENT', `${req.op}: if_head must be a txid (a whole number), not ${JSON.stringify(v)}`, {
+      hint: 'set "if_head" to the head txid the target must still be at, as branches reports it (head_txid)',
+    });
+  return v;
+}

@@ -70,7 +70,7 @@ interface ServedTool {
 
 /** Every tool, in the order hosts list them: the catalogue, with the fork's default TTL this server applies. */
 export function servedTools(options: Pick<McpOptions, 'defaultTtl'>): ServedTool[] {
-  const catalogue = toolCatalogue({ defaultTtl: ttlText(options.defaultTtl) ?? 'none' });
+  const catalogue = toolCatalogue({ defaultTtl: ttlText(options.defaultTtl) ?? 'none', defaultIfHead: false });
   return (Object.keys(catalogue) as ToolName[]).map((name) => ({
     spec: catalogue[name] as ToolSpec,
     run: RUNS[name] as unknown as ToolRun<ToolSpec>,

@@ -24,6 +24,8 @@ export interface RollbackResult {
   /** The txid range above the checkpoint that was abandoned, if any. */
   abandoned: { from: number; to: number } | undefined;
   backup: string;
+  /** Where the earlier undo point was kept, when it held the only copy of its state (see keepSafetyFork). */
+  earlierBackup?: string;
   path: string;
   refreshed: boolean;
   /** Set when the branch moved but its existing checkout could not be refreshed (say, BUSY): the command failed. */
@@ -141,6 +143,7 @@ async function rollbackLeased(
     txid: target,
     abandoned: oldHead > target ? { from: target + 1, to: oldHead } : undefined,
     backup: undo.name,
+    ...(undo.earlier !== undefined ? { earlierBackup: undo.earlier } : {}),
     path: refreshed.path,
     refreshed: refreshed.refreshed,
     ...(refreshed.error ? { refreshError: refreshed.error } : {}),

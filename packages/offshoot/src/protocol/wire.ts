@@ -48,6 +48,8 @@ export const RequestSchema = z.object({
   state: z.optional(z.array(z.string())),
   /** Additive: the verb a check op runs the refusals of (rollback, promote, destroy). */
   verb: z.optional(z.string()),
+  /** Additive: a promote op (and a check of one) goes ahead only while the target's head is this txid (else BASE_MOVED). */
+  if_head: z.optional(z.number()),
 });
 
 /** A parsed request. */

@@ -512,7 +512,7 @@ export class Session {
       members = await this.chainAt(ref);
     }
     try {
-      const c = await roomForHead(this.ctx, ref.lineage, ref.head_txid, this.epochValue, members);
+      const c = await roomForHead(this.ctx, this.db, ref.lineage, ref.head_txid, this.epochValue, members);
       this.chain = { lineage: ref.lineage, head: ref.head_txid, members: c.members };
       return c;
     } catch (err) {
@@ -544,7 +544,7 @@ export class Session {
       if (!before || this.terminal || before.members.length <= softBound(this.ctx)) return;
       let members: DataObject[];
       try {
-        const c = await compactChain(this.ctx, before.lineage, before.head, this.epochValue, before.members);
+        const c = await compactChain(this.ctx, this.db, before.lineage, before.head, this.epochValue, before.members);
         if (!c.merged) return;
         members = c.members;
       } catch (err) {

@@ -61,8 +61,10 @@ export interface ApiBranch {
   remaining?: string;
   /** When a TTL'd branch may be reaped (RFC 3339), for a live countdown. */
   expires_at?: string;
-  /** Expired but not reaped yet (no janitor has run since). */
+  /** Expired but not reaped yet (no janitor has run since, or the reap is postponed). */
   expired: boolean;
+  /** Expired, but the reap waits while the checkout holds this (uncheckpointed_writes, unverified_checkout). */
+  reap_postponed?: string;
   /** Set on undo points: `pre-rollback` or `pre-promote`, and the branch they keep the old head of. */
   undo?: { kind: string; of: string };
   parent?: { branch: string; txid: number; db: string };
@@ -128,6 +130,8 @@ export interface ApiStorage {
   lineages: Array<{ lineage: string; dbs: string[]; objects: number; bytes: number; live_bytes: number }>;
   branches: Array<{ db: string; branch: string; pinned_objects: number; pinned_bytes: number; unique_bytes: number }>;
   reclaimable: { objects: number; bytes: number };
+  /** The store's layout, what it allows and what `offshoot upgrade` would buy (as `status` shows it). */
+  layout: { version: number; newest: number; allows: string; upgrade?: string };
 }
 
 /** One sample of the daemon's counters: how many happened in the interval ending at `ts`. */

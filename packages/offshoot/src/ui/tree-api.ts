@@ -53,6 +53,7 @@ function apiBranch(src: UiSource, b: BranchStatus, sessions: Map<string, Session
   if (b.ttl !== undefined) out.ttl = b.ttl;
   if (b.remaining !== undefined) out.remaining = b.remaining;
   if (b.expiresAt !== undefined) out.expires_at = b.expiresAt;
+  if (b.reapPostponed !== undefined) out.reap_postponed = b.reapPostponed;
   const safety = b.meta?.['offshoot.safety'];
   if (safety !== undefined) out.undo = { kind: safety, of: b.meta?.['offshoot.of'] ?? '' };
   const p = parseParent(b.parent);

@@ -68,7 +68,9 @@ describe('offshoot mcp: the tool surface', () => {
     ]);
     assert.deepEqual(required('offshoot_fork').sort(), ['database', 'new_branch']);
     assert.deepEqual(props('offshoot_rollback').sort(), ['branch', 'database', 'to']);
-    assert.deepEqual(props('offshoot_promote').sort(), ['database', 'force', 'source', 'target']);
+    // if_head is ours, additive and optional: the earlier server's arguments are all still there.
+    assert.deepEqual(props('offshoot_promote').sort(), ['database', 'force', 'if_head', 'source', 'target']);
+    assert.deepEqual(required('offshoot_promote').sort(), ['database', 'source', 'target']);
     assert.deepEqual(required('offshoot_destroy').sort(), ['branch', 'database']);
     assert.deepEqual(props('offshoot_checkpoint').sort(), ['branch', 'database', 'meta', 'name']);
     assert.deepEqual(props('offshoot_query').sort(), ['at', 'branch', 'database', 'limit', 'sql']);

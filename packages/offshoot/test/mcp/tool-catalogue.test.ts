@@ -16,7 +16,7 @@ import { QUERY_LIMITS } from '../../src/ops/query.js';
 
 test('the server registers the catalogue, in its order, with a question exactly where a call may need the human', () => {
   const served = servedTools({ defaultTtl: { kind: 'none' } });
-  const catalogue = toolCatalogue({ defaultTtl: 'none' });
+  const catalogue = toolCatalogue({ defaultTtl: 'none', defaultIfHead: false });
   assert.deepEqual(
     served.map((t) => t.spec.name),
     Object.keys(catalogue),

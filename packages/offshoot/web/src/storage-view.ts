@@ -97,6 +97,12 @@ export function storageView(st: ApiStorage, series: ApiSeries | undefined): HTML
         h('div', { class: 'big' }, bytes(st.reclaimable.bytes)),
         `GC would reclaim (${count(st.reclaimable.objects, 'object')}, after the grace period)`,
       ),
+      h(
+        'div',
+        { class: 'card layout', 'data-layout': st.layout.version },
+        h('div', { class: 'big' }, `layout ${st.layout.version}`),
+        st.layout.upgrade === undefined ? st.layout.allows : `${st.layout.allows}. ${st.layout.upgrade}`,
+      ),
     ),
     h('h3', {}, 'What each branch pins'),
     pinTable(st),

@@ -23,6 +23,10 @@ export const listedBranch = z.object({
   ttl: z.string().nullable(),
   remaining: z.string().nullable(),
   expires_at: z.string().nullable().describe('when the branch may be reaped, unless touched (RFC 3339)'),
+  reap_postponed: z
+    .enum(['uncheckpointed_writes', 'unverified_checkout', 'open_connection'])
+    .optional()
+    .describe('expired, but not reaped while its checkout holds this: checkpoint the writes to keep them'),
   lease_holder: z.string().nullable(),
   parent: z.string().nullable(),
   meta: z.record(z.string(), z.string()).optional(),

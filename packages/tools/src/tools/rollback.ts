@@ -26,6 +26,10 @@ export const rollbackTool = defineTool({
     to: z.string(),
     txid: z.number(),
     backup: z.string().describe('the safety fork holding the previous head'),
+    earlier_backup: z
+      .string()
+      .optional()
+      .describe('where the earlier undo point was kept: it held the only copy of its state'),
     abandoned: z.object({ from: z.number(), to: z.number() }).nullable(),
     path: z.string(),
     refreshed: z.boolean(),

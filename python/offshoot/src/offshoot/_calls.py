@@ -143,8 +143,27 @@ def rollback(db: str, branch: str, to: str) -> Call[str]:
     return Call("rollback", {"db": db, "branch": branch, "name": to}, _checkout("rollback"))
 
 
-def promote(db: str, source: str, onto: str, force: bool) -> Call[int]:
-    return Call("promote", {"db": db, "branch": source, "name": onto, "force": force}, _txid("promote"))
+def promote(db: str, source: str, onto: str, force: bool, if_head: int | None = None) -> Call[int]:
+    fields: dict[str, Any] = {"db": db, "branch": source, "name": onto, "force": force}
+    if if_head is None:
+        return Call("promote", fields, _txid("promote"))
+    fields["if_head"] = if_head
+    txid = _txid("promote")
+
+    def parse(res: JsonObject) -> int:
+        # A daemon that does not know if_head promotes without the check: say so rather than report a checked promote.
+        result = res.get("result")
+        if not isinstance(result, dict) or result.get("if_head") != if_head:
+            backup = result.get("backup") if isinstance(result, dict) else None
+            kept = f" (its previous head is kept as {backup})" if isinstance(backup, str) else ""
+            raise OffshootError(
+                f"the daemon promoted without checking if_head: it is too old to know it{kept}",
+                "UNSUPPORTED",
+                "restart 'offshoot serve' with this version of offshoot before promoting with if_head",
+            )
+        return txid(res)
+
+    return Call("promote", fields, parse)
 
 
 def compact(db: str, branch: str) -> Call[int]:

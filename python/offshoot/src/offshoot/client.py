@@ -176,9 +176,10 @@ class Client:
         """Repoints the branch to checkpoint `to`, dropping later checkpoints; returns the refreshed checkout."""
         return self._call(calls.rollback(db, branch, to))
 
-    def promote(self, db: str, source: str, onto: str, force: bool = False) -> int:
-        """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid."""
-        return self._call(calls.promote(db, source, onto, force))
+    def promote(self, db: str, source: str, onto: str, force: bool = False, *, if_head: int | None = None) -> int:
+        """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid.
+        With `if_head`, only while `onto` is still at that head txid (else `BASE_MOVED`, nothing changed)."""
+        return self._call(calls.promote(db, source, onto, force, if_head))
 
     def compact(self, db: str, branch: str = "main") -> int:
         """Makes a shared branch self-contained; returns its head txid."""

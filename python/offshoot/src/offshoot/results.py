@@ -61,6 +61,8 @@ class Branch:
     checkpoints_v2: list[CheckpointInfo] = field(default_factory=list)
     shared: bool = False
     state: str = ""
+    reap_postponed: str = ""
+    """Expired, but the reap waits while the checkout holds this (`uncheckpointed_writes`, `unverified_checkout`)."""
 
     @classmethod
     def from_json(cls, d: JsonObject) -> Branch:
@@ -77,6 +79,7 @@ class Branch:
             checkpoints_v2=[CheckpointInfo.from_json(c) for c in _objs(d, "checkpoints_v2")],
             shared=d.get("shared") is True,
             state=_str(d, "state"),
+            reap_postponed=_str(d, "reap_postponed"),
         )
 
     @classmethod
@@ -94,6 +97,7 @@ class Branch:
             checkpoints_v2=[CheckpointInfo.from_json(c) for c in _objs(d, "checkpoints_v2")],
             shared=_str(d, "storage") == "shared",
             state=_str(d, "state"),
+            reap_postponed=_str(d, "reap_postponed"),
         )
 
 

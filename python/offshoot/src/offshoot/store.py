@@ -153,9 +153,18 @@ class Store:
         """Repoints the branch to checkpoint `to` (keeping `<branch>-pre-rollback`); returns the checkout path."""
         return self._path("rollback", _target(db, branch), "--to", to)
 
-    def promote(self, db: str, source: str, onto: str, force: bool = False) -> int:
-        """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid."""
-        return self._int("txid", "promote", _target(db, source), "--onto", onto, *(["--force"] if force else []))
+    def promote(self, db: str, source: str, onto: str, force: bool = False, *, if_head: int | None = None) -> int:
+        """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid.
+        With `if_head`, only while `onto` is still at that head txid (else `BASE_MOVED`, nothing changed)."""
+        return self._int(
+            "txid",
+            "promote",
+            _target(db, source),
+            "--onto",
+            onto,
+            *(["--force"] if force else []),
+            *(["--if-head", str(if_head)] if if_head is not None else []),
+        )
 
     def compact(self, db: str, branch: str = "main") -> int:
         """Makes a shared branch self-contained; returns its head txid."""

@@ -2,7 +2,7 @@ import { fail } from '../../core/errors.js';
 import { checkDestroy } from '../../ops/destroy.js';
 import { checkPromote } from '../../ops/promote.js';
 import { checkRollback } from '../../ops/rollback.js';
-import { requestActor, requestTarget, requiredName } from '../request-fields.js';
+import { requestActor, requestIfHead, requestTarget, requiredName } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 import { vetSourceSession } from './source-flush.js';
 
@@ -30,7 +30,12 @@ export const checkOp: OpHandler = async (req, d) => {
       const onto = requiredName(req, 'branch', 'target branch');
       d.sessions.refuseIfPresent({ db: t.db, branch: onto }, 'promote onto');
       await vetSourceSession(d, t, actor, 'promote');
-      await checkPromote(d.ops, t, onto, { force: req.force ?? false, actor });
+      const ifHead = requestIfHead(req);
+      await checkPromote(d.ops, t, onto, {
+        force: req.force ?? false,
+        actor,
+        ...(ifHead !== undefined ? { ifHead } : {}),
+      });
       break;
     }
     case 'destroy':

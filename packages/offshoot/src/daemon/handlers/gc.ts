@@ -18,11 +18,13 @@ export const gcOp: OpHandler = async (req, d) => {
     ok: true,
     result: {
       reaped: r.reaped,
+      postponed: r.postponed,
       reap_errors: r.reapErrors,
       cleared_claims: r.clearedClaims,
       tombstoned: r.tombstoned,
       deleted: r.deleted,
       backlog: r.backlog,
+      temporaries: r.temporaries,
     },
   };
 };

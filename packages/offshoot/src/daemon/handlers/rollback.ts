@@ -23,6 +23,7 @@ export const rollbackOp: OpHandler = async (req, d) => {
       checkpoint: r.checkpoint,
       txid: r.txid,
       backup: r.backup,
+      ...(r.earlierBackup !== undefined ? { earlier_backup: r.earlierBackup } : {}),
       abandoned: r.abandoned ?? null,
       refreshed: r.refreshed,
       protected: isProtected,

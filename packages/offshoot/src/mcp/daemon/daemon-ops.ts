@@ -1,4 +1,5 @@
-import { DaemonPlace } from '@offshoot/client';
+import { DaemonPlace, type DiscardedWork } from '@offshoot/client';
+import type { CheckoutWork } from '../../ops/helpers/checkout/checkout-work.js';
 import type { LinkedDaemon } from './daemon-probe.js';
 
 /**
@@ -12,6 +13,8 @@ import type { LinkedDaemon } from './daemon-probe.js';
 export interface Repointed {
   txid: number;
   backup: string;
+  /** Where the earlier undo point was kept, when it held the only copy of its state. */
+  earlierBackup?: string;
   path: string;
   refreshed: boolean;
   refreshError?: Error;
@@ -27,6 +30,24 @@ function refreshFailure(message: string | undefined): { refreshError?: Error } {
   return message === undefined ? {} : { refreshError: new Error(message) };
 }
 
+/** The earlier undo point a repoint kept aside, as an at-rest repoint reports it. */
+function earlierKept(name: string | undefined): { earlierBackup?: string } {
+  return name === undefined ? {} : { earlierBackup: name };
+}
+
+/** What a destroy discarded, as the at-rest destroy reports it. */
+function discardedWork(w: DiscardedWork | undefined): { discarded?: CheckoutWork } {
+  if (w === undefined) return {};
+  return {
+    discarded: {
+      reason: w.reason,
+      ...(w.since_txid !== undefined ? { sinceTxid: w.since_txid } : {}),
+      lastWrite: w.last_write,
+      walBytes: w.wal_bytes,
+    },
+  };
+}
+
 /** `rollback` through the daemon. */
 export async function rollbackThrough(
   d: LinkedDaemon,
@@ -40,6 +61,7 @@ export async function rollbackThrough(
   return {
     txid: r.txid,
     backup: r.backup,
+    ...earlierKept(r.earlier_backup),
     abandoned: r.abandoned ?? undefined,
     path: r.checkout,
     refreshed: r.refreshed,
@@ -47,20 +69,24 @@ export async function rollbackThrough(
   };
 }
 
-/** `promote` through the daemon, which flushes a source session of its own first. */
+/**
+ * `promote` through the daemon, which flushes a source session of its own first; with `ifHead`, refused UNSUPPORTED
+ * when the daemon's answer does not say it made the compare-and-swap (one too old to know it promotes anyway).
+ */
 export async function promoteThrough(
   d: LinkedDaemon,
   db: string,
   source: string,
   target: string,
-  force: boolean,
+  opts: { force: boolean; ifHead: number | undefined },
   notes: string[],
 ): Promise<Repointed & { sourceLive: boolean }> {
-  const r = await new DaemonPlace(d.client).promote(db, source, target, { force });
+  const r = await new DaemonPlace(d.client).promote(db, source, target, opts);
   noteWarnings(r.warnings, r.refresh_error, notes);
   return {
     txid: r.txid,
     backup: r.backup,
+    ...earlierKept(r.earlier_backup),
     path: r.checkout,
     refreshed: r.refreshed,
     sourceLive: r.source_live,
@@ -75,8 +101,8 @@ export async function destroyThrough(
   branch: string,
   force: boolean,
   notes: string[],
-): Promise<{ removedCheckout: boolean }> {
+): Promise<{ removedCheckout: boolean; discarded?: CheckoutWork }> {
   const r = await new DaemonPlace(d.client).destroy(db, branch, { force });
   noteWarnings(r.warnings, undefined, notes);
-  return { removedCheckout: r.removed_checkout };
+  return { removedCheckout: r.removed_checkout, ...discardedWork(r.discarded) };
 }

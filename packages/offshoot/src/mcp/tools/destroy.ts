@@ -5,6 +5,8 @@ import { refuseIfSession, withDaemon } from '../daemon/daemon-link.js';
 import { destroyThrough } from '../daemon/daemon-ops.js';
 import type { ToolRun } from '../tool.js';
 import { readHead } from './branch-facts.js';
+import { checkoutWork } from '../../ops/helpers/checkout/checkout-work.js';
+import { checkoutPath } from '../../ops/helpers/context/paths.js';
 
 /** `offshoot_destroy`: deletes a branch (an abandoned attempt); protected branches and undo points need the human. */
 export const destroyRun: ToolRun<typeof destroyTool> = {
@@ -17,8 +19,23 @@ export const destroyRun: ToolRun<typeof destroyTool> = {
       if (d !== undefined) return destroyThrough(d, db, branch, force, deps.notes);
       return destroy(await deps.ops(), { db, branch }, { force, actor: deps.actor });
     });
+    const w = r.discarded;
     return {
-      structured: { db, branch, removed_checkout: r.removedCheckout },
+      structured: {
+        db,
+        branch,
+        removed_checkout: r.removedCheckout,
+        ...(w !== undefined
+          ? {
+              discarded: {
+                reason: w.reason,
+                ...(w.sinceTxid !== undefined ? { since_txid: w.sinceTxid } : {}),
+                last_write: w.lastWrite,
+                wal_bytes: w.walBytes,
+              },
+            }
+          : {}),
+      },
       text: `destroyed ${db}@${branch}${r.removedCheckout ? ' and its checkout' : ''}`,
       touched: [{ db, branch }],
     };
@@ -29,9 +46,13 @@ export const destroyRun: ToolRun<typeof destroyTool> = {
     const b = await readHead(ctx, db, args.branch);
     if (b === undefined) return undefined;
     const what = b.undoPointOf ? `the undo point of ${db}@${b.undoPointOf}` : b.protected ? 'protected' : 'the branch';
+    const work = await checkoutWork(checkoutPath(ctx.checkoutRoot, db, args.branch));
     return {
       message:
-        `The agent asks to destroy ${db}@${args.branch} (${what}, head txid ${b.txid}) and its checkout. ` +
+        `The agent asks to destroy ${db}@${args.branch} (${what}, head txid ${b.txid}) and its checkout` +
+        (work === undefined
+          ? '. '
+          : `, which holds writes no checkpoint has (last written ${work.lastWrite}): they are discarded. `) +
         'No undo point is kept: its data is gone once GC runs.',
       fingerprint: `${b.txid}/${b.etag}`,
     };

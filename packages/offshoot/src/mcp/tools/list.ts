@@ -24,6 +24,7 @@ export function branchView(b: BranchStatus, live: string | undefined): z.infer<t
     ttl: b.ttl ?? null,
     remaining: b.remaining ?? null,
     expires_at: b.expiresAt ?? null,
+    ...(b.reapPostponed ? { reap_postponed: b.reapPostponed } : {}),
     lease_holder: b.leaseHolder ?? null,
     parent: b.parent ?? null,
     ...(b.meta ? { meta: b.meta } : {}),
@@ -43,6 +44,7 @@ export const listRun: ToolRun<typeof listTool> = {
         (b) =>
           `${b.db}@${b.branch} head=${b.txid} checkpoints=[${b.checkpoints.map((c) => c.name).join(',')}] protected=${b.protected} checked_out=${b.checked_out}` +
           (b.ttl ? ` ttl=${b.ttl} remaining=${b.remaining}` : '') +
+          (b.reap_postponed ? ` reap_postponed=${b.reap_postponed}` : '') +
           (b.live_session ? ' live' : ''),
       );
       const text =

@@ -8,25 +8,33 @@ import type { ToolRun } from '../tool.js';
 import { readHead, refreshNote, wayBackNote } from './branch-facts.js';
 
 /** `offshoot_promote`: makes the attempt that worked the content of the target branch. */
-export const promoteRun: ToolRun<typeof promoteTool> = {
+export const promoteRun: ToolRun<ReturnType<typeof promoteTool>> = {
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const source = nameArg('source', args.source);
     const target = nameArg('target', args.target);
     const force = args.force ?? false;
+    const ifHead = args.if_head;
     // Through the daemon serving the store when one answers: it flushes a source session of its own first, so the
     // promote holds its writes so far, and applies the agent rules itself. At rest, a source live elsewhere gives
     // its last flushed head.
     const { r, sourceSession } = await withDaemon(deps, async (d) => {
       refuseIfSession(d, db, target, 'promote onto');
       const sourceSession = sessionOn(d, db, source) !== undefined;
-      if (d !== undefined) return { r: await promoteThrough(d, db, source, target, force, deps.notes), sourceSession };
-      const r = await promote(await deps.ops(), { db, branch: source }, target, { force, actor: deps.actor });
+      if (d !== undefined)
+        return { r: await promoteThrough(d, db, source, target, { force, ifHead }, deps.notes), sourceSession };
+      const r = await promote(await deps.ops(), { db, branch: source }, target, {
+        force,
+        actor: deps.actor,
+        ...(ifHead !== undefined ? { ifHead } : {}),
+      });
       return { r, sourceSession };
     });
     const lines = [
       `promoted ${db}@${source} -> ${db}@${target} at txid ${r.txid}; the previous ${target} is kept as ${db}@${r.backup}`,
     ];
+    if (r.earlierBackup !== undefined)
+      lines.push(`the earlier undo point held the only copy of its state: it is kept as ${db}@${r.earlierBackup}`);
     if (sourceSession)
       lines.push(`${db}@${source} has a live session: it was flushed first, so its writes so far are promoted`);
     else if (r.sourceLive)
@@ -42,6 +50,8 @@ export const promoteRun: ToolRun<typeof promoteTool> = {
         target,
         txid: r.txid,
         backup: r.backup,
+        ...(r.earlierBackup !== undefined ? { earlier_backup: r.earlierBackup } : {}),
+        if_head: ifHead ?? null,
         path: r.path,
         refreshed: r.refreshed,
         source_live: sourceSession || r.sourceLive,
@@ -50,6 +60,7 @@ export const promoteRun: ToolRun<typeof promoteTool> = {
       touched: [
         { db, branch: target },
         { db, branch: r.backup },
+        ...(r.earlierBackup !== undefined ? [{ db, branch: r.earlierBackup }] : []),
         { db, branch: source },
       ],
     };

@@ -39,6 +39,7 @@ export const rollbackRun: ToolRun<typeof rollbackTool> = {
         to,
         txid: r.txid,
         backup: r.backup,
+        ...(r.earlierBackup !== undefined ? { earlier_backup: r.earlierBackup } : {}),
         abandoned: r.abandoned ?? null,
         path: r.path,
         refreshed: r.refreshed,
@@ -48,11 +49,15 @@ export const rollbackRun: ToolRun<typeof rollbackTool> = {
       text: [
         `rolled ${db}@${branch} back to "${to}" (txid ${r.txid}); the previous head is kept as ${db}@${r.backup}`,
         undoLine,
+        ...(r.earlierBackup !== undefined
+          ? [`the earlier undo point held the only copy of its state: it is kept as ${db}@${r.earlierBackup}`]
+          : []),
         refreshNote(db, branch, r) ?? `checkout: ${r.path}`,
       ].join('\n'),
       touched: [
         { db, branch },
         { db, branch: r.backup },
+        ...(r.earlierBackup !== undefined ? [{ db, branch: r.earlierBackup }] : []),
       ],
     };
   },

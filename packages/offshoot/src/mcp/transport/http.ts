@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   createMcpHandler,
   isInitializeRequest,
@@ -8,11 +7,14 @@ import {
   type McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import { hintFor } from '../../core/errors.js';
 import { hostCheck } from '../../protocol/host-check.js';
+import { listenHttp, readBody, type Refuse, sendJson } from '../../protocol/http-kit.js';
 import { bearerCheck, type HttpConfig } from '../../protocol/http-listen.js';
 import { sendWebResponse, toWebRequest } from './fetch-bridge.js';
 import type { McpHub } from '../hub.js';
 import { listenRequest } from './listen-filter.js';
+import { refuseMalformedAnswers } from './malformed-answer.js';
 import type { Era } from '../server.js';
 
 /** The MCP endpoint path of `offshoot mcp -http`. */
@@ -26,10 +28,14 @@ const SESSION_IDLE_MS = 60 * 60_000;
 const MAX_BODY = 4 * 1024 * 1024;
 
 function reply(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
-  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-  res.end(body);
+  sendJson(res, status, { jsonrpc: '2.0', error: { code: -32000, message }, id: null }, headers);
 }
+
+/** The kit's refusals (413, a failed request) as a JSON-RPC error, the hint in an agent's terms. */
+const refuse: Refuse = (res, status, err) => {
+  const hint = hintFor(err, 'agent');
+  reply(res, status, hint === undefined ? err.message : `${err.message} (hint: ${hint})`);
+};
 
 /** A running MCP Streamable HTTP listener. */
 export interface McpHttpHandle {
@@ -50,27 +56,13 @@ interface Body {
   json: unknown;
 }
 
-function readBody(req: IncomingMessage): Promise<Body> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        reject(new Error(`request body over ${MAX_BODY} bytes`));
-        req.destroy();
-      } else chunks.push(c);
-    });
-    req.once('end', () => {
-      const bytes = Buffer.concat(chunks);
-      try {
-        resolve({ bytes, json: JSON.parse(bytes.toString('utf8')) });
-      } catch {
-        resolve({ bytes, json: undefined });
-      }
-    });
-    req.once('error', reject);
-  });
+/** The body as read, its JSON with each malformed answer to a question of ours made the error it amounts to. */
+function parsed(bytes: Buffer, log: (line: string) => void): Body {
+  try {
+    return { bytes, json: refuseMalformedAnswers(JSON.parse(bytes.toString('utf8')), log) };
+  } catch {
+    return { bytes, json: undefined };
+  }
 }
 
 /**
@@ -123,7 +115,14 @@ export async function startMcpHttp(
       void server.close();
     };
     await server.connect(transport);
-    return transport.handleRequest(request, { parsedBody: body });
+    const response = await transport.handleRequest(request, { parsedBody: body });
+    // An initialize the transport refused (no text/event-stream in Accept, a non-JSON Content-Type) started no
+    // session: nothing will ever reach this server again, so it leaves the hub now rather than never.
+    if (transport.sessionId === undefined) {
+      await transport.close();
+      await server.close();
+    }
+    return response;
   };
 
   const stateless = async (request: Request, body: unknown, res: ServerResponse): Promise<Response> => {
@@ -164,7 +163,10 @@ export async function startMcpHttp(
     if (path !== MCP_HTTP_PATH) return reply(res, 404, `not found: use ${MCP_HTTP_PATH}`);
     if (!authorized(req.headers.authorization))
       return reply(res, 401, 'missing or wrong bearer token', { 'WWW-Authenticate': 'Bearer realm="offshoot"' });
-    const body = req.method === 'POST' ? await readBody(req) : undefined;
+    const bytes = req.method === 'POST' ? await readBody(req, res, MAX_BODY, refuse) : undefined;
+    if (bytes === undefined && req.method === 'POST') return;
+    // Before the SDK classifies it: an answer that is no object is no JSON-RPC message it would pass on.
+    const body = bytes === undefined ? undefined : parsed(bytes, (line) => hub.log(line, 'warning'));
     const request = toWebRequest(req, res, body?.bytes);
     if (await isLegacyRequest(request, body?.json, { maxRequestBodySize: MAX_BODY }))
       return legacy(req, res, request, body?.json);
@@ -177,28 +179,22 @@ export async function startMcpHttp(
     }
     return sendWebResponse(res, await modern.fetch(request, { parsedBody: body?.json }));
   };
-  const http: Server = createServer((req, res) => {
-    handle(req, res).catch((err: Error) => {
-      if (!res.headersSent) reply(res, 500, err.message);
-      else res.destroy();
-    });
+  const listener = await listenHttp({
+    host: config.host,
+    port: config.port,
+    what: 'mcp http',
+    listenHint: 'choose a free port, or stop whatever holds this one',
+    maxBodyBytes: MAX_BODY,
+    refuse,
+    handle,
   });
-  http.headersTimeout = 5_000;
-  http.requestTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(config.port, config.host === '' ? undefined : config.host, () => resolve());
-  });
-  const a = http.address() as AddressInfo;
   return {
-    address: a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`,
-    close: () =>
-      new Promise((resolve) => {
-        clearInterval(sweep);
-        for (const id of [...sessions.keys()]) evict(id);
-        void modern.close();
-        http.closeAllConnections();
-        http.close(() => resolve());
-      }),
+    address: listener.address,
+    close: async () => {
+      clearInterval(sweep);
+      for (const id of [...sessions.keys()]) evict(id);
+      await modern.close();
+      await listener.close();
+    },
   };
 }

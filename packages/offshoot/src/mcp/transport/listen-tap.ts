@@ -14,6 +14,8 @@ export class ListenTap implements Transport {
   readonly setProtocolVersion?: (version: string) => void;
   readonly #open = new Map<string | number, () => void>();
   #passed: Promise<void> = Promise.resolve();
+  /** Set by the opening message as serveStdio decides the era: an `initialize` opens a 2025-era connection. */
+  #legacy: boolean | undefined;
 
   constructor(
     private readonly inner: Transport,
@@ -36,6 +38,12 @@ export class ListenTap implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    // A response to a listen ends it, whether it closes the stream or refuses it (a 2025-era connection answers
+    // "Method not found"; the SDK's subscription cap, a malformed filter): a refused listen must not stay registered.
+    if ('id' in message && message.id !== undefined && ('result' in message || 'error' in message)) {
+      this.#open.get(message.id)?.();
+      this.#open.delete(message.id);
+    }
     return this.inner.send(message, options);
   }
 
@@ -44,9 +52,13 @@ export class ListenTap implements Transport {
     await this.inner.close();
   }
 
-  /** Registers a listen (resolving once its watch is ready) or ends a cancelled one. */
+  /**
+   * Registers a listen (resolving once its watch is ready) or ends a cancelled one. A 2025-era connection has no
+   * listen streams: the SDK answers its `subscriptions/listen` "Method not found", so none is registered.
+   */
   async #look(message: JSONRPCMessage): Promise<void> {
-    const listen = listenRequest(message);
+    this.#legacy ??= 'method' in message && message.method === 'initialize';
+    const listen = this.#legacy ? undefined : listenRequest(message);
     if (listen !== undefined) {
       this.#open.get(listen.id)?.();
       const l = this.listen(listen.filter);

@@ -17,7 +17,12 @@ from ..ttl import TTL
 
 Verdict = Literal["promote", "keep", "discard"]
 """What happens to a run's fork: `promote` it onto the base branch (then destroy it), `keep` it for inspection until
-its TTL, or `discard` (destroy) it."""
+its TTL, or `discard` (destroy) it. A promote goes ahead only while the base is still at the head the fork was made
+from; otherwise (`BASE_MOVED`), or when another promote onto the base is running (`LEASE_HELD`), the fork is kept and
+`promote_error` says why."""
+
+REFUSED_PROMOTES = ("BASE_MOVED", "LEASE_HELD")
+"""The refusals of a promote verdict that keep the run's fork and are reported in the result rather than raised."""
 
 
 @dataclass
@@ -27,6 +32,10 @@ class Fork:
     link: BranchLink = field(repr=False)
     base: str
     checkpoints: list[str] = field(default_factory=list)
+    base_head: int | None = None
+    """The base's head txid when the fork was made: a promote goes ahead only while the base is still there."""
+    promote_error: OffshootError | None = None
+    """Why a `promote` verdict was not carried out (`BASE_MOVED` or `LEASE_HELD`); the fork was kept."""
 
     @property
     def db(self) -> str:
@@ -105,10 +114,12 @@ class ForkPer(Generic[F]):
         except BaseException:
             link.close()
             raise
-        return self.fork_type(link, self.base, ["start"])
+        return self.fork_type(link, self.base, ["start"], base_head=link.forked_at)
 
     def _settle(self, fork: F, chosen: Verdict) -> int | None:
-        """Carries out a verdict on a fork: promote (then destroy), keep, or discard. Returns the promote's txid."""
+        """Carries out a verdict on a fork: promote (then destroy), keep, or discard. Returns the promote's txid; a
+        promote refused because the base moved since the fork, or another promote held it, keeps the fork, sets
+        `fork.promote_error` and returns None (nothing is retried)."""
         if chosen not in ("promote", "keep", "discard"):
             fork.link.close()
             raise OffshootError(
@@ -119,7 +130,15 @@ class ForkPer(Generic[F]):
         txid = None
         if chosen == "promote":
             try:
-                txid = fork.link.promote(self.base, self.force)
+                txid = fork.link.promote(self.base, self.force, if_head=fork.base_head)
+            except OffshootError as e:
+                fork.link.close()
+                if e.code not in REFUSED_PROMOTES:
+                    raise
+                fork.promote_error = e.with_context(
+                    f"not promoted: the run's fork {fork.db}@{fork.branch} is kept (until its TTL runs out)"
+                )
+                return None
             except BaseException:
                 fork.link.close()
                 raise

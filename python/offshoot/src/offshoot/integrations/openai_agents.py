@@ -260,12 +260,20 @@ class RunFork(Fork):
 @dataclass
 class ForkRun:
     """What `ForkPerRun.run` did: the SDK's result, the fork (its checkpoints), the verdict and, when promoted, the
-    promote's txid."""
+    promote's txid; a promote verdict that was refused (`base_moved`, or another promote held the base) says why in
+    `promote_error`, its fork kept."""
 
     result: RunResult
     fork: RunFork
     verdict: Verdict
     promoted_txid: int | None = None
+    promote_error: OffshootError | None = None
+    """Why the promote verdict was not carried out (`BASE_MOVED`, `LEASE_HELD`): the fork is kept, nothing retried."""
+
+    @property
+    def base_moved(self) -> bool:
+        """True when the promote was refused because the base moved since the fork (`BASE_MOVED`)."""
+        return self.promote_error is not None and self.promote_error.code == "BASE_MOVED"
 
 
 class _ForkHooks(RunHooks[Any]):
@@ -357,7 +365,8 @@ class ForkPerRun(ForkPer[RunFork]):
         return self._finish(result, fork, chosen)
 
     def _finish(self, result: RunResult, fork: RunFork, chosen: Verdict) -> ForkRun:
-        return ForkRun(result, fork, chosen, self._settle(fork, chosen))
+        txid = self._settle(fork, chosen)
+        return ForkRun(result, fork, chosen, txid, fork.promote_error)
 
 
 def _context(fork: RunFork, make: Callable[[RunFork], Any] | None) -> Any:

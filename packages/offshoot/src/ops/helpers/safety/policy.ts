@@ -7,6 +7,7 @@ import { reapDeadline } from '../branch/expiry.js';
 import { leaseEnd, readLiveness, type Liveness } from '../branch/lease-liveness.js';
 import type { OpsContext } from '../context/context.js';
 import { undoPointName, undoPointOrigin } from '../branch/undo-point-names.js';
+import type { CheckoutWork } from '../checkout/checkout-work.js';
 
 /**
  * Who asks for a destructive change: a human (the CLI, an SDK over the daemon) or an agent (the MCP server, or a
@@ -258,4 +259,35 @@ export function refuseAgentUnprotect(db: string, branch: string, actor: Actor): 
   throw fail('PROTECTED', `unprotecting ${db}@${branch} needs -allow-force, which this server was not started with`, {
     ...agentHints(`ask the human to run 'offshoot unprotect ${db}@${branch}'`),
   });
+}
+
+/**
+ * A destroy discards what the branch's checkout holds that no checkpoint has: an agent needs force for that, and its
+ * force counts only under -allow-force (a human goes ahead and is told what was discarded). `human` is the command
+ * the human would run.
+ */
+export function refuseAgentDiscardingWork(
+  db: string,
+  branch: string,
+  work: CheckoutWork | undefined,
+  force: boolean,
+  actor: Actor,
+  human: string,
+): void {
+  if (work === undefined || actor.kind === 'human') return;
+  const writes = work.reason === 'uncheckpointed_writes';
+  const what = writes
+    ? `${db}@${branch} holds writes no checkpoint has in its checkout; destroying it discards them`
+    : `the checkout of ${db}@${branch} cannot be proven clean (it has no readable .sum sidecar); destroying it discards whatever it holds`;
+  const keep = writes ? 'checkpoint them first (offshoot_checkpoint)' : 'checkpoint it first (offshoot_checkpoint)';
+  if (!actor.allowForce)
+    throw fail(
+      'PROTECTED',
+      `${what}, which needs -allow-force, which this server was not started with`,
+      agentHints(`${keep}, or ask the human to run '${human}'`),
+    );
+  if (!force)
+    throw fail('PROTECTED', `${what}, and needs force: true`, {
+      hint: `${keep}; pass force: true only if the human asked for exactly this`,
+    });
 }
