@@ -47,12 +47,20 @@ async function walk(human: BranchPlace, agent: BranchPlace): Promise<void> {
   await human.check({ verb: 'promote', db: 'app', source: 'b', onto: 'main', force: true });
   await agent.check({ verb: 'destroy', db: 'app', branch: 'b', force: false });
   await agent.check({ verb: 'rollback', db: 'app', branch: 'a', to: 'fork' });
-  const promoted = await human.promote('app', 'b', 'main', { force: true });
+  await assert.rejects(
+    human.check({ verb: 'promote', db: 'app', source: 'b', onto: 'main', force: true, ifHead: fork.txid + 1 }),
+    (e) => isOffshootError(e, 'BASE_MOVED') && /app@main moved since txid/.test(e.message),
+  );
+  await assert.rejects(human.promote('app', 'b', 'main', { force: true, ifHead: fork.txid + 1 }), (e) =>
+    isOffshootError(e, 'BASE_MOVED'),
+  );
+  const promoted = await human.promote('app', 'b', 'main', { force: true, ifHead: fork.txid });
   assert.deepEqual(
     { ...promoted, checkout: '' },
     {
       txid: fork.txid,
       backup: 'main-pre-promote',
+      if_head: fork.txid,
       checkout: '',
       refreshed: false,
       source_live: false,
@@ -64,6 +72,14 @@ async function walk(human: BranchPlace, agent: BranchPlace): Promise<void> {
     (e) => isOffshootError(e, 'PROTECTED') && e.humanCanAllow && /undo point of protected/.test(e.message),
   );
   assert.deepEqual(await agent.destroy('app', 'b'), { removed_checkout: false, warnings: [] });
+  execFileSync('sqlite3', ['-bail', (await agent.checkout('app', 'a')).path, 'CREATE TABLE u(x);']);
+  await assert.rejects(
+    agent.check({ verb: 'destroy', db: 'app', branch: 'a', force: true }),
+    (e) => isOffshootError(e, 'PROTECTED') && /holds writes no checkpoint has/.test(e.message),
+  );
+  const gone = await human.destroy('app', 'a');
+  assert.equal(gone.removed_checkout, true);
+  assert.equal(gone.discarded?.reason, 'uncheckpointed_writes', 'the destroy says what it discarded');
 }
 
 describe('the branch verbs through a daemon', { timeout: 120_000 }, () => {

@@ -79,6 +79,34 @@ describe('the daemon: check, and what fork, checkout and rollback report', () =>
     assert.equal(res.human_can_allow, true);
   });
 
+  test("a check runs a promote's if_head, and an agent's destroy of a checkout holding writes", async () => {
+    assert.deepEqual(await d.request({ op: 'create', db: 'cas' }), { ok: true });
+    const head = (await d.request({ op: 'fork', db: 'cas', branch: 'main', name: 'a' })).txid as number;
+    const before = refs();
+    const ask = { op: 'check', verb: 'promote', db: 'cas', branch: 'a', name: 'main', force: true } as const;
+    assert.deepEqual((await d.request({ ...ask, if_head: head })).result, { verb: 'promote', allowed: true });
+    assertDaemonError(
+      await d.request({ ...ask, if_head: head + 1 }),
+      'BASE_MOVED',
+      new RegExp(`cas@main moved since txid ${head + 1}: its head is now txid ${head}`),
+    );
+    assertDaemonError(await d.request({ ...ask, if_head: -1 }), 'INVALID_ARGUMENT', /if_head must be a txid/);
+    const file = (await d.request({ op: 'checkout', db: 'cas', branch: 'a' })).checkout as string;
+    runSql(file, 'CREATE TABLE t(x); INSERT INTO t VALUES (1);');
+    const destroy = { op: 'check', verb: 'destroy', db: 'cas', branch: 'a', actor: 'agent' } as const;
+    const refused = await d.request({ ...destroy, allow_force: true });
+    assertDaemonError(refused, 'PROTECTED', /holds writes no checkpoint has in its checkout/);
+    assert.deepEqual((await d.request({ ...destroy, allow_force: true, force: true })).result, {
+      verb: 'destroy',
+      allowed: true,
+    });
+    assert.deepEqual((await d.request({ op: 'check', verb: 'destroy', db: 'cas', branch: 'a' })).result, {
+      verb: 'destroy',
+      allowed: true,
+    });
+    assert.deepEqual(refs(), before, 'no check wrote a ref');
+  });
+
   test('fork reports the TTL applied and the expiry; checkout reports what the file holds', async () => {
     const forked = await d.request({ op: 'fork', db: 'app', branch: 'main', name: 'timed', ttl: '2h' });
     const r = forked.result as { ttl: string; expires_at: string };

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { refsSnapshot } from '../mcp/mcp-harness.js';
 import { assertCleanError, ensureBuilt, tempStore, type TempStore } from './cli-harness.js';
 
+const CONFLICT = 4;
 const PROTECTED = 5;
 
 describe('offshoot rollback, promote and destroy --check', () => {
@@ -25,6 +26,18 @@ describe('offshoot rollback, promote and destroy --check', () => {
     assert.match(ts.run(['destroy', 'app@work', '--check']).stdout, /destroy of app@work would go ahead/);
     assert.equal(ts.json<{ allowed: boolean }>(['rollback', 'app@work', '--to', 'fork', '--check']).allowed, true);
     assert.deepEqual(refs(), before);
+  });
+
+  test("promote --check runs --if-head's compare-and-swap", () => {
+    const head = ts.json<{ txid: number }>(['fork', 'app', 'cas']).txid;
+    const promote = ['promote', 'app@cas', '--onto', 'main', '--force', '--check', '--if-head'];
+    assert.match(ts.run([...promote, String(head)]).stdout, /would go ahead/);
+    assertCleanError(
+      ts.run([...promote, String(head + 1)], { expectCode: 'any' }),
+      CONFLICT,
+      new RegExp(`app@main moved since txid ${head + 1}`),
+    );
+    ts.run(['destroy', 'app@cas']);
   });
 
   test("an agent's check is refused as the verb would be, liftable under --json", () => {
