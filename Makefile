@@ -46,6 +46,7 @@ check: build
 test: build check
 	scripts/browser-env.sh
 	scripts/reflink-env.sh
+	scripts/strace-env.sh
 	scripts/node22-env.sh >/dev/null
 	scripts/with-s3-server.sh scripts/run-tests.sh
 	scripts/test-python.sh test

@@ -11,7 +11,9 @@ import { query, runSql } from '../ops/sqlite-cli.js';
 import { makeStoreDir, startDaemon, until, type DaemonProcess, type StoreDir } from './daemon-process.js';
 
 // strace runs the daemon and writes each fsync or fdatasync it makes, with the path of its descriptor.
+// Under CI=true a missing strace is a failure (scripts/strace-env.sh installs it), never a skip.
 const traced = spawnSync('strace', ['-qq', '-e', 'trace=fsync', 'true']).status === 0;
+if (!traced && process.env.CI === 'true') throw new Error('strace is missing: run scripts/strace-env.sh');
 
 /** Every file under dir, relative to it. */
 function filesUnder(dir: string): string[] {
