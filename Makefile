@@ -14,11 +14,12 @@ STAMP := node_modules/.offshoot-install-stamp-$(shell $(NODE_DIR)/node -p proces
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
-.PHONY: all install build check format test test-rgw test-python demo bench soak fuzz torture clean llms plugin-check test-pack pack
+.PHONY: all install build check format test test-rgw test-python demo bench soak fuzz torture clean llms plugin-check test-pack pack bench-summary
 
 all: build
 
-$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/offshoot-db-client/package.json packages/langgraph/package.json \
+$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/tools/package.json \
+		packages/offshoot-db-client/package.json packages/langgraph/package.json \
 		packages/ai-sdk/package.json packages/evalite/package.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@# npm ci keeps a node_modules that matches the lockfile, addons built for another Node included.
@@ -29,6 +30,7 @@ install: $(STAMP)
 
 build: install
 	$(TSC) -p packages/client/tsconfig.json
+	$(TSC) -p packages/tools/tsconfig.json
 	$(TSC) -p packages/offshoot-db-client/tsconfig.json
 	$(TSC) -p packages/offshoot/tsconfig.json
 	node scripts/build-web.mjs
@@ -44,6 +46,7 @@ check: build
 	node scripts/check-markdown.mjs
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
+	$(TSC) -p packages/tools/tsconfig.check.json
 	$(TSC) -p packages/offshoot/web/tsconfig.json
 	scripts/test-python.sh lint
 	$(TSC) -p packages/langgraph/tsconfig.check.json
@@ -55,6 +58,7 @@ check: build
 test: build check
 	scripts/browser-env.sh
 	scripts/reflink-env.sh
+	scripts/strace-env.sh
 	scripts/timed.sh "node suite" scripts/with-s3-server.sh scripts/run-tests.sh
 	scripts/timed.sh "python suite" scripts/test-python.sh test
 	scripts/timed.sh "langgraph validation" scripts/test-runners.sh
@@ -73,15 +77,22 @@ test-rgw: build
 demo: build
 	scripts/demo.sh
 
-bench: build
+bench: bench-summary
 	OFFSHOOT_BENCH_PYTHON="$$(scripts/python-env.sh)" scripts/with-s3-server.sh node --import tsx packages/offshoot/bench/run.ts
 	OFFSHOOT_BIN=./offshoot "$$(scripts/python-env.sh)" python/offshoot/bench/roundtrip.py
 	node --import tsx packages/langgraph/bench/saver-bench.ts
 
+# The table and chart at the top of docs/benchmarks.md (writes docs/bench-summary.json and .svg, and the page's table).
+bench-summary: build
+	node --import tsx packages/offshoot/bench/summary-bench.ts
+
 # The eval loop left running for DURATION seconds (or EPISODES episodes): forks written, graded and left to expire
-# by TTL under the janitor; fails on an error, a divergence, or store bytes, RSS or descriptors that do not stay flat.
+# by TTL under the janitor; then each long-lived server (daemon, mcp stdio and -http in both eras, ui) for
+# SERVER_SECONDS under good and refused requests. Fails on an error, a divergence, a wrong answer, or store bytes,
+# RSS or descriptors that do not stay flat.
 soak: build
 	OFFSHOOT_SOAK_SECONDS=$${DURATION:-600} OFFSHOOT_SOAK_EPISODES=$${EPISODES:-0} node --import tsx packages/offshoot/bench/soak.ts
+	OFFSHOOT_SOAK_SERVER_SECONDS=$${SERVER_SECONDS:-120} node --import tsx packages/offshoot/bench/server-soak.ts
 
 fuzz: build
 	OFFSHOOT_FUZZ_CASES=$${OFFSHOOT_FUZZ_CASES:-500000} scripts/run-tests.sh fuzz
@@ -95,15 +106,23 @@ plugin-check:
 	scripts/validate-plugin.sh
 
 # make pack's tarballs installed for real into empty prefixes, install scripts run (better-sqlite3, which LangGraph's
-# stock saver brings, builds from source) and served with `npx -y --package <tarball> offshoot mcp`; minutes of npm
-# installs, so CI runs it beside make test-rgw.
+# stock saver brings, builds from source) and served with `npx -y --package <tarball> offshoot mcp`; its wheels
+# installed into empty venvs by pip and uv with no index; every package checked ready to publish (npm publish
+# --dry-run, twine check); every docs/integrations page's install line and quickstart run in an empty directory
+# (test/pack/ shares one pack, made here). Many minutes of installs, so CI runs it beside make test-rgw.
 test-pack: build
-	OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 scripts/timed.sh "pack installs" scripts/run-tests.sh test/mcp/mcp-pack
+	rm -rf .tmp/test-pack
+	node scripts/pack.mjs .tmp/test-pack/npm >/dev/null
+	scripts/pack-python.sh .tmp/test-pack/python >/dev/null
+	OFFSHOOT_PACKED_DIR="$(CURDIR)/.tmp/test-pack" OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 \
+		scripts/timed.sh "pack installs" scripts/run-tests.sh test/mcp/mcp-pack test/pack/
 
 # Every npm workspace package as a tarball in dist/npm/, a dependency on a sibling package pointing at its tarball:
-# `npm install ./dist/npm/*.tgz` works outside the repository (docs/installation.md). Nothing is published.
+# `npm install ./dist/npm/*.tgz` works outside the repository (docs/installation.md); every Python package as a wheel
+# and an sdist in dist/python/, for `pip install --find-links dist/python`. Nothing is published.
 pack: build
 	node scripts/pack.mjs
+	scripts/pack-python.sh
 
 # docs/llms.txt and docs/llms-full.txt from the docs (make check fails while they are stale).
 llms:

@@ -1,6 +1,6 @@
-import type { BranchInfo, CheckpointInfo } from './types.js';
+import type { BranchInfo, CheckpointInfo, WireBranchInfo, WireCheckpointInfo } from './types.js';
 
-type WireBranch = Partial<BranchInfo> & { branch: string };
+type WireBranch = Partial<WireBranchInfo> & { branch: string };
 
 /**
  * One `branches` entry with the fields an older daemon leaves out filled in as the earlier client did: strings
@@ -18,7 +18,7 @@ export function normalizeBranch(raw: WireBranch): BranchInfo {
     checkpoints: raw.checkpoints ?? [],
     touched_at: raw.touched_at ?? '',
     checkpoints_v2: (raw.checkpoints_v2 ?? []).map(
-      (cp: Partial<CheckpointInfo> & { name: string }): CheckpointInfo => ({
+      (cp: Partial<WireCheckpointInfo> & { name: string }): CheckpointInfo => ({
         ...cp,
         name: cp.name,
         txid: cp.txid ?? 0,

@@ -5,7 +5,15 @@ import { Connection } from './connection.js';
 import { dial, type ConnectOptions } from './dial.js';
 import { OffshootError } from './errors.js';
 import { subscribe } from './events.js';
-import { listField, requireCheckout, requireResult, requireTxid } from './result-fields.js';
+import { type Episode, type EpisodeOptions, startEpisode } from './episode.js';
+import {
+  listField,
+  requireCheckout,
+  requireEphemeral,
+  requireIfHeadChecked,
+  requireResult,
+  requireTxid,
+} from './result-fields.js';
 import { Session, type FlushOptions } from './session.js';
 import type {
   BranchInfo,
@@ -29,7 +37,7 @@ import type {
 export interface ActorOptions {
   /** `agent` when an AI agent asked for this call. */
   actor?: 'agent';
-  /** With `actor: 'agent'`: the human allowed the agent to force (a protected target, a live lease). */
+  /** With `actor: 'agent'`: the human allowed the agent to force past protection (never a live lease). */
   allowForce?: boolean;
 }
 
@@ -41,6 +49,11 @@ export interface ForkOptions extends ActorOptions {
   ttl?: string;
   /** Metadata recorded on the new branch's `fork` checkpoint. */
   meta?: Record<string, string>;
+  /**
+   * Held by the daemon until kept (a named checkpoint or flush, a promote) and never written to the store before:
+   * gone with the daemon, which no other daemon or CLI sees.
+   */
+  ephemeral?: boolean;
 }
 
 /** Options of the ops that take `force`. */
@@ -48,8 +61,17 @@ export interface ForceOptions extends ActorOptions {
   force?: boolean;
 }
 
+/** Options of `promote` (the earlier client's `PromoteOptions`, plus `ifHead`). */
+export interface PromoteOptions extends ForceOptions {
+  /**
+   * Promote only while the target's head is this txid (the head a run forked from) and its checkout holds nothing
+   * uncheckpointed: a compare-and-swap that otherwise fails `BASE_MOVED`, changing nothing.
+   */
+  ifHead?: number;
+}
+
 /** Options of `checkout`. */
-export interface CheckoutOptions {
+export interface CheckoutOptions extends ActorOptions {
   /** Drop the checkout's uncheckpointed writes and re-materialize the head (kept otherwise). */
   discard?: boolean;
 }
@@ -78,6 +100,10 @@ export interface QueryOptions {
 export interface DiffOptions {
   /** Per-table statuses and counts only, no rows. */
   summary?: boolean;
+  /** Only this table (and the schema changes of it, its indexes and triggers). */
+  table?: string;
+  /** List at most this many row changes of each kind per table; `counts` then says how many there are. */
+  limit?: number;
 }
 
 /** Options of `events`. */
@@ -137,7 +163,13 @@ export class Client {
    */
   async checkout(db: string, branch = 'main', opts: CheckoutOptions = {}): Promise<string> {
     return requireCheckout(
-      await this.#conn.request({ op: 'checkout', db, branch, ...(opts.discard ? { discard: true } : {}) }),
+      await this.#conn.request({
+        op: 'checkout',
+        db,
+        branch,
+        ...(opts.discard ? { discard: true } : {}),
+        ...actorFields(opts),
+      }),
       'checkout',
     );
   }
@@ -161,9 +193,20 @@ export class Client {
       from: opts.from,
       ttl: opts.ttl,
       meta: opts.meta,
+      ...(opts.ephemeral ? { ephemeral: true } : {}),
       ...actorFields(opts),
     });
+    if (opts.ephemeral) requireEphemeral(res, db, newBranch);
     return requireTxid(res, 'fork');
+  }
+
+  /**
+   * Starts an episode: an ephemeral fork of `opts.source` (default `main`) at `opts.fromCheckpoint`, with a live
+   * session on it. Write to `episode.path`; `await using` (or `close()`) ends it with the diff against where it
+   * started and discards it, unless `episode.keep(name)` made it a durable branch.
+   */
+  episode(db: string, opts: EpisodeOptions = {}): Promise<Episode> {
+    return startEpisode(this, db, opts);
   }
 
   /** Deletes a branch; `force` overrides protection (never a live lease: close that session first). */
@@ -179,19 +222,22 @@ export class Client {
     );
   }
 
-  /** Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the new txid. */
-  async promote(db: string, source: string, onto: string, opts: ForceOptions = {}): Promise<number> {
-    return requireTxid(
-      await this.#conn.request({
-        op: 'promote',
-        db,
-        branch: source,
-        name: onto,
-        force: opts.force,
-        ...actorFields(opts),
-      }),
-      'promote',
-    );
+  /**
+   * Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the new txid.
+   * With `ifHead`, only while `onto` is still at that head (else `BASE_MOVED`, nothing changed).
+   */
+  async promote(db: string, source: string, onto: string, opts: PromoteOptions = {}): Promise<number> {
+    const res = await this.#conn.request({
+      op: 'promote',
+      db,
+      branch: source,
+      name: onto,
+      force: opts.force,
+      ...(opts.ifHead !== undefined ? { if_head: opts.ifHead } : {}),
+      ...actorFields(opts),
+    });
+    if (opts.ifHead !== undefined) requireIfHeadChecked(res, opts.ifHead);
+    return requireTxid(res, 'promote');
   }
 
   /** Makes a shared branch self-contained; returns its head txid. */
@@ -232,7 +278,14 @@ export class Client {
    */
   async diff(left: string, right: string, opts: DiffOptions = {}): Promise<DiffReport> {
     const l = splitTarget(left);
-    const res = await this.#conn.request({ op: 'diff', ...l, to: right, summary: opts.summary });
+    const res = await this.#conn.request({
+      op: 'diff',
+      ...l,
+      to: right,
+      summary: opts.summary,
+      table: opts.table,
+      limit: opts.limit,
+    });
     return requireResult<DiffReport>(res, 'diff');
   }
 
@@ -255,7 +308,7 @@ export class Client {
   ): Promise<{ branches: BranchInfo[]; unreadable: UnreadableBranch[]; truncated?: boolean; more?: number }> {
     const res = await this.#conn.request({ op: 'branches', db, ...opts });
     return {
-      branches: listField(res, 'branches', 'branches'),
+      branches: listField(res, 'branches', 'branches').map(normalizeBranch),
       unreadable: res.unreadable ?? [],
       ...(res.truncated === undefined ? {} : { truncated: res.truncated, more: res.more ?? 0 }),
     };
@@ -341,6 +394,11 @@ export class Client {
       });
     }
     return subscribe(this.#socketPath, this.#opts, opts.onSubscribed);
+  }
+
+  /** The daemon's socket this client was connected to, when it was made with one (`connect` always is). */
+  get socketPath(): string | undefined {
+    return this.#socketPath;
   }
 
   /** True once the connection has closed (either side) or failed: a caller keeping a client can tell it must redial. */

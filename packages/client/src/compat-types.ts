@@ -7,8 +7,5 @@ export type Branch = BranchInfo;
 /** The earlier client's name for the options of `destroy`. */
 export type DestroyOptions = ForceOptions;
 
-/** The earlier client's name for the options of `promote`. */
-export type PromoteOptions = ForceOptions;
-
 /** The earlier client's name for the options of `checkoutAt`. */
 export type CheckoutAtOptions = ForceOptions;

@@ -1,4 +1,21 @@
 export { type CliTarget, runCli } from './at-rest-cli.js';
+export { AtRestLink } from './at-rest-link.js';
+export type {
+  BranchLink,
+  BranchPlace,
+  CheckoutReport,
+  CheckRequest,
+  DestroyReport,
+  ForkReport,
+  ForkRequest,
+  LinkForkOptions,
+  PlacePromoteOptions,
+  PromoteReport,
+  RollbackReport,
+} from './branch-place.js';
+export { DaemonPlace } from './daemon-place.js';
+export { SessionLink } from './session-link.js';
+export { StorePlace } from './store-place.js';
 export {
   type ActorOptions,
   type CheckpointOptions,
@@ -9,12 +26,14 @@ export {
   type ExportOptions,
   type CheckoutOptions,
   type ForceOptions,
+  type PromoteOptions,
   type ForkOptions,
   type QueryOptions,
   type TouchOptions,
 } from './client.js';
 export { sanitizeName } from './branch-name.js';
-export type { Branch, CheckoutAtOptions, DestroyOptions, PromoteOptions } from './compat-types.js';
+export { Episode, type EpisodeOptions, type EpisodeResult } from './episode.js';
+export type { Branch, CheckoutAtOptions, DestroyOptions } from './compat-types.js';
 export type { ConnectOptions } from './dial.js';
 export {
   DAEMON_ERROR_CODES,
@@ -31,15 +50,20 @@ export { findOffshootBinary } from './testkit/find-binary.js';
 export type {
   BranchInfo,
   BranchState,
+  CheckedVerb,
+  CheckoutResult,
   CheckpointInfo,
+  CheckResult,
   CheckpointReport,
   DestroyResult,
+  DiscardedWork,
   DiffReport,
   DiffRow,
   DiffValue,
   EventDetails,
   EventEnvelope,
   EventType,
+  ForkResult,
   OffshootEvent,
   Op,
   PromoteResult,
@@ -50,6 +74,8 @@ export type {
   TableDiff,
   TouchResult,
   UnreadableBranch,
+  WireBranchInfo,
+  WireCheckpointInfo,
   WireRequest,
   WireResponse,
 } from './types.js';

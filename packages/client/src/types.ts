@@ -1,5 +1,6 @@
 /**
- * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint and query.
+ * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint, query and
+ * check.
  * This package owns the wire types; the daemon's protocol layer imports them from here.
  */
 export type Op =
@@ -26,7 +27,8 @@ export type Op =
   | 'diff'
   | 'gc'
   | 'checkpoint'
-  | 'query';
+  | 'query'
+  | 'check';
 
 /**
  * One request line. `branch` doubles as the fork/promote source; `name` is the checkpoint, the new branch, the
@@ -70,27 +72,61 @@ export interface WireRequest {
   allow_force?: boolean;
   /** Additive: checkout re-materializes the head over uncheckpointed writes, dropping them. */
   discard?: boolean;
+  /**
+   * Additive: checkout answers the live path of a healthy session open on the branch in this daemon (with
+   * `live: true`) instead of refusing the branch; an agent gets it only where it may have a writable checkout. Older
+   * daemons ignore it.
+   */
+  live?: boolean;
   /** Additive: the one read-only SQL statement of a query op. */
   sql?: string;
-  /** Additive: the most rows a query op returns; the most branches a branches op lists. Older daemons ignore it. */
+  /**
+   * Additive: the most rows a query op returns; the most branches a branches op lists; the most row changes of each
+   * kind a diff op lists per table. Older daemons ignore it.
+   */
   limit?: number;
   /** Additive: a branches op lists only branches in one of these states. Older daemons ignore it. */
   state?: BranchState[];
+  /**
+   * Additive: the verb a `check` op runs the refusals of, with that verb's own fields beside it; the op changes
+   * nothing. Older daemons refuse the op (unknown), never run the verb.
+   */
+  verb?: CheckedVerb;
+  /**
+   * Additive: a promote op is a compare-and-swap on the target: it goes ahead only while the target's head is this
+   * txid and its checkout holds nothing uncheckpointed, else fails `BASE_MOVED` changing nothing. Older daemons
+   * ignore it (and promote anyway): the client refuses to send it to a daemon that does not say it knows it.
+   */
+  if_head?: number;
+  /**
+   * Additive: a fork op makes ephemeral branches, held by the daemon until kept (a named checkpoint or flush, a
+   * promote) and gone with it; the daemon echoes `ephemeral: true` in its answer. Older daemons ignore it (and make a
+   * durable fork): the client refuses an answer without the echo.
+   */
+  ephemeral?: boolean;
 }
 
-/** A checkpoint as `branches` lists it. */
-export interface CheckpointInfo {
+/** The verbs a `check` op answers: whether this call would go ahead now, or the refusal it would get. */
+export type CheckedVerb = 'rollback' | 'promote' | 'destroy';
+
+/** A checkpoint as the `branches` op sends it. */
+export interface WireCheckpointInfo {
   name: string;
   txid: number;
   /** RFC 3339; absent for checkpoints written before creation times were recorded. */
   created_at?: string;
 }
 
+/** A checkpoint as `branches` returns it: `created_at` is `""` where the daemon sent none, as the earlier client had it. */
+export interface CheckpointInfo extends WireCheckpointInfo {
+  created_at: string;
+}
+
 /** The six branch states, in precedence order: error > pending > active > dirty > detached > idle. */
 export type BranchState = 'error' | 'pending' | 'active' | 'dirty' | 'detached' | 'idle';
 
-/** One branch as the `branches` op reports it. */
-export interface BranchInfo {
+/** One branch as the `branches` op sends it: a field the branch lacks, or an older daemon does not know, is left out. */
+export interface WireBranchInfo {
   branch: string;
   head_txid: number;
   protected: boolean;
@@ -100,13 +136,38 @@ export interface BranchInfo {
   ttl_remaining?: string;
   /** Additive: when the branch may be reaped (RFC 3339), by the reaper's rule; absent without a TTL or while protected. */
   expires_at?: string;
+  /**
+   * Additive: expired, but the reap waits while the checkout holds writes no checkpoint has (`uncheckpointed_writes`)
+   * or cannot be proven clean (`unverified_checkout`); absent otherwise.
+   */
+  reap_postponed?: 'uncheckpointed_writes' | 'unverified_checkout' | 'open_connection';
   lease_holder?: string;
   /** Checkpoint names, oldest first. */
   checkpoints: string[];
   touched_at?: string;
-  checkpoints_v2: CheckpointInfo[];
+  checkpoints_v2: WireCheckpointInfo[];
   /** True when the branch still shares objects with the branch it was forked from. */
   shared: boolean;
+  /** `""` from an older daemon that does not report states. */
+  state?: BranchState | '';
+  /** Additive: an ephemeral branch, held by this daemon until kept and gone with it; absent for a durable one. */
+  ephemeral?: boolean;
+}
+
+/**
+ * One branch as `branches` returns it, typed as the earlier client typed it: every string field it had is a string,
+ * `""` when the branch has none (no TTL, no lease) or the daemon sent none; `expires_at` (ours) stays optional.
+ */
+export interface BranchInfo extends WireBranchInfo {
+  /** The TTL as a Go duration (`1h0m0s`); `""` when the branch has none. */
+  ttl: string;
+  /** Time left as a Go duration, or `expired`; `""` without a TTL. */
+  ttl_remaining: string;
+  /** `hostname/pid` of the lease holder; `""` when nobody holds the lease. */
+  lease_holder: string;
+  /** RFC 3339; `""` when the daemon sent none. */
+  touched_at: string;
+  checkpoints_v2: CheckpointInfo[];
   /** `""` from an older daemon that does not report states. */
   state: BranchState | '';
 }
@@ -139,6 +200,8 @@ export interface SessionInfo {
    * -max-open`): lease held and renewed, no descriptor open on the checkout; the next write or request reconnects it.
    */
   evicted?: boolean;
+  /** Additive: the session's branch is ephemeral, held by this daemon until kept and gone with it. */
+  ephemeral?: boolean;
 }
 
 /** What `touch` reports. */
@@ -157,12 +220,42 @@ export interface RollbackResult {
   txid: number;
   /** The undo point that keeps the previous head (`<branch>-pre-rollback`). */
   backup: string;
+  /** Additive: where the earlier undo point was kept (`<branch>-pre-rollback-<n>`), when it held the only copy of its state. */
+  earlier_backup?: string;
   /** The txids above the checkpoint that the branch no longer reaches, if any. */
   abandoned: { from: number; to: number } | null;
   /** False when the checkout could not be refreshed (`refresh_error` says why) or there was none. */
   refreshed: boolean;
   /** Why an existing checkout could not be refreshed (busy); also the last of `warnings`. */
   refresh_error?: string;
+  /** Additive: whether the branch is protected (undoing the rollback then takes force); older daemons leave it out. */
+  protected?: boolean;
+}
+
+/** What `fork` reports in `result` (additive; older daemons send none). */
+export interface ForkResult {
+  /** The TTL every new branch got, canonical (`24h0m0s`), or null for none. */
+  ttl: string | null;
+  /** When the new branches may be reaped unless touched (RFC 3339), or null without a TTL. */
+  expires_at: string | null;
+}
+
+/** What `checkout` reports in `result` beside the path (additive; older daemons send none). */
+export interface CheckoutResult {
+  /** The head txid the file holds (a session's durable txid for a live path). */
+  txid: number;
+  /** True when an existing file was kept rather than materialized again. */
+  reused: boolean;
+  /** True when the file holds writes no checkpoint has recorded yet (kept). */
+  dirty: boolean;
+  /** The undo point that kept the file's uncheckpointed writes when its branch moved under it. */
+  kept?: string;
+}
+
+/** What a `check` op reports: the verb would go ahead now (a refusal is the verb's own error). */
+export interface CheckResult {
+  verb: CheckedVerb;
+  allowed: true;
 }
 
 /** What `promote` reports in `result`. */
@@ -170,6 +263,13 @@ export interface PromoteResult {
   txid: number;
   /** The undo point that keeps the target's previous head (`<target>-pre-promote`). */
   backup: string;
+  /**
+   * Additive: where the earlier undo point of that name was kept (`<target>-pre-promote-<n>`), when it held the only
+   * copy of its state; absent when it was replaced losing nothing, or there was none.
+   */
+  earlier_backup?: string;
+  /** Additive: the request's `if_head`, echoed once checked (a daemon that does not know the field leaves it out). */
+  if_head?: number;
   /** The target's checkout path. */
   checkout: string;
   /** False when the target's checkout could not be refreshed (`refresh_error` says why) or there was none. */
@@ -180,9 +280,23 @@ export interface PromoteResult {
   refresh_error?: string;
 }
 
+/** What a destroy discarded from the branch's checkout: writes no checkpoint had. */
+export interface DiscardedWork {
+  /** `uncheckpointed_writes`, or `unverified_checkout` for a checkout that could not be proven clean. */
+  reason: 'uncheckpointed_writes' | 'unverified_checkout';
+  /** The txid the checkout was materialized or last checkpointed at, when known. */
+  since_txid?: number;
+  /** When the checkout was last written (RFC 3339). */
+  last_write: string;
+  /** Bytes that were in its -wal. */
+  wal_bytes: number;
+}
+
 /** What `destroy` reports in `result`. */
 export interface DestroyResult {
   removed_checkout: boolean;
+  /** Additive: what the removed checkout held that no checkpoint had (gone with it); absent when nothing. */
+  discarded?: DiscardedWork;
 }
 
 /** What `protect` and `unprotect` report. */
@@ -233,6 +347,8 @@ export interface TableDiff {
   added: DiffRow[];
   removed: DiffRow[];
   changed: Array<{ key: DiffRow; before: DiffRow; after: DiffRow }>;
+  /** How many row changes of each kind, when a `limit` listed only the first of them. */
+  counts?: { added: number; removed: number; changed: number };
 }
 
 /** A row-level diff of two durable states, left to right. */
@@ -267,7 +383,7 @@ export interface WireResponse {
   checkout?: string;
   txid?: number;
   sessions?: SessionInfo[];
-  branches?: BranchInfo[];
+  branches?: WireBranchInfo[];
   databases?: string[];
   /** Additive, from `branches`: branches whose ref cannot be read, left out of `branches`. */
   unreadable?: UnreadableBranch[];
@@ -284,6 +400,12 @@ export interface WireResponse {
   human_can_allow?: boolean;
   /** Additive: the hint in the terms of an agent behind `offshoot mcp`, where it differs from `hint`. */
   agent_hint?: string;
+  /** Additive, from `checkout` with `live`: the path is a session's, whose writes are captured as they commit. */
+  live?: boolean;
+  /** Additive, from `fork` with `ephemeral`: the echo that the new branches are ephemeral. */
+  ephemeral?: boolean;
+  /** Additive, from `status`: every ephemeral branch the daemon holds, with or without a session; absent when none. */
+  ephemeral_branches?: Array<{ db: string; branch: string }>;
 }
 
 /** The detail each event type carries. */

@@ -63,6 +63,12 @@ describe('checkpoint, query and diff against a real daemon', { timeout: 120_000 
       { id: 1, v: 'a' },
       { id: 2, v: 'b' },
     ]);
+    const first = await c.diff('app', 'app@live', { table: 't', limit: 1 });
+    assert.deepEqual(
+      first.tables.map((x) => [x.table, x.added, x.counts]),
+      [['t', [{ id: 1, v: 'a' }], { added: 2, removed: 0, changed: 0 }]],
+      'one table, its first row listed, every row counted',
+    );
     const step = await c.diff('app@live@captured', 'app@f1@one', { summary: true });
     assert.equal(step.summary_only, true);
     assert.equal(step.tables.find((x) => x.table === 't')?.status, 'changed');

@@ -143,6 +143,40 @@ describe('client against a real daemon', { timeout: 120_000 }, () => {
     assert.deepEqual((await c.branches('app')).find((b) => b.branch === 'target')?.checkpoints, ['promote']);
   });
 
+  test('promote with ifHead: a compare-and-swap on the target head, BASE_MOVED when it moved', async () => {
+    await c.create('cas');
+    const head = await c.fork('cas', 'main', 'run-a');
+    await c.fork('cas', 'main', 'run-b');
+    for (const run of ['run-a', 'run-b']) {
+      const s = await c.open('cas', run);
+      sql(s.path, `CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('${run}');`);
+      await s.flush('done');
+      await s.close();
+    }
+    const landed = await c.request({
+      op: 'promote',
+      db: 'cas',
+      branch: 'run-a',
+      name: 'main',
+      force: true,
+      if_head: head,
+    });
+    assert.equal((landed.result as { if_head?: number }).if_head, head, 'the daemon says it checked');
+    await assert.rejects(c.promote('cas', 'run-b', 'main', { force: true, ifHead: head }), (e: unknown) => {
+      assert.ok(isOffshootError(e, 'BASE_MOVED'), String(e));
+      assert.match(e.message, new RegExp(`cas@main moved since txid ${head}`));
+      assert.match(e.hint ?? '', /if_head/);
+      return true;
+    });
+    assert.match(await dump(await c.checkout('cas')), /'run-a'/, 'the refused promote changed nothing');
+    await assert.rejects(
+      c.request({ op: 'promote', db: 'cas', branch: 'run-b', name: 'main', force: true, if_head: -1 }),
+      (e: unknown) => isOffshootError(e, 'INVALID_ARGUMENT'),
+    );
+    const now = (await c.branches('cas')).find((b) => b.branch === 'main')?.head_txid;
+    assert.equal(typeof (await c.promote('cas', 'run-b', 'main', { force: true, ifHead: now })), 'number');
+  });
+
   test('protect, unprotect and destroy', async () => {
     await c.fork('app', 'main', 'keep');
     assert.deepEqual(await c.protect('app', 'keep'), { protected: true, changed: true });

@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
-import { connect, isOffshootError, OffshootError } from '../src/index.js';
+import { type Branch, connect, isOffshootError, OffshootError } from '../src/index.js';
 
 /** A scripted stand-in for the daemon: `answer` decides the reply line for each request line (undefined = no reply). */
 interface FakeDaemon {
@@ -274,4 +274,28 @@ test('a branches entry from an older daemon, lacking state and later fields, rea
   assert.equal(main?.ttl, '');
   assert.deepEqual(main?.checkpoints, []);
   assert.deepEqual(main?.checkpoints_v2, [{ name: 'init', txid: 0, created_at: '' }]);
+});
+
+test("a branch's string fields are strings, as the earlier client typed them: code written against it compiles", async () => {
+  reset(
+    () =>
+      '{"ok":true,"branches":[{"branch":"main","head_txid":3,"ttl":"1h0m0s","checkpoints_v2":[{"name":"init"}]},{"branch":"bare","head_txid":1}]}',
+  );
+  const c = await connect(fake.sock);
+  const branches: Branch[] = await c.branches('app');
+  const report = await c.branchReport('app');
+  await c.close();
+  // As the earlier client's users wrote it (tsc checks this file): no optional chaining on any string field.
+  const info = new Map(branches.map((b): [string, Branch] => [b.branch, b]));
+  assert.equal(info.get('main')!.ttl.startsWith('1h'), true);
+  const bare = info.get('bare')!;
+  const strings = [bare.ttl, bare.ttl_remaining, bare.lease_holder, bare.touched_at];
+  assert.deepEqual(
+    strings.map((s) => s.length),
+    [0, 0, 0, 0],
+    'absent string fields read as ""',
+  );
+  assert.equal(info.get('main')!.checkpoints_v2[0]!.created_at.length, 0);
+  const fromReport = report.branches.find((b) => b.branch === 'bare')!;
+  assert.deepEqual([fromReport.ttl, fromReport.lease_holder, fromReport.state], ['', '', ''], 'branchReport too');
 });

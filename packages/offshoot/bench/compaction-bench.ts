@@ -58,12 +58,15 @@ function tally(inner: Backend): {
   return { backend, written };
 }
 
-/** `flushes` single-row session flushes on a fork of a `size`-byte database: bytes written, members, goal. */
-async function benchDiverging(size: number, flushes: number, goal: number): Promise<string[]> {
+/**
+ * `flushes` single-row session flushes on a fork of a `size`-byte database in a store at `layout` (3: merged segments;
+ * 2: snapshots at the head, as the earlier implementation bounded chains): bytes written, members, goal.
+ */
+async function benchDiverging(size: number, flushes: number, goal: number, layout: number): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'offshoot-bench-compact-'));
   try {
     const spec = parseStoreSpec(join(dir, 'store'));
-    await (await Store.init(spec)).close();
+    await (await Store.init(spec, { layout })).close();
     const { backend, written } = tally(await openBackend(spec));
     const store = await Store.open(spec, { backend });
     const ctx = makeContext(store, dir, { warn: () => undefined });
@@ -99,6 +102,7 @@ async function benchDiverging(size: number, flushes: number, goal: number): Prom
     await store.close();
     return [
       bytes(statSync(src).size),
+      String(layout),
       `${flushes} one-row flushes`,
       `${bytes(total)} in ${written.objects - startObjects} objects`,
       `${bytes(heads)} of head segments; largest flush ${bytes(worst.bytes)} for ${worst.pages} changed page(s) = ${(worst.bytes / (worst.pages * PAGE)).toFixed(2)}× (${inline} merged inline); largest merge ${bytes(written.largestMerge)} (in the background); ${members} members at head`,
@@ -109,17 +113,20 @@ async function benchDiverging(size: number, flushes: number, goal: number): Prom
   }
 }
 
-/** Issue goal: 100 flushes on 400 MB ≤ 16 MiB, 1,000 on 1 GiB ≤ 64 MiB (OFFSHOOT_BENCH_DIVERGE="MiB:flushes:goalMiB,…"). */
+/**
+ * Issue goal: 100 flushes on 400 MB ≤ 16 MiB, 1,000 on 1 GiB ≤ 64 MiB, at layout 3
+ * (OFFSHOOT_BENCH_DIVERGE="MiB:flushes:goalMiB[:layout],…"; a layout-2 case shows what `offshoot upgrade` buys).
+ */
 export async function compactionBench(): Promise<void> {
   const cases = (process.env.OFFSHOOT_BENCH_DIVERGE ?? '400:100:16,1024:1000:64').split(',').map((c) => {
-    const [size, flushes, goal] = c.split(':').map(Number);
-    return { size: (size ?? 0) * MiB, flushes: flushes ?? 0, goal: (goal ?? 0) * MiB };
+    const [size, flushes, goal, layout] = c.split(':').map(Number);
+    return { size: (size ?? 0) * MiB, flushes: flushes ?? 0, goal: (goal ?? 0) * MiB, layout: layout ?? 3 };
   });
   const rows: string[][] = [];
-  for (const c of cases) rows.push(await benchDiverging(c.size, c.flushes, c.goal));
+  for (const c of cases) rows.push(await benchDiverging(c.size, c.flushes, c.goal, c.layout));
   printTable(
     'a diverging branch (session flushes, local store)',
-    ['size', 'work', 'written to the store', 'detail', 'goal'],
+    ['size', 'layout', 'work', 'written to the store', 'detail', 'goal'],
     rows,
   );
 }

@@ -31,15 +31,14 @@ interface Filesystem {
 }
 
 /** Per-step samples (ms) of a series of episodes. */
-type Steps = Record<string, number[]>;
+export type Steps = Record<string, number[]>;
 
-/** A seed of one table of 3,000-byte rows, `mib` MiB in all. */
-function buildBlobSeed(path: string, mib: number): void {
+/** A seed of one table of 3,000-byte rows, `mib` MiB of rows at 3,200 bytes each, or `rows` rows. */
+export function buildBlobSeed(path: string, mib: number, rows = Math.ceil((mib * MiB) / 3200)): void {
   const db = openDatabase(path);
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE items(id INTEGER PRIMARY KEY, k TEXT, body BLOB)');
   const ins = db.prepare('INSERT INTO items(k, body) VALUES (?, randomblob(3000))');
-  const rows = Math.ceil((mib * MiB) / 3200);
   for (let start = 0; start < rows; start += 50_000) {
     db.exec('BEGIN');
     for (let i = start; i < Math.min(rows, start + 50_000); i++) ins.run(`key-${i}`);
@@ -99,14 +98,14 @@ function buildJsonSeed(path: string, jsonPath: string): void {
   db.close();
 }
 
-/** Ten single-row inserts in one transaction, as an agent's tool call would write them. */
-function writeRows(path: string, table: string): void {
+/** `count` single-row inserts (ten by default) in one transaction, as an agent's tool call would write them. */
+export function writeRows(path: string, table: string, count = 10): void {
   const db = openDatabase(path);
   try {
     db.pragma('busy_timeout = 5000');
     const ins = db.prepare(`INSERT INTO ${table}(k, body) VALUES (?, ?)`);
     db.exec('BEGIN');
-    for (let i = 0; i < 10; i++) ins.run(`episode-${i}`, Buffer.alloc(200, 1));
+    for (let i = 0; i < count; i++) ins.run(`episode-${i}`, Buffer.alloc(200, 1));
     db.exec('COMMIT');
   } finally {
     db.close();
@@ -114,7 +113,7 @@ function writeRows(path: string, table: string): void {
 }
 
 /** One episode through the TypeScript client, each step timed. */
-async function episode(c: Client, db: string, table: string, name: string, into: Steps): Promise<void> {
+export async function episode(c: Client, db: string, table: string, name: string, into: Steps): Promise<void> {
   let t = performance.now();
   const lap = (step: string): void => {
     const now = performance.now();

@@ -200,6 +200,10 @@ def test_diff_rows_and_summary(client: Client, db: str) -> None:
     assert summary.summary_only is True
     assert summary.tables[0].added == []
     assert (summary.tables[0].left_count, summary.tables[0].right_count) == (1, 3)
+    first = client.diff(f"{db}@main@a", f"{db}@main@b", table="t", limit=1)
+    (t,) = first.tables
+    assert [r["x"] for r in t.added] == [2]
+    assert t.counts == {"added": 2, "removed": 0, "changed": 0}
 
 
 def test_gc(client: Client, db: str) -> None:

@@ -23,9 +23,10 @@ def rows(path):
 
 def record(name, fork, seen):
     out = os.environ["OFFSHOOT_TEST_RECORD"]
+    ephemeral = {b.branch: b.ephemeral for b in fork.client.branches(fork.db)}[fork.branch]
     with open(os.path.join(out, name + ".json"), "w") as f:
         json.dump({"worker": os.environ.get("PYTEST_XDIST_WORKER", "local"), "branch": fork.branch,
-                   "db": fork.db, "rows": seen}, f)
+                   "db": fork.db, "rows": seen, "ephemeral": ephemeral}, f)
 
 def write(fork, value):
     c = sqlite3.connect(fork.path)
@@ -82,6 +83,7 @@ def test_fork_per_test_isolation_and_failing_tests(pytester: pytest.Pytester, mo
     assert len(branches) == 8
     assert all(b.startswith("t-local-") and b.endswith("-0") for b in branches)
     assert {r["db"] for r in rec.values()} == {"eval-default"}
+    assert all(r["ephemeral"] is True for r in rec.values()), "each test's fork is ephemeral"
 
 
 def test_seed_once_named_seeds_and_mismatch(pytester: pytest.Pytester) -> None:
@@ -207,3 +209,18 @@ def test_two_xdist_workers_get_isolated_forks_of_one_seed(
     assert {r["worker"] for r in rec.values()} == {"gw0", "gw1"}
     assert all(r["rows"] == [1, 2] for r in rec.values())
     assert all(str(r["branch"]).startswith(f"t-{r['worker']}-") for r in rec.values())
+
+
+def test_the_docs_pytest_ini_block_sets_the_values_it_shows(pytester: pytest.Pytester) -> None:
+    docs = Path(__file__).resolve().parents[3] / "docs" / "python.md"
+    block = docs.read_text().split("```ini\n", 1)[1].split("```", 1)[0]
+    pytester.makefile(".ini", pytest=block)
+    pytester.makepyfile(
+        test_inner_ini="""
+def test_values(pytestconfig):
+    assert pytestconfig.getini("offshoot_seed") == "tests/seed.sql"
+    assert pytestconfig.getini("offshoot_ttl") == "1h"
+    assert pytestconfig.getini("offshoot_require_binary") is True
+"""
+    )
+    pytester.runpytest().assert_outcomes(passed=1)

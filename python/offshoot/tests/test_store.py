@@ -46,6 +46,8 @@ def test_lifecycle_at_rest(store: Store, tmp_path: Path) -> None:
     d = store.diff("app@main", "app@b")
     assert [r["x"] for r in d.tables[0].added] == [3]
     assert store.diff("app@main", "app@b", summary=True).tables[0].right_count == 3
+    limited = store.diff("app@main", "app@b", table="t", limit=0)
+    assert (limited.tables[0].added, limited.tables[0].counts) == ([], {"added": 1, "removed": 0, "changed": 0})
 
 
 def test_promote_compact_touch_protect_destroy_at_rest(store: Store) -> None:

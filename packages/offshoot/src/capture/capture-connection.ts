@@ -94,6 +94,7 @@ export class CaptureConnection {
   /** `PRAGMA page_size`, read once at open: SQLite cannot change it in WAL mode. */
   readonly pageSize: number;
   readonly #db: SqliteDatabase;
+  #syncPending = false;
 
   private constructor(db: SqliteDatabase, dbPath: string, pageSize: number) {
     this.#db = db;
@@ -103,9 +104,14 @@ export class CaptureConnection {
 
   /**
    * Opens dbPath (which must exist), switches it to WAL mode and turns this connection's autocheckpoint off.
-   * busyTimeoutMs bounds each synchronous lock wait (0: a lock conflict fails at once).
+   * busyTimeoutMs bounds each synchronous lock wait (0: a lock conflict fails at once); `synced: false` leaves out
+   * the syncs of its checkpoints.
    */
-  static async open(dbPath: string, busyTimeoutMs: number = STEP_BUSY_TIMEOUT_MS): Promise<CaptureConnection> {
+  static async open(
+    dbPath: string,
+    busyTimeoutMs: number = STEP_BUSY_TIMEOUT_MS,
+    opts: { synced?: boolean } = {},
+  ): Promise<CaptureConnection> {
     let db: SqliteDatabase;
     try {
       db = openDatabase(dbPath, { fileMustExist: true, timeout: busyTimeoutMs });
@@ -114,6 +120,8 @@ export class CaptureConnection {
     }
     try {
       db.pragma('wal_autocheckpoint = 0');
+      // A checkout that need not reach the disk (an ephemeral fork's): this connection's checkpoints never sync it.
+      if (opts.synced === false) db.pragma('synchronous = OFF');
       const mode = await whileBusy(dbPath, `cannot switch ${dbPath} to WAL mode`, LOCK_BUDGET_MS, () =>
         db.pragma('journal_mode = WAL', { simple: true }),
       );
@@ -130,6 +138,21 @@ export class CaptureConnection {
       db.close();
       throw err;
     }
+  }
+
+  /**
+   * From now on this connection's checkpoints sync the database as SQLite's default does (the fork was kept): at once
+   * when no transaction is open, else before its next checkpoint (SQLite changes it only outside a transaction).
+   */
+  synced(): void {
+    this.#syncPending = true;
+    this.#applySync();
+  }
+
+  #applySync(): void {
+    if (!this.#syncPending || this.#db.inTransaction) return;
+    this.#db.pragma('synchronous = FULL');
+    this.#syncPending = false;
   }
 
   /** True while the read transaction is open. */
@@ -196,6 +219,7 @@ export class CaptureConnection {
    * takes the write lock, so writers are not held up. A lock conflict reads as busy. Not inside a transaction.
    */
   passiveCheckpoint(): CheckpointResult {
+    this.#applySync();
     try {
       const [row] = this.#db.pragma('wal_checkpoint(PASSIVE)') as CheckpointResult[];
       if (row !== undefined)
@@ -212,6 +236,7 @@ export class CaptureConnection {
    */
   async checkpoint(mode: CheckpointMode, budgetMs: number = LOCK_BUDGET_MS): Promise<CheckpointResult> {
     const deadline = Date.now() + budgetMs;
+    this.#applySync();
     for (;;) {
       let result: CheckpointResult = { busy: 1, log: -1, checkpointed: -1 };
       try {

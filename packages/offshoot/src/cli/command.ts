@@ -35,6 +35,8 @@ export interface Invocation {
   arg(i: number): string;
   /** The store spec from -store, $OFFSHOOT_STORE or ./.offshoot. */
   storeSpec(): StoreSpec;
+  /** True when -store or $OFFSHOOT_STORE named the store, false for the ./.offshoot default. */
+  storeNamed: boolean;
   /** Opens the store (once per invocation, closed by the runner) and returns the ops context. */
   context(): Promise<OpsContext>;
   /** Who asks (the global --actor and --allow-force): passed to every destructive verb. */

@@ -16,6 +16,16 @@ export function socketFor(inv: Invocation): string {
   return resolveSocketPath(inv.flags.string('socket'), key);
 }
 
+/**
+ * Whether this invocation's requests state its store, so a daemon serving another store refuses them: yes unless a
+ * socket was named (-socket or $OFFSHOOT_SOCKET) and the store was not. A socket path alone is enough to reach a
+ * daemon, from any directory; the ./.offshoot default of wherever the command runs is no store the user meant.
+ */
+function statesStore(inv: Invocation): boolean {
+  const socketNamed = (inv.flags.string('socket') ?? '') !== '' || (process.env.OFFSHOOT_SOCKET ?? '') !== '';
+  return inv.storeNamed || !socketNamed;
+}
+
 const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'ENOTDIR']);
 
 /**
@@ -106,7 +116,7 @@ export async function withDaemon<T>(
   const socket = socketFor(inv);
   // Loaded here, not at start-up: only the commands that talk to a daemon pay for the client and node:net.
   const { connect, isOffshootError } = await import('@offshoot/client');
-  const connectOpts = { store: canonicalStore(inv.storeSpec()) };
+  const connectOpts = statesStore(inv) ? { store: canonicalStore(inv.storeSpec()) } : {};
   let client: Client | undefined;
   try {
     client = opts.waitForStart

@@ -23,6 +23,7 @@ const BY_CODE: Record<ErrorCode, number> = {
   NOT_INITIALIZED: EXIT.notFound,
   ALREADY_EXISTS: EXIT.conflict,
   CAS_CONFLICT: EXIT.conflict,
+  BASE_MOVED: EXIT.conflict,
   PROTECTED: EXIT.protected,
   BUSY: EXIT.busy,
   LEASE_HELD: EXIT.busy,

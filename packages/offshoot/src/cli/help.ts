@@ -84,7 +84,7 @@ export function usageText(): string {
     '  OFFSHOOT_TOKEN         the bearer token of serve -http when -token is not given',
     "  OFFSHOOT_HOST          this machine's name in leases and locks, for humans (default: the host name)",
     '  OFFSHOOT_DEBUG=1       print a stack trace for internal errors',
-    '  OFFSHOOT_SNAPSHOT_EVERY  at-rest twin of serve -snapshot-every: chains stay below it (default 16; at most 8 members)',
+    '  OFFSHOOT_SNAPSHOT_EVERY  at-rest twin of serve -snapshot-every: chains stay within it (default 16; at layout 3 below it, at most 8 members)',
     '  S3 credentials come from the AWS SDK default chain (environment, shared config, instance role).',
     '',
     EXIT_CODES_HELP,

@@ -1,3 +1,4 @@
+import { nameMap } from '../core/name-map.js';
 import type { OffshootError } from '../core/errors.js';
 import { formatTarget, type Target } from '../core/target.js';
 import type { CheckoutResult } from '../ops/checkout.js';
@@ -7,6 +8,8 @@ import type { CreateResult } from '../ops/create.js';
 import type { DestroyResult } from '../ops/destroy.js';
 import type { ForkManyResult, ForkResult } from '../ops/fork.js';
 import type { GcReport } from '../ops/gc.js';
+import { reapHoldText } from '../ops/helpers/branch/reap-hold.js';
+import type { PostponedReap } from '../ops/helpers/gc/reap-expired.js';
 import type { LeaseInfo } from '../ops/lease.js';
 import type { PromoteResult } from '../ops/promote.js';
 import type { ProtectResult } from '../ops/protect.js';
@@ -14,6 +17,7 @@ import type { QueryResult } from '../ops/query.js';
 import type { RollbackResult } from '../ops/rollback.js';
 import type { BranchStatus, StatusTail } from '../ops/status.js';
 import type { TouchResult } from '../ops/touch.js';
+import type { UpgradeResult } from '../ops/upgrade.js';
 import { renderDiffSummary, renderDiffText } from '../sqlite/diff/diff-format.js';
 import { diffToJson } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
@@ -57,7 +61,8 @@ function jsonValue(v: unknown, renameKeys: boolean): unknown {
   if (v instanceof Date) return v.toISOString();
   if (Buffer.isBuffer(v)) return v.toString('hex');
   if (Array.isArray(v)) return v.map((x) => jsonValue(x, renameKeys));
-  const out: Record<string, unknown> = {};
+  // Keys may be user data (meta): `__proto__` is one like any other, not a prototype to set.
+  const out = nameMap<unknown>();
   for (const [k, x] of Object.entries(v)) {
     if (x === undefined) continue;
     out[renameKeys ? snakeCase(k) : k] = jsonValue(x, renameKeys && !USER_KEYED.has(k));
@@ -94,9 +99,17 @@ function rfc3339(iso: string): string {
   return Number.isFinite(t) ? new Date(t).toISOString().replace(/\.\d+Z$/, 'Z') : iso || '(none)';
 }
 
-/** `init`. */
-export function initOutcome(spec: string): Outcome {
-  return outcome({ store: spec, initialized: true }, [`initialized store at ${spec}`]);
+/** `init`: the earlier implementation's line, and the layout the store was written at. */
+export function initOutcome(spec: string, layout: number): Outcome {
+  return outcome({ store: spec, initialized: true, layoutVersion: layout }, [`initialized store at ${spec}`]);
+}
+
+/** `upgrade`: what the layout was and is, and what it now allows. */
+export function upgradeOutcome(r: UpgradeResult): Outcome {
+  const what = r.upgraded
+    ? `upgraded store at ${r.store} from layout ${r.from} to ${r.to}`
+    : `store at ${r.store} is already at layout ${r.to}`;
+  return outcome(r, [`${what} (${r.layout.allows})`]);
 }
 
 /** `create` prints nothing. */
@@ -138,6 +151,24 @@ export function forkManyOutcome(r: ForkManyResult): Outcome {
   );
 }
 
+/**
+ * `fork --ephemeral`, answered by the daemon: the lines `fork` prints, each saying the fork is ephemeral; the JSON is
+ * what the daemon reports (no storage mode: it keeps that to itself).
+ */
+export function ephemeralForkOutcome(src: Target, names: readonly string[], txid: number): Outcome {
+  const data =
+    names.length === 1
+      ? { db: src.db, source: src.branch, branch: names[0], txid, ephemeral: true }
+      : { db: src.db, source: src.branch, branches: names, txid, ephemeral: true };
+  return outcome(
+    data,
+    names.map(
+      (b) =>
+        `forked ${src.db}@${src.branch} -> ${src.db}@${b} at txid ${txid} (ephemeral: gone with its daemon unless kept)`,
+    ),
+  );
+}
+
 /** `touch`. */
 export function touchOutcome(r: TouchResult): Outcome {
   return outcome(r, [`touched ${r.db}@${r.branch} ttl=${r.ttl ?? 'none'} touched_at=${r.touchedAt}`]);
@@ -159,15 +190,23 @@ export function rollbackOutcome(r: RollbackResult, branchProtected: boolean): Ou
         : `abandoned txids ${a.from}-${a.to}`;
   const { refreshError, ...rest } = r;
   const undo = rollbackUndoCommand(r, branchProtected);
-  const data = { ...rest, undo };
+  const data = { ...rest, protected: branchProtected, undo };
   // A stale checkout's path would name a file holding the old state: print none, and fail with the refresh error.
   return outcome(refreshDocument(data, refreshError), refreshError ? [] : [r.path], {
     notes: [
       `rolled back ${r.db}@${r.branch} to checkpoint ${JSON.stringify(r.checkpoint)} at txid ${r.txid}; ${abandoned}`,
       `previous head kept as ${r.db}@${r.backup}; undo with '${undo}'`,
+      ...earlierNote(r.db, r.branch, r.earlierBackup),
     ],
     ...(refreshError ? { failure: refreshError } : {}),
   });
+}
+
+// The note of an earlier undo point kept aside: it held the only copy of its state.
+function earlierNote(db: string, branch: string, earlier: string | undefined): string[] {
+  return earlier === undefined
+    ? []
+    : [`earlier undo point of ${db}@${branch} held the only copy of its state: kept as ${db}@${earlier}`];
 }
 
 // The JSON document of a repoint whose checkout could not be refreshed names the error beside the result.
@@ -183,7 +222,10 @@ export function promoteOutcome(r: PromoteResult): Outcome {
     refreshDocument(data, refreshError),
     [`promoted ${r.db}@${r.source} -> ${r.db}@${r.target} at txid ${r.txid}`],
     {
-      notes: [`previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`],
+      notes: [
+        `previous head of ${r.db}@${r.target} kept as ${r.db}@${r.backup}`,
+        ...earlierNote(r.db, r.target, r.earlierBackup),
+      ],
       ...(r.sourceLive
         ? {
             warnings: [
@@ -196,12 +238,19 @@ export function promoteOutcome(r: PromoteResult): Outcome {
   );
 }
 
+/** `--check` of rollback, promote or destroy: the call would go ahead now; nothing was changed. */
+export function checkOutcome(verb: 'rollback' | 'promote' | 'destroy', t: Target): Outcome {
+  return outcome({ verb, db: t.db, branch: t.branch, allowed: true }, [
+    `${verb} of ${t.db}@${t.branch} would go ahead (checked only: nothing was changed)`,
+  ]);
+}
+
 /** `compact`. */
 export function compactOutcome(r: CompactResult): Outcome {
   return outcome(r, [`compacted ${r.db}@${r.branch} to txid ${r.txid}`]);
 }
 
-/** `destroy` prints nothing. */
+/** `destroy` prints nothing (what it discarded from the checkout the op warns of). */
 export function destroyOutcome(r: DestroyResult): Outcome {
   return outcome(r);
 }
@@ -222,6 +271,7 @@ export function statusLine(b: BranchStatus): string {
   if (b.protected) line += ' protected';
   if (b.checkedOut) line += ' checked-out';
   if (b.ttl) line += ` ttl=${b.ttl}` + (b.remaining ? ` remaining=${b.remaining}` : '');
+  if (b.reapPostponed) line += ` reap-postponed=${b.reapPostponed}`;
   if (b.meta) line += ` meta=${JSON.stringify(b.meta)}`;
   return line;
 }
@@ -236,10 +286,16 @@ export function statusTailLines(t: StatusTail): string[] {
   ];
 }
 
-/** `status`, once the branches are printed: each unreadable ref on stderr with its fix, and the corrupt exit code. */
+/**
+ * `status`, once the branches are printed: the store's layout as a note on stderr (stdout keeps the earlier
+ * implementation's lines, for the scripts that parse them), each unreadable ref on stderr with its fix, and the
+ * corrupt exit code.
+ */
 export function statusTailOutcome(t: StatusTail): Outcome {
+  const layout =
+    `store layout ${t.layout.version} (${t.layout.allows})` + (t.layout.upgrade ? `. ${t.layout.upgrade}` : '');
   return unreadableOutcome(
-    { data: t, text: '', printed: true },
+    { data: t, text: '', printed: true, notes: [layout] },
     t.unreadable.map((u) => `${u.error}${u.hint ? ` (${u.hint})` : ''}`),
   );
 }
@@ -270,6 +326,7 @@ export function diffOutcome(r: DiffResult, left: string, right: string, mode: Di
     schema: j.schema,
     tables: new Verbatim(j.tables),
     stats: j.stats,
+    summary_only: j.summary_only,
     ...(mode === 'sql' ? { sql: text } : {}),
   };
   return { data, text };
@@ -287,14 +344,24 @@ export function queryOutcome(r: QueryResult): Outcome {
   });
 }
 
+/** A reap the checkout postponed, in words: what holds it and how it is settled. */
+export function postponedLine(p: PostponedReap): string {
+  const settle =
+    p.reason === 'open_connection'
+      ? 'it is reaped once that connection closes'
+      : `checkpoint it ('offshoot checkpoint ${p.name} <name>') to keep the writes, or 'offshoot destroy ${p.name}' to discard them`;
+  return `postponed the reap of ${p.name}: ${reapHoldText(p.reason)}; ${settle}`;
+}
+
 /** `gc`: reaped and cleared lists only when non-empty, then the object counts; reap failures go to stderr. */
 export function gcOutcome(r: GcReport): Outcome {
   const lines: string[] = [];
   if (r.reaped.length > 0) lines.push(`gc: reaped ${goList(r.reaped)}`);
   if (r.clearedClaims.length > 0) lines.push(`gc: cleared stale delete claim(s) ${goList(r.clearedClaims)}`);
   lines.push(`gc: tombstoned ${r.tombstoned}, deleted ${r.deleted} objects`);
-  const notes =
-    r.roCachePruned > 0 ? [`gc: pruned ${r.roCachePruned} read-only cache entries no live branch uses`] : [];
+  const notes = r.postponed.map((p) => `gc: ${postponedLine(p)}`);
+  if (r.roCachePruned > 0) notes.push(`gc: pruned ${r.roCachePruned} read-only cache entries no live branch uses`);
+  if (r.temporaries > 0) notes.push(`gc: removed ${r.temporaries} temporaries left by writers that died`);
   return unreadableOutcome(
     outcome(r, lines, { notes, problems: r.reapErrors.map((e) => `gc: reap: ${e}`) }),
     r.unreadable.map((u) => `gc: ${u}; kept every object it may reach`),
@@ -355,6 +422,7 @@ export function sessionStatusOutcome(sessions: SessionInfo[]): Outcome {
     // Appended, so scripts reading the original fields by position keep working.
     if (s.unflushed_bytes !== undefined) line += ` unflushed=${s.unflushed_bytes}`;
     if (s.evicted === true) line += ' evicted';
+    if (s.ephemeral === true) line += ' ephemeral';
     return line;
   });
   return outcome({ sessions: new Verbatim(sessions) }, lines);
@@ -377,12 +445,14 @@ function branchJson(db: string, b: BranchInfo): Record<string, unknown> {
     storage: b.shared ? 'shared' : 'materialized',
     txid: b.head_txid,
     checkpoints: b.checkpoints,
-    checkpointsV2: b.checkpoints_v2.map((c) => ({ name: c.name, txid: c.txid, createdAt: c.created_at })),
+    checkpointsV2: b.checkpoints_v2.map((c) => ({ name: c.name, txid: c.txid, createdAt: c.created_at || undefined })),
     protected: b.protected,
-    ttl: b.ttl,
-    remaining: b.ttl_remaining,
-    leaseHolder: b.lease_holder,
-    touchedAt: b.touched_at,
+    // The client reads a field the daemon left out as "": left out here too, as status --json leaves it out.
+    ttl: b.ttl || undefined,
+    remaining: b.ttl_remaining || undefined,
+    leaseHolder: b.lease_holder || undefined,
+    touchedAt: b.touched_at || undefined,
+    ephemeral: b.ephemeral === true ? true : undefined,
   };
 }
 
@@ -397,6 +467,7 @@ export function sessionBranchesOutcome(
     if (b.protected) line += ' protected';
     if (b.ttl) line += ` ttl=${b.ttl}` + (b.ttl_remaining ? ` remaining=${b.ttl_remaining}` : '');
     if (b.lease_holder) line += ` holder=${b.lease_holder}`;
+    if (b.ephemeral === true) line += ' ephemeral';
     return line;
   });
   const data = {
@@ -429,9 +500,9 @@ export function errorLine(err: OffshootError): string {
 
 /** The one stderr JSON line for a failure under --json. */
 export function errorJsonLine(err: OffshootError): string {
-  return JSON.stringify({
-    error: { code: err.code, message: err.message, hint: err.hint ?? null, retryable: err.retryable },
-  });
+  const e = { code: err.code, message: err.message, hint: err.hint ?? null, retryable: err.retryable };
+  // Additive: a refusal of an agent its human may lift says so, as on the wire.
+  return JSON.stringify({ error: err.humanCanAllow ? { ...e, human_can_allow: true } : e });
 }
 
 /** A warning line for stderr: text, or a JSON object under --json. */

@@ -30,6 +30,7 @@ import { statusCommand } from './commands/status.js';
 import { touchCommand } from './commands/touch.js';
 import { uiCommand } from './commands/ui.js';
 import { unprotectCommand } from './commands/unprotect.js';
+import { upgradeCommand } from './commands/upgrade.js';
 import { versionCommand } from './commands/version.js';
 
 /** A top-level entry: a command, or a group of subcommands. */
@@ -83,6 +84,7 @@ export const ENTRIES: readonly Entry[] = [
   unprotectCommand,
   statusCommand,
   gcCommand,
+  upgradeCommand,
   leaseGroup,
   serveCommand,
   mcpCommand,

@@ -157,6 +157,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       json: parsed.json,
       print: (text) => printNow(io.stdout, text),
       storeSpec: () => resolveStoreSpec(store, io.env),
+      storeNamed: store !== undefined || io.env.OFFSHOOT_STORE !== undefined,
       context: async () => {
         if (ctx === undefined) {
           const progress = globals.quiet ? undefined : await terminalProgress(io.stderr);

@@ -47,7 +47,7 @@ function coalesced(print: (text: string) => Promise<void>) {
 /**
  * A printer of one form. The --json document is written piece by piece yet byte for byte as the one-document printer
  * writes it (two-space indent, a branch per array item); JSON Lines is a branch per line, then one line holding the
- * rest of that document (`unreadable`, `ro_cache`, and under a limit `truncated` and `more`).
+ * rest of that document (`unreadable`, `ro_cache`, `layout`, and under a limit `truncated` and `more`).
  */
 export function statusPrinter(form: StatusForm, print: (text: string) => Promise<void>): StatusPrinter {
   let count = 0;

@@ -27,7 +27,7 @@ export async function openOpsContext(spec: StoreSpec, env: NodeJS.ProcessEnv, io
   });
 }
 
-/** OFFSHOOT_SNAPSHOT_EVERY: the at-rest twin of serve's -snapshot-every (it bounds chains below it; default 16). */
+/** OFFSHOOT_SNAPSHOT_EVERY: the at-rest twin of serve's -snapshot-every (it bounds chains; default 16). */
 function snapshotEveryFrom(env: NodeJS.ProcessEnv): number | undefined {
   const text = env.OFFSHOOT_SNAPSHOT_EVERY;
   if (text === undefined || text === '') return undefined;

@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'NOT_INITIALIZED'
   | 'ALREADY_EXISTS'
   | 'CAS_CONFLICT'
+  | 'BASE_MOVED'
   | 'PROTECTED'
   | 'LEASE_HELD'
   | 'LEASE_LOST'

@@ -7,7 +7,16 @@ export type Meta = Record<string, string>;
 /** The caps the store enforces on meta before anything is written. */
 export const META_LIMITS = { maxKeys: 32, maxKeyBytes: 64, maxValueBytes: 512 } as const;
 
-/** Throws INVALID_ARGUMENT when meta breaks a cap (≤ 32 keys, keys ≤ 64 B, values ≤ 512 B, non-empty keys). */
+/**
+ * The prefix of the meta keys that are offshoot's own (`offshoot.safety` and `offshoot.of` mark an undo point): no
+ * caller may set one, so a branch reads as an undo point only when offshoot made it one.
+ */
+export const OFFSHOOT_META_PREFIX = 'offshoot.';
+
+/**
+ * Throws INVALID_ARGUMENT when caller-given meta breaks a cap (≤ 32 keys, keys ≤ 64 B, values ≤ 512 B, non-empty
+ * keys) or uses a key of offshoot's own (`offshoot.*`).
+ */
 export function validateMeta(meta: Meta | undefined): Meta | undefined {
   if (meta === undefined) return undefined;
   const keys = Object.keys(meta);
@@ -24,6 +33,18 @@ export function validateMeta(meta: Meta | undefined): Meta | undefined {
         hint: 'write --meta key=value',
         hints: { agent: 'give every meta entry a non-empty key', sdk: 'give every meta entry a non-empty key' },
       });
+    if (k.startsWith(OFFSHOOT_META_PREFIX))
+      throw fail(
+        'INVALID_ARGUMENT',
+        `meta key ${JSON.stringify(k)} is offshoot's own: keys starting with "${OFFSHOOT_META_PREFIX}" mark the undo points offshoot keeps`,
+        {
+          hint: `rename the --meta key so it does not start with "${OFFSHOOT_META_PREFIX}"`,
+          hints: {
+            agent: `rename the meta key so it does not start with "${OFFSHOOT_META_PREFIX}"`,
+            sdk: `rename the meta key so it does not start with "${OFFSHOOT_META_PREFIX}"`,
+          },
+        },
+      );
     if (Buffer.byteLength(k) > META_LIMITS.maxKeyBytes) {
       throw fail(
         'INVALID_ARGUMENT',

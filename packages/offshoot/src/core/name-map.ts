@@ -13,3 +13,18 @@ export function nameMap<T>(from?: Readonly<Record<string, T>>): Record<string, T
 export function named<T>(map: Readonly<Record<string, T>>, name: string): T | undefined {
   return Object.hasOwn(map, name) ? map[name] : undefined;
 }
+
+/**
+ * The map a validator rebuilt from `sent` (a record it accepted), with every key as sent and in its order: a validator
+ * that builds a plain object (zod's record) drops the key `__proto__` without a word. That key comes back with its
+ * value as sent, unchecked: the caller checks it as it checks every other (validateMeta). `parsed` itself when
+ * nothing was dropped.
+ */
+export function keysAsSent<T>(parsed: Record<string, T>, sent: unknown): Record<string, T> {
+  if (typeof sent !== 'object' || sent === null || Array.isArray(sent) || !Object.hasOwn(sent, '__proto__'))
+    return parsed;
+  const raw = sent as Record<string, T>;
+  const m = nameMap<T>();
+  for (const k of Object.keys(raw)) m[k] = (Object.hasOwn(parsed, k) ? parsed[k] : raw[k]) as T;
+  return m;
+}

@@ -14,12 +14,33 @@ export function nameProblem(value: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A valid name close to value: lower-cased, every run of other characters (and of dots) made one "-" (one "."),
+ * trimmed of them at both ends and cut to 128 characters; undefined when nothing is left.
+ */
+export function nameLike(value: string): string | undefined {
+  const near = value
+    .toLowerCase()
+    .replace(/[^a-z0-9_.-]+/g, '-')
+    .replace(/\.{2,}/g, '.')
+    .replace(/^[-.]+|[-.]+$/g, '')
+    .slice(0, 128)
+    .replace(/[-.]+$/, '');
+  return near !== '' && nameProblem(near) === undefined ? near : undefined;
+}
+
+/** The fix for an invalid name: the rule, and a valid name close to the one given when there is one. */
+export function nameHint(value: string): string {
+  const near = nameLike(value);
+  return `use 1-128 characters of a-z, 0-9, "-", "_" and "."${near === undefined ? '' : `, e.g. ${JSON.stringify(near)}`}`;
+}
+
 /** Throws INVALID_NAME unless value is a valid database, branch or checkpoint name. */
 export function validateName(kind: NameKind, value: string): string {
   const problem = nameProblem(value);
   if (problem) {
     throw fail('INVALID_NAME', `store: invalid ${kind} name ${JSON.stringify(value)}: ${problem}`, {
-      hint: 'use 1-128 characters of a-z, 0-9, "-", "_" and "."',
+      hint: nameHint(value),
     });
   }
   return value;

@@ -1,6 +1,6 @@
 import type { BranchState } from '../ops/helpers/branch/branch-state.js';
 import type { BranchStatus } from '../ops/status.js';
-import type { BranchInfo } from '../protocol/wire.js';
+import type { WireBranchInfo } from '../protocol/wire.js';
 import type { Slot } from './session-table.js';
 
 /**
@@ -14,7 +14,7 @@ export function daemonState(atRest: BranchState, slot: Slot | undefined): Branch
 }
 
 /** A branch in wire form; `shared` and `state` are always present, and no meta value is ever included. */
-export function branchInfo(b: BranchStatus, state: BranchState): BranchInfo {
+export function branchInfo(b: BranchStatus, state: BranchState): WireBranchInfo {
   return {
     branch: b.branch,
     head_txid: b.txid,
@@ -22,6 +22,7 @@ export function branchInfo(b: BranchStatus, state: BranchState): BranchInfo {
     ...(b.ttl !== undefined ? { ttl: b.ttl } : {}),
     ...(b.remaining !== undefined ? { ttl_remaining: b.remaining } : {}),
     ...(b.expiresAt !== undefined ? { expires_at: b.expiresAt } : {}),
+    ...(b.reapPostponed !== undefined ? { reap_postponed: b.reapPostponed } : {}),
     ...(b.leaseHolder !== undefined ? { lease_holder: b.leaseHolder } : {}),
     checkpoints: b.checkpoints,
     ...(b.touchedAt !== undefined ? { touched_at: b.touchedAt } : {}),
@@ -32,5 +33,6 @@ export function branchInfo(b: BranchStatus, state: BranchState): BranchInfo {
     })),
     shared: b.storage === 'shared',
     state,
+    ...(b.ephemeral ? { ephemeral: true } : {}),
   };
 }

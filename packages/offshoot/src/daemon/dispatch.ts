@@ -1,9 +1,11 @@
 import { fail } from '../core/errors.js';
 import { errorResponse } from '../protocol/errors.js';
+import { keysAsSent } from '../core/name-map.js';
 import { RequestSchema, type Op, type Response } from '../protocol/wire.js';
 import type { DaemonContext, Transport } from './daemon-context.js';
 import { branchesOp } from './handlers/branches.js';
 import { checkoutAtOp } from './handlers/checkout-at.js';
+import { checkOp } from './handlers/check.js';
 import { checkpointOp } from './handlers/checkpoint.js';
 import { checkoutOp } from './handlers/checkout.js';
 import { closeOp } from './handlers/close.js';
@@ -54,6 +56,7 @@ const HANDLERS: Record<Op, OpHandler> = {
   gc: gcOp,
   checkpoint: checkpointOp,
   query: queryOp,
+  check: checkOp,
 };
 
 /** Every op the daemon answers. */
@@ -77,6 +80,7 @@ export async function dispatch(d: DaemonContext, raw: unknown, transport: Transp
       });
     }
     const req = parsed.data;
+    if (req.meta !== undefined) req.meta = keysAsSent(req.meta, (raw as { meta?: unknown }).meta);
     refuseOtherStore(req, d.options.store);
     const handler = Object.hasOwn(HANDLERS, req.op) ? HANDLERS[req.op as Op] : undefined;
     if (handler === undefined) {

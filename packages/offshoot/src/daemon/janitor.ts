@@ -3,6 +3,8 @@ import { clearStaleClaims } from '../ops/helpers/gc/clear-claims.js';
 import { collectGarbage } from '../ops/gc.js';
 import { compactBranch } from '../ops/helpers/chain/chain-writer.js';
 import { reap } from '../ops/reap.js';
+import { type ReapHold, reapHoldText } from '../ops/helpers/branch/reap-hold.js';
+import { newlyPostponed } from '../ops/helpers/gc/reap-expired.js';
 import type { DaemonContext } from './daemon-context.js';
 import { janitorLogLine } from './log-line.js';
 import { announceReaped } from './reaped.js';
@@ -19,6 +21,8 @@ import { Ticker } from './ticker.js';
 export class Janitor {
   private readonly ticker: Ticker;
   private backlog = 0;
+  /** The reaps the last pass postponed, so each is logged once. */
+  private readonly postponed = new Map<string, ReapHold>();
 
   constructor(private readonly d: DaemonContext) {
     this.ticker = new Ticker(
@@ -55,6 +59,8 @@ export class Janitor {
     const reaped = await this.step('reap', async () => {
       const r = await reap(d.ops);
       announceReaped(d, r.reaped);
+      for (const p of newlyPostponed(this.postponed, r.postponed))
+        log(`reap: postponed ${p.name}: ${reapHoldText(p.reason)}`);
       for (const e of r.errors) log(`reap: ${e}`);
     });
     const cleared = await this.step('clear claims', async () => {
@@ -76,12 +82,13 @@ export class Janitor {
     });
     const collected = await this.step('gc', async () => {
       try {
-        const c = await collectGarbage(d.ops, d.options.gcGrace);
+        const c = await collectGarbage(d.durable, d.options.gcGrace);
         this.backlog = c.backlog;
         d.metrics.gcPass(c);
         for (const u of c.unreadable) log(`gc: ${u}; kept every object it may reach`);
         if (c.tombstoned > 0 || c.deleted > 0)
           log(`gc: tombstoned ${c.tombstoned}, deleted ${c.deleted} objects (backlog ${c.backlog})`);
+        if (c.temporaries > 0) log(`gc: removed ${c.temporaries} temporaries left by writers that died`);
       } catch (err) {
         // Another daemon's pass holds the store-wide GC lease: that pass does this tick's work.
         if (hasCode(err, 'BUSY')) return log(`gc: skipped: ${(err as Error).message}`);

@@ -4,13 +4,20 @@ import { MAIN_BRANCH, type Target } from '../core/target.js';
 import type { Actor } from '../ops/helpers/safety/policy.js';
 import type { Request } from '../protocol/wire.js';
 
-/** The `db@branch` a request names: `db` is required, `branch` defaults to main. */
+/**
+ * The `db@branch` a request names: `db` is required, an omitted `branch` is main. An empty `branch` is an invalid
+ * name, never main: a caller that vets the name it sends (an agent's approval) must see the branch the op acts on.
+ */
 export function requestTarget(req: Request): Target {
   if (req.db === undefined || req.db === '') {
     throw fail('INVALID_ARGUMENT', `${req.op}: db is required`, { hint: 'set "db" in the request' });
   }
   const db = validateName('database', req.db);
-  const branch = req.branch === undefined || req.branch === '' ? MAIN_BRANCH : validateName('branch', req.branch);
+  if (req.branch === '')
+    throw fail('INVALID_NAME', `${req.op}: the branch name is empty`, {
+      hint: `name the branch, or leave "branch" out for ${MAIN_BRANCH}`,
+    });
+  const branch = req.branch === undefined ? MAIN_BRANCH : validateName('branch', req.branch);
   return { db, branch };
 }
 
@@ -30,4 +37,15 @@ export function optionalCheckpoint(req: Request): string | undefined {
 /** Who a request says is asking: a human unless it says `actor: "agent"` (then `allow_force` lets it force). */
 export function requestActor(req: Request): Actor {
   return req.actor === 'agent' ? { kind: 'agent', allowForce: req.allow_force === true } : { kind: 'human' };
+}
+
+/** The request's `if_head`, a txid (a non-negative integer), or undefined when absent. */
+export function requestIfHead(req: Request): number | undefined {
+  const v = req.if_head;
+  if (v === undefined) return undefined;
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw fail('INVALID_ARGUMENT', `${req.op}: if_head must be a txid (a whole number), not ${JSON.stringify(v)}`, {
+      hint: 'set "if_head" to the head txid the target must still be at, as branches reports it (head_txid)',
+    });
+  return v;
 }

@@ -1,38 +1,22 @@
-import { z } from 'zod';
-import { fail } from '../core/errors.js';
+import { branchOf } from '@offshoot/tools';
 import { formatDuration, parseTtl, type TtlArg } from '../core/duration.js';
-import { META_LIMITS } from '../core/meta.js';
-import { nameProblem } from '../core/names.js';
-import { MAIN_BRANCH } from '../core/target.js';
-
-/** The required `database` argument. */
-export const databaseArg = z.string().describe('database name (as created with `offshoot create`)');
-
-/** An optional branch argument that defaults to main. */
-export function branchArg(what: string): z.ZodOptional<z.ZodString> {
-  return z.string().optional().describe(`${what} (default "${MAIN_BRANCH}")`);
-}
-
-/** `meta`: string tags, bounded like the store bounds them. */
-export const metaArg = z
-  .record(z.string().max(META_LIMITS.maxKeyBytes), z.string().max(META_LIMITS.maxValueBytes))
-  .optional()
-  .describe(`string tags (run id, git SHA, agent name): at most ${META_LIMITS.maxKeys} keys`);
+import { fail } from '../core/errors.js';
+import { nameHint, nameProblem } from '../core/names.js';
 
 /** Checks a name argument, failing with `invalid <arg> "<value>": <problem>`. */
 export function nameArg(arg: string, value: string): string {
   const problem = nameProblem(value);
   if (problem !== undefined) {
     throw fail('INVALID_NAME', `invalid ${arg} ${JSON.stringify(value)}: ${problem}`, {
-      hint: 'names are 1-128 characters of a-z, 0-9, "-", "_" and "."',
+      hint: nameHint(value),
     });
   }
   return value;
 }
 
-/** The branch an optional argument names: the value checked, else main. */
+/** The branch an optional argument names, resolved as the catalogue resolves it (main when omitted), checked. */
 export function branchOr(arg: string, value: string | undefined): string {
-  return value === undefined ? MAIN_BRANCH : nameArg(arg, value);
+  return nameArg(arg, branchOf(value));
 }
 
 /** Parses a TTL argument with the one grammar (core parseTtl): on a fork `none` means never and zero is refused. */

@@ -1,7 +1,9 @@
 import { reap } from '../ops/reap.js';
+import { type ReapHold, reapHoldText } from '../ops/helpers/branch/reap-hold.js';
+import { newlyPostponed } from '../ops/helpers/gc/reap-expired.js';
 import { clearStaleClaims } from '../ops/helpers/gc/clear-claims.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
-import { servingDaemon as serving } from './daemon-link.js';
+import { servingDaemon as serving } from './daemon/daemon-link.js';
 
 /** The background reap of `offshoot mcp -reap-every`: expires TTL'd forks and clears stranded delete claims, no GC. */
 export interface Reaper {
@@ -17,7 +19,7 @@ async function servingDaemon(ctx: OpsContext): Promise<string | undefined> {
 
 /**
  * Runs one pass every `everyMs` (never two at once): reaps TTL-expired branches (then calls `reaped`, so subscribers
- * hear of it at once) and clears delete claims left by destroys that died. While a real daemon serves the same store it steps aside (logging once), since that daemon's
+ * hear of it at once; a reap its checkout postpones is logged once) and clears delete claims left by destroys that died. While a real daemon serves the same store it steps aside (logging once), since that daemon's
  * janitor does the same work; it resumes when the daemon goes away. A failed pass is logged and retried next time.
  */
 export function startReaper(
@@ -27,6 +29,7 @@ export function startReaper(
   reaped: () => Promise<void>,
 ): Reaper {
   let deferringTo: string | undefined;
+  const postponed = new Map<string, ReapHold>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -46,6 +49,8 @@ export function startReaper(
       log(`offshoot: mcp: reaper: reaped ${r.reaped.join(', ')}`);
       await reaped();
     }
+    for (const p of newlyPostponed(postponed, r.postponed))
+      log(`offshoot: mcp: reaper: postponed ${p.name}: ${reapHoldText(p.reason)}`);
     for (const e of r.errors) log(`offshoot: mcp: reaper: ${e}`);
     if (cleared.length > 0) log(`offshoot: mcp: reaper: cleared stale delete claim(s) ${cleared.join(', ')}`);
   };

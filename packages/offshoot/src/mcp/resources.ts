@@ -5,8 +5,11 @@ import {
   type ReadResourceResult,
   type Resource,
   ResourceTemplate,
+  type Variables,
 } from '@modelcontextprotocol/server';
-import { asOffshootError } from '../core/errors.js';
+import { asOffshootError, hintFor } from '../core/errors.js';
+import { nameMap } from '../core/name-map.js';
+import { type NameKind, nameProblem, validateName } from '../core/names.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import { query } from '../ops/query.js';
 import { status } from '../ops/status.js';
@@ -31,11 +34,24 @@ export function uriCovers(uri: string, db: string, branch: string): boolean {
   return uri === databaseUri(db) || uri === b || uri.startsWith(`${b}/`);
 }
 
+/** The database an `offshoot://` resource URI names, or undefined when it names no resource of this server. */
+export function uriDatabase(uri: string): string | undefined {
+  const m = /^offshoot:\/\/([^/]+)(?:\/([^/]+)(?:\/schema|\/checkpoint\/([^/]+))?)?$/.exec(uri);
+  if (m === null) return undefined;
+  const names = [m[1], m[2], m[3]].filter((n): n is string => n !== undefined);
+  return names.every((n) => nameProblem(n) === undefined) ? m[1] : undefined;
+}
+
 const MAX_COMPLETIONS = 100;
 const JSON_TYPE = 'application/json';
 
 function one(v: string | string[] | undefined): string {
   return (Array.isArray(v) ? v[0] : v) ?? '';
+}
+
+/** A name from the URI, checked: an invalid one is the caller's error (invalid params), with a valid one named. */
+function nameIn(v: Variables, kind: Extract<NameKind, 'database' | 'branch' | 'checkpoint'>): string {
+  return validateName(kind, one(v[kind]));
 }
 
 function json(uri: URL, value: unknown): ReadResourceResult {
@@ -47,12 +63,18 @@ function notFound(uri: URL, text: string): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, text, { uri: uri.href, code: 'NOT_FOUND' });
 }
 
-/** A domain error as the protocol's: a missing branch is "resource not found", the rest keep code and hint. */
+/**
+ * A domain error as the protocol's: a missing branch is "resource not found", an invalid name invalid params, the
+ * rest internal; each keeps its code and the hint in an agent's terms.
+ */
 function asProtocolError(uri: URL, err: unknown): ProtocolError {
   if (err instanceof ProtocolError) return err;
   const e = asOffshootError(err);
-  const text = `${e.code}: ${e.message}${e.hint ? ` (hint: ${e.hint})` : ''}`;
+  const hint = hintFor(e, 'agent');
+  const text = `${e.code}: ${e.message}${hint ? ` (hint: ${hint})` : ''}`;
   if (e.code === 'NOT_FOUND') return notFound(uri, text);
+  if (e.code === 'INVALID_NAME' || e.code === 'INVALID_ARGUMENT')
+    return new ProtocolError(ProtocolErrorCode.InvalidParams, text, { uri: uri.href, code: e.code });
   return new ProtocolError(ProtocolErrorCode.InternalError, text, { code: e.code });
 }
 
@@ -114,12 +136,12 @@ export function registerResources(server: McpServer, open: () => Promise<OpsCont
             mimeType: JSON_TYPE,
           })),
         ),
-      complete: { database: complete.database },
+      complete: nameMap({ database: complete.database }),
     }),
     { title: 'A database and its branches', description: 'Every branch of one database (JSON).', mimeType: JSON_TYPE },
     (uri, v) =>
       guarded(uri, async () => {
-        const db = one(v['database']);
+        const db = nameIn(v, 'database');
         const r = await report(db);
         if (r.branches.length === 0) throw notFound(uri, `NOT_FOUND: no database ${db}`);
         return json(uri, { db, branches: r.branches.map((b) => branchView(b, undefined)) });
@@ -138,7 +160,7 @@ export function registerResources(server: McpServer, open: () => Promise<OpsCont
             mimeType: JSON_TYPE,
           })),
         ),
-      complete: { database: complete.database, branch: complete.branch },
+      complete: nameMap({ database: complete.database, branch: complete.branch }),
     }),
     {
       title: "A branch's status",
@@ -148,8 +170,8 @@ export function registerResources(server: McpServer, open: () => Promise<OpsCont
     },
     (uri, v) =>
       guarded(uri, async () => {
-        const db = one(v['database']);
-        const branch = one(v['branch']);
+        const db = nameIn(v, 'database');
+        const branch = nameIn(v, 'branch');
         const b = (await report(db)).branches.find((x) => x.branch === branch);
         if (b === undefined) throw notFound(uri, `NOT_FOUND: no branch ${db}@${branch}`);
         return json(uri, branchView(b, undefined));
@@ -168,7 +190,7 @@ export function registerResources(server: McpServer, open: () => Promise<OpsCont
             mimeType: 'application/sql',
           })),
         ),
-      complete: { database: complete.database, branch: complete.branch },
+      complete: nameMap({ database: complete.database, branch: complete.branch }),
     }),
     {
       title: "A branch's schema",
@@ -177,8 +199,8 @@ export function registerResources(server: McpServer, open: () => Promise<OpsCont
     },
     (uri, v) =>
       guarded(uri, async () => {
-        const db = one(v['database']);
-        const branch = one(v['branch']);
+        const db = nameIn(v, 'database');
+        const branch = nameIn(v, 'branch');
         const r = await query(
           await open(),
           { db, branch },
@@ -204,7 +226,7 @@ export function registerResources(server: McpServer, open: () => Promise<OpsCont
             })),
           ),
         ),
-      complete: { database: complete.database, branch: complete.branch, checkpoint: complete.checkpoint },
+      complete: nameMap({ database: complete.database, branch: complete.branch, checkpoint: complete.checkpoint }),
     }),
     {
       title: 'A checkpoint',
@@ -213,9 +235,9 @@ export function registerResources(server: McpServer, open: () => Promise<OpsCont
     },
     (uri, v) =>
       guarded(uri, async () => {
-        const db = one(v['database']);
-        const branch = one(v['branch']);
-        const name = one(v['checkpoint']);
+        const db = nameIn(v, 'database');
+        const branch = nameIn(v, 'branch');
+        const name = nameIn(v, 'checkpoint');
         const b = (await report(db)).branches.find((x) => x.branch === branch);
         const c = b?.checkpointsV2.find((x) => x.name === name);
         if (c === undefined) throw notFound(uri, `NOT_FOUND: no checkpoint "${name}" on ${db}@${branch}`);

@@ -1,10 +1,11 @@
 import type { Meta } from '../core/meta.js';
+import type { Ref } from '../core/ref.js';
 import { validateName } from '../core/names.js';
 import type { Target } from '../core/target.js';
 import { checkpointCheckout, type CheckpointResult } from './helpers/checkout/checkpoint-checkout.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
-import { type Actor, HUMAN, refuseUndoPointChange } from './helpers/safety/policy.js';
+import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
 
 export type { CheckpointResult } from './helpers/checkout/checkpoint-checkout.js';
 
@@ -22,17 +23,11 @@ export async function checkpoint(
 ): Promise<CheckpointResult> {
   if (name !== undefined) validateName('checkpoint', name);
   const actor = opts.actor ?? HUMAN;
-  return withBranchLease(ctx, t, () =>
-    checkpointCheckout(ctx, t, name, meta, (ref) =>
-      refuseUndoPointChange(
-        ctx,
-        t.db,
-        t.branch,
-        ref,
-        actor,
-        'checkpointing into',
-        `offshoot checkpoint ${t.db}@${t.branch} <name>`,
-      ),
-    ),
-  );
+  const vet = vetWrite(ctx, t, actor, 'explicit', `offshoot checkpoint ${t.db}@${t.branch} <name>`);
+  // A named checkpoint is a durable state: an ephemeral branch is kept first, once the policy allows the write.
+  const vetThenKeep = async (ref: Ref): Promise<void> => {
+    await vet(ref);
+    if (name !== undefined) await ctx.ephemeral?.keep(t);
+  };
+  return withBranchLease(ctx, t, () => checkpointCheckout(ctx, t, name, meta, vetThenKeep));
 }

@@ -11,6 +11,7 @@ import { casRepoint } from './helpers/branch/repoint.js';
 import { copySnapshot } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
 import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
+import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
 
 /** What compact did; `compacted` is false for a branch that was already self-contained. */
 export interface CompactResult {
@@ -24,21 +25,24 @@ export interface CompactResult {
 /**
  * `offshoot compact db[@b]`: turns a shared fork into a self-contained branch — one snapshot at head in a fresh
  * lineage plus one per distinct checkpoint txid it keeps, the base pointer dropped, a `compact` checkpoint added.
- * A no-op on a branch with no base. This is O(database size) by design: cutting the pointer is its purpose.
+ * A no-op on a branch with no base. This is O(database size) by design: cutting the pointer is its purpose. A dirty
+ * checkout is checkpointed first, as `actor` may write into the branch.
  */
-export function compact(ctx: OpsContext, t: Target): Promise<CompactResult> {
-  return withBranchLease(ctx, t, () => compactLeased(ctx, t));
+export function compact(ctx: OpsContext, t: Target, opts: { actor?: Actor } = {}): Promise<CompactResult> {
+  return withBranchLease(ctx, t, () => compactLeased(ctx, t, opts.actor ?? HUMAN));
 }
 
-async function compactLeased(ctx: OpsContext, t: Target): Promise<CompactResult> {
+async function compactLeased(ctx: OpsContext, t: Target, actor: Actor): Promise<CompactResult> {
   let cur = await readBranch(ctx, t.db, t.branch);
   await refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'compact');
-  if (await checkpointIfDirty(ctx, t, cur.ref)) cur = await readBranch(ctx, t.db, t.branch);
+  const vet = vetWrite(ctx, t, actor, 'implicit', `offshoot compact ${t.db}@${t.branch}`);
+  if (await checkpointIfDirty(ctx, t, cur.ref, vet)) cur = await readBranch(ctx, t.db, t.branch);
   const resolver = new ChainResolver(ctx.store);
   if (cur.ref.base === undefined && (await resolver.base(cur.ref.lineage)) === undefined) {
     return { db: t.db, branch: t.branch, txid: cur.ref.head_txid, compacted: false, snapshots: 0 };
   }
-  const lineage = newLineageId();
+  // An ephemeral branch stays one: its new lineage is held by the daemon too.
+  const lineage = ctx.ephemeral?.holds(t.db, t.branch) ? ctx.ephemeral.newLineage() : newLineageId();
   const head = cur.ref.head_txid;
   const txids = new Set<number>([head, ...Object.values(cur.ref.checkpoints).map((c) => c.txid)]);
   const label = `compact ${t.db}@${t.branch}`;

@@ -4,6 +4,7 @@ import type { Target } from '../core/target.js';
 import { LtxDecoder } from '../ltx/decoder.js';
 import { diffDatabases } from '../sqlite/diff/diff-databases.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
+import type { RowWindows } from '../sqlite/diff/row-window.js';
 import { ChainResolver, type ResolvedChain } from '../store/chain-resolver.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { explainDamage } from './helpers/context/damaged-object.js';
@@ -66,6 +67,13 @@ export interface DiffOpOptions {
   tables?: readonly string[];
   /** Cap on the row data kept, by its size as JSON (default DIFF_MAX_BYTES); past it the diff fails TOO_LARGE. */
   maxBytes?: number;
+  /**
+   * Which row changes of each table to keep, by kind (firstRows(n): the first n); the rest are counted, not kept, so
+   * the cap bounds what is returned, not what is compared. Every row change when absent.
+   */
+  rows?: RowWindows;
+  /** For SQL rendering, which needs every row (no `rows`): TOO_LARGE then names only what narrows SQL. */
+  forSql?: boolean;
 }
 
 /** One side of a diff: a file holding the target's durable state, held until release. */
@@ -120,6 +128,8 @@ export async function diff(
         summaryOnly: opts.summaryOnly ?? false,
         tables: opts.tables,
         maxBytes: opts.maxBytes ?? DIFF_MAX_BYTES,
+        rows: opts.rows,
+        forSql: opts.forSql,
         leftCounts: rowCountsOf(l.path),
         connections: { left: l.db, right: r.db },
       });

@@ -5,7 +5,7 @@ import type { OpsContext } from './helpers/context/context.js';
 import { withGcLease, type GcLease } from './helpers/gc/gc-lease.js';
 import { keeps, type Mark, markLive } from './helpers/gc/gc-mark.js';
 import { pruneChainCache, pruneNamedCheckouts } from './helpers/checkout/ro-cache.js';
-import { reapExpired, type ReapReport } from './helpers/gc/reap-expired.js';
+import { type PostponedReap, reapExpired, type ReapReport } from './helpers/gc/reap-expired.js';
 import { readRefSnapshot, type SnapshotRef } from './helpers/gc/ref-snapshot.js';
 
 /** What one object-GC pass did. */
@@ -16,11 +16,22 @@ export interface CollectReport {
   backlog: number;
   /** The errors of refs that could not be read (each names its branch); what they may reach was kept. */
   unreadable: string[];
+  /** Temp files and incomplete uploads removed, left by writers that died (see TEMPORARY_MIN_AGE_MS). */
+  temporaries: number;
 }
+
+/**
+ * The youngest a temp file or an incomplete multipart upload can be and still count as abandoned, whatever the grace:
+ * a live writer renames its temp file moments after its last write, and an S3 call has 15 minutes plus its transfer
+ * time before it gives up, so nothing this old is still on its way into place.
+ */
+export const TEMPORARY_MIN_AGE_MS = 60 * 60_000;
 
 /** What `offshoot gc` did: reap, stale-claim clearing, object GC, then read-only cache pruning. */
 export interface GcReport extends CollectReport {
   reaped: string[];
+  /** Expired branches left for now, because their checkout still holds work (see reapExpired). */
+  postponed: PostponedReap[];
   reapErrors: string[];
   clearedClaims: string[];
   /** Read-only cache entries removed: per-chain ones no live chain uses, named checkouts of vanished checkpoints. */
@@ -88,8 +99,9 @@ async function collectLeased(
   }
   const changed = JSON.stringify(next) !== JSON.stringify(stones);
   if (changed) await writeTombstones(backend, next, etag);
+  const temporaries = await ctx.store.sweepAbandoned(new Date(now.getTime() - Math.max(graceMs, TEMPORARY_MIN_AGE_MS)));
   return {
-    report: { tombstoned, deleted, backlog: Object.keys(next).length, unreadable: first.unreadable },
+    report: { tombstoned, deleted, backlog: Object.keys(next).length, unreadable: first.unreadable, temporaries },
     mark: first,
   };
 }
@@ -114,5 +126,12 @@ export async function runGc(ctx: OpsContext, opts: { grace: Duration }): Promise
   // A ref that could not be read may still hold checkpoints whose named checkouts are wanted: keep them all then.
   const named = c.mark.unreadable.length > 0 ? 0 : await pruneNamedCheckouts(ctx.checkoutRoot, c.mark.checkpoints);
   const roCachePruned = (await pruneChainCache(ctx.checkoutRoot, c.mark.chainIds)) + named;
-  return { reaped: r.reaped, reapErrors: r.errors, clearedClaims, ...c.report, roCachePruned };
+  return {
+    reaped: r.reaped,
+    postponed: r.postponed,
+    reapErrors: r.errors,
+    clearedClaims,
+    ...c.report,
+    roCachePruned,
+  };
 }

@@ -4,14 +4,14 @@ import { nameMap } from '../core/name-map.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
-import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
+import { checkoutDirty, checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { casRepoint } from './helpers/branch/repoint.js';
 import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { copySnapshot, newLineageAt } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
-import { type Actor, HUMAN, refuseSecondRollback, refuseUndoPointChange } from './helpers/safety/policy.js';
+import { type Actor, HUMAN, refuseSecondRollback, refuseUndoPointChange, vetWrite } from './helpers/safety/policy.js';
 import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
 
@@ -24,6 +24,8 @@ export interface RollbackResult {
   /** The txid range above the checkpoint that was abandoned, if any. */
   abandoned: { from: number; to: number } | undefined;
   backup: string;
+  /** Where the earlier undo point was kept, when it held the only copy of its state (see keepSafetyFork). */
+  earlierBackup?: string;
   path: string;
   refreshed: boolean;
   /** Set when the branch moved but its existing checkout could not be refreshed (say, BUSY): the command failed. */
@@ -45,28 +47,47 @@ export function rollback(
   return withBranchLease(ctx, t, () => rollbackLeased(ctx, t, to, opts));
 }
 
+/**
+ * Runs every refusal `rollback` would on the branch as it stands, and changes nothing (no lease, no write): whether
+ * this actor's rollback would go ahead. A caller asks it before it asks its human (`check` on the wire).
+ */
+export async function checkRollback(
+  ctx: OpsContext,
+  t: Target,
+  to: string,
+  opts: { actor?: Actor } = {},
+): Promise<void> {
+  const cur = await readBranch(ctx, t.db, t.branch);
+  const vet = await vetRollback(ctx, t, to, cur.ref, opts.actor ?? HUMAN);
+  if (await checkoutDirty(ctx, t, cur.ref)) await vet.write(cur.ref);
+}
+
+/** The refusals of a rollback, in order, on the ref as read; `write` is the rule of its implicit checkpoint. */
+async function vetRollback(
+  ctx: OpsContext,
+  t: Target,
+  to: string,
+  ref: Ref,
+  actor: Actor,
+): Promise<{ target: number; write: (ref: Ref) => Promise<void> }> {
+  await refuseForeignLease(ctx, t.db, t.branch, ref, 'rollback');
+  const target = checkpointTxid(ref, t, to);
+  const human = `offshoot rollback ${t.db}@${t.branch} --to ${to}`;
+  await refuseUndoPointChange(ctx, t.db, t.branch, ref, actor, 'rolling back', human);
+  await refuseSecondRollback(ctx, t.db, t.branch, ref, actor);
+  await checkUndoSlot(ctx, t.db, t.branch, 'pre-rollback');
+  return { target, write: vetWrite(ctx, t, actor, 'implicit', human) };
+}
+
 async function rollbackLeased(
   ctx: OpsContext,
   t: Target,
   to: string,
   opts: { materialize?: boolean; actor?: Actor },
 ): Promise<RollbackResult> {
-  const actor = opts.actor ?? HUMAN;
   let cur = await readBranch(ctx, t.db, t.branch);
-  await refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');
-  const target = checkpointTxid(cur.ref, t, to);
-  await refuseUndoPointChange(
-    ctx,
-    t.db,
-    t.branch,
-    cur.ref,
-    actor,
-    'rolling back',
-    `offshoot rollback ${t.db}@${t.branch} --to ${to}`,
-  );
-  await refuseSecondRollback(ctx, t.db, t.branch, cur.ref, actor);
-  await checkUndoSlot(ctx, t.db, t.branch, 'pre-rollback');
-  if (await checkpointIfDirty(ctx, t, cur.ref)) cur = await readBranch(ctx, t.db, t.branch);
+  const { target, write } = await vetRollback(ctx, t, to, cur.ref, opts.actor ?? HUMAN);
+  if (await checkpointIfDirty(ctx, t, cur.ref, write)) cur = await readBranch(ctx, t.db, t.branch);
   const oldHead = cur.ref.head_txid;
   const resolver = new ChainResolver(ctx.store);
   const fresh = await newLineageAt(ctx, t.db, resolver, cur.ref.lineage, target, {
@@ -122,6 +143,7 @@ async function rollbackLeased(
     txid: target,
     abandoned: oldHead > target ? { from: target + 1, to: oldHead } : undefined,
     backup: undo.name,
+    ...(undo.earlier !== undefined ? { earlierBackup: undo.earlier } : {}),
     path: refreshed.path,
     refreshed: refreshed.refreshed,
     ...(refreshed.error ? { refreshError: refreshed.error } : {}),

@@ -5,11 +5,14 @@ import type { VersionedRef } from '../store/store.js';
 import type { BranchStatus, CheckpointStatus, UnreadableRef } from './helpers/branch/branch-status.js';
 import { branchState, type BranchState } from './helpers/branch/branch-state.js';
 import { expiryOf, expiryText, remainingUntil } from './helpers/branch/expiry.js';
+import type { ReapHold } from './helpers/branch/reap-hold.js';
+import { checkoutWork } from './helpers/checkout/checkout-work.js';
 import { leaseEndText, readLiveness, type Liveness } from './helpers/branch/lease-liveness.js';
 import { statusFilter, type StatusFilter, type StatusFilterInput } from './helpers/branch/status-filter.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutDir, checkoutFileName, checkoutPath, refIndexPath } from './helpers/context/paths.js';
 import { roCacheEntries } from './helpers/checkout/ro-cache-entries.js';
+import { type LayoutInfo, layoutInfo } from './helpers/layout/layout-info.js';
 
 export type { BranchStatus, CheckpointStatus, UnreadableRef } from './helpers/branch/branch-status.js';
 export { BRANCH_STATES, type StatusFilterInput } from './helpers/branch/status-filter.js';
@@ -26,6 +29,8 @@ export interface StatusTail {
   /** Refs that are malformed; empty when every ref reads. */
   unreadable: UnreadableRef[];
   roCache: RoCacheUsage;
+  /** The store's layout, what it allows, and what upgrading buys. */
+  layout: LayoutInfo;
   /** Under a limit only: whether branches matched beyond it. */
   truncated?: boolean;
   /** Under a limit only: how many matching branches were left out. */
@@ -75,6 +80,17 @@ function checkoutPresence(root: string): (db: string, branch: string) => string 
   };
 }
 
+/**
+ * Why the reap of a branch whose TTL ran out waits, as the reaper decides it from the checkout's files: read only for an
+ * expired branch with a checkout. (A connection holding a clean checkout open is seen by the reaper alone.)
+ */
+async function reapPostponed(r: Ref, path: string | undefined, now: Date, liveness: Liveness) {
+  if (path === undefined) return undefined;
+  const expiry = expiryOf(r, liveness);
+  if (expiry === undefined || expiry > now.getTime()) return undefined;
+  return (await checkoutWork(path))?.reason;
+}
+
 function branchStatus(
   db: string,
   branch: string,
@@ -83,6 +99,8 @@ function branchStatus(
   checkedOut: boolean,
   now: Date,
   liveness: Liveness,
+  postponed: ReapHold | undefined,
+  ephemeral: boolean,
 ) {
   const cps: CheckpointStatus[] = [];
   for (const name of Object.keys(r.checkpoints)) {
@@ -104,11 +122,13 @@ function branchStatus(
     ttl: r.ttl,
     remaining: expiry === undefined ? undefined : remainingUntil(expiry, now),
     ...(expiry !== undefined ? { expiresAt: expiryText(expiry) } : {}),
+    ...(postponed !== undefined ? { reapPostponed: postponed } : {}),
     leaseHolder: r.lease_holder,
     leaseExpiry: leaseEndText(r, liveness),
     touchedAt: r.touched_at,
     parent: r.parent,
     meta: r.meta,
+    ...(ephemeral ? { ephemeral: true } : {}),
   };
   return out;
 }
@@ -167,13 +187,13 @@ async function* refBatches(ctx: OpsContext, f: StatusFilter): AsyncGenerator<Lis
 /**
  * `offshoot status`, streamed: reads each listed ref once (or a named database's ref index, while it is current), in
  * listing order and in batches, and hands every branch
- * that matches the filter to `onBranch` as it is read (nothing is kept but the batch), then returns the rest of the
- * report. Past the limit a matching branch is only counted; without a state filter its state is not even computed.
+ * that matches the filter to `onBranch` as it is read, with the ref it was read from (nothing is kept but the batch),
+ * then returns the rest of the report. Past the limit a matching branch is only counted; without a state filter its state is not even computed.
  */
 export async function scanStatus(
   ctx: OpsContext,
   opts: StatusOptions,
-  onBranch: (b: BranchStatus) => void | Promise<void>,
+  onBranch: (b: BranchStatus, ref: Ref) => void | Promise<void>,
 ): Promise<StatusTail> {
   const f = statusFilter(opts);
   const now = ctx.now();
@@ -214,7 +234,12 @@ export async function scanStatus(
         continue;
       }
       reported++;
-      const printing = onBranch(branchStatus(db, branch, ref, state, checkedOut, now, liveness));
+      const postponed = await reapPostponed(ref, path, now, liveness);
+      const ephemeral = ctx.ephemeral?.holds(db, branch) === true;
+      const printing = onBranch(
+        branchStatus(db, branch, ref, state, checkedOut, now, liveness, postponed, ephemeral),
+        ref,
+      );
       if (printing !== undefined) await printing;
     }
   }
@@ -226,6 +251,7 @@ export async function scanStatus(
       bytes: entries.reduce((a, e) => a + e.bytes, 0),
       budget: opts.roCacheBudget || undefined,
     },
+    layout: layoutInfo(ctx.store.layoutVersion),
     ...(f.limit === undefined ? {} : { truncated: more > 0, more }),
   };
 }
@@ -255,7 +281,12 @@ export async function branchView(
   const liveness = await readLiveness(ctx, [got.ref]);
   const atRest = await branchState(got.ref, path, now, liveness, checkedOut);
   const state = stateOf === undefined ? atRest : stateOf(db, branch, atRest);
-  return { status: branchStatus(db, branch, got.ref, state, checkedOut, now, liveness), got };
+  const postponed = await reapPostponed(got.ref, checkedOut ? path : undefined, now, liveness);
+  const ephemeral = ctx.ephemeral?.holds(db, branch) === true;
+  return {
+    status: branchStatus(db, branch, got.ref, state, checkedOut, now, liveness, postponed, ephemeral),
+    got,
+  };
 }
 
 /** `offshoot status`: every matching branch's state, storage class, head, checkpoints, protection and TTL — no database reads. */

@@ -38,12 +38,20 @@ export const RequestSchema = z.object({
   allow_force: z.optional(z.boolean()),
   /** Additive: checkout drops uncheckpointed writes and re-materializes the head. */
   discard: z.optional(z.boolean()),
+  /** Additive: checkout answers the live path of a session open here on the branch. */
+  live: z.optional(z.boolean()),
   /** Additive: the statement of a query op. */
   sql: z.optional(z.string()),
-  /** Additive: the row limit of a query op; the most branches a branches op lists. */
+  /** Additive: the row limit of a query op; the most branches a branches op lists; a diff op's rows per table and kind. */
   limit: z.optional(z.number()),
   /** Additive: a branches op lists only branches in one of these states. */
   state: z.optional(z.array(z.string())),
+  /** Additive: the verb a check op runs the refusals of (rollback, promote, destroy). */
+  verb: z.optional(z.string()),
+  /** Additive: a promote op (and a check of one) goes ahead only while the target's head is this txid (else BASE_MOVED). */
+  if_head: z.optional(z.number()),
+  /** Additive: a fork op's new branches are ephemeral, held by this daemon until kept (echoed in the answer). */
+  ephemeral: z.optional(z.boolean()),
 });
 
 /** A parsed request. */
@@ -56,7 +64,14 @@ type Holds<T extends true> = T;
 /** Compiles only while the schema and the client's WireRequest have the same fields. */
 export type RequestFieldsMatch = Holds<SameKeys<Request, WireRequest>>;
 
-export type { BranchInfo, CheckpointInfo, EventType, SessionInfo, UnreadableBranch } from '@offshoot/client';
+export type {
+  BranchInfo,
+  CheckpointInfo,
+  EventType,
+  SessionInfo,
+  UnreadableBranch,
+  WireBranchInfo,
+} from '@offshoot/client';
 
 /** A response line: `ok` plus the op's result fields; on failure `error` (and, additively, `code` and `hint`). */
 export type Response = WireResponse;

@@ -38,6 +38,7 @@ import { type Fingerprint, withdrawSidecar } from '../sqlite/checkout-sidecar.js
 import type { VersionedRef } from '../store/store.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import type { EventType, SessionInfo } from '../protocol/wire.js';
+import { resetJournalMode } from './journal-mode-reset.js';
 import { restampClean } from './restamp.js';
 import { makeSessionScratch } from './scratch-dir.js';
 import {
@@ -46,6 +47,7 @@ import {
   markUnproven,
   startCapture,
   stopCapture,
+  syncCheckout,
   type StoppedCapture,
   walBytes,
 } from './live-capture.js';
@@ -204,7 +206,7 @@ export class Session {
     const { ref } = leased.value;
     try {
       if (scratching.status === 'rejected') throw scratching.reason;
-      const warnings = await keepUnflushed(ctx, t, ref);
+      const warnings = [...(await resetJournalMode(ctx, t, ref)), ...(await keepUnflushed(ctx, t, ref))];
       const co = await checkout(ctx, t, { leased: ref, ...(staged ? { staged } : {}) });
       await discardStaged(staged);
       const s = new Session(ctx, t.db, t.branch, co.path, scratch as string, opts, ref.epoch, ref.head_txid);
@@ -511,7 +513,7 @@ export class Session {
       members = await this.chainAt(ref);
     }
     try {
-      const c = await roomForHead(this.ctx, ref.lineage, ref.head_txid, this.epochValue, members);
+      const c = await roomForHead(this.ctx, this.db, ref.lineage, ref.head_txid, this.epochValue, members);
       this.chain = { lineage: ref.lineage, head: ref.head_txid, members: c.members };
       return c;
     } catch (err) {
@@ -543,7 +545,7 @@ export class Session {
       if (!before || this.terminal || before.members.length <= softBound(this.ctx)) return;
       let members: DataObject[];
       try {
-        const c = await compactChain(this.ctx, before.lineage, before.head, this.epochValue, before.members);
+        const c = await compactChain(this.ctx, this.db, before.lineage, before.head, this.epochValue, before.members);
         if (!c.merged) return;
         members = c.members;
       } catch (err) {
@@ -715,8 +717,16 @@ export class Session {
       onFailure: (err) => this.onCaptureFailure(err),
       ...(since !== undefined ? { since } : {}),
       ...(written !== undefined ? { written: { sidecar: written.sidecar, sums: written.sums } } : {}),
+      ...(this.ctx.ephemeral?.holds(this.db, this.branch) === true ? { unsynced: true } : {}),
     });
     return this.capture;
+  }
+
+  /**
+   * Puts the checkout on the disk and has capture sync it from now on: the branch was ephemeral and is kept.
+   */
+  syncCheckout(): Promise<void> {
+    return syncCheckout(this.path, this.capture);
   }
 
   /**
@@ -809,7 +819,8 @@ export class Session {
     this.closed = true;
     if (this.renewTimer) clearInterval(this.renewTimer);
     await this.merged();
-    const withdrawn = withdrawSidecar(this.path);
+    // An ephemeral fork's checkout is gone with its daemon: a crash leaves nothing to read, so nothing to guard.
+    const withdrawn = withdrawSidecar(this.path, { durable: this.ctx.ephemeral?.holds(this.db, this.branch) !== true });
     // Handled here and awaited below: a failure must not surface as an unhandled rejection meanwhile.
     withdrawn.catch(() => undefined);
     this.capture = undefined;

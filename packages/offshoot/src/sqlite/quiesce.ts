@@ -62,6 +62,45 @@ export function refuseWriter(path: string, busyTimeoutMs: number = AT_REST_BUSY_
   }
 }
 
+/** A checkout this process holds to itself (holdAlone); release lets other connections in again. */
+export interface HeldAlone {
+  release(): void;
+}
+
+/**
+ * Takes a checkout to this process alone, or fails BUSY: the database file's exclusive lock (locking_mode=EXCLUSIVE,
+ * then a write transaction), which SQLite grants only while no other connection has the file open (in WAL mode a
+ * connection holds a shared lock on it from its first statement until it closes, idle or not) and which keeps any new
+ * one out until release. A connection that opened the file but ran nothing yet holds no lock and is not seen. A file
+ * SQLite cannot read as a database has no connection to protect and is held trivially.
+ */
+export function holdAlone(path: string, busyTimeoutMs = 0): HeldAlone {
+  let db: Connection;
+  try {
+    db = openConnection(path, { busyTimeoutMs });
+  } catch {
+    return { release: () => undefined };
+  }
+  try {
+    db.pragma('locking_mode=EXCLUSIVE');
+    db.exec('BEGIN IMMEDIATE');
+  } catch (err) {
+    db.close();
+    const code = (err as { code?: string }).code ?? '';
+    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) throw busy(path);
+    return { release: () => undefined };
+  }
+  return {
+    release: () => {
+      try {
+        if (db.inTransaction) db.exec('ROLLBACK');
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
 /**
  * A checkout held still for reading: the -wal is folded and empty, and a read transaction on our own connection
  * keeps every other connection from backfilling into the main file, so raw page reads see one consistent state.

@@ -4,12 +4,17 @@ import type { Backend } from './backend.js';
 
 /** The newest store layout this build reads and writes (3: merged segments). */
 export const LAYOUT_VERSION = 3;
-/** The layout the first base pointer bumps a store to (copy-on-write base pointers). */
+/** The oldest layout a store can be initialized at (1: no copy-on-write base pointers). */
+export const MIN_LAYOUT_VERSION = 1;
+/** The layout the first base pointer bumps a store to (copy-on-write base pointers), as the earlier implementation does. */
 export const SHARED_LAYOUT_VERSION = 2;
-/** The layout the first merged segment bumps a store to, so binaries that cannot resolve one refuse the store. */
+/** The layout that allows merged segments; a store gets it only from `offshoot init` or `offshoot upgrade`. */
 export const MERGED_LAYOUT_VERSION = 3;
-/** The layout a fresh store starts at; the first shared fork bumps it to 2, as the earlier implementation did. */
-export const INITIAL_LAYOUT_VERSION = 1;
+/**
+ * The layout `offshoot init` writes unless told otherwise: the newest, whose merged segments keep every flush O(changed
+ * pages); `init --layout 2` makes a store the earlier implementation reads too.
+ */
+export const DEFAULT_LAYOUT_VERSION = 3;
 
 /** The store manifest at offshoot.json. */
 export interface Manifest {

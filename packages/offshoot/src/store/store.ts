@@ -1,7 +1,9 @@
 import { fail, hasCode } from '../core/errors.js';
+import { nameProblem } from '../core/names.js';
 import {
   baseKey,
   checkLineageId,
+  LIVENESS_PREFIX,
   lineagePrefix,
   MANIFEST_KEY,
   parseDataKey,
@@ -14,9 +16,10 @@ import type { Backend, Body, GetResult, NewObject } from './backend.js';
 import { sortByteOrder } from './byte-order.js';
 import { createInTiers } from './group-create.js';
 import {
+  DEFAULT_LAYOUT_VERSION,
   encodeManifest,
-  INITIAL_LAYOUT_VERSION,
-  MERGED_LAYOUT_VERSION,
+  LAYOUT_VERSION,
+  MIN_LAYOUT_VERSION,
   readManifest,
   SHARED_LAYOUT_VERSION,
 } from './manifest.js';
@@ -56,7 +59,7 @@ const CAS_RETRIES = 8;
 export class Store {
   private layout: number;
   private readonly guards = new Map<string, RefWriteGuard>();
-  private readonly raising = new Map<number, Promise<void>>();
+  private raisingShared: Promise<unknown> | undefined;
 
   private constructor(
     readonly backend: Backend,
@@ -73,12 +76,24 @@ export class Store {
     return new Store(backend, spec, manifest.layout_version);
   }
 
-  /** Creates the manifest create-only; refuses a store that already exists. */
-  static async init(spec: StoreSpec, opts: { backend?: Backend; now?: Date } = {}): Promise<Store> {
+  /**
+   * Creates the manifest create-only at `layout` (by default DEFAULT_LAYOUT_VERSION, the newest);
+   * refuses a store that already exists, and a layout this build does not know.
+   */
+  static async init(spec: StoreSpec, opts: { backend?: Backend; now?: Date; layout?: number } = {}): Promise<Store> {
+    const layout = opts.layout ?? DEFAULT_LAYOUT_VERSION;
+    if (!Number.isInteger(layout) || layout < MIN_LAYOUT_VERSION || layout > LAYOUT_VERSION)
+      throw fail(
+        'INVALID_ARGUMENT',
+        `layout ${layout} is not one this build writes (${MIN_LAYOUT_VERSION} to ${LAYOUT_VERSION})`,
+        {
+          hint: `pick a layout from ${MIN_LAYOUT_VERSION} to ${LAYOUT_VERSION}`,
+        },
+      );
     const backend = opts.backend ?? (await openBackend(spec, { probe: true }));
     const created_at = (opts.now ?? new Date()).toISOString();
     try {
-      await backend.put(MANIFEST_KEY, encodeManifest({ layout_version: INITIAL_LAYOUT_VERSION, created_at }), {
+      await backend.put(MANIFEST_KEY, encodeManifest({ layout_version: layout, created_at }), {
         ifNoneMatch: true,
       });
     } catch (err) {
@@ -89,51 +104,61 @@ export class Store {
       }
       throw err;
     }
-    return new Store(backend, spec, INITIAL_LAYOUT_VERSION);
+    return new Store(backend, spec, layout);
   }
 
-  /** The layout version read at open (or after a bump). */
+  /** This store seen through another backend wrapping its own (an overlay holding some keys): same spec and layout. */
+  through(backend: Backend): Store {
+    return new Store(backend, this.spec, this.layout);
+  }
+
+  /** The layout version as last read (at open, by refreshLayout, or after a raise). */
   get layoutVersion(): number {
     return this.layout;
   }
 
-  /** Bumps the manifest to layout 2 by compare-and-swap before the first base pointer is written; one-way. */
-  ensureSharedLayout(): Promise<void> {
-    return this.ensureLayout(SHARED_LAYOUT_VERSION);
-  }
-
-  /** Bumps the manifest to layout 3 by compare-and-swap before the first merged segment is written; one-way. */
-  ensureMergedLayout(): Promise<void> {
-    return this.ensureLayout(MERGED_LAYOUT_VERSION);
+  /**
+   * Bumps the manifest to layout 2 by compare-and-swap before the first base pointer is written; one-way. The one
+   * implicit raise, made by the earlier implementation too (every binary that reads layout 2 writes it the same way).
+   */
+  async ensureSharedLayout(): Promise<void> {
+    if (this.layout >= SHARED_LAYOUT_VERSION) return;
+    // One raise at a time, so a batch of concurrent first forks writes the manifest once.
+    this.raisingShared ??= this.raiseLayout(SHARED_LAYOUT_VERSION).finally(() => {
+      this.raisingShared = undefined;
+    });
+    await this.raisingShared;
   }
 
   /**
-   * Raises the manifest's layout to at least `version` by compare-and-swap (never lowers it); memoized, and one
-   * raise at a time per version, so a batch of concurrent first forks writes the manifest once.
+   * Re-reads the layout from the manifest and returns it: another process (`offshoot upgrade`) may have raised it
+   * since this store was opened. A layout is never lowered, so one at the newest this build knows is not read again.
    */
-  private ensureLayout(version: number): Promise<void> {
-    if (this.layout >= version) return Promise.resolve();
-    let raising = this.raising.get(version);
-    if (raising === undefined) {
-      raising = this.raiseLayout(version).finally(() => this.raising.delete(version));
-      this.raising.set(version, raising);
-    }
-    return raising;
+  async refreshLayout(): Promise<number> {
+    if (this.layout >= LAYOUT_VERSION) return this.layout;
+    const { manifest } = await readManifest(this.backend, this.spec.text);
+    this.layout = Math.max(this.layout, manifest.layout_version);
+    return this.layout;
   }
 
-  private async raiseLayout(version: number): Promise<void> {
+  /**
+   * Raises the manifest's layout to `version` by compare-and-swap, never lowering it: a manifest already at or past
+   * it is left alone. Returns the layout the manifest had and the one it has now.
+   */
+  async raiseLayout(version: number): Promise<{ from: number; to: number }> {
     for (let i = 0; i < CAS_RETRIES; i++) {
       const { manifest, etag } = await readManifest(this.backend, this.spec.text);
-      if (manifest.layout_version >= version) {
-        this.layout = manifest.layout_version;
-        return;
+      const from = manifest.layout_version;
+      if (from >= version) {
+        this.layout = Math.max(this.layout, from);
+        return { from, to: from };
       }
       try {
         await this.backend.put(MANIFEST_KEY, encodeManifest({ ...manifest, layout_version: version }), {
           ifMatch: etag,
         });
         this.layout = version;
-        return;
+        return { from, to: version };
       } catch (err) {
         if (!hasCode(err, 'CAS_CONFLICT')) throw err;
       }
@@ -203,11 +228,19 @@ export class Store {
   async getRef(db: string, branch: string): Promise<VersionedRef> {
     const got = await this.tryGetRef(db, branch);
     if (got === undefined) {
+      // A fork is suggested only under a name a fork may take.
+      const forkable = branch !== 'main' && nameProblem(branch) === undefined;
       throw fail('NOT_FOUND', `no branch ${db}@${branch}`, {
         hint:
           branch === 'main'
             ? `run 'offshoot status' to list databases and branches, or 'offshoot create ${db}'`
-            : `run 'offshoot status ${db}' to list its branches, or 'offshoot fork ${db} ${branch}' to make this one`,
+            : `run 'offshoot status ${db}' to list its branches${forkable ? `, or 'offshoot fork ${db} ${branch}' to make this one` : ''}`,
+        hints: {
+          agent:
+            branch === 'main'
+              ? 'offshoot_list lists the databases and their branches'
+              : `offshoot_list lists the branches of ${db}${forkable ? `; offshoot_fork (new_branch: ${JSON.stringify(branch)}) makes this one` : ''}`,
+        },
       });
     }
     return got;
@@ -470,11 +503,26 @@ export class Store {
     await this.backend.put(baseKey(lineage), encodeBase(base), { ifNoneMatch: true });
   }
 
+  /**
+   * Removes what writers that died left in the store, untouched since before `before` (temp files, incomplete
+   * multipart uploads): the top-level keys' and those under each of the store's prefixes. Returns how many.
+   */
+  async sweepAbandoned(before: Date): Promise<number> {
+    const sweep = this.backend.sweepAbandoned?.bind(this.backend);
+    if (sweep === undefined) return 0;
+    let removed = 0;
+    for (const prefix of STORE_PREFIXES) removed += await sweep(prefix, before);
+    return removed;
+  }
+
   /** Releases the backend. */
   async close(): Promise<void> {
     await this.backend.close();
   }
 }
+
+/** Where a store keeps its keys: the top level (the manifest), then one prefix per kind of object. */
+const STORE_PREFIXES = ['', 'refs/', 'data/', 'gc/', LIVENESS_PREFIX];
 
 /** A base pointer's stored bytes. */
 // Whether a stored ref's text reads as a ref this binary understands.

@@ -48,16 +48,25 @@ export interface ApiBranch {
   /** error, pending, active, dirty, detached or idle. */
   state: string;
   storage: 'shared' | 'materialized';
+  /**
+   * In a tree: whether the branch reads objects another branch of the database reads too (drawn dashed). A shared
+   * branch whose sources are all gone (destroyed, reaped, moved on) reads objects no other branch does: false.
+   */
+  reads_shared?: boolean;
   head_txid: number;
   protected: boolean;
+  /** Held by the daemon serving the page until kept, gone with it (drawn dotted, badged `ephemeral`). */
+  ephemeral?: true;
   checked_out: boolean;
   ttl?: string;
   /** Time left before it may be reaped, or `expired`. */
   remaining?: string;
   /** When a TTL'd branch may be reaped (RFC 3339), for a live countdown. */
   expires_at?: string;
-  /** Expired but not reaped yet (no janitor has run since). */
+  /** Expired but not reaped yet (no janitor has run since, or the reap is postponed). */
   expired: boolean;
+  /** Expired, but the reap waits while the checkout holds this (uncheckpointed_writes, unverified_checkout). */
+  reap_postponed?: string;
   /** Set on undo points: `pre-rollback` or `pre-promote`, and the branch they keep the old head of. */
   undo?: { kind: string; of: string };
   parent?: { branch: string; txid: number; db: string };
@@ -123,6 +132,8 @@ export interface ApiStorage {
   lineages: Array<{ lineage: string; dbs: string[]; objects: number; bytes: number; live_bytes: number }>;
   branches: Array<{ db: string; branch: string; pinned_objects: number; pinned_bytes: number; unique_bytes: number }>;
   reclaimable: { objects: number; bytes: number };
+  /** The store's layout, what it allows and what `offshoot upgrade` would buy (as `status` shows it). */
+  layout: { version: number; newest: number; allows: string; upgrade?: string };
 }
 
 /** One sample of the daemon's counters: how many happened in the interval ending at `ts`. */
@@ -170,6 +181,8 @@ export interface ApiDiff {
   tables: ApiDiffTable[];
   /** One page of one table's row changes (the first changed table unless `table` names one). */
   page?: { table: string; offset: number; limit: number; total: number; rows: ApiDiffRow[] };
+  /** Why the page's rows could not be sent (`TOO_LARGE`: they alone pass the cap), and how to narrow it. */
+  page_error?: ApiError;
 }
 
 /** An error body, as every other offshoot surface shapes it. */

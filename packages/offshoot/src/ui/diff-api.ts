@@ -1,9 +1,10 @@
-import { fail } from '../core/errors.js';
+import { fail, hasCode } from '../core/errors.js';
 import { formatTarget, parseTarget, type Target } from '../core/target.js';
-import { DIFF_SERVER_BYTES, diff } from '../ops/diff.js';
+import { DIFF_SERVER_BYTES, type DiffOpOptions, diff } from '../ops/diff.js';
 import { diffToJson, type JsonTableDiff } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
+import { firstRows, type RowCounts, type RowWindows, rowCounts, rowsLeftOut } from '../sqlite/diff/row-window.js';
 import type { ApiDiff, ApiDiffRow } from './api-types.js';
 import { serverInfo } from './tree-api.js';
 import type { UiSource } from './ui-source.js';
@@ -65,22 +66,47 @@ function rowsOf(t: JsonTableDiff): ApiDiffRow[] {
   ];
 }
 
+/** Every table's counts and no row: the overview costs no memory however large the diff. */
+const NO_ROWS = firstRows(0);
+
 /**
- * Diffs through ops.diff, caching the last few results by both sides' ref versions, so paging through one diff
- * computes it once and a moved head computes it afresh.
+ * The windows of one table's row changes that make rows [offset, offset + limit) of its page, which lists the
+ * removed rows, then the changed, then the added, each in key order.
+ */
+function pageWindows(n: RowCounts, offset: number, limit: number): RowWindows {
+  const windows: RowWindows = {};
+  let start = 0;
+  for (const kind of ['removed', 'changed', 'added'] as const) {
+    const from = Math.max(offset, start);
+    const to = Math.min(offset + limit, start + n[kind]);
+    windows[kind] = { offset: Math.max(0, from - start), limit: Math.max(0, to - from) };
+    start += n[kind];
+  }
+  return windows;
+}
+
+/** A TOO_LARGE as the dashboard says it: what happened, and the fix in the page's own terms. */
+function tooLarge(err: unknown, hint: string): unknown {
+  return hasCode(err, 'TOO_LARGE') ? fail('TOO_LARGE', err.message, { hint, cause: err }) : err;
+}
+
+/**
+ * Diffs through ops.diff, caching the last few results by both sides' ref versions and what was asked. A page reads
+ * every table's counts (keeping no row), then only the rows of its one page: the cap bounds what is sent, so a diff
+ * of any size pages; a moved head computes afresh.
  */
 export class DiffPages {
   readonly #cache = new Map<string, Promise<DiffResult>>();
 
   constructor(private readonly src: UiSource) {}
 
-  async #result(left: Target, right: Target): Promise<DiffResult> {
+  async #result(left: Target, right: Target, what: string, opts: DiffOpOptions): Promise<DiffResult> {
     const version = async (t: Target): Promise<string> =>
       (await this.src.ctx.store.tryGetRef(t.db, t.branch))?.etag ?? 'missing';
-    const key = `${formatTarget(left)}|${formatTarget(right)}|${await version(left)}|${await version(right)}`;
+    const key = `${formatTarget(left)}|${formatTarget(right)}|${await version(left)}|${await version(right)}|${what}`;
     let p = this.#cache.get(key);
     if (p === undefined) {
-      p = diff(this.src.ctx, left, right, { maxBytes: DIFF_SERVER_BYTES });
+      p = diff(this.src.ctx, left, right, { maxBytes: DIFF_SERVER_BYTES, ...opts });
       this.#cache.set(key, p);
       p.catch(() => this.#cache.delete(key));
       while (this.#cache.size > CACHED_DIFFS) this.#cache.delete(this.#cache.keys().next().value as string);
@@ -88,39 +114,58 @@ export class DiffPages {
     return p;
   }
 
-  /** GET /api/diff: schema changes, per-table counts, and one page of one table's changed rows. */
+  /**
+   * GET /api/diff: schema changes, per-table counts, and one page of one table's changed rows. A page whose rows
+   * alone pass the cap comes back empty with `page_error` saying so and how to narrow it; the counts stand.
+   */
   async page(q: DiffQuery): Promise<ApiDiff> {
-    const json = diffToJson(await this.#result(q.left, q.right));
+    const overview = await this.#result(q.left, q.right, 'counts', { rows: NO_ROWS });
+    const json = diffToJson(overview);
     const out: ApiDiff = {
       server: serverInfo(this.src),
       left: formatTarget(q.left),
       right: formatTarget(q.right),
       schema: json.schema,
-      tables: json.tables.map((t) => ({
-        table: t.table,
-        key: t.key,
-        status: t.status,
-        ...(t.left_count !== undefined ? { left_count: t.left_count } : {}),
-        ...(t.right_count !== undefined ? { right_count: t.right_count } : {}),
-        added: t.added.length,
-        removed: t.removed.length,
-        changed: t.changed.length,
-      })),
+      tables: json.tables.map((t) => {
+        const n = rowCounts(t);
+        return {
+          table: t.table,
+          key: t.key,
+          status: t.status,
+          ...(t.left_count !== undefined ? { left_count: t.left_count } : {}),
+          ...(t.right_count !== undefined ? { right_count: t.right_count } : {}),
+          added: n.added,
+          removed: n.removed,
+          changed: n.changed,
+        };
+      }),
     };
     const t =
       q.table !== undefined
-        ? json.tables.find((x) => x.table === q.table)
-        : json.tables.find((x) => x.added.length + x.removed.length + x.changed.length > 0);
+        ? overview.tables.find((x) => x.table === q.table)
+        : overview.tables.find((x) => rowsLeftOut(x) > 0);
     if (q.table !== undefined && t === undefined)
       throw fail('NOT_FOUND', `table ${q.table} is on neither side`, { hint: 'pick a table from the tables list' });
-    if (t !== undefined) {
-      const rows = rowsOf(t);
-      out.page = {
-        table: t.table,
-        offset: q.offset,
-        limit: q.limit,
-        total: rows.length,
-        rows: rows.slice(q.offset, q.offset + q.limit),
+    if (t === undefined) return out;
+    const n = rowCounts(t);
+    const total = n.removed + n.changed + n.added;
+    out.page = { table: t.table, offset: q.offset, limit: q.limit, total, rows: [] };
+    if (total === 0 || q.offset >= total) return out;
+    try {
+      const rows = await this.#result(q.left, q.right, `page|${t.table}|${q.offset}|${q.limit}`, {
+        tables: [t.table],
+        rows: pageWindows(n, q.offset, q.limit),
+      });
+      const shown = diffToJson(rows).tables.find((x) => x.table === t.table);
+      out.page.rows = shown === undefined ? [] : rowsOf(shown);
+    } catch (err) {
+      if (!hasCode(err, 'TOO_LARGE')) throw err;
+      const fewer = Math.max(1, Math.floor(q.limit / 10));
+      out.page_error = {
+        ok: false,
+        error: `the rows of ${t.table} from ${q.offset + 1} are too large to send: ${err.message}`,
+        code: err.code,
+        hint: `list fewer rows at a time (limit=${fewer}), or download the SQL patch of a narrower diff with the CLI`,
       };
     }
     return out;
@@ -128,6 +173,12 @@ export class DiffPages {
 
   /** GET /api/diff.sql: the SQL that turns the left side into the right, as `offshoot diff --sql` prints it. */
   async sql(q: DiffQuery): Promise<string> {
-    return renderDiffSql(await this.#result(q.left, q.right));
+    const whole = await this.#result(q.left, q.right, 'sql', { forSql: true }).catch((err: unknown) => {
+      throw tooLarge(
+        err,
+        `the SQL patch needs every row change: write it with the CLI, which holds up to 256 MiB (offshoot diff ${formatTarget(q.left)} ${formatTarget(q.right)} --sql > patch.sql, one --table at a time if need be), or compare two checkpoints closer together`,
+      );
+    });
+    return renderDiffSql(whole);
   }
 }

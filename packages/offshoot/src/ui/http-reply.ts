@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { asOffshootError, type ErrorCode } from '../core/errors.js';
+import { sendJson } from '../protocol/http-kit.js';
 import type { ApiError } from './api-types.js';
 
 // Every response the dashboard sends carries these: the page loads only its own scripts and styles, no frame may
@@ -18,16 +19,6 @@ export function secure(res: ServerResponse): void {
   for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
 }
 
-/** Sends a JSON body. */
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = `${JSON.stringify(body)}\n`;
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
 const STATUS: Partial<Record<ErrorCode, number>> = {
   USAGE: 400,
   INVALID_NAME: 400,
@@ -35,6 +26,8 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   NOT_FOUND: 404,
   NOT_INITIALIZED: 404,
   UNSUPPORTED: 404,
+  // An answer too large to send (a diff past its cap): nothing wrong with the request's form, narrow it.
+  TOO_LARGE: 422,
   BUSY: 503,
   UNAVAILABLE: 503,
 };

@@ -1,5 +1,6 @@
 import { validateName } from '../core/names.js';
 import { storageUsage } from '../ops/helpers/gc/storage-usage.js';
+import { layoutInfo } from '../ops/helpers/layout/layout-info.js';
 import type { ApiStorage } from './api-types.js';
 import { serverInfo } from './tree-api.js';
 import type { UiSource } from './ui-source.js';
@@ -7,7 +8,7 @@ import type { UiSource } from './ui-source.js';
 /** GET /api/storage (and /api/dbs/:db/storage, narrowed to one database): bytes, pins and what GC would reclaim. */
 export async function storageReport(src: UiSource, db?: string): Promise<ApiStorage> {
   if (db !== undefined) validateName('database', db);
-  const u = await storageUsage(src.ctx);
+  const [u, layout] = await Promise.all([storageUsage(src.ctx), src.ctx.store.refreshLayout()]);
   return {
     server: serverInfo(src),
     ...(db !== undefined ? { db } : {}),
@@ -26,5 +27,6 @@ export async function storageReport(src: UiSource, db?: string): Promise<ApiStor
         unique_bytes: b.uniqueBytes,
       })),
     reclaimable: u.reclaimable,
+    layout: layoutInfo(layout),
   };
 }

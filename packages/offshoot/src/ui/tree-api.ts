@@ -2,7 +2,9 @@ import { fail } from '../core/errors.js';
 import { nameProblem, validateName } from '../core/names.js';
 import { branchChain } from '../ops/helpers/branch/branch-chain.js';
 import { parseParent, treeEdges } from '../ops/helpers/branch/branch-tree.js';
-import { type BranchStatus, type BranchView, branchView, status } from '../ops/status.js';
+import { type BranchLineage, readsShared } from '../ops/helpers/branch/reads-shared.js';
+import { type BranchStatus, type BranchView, branchView, scanStatus, status } from '../ops/status.js';
+import type { Ref } from '../core/ref.js';
 import type { VersionedRef } from '../store/store.js';
 import type { SessionInfo } from '../protocol/wire.js';
 import type { ApiBranch, ApiBranchDetail, ApiCommand, ApiDbs, ApiServer, ApiSession, ApiTree } from './api-types.js';
@@ -48,9 +50,11 @@ function apiBranch(src: UiSource, b: BranchStatus, sessions: Map<string, Session
       ...(c.meta !== undefined ? { meta: c.meta } : {}),
     })),
   };
+  if (b.ephemeral) out.ephemeral = true;
   if (b.ttl !== undefined) out.ttl = b.ttl;
   if (b.remaining !== undefined) out.remaining = b.remaining;
   if (b.expiresAt !== undefined) out.expires_at = b.expiresAt;
+  if (b.reapPostponed !== undefined) out.reap_postponed = b.reapPostponed;
   const safety = b.meta?.['offshoot.safety'];
   if (safety !== undefined) out.undo = { kind: safety, of: b.meta?.['offshoot.of'] ?? '' };
   const p = parseParent(b.parent);
@@ -68,12 +72,21 @@ function sessionsOf(src: UiSource, db: string): Map<string, SessionInfo> {
   return new Map((src.live?.sessions() ?? []).filter((s) => s.db === db).map((s) => [s.branch, s]));
 }
 
-async function dbBranches(src: UiSource, db: string): Promise<BranchStatus[]> {
+// Every branch of a database, by name; `seen` is also handed each one's ref.
+async function dbBranches(
+  src: UiSource,
+  db: string,
+  seen?: (b: BranchStatus, ref: Ref) => void,
+): Promise<BranchStatus[]> {
   validateName('database', db);
-  const report = await status(src.ctx, { db });
-  if (report.branches.length === 0)
+  const branches: BranchStatus[] = [];
+  await scanStatus(src.ctx, { db }, (b, ref) => {
+    branches.push(b);
+    seen?.(b, ref);
+  });
+  if (branches.length === 0)
     throw fail('NOT_FOUND', `database ${db} not found`, { hint: 'GET /api/dbs lists the databases' });
-  return report.branches.sort((a, b) => a.branch.localeCompare(b.branch));
+  return branches.sort((a, b) => a.branch.localeCompare(b.branch));
 }
 
 /** GET /api/dbs: every database with its branch and open-session counts. */
@@ -90,15 +103,22 @@ export async function listDbs(src: UiSource): Promise<ApiDbs> {
   };
 }
 
-/** GET /api/dbs/:db/tree: every branch of a database as a node, with fork, promote and undo edges. */
+/**
+ * GET /api/dbs/:db/tree: every branch of a database as a node (with whether it reads objects another branch reads),
+ * and fork, promote and undo edges.
+ */
 export async function dbTree(src: UiSource, db: string): Promise<ApiTree> {
-  const branches = await dbBranches(src, db);
+  const lineages: BranchLineage[] = [];
+  const branches = await dbBranches(src, db, (b, ref) =>
+    lineages.push({ branch: b.branch, lineage: ref.lineage, base: ref.base }),
+  );
   const sessions = sessionsOf(src, db);
+  const sharing = await readsShared(src.ctx.store, lineages);
   return {
     server: serverInfo(src),
     db,
     now: src.ctx.now().toISOString(),
-    branches: branches.map((b) => apiBranch(src, b, sessions)),
+    branches: branches.map((b) => ({ ...apiBranch(src, b, sessions), reads_shared: sharing.has(b.branch) })),
     edges: treeEdges(branches),
   };
 }

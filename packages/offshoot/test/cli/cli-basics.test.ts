@@ -12,7 +12,7 @@ const bin = join(repoRoot, 'offshoot');
 
 /** Every command the CLI must keep, with the flags its help must mention. */
 const COMMANDS: Array<[string, string[]]> = [
-  ['init', []],
+  ['init', ['--layout']],
   ['create', ['--from']],
   ['checkout', ['--at', '--read-only', '--force']],
   ['path', []],
@@ -29,6 +29,7 @@ const COMMANDS: Array<[string, string[]]> = [
   ['unprotect', []],
   ['status', ['--ro-cache-budget']],
   ['gc', ['--grace']],
+  ['upgrade', ['--to']],
   ['lease list', []],
   ['lease acquire', ['--ttl']],
   ['lease release', ['--force']],
@@ -268,6 +269,9 @@ describe('against a store', () => {
   });
 
   test('checkpoint reports, then merges the chain it grew: no checkpoint merges inline', () => {
+    // Merged segments need layout 3; the shared store is at the default layout.
+    const store = join(tmp, 'merging');
+    assert.equal(run(['-store', store, 'init', '--layout', '3']).code, 0);
     assert.equal(run(['-store', store, 'create', 'chainy']).code, 0);
     const co = run(['-store', store, 'checkout', 'chainy']).stdout.trim();
     spawnSync('sqlite3', [co, 'CREATE TABLE t(x)']);

@@ -39,6 +39,30 @@ describe('daemon checkpoint and query ops', () => {
     );
   });
 
+  test('a meta key __proto__ is kept over the wire, as the CLI keeps it, and its value checked like any other', async () => {
+    const meta = JSON.parse('{"__proto__":"p","run":"8"}') as Record<string, string>;
+    assert.equal((await d.request({ op: 'fork', db: 'app', branch: 'main', name: 'proto', meta })).ok, true);
+    const co = await d.request({ op: 'checkout', db: 'app', branch: 'proto' });
+    runSql(co.checkout ?? '', 'CREATE TABLE p(x); INSERT INTO p VALUES (1);');
+    const cp = await d.request({ op: 'checkpoint', db: 'app', branch: 'proto', name: 'tagged', meta });
+    assert.equal(cp.ok, true, JSON.stringify(cp));
+    const st = JSON.parse(s.cli(['status', 'app', '--json']).stdout) as {
+      branches: Array<{ branch: string; meta?: unknown; checkpoints_v2: Array<{ name: string; meta?: unknown }> }>;
+    };
+    const b = st.branches.find((x) => x.branch === 'proto');
+    assert.equal(JSON.stringify(b?.meta), '{"__proto__":"p","run":"8"}');
+    assert.equal(
+      JSON.stringify(b?.checkpoints_v2.find((c) => c.name === 'tagged')?.meta),
+      '{"__proto__":"p","run":"8"}',
+    );
+    const bad = JSON.parse('{"__proto__":{"not":"a string"}}') as Record<string, string>;
+    assertDaemonError(
+      await d.request({ op: 'fork', db: 'app', branch: 'main', name: 'proto-bad', meta: bad }),
+      'INVALID_ARGUMENT',
+      /must be a string/,
+    );
+  });
+
   test('checkpoint of a branch with a session here is that session flushed, under the name', async () => {
     assert.equal((await d.request({ op: 'fork', db: 'app', branch: 'f1', name: 'live' })).ok, true);
     const opened = await d.request({ op: 'open', db: 'app', branch: 'live' });

@@ -13,6 +13,7 @@ import { ChainResolver } from '../../src/store/chain-resolver.js';
 import { parseStoreSpec } from '../../src/store/store-spec.js';
 import { Store } from '../../src/store/store.js';
 import type { EventEnvelope } from '../../src/protocol/wire.js';
+import { holdSqlite3 } from '../e2e/cli-harness.js';
 import { dump, runSql } from '../ops/sqlite-cli.js';
 import { LineClient, makeStoreDir, startDaemon, until, type DaemonProcess, type StoreDir } from './daemon-process.js';
 
@@ -170,6 +171,7 @@ describe('janitor: merges chains written at rest', () => {
 
   test('a chain grown past its soft bound by at-rest writes is merged back, losing nothing', async () => {
     s = makeStoreDir();
+    assert.equal(s.cli(['upgrade']).code, 0, 'merged segments need layout 3');
     const spec = parseStoreSpec(s.store);
     const store = await Store.open(spec);
     const chainOf = async (): Promise<string[]> => {
@@ -204,5 +206,77 @@ describe('janitor: merges chains written at rest', () => {
       await d?.stop();
       await store.close();
     }
+  });
+});
+
+describe('janitor: a checkout holding work postpones its reap', () => {
+  let s: StoreDir;
+  let d: DaemonProcess;
+  before(async () => {
+    s = makeStoreDir();
+    for (const args of [
+      ['create', 'app'],
+      ['checkout', 'app'],
+      ['fork', 'app', 'work'],
+      ['fork', 'app', 'agent'],
+    ])
+      assert.equal(s.cli(args).code, 0);
+    d = await startDaemon(s, ['-reap-every', '200ms', '-flush-every', '0']);
+  });
+  after(async () => {
+    await d.stop();
+    s.cleanup();
+  });
+
+  test('writes under an open connection are not reaped; checkpointed and due again, the branch goes', async () => {
+    const co = s.cli(['checkout', 'app@work']).stdout.trim();
+    const app = await holdSqlite3(co, "CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('a second ago');");
+    try {
+      assert.equal(s.cli(['touch', 'app@work', '--ttl', '1ns']).code, 0);
+      await until(
+        () =>
+          /^offshoot: janitor: reap: postponed app@work: its checkout holds writes no checkpoint has$/m.test(
+            d.stderr(),
+          ),
+        'the janitor to postpone the reap',
+      );
+      const listed = (await d.request({ op: 'branches', db: 'app' })).branches?.find((b) => b.branch === 'work');
+      assert.equal(listed?.ttl_remaining, 'expired');
+      assert.equal(listed?.reap_postponed, 'uncheckpointed_writes');
+      await app.run("INSERT INTO t VALUES ('later');");
+    } finally {
+      await app.close();
+    }
+    // A TTL of 1ns expires at the checkpoint itself: a longer one keeps the branch while its content is checked.
+    assert.equal(s.cli(['touch', 'app@work', '--ttl', '1h']).code, 0);
+    assert.equal(s.cli(['checkpoint', 'app@work', 'kept']).code, 0);
+    const out = s.file('work.db');
+    const exported = s.cli(['export', 'app@work@kept', out]);
+    assert.equal(exported.code, 0, exported.stderr);
+    assert.match(dump(out), /'a second ago'/);
+    assert.match(dump(out), /'later'/);
+    assert.equal(s.cli(['touch', 'app@work', '--ttl', '1ns']).code, 0);
+    await until(() => /^offshoot: janitor: reaped app@work$/m.test(d.stderr()), 'the janitor to reap it once settled');
+    assert.equal(
+      [...d.stderr().matchAll(/janitor: reap: postponed app@work/g)].length,
+      1,
+      'a postponement is logged once, not every pass',
+    );
+  });
+
+  test('a destroy through the daemon says what it discards, and an agent is refused it without force', async () => {
+    const co = s.cli(['checkout', 'app@agent']).stdout.trim();
+    runSql(co, "CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('unsaved');");
+    const refused = await d.request({ op: 'destroy', db: 'app', branch: 'agent', actor: 'agent' });
+    assert.equal(refused.ok, false);
+    assert.equal(refused.code, 'PROTECTED');
+    assert.match(refused.error ?? '', /holds writes no checkpoint has/);
+    assert.match(dump(co), /'unsaved'/);
+    const r = await d.request({ op: 'destroy', db: 'app', branch: 'agent' });
+    assert.equal(r.ok, true, JSON.stringify(r));
+    const result = r.result as { removed_checkout: boolean; discarded?: { reason: string; last_write: string } };
+    assert.equal(result.removed_checkout, true);
+    assert.equal(result.discarded?.reason, 'uncheckpointed_writes');
+    assert.match(r.warnings?.join('\n') ?? '', /discarded the writes no checkpoint had in the checkout of app@agent/);
   });
 });

@@ -3,6 +3,7 @@
 // checkout keeps uncheckpointed writes and warns; `discard` drops them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { undoPointName } from '../../src/ops/helpers/branch/undo-point-names.js';
 import { dump, runSql } from '../ops/sqlite-cli.js';
 import { assertDaemonError, makeStoreDir, startDaemon, type DaemonProcess, type StoreDir } from './daemon-process.js';
 
@@ -119,5 +120,96 @@ describe('the daemon: checkout of a dirty checkout, and requests an agent makes'
       /undo point/,
     );
     assert.equal((await d.request({ op: 'close', ...undo })).ok, true);
+  });
+});
+
+describe('the daemon: no route past the posture for an agent', () => {
+  let s: StoreDir;
+  let d: DaemonProcess;
+  const undo = { db: 'app', branch: 'main-pre-rollback' };
+  const agent = { actor: 'agent' } as const;
+
+  /** Every branch's head, to prove a refusal wrote nothing. */
+  async function heads(): Promise<string> {
+    const listed = (await d.request({ op: 'branches', db: 'app' })).branches ?? [];
+    return JSON.stringify(listed.map((b) => [b.branch, b.head_txid, b.checkpoints]));
+  }
+
+  before(async () => {
+    s = makeStoreDir();
+    d = await startDaemon(s, ['-flush-every', '0', '-reap-every', '0']);
+    assert.deepEqual(await d.request({ op: 'create', db: 'app' }), { ok: true });
+    const main = (await d.request({ op: 'checkout', db: 'app' })).checkout as string;
+    runSql(main, "CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('one');");
+    assert.equal((await d.request({ op: 'checkpoint', db: 'app', name: 'one' })).ok, true);
+    assert.equal((await d.request({ op: 'rollback', db: 'app', name: 'init' })).ok, true);
+    assert.equal((await d.request({ op: 'fork', db: 'app', name: 'work' })).ok, true);
+    // The human makes a writable checkout of main's undo point; the agent writes into it.
+    const file = (await d.request({ op: 'checkout', ...undo })).checkout as string;
+    runSql(file, "INSERT INTO t VALUES ('agent-chosen');");
+  });
+  after(async () => {
+    await d.stop();
+    s.cleanup();
+  });
+
+  test('fork, promote and compact of the undo point of protected main do not checkpoint its checkout', async () => {
+    const before = await heads();
+    const re = /undo point of protected app@main/;
+    assertDaemonError(await d.request({ op: 'fork', ...undo, name: 'copy', ...agent }), 'PROTECTED', re);
+    assertDaemonError(await d.request({ op: 'promote', ...undo, name: 'work', ...agent }), 'PROTECTED', re);
+    assertDaemonError(await d.request({ op: 'compact', ...undo, ...agent }), 'PROTECTED', re);
+    assert.equal(await heads(), before);
+  });
+
+  test('nor does the flush of a session open there when an agent forks it', async () => {
+    const opened = await d.request({ op: 'open', ...undo });
+    assert.equal(opened.ok, true, JSON.stringify(opened));
+    runSql(opened.checkout as string, "INSERT INTO t VALUES ('agent-live');");
+    const before = await heads();
+    assertDaemonError(await d.request({ op: 'fork', ...undo, name: 'copy', ...agent }), 'PROTECTED', /undo point/);
+    assertDaemonError(await d.request({ op: 'promote', ...undo, name: 'work', ...agent }), 'PROTECTED', /undo point/);
+    assert.equal(await heads(), before);
+    assert.equal((await d.request({ op: 'close', ...undo })).ok, true);
+  });
+
+  test('offshoot.* meta keys are refused from every request that sets meta', async () => {
+    const before = await heads();
+    const meta = { 'offshoot.safety': 'pre-rollback', 'offshoot.of': 'main' };
+    for (const req of [
+      { op: 'fork', db: 'app', name: 'fake', meta },
+      { op: 'fork', db: 'app', names: ['fake-1', 'fake-2'], meta },
+      { op: 'checkpoint', db: 'app', branch: 'work', name: 'tagged', meta },
+    ]) {
+      const r = await d.request(req);
+      assertDaemonError(r, 'INVALID_ARGUMENT', /offshoot\./);
+      assert.doesNotMatch(String(r.hint), /--meta/);
+    }
+    assert.equal(await heads(), before);
+  });
+
+  test('the shortened undo-point name of a long protected branch is reserved', async () => {
+    const long = `b${'y'.repeat(125)}`;
+    assert.equal((await d.request({ op: 'fork', db: 'app', name: long })).ok, true);
+    assert.equal((await d.request({ op: 'protect', db: 'app', branch: long })).ok, true);
+    const stem = undoPointName(long, 'pre-rollback').slice(0, -'-pre-rollback'.length);
+    assertDaemonError(await d.request({ op: 'fork', db: 'app', name: stem, ...agent }), 'INVALID_NAME', /undo point/);
+  });
+
+  test('an empty branch name is invalid, never read as main', async () => {
+    const before = await heads();
+    for (const actor of [{}, agent]) {
+      assertDaemonError(
+        await d.request({ op: 'rollback', db: 'app', branch: '', name: 'init', ...actor }),
+        'INVALID_NAME',
+      );
+      assertDaemonError(
+        await d.request({ op: 'destroy', db: 'app', branch: '', force: true, ...actor }),
+        'INVALID_NAME',
+      );
+    }
+    assert.equal(await heads(), before);
+    // An omitted branch is main, as it always was.
+    assert.equal((await d.request({ op: 'touch', db: 'app' })).ok, true);
   });
 });

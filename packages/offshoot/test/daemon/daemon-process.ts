@@ -1,7 +1,7 @@
 // A real `offshoot serve` process on a throwaway store, plus a line-protocol client and the CLI, for the daemon suites.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -63,6 +63,31 @@ export interface StoreDir {
 
 /** A fresh temp directory (in `parent`, by default the OS temp dir) with `offshoot init` run on a store inside it. */
 export function makeStoreDir(parent: string = os.tmpdir()): StoreDir {
+  const s = storeDirIn(parent);
+  const init = s.cli(['init']);
+  assert.equal(init.code, 0, init.stderr);
+  return s;
+}
+
+/** A fresh temp directory holding a copy of the store at `source` (which is never written), made writable. */
+export function copyStoreDir(source: string, parent: string = os.tmpdir()): StoreDir {
+  const s = storeDirIn(parent);
+  cpSync(source, s.store, { recursive: true });
+  chmodTree(s.store);
+  return s;
+}
+
+// Files copied from a read-only tree keep its modes; the store's writers need their directories writable.
+function chmodTree(dir: string): void {
+  chmodSync(dir, 0o755);
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) chmodTree(p);
+    else chmodSync(p, 0o644);
+  }
+}
+
+function storeDirIn(parent: string): StoreDir {
   buildCli();
   const dir = mkdtempSync(path.join(parent, 'offshoot-'));
   const store = path.join(dir, 's');
@@ -70,8 +95,6 @@ export function makeStoreDir(parent: string = os.tmpdir()): StoreDir {
     const r = spawnSync(bin, ['-store', store, ...args], { cwd: dir, env: cleanEnv(env), encoding: 'utf8' });
     return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
   };
-  const init = cli(['init']);
-  assert.equal(init.code, 0, init.stderr);
   return {
     dir,
     store,

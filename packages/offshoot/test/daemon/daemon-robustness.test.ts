@@ -59,11 +59,21 @@ describe('a request that cannot crash the daemon', () => {
     s.cleanup();
   });
 
-  test('a diff past one response line is TOO_LARGE, naming summary and table; both answer, and sessions live on', async () => {
+  test('a diff past one response line is TOO_LARGE, naming limit, summary and table; they answer, and sessions live on', async () => {
     const big = await d.request({ op: 'diff', db: 'app', branch: 'main', to: 'app@big' });
     assertDaemonError(big, 'TOO_LARGE', /MiB/);
     assert.match(big.hint ?? '', /"summary": true/);
     assert.match(big.hint ?? '', /"table"/);
+    assert.match(big.hint ?? '', /"limit"/);
+    assert.doesNotMatch(big.hint ?? '', /--/, 'wire terms, not CLI flags');
+    const limited = await d.request({ op: 'diff', db: 'app', branch: 'main', to: 'app@big', limit: 5 });
+    assert.equal(limited.ok, true, JSON.stringify(limited).slice(0, 300));
+    const blobs = (limited.result as { tables: Array<{ table: string; added: unknown[]; counts?: unknown }> })
+      .tables[0];
+    assert.deepEqual(
+      [blobs?.table, blobs?.added.length, blobs?.counts],
+      ['blobs', 5, { added: 40, removed: 0, changed: 0 }],
+    );
     const summary = await d.request({ op: 'diff', db: 'app', branch: 'main', to: 'app@big', summary: true });
     assert.equal(summary.ok, true, JSON.stringify(summary).slice(0, 300));
     const tables = (summary.result as { tables: Array<{ table: string; status: string }> }).tables;

@@ -125,6 +125,8 @@ export async function dumpHash(path: string): Promise<string> {
 
 /** A sqlite3 process that stays connected to a database until close(): a foreign writer that has not let go. */
 export interface HeldConnection {
+  /** Runs more statements on the same connection and resolves once they have run. */
+  run(statements: string): Promise<void>;
   /** Sends `.quit` (an open transaction is rolled back) and waits for the process to end. */
   close(): Promise<void>;
 }
@@ -140,24 +142,37 @@ export async function holdSqlite3(path: string, statements: string): Promise<Hel
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  const marker = 'offshoot-e2e-ready';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`sqlite3 ${path} was not ready after ${RUN_TIMEOUT_MS} ms: ${err}${out}`));
-    }, RUN_TIMEOUT_MS);
-    child.stdout.on('data', () => {
-      if (!out.includes(marker)) return;
-      clearTimeout(timer);
-      resolve();
+  let batch = 0;
+  // Each batch ends with a SELECT of a marker of its own, so a batch is known to have run when its marker is printed.
+  const send = (text: string): Promise<void> => {
+    const marker = `offshoot-e2e-ready-${++batch}.`;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`sqlite3 ${path} was not ready after ${RUN_TIMEOUT_MS} ms: ${err}${out}`));
+      }, RUN_TIMEOUT_MS);
+      const onData = (): void => {
+        if (!out.includes(marker)) return;
+        done();
+        resolve();
+      };
+      const onClose = (): void => {
+        done();
+        reject(new Error(`sqlite3 ${path} exited before it was ready: ${err}${out}`));
+      };
+      const done = (): void => {
+        clearTimeout(timer);
+        child.stdout.off('data', onData);
+        child.off('close', onClose);
+      };
+      child.stdout.on('data', onData);
+      child.once('close', onClose);
+      child.stdin.write(`${text}\nSELECT '${marker}';\n`);
     });
-    child.once('close', () => {
-      clearTimeout(timer);
-      reject(new Error(`sqlite3 ${path} exited before it was ready: ${err}${out}`));
-    });
-    child.stdin.write(`${statements}\nSELECT '${marker}';\n`);
-  });
+  };
+  await send(statements);
   return {
+    run: send,
     close: async () => {
       child.stdin.end('.quit\n');
       await closed;

@@ -570,7 +570,8 @@ let ts: TempStore;
 before(() => {
   ensureBuilt();
   ts = tempStore({ init: true });
-  // Chains bounded at 2 members: nearly every checkpoint merges, so kills land inside merges too.
+  // Layout 3 and chains bounded at 2 members: nearly every checkpoint merges, so kills land inside merges too.
+  ts.run(['upgrade']);
   ts.env.OFFSHOOT_SNAPSHOT_EVERY = '3';
 });
 

@@ -113,3 +113,53 @@ describe('the agent rules and reserved names on the CLI', () => {
     assertCleanError(from, CORRUPT, /empty \(0 bytes\)/);
   });
 });
+
+describe('--actor agent: no route past the posture', () => {
+  let ts: TempStore;
+  before(() => {
+    ensureBuilt();
+    ts = tempStore({ init: true });
+    ts.run(['create', 'app']);
+    const main = ts.run(['checkout', 'app']).stdout.trim();
+    sql(main, "CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('one');");
+    ts.run(['checkpoint', 'app', 'one']);
+    ts.run(['rollback', 'app', '--to', 'init']);
+    ts.run(['fork', 'app', 'work']);
+    // The human makes a writable checkout of main's undo point; the agent writes into it.
+    const undo = ts.run(['checkout', 'app@main-pre-rollback']).stdout.trim();
+    sql(undo, "INSERT INTO t VALUES ('agent-chosen');");
+  });
+  after(() => ts.cleanup());
+
+  test('fork, promote and compact do not checkpoint the undo point of protected main for an agent', () => {
+    const before = refs(ts);
+    for (const args of [
+      ['fork', 'app@main-pre-rollback', 'copy'],
+      ['fork', 'app@main-pre-rollback', 'copy-1', 'copy-2'],
+      ['promote', 'app@main-pre-rollback', '--onto', 'work'],
+      ['compact', 'app@main-pre-rollback'],
+    ]) {
+      const r = ts.run([...args, '--actor', 'agent'], { expectCode: 'any' });
+      assertCleanError(r, PROTECTED, /undo point of protected app@main/);
+    }
+    assert.equal(refs(ts), before);
+  });
+
+  test('offshoot.* meta keys are refused', () => {
+    const before = refs(ts);
+    const r = ts.run(['fork', 'app', 'fake', '--meta', 'offshoot.safety=pre-rollback', '--meta', 'offshoot.of=main'], {
+      expectCode: 'any',
+    });
+    assertCleanError(r, USAGE, /offshoot\./);
+    assertCleanError(
+      ts.run(['checkpoint', 'app@work', 'x', '--meta', 'offshoot.of=main'], { expectCode: 'any' }),
+      USAGE,
+    );
+    assert.equal(refs(ts), before);
+  });
+
+  test('the human may still fork the undo point, its writes and all', () => {
+    ts.run(['fork', 'app@main-pre-rollback', 'kept']);
+    assert.match(ts.run(['query', 'app@kept', 'SELECT v FROM t ORDER BY v']).stdout, /agent-chosen/);
+  });
+});

@@ -9,6 +9,7 @@ interface StatusDoc {
   branches: StatusBranch[];
   unreadable: unknown[];
   ro_cache: { entries: number; bytes: number };
+  layout: { version: number; newest: number; allows: string; upgrade?: string };
   truncated?: boolean;
   more?: number;
 }
@@ -52,11 +53,11 @@ before(() => {
 after(() => ts?.cleanup());
 
 describe('status --json without filters', () => {
-  test('is the one document, byte for byte as a pretty-printed JSON document, with no new field', () => {
+  test('is the one document, byte for byte as a pretty-printed JSON document, with exactly its fields', () => {
     const out = ts.run(['status', '--json']).stdout;
     const parsed = JSON.parse(out) as StatusDoc;
     assert.equal(out, `${JSON.stringify(parsed, null, 2)}\n`);
-    assert.deepEqual(Object.keys(parsed), ['branches', 'unreadable', 'ro_cache']);
+    assert.deepEqual(Object.keys(parsed), ['branches', 'unreadable', 'ro_cache', 'layout']);
     assert.equal(parsed.branches.length, 10);
     const f1 = parsed.branches.find((b) => b.db === 'app' && b.branch === 'f1');
     assert.deepEqual(Object.keys(f1 ?? {}), [
@@ -169,7 +170,7 @@ describe('status --json --stream', () => {
     const full = doc([]);
     const s = streamed([]);
     assert.deepEqual(stable(s.branches), stable(full.branches));
-    assert.deepEqual(s.rest, { unreadable: full.unreadable, ro_cache: full.ro_cache });
+    assert.deepEqual(s.rest, { unreadable: full.unreadable, ro_cache: full.ro_cache, layout: full.layout });
   });
 
   test("each line is the document's branch or its rest, byte for byte, keys in the same order", () => {
@@ -183,7 +184,10 @@ describe('status --json --stream', () => {
       const { remaining } = JSON.parse(line) as StatusBranch;
       assert.equal(line, JSON.stringify({ ...b, remaining }));
     });
-    assert.equal(lines.at(-1), JSON.stringify({ unreadable: full.unreadable, ro_cache: full.ro_cache }));
+    assert.equal(
+      lines.at(-1),
+      JSON.stringify({ unreadable: full.unreadable, ro_cache: full.ro_cache, layout: full.layout }),
+    );
   });
 
   test('takes the same filters, and its last line says what a limit left out', () => {

@@ -220,3 +220,65 @@ describe('offshoot mcp -confirm-force over Streamable HTTP', () => {
     assert.doesNotMatch(s.cli(['status', 'app', '--json']).stdout, /"attempt"/);
   });
 });
+
+describe('offshoot mcp -confirm-force says what a promote displaces', () => {
+  let s: McpStore;
+  let m: McpSession;
+  let asked: string[] = [];
+  before(async () => {
+    s = makeMcpStore();
+    s.cli(['fork', 'app', 'attempt']);
+    const path = s.cli(['checkout', 'app@attempt']).stdout.trim();
+    s.sqlite(path, "INSERT INTO t(v) VALUES ('from-attempt');");
+    s.cli(['checkpoint', 'app@attempt', 'done']);
+    s.cli(['promote', 'app@attempt', '--onto', 'main', '--force']);
+    ({ m, asked } = await human(s, { action: 'accept', content: { confirm: true } }));
+  });
+  after(async () => {
+    await m.close();
+    s.cleanup();
+  });
+
+  test('a second promote onto main says the undo point of the first is replaced and lost', async () => {
+    asked.length = 0;
+    const kept = head(s, 'main-pre-promote');
+    ok(await m.call('offshoot_promote', { database: 'app', source: 'attempt', target: 'main', force: true }));
+    assert.equal(asked.length, 1);
+    assert.match(
+      asked[0] ?? '',
+      new RegExp(
+        `replacing app@main-pre-promote \\(txid ${kept}\\), the undo point of the last promote, which is lost`,
+      ),
+    );
+  });
+
+  test('a promote onto the undo point of main says it changes main’s undo point; the agent cannot then destroy the state it displaced', async () => {
+    s.cli(['rollback', 'app', '--to', 'promote']);
+    asked.length = 0;
+    ok(
+      await m.call('offshoot_promote', {
+        database: 'app',
+        source: 'attempt',
+        target: 'main-pre-rollback',
+        force: true,
+      }),
+    );
+    assert.equal(asked.length, 1);
+    assert.match(asked[0] ?? '', /app@main-pre-rollback is the undo point of protected app@main/);
+    assert.match(asked[0] ?? '', /undo point app@main-pre-rollback-pre-promote/);
+    const plain = await startMcp(s.store, ['-reap-every', '0']);
+    const before = refsSnapshot(s.store);
+    refused(
+      await plain.call('offshoot_destroy', { database: 'app', branch: 'main-pre-rollback-pre-promote', force: true }),
+      'PROTECTED',
+      /undo point/,
+    );
+    refused(
+      await plain.call('offshoot_destroy', { database: 'app', branch: 'main-pre-rollback-pre-promote' }),
+      'PROTECTED',
+      /undo point/,
+    );
+    assert.deepEqual(refsSnapshot(s.store), before);
+    await plain.close();
+  });
+});

@@ -89,6 +89,42 @@ describe('offshoot mcp: resources, completion, logging, progress, cancellation',
     assert.deepEqual(cps.completion.values, ['seeded']);
   });
 
+  test('completion of an argument no template has, even one named like an Object member, is empty', async () => {
+    const ref = { type: 'ref/resource' as const, uri: 'offshoot://{database}/{branch}' };
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'checkpoint']) {
+      const r = await m.client.complete({ ref, argument: { name, value: '' } });
+      assert.deepEqual(r.completion.values, [], name);
+    }
+  });
+
+  test('reading an invalid name is invalid params (-32602) whose hint names a valid one; no hint names an invalid one', async () => {
+    const refusal = async (uri: string): Promise<{ code: number; message: string }> => {
+      try {
+        await m.client.readResource({ uri });
+      } catch (err) {
+        return err as { code: number; message: string };
+      }
+      assert.fail(`${uri} was read`);
+    };
+    for (const [uri, valid] of [
+      ['offshoot://Bad!', 'bad'],
+      ['offshoot://APP/main', 'app'],
+      ['offshoot://app/Bad!/schema', 'bad'],
+      ['offshoot://app/Bad!', 'bad'],
+      ['offshoot://app/main/checkpoint/Seeded', 'seeded'],
+    ] as const) {
+      const e = await refusal(uri);
+      assert.equal(e.code, -32602, `${uri}: ${e.message}`);
+      assert.match(e.message, /INVALID_NAME/, uri);
+      assert.ok(e.message.includes(`"${valid}"`), `${uri}: the hint names ${valid}: ${e.message}`);
+    }
+    const missing = await refusal('offshoot://app/nope/schema');
+    assert.equal(missing.code, -32602);
+    assert.match(missing.message, /NOT_FOUND/);
+    assert.doesNotMatch(missing.message, /offshoot fork/, 'an agent is told tools, not CLI commands');
+    assert.match(missing.message, /offshoot_fork/);
+  });
+
   test('tool results link the branches they touched', async () => {
     const r = (await m.client.callTool({
       name: 'offshoot_fork',

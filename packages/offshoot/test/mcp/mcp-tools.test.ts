@@ -57,10 +57,12 @@ describe('offshoot mcp: the tool surface', () => {
     const { tools } = await m.client.listTools();
     const props = (n: string) => Object.keys((tools.find((t) => t.name === n)?.inputSchema.properties ?? {}) as object);
     const required = (n: string) => tools.find((t) => t.name === n)?.inputSchema.required ?? [];
+    // ephemeral is ours, additive and optional.
     assert.deepEqual(props('offshoot_fork').sort(), [
       'at',
       'branch',
       'database',
+      'ephemeral',
       'meta',
       'more_branches',
       'new_branch',
@@ -68,7 +70,9 @@ describe('offshoot mcp: the tool surface', () => {
     ]);
     assert.deepEqual(required('offshoot_fork').sort(), ['database', 'new_branch']);
     assert.deepEqual(props('offshoot_rollback').sort(), ['branch', 'database', 'to']);
-    assert.deepEqual(props('offshoot_promote').sort(), ['database', 'force', 'source', 'target']);
+    // if_head is ours, additive and optional: the earlier server's arguments are all still there.
+    assert.deepEqual(props('offshoot_promote').sort(), ['database', 'force', 'if_head', 'source', 'target']);
+    assert.deepEqual(required('offshoot_promote').sort(), ['database', 'source', 'target']);
     assert.deepEqual(required('offshoot_destroy').sort(), ['branch', 'database']);
     assert.deepEqual(props('offshoot_checkpoint').sort(), ['branch', 'database', 'meta', 'name']);
     assert.deepEqual(props('offshoot_query').sort(), ['at', 'branch', 'database', 'limit', 'sql']);
@@ -142,6 +146,28 @@ describe('offshoot mcp: the tool surface', () => {
       'INVALID_ARGUMENT',
       /at most 32/,
     );
+  });
+
+  test('meta keys named like Object members (__proto__, constructor) are kept, as the CLI keeps them', async () => {
+    const meta = JSON.parse('{"__proto__":"p","constructor":"c","run":"r2"}') as Record<string, string>;
+    assert.ok(Object.hasOwn(meta, '__proto__'));
+    ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'proto', meta }));
+    const path = ok(await m.call('offshoot_checkout', { database: 'app', branch: 'proto' })).path as string;
+    s.sqlite(path, "INSERT INTO t(v) VALUES ('p');");
+    ok(await m.call('offshoot_checkpoint', { database: 'app', branch: 'proto', name: 'cp', meta }));
+    const want = '{"__proto__":"p","constructor":"c","run":"r2"}';
+    const json = JSON.parse(s.cli(['status', 'app', '--json']).stdout) as { branches: Array<Record<string, unknown>> };
+    const b = json.branches.find((x) => x.branch === 'proto') as {
+      meta: unknown;
+      checkpoints_v2: Array<{ name: string; meta?: unknown }>;
+    };
+    assert.equal(JSON.stringify(b.meta), want, 'the fork kept every key');
+    assert.equal(JSON.stringify(b.checkpoints_v2.find((c) => c.name === 'cp')?.meta), want, 'so did the checkpoint');
+    const list = ok(await m.call('offshoot_list', { database: 'app' })).branches as Array<Record<string, unknown>>;
+    assert.equal(JSON.stringify(list.find((x) => x.branch === 'proto')?.meta), want, 'and offshoot_list shows them');
+    const bad = JSON.parse('{"__proto__":{"nested":"object"}}') as Record<string, string>;
+    const refusedBad = await m.call('offshoot_fork', { database: 'app', new_branch: 'proto-bad', meta: bad });
+    assert.equal(refusedBad.isError, true, 'a __proto__ value is checked like any other');
   });
 
   test('bad input is a clear tool error and the server keeps serving', async () => {

@@ -1,13 +1,13 @@
 // Fork TTLs (the server default, explicit, none, -default-ttl 0) and the background reaper of `offshoot mcp`:
-// its cadence, a stranded delete claim, and stepping aside while a daemon serves the same store.
+// its cadence, a stranded delete claim, a checkout holding work, and stepping aside while a daemon serves the store.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startDaemon, until } from '../daemon/daemon-process.js';
-import { baseEnv, offshootBin } from '../e2e/cli-harness.js';
-import { asStoreDir, makeMcpStore, ok, startMcp, type McpStore } from './mcp-harness.js';
+import { baseEnv, dump, holdSqlite3, offshootBin } from '../e2e/cli-harness.js';
+import { asStoreDir, makeMcpStore, ok, refused, startMcp, type McpStore } from './mcp-harness.js';
 
 const HOUR = 3_600_000;
 
@@ -129,6 +129,48 @@ test('the reaper steps aside while a daemon serves the store, and takes over whe
     await until(() => m.stderr().includes('the daemon is gone; reaping here again'), 'the reaper to say it took over');
   } finally {
     await daemon.stop();
+    await m.close();
+    s.cleanup();
+  }
+});
+
+test('an agent cannot have its uncheckpointed writes reaped: ttl 1ns postpones, offshoot_destroy refuses without force', async () => {
+  const s = makeMcpStore();
+  const m = await startMcp(s.store, ['-reap-every', '200ms']);
+  try {
+    ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'work' }));
+    const co = ok(await m.call('offshoot_checkout', { database: 'app', branch: 'work' }))['path'] as string;
+    const app = await holdSqlite3(co, "INSERT INTO t(v) VALUES ('a second ago');");
+    try {
+      ok(await m.call('offshoot_touch', { database: 'app', branch: 'work', ttl: '1ns' }));
+      await until(
+        () => m.stderr().includes('reaper: postponed app@work: its checkout holds writes no checkpoint has'),
+        'the reaper to postpone the reap',
+      );
+      const listed = ok(await m.call('offshoot_list', { database: 'app' }))['branches'] as Array<
+        Record<string, unknown>
+      >;
+      assert.equal(listed.find((b) => b['branch'] === 'work')?.['reap_postponed'], 'uncheckpointed_writes');
+      refused(
+        await m.call('offshoot_destroy', { database: 'app', branch: 'work' }),
+        'PROTECTED',
+        /holds writes no checkpoint has in its checkout; destroying it discards them/,
+      );
+      refused(await m.call('offshoot_destroy', { database: 'app', branch: 'work', force: true }), 'PROTECTED');
+      await app.run("INSERT INTO t(v) VALUES ('later');");
+    } finally {
+      await app.close();
+    }
+    // A TTL of 1ns expires at the checkpoint itself: a longer one keeps the branch while its content is checked.
+    ok(await m.call('offshoot_touch', { database: 'app', branch: 'work', ttl: '1h' }));
+    ok(await m.call('offshoot_checkpoint', { database: 'app', branch: 'work', name: 'kept' }));
+    const out = join(s.dir, 'work.db');
+    s.cli(['export', 'app@work@kept', out]);
+    assert.match(dump(out), /'a second ago'/);
+    assert.match(dump(out), /'later'/);
+    ok(await m.call('offshoot_touch', { database: 'app', branch: 'work', ttl: '1ns' }));
+    await until(() => m.stderr().includes('reaper: reaped app@work'), 'the reaper to reap it once settled');
+  } finally {
     await m.close();
     s.cleanup();
   }

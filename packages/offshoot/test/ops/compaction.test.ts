@@ -12,9 +12,11 @@ import { fork } from '../../src/ops/fork.js';
 import { compactBranch, compactChain, MAX_CHAIN_MEMBERS, planMerge } from '../../src/ops/helpers/chain/chain-writer.js';
 import { makeContext } from '../../src/ops/helpers/context/context.js';
 import { ChainResolver } from '../../src/store/chain-resolver.js';
+import { Store } from '../../src/store/store.js';
 import { runGc } from '../../src/ops/gc.js';
 import { acquireLease, releaseLease } from '../../src/ops/lease.js';
 import { exportTo } from '../../src/ops/export.js';
+import { upgrade } from '../../src/ops/upgrade.js';
 import type { OpsContext } from '../../src/ops/helpers/context/context.js';
 import type { Target } from '../../src/core/target.js';
 import { MergeGate } from './merge-gate.js';
@@ -82,8 +84,8 @@ describe('the merge policy', () => {
   });
 });
 
-async function headChain(ts: TestStore, branch: string): Promise<DataObject[]> {
-  const { ref } = await ts.store.getRef('big', branch);
+async function headChain(ts: TestStore, branch: string, db = 'big'): Promise<DataObject[]> {
+  const { ref } = await ts.store.getRef(db, branch);
   return (await new ChainResolver(ts.store).resolve(ref.lineage, ref.head_txid)).members;
 }
 
@@ -108,15 +110,15 @@ function makeDatabase(file: string, bytes: number): void {
 }
 
 describe('merged segments', () => {
-  it('reproduce every state across shrinks and regrowth, and bump the layout once', async () => {
-    // A cadence of 3 bounds chains at 2 members, so nearly every checkpoint merges.
-    const ts = await openTestStore({ snapshotEvery: 3 });
+  it('are written only once the store is upgraded, and reproduce every state across shrinks and regrowth', async () => {
+    // A cadence of 3 bounds chains at 2 members, so nearly every checkpoint compacts.
+    const ts = await openTestStore({ snapshotEvery: 3, layout: 2 });
     try {
       await create(ts.ctx, 'app');
-      assert.equal(ts.store.layoutVersion, 1, 'a store that never merged keeps its layout');
+      assert.equal(ts.store.layoutVersion, 2, 'a store made at the earlier implementation’s layout');
       const co = await checkout(ts.ctx, { db: 'app', branch: 'main' });
       const steps = [
-        'CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t(v) SELECT hex(randomblob(600)) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<300) SELECT x FROM c);',
+        'CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t(v) SELECT hex(randomblob(600)) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<300) SELECT x FROM c);',
         'DELETE FROM t WHERE id > 20; VACUUM;',
         "INSERT INTO t(v) VALUES ('after the shrink');",
         "INSERT INTO t(v) SELECT hex(randomblob(300)) FROM t; UPDATE t SET v = 'x' WHERE id = 3;",
@@ -125,16 +127,35 @@ describe('merged segments', () => {
         'DROP TABLE u; VACUUM;',
       ];
       const expected = new Map<string, string>();
-      for (const [i, s] of steps.entries()) {
-        runSql(co.path, s);
-        await checkpoint(ts.ctx, { db: 'app', branch: 'main' }, `s${i}`);
-        expected.set(`s${i}`, dump(co.path));
+      const write = async (round: string) => {
+        for (const [i, s] of steps.entries()) {
+          runSql(co.path, s);
+          await checkpoint(ts.ctx, { db: 'app', branch: 'main' }, `${round}${i}`);
+          await compactBranch(ts.ctx, 'app', 'main');
+          expected.set(`${round}${i}`, dump(co.path));
+        }
+      };
+      const manifest = async () =>
+        JSON.parse((await ts.store.backend.get('offshoot.json')).body.toString('utf8')).layout_version;
+      await write('a');
+      let keys = (await ts.store.backend.list('data/')).map((o) => o.key);
+      assert.deepEqual(keys.filter(isMerged), [], 'below layout 3 no merged segment is written');
+      assert.equal(await manifest(), 2, 'and the layout is never raised unasked');
+      assert.ok((await headChain(ts, 'main', 'app')).length <= 3, 'snapshots at the head keep the chain bounded');
+
+      // Another process upgrades the store: this one reads the new layout before it next compacts.
+      const other = await Store.open(ts.spec, { probe: false });
+      try {
+        const up = await upgrade(makeContext(other, ts.tmpPath('other'), { now: ts.clock.now }));
+        assert.deepEqual([up.from, up.to, up.upgraded], [2, 3, true]);
+      } finally {
+        await other.close();
       }
-      const keys = (await ts.store.backend.list('data/')).map((o) => o.key);
-      assert.ok(keys.some(isMerged), `a merged segment was written: ${keys.join(' ')}`);
-      assert.equal(ts.store.layoutVersion, 3);
-      const manifest = JSON.parse((await ts.store.backend.get('offshoot.json')).body.toString('utf8'));
-      assert.equal(manifest.layout_version, 3, 'the manifest says so, for older binaries to refuse the store');
+      assert.equal(ts.store.layoutVersion, 2, 'this process has not read the manifest again yet');
+      await write('b');
+      keys = (await ts.store.backend.list('data/')).map((o) => o.key);
+      assert.ok(keys.some(isMerged), `once upgraded, merged segments are written: ${keys.join(' ')}`);
+      assert.equal(await manifest(), 3);
       const { ref } = await ts.store.getRef('app', 'main');
       const chain = await new ChainResolver(ts.store).resolve(ref.lineage, ref.head_txid);
       assert.ok(
@@ -144,7 +165,7 @@ describe('merged segments', () => {
       const cold = makeContext(ts.store, ts.tmpPath('cold'), { now: ts.clock.now });
       for (const [name, want] of expected)
         assert.equal(await exportDump(ts, { db: 'app', branch: 'main', checkpoint: name }, cold), want, name);
-      assert.equal(await exportDump(ts, { db: 'app', branch: 'main' }, cold), expected.get(`s${steps.length - 1}`));
+      assert.equal(await exportDump(ts, { db: 'app', branch: 'main' }, cold), expected.get(`b${steps.length - 1}`));
     } finally {
       await ts.cleanup();
     }
@@ -153,7 +174,7 @@ describe('merged segments', () => {
 
 describe('a merged segment of a fork', () => {
   it('may reach below its base pointer, and the base lineage then continues just below it', async () => {
-    const ts = await openTestStore({ snapshotEvery: 4 });
+    const ts = await openTestStore({ snapshotEvery: 4, layout: 3 });
     try {
       await create(ts.ctx, 'app');
       const main = await checkout(ts.ctx, { db: 'app', branch: 'main' });
@@ -197,7 +218,7 @@ describe('a branch that diverges for ever', () => {
   const FLUSHES = 100;
 
   before(async () => {
-    ts = await openTestStore({ wrap: (b) => (counting = new MergeGate(b)) });
+    ts = await openTestStore({ layout: 3, wrap: (b) => (counting = new MergeGate(b)) });
     const src = ts.tmpPath('src.db');
     makeDatabase(src, 4 * MiB);
     await create(ts.ctx, 'big', { from: src });
@@ -336,7 +357,7 @@ describe('a branch that diverges for ever', () => {
     );
     assert.equal(chain.at(-1)?.maxTxid, r.txid);
     // A second merge of the same span (another process's, say) finds its key taken by an equal object.
-    const again = await compactChain(ts.ctx, at.lineage, at.head_txid, at.epoch, pre);
+    const again = await compactChain(ts.ctx, 'big', at.lineage, at.head_txid, at.epoch, pre);
     assert.equal(again.merged?.object.key, key);
     await write('after', 301);
     await runGc(ts.ctx, { grace: 0n });

@@ -215,48 +215,50 @@ describe('cost model', () => {
 });
 
 describe('chains stay bounded', () => {
-  it('forks of forks, each writing, never resolve through more members than the floors allow', async () => {
-    const ts = await openTestStore({ forkFloor: 4, snapshotEvery: 4 });
-    try {
-      await create(ts.ctx, 'deep');
-      const resolver = () => new ChainResolver(ts.store);
-      let parent = 'main';
-      let longest = 0;
-      let deepest = 0;
-      for (let gen = 0; gen < 24; gen++) {
-        const co = await checkout(ts.ctx, { db: 'deep', branch: parent });
-        runSql(
-          co.path,
-          `CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, g INTEGER); INSERT INTO t(g) VALUES (${gen});`,
-        );
-        await checkpoint(ts.ctx, { db: 'deep', branch: parent }, `g${gen}`);
-        // As `offshoot checkpoint` does once it has reported: the chain it grew is merged back to the soft bound.
-        await compactBranch(ts.ctx, 'deep', parent);
-        const child = `gen${gen}`;
-        await fork(ts.ctx, { db: 'deep', branch: parent }, child);
-        for (const branch of [parent, child]) {
-          const { ref } = await ts.store.getRef('deep', branch);
-          const chain = await resolver().resolve(ref.lineage, ref.head_txid);
-          longest = Math.max(longest, chain.members.length);
-          deepest = Math.max(deepest, chain.spine.length);
-          assert.ok(chain.members.length <= 4, `generation ${gen}, ${branch}: ${chain.members.length} members`);
-          assert.ok(chain.spine.length <= 4, `generation ${gen}, ${branch}: spine of ${chain.spine.length} lineages`);
+  for (const layout of [2, 3])
+    it(`forks of forks, each writing, never resolve through more members than the floors allow (layout ${layout})`, async () => {
+      const ts = await openTestStore({ forkFloor: 4, snapshotEvery: 4, layout });
+      try {
+        await create(ts.ctx, 'deep');
+        const resolver = () => new ChainResolver(ts.store);
+        let parent = 'main';
+        let longest = 0;
+        let deepest = 0;
+        for (let gen = 0; gen < 24; gen++) {
+          const co = await checkout(ts.ctx, { db: 'deep', branch: parent });
+          runSql(
+            co.path,
+            `CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, g INTEGER); INSERT INTO t(g) VALUES (${gen});`,
+          );
+          await checkpoint(ts.ctx, { db: 'deep', branch: parent }, `g${gen}`);
+          // As `offshoot checkpoint` does once it has reported: the chain it grew is compacted back to the soft bound.
+          await compactBranch(ts.ctx, 'deep', parent);
+          const child = `gen${gen}`;
+          await fork(ts.ctx, { db: 'deep', branch: parent }, child);
+          for (const branch of [parent, child]) {
+            const { ref } = await ts.store.getRef('deep', branch);
+            const chain = await resolver().resolve(ref.lineage, ref.head_txid);
+            longest = Math.max(longest, chain.members.length);
+            deepest = Math.max(deepest, chain.spine.length);
+            assert.ok(chain.members.length <= 4, `generation ${gen}, ${branch}: ${chain.members.length} members`);
+            assert.ok(chain.spine.length <= 4, `generation ${gen}, ${branch}: spine of ${chain.spine.length} lineages`);
+          }
+          parent = child;
         }
-        parent = child;
+        // Merged segments keep members within the bound; each generation deepens the spine until the floor cuts it.
+        // Below layout 3 a snapshot at the head bounds the members, and cuts the spine with them.
+        assert.ok(longest <= 4);
+        if (layout === 3) assert.equal(deepest, 4, 'the spine reaches the floor, so the floor is what keeps it');
+        const out = ts.tmpPath('deep.db');
+        await exportTo(ts.ctx, { db: 'deep', branch: parent }, out);
+        assert.equal(
+          query(out, 'SELECT group_concat(g) FROM t').trim(),
+          Array.from({ length: 24 }, (_, i) => i).join(','),
+        );
+      } finally {
+        await ts.cleanup();
       }
-      // Merged segments keep members within the bound; each generation deepens the spine until the floor cuts it.
-      assert.ok(longest <= 4);
-      assert.equal(deepest, 4, 'the spine reaches the floor, so the floor is what keeps it');
-      const out = ts.tmpPath('deep.db');
-      await exportTo(ts.ctx, { db: 'deep', branch: parent }, out);
-      assert.equal(
-        query(out, 'SELECT group_concat(g) FROM t').trim(),
-        Array.from({ length: 24 }, (_, i) => i).join(','),
-      );
-    } finally {
-      await ts.cleanup();
-    }
-  });
+    });
 
   it('repeated rollbacks to one checkpoint keep the base spine one hop deep', async () => {
     const ts = await openTestStore();

@@ -53,6 +53,8 @@ export interface TestStoreOptions {
   warn?: (m: string) => void;
   /** The directory to make the test's temp directory in (default: the OS temp dir). */
   parent?: string;
+  /** The store's layout (default: what `offshoot init` writes); 3 lets writers merge segments. */
+  layout?: number;
 }
 
 /** Initializes a fresh local store in a temp directory, with checkouts under the same directory. */
@@ -60,7 +62,7 @@ export async function openTestStore(opts: TestStoreOptions = {}): Promise<TestSt
   const dir = mkdtempSync(path.join(opts.parent ?? os.tmpdir(), 'offshoot-'));
   mkdirSync(path.join(dir, 'tmp'));
   const spec = parseStoreSpec(path.join(dir, 'store'));
-  await Store.init(spec);
+  await Store.init(spec, opts.layout === undefined ? {} : { layout: opts.layout });
   const local = new LocalBackend(path.join(dir, 'store'));
   const store = await Store.open(spec, { backend: opts.wrap ? opts.wrap(local) : local });
   const clock = new ManualClock();

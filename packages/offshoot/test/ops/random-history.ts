@@ -171,6 +171,25 @@ export class RandomHistory {
     if (b.checkout) b.checkout.dirty = false;
   }
 
+  /**
+   * The undo point a rollback or promote replaced at `slot`: kept aside at `kept` (the engine found no other branch
+   * holding its state), else replaced, and then its state must still be some branch's head or checkpoint.
+   */
+  private keptAside(db: string, slot: string, old: BranchModel | undefined, kept: string | undefined): void {
+    if (kept !== undefined) {
+      assert.ok(old, `${db}@${slot}: an earlier undo point was kept aside where there was none`);
+      assert.match(kept, /-pre-(rollback|promote)-[0-9]+$/);
+      const { checkout: _, ...rest } = old;
+      this.model.put({ ...rest, branch: kept, checkpoints: new Map(old.checkpoints) });
+      return;
+    }
+    if (old === undefined) return;
+    const held = [...this.model.branches.values()].some(
+      (b) => b.head === old.head || [...b.checkpoints.values()].some((c) => c.dump === old.head),
+    );
+    assert.ok(held, `${db}@${slot} was replaced while it held the only copy of its state`);
+  }
+
   private async safety(db: string, name: string, from: BranchModel): Promise<void> {
     const { ref } = await this.ts.store.getRef(db, name);
     assert.equal(ref.head_txid, from.headTxid, `${db}@${name} must hold the old head`);
@@ -305,6 +324,7 @@ export class RandomHistory {
       await rejectsCode(rollback(this.ts.ctx, { db: b.db, branch: b.branch }, to, { materialize }), 'ALREADY_EXISTS');
       return `rollback ${b.db}@${b.branch} --to ${to} refused: its undo point was used`;
     }
+    const earlier = this.model.branches.get(`${b.db}@${safetyName(b.branch, 'pre-rollback')}`);
     const r = await rollback(this.ts.ctx, { db: b.db, branch: b.branch }, to, { materialize });
     if (materialize) assert.equal(r.mode, 'materialized');
     this.settle(b, pending, r.abandoned ? r.abandoned.to : r.txid, `rollback of ${b.db}@${b.branch}`);
@@ -316,6 +336,7 @@ export class RandomHistory {
     b.headTxid = cp.txid;
     b.checkpoints = new Map([...b.checkpoints].filter(([, c]) => c.txid <= cp.txid));
     this.refreshed(b);
+    this.keptAside(b.db, r.backup, earlier, r.earlierBackup);
     return `rollback ${b.db}@${b.branch} --to ${to} (txid ${cp.txid}, ${r.mode})`;
   }
 
@@ -332,6 +353,7 @@ export class RandomHistory {
       await rejectsCode(refused, 'ALREADY_EXISTS');
       return `promote ${src.db}@${src.branch} --onto ${onto.branch} refused: its undo point was used`;
     }
+    const earlier = this.model.branches.get(`${onto.db}@${safetyName(onto.branch, 'pre-promote')}`);
     const r = await promote(this.ts.ctx, { db: src.db, branch: src.branch }, onto.branch, { force: true, materialize });
     if (materialize) assert.equal(r.mode, 'materialized');
     this.settle(src, pendingSrc, r.txid, `promote from ${src.db}@${src.branch}`);
@@ -348,6 +370,7 @@ export class RandomHistory {
     target.checkpoints = new Map([['promote', { ...source }]]);
     assert.equal(r.refreshed, hadCheckout);
     this.refreshed(target);
+    this.keptAside(onto.db, r.backup, earlier, r.earlierBackup);
     return `promote ${src.db}@${src.branch} --onto ${onto.branch} (txid ${r.txid}, ${r.mode})`;
   }
 
@@ -375,16 +398,23 @@ export class RandomHistory {
   private async gc(): Promise<string> {
     const jump = this.rng.chance(0.3);
     let expected: string[] = [];
+    let held: string[] = [];
     if (jump) {
       this.ts.clock.advance(TIME_JUMP_MS);
-      expected = this.model
-        .list()
-        .filter((b) => b.ttl && !b.protected)
-        .map((b) => `${b.db}@${b.branch}`);
+      const expired = this.model.list().filter((b) => b.ttl && !b.protected);
+      // Writes to a checkout are activity: an expired branch whose checkout holds uncheckpointed ones stays.
+      const name = (b: BranchModel) => `${b.db}@${b.branch}`;
+      expected = expired.filter((b) => b.checkout?.dirty !== true).map(name);
+      held = expired.filter((b) => b.checkout?.dirty === true).map(name);
     }
     const first = await runGc(this.ts.ctx, { grace: 0n });
     assert.deepEqual(first.reapErrors, []);
     assert.deepEqual([...first.reaped].sort(), expected.sort(), 'gc reaps exactly the expired branches');
+    assert.deepEqual(
+      first.postponed.map((p) => `${p.name} ${p.reason}`).sort(),
+      held.map((n) => `${n} uncheckpointed_writes`).sort(),
+      'gc postpones exactly the expired branches whose checkout holds uncheckpointed writes',
+    );
     for (const name of expected) {
       const [db, branch] = name.split('@') as [string, string];
       this.model.remove(db, branch);

@@ -10,6 +10,7 @@ import { compact } from '../../src/ops/compact.js';
 import { create } from '../../src/ops/create.js';
 import { destroy } from '../../src/ops/destroy.js';
 import { fork } from '../../src/ops/fork.js';
+import { isCutUndoPointStem, undoPointName } from '../../src/ops/helpers/branch/undo-point-names.js';
 import { makeContext } from '../../src/ops/helpers/context/context.js';
 import type { Actor } from '../../src/ops/helpers/safety/policy.js';
 import { promote } from '../../src/ops/promote.js';
@@ -320,6 +321,21 @@ describe('undo-point names are reserved for offshoot', () => {
       }
     });
   }
+
+  it('so is the name a long branch is cut to for its undo points, and only that', () => {
+    const long = `l${'o'.repeat(127)}`;
+    for (const kind of ['pre-rollback', 'pre-promote', 'pre-reopen'] as const)
+      for (const n of [1, 2, 10, 10_000]) {
+        const stem = undoPointName(long, kind, n).slice(0, -(kind.length + 1 + (n > 1 ? String(n).length + 1 : 0)));
+        assert.ok(isCutUndoPointStem(stem), `${stem.length} characters, ${kind} ${n}`);
+      }
+    const tag = '_0123abcd';
+    assert.equal(isCutUndoPointStem(`${'a'.repeat(100)}${tag}`), true, '109 characters');
+    assert.equal(isCutUndoPointStem(`${'a'.repeat(99)}${tag}`), false, '108 characters leave room for no suffix');
+    assert.equal(isCutUndoPointStem(`${'a'.repeat(109)}${tag}`), false, '118 characters take no suffix whole');
+    assert.equal(isCutUndoPointStem('run_0123abcd'), false, 'a short name with a hex tail is an ordinary name');
+    assert.equal(isCutUndoPointStem(`${'a'.repeat(100)}_0123ABCD`), false, 'the tag is lowercase hex');
+  });
 
   it('and an agent cannot block a human promote by taking one', async () => {
     const ts = await openTestStore();

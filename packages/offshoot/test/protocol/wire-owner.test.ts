@@ -15,6 +15,7 @@ const ENGINE_CODES: Record<ErrorCode, true> = {
   NOT_INITIALIZED: true,
   ALREADY_EXISTS: true,
   CAS_CONFLICT: true,
+  BASE_MOVED: true,
   PROTECTED: true,
   LEASE_HELD: true,
   LEASE_LOST: true,

@@ -99,7 +99,7 @@ interface Scenario {
   /** The operation takes effect in one compare-and-swap: a run that reports failure must not have landed. */
   atomic: boolean;
   /** Engine settings for the sweep's store. */
-  options?: { snapshotEvery?: number };
+  options?: { snapshotEvery?: number; layout?: number };
   setup(b: Bench): Promise<void>;
   next(b: Bench, k: number): Promise<Attempt>;
 }
@@ -198,15 +198,15 @@ async function repointObserver(
 }
 
 /**
- * Variant 1 checkpoints on a cadence of one, which bounds chains at three members and merges them back to two:
- * nearly every checkpoint is then followed by a merged segment, so faults land inside merges too (a failed merge
- * must cost nothing).
+ * Both variants checkpoint on a cadence of one, which bounds chains at three members and compacts them back to two,
+ * so faults land inside compactions too (a failed one must cost nothing): variant 0 is a layout-2 store, where nearly
+ * every checkpoint is followed by a snapshot at the head, variant 1 a layout-3 store, where it is a merged segment.
  */
 const checkpointScenario = (variant: 0 | 1): Scenario => {
   let co = '';
   return {
     atomic: true,
-    ...(variant === 1 ? { options: { snapshotEvery: 1 } } : {}),
+    options: { snapshotEvery: 1, layout: variant === 1 ? 3 : 2 },
     async setup(b) {
       co = await seed(b);
     },
@@ -235,7 +235,7 @@ const checkpointScenario = (variant: 0 | 1): Scenario => {
             await checkpoint(ctx, main, name);
             ({ ref } = await ctx.store.getRef(main.db, main.branch));
           }
-          await compactChain(ctx, ref.lineage, ref.head_txid, ref.epoch);
+          await compactChain(ctx, main.db, ref.lineage, ref.head_txid, ref.epoch);
         },
         async observe() {
           const { ref } = await b.ts.store.getRef('app', 'main');

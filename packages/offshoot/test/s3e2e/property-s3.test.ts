@@ -29,7 +29,7 @@ const VERBS: readonly StepKind[] = [
 async function runHistory(
   seed: number,
   steps: number,
-  opts: { forkFloor?: number; snapshotEvery?: number } = {},
+  opts: { forkFloor?: number; snapshotEvery?: number; layout?: number } = {},
 ): Promise<void> {
   const ts = await openS3TestStore(opts);
   const h = new RandomHistory(ts, seed, emptyDump(ts.tmpPath('empty.db')));
@@ -61,6 +61,6 @@ async function runHistory(
 describe('random histories on an S3 store match the model after every step', { concurrency: true }, () => {
   if (s3Unavailable('random histories on S3')) return;
   it('seed 15 (default floors)', async () => runHistory(15, STEPS ?? 60));
-  it('seed 21 (forkFloor 3, snapshotEvery 3)', async () =>
-    runHistory(21, STEPS ?? 60, { forkFloor: 3, snapshotEvery: 3 }));
+  it('seed 21 (forkFloor 3, snapshotEvery 3, layout 3)', async () =>
+    runHistory(21, STEPS ?? 60, { forkFloor: 3, snapshotEvery: 3, layout: 3 }));
 });

@@ -38,7 +38,10 @@ export async function openS3TestStore(opts: TestStoreOptions = {}): Promise<S3Te
   const spec = parseStoreSpec(`s3://${bucket.name}/${prefix}`);
   let store: Store | undefined;
   try {
-    const init = await Store.init(spec, { backend: await openTestS3Backend(bucket.name, prefix) });
+    const init = await Store.init(spec, {
+      backend: await openTestS3Backend(bucket.name, prefix),
+      ...(opts.layout === undefined ? {} : { layout: opts.layout }),
+    });
     await init.close();
     const raw = await openTestS3Backend(bucket.name, prefix);
     store = await Store.open(spec, { backend: opts.wrap ? opts.wrap(raw) : raw });

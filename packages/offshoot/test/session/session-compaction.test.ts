@@ -61,7 +61,7 @@ describe('session flushes on a diverging branch', () => {
   let faults: MergeFaults;
 
   before(async () => {
-    ts = await openTestStore({ wrap: (b) => (faults = new MergeFaults(b)) });
+    ts = await openTestStore({ layout: 3, wrap: (b) => (faults = new MergeFaults(b)) });
     const src = ts.tmpPath('src.db');
     makeDatabase(src, 3 * MiB);
     await create(ts.ctx, 'big', { from: src });

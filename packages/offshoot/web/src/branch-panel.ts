@@ -1,7 +1,8 @@
-// The branch panel: ref fields, checkpoints with meta, the head chain, and the CLI commands for what comes next.
+// The branch panel: the branch's fields, the CLI commands for what comes next, its checkpoints with meta, then its
+// head chain with the storage internals (lineage ids, epochs, objects).
 import type { ApiBranchDetail, ApiEdge } from '../../src/ui/api-types.js';
 import { h, table } from './dom.js';
-import { bytes, countdown, when } from './format.js';
+import { bytes, count, countdown, when } from './format.js';
 import { diffUrl, treeUrl } from './router.js';
 
 // navigator.clipboard exists only in secure contexts (loopback counts; plain http to another host does not), so
@@ -61,6 +62,12 @@ export function branchPanel(d: ApiBranchDetail, children: readonly ApiEdge[]): H
       field('head txid', b.head_txid),
       field('storage', b.storage),
       field('protected', b.protected ? 'yes' : 'no'),
+      field(
+        'ephemeral',
+        b.ephemeral
+          ? 'yes: held by this daemon and gone with it, unless kept (a named checkpoint, a promote)'
+          : undefined,
+      ),
       field('ttl', b.ttl),
       field(
         'expires',
@@ -70,9 +77,6 @@ export function branchPanel(d: ApiBranchDetail, children: readonly ApiEdge[]): H
             : `${countdown(b.expires_at)} (${when(b.expires_at)})`
           : undefined,
       ),
-      field('lineage', d.ref.lineage),
-      field('epoch', `${d.ref.epoch} (head ${d.ref.head_epoch})`),
-      field('base', d.ref.base ? `${d.ref.base.lineage} @${d.ref.base.txid}` : undefined),
       field('touched', when(b.touched_at)),
       field('lease', b.lease_holder ? `${b.lease_holder} until ${when(b.lease_expiry)}` : undefined),
       field('undo point of', b.undo ? `${b.undo.of} (${b.undo.kind})` : undefined),
@@ -107,6 +111,15 @@ export function branchPanel(d: ApiBranchDetail, children: readonly ApiEdge[]): H
           ),
         )
       : null,
+    // What to do next comes before the history and the storage internals (lineage ids, epochs, chain objects).
+    h('h3', {}, 'Next steps'),
+    h(
+      'ul',
+      { class: 'commands' },
+      ...d.commands.map((c) =>
+        h('li', {}, h('span', { class: 'muted' }, c.label), h('code', {}, c.command), copyButton(c.command)),
+      ),
+    ),
     h('h3', {}, `Checkpoints (${b.checkpoints.length})`),
     table(
       ['name', 'txid', 'created', 'meta', ''],
@@ -118,19 +131,18 @@ export function branchPanel(d: ApiBranchDetail, children: readonly ApiEdge[]): H
         h('a', { href: diffUrl(`${t}@${c.name}`, t), 'data-nav': true }, 'diff to head'),
       ]),
     ),
-    h('h3', {}, `Chain: ${d.chain.members.length} objects, ${bytes(d.chain.bytes)}`),
+    h('h3', {}, `Chain: ${count(d.chain.members.length, 'object')}, ${bytes(d.chain.bytes)}`),
+    h(
+      'dl',
+      { class: 'fields' },
+      field('lineage', d.ref.lineage),
+      field('epoch', `${d.ref.epoch} (head ${d.ref.head_epoch})`),
+      field('base', d.ref.base ? `${d.ref.base.lineage} @${d.ref.base.txid}` : undefined),
+    ),
     h('p', { class: 'muted' }, 'reads through lineages: ', d.chain.lineages.join(' → ')),
     table(
       ['object', 'txids', 'bytes'],
       d.chain.members.map((m) => [`${m.kind} · ${m.lineage}`, `${m.min_txid}–${m.max_txid}`, bytes(m.bytes)]),
-    ),
-    h('h3', {}, 'Next steps'),
-    h(
-      'ul',
-      { class: 'commands' },
-      ...d.commands.map((c) =>
-        h('li', {}, h('span', { class: 'muted' }, c.label), h('code', {}, c.command), copyButton(c.command)),
-      ),
     ),
   );
 }

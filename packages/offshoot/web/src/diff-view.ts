@@ -99,6 +99,30 @@ export function diffView(q: URLSearchParams, d: ApiDiff | undefined): HTMLElemen
       `${p.table}: rows ${p.total === 0 ? 0 : p.offset + 1}–${Math.min(p.offset + p.limit, p.total)} of ${p.total}`,
     ),
   );
+  const e = d.page_error;
+  if (e !== undefined) {
+    // The rows alone pass what the server may send: say so, and offer the same rows fewer at a time.
+    const fewer = Math.max(1, Math.floor(p.limit / 10));
+    out.append(
+      h(
+        'div',
+        { class: 'error', 'data-error': e.code ?? 'error', 'data-page-error': p.table },
+        h('strong', {}, e.error),
+        e.hint ? h('p', {}, e.hint) : null,
+        p.limit > 1
+          ? h(
+              'a',
+              {
+                href: diffUrl(d.left, d.right, { table: p.table, offset: String(p.offset), limit: String(fewer) }),
+                'data-nav': true,
+              },
+              `show ${fewer} at a time`,
+            )
+          : null,
+      ),
+    );
+    return out;
+  }
   out.append(
     h(
       'table',

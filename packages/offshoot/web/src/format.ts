@@ -13,6 +13,11 @@ export function bytes(n: number): string {
   return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
 
+/** A count and its noun, singular for one: `1 branch`, `2 branches` (`many` defaults to the noun plus s). */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 /** A countdown such as `1h02m` or `42s` to an RFC 3339 time, or `expired`. */
 export function countdown(until: string, now = Date.now()): string {
   const ms = Date.parse(until) - now;

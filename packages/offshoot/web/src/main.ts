@@ -12,8 +12,10 @@ import { ApiFailure, get, seg } from './api.js';
 import { branchPanel } from './branch-panel.js';
 import { diffView } from './diff-view.js';
 import { h } from './dom.js';
+import { count } from './format.js';
 import { follow } from './live.js';
 import { navigate, parseRoute, startRouter, type TreeLayout, treeUrl } from './router.js';
+import { skeleton, skeletonKey } from './skeleton.js';
 import { storageView } from './storage-view.js';
 import { treeOutline } from './tree-outline.js';
 import { legend, tickCountdowns, treeSvg } from './tree-view.js';
@@ -27,6 +29,8 @@ let server: ApiServer | undefined;
 let liveState: 'off' | 'connected' | 'reconnecting' = 'off';
 let ticking: ReturnType<typeof setInterval> | undefined;
 let generation = 0;
+// The frame key (skeleton.ts) of the view last drawn from its data: a URL with another key is framed at once.
+let shown: string | undefined;
 let lastTree: { sig: string; el: HTMLElement; drawing: Element; tree: ApiTree } | undefined;
 // The storage view last drawn, and what it was drawn from.
 let lastStorage: { sig: string; el: HTMLElement } | undefined;
@@ -141,7 +145,7 @@ async function renderRoute(): Promise<HTMLElement> {
               'li',
               {},
               h('a', { href: treeUrl(x.name), 'data-nav': true, 'data-db': x.name }, x.name),
-              ` · ${x.branches} branches${x.sessions > 0 ? ` · ${x.sessions} open session${x.sessions === 1 ? '' : 's'}` : ''}`,
+              ` · ${count(x.branches, 'branch', 'branches')}${x.sessions > 0 ? ` · ${count(x.sessions, 'open session')}` : ''}`,
             ),
           ),
         ),
@@ -188,7 +192,7 @@ async function renderRoute(): Promise<HTMLElement> {
             h(
               'span',
               { class: 'muted' },
-              ` · ${tree.branches.length} branches · ${tree.edges.length} edges${sessions > 0 ? ` · ${sessions} open session${sessions === 1 ? '' : 's'}` : ''}`,
+              ` · ${count(tree.branches.length, 'branch', 'branches')} · ${count(tree.edges.length, 'edge')}${sessions > 0 ? ` · ${count(sessions, 'open session')}` : ''}`,
             ),
             layoutSwitch(route.db, route.branch, layout),
           ),
@@ -237,6 +241,12 @@ async function render(fresh = false): Promise<void> {
   const mine = ++generation;
   if (fresh) treeRead = undefined;
   clearInterval(ticking);
+  const key = skeletonKey(parseRoute());
+  if (key !== shown) {
+    const frame = skeleton(parseRoute());
+    if (frame !== undefined) view.replaceChildren(frame);
+    header();
+  }
   let el: HTMLElement;
   try {
     el = await renderRoute();
@@ -249,6 +259,7 @@ async function render(fresh = false): Promise<void> {
   // A live redraw while the reader types in the filter box keeps the caret there.
   const typing = document.activeElement?.classList.contains('tree-filter') === true;
   if (view.firstChild !== el) view.replaceChildren(el);
+  shown = key;
   if (typing) view.querySelector<HTMLInputElement>('.tree-filter')?.focus();
   const next = view.querySelector('.tree-scroll');
   if (pos && next) {

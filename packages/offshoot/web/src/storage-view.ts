@@ -2,7 +2,7 @@
 // small time series of flushes, forks, GC passes and reaps.
 import type { ApiSample, ApiSeries, ApiStorage } from '../../src/ui/api-types.js';
 import { h, s, table } from './dom.js';
-import { bytes } from './format.js';
+import { bytes, count } from './format.js';
 import { treeUrl } from './router.js';
 
 function bar(part: number, whole: number): HTMLElement {
@@ -84,14 +84,24 @@ export function storageView(st: ApiStorage, series: ApiSeries | undefined): HTML
           { class: 'card' },
           h('div', { class: 'big' }, bytes(d.bytes)),
           h('a', { href: treeUrl(d.db), 'data-nav': true }, d.db),
-          ` · ${d.branches} branches`,
+          ` · ${count(d.branches, 'branch', 'branches')}`,
         ),
       ),
       h(
         'div',
-        { class: 'card reclaim', 'data-reclaimable': st.reclaimable.bytes },
+        // Only bytes waiting for GC are drawn in the warning colour: nothing to reclaim is nothing to act on.
+        {
+          class: st.reclaimable.bytes > 0 ? 'card reclaim pending' : 'card reclaim',
+          'data-reclaimable': st.reclaimable.bytes,
+        },
         h('div', { class: 'big' }, bytes(st.reclaimable.bytes)),
-        `GC would reclaim (${st.reclaimable.objects} object${st.reclaimable.objects === 1 ? '' : 's'}, after the grace period)`,
+        `GC would reclaim (${count(st.reclaimable.objects, 'object')}, after the grace period)`,
+      ),
+      h(
+        'div',
+        { class: 'card layout', 'data-layout': st.layout.version },
+        h('div', { class: 'big' }, `layout ${st.layout.version}`),
+        st.layout.upgrade === undefined ? st.layout.allows : `${st.layout.allows}. ${st.layout.upgrade}`,
       ),
     ),
     h('h3', {}, 'What each branch pins'),

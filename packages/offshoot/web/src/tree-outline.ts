@@ -3,7 +3,7 @@
 // 50: the page keeps the whole tree as data and draws a screenful.
 import type { ApiBranch, ApiTree } from '../../src/ui/api-types.js';
 import { h } from './dom.js';
-import { bytes } from './format.js';
+import { bytes, count } from './format.js';
 import { navigate, treeUrl } from './router.js';
 import { ttlText } from './tree-view.js';
 
@@ -126,6 +126,7 @@ function drawRow(db: string, r: Row, index: number, selected: string | undefined
   const b = r.b;
   const classes = ['row', `state-${b.state}`, `storage-${b.storage}`];
   if (b.protected) classes.push('protected');
+  if (b.ephemeral) classes.push('ephemeral');
   if (b.expired) classes.push('expired');
   if (b.session !== undefined) classes.push('has-session');
   if (b.branch === selected) classes.push('selected');
@@ -165,11 +166,16 @@ function drawRow(db: string, r: Row, index: number, selected: string | undefined
     h('span', { class: `badge badge-${b.state}` }, b.state),
     h('span', { class: `badge badge-${b.storage}` }, b.storage),
     b.protected ? h('span', { class: 'badge badge-protected' }, 'protected') : null,
+    b.ephemeral
+      ? h(
+          'span',
+          { class: 'badge badge-ephemeral', title: 'held by this daemon; gone with it unless kept' },
+          'ephemeral',
+        )
+      : null,
     b.undo !== undefined ? h('span', { class: `badge badge-${b.undo.kind}` }, b.undo.kind) : null,
     r.promotedFrom !== undefined ? h('span', { class: 'muted promoted' }, `promoted from ${r.promotedFrom}`) : null,
-    b.checkpoints.length > 0
-      ? h('span', { class: 'muted' }, `${b.checkpoints.length} checkpoint${b.checkpoints.length === 1 ? '' : 's'}`)
-      : null,
+    b.checkpoints.length > 0 ? h('span', { class: 'muted' }, count(b.checkpoints.length, 'checkpoint')) : null,
     b.session !== undefined
       ? h(
           'span',

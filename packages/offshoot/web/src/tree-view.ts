@@ -9,10 +9,13 @@ import { navigate, treeUrl } from './router.js';
 const NODE_W = 232;
 const NODE_H = 100;
 const PAD = 24;
+/** About the width of one character of a checkpoint label (10px sans-serif). */
+const CP_CHAR_W = 5.6;
 
 function badges(b: ApiBranch): string[] {
   const out: string[] = [b.state, b.storage];
   if (b.protected) out.push('protected');
+  if (b.ephemeral) out.push('ephemeral');
   if (b.undo !== undefined) out.push(b.undo.kind);
   return out;
 }
@@ -32,11 +35,19 @@ function sessionText(b: ApiBranch): string | undefined {
   return `session · durable@${ss.durable_txid} · lag ${bytes(ss.capture_lag_bytes)}${err ? ' · error' : ''}`;
 }
 
+/** The label of the checkpoints at one point: their names, or the first and how many more when they run long. */
+function checkpointLabel(names: readonly string[]): string {
+  const all = names.join(', ');
+  return all.length <= 28 || names.length === 1 ? all : `${names[0]} +${names.length - 1}`;
+}
+
 function drawNode(db: string, b: ApiBranch, x: number, y: number, selected: boolean, now: number): SVGGElement {
   const left = x - NODE_W / 2;
   const top = y - NODE_H / 2;
   const classes = ['node', `state-${b.state}`, `storage-${b.storage}`];
+  if (b.reads_shared === true) classes.push('reads-shared');
   if (b.protected) classes.push('protected');
+  if (b.ephemeral) classes.push('ephemeral');
   if (b.undo !== undefined) classes.push('undo');
   if (b.expired) classes.push('expired');
   if (b.session !== undefined) classes.push('has-session');
@@ -87,15 +98,24 @@ function drawNode(db: string, b: ApiBranch, x: number, y: number, selected: bool
   g.append(s('line', { x1: x0, y1: y0, x2: x1, y2: y0, class: 'timeline' }));
   const lo = Math.min(b.parent?.txid ?? b.head_txid, ...b.checkpoints.map((c) => c.txid));
   const span = Math.max(1, b.head_txid - lo);
-  let lastLabel = Number.NEGATIVE_INFINITY;
+  // Checkpoints at one txid share a point, so they share one label naming them all.
+  const byTxid = new Map<number, string[]>();
+  for (const c of b.checkpoints) byTxid.set(c.txid, [...(byTxid.get(c.txid) ?? []), c.name]);
+  // A label that would run into the one before it is left out (its dots keep their names as tooltips).
+  let lastEnd = Number.NEGATIVE_INFINITY;
+  for (const [txid, names] of byTxid) {
+    const cx = x0 + ((txid - lo) / span) * (x1 - x0);
+    const label = checkpointLabel(names);
+    const atEnd = cx > x1 - 30;
+    const width = label.length * CP_CHAR_W;
+    const start = atEnd ? cx - width : cx;
+    if (start >= lastEnd + 6) {
+      g.append(s('text', { x: cx, y: y0 - 8, class: 'cp-label', 'text-anchor': atEnd ? 'end' : 'start' }, label));
+      lastEnd = start + width;
+    }
+  }
   for (const c of b.checkpoints) {
     const cx = x0 + ((c.txid - lo) / span) * (x1 - x0);
-    if (cx - lastLabel >= 44) {
-      g.append(
-        s('text', { x: cx, y: y0 - 8, class: 'cp-label', 'text-anchor': cx > x1 - 30 ? 'end' : 'start' }, c.name),
-      );
-      lastLabel = cx;
-    }
     const dot = s('circle', {
       cx,
       cy: y0,
@@ -220,6 +240,6 @@ export function legend(): HTMLElement {
     'p',
     { class: 'legend muted' },
     'Arrows: fork (child made from parent at txid) · promote (target now reads the source) · undo point (old head kept by a rollback or promote). ',
-    'Dots: named checkpoints along each branch. Dashed box: shared storage (reads through its parent); solid: materialized.',
+    'Dots: named checkpoints along each branch. Dotted box: an ephemeral branch, held by this daemon and gone with it unless kept. Dashed box: reads objects another branch here reads too (a shared fork, or a promote target while its source is here); solid: reads only objects no other branch here reads.',
   );
 }

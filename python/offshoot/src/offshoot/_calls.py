@@ -129,10 +129,28 @@ def fork(
     from_checkpoint: str | None,
     ttl: TTL,
     meta: dict[str, str] | None,
+    ephemeral: bool = False,
 ) -> Call[int]:
     names: dict[str, object] = {"name": new} if isinstance(new, str) else {"names": list(new)}
     fields = {"db": db, "branch": source, **names, "from": from_checkpoint, "ttl": ttl_arg(ttl), "meta": meta}
-    return Call("fork", fields, _txid("fork"))
+    if not ephemeral:
+        return Call("fork", fields, _txid("fork"))
+    fields["ephemeral"] = True
+    txid = _txid("fork")
+    made = [new] if isinstance(new, str) else list(new)
+
+    def parse(res: JsonObject) -> int:
+        # A daemon that does not know ephemeral made durable forks: say so rather than report ephemeral ones.
+        if res.get("ephemeral") is not True:
+            raise OffshootError(
+                "the daemon made durable forks, not ephemeral ones: it is too old to know ephemeral "
+                f"({', '.join(f'{db}@{n}' for n in made)} are in the store)",
+                "UNSUPPORTED",
+                "restart 'offshoot serve' with this version of offshoot, and destroy the forks it made",
+            )
+        return txid(res)
+
+    return Call("fork", fields, parse)
 
 
 def destroy(db: str, branch: str, force: bool) -> Call[None]:
@@ -143,8 +161,27 @@ def rollback(db: str, branch: str, to: str) -> Call[str]:
     return Call("rollback", {"db": db, "branch": branch, "name": to}, _checkout("rollback"))
 
 
-def promote(db: str, source: str, onto: str, force: bool) -> Call[int]:
-    return Call("promote", {"db": db, "branch": source, "name": onto, "force": force}, _txid("promote"))
+def promote(db: str, source: str, onto: str, force: bool, if_head: int | None = None) -> Call[int]:
+    fields: dict[str, Any] = {"db": db, "branch": source, "name": onto, "force": force}
+    if if_head is None:
+        return Call("promote", fields, _txid("promote"))
+    fields["if_head"] = if_head
+    txid = _txid("promote")
+
+    def parse(res: JsonObject) -> int:
+        # A daemon that does not know if_head promotes without the check: say so rather than report a checked promote.
+        result = res.get("result")
+        if not isinstance(result, dict) or result.get("if_head") != if_head:
+            backup = result.get("backup") if isinstance(result, dict) else None
+            kept = f" (its previous head is kept as {backup})" if isinstance(backup, str) else ""
+            raise OffshootError(
+                f"the daemon promoted without checking if_head: it is too old to know it{kept}",
+                "UNSUPPORTED",
+                "restart 'offshoot serve' with this version of offshoot before promoting with if_head",
+            )
+        return txid(res)
+
+    return Call("promote", fields, parse)
 
 
 def compact(db: str, branch: str) -> Call[int]:
@@ -205,10 +242,12 @@ def protect(db: str, branch: str, value: bool) -> Call[ProtectResult]:
     return Call(op, {"db": db, "branch": branch}, lambda r: ProtectResult.from_json(parse(r)))
 
 
-def diff(left: str, right: str, summary: bool) -> Call[DiffResult]:
+def diff(left: str, right: str, summary: bool, table: str | None = None, limit: int | None = None) -> Call[DiffResult]:
     db, branch, checkpoint = split_target(left)
     parse = _result("diff")
-    fields = {"db": db, "branch": branch, "name": checkpoint, "to": right, "summary": summary}
+    fields = {"db": db, "branch": branch, "name": checkpoint, "to": right, "summary": summary, "table": table}
+    if limit is not None:
+        fields["limit"] = limit
     return Call("diff", fields, lambda r: DiffResult.from_json(parse(r)))
 
 

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from . import _calls as calls
 from .client import closed_error
+from .episode import AsyncEpisode, EpisodeOptions
 from .errors import CONNECTION_CLOSED, CONNECTION_FAILED, OffshootError
 from .results import Branch, DiffResult, Event, GcResult, JsonObject, ProtectResult, SessionInfo, TouchResult
 from .ttl import TTL
@@ -127,10 +128,27 @@ class AsyncClient:
         from_checkpoint: str | None = None,
         ttl: TTL = None,
         meta: dict[str, str] | None = None,
+        ephemeral: bool = False,
     ) -> int:
         """Forks `source` (its head, or `from_checkpoint`) into the new branch `new`; returns the fork's txid.
-        Given a list of names, forks them all at one fork point, all or nothing (see `Client.fork`)."""
-        return await self._call(calls.fork(db, source, new, from_checkpoint, ttl, meta))
+        Given a list of names, forks them all at one fork point, all or nothing; `ephemeral=True` makes forks the
+        daemon holds, gone with it unless kept (see `Client.fork`)."""
+        return await self._call(calls.fork(db, source, new, from_checkpoint, ttl, meta, ephemeral))
+
+    def episode(
+        self,
+        db: str,
+        from_checkpoint: str | None = None,
+        *,
+        source: str = "main",
+        name: str | None = None,
+        ttl: TTL = None,
+        meta: dict[str, str] | None = None,
+        ephemeral: bool = True,
+    ) -> AsyncEpisode:
+        """An episode (see `Client.episode`): `async with client.episode(db, from_checkpoint="seed") as ep:` forks and
+        opens it; leaving the block ends it, with `ep.result`."""
+        return AsyncEpisode(self, db, source, name, from_checkpoint, EpisodeOptions(ttl, meta, ephemeral))
 
     async def destroy(self, db: str, branch: str, force: bool = False) -> None:
         """Deletes a branch; `force` overrides protection (never a live lease: close that session first)."""
@@ -140,9 +158,10 @@ class AsyncClient:
         """Repoints the branch to checkpoint `to`, dropping later checkpoints; returns the refreshed checkout."""
         return await self._call(calls.rollback(db, branch, to))
 
-    async def promote(self, db: str, source: str, onto: str, force: bool = False) -> int:
-        """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid."""
-        return await self._call(calls.promote(db, source, onto, force))
+    async def promote(self, db: str, source: str, onto: str, force: bool = False, *, if_head: int | None = None) -> int:
+        """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid.
+        With `if_head`, only while `onto` is still at that head txid (else `BASE_MOVED`, nothing changed)."""
+        return await self._call(calls.promote(db, source, onto, force, if_head))
 
     async def compact(self, db: str, branch: str = "main") -> int:
         """Makes a shared branch self-contained; returns its head txid."""
@@ -192,9 +211,12 @@ class AsyncClient:
         """Clears a branch's protected flag."""
         return await self._call(calls.protect(db, branch, False))
 
-    async def diff(self, left: str, right: str, summary: bool = False) -> DiffResult:
-        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only)."""
-        return await self._call(calls.diff(left, right, summary))
+    async def diff(
+        self, left: str, right: str, summary: bool = False, table: str | None = None, limit: int | None = None
+    ) -> DiffResult:
+        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only; `table`:
+        that table only; `limit`: at most that many row changes of each kind per table, `counts` giving them all)."""
+        return await self._call(calls.diff(left, right, summary, table, limit))
 
     async def gc(self, grace: str | timedelta | None = None) -> GcResult:
         """Reaps expired branches, clears stale destroy claims and deletes garbage older than `grace`."""

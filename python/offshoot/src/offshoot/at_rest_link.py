@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from .branch_link import LinkedBranch, create_db, plain_meta
+from .branch_link import LinkedBranch, create_db, listed_branch, plain_meta
 from .errors import OffshootError
-from .results import DiffResult
+from .results import Branch, DiffResult
 from .store import Store
 from .ttl import TTL
 
@@ -63,9 +63,13 @@ class AtRestLink(LinkedBranch):
         """Rolls the branch back; the CLI refreshes the checkout in place."""
         self._path = self._store.rollback(self._db, self._branch, to)
 
-    def promote(self, onto: str, force: bool) -> int:
+    def listed(self, branch: str) -> Branch:
+        """`branch` of this database as it is listed now."""
+        return listed_branch(self._store.branches(self._db), self._db, branch)
+
+    def promote(self, onto: str, force: bool, if_head: int | None = None) -> int:
         """Promotes at rest (a dirty checkout is checkpointed first)."""
-        return self._store.promote(self._db, self._branch, onto, force=force)
+        return self._store.promote(self._db, self._branch, onto, force=force, if_head=if_head)
 
     def diff(self, base: str) -> DiffResult:
         """Diffs `base` against this branch's durable head (checkpoint a dirty checkout first to include it)."""
@@ -98,7 +102,16 @@ class StorePlace:
         ttl: TTL,
         from_checkpoint: str | None,
         meta: Mapping[str, str] | None,
+        ephemeral: bool = False,
     ) -> AtRestLink:
-        """Forks `db@source` at rest and checks the fork out."""
-        self.store.fork(db, source, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=plain_meta(meta))
-        return AtRestLink(self.store, db, new_branch, self.store.checkout(db, new_branch))
+        """Forks `db@source` at rest and checks the fork out; an ephemeral fork is refused (it lives in a daemon)."""
+        if ephemeral:
+            raise OffshootError(
+                "an ephemeral fork lives in the daemon that makes it, and forks at rest have none",
+                "UNSUPPORTED",
+                "fork through a daemon (the adapter's session(socket, ...) form), or without ephemeral",
+            )
+        txid = self.store.fork(db, source, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=plain_meta(meta))
+        link = AtRestLink(self.store, db, new_branch, self.store.checkout(db, new_branch))
+        link.forked_at = txid
+        return link

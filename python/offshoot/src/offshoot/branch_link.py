@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from .errors import OffshootError
-from .results import DiffResult
+from .results import Branch, DiffResult
 from .ttl import TTL
 
 
@@ -24,6 +24,14 @@ def create_db(create: Callable[[], object]) -> None:
             raise
 
 
+def listed_branch(branches: Sequence[Branch], db: str, branch: str) -> Branch:
+    """`branch` among `branches` (a listing of `db`); NOT_FOUND when it is not there."""
+    for b in branches:
+        if b.branch == branch:
+            return b
+    raise OffshootError(f"no branch {db}@{branch}", "NOT_FOUND", f"list the branches of {db} to see what exists")
+
+
 class LinkedBranch:
     """Where a link points: `db@branch` and its writable checkout, which a link's `rollback` can move."""
 
@@ -31,6 +39,8 @@ class LinkedBranch:
         self._db = db
         self._branch = branch
         self._path = path
+        self.forked_at: int | None = None
+        """The txid this branch was forked at, when a `fork` made it: a head fork's is the source's head then."""
 
     @property
     def db(self) -> str:
@@ -67,6 +77,15 @@ class BranchLink(Protocol):
         """The writable checkout (it can move after `rollback`)."""
         ...
 
+    @property
+    def forked_at(self) -> int | None:
+        """The txid the branch was forked at, when a place's `fork` made it (a head fork's: the source's head)."""
+        ...
+
+    def listed(self, branch: str) -> Branch:
+        """`branch` of this link's database as it is listed now (its durable head, its checkpoints)."""
+        ...
+
     def flush(self, name: str, meta: Mapping[str, str] | None) -> int:
         """Makes the checkout durable, as the checkpoint `name` when given; returns the txid."""
         ...
@@ -81,8 +100,9 @@ class BranchLink(Protocol):
         """Repoints the branch at checkpoint `to`; the link is usable afterwards even when this raises."""
         ...
 
-    def promote(self, onto: str, force: bool) -> int:
-        """Repoints `onto` at this branch's head (committed writes included); returns the txid."""
+    def promote(self, onto: str, force: bool, if_head: int | None = None) -> int:
+        """Repoints `onto` at this branch's head (committed writes included); returns the txid. With `if_head`, only
+        while `onto` is still at that head txid (else `BASE_MOVED`, nothing changed)."""
         ...
 
     def diff(self, base: str) -> DiffResult:
@@ -114,7 +134,9 @@ class BranchPlace(Protocol):
         ttl: TTL,
         from_checkpoint: str | None,
         meta: Mapping[str, str] | None,
+        ephemeral: bool = False,
     ) -> BranchLink:
         """Forks `db@source` (its head, or `from_checkpoint`) into `new_branch` and links to the fork; `source`
-        itself is not opened, so it can be promoted onto afterwards."""
+        itself is not opened, so it can be promoted onto afterwards. `ephemeral` asks a daemon for an ephemeral fork
+        (held by it until kept, gone with it); a place without a daemon refuses it."""
         ...

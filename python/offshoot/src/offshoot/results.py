@@ -61,6 +61,10 @@ class Branch:
     checkpoints_v2: list[CheckpointInfo] = field(default_factory=list)
     shared: bool = False
     state: str = ""
+    reap_postponed: str = ""
+    """Expired, but the reap waits while the checkout holds this (`uncheckpointed_writes`, `unverified_checkout`)."""
+    ephemeral: bool = False
+    """Held by the daemon until kept, gone with it (only that daemon lists it)."""
 
     @classmethod
     def from_json(cls, d: JsonObject) -> Branch:
@@ -77,6 +81,8 @@ class Branch:
             checkpoints_v2=[CheckpointInfo.from_json(c) for c in _objs(d, "checkpoints_v2")],
             shared=d.get("shared") is True,
             state=_str(d, "state"),
+            reap_postponed=_str(d, "reap_postponed"),
+            ephemeral=d.get("ephemeral") is True,
         )
 
     @classmethod
@@ -94,6 +100,7 @@ class Branch:
             checkpoints_v2=[CheckpointInfo.from_json(c) for c in _objs(d, "checkpoints_v2")],
             shared=_str(d, "storage") == "shared",
             state=_str(d, "state"),
+            reap_postponed=_str(d, "reap_postponed"),
         )
 
 
@@ -113,6 +120,8 @@ class SessionInfo:
     flush_error: str = ""
     capture_lag_bytes: int = 0
     error: str = ""
+    ephemeral: bool = False
+    """The session's branch is ephemeral: held by this daemon until kept, gone with it."""
 
     @classmethod
     def from_json(cls, d: JsonObject) -> SessionInfo:
@@ -129,6 +138,7 @@ class SessionInfo:
             flush_error=_str(d, "flush_error"),
             capture_lag_bytes=_int(d, "capture_lag_bytes"),
             error=_str(d, "error"),
+            ephemeral=d.get("ephemeral") is True,
         )
 
 
@@ -224,11 +234,14 @@ class TableDiff:
     changed: list[JsonObject] = field(default_factory=list)
     left_count: int | None = None
     right_count: int | None = None
+    counts: dict[str, int] | None = None
+    """How many row changes of each kind (`added`, `removed`, `changed`) when a `limit` listed only the first."""
 
     @classmethod
     def from_json(cls, d: JsonObject) -> TableDiff:
         """Builds one from the diff JSON."""
         left, right = d.get("left_count"), d.get("right_count")
+        counts = d.get("counts")
         return cls(
             table=_str(d, "table"),
             key=_strs(d, "key"),
@@ -238,6 +251,7 @@ class TableDiff:
             changed=_objs(d, "changed"),
             left_count=left if isinstance(left, int) else None,
             right_count=right if isinstance(right, int) else None,
+            counts={k: v for k, v in counts.items() if isinstance(v, int)} if isinstance(counts, dict) else None,
         )
 
 

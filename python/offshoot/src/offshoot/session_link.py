@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from .branch_link import LinkedBranch, create_db, plain_meta
+from .branch_link import LinkedBranch, create_db, listed_branch, plain_meta
 from .client import Client, Session, connect
 from .errors import OffshootError
-from .results import DiffResult
+from .results import Branch, DiffResult
 from .ttl import TTL
 
 
@@ -43,10 +43,12 @@ class SessionLink(LinkedBranch):
     ) -> SessionLink:
         """Forks through the daemon (which flushes an open source first) and opens a session on the fork."""
         self._live()
-        self._client.fork(
+        txid = self._client.fork(
             self._db, self._branch, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=plain_meta(meta)
         )
-        return SessionLink.open(self._socket, self._db, new_branch, create=False)
+        link = SessionLink.open(self._socket, self._db, new_branch, create=False)
+        link.forked_at = txid
+        return link
 
     def rollback(self, to: str) -> None:
         """Closes the session (the daemon refuses to roll back an open branch), rolls back, and reopens it."""
@@ -58,10 +60,14 @@ class SessionLink(LinkedBranch):
             self._session = self._client.open(self._db, self._branch)
             self._path = self._session.path
 
-    def promote(self, onto: str, force: bool) -> int:
+    def listed(self, branch: str) -> Branch:
+        """`branch` of this database as it is listed now."""
+        return listed_branch(self._client.branches(self._db), self._db, branch)
+
+    def promote(self, onto: str, force: bool, if_head: int | None = None) -> int:
         """Promotes through the daemon, which flushes this open source first."""
         self._live()
-        return self._client.promote(self._db, self._branch, onto, force=force)
+        return self._client.promote(self._db, self._branch, onto, force=force, if_head=if_head)
 
     def diff(self, base: str) -> DiffResult:
         """Diffs `base` against this branch's durable head (flush first to include the latest writes)."""
@@ -115,8 +121,19 @@ class DaemonPlace:
         ttl: TTL,
         from_checkpoint: str | None,
         meta: Mapping[str, str] | None,
+        ephemeral: bool = False,
     ) -> SessionLink:
-        """Forks `db@source` without opening it, then opens a session on the fork."""
+        """Forks `db@source` without opening it (an ephemeral fork when asked), then opens a session on the fork."""
         with connect(self.socket) as client:
-            client.fork(db, source, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=plain_meta(meta))
-        return SessionLink.open(self.socket, db, new_branch, create=False)
+            txid = client.fork(
+                db,
+                source,
+                new_branch,
+                from_checkpoint=from_checkpoint,
+                ttl=ttl,
+                meta=plain_meta(meta),
+                ephemeral=ephemeral,
+            )
+        link = SessionLink.open(self.socket, db, new_branch, create=False)
+        link.forked_at = txid
+        return link

@@ -153,9 +153,18 @@ class Store:
         """Repoints the branch to checkpoint `to` (keeping `<branch>-pre-rollback`); returns the checkout path."""
         return self._path("rollback", _target(db, branch), "--to", to)
 
-    def promote(self, db: str, source: str, onto: str, force: bool = False) -> int:
-        """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid."""
-        return self._int("txid", "promote", _target(db, source), "--onto", onto, *(["--force"] if force else []))
+    def promote(self, db: str, source: str, onto: str, force: bool = False, *, if_head: int | None = None) -> int:
+        """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid.
+        With `if_head`, only while `onto` is still at that head txid (else `BASE_MOVED`, nothing changed)."""
+        return self._int(
+            "txid",
+            "promote",
+            _target(db, source),
+            "--onto",
+            onto,
+            *(["--force"] if force else []),
+            *(["--if-head", str(if_head)] if if_head is not None else []),
+        )
 
     def compact(self, db: str, branch: str = "main") -> int:
         """Makes a shared branch self-contained; returns its head txid."""
@@ -188,9 +197,17 @@ class Store:
         """Clears a branch's protected flag."""
         return ProtectResult.from_json(self._obj("unprotect", _target(db, branch)))
 
-    def diff(self, left: str, right: str, summary: bool = False) -> DiffResult:
-        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only)."""
-        return DiffResult.from_json(self._obj("diff", left, right, *(["--summary"] if summary else [])))
+    def diff(
+        self, left: str, right: str, summary: bool = False, table: str | None = None, limit: int | None = None
+    ) -> DiffResult:
+        """Row-level diff of two durable states named `db[@branch[@checkpoint]]` (`summary`: counts only; `table`:
+        that table only; `limit`: at most that many row changes of each kind per table, `counts` giving them all)."""
+        flags = ["--summary"] if summary else []
+        if table is not None:
+            flags += ["--table", table]
+        if limit is not None:
+            flags += ["--limit", str(limit)]
+        return DiffResult.from_json(self._obj("diff", left, right, *flags))
 
     def gc(self, grace: str | timedelta | None = None) -> GcResult:
         """Reaps expired branches, clears stale destroy claims and deletes garbage older than `grace` (CLI: 1h)."""

@@ -117,3 +117,35 @@ def test_forking_at_a_name_taken_keeps_the_offshoot_code(store: Store) -> None:
             assert e.value.code == "ALREADY_EXISTS"
 
     asyncio.run(run())
+
+
+def test_a_fork_promotes_only_onto_the_head_it_was_forked_from(store: Store) -> None:
+    """Two forks of one workflow checkpoint both finish; the first promote lands, the second finds the base moved
+    since its fork (BASE_MOVED) and changes nothing."""
+
+    async def finish(forks: WorkflowForks, at: Any, name: str) -> None:
+        workflow = Signup(forks.path, timeout=30)
+        handler = workflow.run(ctx=at.context(workflow))
+        handler.ctx.send_event(Answer(text=name))
+        _ = [e async for e in forks.stream(handler)]
+        assert await handler == f"hello {name}"
+
+    async def run() -> None:
+        with WorkflowForks.at_rest(store, "signup") as forks:
+            await answer_with(forks, Signup(forks.path, timeout=30).run(), "ada")
+            asked = forks.checkpoints[0]
+            first = await forks.fork_at(asked, "first", ttl="1h")
+            second = await forks.fork_at(asked, "second", ttl="1h")
+            await finish(first, asked, "grace")
+            await finish(second, asked, "alan")
+            await first.promote(force=True)
+            assert log(forks.path) == ["pending", "name grace"]
+            with pytest.raises(OffshootError) as e:
+                await second.promote(force=True)
+            assert e.value.code == "BASE_MOVED"
+            assert log(forks.path) == ["pending", "name grace"], "the refused promote changed nothing"
+            with pytest.raises(OffshootError) as e:
+                await forks.promote()
+            assert e.value.code == "INVALID_ARGUMENT"
+
+    asyncio.run(run())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -170,6 +171,34 @@ def test_each_action_can_be_rolled_back_before_the_verdict(offshoot_daemon: Daem
     assert [s for s in client.sessions() if s.db == db] == []
 
 
+def test_an_ephemeral_run_writes_nothing_it_does_not_keep(offshoot_daemon: DaemonHandle, client: Client) -> None:
+    db = f"app-{uuid.uuid4().hex[:8]}"
+    client.create(db)
+    during: list[bool] = []
+
+    def discard(result: Any, fork: RunFork) -> Any:
+        during.append({b.branch: b.ephemeral for b in client.branches(db)}[fork.branch])
+        fork.rollback("start")
+        assert read_notes(fork.path) == []
+        return "discard"
+
+    runs = ForkPerRun.session(offshoot_daemon.sock, db, ephemeral=True, ttl="10m")
+    gone = asyncio.run(runs.run(note_agent(), "notes", verdict=discard))
+    assert during == [True], "the run's fork is ephemeral"
+    assert gone.fork.checkpoints == ["start"], "an ephemeral run checkpoints nothing on its way"
+    assert gone.fork.branch not in {b.branch for b in client.branches(db)}
+    kept = asyncio.run(runs.run(note_agent(), "notes", verdict=lambda r, f: "keep"))
+    info = {b.branch: b for b in client.branches(db)}[kept.fork.branch]
+    assert info.ephemeral is False
+    assert "kept" in info.checkpoints
+    assert read_notes(client.checkout_at(db, kept.fork.branch, "kept")) == ["first", "second"]
+    with pytest.raises(OffshootError) as e:
+        ForkPerRun.at_rest(Store(Path("unused")), db, ephemeral=True).run_sync(
+            note_agent(), "x", verdict=lambda r, f: "discard"
+        )
+    assert e.value.code == "UNSUPPORTED"
+
+
 def test_keep_discard_a_failed_run_and_the_callers_hooks(store: Store) -> None:
     store.create("app")
     kept = ForkPerRun.at_rest(store, "app", prefix="keep-").run_sync(note_agent(), "x", verdict=lambda r, f: "keep")
@@ -199,6 +228,80 @@ def test_keep_discard_a_failed_run_and_the_callers_hooks(store: Store) -> None:
     assert len(left) == 1, "a run that raises keeps its fork for inspection"
     (branch,) = left
     assert read_notes(store.checkout("app", branch)) == ["half"]
+
+
+def heads_holding(store: Store, db: str, note: str, tmp: Path) -> list[str]:
+    """The branches of `db` whose durable head holds the note `note`."""
+    out = []
+    for b in store.branches(db):
+        path = tmp / f"head-{b.branch}.db"
+        store.export(db, b.branch, path, force=True)
+        if note in read_notes(str(path)):
+            out.append(b.branch)
+    return out
+
+
+def test_two_runs_promote_only_onto_the_head_they_forked(store: Store, tmp_path: Path) -> None:
+    """Two runs fork the same head of the base; a human checkpoints the base while they run. Neither promote may
+    replace the human's state: each finds the base moved since its fork, says so (base_moved) and keeps its fork."""
+    store.create("app")
+    runs = ForkPerRun.at_rest(store, "app", force=True)
+    inner: list[Any] = []
+
+    def first_verdict(result: Any, fork: RunFork) -> Any:
+        def second_verdict(result: Any, fork: RunFork) -> Any:
+            write_note(store.checkout("app"), "human")
+            store.checkpoint("app", "main", "human")
+            return "promote"
+
+        inner.append(runs.run_sync(note_agent(), "x", verdict=second_verdict))
+        return "promote"
+
+    outer = runs.run_sync(note_agent(), "x", verdict=first_verdict)
+    assert "main" in heads_holding(store, "app", "human", tmp_path), "the human's checkpoint is still the base's head"
+    for done in (inner[0], outer):
+        assert done.verdict == "promote"
+        assert done.promoted_txid is None
+        assert done.base_moved
+        assert done.promote_error is not None
+        assert done.promote_error.code == "BASE_MOVED"
+        assert f"app@{done.fork.branch} is kept" in done.promote_error.message
+        assert done.fork.branch in {b.branch for b in store.branches("app")}, "the run's fork is kept"
+
+
+def test_a_run_promotes_onto_an_unmoved_base_and_a_later_one_finds_it_moved(store: Store) -> None:
+    store.create("app")
+    runs = ForkPerRun.at_rest(store, "app", force=True)
+    inner: list[Any] = []
+
+    def first_verdict(result: Any, fork: RunFork) -> Any:
+        inner.append(runs.run_sync(note_agent(), "x", verdict=lambda r, f: "promote"))
+        return "promote"
+
+    outer = runs.run_sync(note_agent(), "x", verdict=first_verdict)
+    assert inner[0].promoted_txid is not None
+    assert not inner[0].base_moved
+    assert inner[0].fork.branch not in {b.branch for b in store.branches("app")}
+    assert outer.promoted_txid is None
+    assert outer.base_moved
+    assert outer.fork.branch in {b.branch for b in store.branches("app")}
+    assert read_notes(store.checkout("app")) == ["first", "second"]
+
+
+def test_a_promote_refused_lease_held_says_the_fork_is_kept(store: Store) -> None:
+    store.create("app")
+
+    def verdict(result: Any, fork: RunFork) -> Any:
+        store.run("lease", "acquire", "app@main", "--ttl", "10m")
+        return "promote"
+
+    done = ForkPerRun.at_rest(store, "app", force=True).run_sync(note_agent(), "x", verdict=verdict)
+    assert done.promoted_txid is None
+    assert not done.base_moved
+    assert done.promote_error is not None
+    assert done.promote_error.code == "LEASE_HELD"
+    assert "not promoted" in done.promote_error.message
+    assert done.fork.branch in {b.branch for b in store.branches("app")}
 
 
 def test_promoting_onto_protected_main_needs_force(store: Store) -> None:

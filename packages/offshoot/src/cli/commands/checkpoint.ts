@@ -13,7 +13,7 @@ export const checkpointCommand: Command = {
     "Quiesces the branch's checkout, uploads what changed since it was materialized (a segment, or a snapshot when",
     'most pages changed) at head+1, and records <name> by compare-and-swap. Needs a checkout of the branch.',
     'Once the checkpoint is reported, a chain grown past its bound is merged (level compaction, crash-safe).',
-    'Meta is capped at 32 keys, 64-byte keys and 512-byte values.',
+    'Meta is capped at 32 keys, 64-byte keys and 512-byte values; keys starting with "offshoot." are offshoot\'s own.',
   ].join('\n'),
   examples: ['offshoot checkpoint app seeded', 'offshoot checkpoint app@attempt-1 tests-pass --meta run=42'],
   flags: { meta: { type: 'string', multiple: true, value: 'K=V', description: 'tag the checkpoint' } },

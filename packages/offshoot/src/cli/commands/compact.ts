@@ -10,7 +10,8 @@ export const compactCommand: Command = {
   usage: '<db>[@branch]',
   help: [
     "Copies the branch's head (and each checkpoint it keeps) into a fresh lineage and drops its base pointer, so the",
-    'ancestor\'s storage can be reclaimed by gc. Adds checkpoint "compact". O(database size) by design.',
+    'ancestor\'s storage can be reclaimed by gc. Adds checkpoint "compact". O(database size) by design. A dirty',
+    "checkout is checkpointed first; with --actor agent that checkpoint is decided like an agent's checkpoint.",
   ].join('\n'),
   examples: ['offshoot compact app@attempt-1'],
   flags: { 'ro-cache-budget': RO_CACHE_BUDGET_FLAG },
@@ -20,6 +21,6 @@ export const compactCommand: Command = {
     const t = parseTarget(inv.arg(0));
     const ctx = await inv.context();
     const { compact } = await import('../../ops/compact.js');
-    return compactOutcome(await compact(ctx, t));
+    return compactOutcome(await compact(ctx, t, { actor: inv.actor }));
   },
 };

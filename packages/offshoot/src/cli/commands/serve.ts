@@ -98,7 +98,8 @@ export const serveCommand: Command = {
     'snapshot-every': {
       type: 'string',
       value: 'N',
-      description: 'the fork floor; chains are merged to stay below it, at most 8 members (default 16)',
+      description:
+        'the fork floor and chain bound: below layout 3 a snapshot at the head keeps chains within N members; at layout 3 merges keep them below it, at most 8 (default 16)',
     },
     'reap-every': {
       type: 'string',

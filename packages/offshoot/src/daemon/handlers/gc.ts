@@ -11,18 +11,20 @@ export const gcOp: OpHandler = async (req, d) => {
     throw fail('INVALID_ARGUMENT', 'gc: grace must not be negative', {
       hint: 'use 0 or a positive duration such as 1h',
     });
-  const r = await d.maintenance.run(() => runGc(d.ops, { grace }));
+  const r = await d.maintenance.run(() => runGc(d.durable, { grace }));
   announceReaped(d, r.reaped);
   d.metrics.gcPass(r);
   return {
     ok: true,
     result: {
       reaped: r.reaped,
+      postponed: r.postponed,
       reap_errors: r.reapErrors,
       cleared_claims: r.clearedClaims,
       tombstoned: r.tombstoned,
       deleted: r.deleted,
       backlog: r.backlog,
+      temporaries: r.temporaries,
     },
   };
 };

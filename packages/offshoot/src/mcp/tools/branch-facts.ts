@@ -1,4 +1,5 @@
 import type { OpsContext } from '../../ops/helpers/context/context.js';
+import { undoPointOfProtected } from '../../ops/helpers/safety/policy.js';
 
 /** The facts a question to the human names about one branch. */
 export interface BranchFacts {
@@ -23,6 +24,19 @@ export async function readHead(ctx: OpsContext, db: string, branch: string): Pro
     checkpoints: Object.fromEntries(Object.entries(ref.checkpoints).map(([n, c]) => [n, c.txid])),
     undoPointOf: ref.meta?.['offshoot.safety'] !== undefined ? ref.meta['offshoot.of'] : undefined,
   };
+}
+
+/**
+ * The sentence a question adds when the branch it changes is part of a protected branch's way back (its undo point,
+ * or an undo point of one), saying what the change does to it; empty otherwise.
+ */
+export async function wayBackNote(ctx: OpsContext, db: string, branch: string): Promise<string> {
+  const got = await ctx.store.tryGetRef(db, branch);
+  const u = got === undefined ? undefined : await undoPointOfProtected(ctx, db, branch, got.ref);
+  if (u === undefined) return '';
+  const of =
+    u.of === u.root ? `protected ${db}@${u.root}` : `${db}@${u.of}, on the way back of protected ${db}@${u.root}`;
+  return ` ${db}@${branch} is the undo point of ${of}: undoing the last rollback or promote of ${db}@${u.of} would then give it this branch's new content.`;
 }
 
 /**

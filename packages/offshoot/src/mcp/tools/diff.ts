@@ -1,84 +1,21 @@
-import { z } from 'zod';
-import { fail } from '../../core/errors.js';
-import { MAIN_BRANCH } from '../../core/target.js';
-import { diff } from '../../ops/diff.js';
+import { diffOutput, diffRows, type diffTool } from '@offshoot/tools';
+import { DIFF_SERVER_BYTES, diff } from '../../ops/diff.js';
 import { renderDiffSummary, renderDiffText } from '../../sqlite/diff/diff-format.js';
 import { diffToJson } from '../../sqlite/diff/diff-json.js';
-import { branchOr, databaseArg, nameArg } from '../args.js';
-import { defineTool, HINTS } from '../tool.js';
+import { firstRows } from '../../sqlite/diff/row-window.js';
+import { branchOr, nameArg } from '../args.js';
+import { holdingEphemeral, withDaemon } from '../daemon/daemon-link.js';
+import type { ToolRun } from '../tool.js';
 
-const MAX_ROWS = 500;
-const DEFAULT_ROWS = 20;
 const MAX_TEXT = 20_000;
 
-const jsonValue = z.unknown();
-const row = z.record(z.string(), jsonValue);
-
 /** `offshoot_diff`: the native row-level diff of two durable states, structured and as text. */
-export const diffTool = defineTool({
-  name: 'offshoot_diff',
-  title: 'Diff two branches or checkpoints',
-  description: [
-    'Compare two durable states of a database, row by row: a fork against main (what your attempt changed), two',
-    'attempts against each other, or a branch against one of its checkpoints. Use it before promoting, to show',
-    'the human exactly what would change. Reads the store only (checkpointed or flushed state, not unsaved checkout',
-    'writes). Rows per table are capped by `limit`; `summary` gives counts only. Read-only.',
-  ].join(' '),
-  annotations: HINTS.readOnly,
-  input: {
-    database: databaseArg,
-    source: z.string().optional().describe(`left side branch (default "${MAIN_BRANCH}")`),
-    target: z.string().describe('right side branch (e.g. your fork)'),
-    source_at: z.string().optional().describe('a checkpoint of the left branch instead of its head'),
-    target_at: z.string().optional().describe('a checkpoint of the right branch instead of its head'),
-    limit: z
-      .number()
-      .int()
-      .optional()
-      .describe(`rows listed per table and kind (default ${DEFAULT_ROWS}, at most ${MAX_ROWS})`),
-    summary: z.boolean().optional().describe('per-table counts and statuses only'),
-  },
-  output: {
-    left: z.string(),
-    right: z.string(),
-    schema: z.array(
-      z.object({
-        type: z.string(),
-        name: z.string(),
-        change: z.enum(['added', 'removed', 'changed']),
-        left: z.string().optional(),
-        right: z.string().optional(),
-      }),
-    ),
-    tables: z.array(
-      z.object({
-        table: z.string(),
-        status: z.enum(['same', 'changed', 'added', 'removed']),
-        key: z.array(z.string()),
-        left_count: z.number().optional(),
-        right_count: z.number().optional(),
-        added: z.number(),
-        removed: z.number(),
-        changed: z.number(),
-        rows: z.object({
-          added: z.array(row),
-          removed: z.array(row),
-          changed: z.array(z.object({ key: row, before: row, after: row })),
-        }),
-      }),
-    ),
-    truncated: z.boolean().describe('true when some rows were left out by the limit'),
-    summary_only: z.boolean(),
-  },
+export const diffRun: ToolRun<typeof diffTool> = {
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const source = branchOr('source', args.source);
     const target = nameArg('target', args.target);
-    const limit = args.limit ?? DEFAULT_ROWS;
-    if (limit < 0 || limit > MAX_ROWS)
-      throw fail('INVALID_ARGUMENT', `limit ${limit} is out of range (0..${MAX_ROWS})`, {
-        hint: 'use summary: true for counts only',
-      });
+    const limit = diffRows(args.limit);
     const left = {
       db,
       branch: source,
@@ -91,41 +28,43 @@ export const diffTool = defineTool({
     };
     const label = (t: { branch: string; checkpoint?: string }) =>
       `${db}@${t.branch}${t.checkpoint ? `@${t.checkpoint}` : ''}`;
+    // A side that is an ephemeral branch is read by the daemon holding it, the only one that has it.
+    const through = await withDaemon(deps, async (d) => {
+      const held = holdingEphemeral(d, db, source) ?? holdingEphemeral(d, db, target);
+      if (held === undefined) return undefined;
+      return held.client.diff(label(left), label(right), { ...(args.summary ? { summary: true } : {}), limit });
+    });
+    if (through !== undefined) {
+      const structured = diffOutput(label(left), label(right), through);
+      return {
+        structured,
+        text: [
+          `${label(left)} -> ${label(right)}`,
+          ...structured.schema.map((c) => `schema: ${c.type} ${c.name} ${c.change}`),
+          ...structured.tables.map((t) => `${t.table}: ${t.status} (+${t.added} -${t.removed} ~${t.changed})`),
+        ].join('\n'),
+        touched: [
+          { db, branch: source },
+          { db, branch: target },
+        ],
+      };
+    }
     const ctx = await deps.ops();
     deps.control.step(`comparing ${label(left)} with ${label(right)}`);
-    const result = await diff(ctx, left, right, { summaryOnly: args.summary ?? false });
+    // Only `limit` row changes of each kind are kept while every one is counted: the cap bounds the answer.
+    const result = await diff(ctx, left, right, {
+      summaryOnly: args.summary ?? false,
+      rows: firstRows(limit),
+      maxBytes: DIFF_SERVER_BYTES,
+    });
     deps.control.step('rendering the diff');
-    const json = diffToJson(result);
-    let truncated = false;
-    const cap = <T>(xs: T[]): T[] => {
-      if (xs.length > limit) truncated = true;
-      return xs.slice(0, limit);
-    };
-    const tables = json.tables.map((t) => ({
-      table: t.table,
-      status: t.status,
-      key: t.key,
-      ...(t.left_count !== undefined ? { left_count: t.left_count } : {}),
-      ...(t.right_count !== undefined ? { right_count: t.right_count } : {}),
-      added: t.added.length,
-      removed: t.removed.length,
-      changed: t.changed.length,
-      rows: { added: cap(t.added), removed: cap(t.removed), changed: cap(t.changed) },
-    }));
     const rendered = result.summaryOnly
       ? renderDiffSummary(result, label(left), label(right))
       : renderDiffText(result, label(left), label(right));
     const text =
       rendered.length > MAX_TEXT ? `${rendered.slice(0, MAX_TEXT)}\n… (cut; see structuredContent)` : rendered;
     return {
-      structured: {
-        left: label(left),
-        right: label(right),
-        schema: json.schema,
-        tables,
-        truncated,
-        summary_only: json.summary_only,
-      },
+      structured: diffOutput(label(left), label(right), diffToJson(result)),
       text,
       touched: [
         { db, branch: source },
@@ -133,4 +72,4 @@ export const diffTool = defineTool({
       ],
     };
   },
-});
+};

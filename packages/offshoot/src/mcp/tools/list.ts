@@ -1,36 +1,12 @@
-import { z } from 'zod';
+import type { listedBranch, listTool } from '@offshoot/tools';
+import type { z } from 'zod';
 import { type BranchStatus, status } from '../../ops/status.js';
 import { nameArg } from '../args.js';
-import { sessionOn, withDaemon } from '../daemon-link.js';
-import { defineTool, HINTS } from '../tool.js';
-
-const checkpoint = z.object({
-  name: z.string(),
-  txid: z.number(),
-  created_at: z.string().optional(),
-  meta: z.record(z.string(), z.string()).optional(),
-});
-
-const branch = z.object({
-  db: z.string(),
-  branch: z.string(),
-  state: z.string(),
-  storage: z.enum(['shared', 'materialized']),
-  txid: z.number(),
-  checkpoints: z.array(checkpoint),
-  protected: z.boolean(),
-  checked_out: z.boolean(),
-  ttl: z.string().nullable(),
-  remaining: z.string().nullable(),
-  expires_at: z.string().nullable().describe('when the branch may be reaped, unless touched (RFC 3339)'),
-  lease_holder: z.string().nullable(),
-  parent: z.string().nullable(),
-  meta: z.record(z.string(), z.string()).optional(),
-  live_session: z.string().nullable().describe("the daemon session's live checkout path, when one is open"),
-});
+import { sessionOn, withDaemon } from '../daemon/daemon-link.js';
+import type { ToolRun } from '../tool.js';
 
 /** One branch as offshoot_list and the branch resource show it; `live` is the daemon session's path, if one is open. */
-export function branchView(b: BranchStatus, live: string | undefined): z.infer<typeof branch> {
+export function branchView(b: BranchStatus, live: string | undefined): z.infer<typeof listedBranch> {
   return {
     db: b.db,
     branch: b.branch,
@@ -48,6 +24,7 @@ export function branchView(b: BranchStatus, live: string | undefined): z.infer<t
     ttl: b.ttl ?? null,
     remaining: b.remaining ?? null,
     expires_at: b.expiresAt ?? null,
+    ...(b.reapPostponed ? { reap_postponed: b.reapPostponed } : {}),
     lease_holder: b.leaseHolder ?? null,
     parent: b.parent ?? null,
     ...(b.meta ? { meta: b.meta } : {}),
@@ -56,20 +33,7 @@ export function branchView(b: BranchStatus, live: string | undefined): z.infer<t
 }
 
 /** `offshoot_list`: every branch of the store (or of one database) at rest, with the daemon's live sessions marked. */
-export const listTool = defineTool({
-  name: 'offshoot_list',
-  title: 'List databases and branches',
-  description: [
-    'List every database branch in the offshoot store: head txid, checkpoints (with meta), protection, TTL and time',
-    'remaining, checkout and live-session state. Call this first to see what exists, and again after forking or',
-    'promoting to confirm the result. Read-only.',
-  ].join(' '),
-  annotations: HINTS.readOnly,
-  input: { database: z.string().optional().describe('only this database (default: all)') },
-  output: {
-    branches: z.array(branch),
-    daemon: z.object({ socket: z.string(), sessions: z.number() }).nullable(),
-  },
+export const listRun: ToolRun<typeof listTool> = {
   async run(args, deps) {
     const db = args.database === undefined ? undefined : nameArg('database', args.database);
     const ctx = await deps.ops();
@@ -80,17 +44,27 @@ export const listTool = defineTool({
         (b) =>
           `${b.db}@${b.branch} head=${b.txid} checkpoints=[${b.checkpoints.map((c) => c.name).join(',')}] protected=${b.protected} checked_out=${b.checked_out}` +
           (b.ttl ? ` ttl=${b.ttl} remaining=${b.remaining}` : '') +
+          (b.reap_postponed ? ` reap_postponed=${b.reap_postponed}` : '') +
           (b.live_session ? ' live' : ''),
       );
+      const held = (d?.ephemeral ?? [])
+        .filter((e) => db === undefined || e.db === db)
+        .map((e) => `${e.db}@${e.branch}`);
+      if (held.length > 0) lines.push(`ephemeral (held by the daemon, gone with it unless kept): ${held.join(', ')}`);
       const text =
         lines.length > 0
           ? lines.join('\n')
           : `no ${db === undefined ? 'databases' : `branches of ${db}`} yet: a human creates one with 'offshoot create <db>' (or 'offshoot create <db> --from app.db')`;
       return {
-        structured: { branches, daemon: d ? { socket: d.socket, sessions: d.sessions.length } : null },
+        structured: {
+          branches,
+          daemon: d
+            ? { socket: d.socket, sessions: d.sessions.length, ...(held.length > 0 ? { ephemeral: held } : {}) }
+            : null,
+        },
         text,
         touched: branches.map((b) => ({ db: b.db, branch: b.branch })),
       };
     });
   },
-});
+};

@@ -1,67 +1,40 @@
-import { z } from 'zod';
+import type { promoteTool } from '@offshoot/tools';
 import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
 import { promote } from '../../ops/promote.js';
-import { databaseArg, nameArg } from '../args.js';
-import { refuseIfSession, sessionOn, withDaemon } from '../daemon-link.js';
-import { promoteThrough } from '../daemon-ops.js';
-import { defineTool, HINTS } from '../tool.js';
-import { readHead, refreshNote } from './branch-facts.js';
+import { nameArg } from '../args.js';
+import { refuseIfSession, sessionOn, withDaemon } from '../daemon/daemon-link.js';
+import { promoteThrough } from '../daemon/daemon-ops.js';
+import type { ToolRun } from '../tool.js';
+import { readHead, refreshNote, wayBackNote } from './branch-facts.js';
 
 /** `offshoot_promote`: makes the attempt that worked the content of the target branch. */
-export const promoteTool = defineTool({
-  name: 'offshoot_promote',
-  title: 'Promote the attempt that worked',
-  description: [
-    "Replace the target branch's content with the source branch's head: promote the fork whose tests passed. The",
-    "target's previous head is kept as '<target>-pre-promote'. main is protected: an unforced promote onto it is",
-    'refused, and force is honoured only if the human started this server with -allow-force (or, under',
-    '-confirm-force, the host asks the human, who must accept). On a refusal, do not retry: tell the human the exact',
-    'command from the result (offshoot promote ... --force) or keep working on the fork. Refused while a daemon',
-    'session is open on the target; an open source session is flushed through the daemon first, so its writes so',
-    'far are promoted.',
-  ].join(' '),
-  annotations: HINTS.destructive,
-  input: {
-    database: databaseArg,
-    source: z.string().describe('branch whose head is promoted (the attempt that worked)'),
-    target: z.string().describe('branch that receives it (e.g. main)'),
-    force: z
-      .boolean()
-      .optional()
-      .describe('needed for a protected target; honoured only under -allow-force, or when the human confirms it'),
-  },
-  output: {
-    db: z.string(),
-    source: z.string(),
-    target: z.string(),
-    txid: z.number(),
-    backup: z.string(),
-    path: z.string(),
-    refreshed: z.boolean(),
-    source_live: z
-      .boolean()
-      .describe(
-        'true when the source had a live session: flushed first where the daemon could, else its last flushed head',
-      ),
-  },
+export const promoteRun: ToolRun<ReturnType<typeof promoteTool>> = {
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const source = nameArg('source', args.source);
     const target = nameArg('target', args.target);
     const force = args.force ?? false;
+    const ifHead = args.if_head;
     // Through the daemon serving the store when one answers: it flushes a source session of its own first, so the
     // promote holds its writes so far, and applies the agent rules itself. At rest, a source live elsewhere gives
     // its last flushed head.
     const { r, sourceSession } = await withDaemon(deps, async (d) => {
       refuseIfSession(d, db, target, 'promote onto');
       const sourceSession = sessionOn(d, db, source) !== undefined;
-      if (d !== undefined) return { r: await promoteThrough(d, db, source, target, force, deps.notes), sourceSession };
-      const r = await promote(await deps.ops(), { db, branch: source }, target, { force, actor: deps.actor });
+      if (d !== undefined)
+        return { r: await promoteThrough(d, db, source, target, { force, ifHead }, deps.notes), sourceSession };
+      const r = await promote(await deps.ops(), { db, branch: source }, target, {
+        force,
+        actor: deps.actor,
+        ...(ifHead !== undefined ? { ifHead } : {}),
+      });
       return { r, sourceSession };
     });
     const lines = [
       `promoted ${db}@${source} -> ${db}@${target} at txid ${r.txid}; the previous ${target} is kept as ${db}@${r.backup}`,
     ];
+    if (r.earlierBackup !== undefined)
+      lines.push(`the earlier undo point held the only copy of its state: it is kept as ${db}@${r.earlierBackup}`);
     if (sourceSession)
       lines.push(`${db}@${source} has a live session: it was flushed first, so its writes so far are promoted`);
     else if (r.sourceLive)
@@ -77,6 +50,8 @@ export const promoteTool = defineTool({
         target,
         txid: r.txid,
         backup: r.backup,
+        ...(r.earlierBackup !== undefined ? { earlier_backup: r.earlierBackup } : {}),
+        if_head: ifHead ?? null,
         path: r.path,
         refreshed: r.refreshed,
         source_live: sourceSession || r.sourceLive,
@@ -85,22 +60,31 @@ export const promoteTool = defineTool({
       touched: [
         { db, branch: target },
         { db, branch: r.backup },
+        ...(r.earlierBackup !== undefined ? [{ db, branch: r.earlierBackup }] : []),
         { db, branch: source },
       ],
     };
   },
   async confirm(args, deps) {
-    if (args.force !== true) return undefined;
     const ctx = await deps.ops();
     const db = args.database;
-    const [src, tgt] = await Promise.all([readHead(ctx, db, args.source), readHead(ctx, db, args.target)]);
+    const undo = undoPointName(args.target, 'pre-promote');
+    const [src, tgt, old, wayBack] = await Promise.all([
+      readHead(ctx, db, args.source),
+      readHead(ctx, db, args.target),
+      readHead(ctx, db, undo),
+      wayBackNote(ctx, db, args.target),
+    ]);
     if (src === undefined || tgt === undefined) return undefined;
     return {
       message:
         `The agent asks to promote ${db}@${args.source} (head txid ${src.txid}) onto ${tgt.protected ? 'protected ' : ''}` +
-        `${db}@${args.target} (head txid ${tgt.txid}): ${db}@${args.target} will then hold txid ${src.txid}'s content. ` +
-        `Its current head (txid ${tgt.txid}) is kept as the undo point ${db}@${undoPointName(args.target, 'pre-promote')}.`,
-      fingerprint: `${src.txid}/${src.etag}>${tgt.txid}/${tgt.etag}`,
+        `${db}@${args.target} (head txid ${tgt.txid}): ${db}@${args.target} will then hold txid ${src.txid}'s content.` +
+        `${wayBack} Its current head (txid ${tgt.txid}) is kept as the undo point ${db}@${undo}` +
+        (old === undefined
+          ? '.'
+          : `, replacing ${db}@${undo} (txid ${old.txid}), the undo point of the last promote, which is lost.`),
+      fingerprint: `${src.txid}/${src.etag}>${tgt.txid}/${tgt.etag}>${old?.etag ?? 'none'}`,
     };
   },
-});
+};

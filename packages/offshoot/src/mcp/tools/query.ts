@@ -1,7 +1,8 @@
-import { z } from 'zod';
+import type { queryTool } from '@offshoot/tools';
 import { QUERY_LIMITS, query } from '../../ops/query.js';
-import { branchArg, branchOr, databaseArg, nameArg } from '../args.js';
-import { defineTool, HINTS } from '../tool.js';
+import { branchOr, nameArg } from '../args.js';
+import { holdingEphemeral, withDaemon } from '../daemon/daemon-link.js';
+import type { ToolRun } from '../tool.js';
 
 const MAX_TEXT_ROWS = 50;
 
@@ -11,49 +12,28 @@ function truncation(by: 'rows' | 'bytes' | undefined): string {
 }
 
 /** `offshoot_query`: one read-only SQL statement against a branch or a checkpoint. */
-export const queryTool = defineTool({
-  name: 'offshoot_query',
-  title: 'Query a branch or checkpoint (read-only)',
-  description: [
-    'Run one read-only SQL statement (SELECT, WITH, EXPLAIN, a reporting PRAGMA) against a branch or one of its',
-    'checkpoints: look before you touch, inspect a fork after a migration, or compare a checkpoint. The head reads',
-    "the branch's checkout when it has one (so your unsaved writes show), a checkpoint (`at`) reads its immutable",
-    `copy. Writes, ATTACH, PRAGMA assignments and VACUUM are refused. At most \`limit\` rows (default`,
-    `${QUERY_LIMITS.defaultRows}, at most ${QUERY_LIMITS.maxRows}) and ${QUERY_LIMITS.maxBytes >> 20} MiB; BLOBs come back`,
-    'summarised; a slow statement is stopped.',
-  ].join(' '),
-  annotations: HINTS.readOnly,
-  input: {
-    database: databaseArg,
-    branch: branchArg('branch to read'),
-    at: z.string().optional().describe('read this checkpoint instead of the head'),
-    sql: z.string().describe('one read-only SQL statement'),
-    limit: z
-      .number()
-      .int()
-      .optional()
-      .describe(`maximum rows (default ${QUERY_LIMITS.defaultRows}, at most ${QUERY_LIMITS.maxRows})`),
-  },
-  output: {
-    db: z.string(),
-    branch: z.string(),
-    at: z.string().nullable(),
-    source: z.enum(['checkout', 'head', 'checkpoint']),
-    columns: z.array(z.string()),
-    rows: z.array(z.array(z.unknown())),
-    truncated: z.boolean(),
-  },
+export const queryRun: ToolRun<typeof queryTool> = {
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const branch = branchOr('branch', args.branch);
     const at = args.at === undefined ? undefined : nameArg('at', args.at);
-    const ctx = await deps.ops();
     deps.control.step(`querying ${db}@${branch}${at ? `@${at}` : ''}`);
-    const r = await query(ctx, { db, branch }, args.sql, {
-      signal: deps.control.signal,
-      ...(at !== undefined ? { at } : {}),
-      ...(args.limit !== undefined ? { limit: args.limit } : {}),
-      timeoutMs: deps.options.queryTimeoutMs,
+    // An ephemeral branch is read by the daemon holding it, the only one that has it.
+    const r = await withDaemon(deps, async (d) => {
+      const held = holdingEphemeral(d, db, branch);
+      if (held !== undefined) {
+        const q = await held.client.query(db, branch, args.sql, {
+          ...(at !== undefined ? { at } : {}),
+          ...(args.limit !== undefined ? { limit: args.limit } : {}),
+        });
+        return { ...q, truncatedBy: q.truncated ? ('rows' as const) : undefined };
+      }
+      return query(await deps.ops(), { db, branch }, args.sql, {
+        signal: deps.control.signal,
+        ...(at !== undefined ? { at } : {}),
+        ...(args.limit !== undefined ? { limit: args.limit } : {}),
+        timeoutMs: deps.options.queryTimeoutMs,
+      });
     });
     const shown = r.rows.slice(0, MAX_TEXT_ROWS).map((row) => row.map((v) => JSON.stringify(v)).join(' | '));
     const text = [
@@ -76,4 +56,4 @@ export const queryTool = defineTool({
       touched: [{ db, branch }],
     };
   },
-});
+};

@@ -19,6 +19,7 @@ import { isStatTable, objectKey, readCatalog, type SchemaCatalog } from './schem
 import { diffSchema } from './schema-diff.js';
 import { sqliteFailure } from './sqlite-failure.js';
 import { changedRowids } from './row-narrowing.js';
+import { windowLimit } from './row-window.js';
 import { tablesOwningPages } from './table-pages.js';
 import { readTableShape, type TableShape } from './table-shape.js';
 
@@ -79,7 +80,18 @@ function diffOpen(
   opts: DiffOptions,
 ): DiffResult {
   const summaryOnly = opts.summaryOnly === true;
-  const budget = opts.maxBytes === undefined ? undefined : new DiffBudget(opts.maxBytes);
+  if (opts.forSql === true && opts.rows !== undefined)
+    throw fail('INVALID_ARGUMENT', 'a diff for SQL needs every row: it takes no row limit', {
+      hint: 'diff without a row limit',
+    });
+  const budget =
+    opts.maxBytes === undefined
+      ? undefined
+      : new DiffBudget(opts.maxBytes, {
+          tables: opts.tables !== undefined,
+          limit: windowLimit(opts.rows),
+          forSql: opts.forSql === true,
+        });
   const leftCounts = opts.leftCounts;
   const lc = readCatalog(leftDb);
   const rc = readCatalog(rightDb);
@@ -111,6 +123,7 @@ function diffOpen(
         added: [],
         removed: [],
         changed: [],
+        ...(opts.rows && !summaryOnly ? { counts: { added: 0, removed: 0, changed: 0 } } : {}),
         status: 'same',
       };
       if (summaryOnly) same.leftCount = same.rightCount = leftCount(leftDb, { table: name, leftCounts }, stats);
@@ -136,6 +149,7 @@ function diffOpen(
         summaryOnly,
         ...(onPages ? { rowids: onPages, countNarrowed } : {}),
         ...(budget ? { budget } : {}),
+        ...(opts.rows ? { windows: opts.rows } : {}),
         ...(leftCounts ? { leftCounts } : {}),
       },
       stats,

@@ -1,5 +1,6 @@
 import type { DiffResult, Row, TableDiff } from './diff-types.js';
 import { differingColumns } from './row-change.js';
+import { rowCounts, rowsLeftOut } from './row-window.js';
 import { sqlLiteral } from './sql-literal.js';
 
 /** The first line of every human diff, echoing the targets as typed; scripts key on it. */
@@ -26,10 +27,9 @@ export function renderDiffText(result: DiffResult, leftLabel: string, rightLabel
 
 function tableSection(t: TableDiff): string[] {
   const head = `table ${t.table} (key ${t.key.join(', ')}): ${t.status}`;
-  const detailed = t.added.length + t.removed.length + t.changed.length > 0;
-  const counts = detailed
-    ? `, ${t.added.length} added, ${t.removed.length} removed, ${t.changed.length} changed`
-    : countsNote(t);
+  const n = rowCounts(t);
+  const detailed = n.added + n.removed + n.changed > 0;
+  const counts = detailed ? `, ${n.added} added, ${n.removed} removed, ${n.changed} changed` : countsNote(t);
   const lines = [head + counts];
   for (const r of t.removed) lines.push(`  - ${rowText(r)}`);
   for (const r of t.added) lines.push(`  + ${rowText(r)}`);
@@ -39,6 +39,8 @@ function tableSection(t: TableDiff): string[] {
     );
     lines.push(`  ~ ${rowText(c.key)}  ${cols.join(', ')}`);
   }
+  const left = rowsLeftOut(t);
+  if (left > 0) lines.push(`  … ${left} more not listed`);
   return lines;
 }
 

@@ -1,4 +1,5 @@
 import type { DiffResult, Row, TableDiff } from './diff-types.js';
+import type { RowCounts } from './row-window.js';
 import { blobHex } from './sql-value.js';
 
 /** A JSON-safe stored value: see diffToJson for the encoding. */
@@ -17,6 +18,8 @@ export interface JsonTableDiff {
   added: JsonRow[];
   removed: JsonRow[];
   changed: Array<{ key: JsonRow; before: JsonRow; after: JsonRow }>;
+  /** How many row changes of each kind, when a row limit listed only some of them. */
+  counts?: RowCounts;
 }
 
 /** The JSON shape of a whole diff. */
@@ -50,6 +53,7 @@ export function diffToJson(result: DiffResult): JsonDiff {
         removed: t.removed.map(jsonRow),
         changed: t.changed.map((c) => ({ key: jsonRow(c.key), before: jsonRow(c.before), after: jsonRow(c.after) })),
       };
+      if (t.counts !== undefined) out.counts = { ...t.counts };
       if (t.leftCount !== undefined) out.left_count = t.leftCount;
       if (t.rightCount !== undefined) out.right_count = t.rightCount;
       return out;

@@ -1,6 +1,7 @@
 import { fail } from '../../core/errors.js';
 import type { DiffResult, Row, SchemaChange, TableDiff } from './diff-types.js';
 import { differingColumns } from './row-change.js';
+import { rowsLeftOut } from './row-window.js';
 import { quoteIdent, sqlLiteral } from './sql-literal.js';
 
 const REBUILD_TEMP = 'temp."offshoot_rebuild"';
@@ -19,6 +20,16 @@ export function renderDiffSql(result: DiffResult): string {
     throw fail('INVALID_ARGUMENT', 'a summary-only diff carries no rows, so it cannot be rendered as SQL', {
       hint: 'diff again without summaryOnly',
     });
+  }
+  const partial = result.tables.find((t) => rowsLeftOut(t) > 0);
+  if (partial !== undefined) {
+    throw fail(
+      'INVALID_ARGUMENT',
+      `the diff lists only some row changes of ${partial.table}, so it cannot be rendered as SQL`,
+      {
+        hint: 'diff again without a row limit',
+      },
+    );
   }
   const byName = new Map(result.tables.map((t) => [t.table, t]));
   const rebuilt = (c: SchemaChange) =>

@@ -1,4 +1,5 @@
 import type { SqliteDatabase } from '../sqlite-database.js';
+import type { RowCounts, RowWindows } from './row-window.js';
 /** One row of a table, keyed by column name; values are as SQLite stores them (bigint, number, string, Uint8Array, null). */
 export type Row = Record<string, unknown>;
 
@@ -44,6 +45,11 @@ export interface TableDiff {
   removed: Row[];
   /** Rows present on both sides whose compared columns differ: full rows on each side. */
   changed: Array<{ key: Row; before: Row; after: Row }>;
+  /**
+   * How many row changes of each kind the table has, set when the diff kept only windows of them (DiffOptions.rows):
+   * the lists above then hold the windows. Absent when every row change is listed (see rowCounts).
+   */
+  counts?: RowCounts;
   status: 'same' | 'changed' | 'added' | 'removed';
   /** Set when the table's DDL differs: SQL rendering drops and recreates it. */
   rebuild?: TableRebuild;
@@ -91,6 +97,13 @@ export interface DiffOptions {
   tables?: readonly string[] | undefined;
   /** Cap on the rows kept, by their size as JSON: past it the diff fails TOO_LARGE (no cap when absent). */
   maxBytes?: number | undefined;
+  /**
+   * Which row changes of each table to keep, by kind (firstRows(n): the first n of each); the rest are counted, not
+   * kept, so the cap bounds what is returned, never what is compared. Every row change when absent.
+   */
+  rows?: RowWindows | undefined;
+  /** The diff is for SQL rendering, which needs every row: no windows, and TOO_LARGE suggests no row limit. */
+  forSql?: boolean | undefined;
   /**
    * Row counts of the left file's tables, known from earlier diffs of the very same unchanged file (an immutable
    * cache entry, a checkout proven clean): used instead of a COUNT, and filled with every count made.

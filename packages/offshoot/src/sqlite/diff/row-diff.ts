@@ -1,6 +1,7 @@
 import type { SqliteDatabase } from '../sqlite-database.js';
 import type { DiffBudget } from './diff-budget.js';
 import type { DiffStats, Row, TableDiff } from './diff-types.js';
+import { type RowKind, RowTally, type RowWindows } from './row-window.js';
 import { quoteIdent } from './sql-literal.js';
 import { compareSqlValues, sqlValuesEqual } from './sql-value.js';
 import type { TableShape } from './table-shape.js';
@@ -19,11 +20,16 @@ export interface RowDiffPlan {
   countNarrowed?: boolean;
   /** Caps the rows kept, across tables (TOO_LARGE past it). */
   budget?: DiffBudget;
+  /** Which row changes to keep, by kind; the rest are only counted (every one kept when absent). */
+  windows?: RowWindows;
   /** Row counts of the left file's tables from earlier diffs of the same unchanged file; filled as they are counted. */
   leftCounts?: Map<string, number>;
 }
 
-type RowDiffOutcome = Pick<TableDiff, 'added' | 'removed' | 'changed' | 'status' | 'leftCount' | 'rightCount'>;
+type RowDiffOutcome = Pick<
+  TableDiff,
+  'added' | 'removed' | 'changed' | 'counts' | 'status' | 'leftCount' | 'rightCount'
+>;
 
 /**
  * Diffs one table's rows. With the same key on both sides it merge-joins two key-ordered scans on separate
@@ -53,23 +59,25 @@ export function diffTableRows(
     if (mergeJoin(leftDb, rightDb, plan, left, right, stats, out, true).differs) out.status = 'changed';
     return out;
   }
+  const tally = new RowTally(plan.windows);
   if (left && right && left.keyKind === right.keyKind) {
-    const walked = mergeJoin(leftDb, rightDb, plan, left, right, stats, out, false);
+    const walked = mergeJoin(leftDb, rightDb, plan, left, right, stats, out, false, tally);
     if (plan.rowids === undefined) {
       out.leftCount = walked.leftRows;
       out.rightCount = walked.rightRows;
     } else if (plan.countNarrowed === true) {
       // Every other row is equal on both sides, so one count gives the other exactly.
       out.leftCount = leftCount(leftDb, plan, stats);
-      out.rightCount = out.leftCount - out.removed.length + out.added.length;
+      out.rightCount = out.leftCount - tally.counts.removed + tally.counts.added;
     }
   } else {
-    if (left) out.leftCount = collectAll(leftDb, plan, left, out.removed, stats);
-    if (right) out.rightCount = collectAll(rightDb, plan, right, out.added, stats);
+    if (left) out.leftCount = collectAll(leftDb, plan, left, { kind: 'removed', into: out.removed, tally }, stats);
+    if (right) out.rightCount = collectAll(rightDb, plan, right, { kind: 'added', into: out.added, tally }, stats);
   }
+  if (plan.windows !== undefined) out.counts = tally.counts;
   if (!left) out.status = 'added';
   else if (!right) out.status = 'removed';
-  else if (out.added.length + out.removed.length + out.changed.length > 0) out.status = 'changed';
+  else if (tally.any) out.status = 'changed';
   return out;
 }
 
@@ -121,18 +129,30 @@ function scan(
     .iterate(`[${[...rowids].join(',')}]`) as IterableIterator<unknown[]>;
 }
 
-function collectAll(db: SqliteDatabase, plan: RowDiffPlan, shape: TableShape, into: Row[], stats: DiffStats): number {
+/** Where one side's every row goes when the other side cannot be matched by key: all added, or all removed. */
+interface Collected {
+  kind: Extract<RowKind, 'added' | 'removed'>;
+  into: Row[];
+  tally: RowTally;
+}
+
+function collectAll(db: SqliteDatabase, plan: RowDiffPlan, shape: TableShape, to: Collected, stats: DiffStats): number {
   let n = 0;
   for (const values of scan(db, plan.table, shape)) {
-    plan.budget?.charge(plan.table, shape.columns, values);
-    into.push(toRow(shape.columns, values));
+    if (to.tally.keep(to.kind)) {
+      plan.budget?.charge(plan.table, [shape.columns, values]);
+      to.into.push(toRow(shape.columns, values));
+    }
     n++;
   }
   stats.rowsScanned += n;
   return n;
 }
 
-/** Walks both key-ordered scans in step; with stopAtFirst it returns at the first difference, keeping no rows. */
+/**
+ * Walks both key-ordered scans in step; with stopAtFirst it returns at the first difference, keeping no rows. Every
+ * difference is counted in `tally`, and kept only when it falls in its kind's window.
+ */
 function mergeJoin(
   leftDb: SqliteDatabase,
   rightDb: SqliteDatabase,
@@ -142,6 +162,7 @@ function mergeJoin(
   stats: DiffStats,
   out: RowDiffOutcome,
   stopAtFirst: boolean,
+  tally: RowTally = new RowTally(undefined),
 ): { differs: boolean; leftRows: number; rightRows: number } {
   const lKey = left.key.map((k) => left.columns.indexOf(k));
   const rKey = right.key.map((k) => right.columns.indexOf(k));
@@ -166,16 +187,20 @@ function mergeJoin(
         nl++;
         differs = true;
         if (stopAtFirst) return result();
-        plan.budget?.charge(plan.table, left.columns, lv);
-        out.removed.push(toRow(left.columns, lv));
+        if (tally.keep('removed')) {
+          plan.budget?.charge(plan.table, [left.columns, lv]);
+          out.removed.push(toRow(left.columns, lv));
+        }
         l = lit.next();
       } else if (cmp > 0) {
         const rv = r.value as unknown[];
         nr++;
         differs = true;
         if (stopAtFirst) return result();
-        plan.budget?.charge(plan.table, right.columns, rv);
-        out.added.push(toRow(right.columns, rv));
+        if (tally.keep('added')) {
+          plan.budget?.charge(plan.table, [right.columns, rv]);
+          out.added.push(toRow(right.columns, rv));
+        }
         r = rit.next();
       } else {
         const lv = l.value as unknown[];
@@ -185,10 +210,11 @@ function mergeJoin(
         if (!pairs.every((p) => sqlValuesEqual(p.li < 0 ? p.fill : lv[p.li], rv[p.ri]))) {
           differs = true;
           if (stopAtFirst) return result();
-          plan.budget?.charge(plan.table, left.columns, lv);
-          plan.budget?.charge(plan.table, right.columns, rv);
-          const before = toRow(left.columns, lv);
-          out.changed.push({ key: toRow(left.key, pick(lv, lKey)), before, after: toRow(right.columns, rv) });
+          if (tally.keep('changed')) {
+            plan.budget?.charge(plan.table, [left.columns, lv], [right.columns, rv]);
+            const before = toRow(left.columns, lv);
+            out.changed.push({ key: toRow(left.key, pick(lv, lKey)), before, after: toRow(right.columns, rv) });
+          }
         }
         l = lit.next();
         r = rit.next();

@@ -48,7 +48,9 @@ class KickoffFork(Fork):
 
     def _after_task(self, inner: Callable[[TaskOutput], Any] | None) -> Callable[[TaskOutput], Any]:
         def done(output: TaskOutput) -> Any:
-            self.checkpoint(self._next("task"), {"task": (output.name or output.description)[:200]})
+            # An ephemeral kickoff records no checkpoint of its own: a named one would keep the fork in the store.
+            if not self.ephemeral:
+                self.checkpoint(self._next("task"), {"task": (output.name or output.description)[:200]})
             return inner(output) if inner is not None else None
 
         return done
@@ -56,12 +58,21 @@ class KickoffFork(Fork):
 
 @dataclass
 class KickoffRun:
-    """What `ForkPerKickoff.kickoff` did: the crew's output, the fork, the verdict and, if promoted, the txid."""
+    """What `ForkPerKickoff.kickoff` did: the crew's output, the fork, the verdict and, if promoted, the txid; a
+    promote verdict that was refused (`base_moved`, or another promote held the base) says why in `promote_error`,
+    its fork kept."""
 
     output: CrewOutput
     fork: KickoffFork
     verdict: Verdict
     promoted_txid: int | None = None
+    promote_error: OffshootError | None = None
+    """Why the promote verdict was not carried out (`BASE_MOVED`, `LEASE_HELD`): the fork is kept, nothing retried."""
+
+    @property
+    def base_moved(self) -> bool:
+        """True when the promote was refused because the base moved since the fork (`BASE_MOVED`)."""
+        return self.promote_error is not None and self.promote_error.code == "BASE_MOVED"
 
 
 class ForkPerKickoff(ForkPer[KickoffFork]):
@@ -96,10 +107,13 @@ class ForkPerKickoff(ForkPer[KickoffFork]):
                 )
             chosen = verdict(output, fork)
         except BaseException:
-            fork.link.close()
+            fork.close_kept()
             raise
-        return KickoffRun(output, fork, chosen, self.settle(fork, chosen))
+        txid = self.settle(fork, chosen)
+        return KickoffRun(output, fork, chosen, txid, fork.promote_error)
 
     def settle(self, fork: KickoffFork, chosen: Verdict) -> int | None:
-        """Carries out a verdict on a fork: promote (then destroy), keep, or discard. Returns the promote's txid."""
+        """Carries out a verdict on a fork: promote (then destroy), keep, or discard. Returns the promote's txid, or
+        None when a promote was refused (the base moved since the fork, or another promote held it: the fork is kept
+        and `fork.promote_error` says why)."""
         return self._settle(fork, chosen)

@@ -19,6 +19,8 @@ from workflows.events import Event, InputRequiredEvent, StopEvent, WorkflowIdleE
 from workflows.handler import WorkflowHandler
 
 from ..branch_link import BranchLink
+from ..errors import OffshootError
+from ..results import Branch
 from ..ttl import TTL
 from ._one_branch import OneBranch
 
@@ -48,6 +50,11 @@ class WorkflowForks(OneBranch):
         """Wraps an open link; use `session()` or `at_rest()` instead."""
         super().__init__(link)
         self.checkpoints: list[WorkflowCheckpoint] = []
+        self.base: str | None = None
+        """For a fork made by `fork_at`: the branch it was forked from, which `promote` replaces."""
+        self.base_head: int | None = None
+        """For a fork made by `fork_at`: its base's head txid just before the fork; `promote` needs it unchanged."""
+        self._base_marks: set[str] = set()
 
     async def checkpoint(self, handler: WorkflowHandler, name: str) -> WorkflowCheckpoint:
         """Snapshots the workflow's context and checkpoints the database as `name`, together. Call it only while
@@ -86,10 +93,45 @@ class WorkflowForks(OneBranch):
         """Forks the database at `checkpoint` into `new_branch` (expiring after `ttl` unless touched) and returns
         the forks of the new branch: run the workflow there with `ctx=checkpoint.context(workflow)`."""
         async with self._verbs:
+            # Read before the fork: a move of the base in between then refuses the promote rather than passing it.
+            base = await asyncio.to_thread(self.link.listed, self.link.branch)
             link = await asyncio.to_thread(
                 self.link.fork, new_branch, ttl=ttl, from_checkpoint=checkpoint.name, meta=None
             )
-        return type(self)(link)
+        forks = type(self)(link)
+        forks.base = base.branch
+        forks.base_head = base.head_txid
+        forks._base_marks = _marks(base)
+        return forks
+
+    async def promote(self, *, force: bool = False) -> int:
+        """Promotes this fork (made by `fork_at`) onto the branch it was forked from, only while that branch is still
+        at the head it had then: otherwise `BASE_MOVED`, nothing changed. Close the base's own `WorkflowForks` first
+        (a daemon refuses to promote onto an open session); `force` for a protected base (main). Returns the txid."""
+        if self.base is None:
+            raise OffshootError(
+                f"{self.link.db}@{self.link.branch} was not made by fork_at: there is no base to promote it onto",
+                "INVALID_ARGUMENT",
+                "promote the WorkflowForks that fork_at returned",
+            )
+        async with self._verbs:
+            await asyncio.to_thread(self._refuse_moved_base, self.base)
+            return await asyncio.to_thread(self.link.promote, self.base, force, self.base_head)
+
+    def _refuse_moved_base(self, base: str) -> None:
+        """The promote's `if_head` compares the base's head txid, which a sibling fork's promote can bring back with
+        another state (retries from one checkpoint write as many transactions): the checkpoints the base had at its
+        head when this fork was made must still be there too, else BASE_MOVED."""
+        now = self.link.listed(base)
+        if now.head_txid != self.base_head or self._base_marks <= _marks(now):
+            return
+        raise OffshootError(
+            f"{self.link.db}@{base} moved since {self.link.db}@{self.link.branch} was forked: its checkpoints at "
+            f"txid {self.base_head} ({', '.join(sorted(self._base_marks))}) are gone; nothing was promoted",
+            "BASE_MOVED",
+            f"fork {self.link.db}@{base} again and redo the run there, or promote without the check (the CLI's "
+            "promote without --if-head) to replace its head anyway",
+        )
 
     async def rollback(self, checkpoint: WorkflowCheckpoint) -> None:
         """Rolls this branch back to `checkpoint`, dropping the later ones; close your connections to `path`
@@ -101,3 +143,8 @@ class WorkflowForks(OneBranch):
     def close(self) -> None:
         """Releases the branch (a daemon session is flushed and closed); the branch stays."""
         self.link.close()
+
+
+def _marks(b: Branch) -> set[str]:
+    """The names of the checkpoints a listed branch has at its head."""
+    return {c.name for c in b.checkpoints_v2 if c.txid == b.head_txid}

@@ -252,6 +252,9 @@ class RunFork(Fork):
             return txid
 
     async def _tool_done(self, tool: Tool, context: RunContextWrapper[Any]) -> None:
+        # An ephemeral run records no checkpoint of its own: a named one would keep the fork in the store.
+        if self.ephemeral:
+            return
         name = f"{self._next('tool')}-{_UNSAFE_NAME.sub('-', tool.name.lower()).strip('-')[:64] or 'tool'}"
         call_id = getattr(context, "tool_call_id", None)
         await self.checkpoint(name, {"tool": tool.name, **({"call_id": call_id} if isinstance(call_id, str) else {})})
@@ -260,12 +263,20 @@ class RunFork(Fork):
 @dataclass
 class ForkRun:
     """What `ForkPerRun.run` did: the SDK's result, the fork (its checkpoints), the verdict and, when promoted, the
-    promote's txid."""
+    promote's txid; a promote verdict that was refused (`base_moved`, or another promote held the base) says why in
+    `promote_error`, its fork kept."""
 
     result: RunResult
     fork: RunFork
     verdict: Verdict
     promoted_txid: int | None = None
+    promote_error: OffshootError | None = None
+    """Why the promote verdict was not carried out (`BASE_MOVED`, `LEASE_HELD`): the fork is kept, nothing retried."""
+
+    @property
+    def base_moved(self) -> bool:
+        """True when the promote was refused because the base moved since the fork (`BASE_MOVED`)."""
+        return self.promote_error is not None and self.promote_error.code == "BASE_MOVED"
 
 
 class _ForkHooks(RunHooks[Any]):
@@ -305,7 +316,8 @@ class ForkPerRun(ForkPer[RunFork]):
     """Runs an agent in a fork of the application database `db` (forked from `base`, expiring after `ttl` unless
     promoted), checkpointing after every tool call, then asks `verdict(result, fork)` what to keep. A run that
     raises keeps its fork (with its TTL) for inspection and re-raises. Promoting onto a protected base (`main`)
-    needs `force=True`."""
+    needs `force=True`. With `ephemeral=True` (through a daemon) each fork is ephemeral: a discarded run writes
+    nothing to the store, and the run checkpoints nothing on its way (a named checkpoint would keep the fork)."""
 
     fork_type = RunFork
     default_prefix = "run-"
@@ -330,7 +342,7 @@ class ForkPerRun(ForkPer[RunFork]):
             decided = verdict(result, fork)
             chosen = await decided if inspect.isawaitable(decided) else decided
         except BaseException:
-            await asyncio.to_thread(fork.link.close)
+            await asyncio.to_thread(fork.close_kept)
             raise
         return await asyncio.to_thread(self._finish, result, fork, chosen)
 
@@ -352,12 +364,13 @@ class ForkPerRun(ForkPer[RunFork]):
             )
             chosen = verdict(result, fork)
         except BaseException:
-            fork.link.close()
+            fork.close_kept()
             raise
         return self._finish(result, fork, chosen)
 
     def _finish(self, result: RunResult, fork: RunFork, chosen: Verdict) -> ForkRun:
-        return ForkRun(result, fork, chosen, self._settle(fork, chosen))
+        txid = self._settle(fork, chosen)
+        return ForkRun(result, fork, chosen, txid, fork.promote_error)
 
 
 def _context(fork: RunFork, make: Callable[[RunFork], Any] | None) -> Any:

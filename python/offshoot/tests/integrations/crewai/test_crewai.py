@@ -85,6 +85,25 @@ def test_a_kickoff_in_its_own_fork_promoted(store: Store) -> None:
     assert done.fork.branch not in {b.branch for b in store.branches("app")}
 
 
+def test_a_kickoff_promotes_only_onto_the_head_it_forked(store: Store) -> None:
+    """A kickoff whose base moved since its fork (a human checkpointed it while the crew ran) is not promoted: the
+    result says base_moved and the fork is kept; the human's work stays on the base."""
+    store.create("app")
+
+    def verdict(output: Any, fork: KickoffFork) -> Any:
+        write_note(store.checkout("app"), "human")
+        store.checkpoint("app", "main", "human")
+        return "promote"
+
+    done = ForkPerKickoff.at_rest(store, "app", force=True).kickoff(note_crew, verdict=verdict)
+    assert done.promoted_txid is None
+    assert done.base_moved
+    assert done.promote_error is not None
+    assert "is kept" in done.promote_error.message
+    assert done.fork.branch in {b.branch for b in store.branches("app")}
+    assert read_notes(store.checkout("app")) == ["human"]
+
+
 def test_reset_is_a_rollback_and_keep_leaves_the_fork(store: Store) -> None:
     store.create("app")
 

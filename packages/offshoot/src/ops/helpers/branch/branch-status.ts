@@ -1,6 +1,7 @@
 import type { ErrorCode } from '../../../core/errors.js';
 import type { Meta } from '../../../core/meta.js';
 import type { BranchState } from './branch-state.js';
+import type { ReapHold } from './reap-hold.js';
 
 /** One checkpoint as status reports it. */
 export interface CheckpointStatus {
@@ -30,11 +31,15 @@ export interface BranchStatus {
   remaining: string | undefined;
   /** When the branch may be reaped (RFC 3339), by the reaper's rule; undefined without a TTL or while protected. */
   expiresAt?: string;
+  /** Expired, but the reap waits: why (see ReapHold). */
+  reapPostponed?: ReapHold;
   leaseHolder: string | undefined;
   leaseExpiry: string | undefined;
   touchedAt: string | undefined;
   parent: string | undefined;
   meta: Meta | undefined;
+  /** Held by the daemon that made it until kept; gone with that daemon (absent for every durable branch). */
+  ephemeral?: true;
 }
 
 /** A branch whose ref cannot be read: listed by name so every other branch still shows. */

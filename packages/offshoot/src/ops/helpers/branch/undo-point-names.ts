@@ -16,8 +16,24 @@ export const UNDO_OF_KEY = 'offshoot.of';
 /** The longest name the engine stores, in bytes (names are ASCII). */
 const NAME_CAP = 128;
 
+/** The most undo points of one kind a branch is given (`<branch>-pre-reopen-<n>`, n up to this). */
+export const MAX_UNDO_N = 10_000;
+
 /** Undo-point names: `-<kind>`, optionally `-<n>` for the n-th kept checkout of a reopen. */
 const RESERVED = /-(pre-rollback|pre-promote|pre-reopen)(-[0-9]+)?$/;
+
+/** The tag that stands for the end of a branch name too long to take an undo-point suffix whole. */
+const CUT_TAG = /_[0-9a-f]{8}$/;
+
+/** The suffix of the n-th undo point of a kind. */
+function suffixOf(kind: UndoKind, n: number): string {
+  return `-${kind}${n > 1 ? `-${n}` : ''}`;
+}
+
+/** Every length a suffix can have (each kind, n of each digit count up to MAX_UNDO_N). */
+const SUFFIX_LENGTHS: ReadonlySet<number> = new Set(
+  UNDO_KINDS.flatMap((kind) => [1, 2, 10, 100, 1_000, MAX_UNDO_N].map((n) => suffixOf(kind, n).length)),
+);
 
 /**
  * The name of a branch's undo point of a kind: `<branch>-<kind>`, then `-<n>` for n > 1. A branch too long for that
@@ -26,7 +42,7 @@ const RESERVED = /-(pre-rollback|pre-promote|pre-reopen)(-[0-9]+)?$/;
  * point's name goes through here.
  */
 export function undoPointName(branch: string, kind: UndoKind, n = 1): string {
-  const suffix = `-${kind}${n > 1 ? `-${n}` : ''}`;
+  const suffix = suffixOf(kind, n);
   if (branch.length + suffix.length <= NAME_CAP) return `${branch}${suffix}`;
   const tag = `_${createHash('sha256').update(branch).digest('hex').slice(0, 8)}`;
   return `${branch.slice(0, NAME_CAP - suffix.length - tag.length)}${tag}${suffix}`;
@@ -37,12 +53,29 @@ export function isUndoPointForm(name: string): boolean {
   return RESERVED.test(name);
 }
 
-/** Refuses a new branch named like an undo point: those names are offshoot's, on every surface. */
+/**
+ * Whether a name is what undoPointName cuts a long branch to before the suffix (`<start>_<8 hex>`, exactly as long
+ * as leaves room for one): a branch of that name would have the undo points of the long one as its own.
+ */
+export function isCutUndoPointStem(name: string): boolean {
+  return CUT_TAG.test(name) && SUFFIX_LENGTHS.has(NAME_CAP - name.length);
+}
+
+/**
+ * Refuses a new branch named like an undo point, or like the cut name of a long branch's undo points (which would
+ * then be its own): those names are offshoot's, on every surface.
+ */
 export function refuseReservedName(db: string, name: string): void {
   if (isUndoPointForm(name))
     throw fail('INVALID_NAME', `${db}@${name} has the form of an undo point, a name offshoot keeps for itself`, {
       hint: 'pick a name that does not end in -pre-rollback, -pre-promote or -pre-reopen',
     });
+  if (isCutUndoPointStem(name))
+    throw fail(
+      'INVALID_NAME',
+      `${db}@${name} has the form offshoot cuts a long branch's name to for its undo points (ending in "_" and 8 hex digits, ${name.length} characters), a name it keeps for itself`,
+      { hint: 'pick a shorter name, or one that does not end in "_" and 8 hex digits' },
+    );
 }
 
 /**

@@ -2,14 +2,16 @@ import { join } from 'node:path';
 import { hasCode } from '../../../core/errors.js';
 import { parseDataKey, segmentKey, snapshotKey, type DataObject } from '../../../core/keys.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
+import { MERGED_LAYOUT_VERSION } from '../../../store/manifest.js';
 import type { VersionedRef } from '../../../store/store.js';
 import { leaseLiveNow } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
 import { encodeMerged } from './merge-segments.js';
+import { snapshotAtHead } from './snapshot-at-head.js';
 import { withTempDir } from '../context/temp-dir.js';
 import { type EpochBumpHooks, uploadAtHead } from './upload-at-head.js';
 
-/** The most members a chain written by this build resolves through, whatever the branch's history. */
+/** The most members a chain written by this build resolves through in a store at the merged layout (3). */
 export const MAX_CHAIN_MEMBERS = 8;
 
 /** A snapshot replaces a segment when this share of the pages changed (on databases of at least 64 pages). */
@@ -18,32 +20,59 @@ const SNAPSHOT_SHARE = 0.5;
 /**
  * What the next head object is: a segment of the changed pages, or a snapshot when most pages changed (it then costs
  * no more than the segment would) or the caller has no base to diff against. Chain depth never forces a snapshot:
- * merged segments bound it (see compactChain).
+ * compaction bounds it (see compactChain).
  */
 export function headKind(changed: number, commit: number, force: boolean): 'segment' | 'snapshot' {
   if (force) return 'snapshot';
   return commit >= 64 && changed / commit >= SNAPSHOT_SHARE ? 'snapshot' : 'segment';
 }
 
+/** True when a store at `layout` allows merged segments. */
+function mergesAllowed(layout: number): boolean {
+  return layout >= MERGED_LAYOUT_VERSION;
+}
+
 /**
- * The hard bound: how many members the chains of this context may resolve through: 8, or fewer under a low
- * snapshot cadence (kept below it, as the daemon's fork floor is the cadence too and a chain at the floor is
- * materialized on fork); at least 3. A writer that finds its chain at the bound merges inline before its head
- * (roomForHead); otherwise merges run off the hot path and keep chains at the soft bound.
+ * The hard bound at the merged layout: 8, or fewer under a low snapshot cadence (kept below it, as the daemon's fork
+ * floor is the cadence too and a chain at the floor is materialized on fork); at least 3.
  */
-export function chainBound(ctx: OpsContext): number {
+function mergedBound(ctx: OpsContext): number {
   return Math.max(3, Math.min(MAX_CHAIN_MEMBERS, ctx.snapshotEvery - 1));
 }
 
 /**
- * The soft bound, two below the hard one (at least 2): a chain longer than this is merged in the background, after
- * the write that grew it has been acknowledged, back to this length. The slack lets the next write land while that
+ * The hard bound below the merged layout, where chains are bounded as the earlier implementation bounded them, by a
+ * snapshot: its cadence (`-snapshot-every`, 16 by default), so a chain never holds more members than it let one hold.
+ */
+function snapshotBound(ctx: OpsContext): number {
+  return Math.max(3, ctx.snapshotEvery);
+}
+
+/**
+ * The hard bound: how many members the chains of this context may resolve through, by the layout the store had when
+ * last read (merged segments at 3, snapshots below). A writer that finds its chain at the bound compacts inline before
+ * its head (roomForHead); otherwise compaction runs off the hot path and keeps chains at the soft bound.
+ */
+export function chainBound(ctx: OpsContext): number {
+  return mergesAllowed(ctx.store.layoutVersion) ? mergedBound(ctx) : snapshotBound(ctx);
+}
+
+/**
+ * The soft bound of merged segments, two below their hard one (at least 2): a chain longer than this is compacted in
+ * the background, after the write that grew it has been acknowledged. The slack lets the next write land while that
  * merge is still in flight without reaching the hard bound; a writer that does reach it waits for the merge or
  * merges inline. (One below would rewrite each txid a little less often, 5.5 times for 1,000 writes against 8, but
- * would leave no slack: every background merge would race the next writer.)
+ * would leave no slack: every background merge would race the next writer.) Below the merged layout a chain this long
+ * is where the store's layout is read again (an upgrade may have raised it); the snapshot is written only at
+ * snapshotSoftBound.
  */
 export function softBound(ctx: OpsContext): number {
-  return Math.max(2, chainBound(ctx) - 2);
+  return Math.max(2, mergedBound(ctx) - 2);
+}
+
+/** The soft bound below the merged layout: two below the snapshot cadence, the same slack as merges have. */
+function snapshotSoftBound(ctx: OpsContext): number {
+  return Math.max(2, snapshotBound(ctx) - 2);
 }
 
 /** The head object just written and the ref that now names it. */
@@ -79,7 +108,7 @@ export async function writeHead(
 
 /**
  * The trailing members of a chain (oldest first) to merge into one, or undefined. Nothing merges until the chain
- * outgrows `bound` (short histories never merge, and their stores keep their layout). Then, like a binary counter on
+ * outgrows `bound` (short histories never merge). Then, like a binary counter on
  * txid spans, the newest members merge while the one below spans no more than they do together, reaching down far
  * enough that the chain is back within the bound; so each txid is rewritten a few times (about 3 for 100 writes,
  * 8 for 1,000 with chains kept at 6), not once per write. The first member (the snapshot) is never merged, so a
@@ -105,29 +134,34 @@ export function planMerge(members: readonly DataObject[], bound: number): DataOb
   return members.slice(j);
 }
 
-/** What compaction did: the chain's members afterwards, and the merged segment if one was written. */
+/** What compaction did: the chain's members afterwards, and the merged segment (or the snapshot) if one was written. */
 export interface Compaction {
   members: DataObject[];
   merged?: { object: DataObject; replaced: number; pages: number; bytes: number };
 }
 
 /**
- * Merges the chain at `head` of `lineage` back to the soft bound when it is longer: planMerge picks a run, whose
- * members are merged into one segment of this lineage (create-only, under `epoch`, the ref's) ending at the head,
- * bumping the store to the merged layout first. The head, the ref and every other object are untouched: a merged
- * segment only ever wins dedup at its own max txid, over members that reproduce the same settled state, so a flush
- * racing the merge (which writes above the head) is never dropped nor overtaken, and a crash at any point leaves
- * either the members alone or the members and an equivalent merged segment. `members` is the chain at head when
- * the caller knows it (a session carries it forward), else it is resolved.
+ * Compacts the chain at `head` of db's `lineage` back to the soft bound when it is longer, under `epoch` (the ref's),
+ * as the store's layout allows, read again first (an `offshoot upgrade` may have raised it since the store was opened):
+ * at the merged layout planMerge picks a run, whose members are merged into one segment of this lineage (create-only)
+ * ending at the head; below it, once the chain has outgrown snapshotSoftBound, the head's state is written as a
+ * snapshot instead (snapshotAtHead), and the layout is never raised. The head, the ref and every other object are
+ * untouched: a merged segment only ever wins dedup at its own max txid, over members that reproduce the same settled
+ * state, so a flush racing the merge (which writes above the head) is never dropped nor overtaken, and a crash at any
+ * point leaves either the members alone or the members and an equivalent merged segment. `members` is the chain at
+ * head when the caller knows it (a session carries it forward), else it is resolved.
  */
 export async function compactChain(
   ctx: OpsContext,
+  db: string,
   lineage: string,
   head: number,
   epoch: number,
   members?: readonly DataObject[],
 ): Promise<Compaction> {
   const chain = members ?? (await new ChainResolver(ctx.store).resolve(lineage, head)).members;
+  if (chain.length <= softBound(ctx)) return { members: [...chain] };
+  if (!mergesAllowed(await ctx.store.refreshLayout())) return boundBySnapshot(ctx, db, lineage, head, epoch, chain);
   const run = planMerge(chain, softBound(ctx));
   if (run === undefined) return { members: [...chain] };
   const first = run[0] as DataObject;
@@ -135,7 +169,6 @@ export async function compactChain(
   const written = await withTempDir(ctx, async (dir) => {
     const out = join(dir, 'merged.ltx');
     const file = await encodeMerged(ctx.store, run, out, ctx.now().getTime());
-    await ctx.store.ensureMergedLayout();
     try {
       await ctx.store.putData(key, { file: out, handOver: true });
     } catch (err) {
@@ -152,25 +185,48 @@ export async function compactChain(
 }
 
 /**
+ * Below the merged layout: a chain past snapshotSoftBound whose head object is the lineage's own gets a snapshot at
+ * its head; anything else is left as it is (a fork not yet diverged reads its parent's chain, bounded there).
+ */
+async function boundBySnapshot(
+  ctx: OpsContext,
+  db: string,
+  lineage: string,
+  head: number,
+  epoch: number,
+  chain: readonly DataObject[],
+): Promise<Compaction> {
+  const last = chain[chain.length - 1];
+  if (chain.length <= snapshotSoftBound(ctx) || last === undefined || last.lineage !== lineage || last.maxTxid !== head)
+    return { members: [...chain] };
+  const snap = await snapshotAtHead(ctx, db, lineage, head, epoch, chain);
+  return {
+    members: [snap.object],
+    merged: { object: snap.object, replaced: chain.length, pages: snap.pages, bytes: snap.bytes },
+  };
+}
+
+/**
  * The hard bound, checked by a writer before it writes a segment on top of `members` (the chain at `head`): when
- * background merges fell behind and the chain is already at its bound, it is merged inline first, so the head
+ * background compaction fell behind and the chain is already at its bound, it is compacted inline first, so the head
  * lands within the bound. A chain below it is returned as it is, and the writer pays for its own pages only.
  */
 export function roomForHead(
   ctx: OpsContext,
+  db: string,
   lineage: string,
   head: number,
   epoch: number,
   members: readonly DataObject[],
 ): Promise<Compaction> {
   if (members.length < chainBound(ctx)) return Promise.resolve({ members: [...members] });
-  return compactChain(ctx, lineage, head, epoch, members);
+  return compactChain(ctx, db, lineage, head, epoch, members);
 }
 
 /**
- * The background merge of one branch, off any writer's hot path (a CLI checkpoint after it has reported, the
- * daemon's janitor): reads the ref, resolves the chain at its head and merges it back to the soft bound under the
- * ref's epoch. Undefined when the branch is gone, leased or its chain is within the bound.
+ * The background compaction of one branch, off any writer's hot path (a CLI checkpoint after it has reported, the
+ * daemon's janitor): reads the ref, resolves the chain at its head and compacts it (compactChain) under the ref's
+ * epoch. Undefined when the branch is gone, leased or its chain is within the bound.
  */
 export async function compactBranch(
   ctx: OpsContext,
@@ -185,5 +241,5 @@ export async function compactBranch(
   if (await leaseLiveNow(ctx, ref)) return undefined;
   const chain = await resolver.resolve(ref.lineage, ref.head_txid);
   if (chain.members.length <= softBound(ctx)) return undefined;
-  return compactChain(ctx, ref.lineage, ref.head_txid, ref.epoch, chain.members);
+  return compactChain(ctx, db, ref.lineage, ref.head_txid, ref.epoch, chain.members);
 }

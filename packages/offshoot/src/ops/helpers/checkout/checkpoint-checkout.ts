@@ -182,7 +182,7 @@ async function checkpointFrozen(
 async function makeRoom(ctx: OpsContext, t: Target, ref: Ref): Promise<CheckpointResult['merged']> {
   try {
     const chain = await new ChainResolver(ctx.store).resolve(ref.lineage, ref.head_txid);
-    const c = await roomForHead(ctx, ref.lineage, ref.head_txid, ref.epoch, chain.members);
+    const c = await roomForHead(ctx, t.db, ref.lineage, ref.head_txid, ref.epoch, chain.members);
     if (!c.merged) return undefined;
     const { object, replaced, pages, bytes } = c.merged;
     return { key: object.key, replaced, pages, bytes };

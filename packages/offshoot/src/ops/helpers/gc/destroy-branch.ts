@@ -2,21 +2,33 @@ import { existsSync } from 'node:fs';
 import { fail, hasCode } from '../../../core/errors.js';
 import type { Ref } from '../../../core/ref.js';
 import type { Target } from '../../../core/target.js';
-import { quiesce, refuseWriter } from '../../../sqlite/quiesce.js';
+import { type HeldAlone, holdAlone, quiesce, refuseWriter } from '../../../sqlite/quiesce.js';
 import type { VersionedRef } from '../../../store/store.js';
 import { leaseLive, leaseUntil } from '../branch/branch-ref.js';
 import { readLiveness } from '../branch/lease-liveness.js';
+import type { ReapHold } from '../branch/reap-hold.js';
+import { type CheckoutWork, checkoutWork, discardedText } from '../checkout/checkout-work.js';
 import { withBranchLease } from '../lease/branch-lease.js';
 import type { OpsContext } from '../context/context.js';
 import { checkoutFiles, checkoutPath } from '../context/paths.js';
 import { removeInBackground } from '../context/temp-dir.js';
-import { type Actor, HUMAN, refuseProtected, refuseUndoPointChange } from '../safety/policy.js';
+import {
+  type Actor,
+  HUMAN,
+  refuseAgentDiscardingWork,
+  refuseProtected,
+  refuseUndoPointChange,
+} from '../safety/policy.js';
 
 /** What destroy removed. */
 export interface DestroyResult {
   db: string;
   branch: string;
   removedCheckout: boolean;
+  /** What the removed checkout held that no checkpoint had: gone with it. */
+  discarded?: CheckoutWork;
+  /** A reap only: nothing was destroyed, because the checkout still holds work (the reap waits for it). */
+  postponed?: ReapHold;
 }
 
 /**
@@ -25,7 +37,9 @@ export interface DestroyResult {
  * need force (an agent's only under -allow-force), the undo points of protected ones are left to the human; a live
  * lease held elsewhere (LEASE_HELD) and a checkout a foreign connection is writing (BUSY) are refused whatever the
  * flags; a human's force also removes a ref too malformed to read. A parent's destroy never touches a child: only the ref goes; shared objects live on until GC finds them
- * unreachable.
+ * unreachable. A checkout holding writes no checkpoint has goes with its branch, and the result (and a warning) says
+ * what was discarded; an agent needs force for that (under -allow-force). A reap instead leaves such a checkout,
+ * and one another connection holds open, alone (`postponed`).
  */
 export async function destroyBranch(
   ctx: OpsContext,
@@ -44,6 +58,20 @@ export async function destroyBranch(
     (taken) => destroyLeased(ctx, t, opts, taken),
     (ref) => claim(ctx, t, ref, opts),
   );
+}
+
+/**
+ * Runs every refusal destroyBranch would on the branch as it stands (a claim already there, a live lease held
+ * elsewhere, protection, an undo point), and changes nothing: whether this actor's destroy would go ahead.
+ */
+export async function checkDestroyBranch(
+  ctx: OpsContext,
+  t: Target,
+  opts: { force?: boolean; actor?: Actor } = {},
+): Promise<void> {
+  const { ref } = await ctx.store.getRef(t.db, t.branch);
+  await refuseLiveLease(ctx, t, ref);
+  await claim(ctx, t, ref, opts);
 }
 
 /**
@@ -66,6 +94,10 @@ async function claim(
   if (!opts.reaping) {
     await refuseUndoPointChange(ctx, t.db, t.branch, ref, actor, 'destroying', human);
     refuseProtected(ref, t.db, t.branch, 'destroy', opts.force ?? false, actor, human);
+    if (actor.kind === 'agent') {
+      const work = await checkoutWork(checkoutPath(ctx.checkoutRoot, t.db, t.branch));
+      refuseAgentDiscardingWork(t.db, t.branch, work, opts.force ?? false, actor, human);
+    }
   }
   return { ...ref, deleting: true, deleting_at: ctx.now().toISOString() };
 }
@@ -100,25 +132,69 @@ async function destroyLeased(
       return claim(ctx, t, ref, opts);
     }));
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  let discarded: CheckoutWork | undefined;
+  let alone: HeldAlone | undefined;
   if (existsSync(path)) {
     try {
-      // --force overrides protection, never a live writer: its COMMIT would land in an unlinked file.
-      if (force) refuseWriter(path);
-      else quiesce(path);
-    } catch (err) {
-      if (hasCode(err, 'BUSY')) {
-        await ctx.store.updateRef(t.db, t.branch, (ref) => {
-          const r = { ...ref };
-          delete r.deleting;
-          delete r.deleting_at;
-          return r;
-        });
+      if (opts.reaping) {
+        const r = await reapableCheckout(path);
+        if (r.hold !== undefined) {
+          await unclaim(ctx, t);
+          return { db: t.db, branch: t.branch, removedCheckout: false, postponed: r.hold };
+        }
+        alone = r.alone;
+      } else {
+        discarded = await checkoutWork(path);
+        // --force overrides protection, never a live writer: its COMMIT would land in an unlinked file.
+        if (force) refuseWriter(path);
+        else quiesce(path);
       }
+    } catch (err) {
+      if (hasCode(err, 'BUSY')) await unclaim(ctx, t);
       throw err;
     }
   }
-  await ctx.store.deleteRef(t.db, t.branch, claimed.etag);
-  return removeCheckout(ctx, t);
+  try {
+    await ctx.store.deleteRef(t.db, t.branch, claimed.etag);
+  } finally {
+    alone?.release();
+  }
+  const removed = await removeCheckout(ctx, t);
+  if (discarded === undefined) return removed;
+  ctx.warn(discardedText(`${t.db}@${t.branch}`, discarded));
+  return { ...removed, discarded };
+}
+
+/** Takes the destroy claim back off the ref: the branch stays as it was. */
+async function unclaim(ctx: OpsContext, t: Target): Promise<void> {
+  await ctx.store.updateRef(t.db, t.branch, (ref) => {
+    const r = { ...ref };
+    delete r.deleting;
+    delete r.deleting_at;
+    return r;
+  });
+}
+
+/**
+ * Whether a reap may remove the checkout at path: only while no other connection has it open, which the returned
+ * hold keeps so until the ref is gone (no application can open it and write into a file about to be unlinked), and
+ * while it holds no work a checkpoint lacks (checked under that hold: a write just before it shows).
+ */
+async function reapableCheckout(path: string): Promise<{ alone?: HeldAlone; hold?: ReapHold }> {
+  let alone: HeldAlone;
+  try {
+    alone = holdAlone(path);
+  } catch (err) {
+    if (hasCode(err, 'BUSY')) return { hold: 'open_connection' };
+    throw err;
+  }
+  const work = await checkoutWork(path).catch((err: unknown) => {
+    alone.release();
+    throw err;
+  });
+  if (work === undefined) return { alone };
+  alone.release();
+  return { hold: work.reason };
 }
 
 // `destroy --force` of a ref that cannot be parsed: it cannot carry a claim, so it is deleted by its etag (a

@@ -6,7 +6,9 @@ import { newLineageId } from '../../../core/lineage.js';
 import type { Ref } from '../../../core/ref.js';
 import type { Target } from '../../../core/target.js';
 import { checkClean, readSidecar, sameIdentity } from '../../../sqlite/checkout-sidecar.js';
-import { geometryOf, scanPageSums } from '../../../sqlite/page-scan.js';
+import { FileSource, geometryOf, type PageSource, scanPageSums } from '../../../sqlite/page-scan.js';
+import { samePage1ApartFromBookkeeping } from '../../../sqlite/header-bookkeeping.js';
+import { foldPage, pageChecksum } from '../../../ltx/checksum.js';
 import { FrozenCheckout } from '../../../sqlite/quiesce.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import { headIdentity } from '../branch/branch-ref.js';
@@ -15,7 +17,7 @@ import { encodeSnapshotPages } from '../chain/encode-pages.js';
 import { cachedChain } from '../chain/materialize.js';
 import { checkoutPath } from '../context/paths.js';
 import { undoPointRef } from './safety-fork.js';
-import { undoPointName } from '../branch/undo-point-names.js';
+import { MAX_UNDO_N, undoPointName } from '../branch/undo-point-names.js';
 import { withTempDir } from '../context/temp-dir.js';
 
 /** The undo branch that kept a checkout's content, and the txid it holds it at. */
@@ -28,11 +30,35 @@ export interface KeptCheckout {
 const KEPT_CHECKPOINT = 'unflushed';
 
 /**
+ * True when a checkout holds the head's database and differs only in page 1's header bookkeeping (what a journal-mode
+ * switch rewrites): its pages past the first sum to the head's, and its first page is the head's but for those bytes.
+ */
+function sameApartFromBookkeeping(
+  co: PageSource,
+  headPath: string,
+  pageSize: number,
+  checksum: bigint,
+  headChecksum: bigint,
+): boolean {
+  const mine = Buffer.alloc(pageSize);
+  const theirs = Buffer.alloc(pageSize);
+  const head = new FileSource(headPath);
+  try {
+    if (co.read(mine, 0, pageSize) < pageSize || head.read(theirs, 0, pageSize) < pageSize) return false;
+  } finally {
+    head.close();
+  }
+  if (foldPage(foldPage(checksum, pageChecksum(1, mine)), pageChecksum(1, theirs)) !== headChecksum) return false;
+  return samePage1ApartFromBookkeeping(mine, theirs);
+}
+
+/**
  * Before a checkout is replaced by the branch head (a session reopening a checkout whose daemon was killed with
  * writes captured but not flushed, a checkout whose branch moved under it), keeps the checkout's content if it differs from the head: a snapshot of it on a
  * fresh lineage, as a new undo branch `<branch>-pre-reopen[-N]` (24 h TTL, checkpoint `unflushed`) whose parent
  * is the branch head. A checkout proven clean costs O(1); any other is read once and compared with the head, so
- * a checkout that merely lost its stamp keeps nothing. Returns the undo branch, or undefined when nothing differed.
+ * a checkout that merely lost its stamp, or whose header bookkeeping alone changed (a journal-mode switch), keeps
+ * nothing. Returns the undo branch, or undefined when nothing differed.
  */
 export async function keepDivergedCheckout(ctx: OpsContext, t: Target, ref: Ref): Promise<KeptCheckout | undefined> {
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
@@ -44,10 +70,17 @@ export async function keepDivergedCheckout(ctx: OpsContext, t: Target, ref: Ref)
     const g = geometryOf(frozen, Number(frozen.stat.size), path);
     const sums = scanPageSums(frozen, g);
     const chain = await new ChainResolver(ctx.store).resolve(ref.lineage, ref.head_txid);
-    const head = (await cachedChain(ctx, t.db, chain)).result;
+    const entry = await cachedChain(ctx, t.db, chain);
+    const head = entry.result;
     const checksum = sums.rollingChecksum();
-    if (checksum === head.checksum && g.pageCount === head.commit && g.pageSize === head.pageSize) return undefined;
-    const lineage = newLineageId();
+    if (
+      g.pageCount === head.commit &&
+      g.pageSize === head.pageSize &&
+      (checksum === head.checksum || sameApartFromBookkeeping(frozen, entry.path, g.pageSize, checksum, head.checksum))
+    )
+      return undefined;
+    // An ephemeral branch's undo point is ephemeral too: held by the daemon, as everything of the branch is.
+    const lineage = ctx.ephemeral?.holds(t.db, t.branch) ? ctx.ephemeral.newLineage() : newLineageId();
     const txid = ref.head_txid + 1;
     await withTempDir(ctx, async (dir) => {
       const out = join(dir, 'kept.ltx');
@@ -64,7 +97,7 @@ export async function keepDivergedCheckout(ctx: OpsContext, t: Target, ref: Ref)
         await ctx.store.createRef(t.db, name, kept);
         return { branch: name, txid };
       } catch (err) {
-        if (!hasCode(err, 'ALREADY_EXISTS') || n >= 10_000) throw err;
+        if (!hasCode(err, 'ALREADY_EXISTS') || n >= MAX_UNDO_N) throw err;
       }
     }
   } finally {

@@ -2,10 +2,12 @@ import { fail } from '../../../core/errors.js';
 import type { TtlArg } from '../../../core/duration.js';
 import { formatDuration } from '../../../core/duration.js';
 import type { Ref } from '../../../core/ref.js';
+import type { Target } from '../../../core/target.js';
 import { reapDeadline } from '../branch/expiry.js';
 import { leaseEnd, readLiveness, type Liveness } from '../branch/lease-liveness.js';
 import type { OpsContext } from '../context/context.js';
 import { undoPointName, undoPointOrigin } from '../branch/undo-point-names.js';
+import type { CheckoutWork } from '../checkout/checkout-work.js';
 
 /**
  * Who asks for a destructive change: a human (the CLI, an SDK over the daemon) or an agent (the MCP server, or a
@@ -84,9 +86,46 @@ async function originRef(ctx: OpsContext, db: string, origin: string): Promise<R
   }
 }
 
+/** How many undo points deep the way back of a protected branch is followed (each level adds a suffix to a name). */
+const MAX_UNDO_DEPTH = 16;
+
 /**
- * Refuses an agent without -allow-force any change to the undo point of a protected branch (`what` names the
- * change): those undo points are the human's way back, and what the tool tells the human to run.
+ * The protected branch whose way back `branch` is part of, when it is: its undo point, or the undo point of one
+ * (a promote onto `main-pre-rollback` keeps the state it displaced as `main-pre-rollback-pre-promote`, which is then
+ * the only copy of what undoing main's rollback would have restored). `of` is the branch it keeps the state of,
+ * `root` the protected branch at the end of that chain.
+ */
+export async function undoPointOfProtected(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  ref: Ref,
+): Promise<{ of: string; root: string } | undefined> {
+  const of = undoPointOrigin(branch, ref);
+  if (of === undefined || of === branch) return undefined;
+  const seen = new Set([branch]);
+  for (let origin: string | undefined = of; origin !== undefined && !seen.has(origin); ) {
+    if (seen.size > MAX_UNDO_DEPTH) return undefined;
+    const found = await originRef(ctx, db, origin);
+    if (found === undefined) return undefined;
+    if (found.protected) return { of, root: origin };
+    seen.add(origin);
+    origin = undoPointOrigin(origin, found);
+  }
+  return undefined;
+}
+
+/** How an undo point is named in a refusal: of the protected branch itself, or further down its way back. */
+function undoPointWords(db: string, branch: string, u: { of: string; root: string }): string {
+  return u.of === u.root
+    ? `${db}@${branch} is the undo point of protected ${db}@${u.root}`
+    : `${db}@${branch} is the undo point of ${db}@${u.of}, on the way back of protected ${db}@${u.root}`;
+}
+
+/**
+ * Refuses an agent without -allow-force any change to the undo point of a protected branch, or to the undo point of
+ * such an undo point (`what` names the change): those are the human's way back, and what the tool tells the human
+ * to run.
  */
 export async function refuseUndoPointChange(
   ctx: OpsContext,
@@ -98,14 +137,31 @@ export async function refuseUndoPointChange(
   human: string,
 ): Promise<void> {
   if (unrestricted(actor)) return;
-  const origin = undoPointOrigin(branch, ref);
-  if (origin === undefined || origin === branch) return;
-  if (!(await originRef(ctx, db, origin))?.protected) return;
+  const u = await undoPointOfProtected(ctx, db, branch, ref);
+  if (u === undefined) return;
   throw fail(
     'PROTECTED',
-    `${db}@${branch} is the undo point of protected ${db}@${origin}; ${what} it needs -allow-force, which this server was not started with`,
+    `${undoPointWords(db, branch, u)}; ${what} it needs -allow-force, which this server was not started with`,
     agentHints(`ask the human to run '${human}'`),
   );
+}
+
+/**
+ * The rule of every write into a branch's head, explicit (a checkpoint, a session's flush) or implicit (the
+ * checkpoint of a dirty checkout that fork, promote, rollback and compact take before they read the head): an agent
+ * never writes into the way back of a protected branch without -allow-force. Returns the check, to run on the ref
+ * read under the branch lease; `human` is the command the human would run instead.
+ */
+export function vetWrite(
+  ctx: OpsContext,
+  t: Target,
+  actor: Actor,
+  how: 'explicit' | 'implicit',
+  human: string,
+): (ref: Ref) => Promise<void> {
+  const what =
+    how === 'explicit' ? 'checkpointing into' : 'checkpointing the uncheckpointed writes of its checkout into';
+  return (ref) => refuseUndoPointChange(ctx, t.db, t.branch, ref, actor, what, human);
 }
 
 /**
@@ -203,4 +259,35 @@ export function refuseAgentUnprotect(db: string, branch: string, actor: Actor): 
   throw fail('PROTECTED', `unprotecting ${db}@${branch} needs -allow-force, which this server was not started with`, {
     ...agentHints(`ask the human to run 'offshoot unprotect ${db}@${branch}'`),
   });
+}
+
+/**
+ * A destroy discards what the branch's checkout holds that no checkpoint has: an agent needs force for that, and its
+ * force counts only under -allow-force (a human goes ahead and is told what was discarded). `human` is the command
+ * the human would run.
+ */
+export function refuseAgentDiscardingWork(
+  db: string,
+  branch: string,
+  work: CheckoutWork | undefined,
+  force: boolean,
+  actor: Actor,
+  human: string,
+): void {
+  if (work === undefined || actor.kind === 'human') return;
+  const writes = work.reason === 'uncheckpointed_writes';
+  const what = writes
+    ? `${db}@${branch} holds writes no checkpoint has in its checkout; destroying it discards them`
+    : `the checkout of ${db}@${branch} cannot be proven clean (it has no readable .sum sidecar); destroying it discards whatever it holds`;
+  const keep = writes ? 'checkpoint them first (offshoot_checkpoint)' : 'checkpoint it first (offshoot_checkpoint)';
+  if (!actor.allowForce)
+    throw fail(
+      'PROTECTED',
+      `${what}, which needs -allow-force, which this server was not started with`,
+      agentHints(`${keep}, or ask the human to run '${human}'`),
+    );
+  if (!force)
+    throw fail('PROTECTED', `${what}, and needs force: true`, {
+      hint: `${keep}; pass force: true only if the human asked for exactly this`,
+    });
 }

@@ -5,6 +5,7 @@ import { refuseForeignLease } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
 import { newLineageAt } from '../chain/new-lineage.js';
 import { refreshCheckout } from '../checkout/refresh-checkout.js';
+import { keepEarlierUndoPoint } from './undo-chain.js';
 import {
   UNDO_KIND_KEY as KIND_KEY,
   UNDO_OF_KEY as OF_KEY,
@@ -99,6 +100,8 @@ export function undoPointRef(
 /** An undo point written but not yet relied on: the operation that kept it can still put the old one back. */
 export interface KeptUndoPoint {
   name: string;
+  /** Where the earlier undo point of that name was kept, when it held the only copy of its state. */
+  earlier?: string;
   /** Puts back what the name held before (or removes the new undo point), when the operation then failed. */
   restore(): Promise<void>;
   /** Refreshes the checkout of a replaced undo point, once the operation went through. */
@@ -108,9 +111,11 @@ export interface KeptUndoPoint {
 /**
  * Keeps a branch's current head as `<branch>-<kind>` (pre-rollback / pre-promote): a shared fork with a TTL of at
  * least 24h, replacing the previous one of the same name only while that is an untouched undo point of this branch
- * nobody has claimed. Callers run checkUndoSlot first, before they write anything, and call this as the last step
- * before they move the branch: if the move fails, restore() puts the previous undo point back, so a failed
- * operation keeps it; the check is repeated here against the ref the compare-and-swap replaces.
+ * nobody has claimed, and never losing it: when no other branch holds its state, it is kept first as
+ * `<branch>-<kind>-<n>` (keepEarlierUndoPoint). Callers run checkUndoSlot first, before they write anything, and
+ * call this as the last step before they move the branch: if the move fails, restore() puts the previous undo point
+ * back (and drops the copy kept aside), so a failed operation keeps it; the check is repeated here against the ref
+ * the compare-and-swap replaces.
  */
 export async function keepSafetyFork(
   ctx: OpsContext,
@@ -127,24 +132,31 @@ export async function keepSafetyFork(
   for (let i = 0; ; i++) {
     const old = await ctx.store.tryGetRef(db, name);
     if (old) await refuseReplacing(ctx, db, branch, kind, name, old.ref);
+    const aside = old ? await keepEarlierUndoPoint(ctx, db, branch, kind, name, old, ref, resolver) : undefined;
+    let etag: string;
     try {
-      const etag = old
+      etag = old
         ? await ctx.store.casRef(db, name, old.etag, { ...safety, generation: old.ref.generation ?? 0 })
         : await ctx.store.createRef(db, name, safety);
-      return {
-        name,
-        restore: async () => {
-          if (old) await ctx.store.casRef(db, name, etag, { ...old.ref, generation: (old.ref.generation ?? 0) + 1 });
-          else await ctx.store.deleteRef(db, name, etag);
-        },
-        settle: async () => {
-          if (!old) return;
-          const r = await refreshCheckout(ctx, db, name, safety);
-          if (r.error) ctx.warn(r.error.message);
-        },
-      };
     } catch (err) {
+      // The earlier undo point is still in place (or another took the name): the copy kept aside goes.
+      await aside?.drop();
       if (i >= 3 || !(hasCode(err, 'CAS_CONFLICT') || hasCode(err, 'ALREADY_EXISTS'))) throw err;
+      continue;
     }
+    return {
+      name,
+      ...(aside ? { earlier: aside.name } : {}),
+      restore: async () => {
+        if (old) await ctx.store.casRef(db, name, etag, { ...old.ref, generation: (old.ref.generation ?? 0) + 1 });
+        else await ctx.store.deleteRef(db, name, etag);
+        await aside?.drop();
+      },
+      settle: async () => {
+        if (!old) return;
+        const r = await refreshCheckout(ctx, db, name, safety);
+        if (r.error) ctx.warn(r.error.message);
+      },
+    };
   }
 }
