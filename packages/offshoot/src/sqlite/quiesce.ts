@@ -86,7 +86,7 @@ export function holdAlone(path: string, busyTimeoutMs = 0): HeldAlone {
     db.exec('BEGIN IMMEDIATE');
   } catch (err) {
     db.close();
-    const code = (err as { code?: string }).code ?? '';
+    const code = sqliteCode(err) ?? '';
     if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) throw busy(path);
     return { release: () => undefined };
   }
