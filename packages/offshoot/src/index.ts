@@ -20,6 +20,7 @@ export { type ForkManyResult, type ForkOptions, type ForkResult, fork, forkMany 
 export { type CollectReport, collectGarbage, type GcReport, runGc } from './ops/gc.js';
 export { type OpsContext, makeContext, type ProgressSink } from './ops/helpers/context/context.js';
 export { acquireLease, type LeaseInfo, listLeases, releaseLease } from './ops/lease.js';
+export { type MergeConflict, type MergeOptions, type MergeResult, merge } from './ops/merge.js';
 export { type PromoteResult, promote } from './ops/promote.js';
 export { type ProtectResult, setProtected } from './ops/protect.js';
 export type { Actor } from './ops/helpers/safety/policy.js';

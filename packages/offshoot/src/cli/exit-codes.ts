@@ -11,6 +11,7 @@ export const EXIT = {
   busy: 6,
   corrupt: 7,
   unavailable: 8,
+  mergeConflict: 9,
 } as const;
 
 // A Record over every ErrorCode, so adding a code without deciding its exit code fails to compile.
@@ -24,6 +25,7 @@ const BY_CODE: Record<ErrorCode, number> = {
   ALREADY_EXISTS: EXIT.conflict,
   CAS_CONFLICT: EXIT.conflict,
   BASE_MOVED: EXIT.conflict,
+  MERGE_CONFLICT: EXIT.mergeConflict,
   PROTECTED: EXIT.protected,
   BUSY: EXIT.busy,
   LEASE_HELD: EXIT.busy,
@@ -48,4 +50,4 @@ export function exitCodeFor(code: string): number {
 
 /** One line per exit code, for help text. */
 export const EXIT_CODES_HELP =
-  'exit codes: 0 ok, 1 internal error, 2 usage, invalid argument or too large an answer, 3 not found, 4 conflict, 5 protected, 6 busy or leased, 7 corrupt or too new, 8 store unavailable';
+  'exit codes: 0 ok, 1 internal error, 2 usage, invalid argument or too large an answer, 3 not found, 4 conflict, 5 protected, 6 busy or leased, 7 corrupt or too new, 8 store unavailable, 9 merge conflict';

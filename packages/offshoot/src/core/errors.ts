@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'ALREADY_EXISTS'
   | 'CAS_CONFLICT'
   | 'BASE_MOVED'
+  | 'MERGE_CONFLICT'
   | 'PROTECTED'
   | 'LEASE_HELD'
   | 'LEASE_LOST'

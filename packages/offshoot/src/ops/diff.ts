@@ -1,7 +1,5 @@
-import type { DataObject } from '../core/keys.js';
 import type { Connection } from '../sqlite/connection.js';
 import type { Target } from '../core/target.js';
-import { LtxDecoder } from '../ltx/decoder.js';
 import { diffDatabases } from '../sqlite/diff/diff-databases.js';
 import type { DiffResult } from '../sqlite/diff/diff-types.js';
 import type { RowWindows } from '../sqlite/diff/row-window.js';
@@ -10,45 +8,10 @@ import type { OpsContext } from './helpers/context/context.js';
 import { explainDamage } from './helpers/context/damaged-object.js';
 import { cachedChain } from './helpers/chain/materialize.js';
 import { readBranch } from './helpers/branch/branch-ref.js';
+import { changedPagesBetween } from './helpers/chain/changed-pages.js';
 import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { readCleanCheckout } from './helpers/checkout/clean-checkout-read.js';
 import { rowCountsOf } from '../sqlite/diff/row-count-memo.js';
-
-async function segmentPages(ctx: OpsContext, member: DataObject, into: Set<number>): Promise<void> {
-  const dec = new LtxDecoder(await ctx.store.backend.getStream(member.key));
-  try {
-    for await (const p of dec.pages()) into.add(p.pgno);
-  } finally {
-    await dec.close();
-  }
-}
-
-/**
- * The pages that can differ between two chains: the pages of every segment past their common prefix. Undefined
- * (compare everything) when either side diverges through a snapshot, since a snapshot rewrites every page.
- */
-export async function changedPagesBetween(
-  ctx: OpsContext,
-  left: ResolvedChain,
-  right: ResolvedChain,
-  commits: [number, number],
-): Promise<Set<number> | undefined> {
-  let common = 0;
-  while (
-    common < left.members.length &&
-    common < right.members.length &&
-    left.members[common]?.key === right.members[common]?.key
-  )
-    common++;
-  if (common === 0) return undefined;
-  const rest = [...left.members.slice(common), ...right.members.slice(common)];
-  if (rest.some((m) => m.kind === 'snapshot')) return undefined;
-  const pages = new Set<number>();
-  for (const m of rest) await segmentPages(ctx, m, pages);
-  // Pages past the shorter file exist on one side only.
-  for (let p = Math.min(...commits) + 1; p <= Math.max(...commits); p++) pages.add(p);
-  return pages;
-}
 
 /** The most row data a diff keeps (by its size as JSON) unless the caller sets its own cap: 256 MiB. */
 export const DIFF_MAX_BYTES = 256 << 20;

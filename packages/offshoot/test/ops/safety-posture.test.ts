@@ -310,7 +310,7 @@ describe('a TTL on a protected branch', () => {
 });
 
 describe('undo-point names are reserved for offshoot', () => {
-  for (const name of ['main-pre-promote', 'main-pre-rollback', 'x-pre-reopen', 'x-pre-reopen-2']) {
+  for (const name of ['main-pre-promote', 'main-pre-rollback', 'main-pre-merge', 'x-pre-reopen', 'x-pre-reopen-2']) {
     it(`fork refuses ${name}`, async () => {
       const ts = await openTestStore();
       try {
@@ -324,7 +324,7 @@ describe('undo-point names are reserved for offshoot', () => {
 
   it('so is the name a long branch is cut to for its undo points, and only that', () => {
     const long = `l${'o'.repeat(127)}`;
-    for (const kind of ['pre-rollback', 'pre-promote', 'pre-reopen'] as const)
+    for (const kind of ['pre-rollback', 'pre-promote', 'pre-merge', 'pre-reopen'] as const)
       for (const n of [1, 2, 10, 10_000]) {
         const stem = undoPointName(long, kind, n).slice(0, -(kind.length + 1 + (n > 1 ? String(n).length + 1 : 0)));
         assert.ok(isCutUndoPointStem(stem), `${stem.length} characters, ${kind} ${n}`);
@@ -332,7 +332,8 @@ describe('undo-point names are reserved for offshoot', () => {
     const tag = '_0123abcd';
     assert.equal(isCutUndoPointStem(`${'a'.repeat(100)}${tag}`), true, '109 characters');
     assert.equal(isCutUndoPointStem(`${'a'.repeat(99)}${tag}`), false, '108 characters leave room for no suffix');
-    assert.equal(isCutUndoPointStem(`${'a'.repeat(109)}${tag}`), false, '118 characters take no suffix whole');
+    assert.equal(isCutUndoPointStem(`${'a'.repeat(109)}${tag}`), true, '118 characters: room for -pre-merge');
+    assert.equal(isCutUndoPointStem(`${'a'.repeat(110)}${tag}`), false, '119 characters take no suffix whole');
     assert.equal(isCutUndoPointStem('run_0123abcd'), false, 'a short name with a hex tail is an ordinary name');
     assert.equal(isCutUndoPointStem(`${'a'.repeat(100)}_0123ABCD`), false, 'the tag is lowercase hex');
   });

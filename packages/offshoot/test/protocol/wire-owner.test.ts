@@ -16,6 +16,7 @@ const ENGINE_CODES: Record<ErrorCode, true> = {
   ALREADY_EXISTS: true,
   CAS_CONFLICT: true,
   BASE_MOVED: true,
+  MERGE_CONFLICT: true,
   PROTECTED: true,
   LEASE_HELD: true,
   LEASE_LOST: true,

@@ -14,9 +14,9 @@ class OffshootError(Exception):
     """A failed offshoot operation: branch on `code` (stable), show `message` and `hint` (the fix) to people.
 
     Daemon codes: USAGE, INVALID_NAME, INVALID_ARGUMENT, NOT_FOUND, NOT_INITIALIZED, ALREADY_EXISTS, CAS_CONFLICT,
-    BASE_MOVED, PROTECTED, LEASE_HELD, LEASE_LOST, FENCED, BUSY, SESSION_OPEN, CHECKSUM_MISMATCH, CORRUPT,
-    LAYOUT_TOO_NEW, SCHEMA_TOO_NEW, UNSUPPORTED, TIMEOUT, TOO_LARGE, UNAVAILABLE, IO, INTERNAL; a code from a newer
-    daemon is kept verbatim.
+    BASE_MOVED, MERGE_CONFLICT, PROTECTED, LEASE_HELD, LEASE_LOST, FENCED, BUSY, SESSION_OPEN, CHECKSUM_MISMATCH,
+    CORRUPT, LAYOUT_TOO_NEW, SCHEMA_TOO_NEW, UNSUPPORTED, TIMEOUT, TOO_LARGE, UNAVAILABLE, IO, INTERNAL; a code from a
+    newer daemon is kept verbatim.
     """
 
     def __init__(self, message: str, code: str = "INTERNAL", hint: str | None = None, retryable: bool = False) -> None:

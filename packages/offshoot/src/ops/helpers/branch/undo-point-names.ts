@@ -3,10 +3,10 @@ import { fail } from '../../../core/errors.js';
 import type { Ref } from '../../../core/ref.js';
 
 /** The kinds of undo point offshoot keeps, named `<branch>-<kind>`. */
-export type UndoKind = 'pre-rollback' | 'pre-promote' | 'pre-reopen';
+export type UndoKind = 'pre-rollback' | 'pre-promote' | 'pre-merge' | 'pre-reopen';
 
 /** Every kind, for the checks that recognise undo points by name. */
-export const UNDO_KINDS: readonly UndoKind[] = ['pre-rollback', 'pre-promote', 'pre-reopen'];
+export const UNDO_KINDS: readonly UndoKind[] = ['pre-rollback', 'pre-promote', 'pre-merge', 'pre-reopen'];
 
 /** The meta keys offshoot writes on every undo point it makes (every version has written them). */
 export const UNDO_KIND_KEY = 'offshoot.safety';
@@ -20,7 +20,7 @@ const NAME_CAP = 128;
 export const MAX_UNDO_N = 10_000;
 
 /** Undo-point names: `-<kind>`, optionally `-<n>` for the n-th kept checkout of a reopen. */
-const RESERVED = /-(pre-rollback|pre-promote|pre-reopen)(-[0-9]+)?$/;
+const RESERVED = /-(pre-rollback|pre-promote|pre-merge|pre-reopen)(-[0-9]+)?$/;
 
 /** The tag that stands for the end of a branch name too long to take an undo-point suffix whole. */
 const CUT_TAG = /_[0-9a-f]{8}$/;
@@ -68,7 +68,7 @@ export function isCutUndoPointStem(name: string): boolean {
 export function refuseReservedName(db: string, name: string): void {
   if (isUndoPointForm(name))
     throw fail('INVALID_NAME', `${db}@${name} has the form of an undo point, a name offshoot keeps for itself`, {
-      hint: 'pick a name that does not end in -pre-rollback, -pre-promote or -pre-reopen',
+      hint: 'pick a name that does not end in -pre-rollback, -pre-promote, -pre-merge or -pre-reopen',
     });
   if (isCutUndoPointStem(name))
     throw fail(

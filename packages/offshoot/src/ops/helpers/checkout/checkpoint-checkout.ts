@@ -39,15 +39,18 @@ export interface CheckpointResult {
  * changed since the checkout was materialized or last checkpointed, as a segment at head+1 — a snapshot on the
  * cadence or when most pages changed — and records the name (if any) by compare-and-swap. An unchanged checkout
  * writes no object; the name lands on the current head. `vet` (the caller's rules) sees the ref read under the lease.
+ * `own` is meta of offshoot's own (`offshoot.*` keys, which no caller may set: a merge's record), added unchecked.
  */
 export async function checkpointCheckout(
   ctx: OpsContext,
   t: Target,
   name: string | undefined,
-  meta?: Meta,
+  given?: Meta,
   vet?: (ref: Ref) => Promise<void>,
+  own?: Meta,
 ): Promise<CheckpointResult> {
-  validateMeta(meta);
+  validateMeta(given);
+  const meta = own === undefined ? given : { ...given, ...own };
   const cur = await readBranch(ctx, t.db, t.branch);
   await vet?.(cur.ref);
   if (name !== undefined && named(cur.ref.checkpoints, name)) {

@@ -37,14 +37,14 @@ function unrestricted(actor: Actor): boolean {
 }
 
 /**
- * The protected rule of destroy and promote: a protected branch needs force, and an agent's force counts only
+ * The protected rule of destroy, promote and merge: a protected branch needs force, and an agent's force counts only
  * under -allow-force. `human` is the command the human would run.
  */
 export function refuseProtected(
   ref: Ref,
   db: string,
   branch: string,
-  what: 'destroy' | 'promote onto',
+  what: 'destroy' | 'promote onto' | 'merge into',
   force: boolean,
   actor: Actor,
   human: string,

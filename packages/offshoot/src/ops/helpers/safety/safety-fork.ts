@@ -109,7 +109,7 @@ export interface KeptUndoPoint {
 }
 
 /**
- * Keeps a branch's current head as `<branch>-<kind>` (pre-rollback / pre-promote): a shared fork with a TTL of at
+ * Keeps a branch's current head as `<branch>-<kind>` (pre-rollback / pre-promote / pre-merge): a shared fork with a TTL of at
  * least 24h, replacing the previous one of the same name only while that is an untouched undo point of this branch
  * nobody has claimed, and never losing it: when no other branch holds its state, it is kept first as
  * `<branch>-<kind>-<n>` (keepEarlierUndoPoint). Callers run checkUndoSlot first, before they write anything, and
@@ -122,7 +122,7 @@ export async function keepSafetyFork(
   db: string,
   branch: string,
   ref: Ref,
-  kind: 'pre-rollback' | 'pre-promote',
+  kind: 'pre-rollback' | 'pre-promote' | 'pre-merge',
   resolver: ChainResolver,
 ): Promise<KeptUndoPoint> {
   const name = undoPointName(branch, kind);

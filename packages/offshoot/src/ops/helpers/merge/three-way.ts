@@ -1,0 +1,209 @@
+import { fail } from '../../../core/errors.js';
+import type { DiffResult, Row, TableDiff } from '../../../sqlite/diff/diff-types.js';
+import { sqlLiteral } from '../../../sqlite/diff/sql-literal.js';
+import { compareSqlValues, sqlValuesEqual } from '../../../sqlite/diff/sql-value.js';
+
+/** The kinds of conflict a row can have, named source change / target change. */
+export type ConflictKind = 'update/update' | 'update/delete' | 'delete/update' | 'insert/insert';
+
+/** A row both sides changed since the common ancestor, to different values. A missing side row was deleted. */
+export interface MergeConflict {
+  table: string;
+  kind: ConflictKind;
+  /** The key columns and their values. */
+  key: Row;
+  /** The row as the common ancestor had it (absent for insert/insert). */
+  base?: Row;
+  /** The row as the source has it now (absent when the source deleted it). */
+  source?: Row;
+  /** The row as the target has it now (absent when the target deleted it). */
+  target?: Row;
+}
+
+/** Which side a conflicting row takes: the source's change, or the target's row as it is. */
+export type Prefer = 'source' | 'target';
+
+/** What one table of a merge changes on the target. */
+export interface MergedTable {
+  table: string;
+  inserted: number;
+  updated: number;
+  deleted: number;
+}
+
+/** The three-way result: the target → merged diff to apply (renderDiffSql renders it), and what conflicted. */
+export interface ThreeWay {
+  apply: DiffResult;
+  conflicts: MergeConflict[];
+  tables: MergedTable[];
+}
+
+type Change = { kind: 'insert' | 'update' | 'delete'; before?: Row; after?: Row; key: Row };
+
+const ROWID_ALIASES = new Set(['rowid', '_rowid_', 'oid']);
+
+/**
+ * Merges two diffs from one ancestor, row by row: `source` (ancestor → source) and `target` (ancestor → target). A
+ * row only the source changed is taken; a row both changed to the same value, or both deleted, needs nothing; a row
+ * both changed otherwise is a conflict (listed per table in key order), taken from the source or left as the target has it when `prefer` says so.
+ * Refuses MERGE_CONFLICT when both sides changed the schema, or the source dropped a table whose rows the target
+ * changed; UNSUPPORTED when the source changed rows of a table without a primary key (rowids are no identity across
+ * two databases). sqlite_sequence takes the larger value of each table's, never a conflict.
+ */
+export function threeWay(source: DiffResult, target: DiffResult, prefer: Prefer | undefined): ThreeWay {
+  refuseSchemaOnBothSides(source, target);
+  const byName = new Map(target.tables.map((t) => [t.table, t]));
+  const tables: TableDiff[] = [];
+  const conflicts: MergeConflict[] = [];
+  const merged: MergedTable[] = [];
+  for (const s of source.tables) {
+    if (s.status === 'same') continue;
+    const t = byName.get(s.table);
+    if (s.status === 'removed') {
+      if (t !== undefined && t.status !== 'same') refuseDroppedTable(s.table);
+      tables.push(s);
+      continue;
+    }
+    if (s.status === 'added') {
+      tables.push(s);
+      merged.push({ table: s.table, inserted: s.added.length, updated: 0, deleted: 0 });
+      continue;
+    }
+    refuseRowidTable(s);
+    const out = mergeTable(s, t, prefer, conflicts);
+    if (out.added.length + out.removed.length + out.changed.length > 0 || out.rebuild !== undefined) {
+      tables.push(out);
+      merged.push({
+        table: s.table,
+        inserted: out.added.length,
+        updated: out.changed.length,
+        deleted: out.removed.length,
+      });
+    }
+  }
+  const apply: DiffResult = {
+    schema: source.schema,
+    tables,
+    stats: { tablesCompared: 0, rowsScanned: 0, narrowed: false, pagesRead: 0, tablesCounted: 0 },
+    summaryOnly: false,
+  };
+  return { apply, conflicts, tables: merged };
+}
+
+function refuseSchemaOnBothSides(source: DiffResult, target: DiffResult): void {
+  if (source.schema.length === 0 || target.schema.length === 0) return;
+  const names = (d: DiffResult) => d.schema.map((c) => `${c.type} ${c.name} ${c.change}`).join(', ');
+  throw fail(
+    'MERGE_CONFLICT',
+    `both sides changed the schema since their common state (source: ${names(source)}; target: ${names(target)}); nothing was merged`,
+    {
+      hint: 'make the schema change on one side only (redo it on the other after the merge), or promote one side over the other',
+    },
+  );
+}
+
+function refuseDroppedTable(table: string): never {
+  throw fail(
+    'MERGE_CONFLICT',
+    `the source dropped table ${table}, whose rows the target changed since their common state; nothing was merged`,
+    { hint: `keep the table on the source, or drop it on the target too, then merge again` },
+  );
+}
+
+function refuseRowidTable(s: TableDiff): void {
+  const k = s.key[0];
+  if (s.key.length !== 1 || k === undefined || !ROWID_ALIASES.has(k.toLowerCase()) || s.table === 'sqlite_sequence')
+    return;
+  throw fail(
+    'UNSUPPORTED',
+    `table ${s.table} has no primary key, so its rows cannot be matched across two databases (a rowid is no identity); nothing was merged`,
+    {
+      hint: `give ${s.table} a PRIMARY KEY (or an INTEGER PRIMARY KEY), or promote one side over the other`,
+    },
+  );
+}
+
+function keyOf(key: readonly string[], row: Row): string {
+  return key.map((k) => sqlLiteral(row[k])).join(',');
+}
+
+function keyRow(key: readonly string[], row: Row): Row {
+  const out: Row = {};
+  for (const k of key) out[k] = row[k];
+  return out;
+}
+
+function changesOf(t: TableDiff | undefined): Map<string, Change> {
+  const m = new Map<string, Change>();
+  if (t === undefined || t.status === 'same') return m;
+  for (const r of t.added) m.set(keyOf(t.key, r), { kind: 'insert', after: r, key: keyRow(t.key, r) });
+  for (const r of t.removed) m.set(keyOf(t.key, r), { kind: 'delete', before: r, key: keyRow(t.key, r) });
+  for (const c of t.changed)
+    m.set(keyOf(t.key, c.key), { kind: 'update', before: c.before, after: c.after, key: keyRow(t.key, c.key) });
+  return m;
+}
+
+/** Two rows agree on every column both have (a column one side added is not compared). */
+function sameRow(a: Row | undefined, b: Row | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return Object.keys(a).every((c) => !(c in b) || sqlValuesEqual(a[c], b[c]));
+}
+
+function mergeTable(
+  s: TableDiff,
+  t: TableDiff | undefined,
+  prefer: Prefer | undefined,
+  conflicts: MergeConflict[],
+): TableDiff {
+  const theirs = changesOf(t);
+  const found: MergeConflict[] = [];
+  const out: TableDiff = { table: s.table, key: s.key, added: [], removed: [], changed: [], status: 'changed' };
+  if (s.rebuild !== undefined) out.rebuild = s.rebuild;
+  const dependents = s.dependents ?? t?.dependents;
+  for (const [k, sc] of changesOf(s)) {
+    const tc = theirs.get(k);
+    // The target's row now: its own change, else the ancestor's row (an insert had none).
+    const current = tc !== undefined ? tc.after : sc.before;
+    let wanted = sc.after;
+    if (s.table === 'sqlite_sequence') wanted = largerSequence(sc.after, current);
+    else if (tc !== undefined) {
+      if (sameRow(sc.after, tc.after)) continue;
+      found.push(conflictOf(s.table, sc, tc));
+      if (prefer !== 'source') continue;
+    }
+    if (wanted === undefined) {
+      if (current !== undefined) out.removed.push(current);
+    } else if (current === undefined) out.added.push(wanted);
+    else if (!sameRow(wanted, current) || Object.keys(wanted).some((c) => !(c in current)))
+      out.changed.push({ key: sc.key, before: current, after: wanted });
+  }
+  found.sort((x, y) => compareKeys(s.key, x.key, y.key));
+  for (const c of found) conflicts.push(c);
+  if (dependents !== undefined && out.added.length + out.removed.length + out.changed.length > 0)
+    out.dependents = dependents;
+  return out;
+}
+
+/** Orders rows by key, column by column, as SQLite's BINARY collation would. */
+function compareKeys(key: readonly string[], a: Row, b: Row): number {
+  for (const k of key) {
+    const c = compareSqlValues(a[k], b[k]);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+function largerSequence(a: Row | undefined, b: Row | undefined): Row | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  return (a.seq as bigint) >= (b.seq as bigint) ? a : b;
+}
+
+function conflictOf(table: string, sc: Change, tc: Change): MergeConflict {
+  const kind = `${sc.kind}/${tc.kind}` as ConflictKind;
+  const c: MergeConflict = { table, kind, key: sc.key };
+  const base = sc.before ?? tc.before;
+  if (base !== undefined) c.base = base;
+  if (sc.after !== undefined) c.source = sc.after;
+  if (tc.after !== undefined) c.target = tc.after;
+  return c;
+}

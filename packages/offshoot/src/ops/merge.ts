@@ -1,0 +1,187 @@
+import { existsSync } from 'node:fs';
+import { fail } from '../core/errors.js';
+import { named } from '../core/name-map.js';
+import { validateName } from '../core/names.js';
+import type { Ref } from '../core/ref.js';
+import type { Target } from '../core/target.js';
+import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
+import { quiesce } from '../sqlite/quiesce.js';
+import { ChainResolver } from '../store/chain-resolver.js';
+import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
+import { checkpointCheckout } from './helpers/checkout/checkpoint-checkout.js';
+import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
+import { discardStaged, placeCheckout } from './helpers/checkout/install-checkout.js';
+import type { OpsContext } from './helpers/context/context.js';
+import { checkoutPath } from './helpers/context/paths.js';
+import { withBranchLease } from './helpers/lease/branch-lease.js';
+import { findMergeBase, type MergeBase, mergedMeta } from './helpers/merge/merge-base.js';
+import { sideDiffs } from './helpers/merge/merge-diffs.js';
+import { dropCheckout, stageMerged } from './helpers/merge/stage-merged.js';
+import { type MergeConflict, type MergedTable, type Prefer, threeWay } from './helpers/merge/three-way.js';
+import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
+import { type Actor, HUMAN, refuseProtected, refuseUndoPointChange, vetWrite } from './helpers/safety/policy.js';
+import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
+
+export type { ConflictKind, MergeConflict, MergedTable, Prefer } from './helpers/merge/three-way.js';
+
+/** How merge is asked: how conflicts resolve, the new checkpoint's name, force onto a protected target, who asks. */
+export interface MergeOptions {
+  /** Which side a conflicting row takes; without it a merge with conflicts reports them and changes nothing. */
+  prefer?: Prefer;
+  /** The name of the target's new checkpoint (default `merge`, then `merge-2`, ...). */
+  name?: string;
+  force?: boolean;
+  actor?: Actor;
+}
+
+/** What merge did, or (applied false) would have to resolve first. */
+export interface MergeResult {
+  db: string;
+  source: string;
+  target: string;
+  /** The common ancestor the changes were taken from: how it was found, and which state it is. */
+  base: { kind: MergeBase['kind']; at: string };
+  /** True when the target moved to a new checkpoint holding the merge. */
+  applied: boolean;
+  /** The rows both sides changed differently since the base: left as they were unless `prefer` resolved them. */
+  conflicts: MergeConflict[];
+  /** How the conflicts were resolved, when they were. */
+  prefer?: Prefer;
+  /** What the merge changed on the target, per table (what it would change, when not applied). */
+  tables: MergedTable[];
+  /** The target's head txid after the merge (its unchanged head when nothing was applied). */
+  txid: number;
+  /** The new checkpoint on the target, when applied. */
+  checkpoint?: string;
+  /** The undo point holding the target's head from before the merge (`<target>-pre-merge`), when applied. */
+  backup?: string;
+  /** Where the earlier undo point was kept, when it held the only copy of its state (see keepSafetyFork). */
+  earlierBackup?: string;
+}
+
+/**
+ * `offshoot merge db@src --into tgt`: a three-way merge, row by row, of what the source changed since its common
+ * ancestor with the target (the state the last merge of it took, else the fork point) into the target. Rows only the
+ * source changed are taken; rows both changed to different values are conflicts, reported with nothing changed
+ * unless `prefer` picks a side; schema changes on both sides refuse MERGE_CONFLICT. The merged rows land as a new
+ * checkpoint on the target, recording the source state it took (for the next merge's ancestor), and the previous head
+ * is kept as `<target>-pre-merge`, exactly as promote keeps its undo point. A protected target takes force, decided
+ * by the safety policy for whoever asks. The source is unchanged.
+ */
+export async function merge(ctx: OpsContext, src: Target, into: string, opts: MergeOptions = {}): Promise<MergeResult> {
+  validateName('branch', into);
+  if (opts.name !== undefined) validateName('checkpoint', opts.name);
+  if (into === src.branch)
+    throw fail('INVALID_ARGUMENT', `cannot merge ${src.db}@${src.branch} into itself`, {
+      hint: 'name a different --into branch',
+      hints: { agent: 'name a different target branch', sdk: 'name a different target branch' },
+    });
+  return withBranchLease(ctx, { db: src.db, branch: into }, () => mergeLeased(ctx, src, into, opts));
+}
+
+/** The refusals of a merge onto the target `ref`, before anything is written; returns the rule of its checkpoints. */
+async function vetMerge(
+  ctx: OpsContext,
+  src: Target,
+  into: string,
+  ref: Ref,
+  opts: MergeOptions,
+): Promise<(t: Target) => (ref: Ref) => Promise<void>> {
+  const actor = opts.actor ?? HUMAN;
+  const human = `offshoot merge ${src.db}@${src.branch} --into ${into} --force`;
+  refuseProtected(ref, src.db, into, 'merge into', opts.force ?? false, actor, human);
+  await refuseUndoPointChange(ctx, src.db, into, ref, actor, 'merging into', human);
+  await refuseForeignLease(ctx, src.db, into, ref, 'merge into');
+  await checkUndoSlot(ctx, src.db, into, 'pre-merge');
+  return (t) => vetWrite(ctx, t, actor, t.branch === into ? 'explicit' : 'implicit', human);
+}
+
+/** The name of the merge's checkpoint: the one asked for (ALREADY_EXISTS when taken), else the first free `merge[-n]`. */
+function checkpointName(ref: Ref, db: string, into: string, asked: string | undefined): string {
+  if (asked !== undefined) {
+    if (named(ref.checkpoints, asked) !== undefined)
+      throw fail('ALREADY_EXISTS', `checkpoint "${asked}" already exists on ${db}@${into}`, {
+        hint: 'pick another checkpoint name',
+      });
+    return asked;
+  }
+  for (let n = 1; ; n++) {
+    const name = n === 1 ? 'merge' : `merge-${n}`;
+    if (named(ref.checkpoints, name) === undefined) return name;
+  }
+}
+
+async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: MergeOptions): Promise<MergeResult> {
+  const target: Target = { db: src.db, branch: into };
+  let tgt = await readBranch(ctx, src.db, into);
+  let source = await readBranch(ctx, src.db, src.branch);
+  const vet = await vetMerge(ctx, src, into, tgt.ref, opts);
+  const name = checkpointName(tgt.ref, src.db, into, opts.name);
+  // Both heads must hold what their checkouts committed: the merge reads durable states only.
+  if (await checkpointIfDirty(ctx, src, source.ref, vet(src))) source = await readBranch(ctx, src.db, src.branch);
+  if (await checkpointIfDirty(ctx, target, tgt.ref, vet(target))) tgt = await readBranch(ctx, src.db, into);
+  const resolver = new ChainResolver(ctx.store, { sizes: false });
+  const base = await findMergeBase(
+    src.db,
+    { branch: src.branch, ref: source.ref },
+    { branch: into, ref: tgt.ref },
+    resolver,
+  );
+  const diffs = await sideDiffs(
+    ctx,
+    src.db,
+    base.chain,
+    await resolver.resolve(source.ref.lineage, source.ref.head_txid),
+    await resolver.resolve(tgt.ref.lineage, tgt.ref.head_txid),
+  );
+  const merged = threeWay(diffs.source, diffs.target, opts.prefer);
+  const result: MergeResult = {
+    db: src.db,
+    source: src.branch,
+    target: into,
+    base: { kind: base.kind, at: base.at },
+    applied: false,
+    conflicts: merged.conflicts,
+    ...(opts.prefer !== undefined && merged.conflicts.length > 0 ? { prefer: opts.prefer } : {}),
+    tables: merged.tables,
+    txid: tgt.ref.head_txid,
+  };
+  if (merged.conflicts.length > 0 && opts.prefer === undefined) return result;
+  const sql = renderDiffSql(merged.apply);
+  if (sql === '') return result;
+  const what = `merge ${src.db}@${src.branch} -> ${into}`;
+  const path = checkoutPath(ctx.checkoutRoot, src.db, into);
+  // The merged file replaces the target's checkout: what it holds that no checkpoint has is kept first.
+  if (existsSync(path)) {
+    quiesce(path);
+    await keepModifiedCheckout(ctx, target, tgt.ref);
+  }
+  const staged = await stageMerged(ctx, src.db, into, tgt.ref, sql, what);
+  // The undo point is written last before the move, and put back if the move fails (as promote's is).
+  let undo: Awaited<ReturnType<typeof keepSafetyFork>>;
+  try {
+    undo = await keepSafetyFork(ctx, src.db, into, tgt.ref, 'pre-merge', new ChainResolver(ctx.store));
+  } catch (err) {
+    await discardStaged(staged);
+    throw err;
+  }
+  let txid: number;
+  try {
+    await placeCheckout(staged);
+    const own = mergedMeta({ branch: src.branch, ref: source.ref });
+    txid = (await checkpointCheckout(ctx, target, name, undefined, vet(target), own)).txid;
+  } catch (err) {
+    await undo.restore();
+    await dropCheckout(path);
+    throw err;
+  }
+  await undo.settle();
+  return {
+    ...result,
+    applied: true,
+    txid,
+    checkpoint: name,
+    backup: undo.name,
+    ...(undo.earlier !== undefined ? { earlierBackup: undo.earlier } : {}),
+  };
+}
