@@ -11,6 +11,7 @@ import type { GcReport } from '../ops/gc.js';
 import { reapHoldText } from '../ops/helpers/branch/reap-hold.js';
 import type { PostponedReap } from '../ops/helpers/gc/reap-expired.js';
 import type { LeaseInfo } from '../ops/lease.js';
+import type { JsonMerge, MergeResult } from '../ops/merge.js';
 import type { PromoteResult } from '../ops/promote.js';
 import type { ProtectResult } from '../ops/protect.js';
 import type { QueryResult } from '../ops/query.js';
@@ -234,6 +235,53 @@ export function promoteOutcome(r: PromoteResult): Outcome {
           }
         : {}),
       ...(refreshError ? { failure: refreshError } : {}),
+    },
+  );
+}
+
+/** A row's key as text: `id=1`, `k='a' n=2`. */
+function keyText(key: Readonly<Record<string, unknown>>): string {
+  return Object.entries(key)
+    .map(
+      ([k, v]) =>
+        `${k}=${typeof v === 'string' ? `'${v}'` : v instanceof Uint8Array ? `x'${Buffer.from(v).toString('hex')}'` : String(v)}`,
+    )
+    .join(' ');
+}
+
+/**
+ * `merge`: what moved, per table; or the conflicts that stopped it (nothing changed), exiting 9 (MERGE_CONFLICT) so a
+ * script can tell "resolve first" from success. The JSON is mergeToJson's, rows as diff's JSON has them.
+ */
+export function mergeOutcome(r: MergeResult, json: JsonMerge): Outcome {
+  const from = `${r.db}@${r.source}`;
+  const to = `${r.db}@${r.target}`;
+  const tables = r.tables.map(
+    (t) => `  ${t.table}: ${t.inserted} inserted, ${t.updated} updated, ${t.deleted} deleted`,
+  );
+  const conflicts = r.conflicts.map((c) => `  ${c.table} ${keyText(c.key)}: ${c.kind}`);
+  if (!r.applied && r.conflicts.length > 0)
+    return {
+      ...outcome(new Verbatim(json), [
+        `${from} -> ${to}: ${r.conflicts.length} conflicting row(s), nothing merged (base ${r.db}@${r.base.at})`,
+        ...conflicts,
+      ]),
+      warnings: [
+        `resolve with --prefer source or --prefer target, or change the rows on one side and merge again (offshoot diff ${to} ${from} shows them)`,
+      ],
+      exitCode: EXIT.mergeConflict,
+    };
+  if (!r.applied) return outcome(new Verbatim(json), [`${to} already has every change of ${from} (nothing to merge)`]);
+  const resolved = r.prefer !== undefined ? [`  ${r.conflicts.length} conflict(s) resolved: ${r.prefer} kept`] : [];
+  return outcome(
+    new Verbatim(json),
+    [
+      `merged ${from} -> ${to} at txid ${r.txid} (checkpoint ${JSON.stringify(r.checkpoint)}, base ${r.db}@${r.base.at})`,
+      ...tables,
+      ...resolved,
+    ],
+    {
+      notes: [`previous head of ${to} kept as ${r.db}@${r.backup}`, ...earlierNote(r.db, r.target, r.earlierBackup)],
     },
   );
 }

@@ -13,6 +13,7 @@ import { leaseAcquireCommand } from './commands/lease-acquire.js';
 import { leaseListCommand } from './commands/lease-list.js';
 import { leaseReleaseCommand } from './commands/lease-release.js';
 import { mcpCommand } from './commands/mcp.js';
+import { mergeCommand } from './commands/merge.js';
 import { pathCommand } from './commands/path.js';
 import { promoteCommand } from './commands/promote.js';
 import { protectCommand } from './commands/protect.js';
@@ -78,6 +79,7 @@ export const ENTRIES: readonly Entry[] = [
   touchCommand,
   rollbackCommand,
   promoteCommand,
+  mergeCommand,
   compactCommand,
   destroyCommand,
   protectCommand,

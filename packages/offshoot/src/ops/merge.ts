@@ -4,6 +4,7 @@ import { named } from '../core/name-map.js';
 import { validateName } from '../core/names.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
+import { jsonRow, type JsonRow } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import { ChainResolver } from '../store/chain-resolver.js';
@@ -59,6 +60,57 @@ export interface MergeResult {
   earlierBackup?: string;
 }
 
+/** A conflict as JSON: rows in diff's JSON encoding, null for the side that deleted the row. */
+export interface JsonMergeConflict {
+  table: string;
+  kind: MergeConflict['kind'];
+  key: JsonRow;
+  base?: JsonRow;
+  source: JsonRow | null;
+  target: JsonRow | null;
+}
+
+/** The JSON of a merge every surface prints or sends (snake_case keys; row values as diff's JSON has them). */
+export interface JsonMerge {
+  db: string;
+  source: string;
+  target: string;
+  base: MergeResult['base'];
+  applied: boolean;
+  prefer?: Prefer;
+  txid: number;
+  checkpoint?: string;
+  backup?: string;
+  earlier_backup?: string;
+  tables: MergedTable[];
+  conflicts: JsonMergeConflict[];
+}
+
+/** A merge's result as JSON (the CLI's --json, the wire's merge op, the MCP tool's structured result). */
+export function mergeToJson(r: MergeResult): JsonMerge {
+  return {
+    db: r.db,
+    source: r.source,
+    target: r.target,
+    base: r.base,
+    applied: r.applied,
+    ...(r.prefer !== undefined ? { prefer: r.prefer } : {}),
+    txid: r.txid,
+    ...(r.checkpoint !== undefined ? { checkpoint: r.checkpoint } : {}),
+    ...(r.backup !== undefined ? { backup: r.backup } : {}),
+    ...(r.earlierBackup !== undefined ? { earlier_backup: r.earlierBackup } : {}),
+    tables: r.tables,
+    conflicts: r.conflicts.map((c) => ({
+      table: c.table,
+      kind: c.kind,
+      key: jsonRow(c.key),
+      ...(c.base !== undefined ? { base: jsonRow(c.base) } : {}),
+      source: c.source !== undefined ? jsonRow(c.source) : null,
+      target: c.target !== undefined ? jsonRow(c.target) : null,
+    })),
+  };
+}
+
 /**
  * `offshoot merge db@src --into tgt`: a three-way merge, row by row, of what the source changed since its common
  * ancestor with the target (the state the last merge of it took, else the fork point) into the target. Rows only the
@@ -71,6 +123,15 @@ export interface MergeResult {
 export async function merge(ctx: OpsContext, src: Target, into: string, opts: MergeOptions = {}): Promise<MergeResult> {
   validateName('branch', into);
   if (opts.name !== undefined) validateName('checkpoint', opts.name);
+  if (src.checkpoint !== undefined)
+    throw fail(
+      'INVALID_ARGUMENT',
+      `merge takes a branch's head, not a checkpoint (${src.db}@${src.branch}@${src.checkpoint})`,
+      {
+        hint: `fork the checkpoint (offshoot fork ${src.db}@${src.branch} <new> --at ${src.checkpoint}) and merge the fork`,
+        hints: { agent: 'fork the checkpoint and merge the fork', sdk: 'fork the checkpoint and merge the fork' },
+      },
+    );
   if (into === src.branch)
     throw fail('INVALID_ARGUMENT', `cannot merge ${src.db}@${src.branch} into itself`, {
       hint: 'name a different --into branch',

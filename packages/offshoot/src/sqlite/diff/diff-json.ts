@@ -61,7 +61,8 @@ export function diffToJson(result: DiffResult): JsonDiff {
   };
 }
 
-function jsonRow(r: Row): JsonRow {
+/** One row as JSON: see diffToJson for the encoding of its values. */
+export function jsonRow(r: Row): JsonRow {
   const out: JsonRow = {};
   for (const [k, v] of Object.entries(r)) out[k] = jsonValue(v);
   return out;

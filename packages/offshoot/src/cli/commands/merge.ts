@@ -1,0 +1,75 @@
+import { fail } from '../../core/errors.js';
+import { validateName } from '../../core/names.js';
+import { parseTarget } from '../../core/target.js';
+import type { Command } from '../command.js';
+import { mergeOutcome } from '../output.js';
+import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
+
+/** The --prefer value: `source` or `target`, or undefined when the flag is absent. */
+function preferFlag(text: string | undefined): 'source' | 'target' | undefined {
+  if (text === undefined || text === 'source' || text === 'target') return text;
+  throw fail('USAGE', `--prefer takes source or target, not ${JSON.stringify(text)}`, {
+    hint: 'write --prefer source (conflicting rows take the source) or --prefer target (they stay as they are)',
+  });
+}
+
+/** `offshoot merge <db>@<src> --into <tgt> [--prefer source|target]`: a three-way merge, row by row. */
+export const mergeCommand: Command = {
+  name: 'merge',
+  summary: "merge a branch's row changes into another, three-way",
+  usage: '<db>@<src> --into TARGET [--prefer source|target] [--name CP] [--force]',
+  help: [
+    'Applies the row changes the source made since its common state with TARGET to TARGET: the state the last merge',
+    'of it into TARGET took, else the fork point (one a fork of the other, or both forks of one branch at one head).',
+    'A row only the source changed is taken; a row both changed to different values is a conflict (update/update,',
+    'update/delete, delete/update, insert/insert on one key): the conflicts are listed, nothing is changed and the',
+    'command exits 9, unless --prefer source (those rows take the source) or --prefer target (they stay as they are)',
+    'says how to resolve them. Schema changes on both sides refuse the merge (MERGE_CONFLICT, exit 9), so does a merge',
+    'whose rows break a UNIQUE or foreign-key constraint; rows of a table without a primary key are refused',
+    '(UNSUPPORTED). The merge lands as a new checkpoint on TARGET (--name, else "merge", "merge-2", ...) and its',
+    'previous head is kept as <target>-pre-merge (the undo point: promote it back to undo the merge). A protected',
+    'TARGET (main) needs --force. The source is unchanged; dirty checkouts of both are checkpointed first, and a',
+    'source with a live session is flushed through the daemon serving this store first (-socket, else the default).',
+  ].join('\n'),
+  examples: [
+    'offshoot merge app@agent-a --into main --force',
+    'offshoot merge app@agent-b --into main --force --prefer source',
+    'offshoot merge app@agent-a --into agent-b --json',
+  ],
+  flags: {
+    into: { type: 'string', value: 'TARGET', description: 'the branch to merge into (required)' },
+    prefer: {
+      type: 'string',
+      value: 'SIDE',
+      description: 'resolve conflicting rows: source takes the source, target keeps the target',
+    },
+    name: { type: 'string', value: 'CP', description: 'the name of the checkpoint the merge makes on TARGET' },
+    force: { type: 'boolean', description: 'merge into a protected branch' },
+    'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
+    socket: SOCKET_FLAG,
+  },
+  fillsRoCache: true,
+
+  args: { min: 1, max: 1 },
+  async run(inv) {
+    const src = parseTarget(inv.arg(0));
+    const into = inv.flags.string('into');
+    if (into === undefined)
+      throw fail('USAGE', 'merge needs --into TARGET', { hint: `write 'offshoot merge ${inv.arg(0)} --into main'` });
+    validateName('branch', into);
+    const prefer = preferFlag(inv.flags.string('prefer'));
+    const name = inv.flags.string('name');
+    const ctx = await inv.context();
+    const { flushLiveSource } = await import('../live-source.js');
+    await flushLiveSource(inv, ctx, src);
+    const { merge, mergeToJson } = await import('../../ops/merge.js');
+    const r = await merge(ctx, src, into, {
+      force: inv.flags.boolean('force'),
+      actor: inv.actor,
+      ...(prefer !== undefined ? { prefer } : {}),
+      ...(name !== undefined ? { name } : {}),
+    });
+    return mergeOutcome(r, mergeToJson(r));
+  },
+};

@@ -1,0 +1,86 @@
+// `offshoot merge` as users run it: two agents' forks written by the stock sqlite3 CLI, merged into main; conflicts
+// listed with nothing changed and exit 9, --prefer resolving them, and the undo point named.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { assertCleanError, dump, ensureBuilt, sql, tempStore, type TempStore } from './cli-harness.js';
+
+const MERGE_CONFLICT = 9;
+
+interface Merged {
+  applied: boolean;
+  txid: number;
+  checkpoint?: string;
+  backup?: string;
+  base: { kind: string; at: string };
+  tables: Array<{ table: string; inserted: number; updated: number; deleted: number }>;
+  conflicts: Array<{ table: string; kind: string; key: Record<string, unknown>; source: unknown; target: unknown }>;
+}
+
+function headDump(ts: TempStore, branch: string): string {
+  const out = ts.path(`${branch}-${Math.random().toString(36).slice(2)}.db`);
+  ts.run(['export', `app@${branch}`, out]);
+  return dump(out);
+}
+
+describe('offshoot merge', () => {
+  let ts: TempStore;
+  before(() => {
+    ensureBuilt();
+    ts = tempStore({ init: true });
+    ts.run(['create', 'app']);
+    const main = ts.run(['checkout', 'app']).stdout.trim();
+    sql(main, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'one'), (2, 'two');");
+    ts.run(['checkpoint', 'app', 'seed']);
+    ts.run(['fork', 'app', 'agent-a', 'agent-b']);
+    sql(
+      ts.run(['checkout', 'app@agent-a']).stdout.trim(),
+      "UPDATE t SET v = 'a' WHERE id = 1; INSERT INTO t VALUES (3, 'a3');",
+    );
+    sql(
+      ts.run(['checkout', 'app@agent-b']).stdout.trim(),
+      "UPDATE t SET v = 'b' WHERE id = 1; INSERT INTO t VALUES (4, 'b4');",
+    );
+  });
+  after(() => ts.cleanup());
+
+  test('--help shows the examples', () => {
+    const help = ts.run(['merge', '--help']).stdout;
+    assert.match(help, /offshoot merge app@agent-a --into main --force/);
+    assert.match(help, /--prefer SIDE/);
+  });
+
+  test('merges one agent, then reports the other agent conflict (exit 9, nothing changed), then --prefer resolves it', () => {
+    const first = ts.json<Merged>(['merge', 'app@agent-a', '--into', 'main', '--force']);
+    assert.equal(first.applied, true);
+    assert.equal(first.backup, 'main-pre-merge');
+    assert.deepEqual(first.base, { kind: 'fork', at: 'main@2' });
+    assert.deepEqual(first.tables, [{ table: 't', inserted: 1, updated: 1, deleted: 0 }]);
+    const merged = headDump(ts, 'main');
+
+    const refused = ts.run(['merge', 'app@agent-b', '--into', 'main', '--force', '--json'], {
+      expectCode: MERGE_CONFLICT,
+    });
+    const doc = JSON.parse(refused.stdout) as Merged;
+    assert.equal(doc.applied, false);
+    assert.deepEqual(
+      doc.conflicts.map((c) => [c.table, c.kind, c.key, c.source, c.target]),
+      [['t', 'update/update', { id: 1 }, { id: 1, v: 'b' }, { id: 1, v: 'a' }]],
+    );
+    assert.equal(headDump(ts, 'main'), merged, 'nothing was merged');
+    const text = ts.run(['merge', 'app@agent-b', '--into', 'main', '--force'], { expectCode: MERGE_CONFLICT });
+    assert.match(text.stdout, /1 conflicting row\(s\), nothing merged/);
+    assert.match(text.stdout, /t id=1: update\/update/);
+    assert.match(text.stderr, /--prefer source or --prefer target/);
+
+    const resolved = ts.json<Merged>(['merge', 'app@agent-b', '--into', 'main', '--force', '--prefer', 'target']);
+    assert.equal(resolved.checkpoint, 'merge-2');
+    const s = headDump(ts, 'main');
+    for (const row of ["(1,'a')", "(3,'a3')", "(4,'b4')"]) assert.ok(s.includes(row), row);
+  });
+
+  test('user errors are one line with their own exit code', () => {
+    assertCleanError(ts.run(['merge', 'app@agent-a'], { expectCode: 2 }), 2, /--into/);
+    assertCleanError(ts.run(['merge', 'app@agent-a', '--into', 'main', '--prefer', 'mine'], { expectCode: 2 }), 2);
+    assertCleanError(ts.run(['merge', 'app@agent-a', '--into', 'main'], { expectCode: 5 }), 5, /protected/);
+  });
+});
