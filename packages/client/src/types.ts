@@ -1,6 +1,6 @@
 /**
- * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint, query and
- * check.
+ * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint, query,
+ * check and merge.
  * This package owns the wire types; the daemon's protocol layer imports them from here.
  */
 export type Op =
@@ -28,7 +28,8 @@ export type Op =
   | 'gc'
   | 'checkpoint'
   | 'query'
-  | 'check';
+  | 'check'
+  | 'merge';
 
 /**
  * One request line. `branch` doubles as the fork/promote source; `name` is the checkpoint, the new branch, the
@@ -104,6 +105,13 @@ export interface WireRequest {
    * durable fork): the client refuses an answer without the echo.
    */
   ephemeral?: boolean;
+  /** Additive: the branch a merge op merges `branch` into. Older daemons refuse the op (unknown). */
+  into?: string;
+  /**
+   * Additive: how a merge op resolves rows both sides changed differently: `source` takes the source's, `target`
+   * keeps the target's. Absent, a merge with conflicts lists them and changes nothing.
+   */
+  prefer?: 'source' | 'target';
 }
 
 /** The verbs a `check` op answers: whether this call would go ahead now, or the refusal it would get. */

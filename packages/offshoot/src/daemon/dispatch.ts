@@ -20,6 +20,7 @@ import { forkOp } from './handlers/fork.js';
 import { gcOp } from './handlers/gc.js';
 import type { OpHandler } from './handlers/op-handler.js';
 import { openOp } from './handlers/open.js';
+import { mergeOp } from './handlers/merge.js';
 import { promoteOp } from './handlers/promote.js';
 import { protectOp, unprotectOp } from './handlers/protect.js';
 import { queryOp } from './handlers/query.js';
@@ -57,6 +58,7 @@ const HANDLERS: Record<Op, OpHandler> = {
   checkpoint: checkpointOp,
   query: queryOp,
   check: checkOp,
+  merge: mergeOp,
 };
 
 /** Every op the daemon answers. */

@@ -52,6 +52,10 @@ export const RequestSchema = z.object({
   if_head: z.optional(z.number()),
   /** Additive: a fork op's new branches are ephemeral, held by this daemon until kept (echoed in the answer). */
   ephemeral: z.optional(z.boolean()),
+  /** Additive: the branch a merge op merges `branch` into. */
+  into: z.optional(z.string()),
+  /** Additive: how a merge op resolves conflicting rows (`source` or `target`); absent, conflicts change nothing. */
+  prefer: z.optional(z.enum(['source', 'target'])),
 });
 
 /** A parsed request. */
