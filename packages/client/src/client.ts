@@ -21,6 +21,7 @@ import type {
   CheckpointReport,
   DiffReport,
   EventEnvelope,
+  MergeResult,
   ProtectResult,
   QueryResult,
   SessionInfo,
@@ -68,6 +69,14 @@ export interface PromoteOptions extends ForceOptions {
    * uncheckpointed: a compare-and-swap that otherwise fails `BASE_MOVED`, changing nothing.
    */
   ifHead?: number;
+}
+
+/** Options of `merge`. */
+export interface MergeOptions extends ForceOptions {
+  /** How rows both sides changed differently resolve: `source` takes the source's, `target` keeps the target's. */
+  prefer?: 'source' | 'target';
+  /** The name of the checkpoint the merge makes on the target (default `merge`, then `merge-2`, ...). */
+  name?: string;
 }
 
 /** Options of `checkout`. */
@@ -238,6 +247,27 @@ export class Client {
     });
     if (opts.ifHead !== undefined) requireIfHeadChecked(res, opts.ifHead);
     return requireTxid(res, 'promote');
+  }
+
+  /**
+   * Merges the row changes `source` made since its common state with `into` into `into`, three-way: a result with
+   * `applied: false` and the `conflicts` listed (nothing changed) when rows conflict and no `prefer` resolves them.
+   * Onto a protected target it takes `force`. Throws `MERGE_CONFLICT` when both sides changed the schema.
+   */
+  async merge(db: string, source: string, into: string, opts: MergeOptions = {}): Promise<MergeResult> {
+    return requireResult<MergeResult>(
+      await this.#conn.request({
+        op: 'merge',
+        db,
+        branch: source,
+        into,
+        force: opts.force,
+        ...(opts.prefer !== undefined ? { prefer: opts.prefer } : {}),
+        ...(opts.name !== undefined ? { name: opts.name } : {}),
+        ...actorFields(opts),
+      }),
+      'merge',
+    );
   }
 
   /** Makes a shared branch self-contained; returns its head txid. */

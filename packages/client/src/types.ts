@@ -300,6 +300,40 @@ export interface DiscardedWork {
   wal_bytes: number;
 }
 
+/** A row both sides of a merge changed differently since their common state; null for the side that deleted it. */
+export interface MergeConflict {
+  table: string;
+  /** Source change / target change. */
+  kind: 'update/update' | 'update/delete' | 'delete/update' | 'insert/insert';
+  key: DiffRow;
+  /** The row as the common state had it (absent for insert/insert). */
+  base?: DiffRow;
+  source: DiffRow | null;
+  target: DiffRow | null;
+}
+
+/** What `merge` reports in `result`. */
+export interface MergeResult {
+  db: string;
+  source: string;
+  target: string;
+  /** The common state the changes were taken from: how it was found (`merge`, `fork`, `siblings`) and which. */
+  base: { kind: 'merge' | 'fork' | 'siblings'; at: string };
+  /** False when conflicts no `prefer` resolved stopped it (nothing changed), or there was nothing to merge. */
+  applied: boolean;
+  prefer?: 'source' | 'target';
+  /** The target's head txid after the merge. */
+  txid: number;
+  /** The checkpoint the merge made on the target. */
+  checkpoint?: string;
+  /** The undo point holding the target's previous head (`<target>-pre-merge`). */
+  backup?: string;
+  earlier_backup?: string;
+  /** What the merge changed (or would change) per table. */
+  tables: Array<{ table: string; inserted: number; updated: number; deleted: number }>;
+  conflicts: MergeConflict[];
+}
+
 /** What `destroy` reports in `result`. */
 export interface DestroyResult {
   removed_checkout: boolean;

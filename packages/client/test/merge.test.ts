@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { connect, isOffshootError, type Client } from '../src/index.js';
+import { startDaemon, type TestDaemon } from '../src/testkit.js';
+
+process.env['OFFSHOOT_BIN'] = fileURLToPath(new URL('../../../offshoot', import.meta.url));
+
+describe('merge against a real daemon', { timeout: 120_000 }, () => {
+  let daemon: TestDaemon;
+  let c: Client;
+  const write = async (branch: string, sql: string): Promise<void> => {
+    execFileSync('sqlite3', ['-bail', await c.checkout('app', branch), sql]);
+    await c.checkpoint('app', branch, `${branch}-done`);
+  };
+
+  before(async () => {
+    daemon = await startDaemon({ serveArgs: ['-flush-every', '0'] });
+    c = await connect(daemon.sock);
+    await c.create('app');
+    await write('main', "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'one');");
+    await c.fork('app', 'main', 'a');
+    await c.fork('app', 'main', 'b');
+    await write('a', "UPDATE t SET v = 'a' WHERE id = 1; INSERT INTO t VALUES (2, 'a2');");
+    await write('b', "UPDATE t SET v = 'b' WHERE id = 1;");
+  });
+  after(async () => {
+    c.close();
+    await daemon.stop();
+  });
+
+  test('merges a fork into another, lists a conflict with nothing changed, and prefer resolves it', async () => {
+    await assert.rejects(c.merge('app', 'a', 'main'), (e) => isOffshootError(e, 'PROTECTED'));
+    const first = await c.merge('app', 'a', 'b', { prefer: 'target' });
+    assert.deepEqual([first.applied, first.base.kind, first.backup], [true, 'siblings', 'b-pre-merge']);
+    assert.deepEqual(
+      first.conflicts.map((x) => [x.kind, x.key, x.source, x.target]),
+      [['update/update', { id: 1 }, { id: 1, v: 'a' }, { id: 1, v: 'b' }]],
+    );
+    const open = await c.merge('app', 'b', 'main', { force: true });
+    assert.deepEqual([open.applied, open.conflicts.length], [true, 0]);
+    const again = await c.merge('app', 'a', 'main', { force: true });
+    assert.equal(again.applied, false, 'main has b, which took a2 and kept its own row 1: a conflicts on row 1');
+    assert.deepEqual(
+      again.conflicts.map((x) => x.kind),
+      ['update/update'],
+    );
+  });
+});
