@@ -4,6 +4,7 @@ import { destroyTool } from './tools/destroy.js';
 import { diffTool } from './tools/diff.js';
 import { forkTool } from './tools/fork.js';
 import { listTool } from './tools/list.js';
+import { mergeTool } from './tools/merge.js';
 import { promoteTool } from './tools/promote.js';
 import { queryTool } from './tools/query.js';
 import { rollbackTool } from './tools/rollback.js';
@@ -33,6 +34,7 @@ export function toolCatalogue(surface: Surface) {
     offshoot_touch: touchTool,
     offshoot_rollback: rollbackTool,
     offshoot_promote: promoteTool(surface.defaultIfHead),
+    offshoot_merge: mergeTool,
     offshoot_destroy: destroyTool,
   } as const;
 }

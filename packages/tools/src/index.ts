@@ -11,6 +11,7 @@ export { destroyTool } from './tools/destroy.js';
 export { type DiffIn, type DiffTableIn, diffOutput, diffRows, diffTool } from './tools/diff.js';
 export { forkTool, forkTtl, type TtlSource } from './tools/fork.js';
 export { listedBranch, listTool } from './tools/list.js';
+export { mergeTool } from './tools/merge.js';
 export { promoteTool } from './tools/promote.js';
 export { queryTool } from './tools/query.js';
 export { rollbackTool, rollbackUndo } from './tools/rollback.js';

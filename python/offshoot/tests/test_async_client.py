@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import sqlite3
 import uuid
 from pathlib import Path
 
@@ -198,5 +200,21 @@ def test_a_cancelled_call_never_leaves_its_answer_to_the_next(tmp_path: Path) ->
             with pytest.raises(OffshootError) as e:
                 await c.dbs()
             assert e.value.code == "CONNECTION_CLOSED"
+
+    asyncio.run(main())
+
+
+def test_async_merge(offshoot_daemon: DaemonHandle) -> None:
+    async def main() -> None:
+        db = fresh()
+        async with await connect_async(offshoot_daemon.sock) as c:
+            await c.create(db)
+            with contextlib.closing(sqlite3.connect(await c.checkout(db, "main"))) as conn:
+                conn.executescript("CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT); INSERT INTO kv VALUES ('a', '0');")
+            await c.fork(db, "main", "one")
+            with contextlib.closing(sqlite3.connect(await c.checkout(db, "one"))) as conn:
+                conn.executescript("UPDATE kv SET v = '1' WHERE k = 'a';")
+            merged = await c.merge(db, "one", "main", force=True)
+            assert (merged.applied, merged.conflicts, merged.backup) == (True, [], "main-pre-merge")
 
     asyncio.run(main())

@@ -517,3 +517,36 @@ def test_checkout_keeps_uncheckpointed_writes_unless_discarded(client: Client, d
     assert read_rows(path) == [7]
     client.checkout(db, discard=True)
     assert read_rows(path) == []
+
+
+def _write_kv(path: str, sql: str) -> None:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.executescript(sql)
+
+
+def test_merge_lists_conflicts_then_prefer_resolves(client: Client, db: str) -> None:
+    _write_kv(
+        client.checkout(db, "main"), "CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT); INSERT INTO kv VALUES ('a', '0');"
+    )
+    client.fork(db, "main", "one")
+    client.fork(db, "main", "two")
+    _write_kv(client.checkout(db, "one"), "UPDATE kv SET v = '1' WHERE k = 'a'; INSERT INTO kv VALUES ('b', '1');")
+    _write_kv(client.checkout(db, "two"), "UPDATE kv SET v = '2' WHERE k = 'a';")
+    with pytest.raises(OffshootError) as refused:
+        client.merge(db, "one", "main")
+    assert refused.value.code == "PROTECTED"
+    first = client.merge(db, "one", "main", force=True)
+    assert (first.applied, first.base["kind"], first.backup, first.checkpoint) == (
+        True,
+        "fork",
+        "main-pre-merge",
+        "merge",
+    )
+    assert first.tables == [{"table": "kv", "inserted": 1, "updated": 1, "deleted": 0}]
+    held = client.merge(db, "two", "main", force=True)
+    assert held.applied is False
+    assert [(c.kind, c.key, c.source, c.target) for c in held.conflicts] == [
+        ("update/update", {"k": "a"}, {"k": "a", "v": "2"}, {"k": "a", "v": "1"})
+    ]
+    resolved = client.merge(db, "two", "main", force=True, prefer="source", name="took-two")
+    assert (resolved.applied, resolved.prefer, resolved.checkpoint) == (True, "source", "took-two")

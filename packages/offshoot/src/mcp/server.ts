@@ -43,6 +43,7 @@ import { destroyRun } from './tools/destroy.js';
 import { diffRun } from './tools/diff.js';
 import { forkRun } from './tools/fork.js';
 import { listRun } from './tools/list.js';
+import { mergeRun } from './tools/merge.js';
 import { promoteRun } from './tools/promote.js';
 import { queryRun } from './tools/query.js';
 import { rollbackRun } from './tools/rollback.js';
@@ -59,6 +60,7 @@ const RUNS: { [K in ToolName]: ToolRun<ToolCatalogue[K]> } = {
   offshoot_touch: touchRun,
   offshoot_rollback: rollbackRun,
   offshoot_promote: promoteRun,
+  offshoot_merge: mergeRun,
   offshoot_destroy: destroyRun,
 };
 

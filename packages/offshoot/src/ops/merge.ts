@@ -195,7 +195,7 @@ async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: Mer
     await resolver.resolve(source.ref.lineage, source.ref.head_txid),
     await resolver.resolve(tgt.ref.lineage, tgt.ref.head_txid),
   );
-  const merged = threeWay(diffs.source, diffs.target, opts.prefer);
+  const merged = threeWay(diffs.source, diffs.target, opts.prefer, diffs.declaredKeys);
   const result: MergeResult = {
     db: src.db,
     source: src.branch,

@@ -27,7 +27,7 @@ test('the server registers the catalogue, in its order, with a question exactly 
   }
   assert.deepEqual(
     served.filter((t) => t.spec.confirmable !== undefined).map((t) => t.spec.name),
-    ['offshoot_rollback', 'offshoot_promote', 'offshoot_destroy'],
+    ['offshoot_rollback', 'offshoot_promote', 'offshoot_merge', 'offshoot_destroy'],
   );
 });
 

@@ -166,6 +166,36 @@ export function mergeScenarios(open: () => Promise<TestStore>, seeds: readonly n
     }
   });
 
+  it('matches the rows of a rowid table by its declared PRIMARY KEY, not by rowid', async () => {
+    const ts = await open();
+    try {
+      await seeded(ts);
+      await write(
+        ts,
+        MAIN,
+        "CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT); INSERT INTO kv VALUES ('a', '0'), ('b', '0');",
+      );
+      await fork(ts.ctx, MAIN, 'c');
+      const C: Target = { db: 'app', branch: 'c' };
+      // Both insert a new key: the same rowid on each side, two different rows. The source renames 'b' to 'z'.
+      await write(
+        ts,
+        C,
+        "INSERT INTO kv VALUES ('c', 'from c'); UPDATE kv SET k = 'z' WHERE k = 'b'; UPDATE kv SET v = '1' WHERE k = 'a';",
+      );
+      await write(ts, MAIN, "INSERT INTO kv VALUES ('m', 'from main');");
+      const r = await merge(ts.ctx, C, 'main');
+      assert.deepEqual(r.conflicts, []);
+      assert.deepEqual(r.tables, [{ table: 'kv', inserted: 2, updated: 1, deleted: 1 }]);
+      const s = await exportDump(ts, MAIN);
+      for (const row of ["('a','1')", "('c','from c')", "('m','from main')", "('z','0')"])
+        assert.ok(s.includes(row), row);
+      assert.ok(!s.includes("('b',"), 'the source renamed b');
+    } finally {
+      await ts.cleanup();
+    }
+  });
+
   it('takes a schema change made on the source side only, with its rows', async () => {
     const ts = await open();
     try {

@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from .errors import OffshootError
-from .results import Branch, DiffResult, GcResult, JsonObject, ProtectResult, SessionInfo, TouchResult
+from .results import Branch, DiffResult, GcResult, JsonObject, MergeResult, ProtectResult, SessionInfo, TouchResult
 from .ttl import TTL, duration_arg, ttl_arg
 from .wire import bad_response
 
@@ -182,6 +182,18 @@ def promote(db: str, source: str, onto: str, force: bool, if_head: int | None = 
         return txid(res)
 
     return Call("promote", fields, parse)
+
+
+def merge(
+    db: str, source: str, into: str, force: bool, prefer: str | None = None, name: str | None = None
+) -> Call[MergeResult]:
+    fields: dict[str, Any] = {"db": db, "branch": source, "into": into, "force": force}
+    if prefer is not None:
+        fields["prefer"] = prefer
+    if name is not None:
+        fields["name"] = name
+    parse = _result("merge")
+    return Call("merge", fields, lambda r: MergeResult.from_json(parse(r)))
 
 
 def compact(db: str, branch: str) -> Call[int]:

@@ -8,13 +8,23 @@ import os
 from collections.abc import Sequence
 from datetime import timedelta
 from types import TracebackType
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from . import _calls as calls
 from .client import closed_error
 from .episode import AsyncEpisode, EpisodeOptions
 from .errors import CONNECTION_CLOSED, CONNECTION_FAILED, OffshootError
-from .results import Branch, DiffResult, Event, GcResult, JsonObject, ProtectResult, SessionInfo, TouchResult
+from .results import (
+    Branch,
+    DiffResult,
+    Event,
+    GcResult,
+    JsonObject,
+    MergeResult,
+    ProtectResult,
+    SessionInfo,
+    TouchResult,
+)
 from .ttl import TTL
 from .wire import MAX_RESPONSE_BYTES, bad_response, decode_response, encode_request, parse_object
 
@@ -162,6 +172,21 @@ class AsyncClient:
         """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid.
         With `if_head`, only while `onto` is still at that head txid (else `BASE_MOVED`, nothing changed)."""
         return await self._call(calls.promote(db, source, onto, force, if_head))
+
+    async def merge(
+        self,
+        db: str,
+        source: str,
+        into: str,
+        force: bool = False,
+        *,
+        prefer: Literal["source", "target"] | None = None,
+        name: str | None = None,
+    ) -> MergeResult:
+        """Merges the row changes `source` made since its common state with `into` into `into`, three-way; returns
+        the result, with `applied` False and the `conflicts` listed (nothing changed) when rows conflict and no
+        `prefer` resolves them. `force` if `into` is protected; raises MERGE_CONFLICT when both changed the schema."""
+        return await self._call(calls.merge(db, source, into, force, prefer, name))
 
     async def compact(self, db: str, branch: str = "main") -> int:
         """Makes a shared branch self-contained; returns its head txid."""

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Sequence
 from datetime import timedelta
 from types import TracebackType
-from typing import BinaryIO, TypeVar
+from typing import BinaryIO, Literal, TypeVar
 
 from . import _calls as calls
 from .episode import Episode, EpisodeOptions, start_episode
@@ -20,6 +20,7 @@ from .results import (
     Event,
     GcResult,
     JsonObject,
+    MergeResult,
     ProtectResult,
     SessionInfo,
     TouchResult,
@@ -201,6 +202,21 @@ class Client:
         """Replaces branch `onto` with a copy of `source`'s head (`force` if `onto` is protected); returns the txid.
         With `if_head`, only while `onto` is still at that head txid (else `BASE_MOVED`, nothing changed)."""
         return self._call(calls.promote(db, source, onto, force, if_head))
+
+    def merge(
+        self,
+        db: str,
+        source: str,
+        into: str,
+        force: bool = False,
+        *,
+        prefer: Literal["source", "target"] | None = None,
+        name: str | None = None,
+    ) -> MergeResult:
+        """Merges the row changes `source` made since its common state with `into` into `into`, three-way; returns
+        the result, with `applied` False and the `conflicts` listed (nothing changed) when rows conflict and no
+        `prefer` resolves them. `force` if `into` is protected; raises MERGE_CONFLICT when both changed the schema."""
+        return self._call(calls.merge(db, source, into, force, prefer, name))
 
     def compact(self, db: str, branch: str = "main") -> int:
         """Makes a shared branch self-contained; returns its head txid."""

@@ -274,3 +274,72 @@ class DiffResult:
             stats=stats if isinstance(stats, dict) else {},
             summary_only=d.get("summary_only") is True,
         )
+
+
+def _row(d: JsonObject, key: str) -> JsonObject | None:
+    v = d.get(key)
+    return v if isinstance(v, dict) else None
+
+
+@dataclass
+class MergeConflict:
+    """A row both sides of a merge changed differently since their common state. `kind` is update/update,
+    update/delete, delete/update or insert/insert (source change / target change); `source` or `target` is None on
+    the side that deleted the row, `base` None for insert/insert. Rows are JSON-safe dicts, as a diff's."""
+
+    table: str
+    kind: str
+    key: JsonObject
+    base: JsonObject | None
+    source: JsonObject | None
+    target: JsonObject | None
+
+    @classmethod
+    def from_json(cls, d: JsonObject) -> MergeConflict:
+        """Builds one from the merge JSON."""
+        return cls(
+            table=_str(d, "table"),
+            kind=_str(d, "kind"),
+            key=_row(d, "key") or {},
+            base=_row(d, "base"),
+            source=_row(d, "source"),
+            target=_row(d, "target"),
+        )
+
+
+@dataclass
+class MergeResult:
+    """What `merge` did: `applied` is false when conflicts no `prefer` resolved stopped it (nothing changed, the
+    conflicts listed) or there was nothing to merge; `base` says which common state the changes were taken from
+    (`kind`: merge, fork or siblings; `at`: branch@txid); `backup` is the undo point (`<target>-pre-merge`)."""
+
+    db: str
+    source: str
+    target: str
+    base: JsonObject
+    applied: bool
+    txid: int
+    tables: list[JsonObject]
+    conflicts: list[MergeConflict]
+    prefer: str | None = None
+    checkpoint: str | None = None
+    backup: str | None = None
+    earlier_backup: str | None = None
+
+    @classmethod
+    def from_json(cls, d: JsonObject) -> MergeResult:
+        """Builds one from the daemon's or the CLI's JSON."""
+        return cls(
+            db=_str(d, "db"),
+            source=_str(d, "source"),
+            target=_str(d, "target"),
+            base=_row(d, "base") or {},
+            applied=d.get("applied") is True,
+            txid=_int(d, "txid"),
+            tables=_objs(d, "tables"),
+            conflicts=[MergeConflict.from_json(c) for c in _objs(d, "conflicts")],
+            prefer=_str(d, "prefer") or None,
+            checkpoint=_str(d, "checkpoint") or None,
+            backup=_str(d, "backup") or None,
+            earlier_backup=_str(d, "earlier_backup") or None,
+        )

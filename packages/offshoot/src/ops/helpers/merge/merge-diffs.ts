@@ -1,4 +1,5 @@
 import { diffDatabases } from '../../../sqlite/diff/diff-databases.js';
+import { openDatabase } from '../../../sqlite/sqlite-driver.js';
 import type { DiffResult } from '../../../sqlite/diff/diff-types.js';
 import type { ResolvedChain } from '../../../store/chain-resolver.js';
 import { changedPagesBetween } from '../chain/changed-pages.js';
@@ -19,7 +20,7 @@ export async function sideDiffs(
   base: ResolvedChain,
   source: ResolvedChain,
   target: ResolvedChain,
-): Promise<{ source: DiffResult; target: DiffResult }> {
+): Promise<{ source: DiffResult; target: DiffResult; declaredKeys: Map<string, string[]> }> {
   const b = await cachedChain(ctx, db, base, `merge base of ${db}`);
   const diffFrom = async (side: ResolvedChain, label: string): Promise<DiffResult> => {
     const entry = await cachedChain(ctx, db, side, label);
@@ -29,8 +30,24 @@ export async function sideDiffs(
       forSql: true,
     });
   };
-  return {
-    source: await diffFrom(source, `merge source of ${db}`),
-    target: await diffFrom(target, `merge target of ${db}`),
-  };
+  const s = await diffFrom(source, `merge source of ${db}`);
+  const t = await diffFrom(target, `merge target of ${db}`);
+  const tables = new Set([...s.tables, ...t.tables].filter((x) => x.status === 'changed').map((x) => x.table));
+  return { source: s, target: t, declaredKeys: declaredKeys(b.path, tables) };
+}
+
+/**
+ * The declared PRIMARY KEY columns of each table, as the ancestor has them (empty for none). A rowid table's diff
+ * matches rows by rowid; a merge matches them by this key, which is their identity in both databases.
+ */
+function declaredKeys(path: string, tables: ReadonlySet<string>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const conn = openDatabase(path, { readonly: true });
+  try {
+    const pk = conn.prepare('SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk').pluck();
+    for (const t of tables) out.set(t, pk.all(t) as string[]);
+  } finally {
+    conn.close();
+  }
+  return out;
 }

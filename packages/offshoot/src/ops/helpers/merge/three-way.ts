@@ -46,13 +46,19 @@ const ROWID_ALIASES = new Set(['rowid', '_rowid_', 'oid']);
  * Merges two diffs from one ancestor, row by row: `source` (ancestor → source) and `target` (ancestor → target). A
  * row only the source changed is taken; a row both changed to the same value, or both deleted, needs nothing; a row
  * both changed otherwise is a conflict (listed per table in key order), taken from the source or left as the target has it when `prefer` says so.
+ * Rows of a rowid table with a declared PRIMARY KEY (`declaredKeys`) are matched by that key, not by rowid.
  * Refuses MERGE_CONFLICT when both sides changed the schema, or the source dropped a table whose rows the target
  * changed; UNSUPPORTED when the source changed rows of a table without a primary key (rowids are no identity across
  * two databases). sqlite_sequence takes the larger value of each table's, never a conflict.
  */
-export function threeWay(source: DiffResult, target: DiffResult, prefer: Prefer | undefined): ThreeWay {
+export function threeWay(
+  source: DiffResult,
+  target: DiffResult,
+  prefer: Prefer | undefined,
+  declaredKeys: ReadonlyMap<string, readonly string[]> = new Map(),
+): ThreeWay {
   refuseSchemaOnBothSides(source, target);
-  const byName = new Map(target.tables.map((t) => [t.table, t]));
+  const byName = new Map(target.tables.map((t) => [t.table, rekeyed(t, declaredKeys.get(t.table))]));
   const tables: TableDiff[] = [];
   const conflicts: MergeConflict[] = [];
   const merged: MergedTable[] = [];
@@ -69,8 +75,9 @@ export function threeWay(source: DiffResult, target: DiffResult, prefer: Prefer 
       merged.push({ table: s.table, inserted: s.added.length, updated: 0, deleted: 0 });
       continue;
     }
-    refuseRowidTable(s);
-    const out = mergeTable(s, t, prefer, conflicts);
+    const keyed = rekeyed(s, declaredKeys.get(s.table));
+    refuseRowidTable(keyed);
+    const out = mergeTable(keyed, t, prefer, conflicts);
     if (out.added.length + out.removed.length + out.changed.length > 0 || out.rebuild !== undefined) {
       tables.push(out);
       merged.push({
@@ -111,9 +118,7 @@ function refuseDroppedTable(table: string): never {
 }
 
 function refuseRowidTable(s: TableDiff): void {
-  const k = s.key[0];
-  if (s.key.length !== 1 || k === undefined || !ROWID_ALIASES.has(k.toLowerCase()) || s.table === 'sqlite_sequence')
-    return;
+  if (!isRowidKeyed(s)) return;
   throw fail(
     'UNSUPPORTED',
     `table ${s.table} has no primary key, so its rows cannot be matched across two databases (a rowid is no identity); nothing was merged`,
@@ -121,6 +126,37 @@ function refuseRowidTable(s: TableDiff): void {
       hint: `give ${s.table} a PRIMARY KEY (or an INTEGER PRIMARY KEY), or promote one side over the other`,
     },
   );
+}
+
+function isRowidKeyed(t: TableDiff): boolean {
+  const k = t.key[0];
+  return t.key.length === 1 && k !== undefined && ROWID_ALIASES.has(k.toLowerCase()) && t.table !== 'sqlite_sequence';
+}
+
+/**
+ * A rowid table's diff matched by its declared key instead: the rowid alias column dropped from every row (a row
+ * keeps the rowid the target gives it), and a change of a key value split into a delete and an insert.
+ */
+function rekeyed(t: TableDiff, pk: readonly string[] | undefined): TableDiff {
+  if (pk === undefined || pk.length === 0 || !isRowidKeyed(t) || t.rebuild !== undefined) return t;
+  const alias = t.key[0] as string;
+  const strip = (r: Row): Row => {
+    const o: Row = { ...r };
+    delete o[alias];
+    return o;
+  };
+  const key = [...pk];
+  const out: TableDiff = { ...t, key, added: t.added.map(strip), removed: t.removed.map(strip), changed: [] };
+  for (const c of t.changed) {
+    const before = strip(c.before);
+    const after = strip(c.after);
+    if (keyOf(key, before) === keyOf(key, after)) out.changed.push({ key: keyRow(key, after), before, after });
+    else {
+      out.removed.push(before);
+      out.added.push(after);
+    }
+  }
+  return out;
 }
 
 function keyOf(key: readonly string[], row: Row): string {
@@ -137,7 +173,14 @@ function changesOf(t: TableDiff | undefined): Map<string, Change> {
   const m = new Map<string, Change>();
   if (t === undefined || t.status === 'same') return m;
   for (const r of t.added) m.set(keyOf(t.key, r), { kind: 'insert', after: r, key: keyRow(t.key, r) });
-  for (const r of t.removed) m.set(keyOf(t.key, r), { kind: 'delete', before: r, key: keyRow(t.key, r) });
+  for (const r of t.removed) {
+    const k = keyOf(t.key, r);
+    const inserted = m.get(k);
+    // A row deleted and inserted again under the same key (a new rowid): an update, or nothing when it is the same.
+    if (inserted === undefined) m.set(k, { kind: 'delete', before: r, key: keyRow(t.key, r) });
+    else if (sameRow(r, inserted.after) && sameRow(inserted.after, r)) m.delete(k);
+    else m.set(k, { kind: 'update', before: r, after: inserted.after, key: inserted.key });
+  }
   for (const c of t.changed)
     m.set(keyOf(t.key, c.key), { kind: 'update', before: c.before, after: c.after, key: keyRow(t.key, c.key) });
   return m;
