@@ -18,6 +18,7 @@ const EXPECTED: Record<string, [boolean, boolean, boolean]> = {
   offshoot_touch: [false, false, true],
   offshoot_rollback: [false, true, false],
   offshoot_promote: [false, true, false],
+  offshoot_merge: [false, true, false],
   offshoot_destroy: [false, true, true],
 };
 
@@ -33,7 +34,7 @@ describe('offshoot mcp: the tool surface', () => {
     s.cleanup();
   });
 
-  test('nine tools plus query, each with all four hints set explicitly and an output schema', async () => {
+  test('the ten tools plus query, each with all four hints set explicitly and an output schema', async () => {
     const { tools } = await m.client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), Object.keys(EXPECTED).sort());
     assert.ok(!tools.some((t) => t.name === 'offshoot_protect'), 'protect is CLI only');
