@@ -67,7 +67,7 @@ export interface ApiBranch {
   expired: boolean;
   /** Expired, but the reap waits while the checkout holds this (uncheckpointed_writes, unverified_checkout). */
   reap_postponed?: string;
-  /** Set on undo points: `pre-rollback` or `pre-promote`, and the branch they keep the old head of. */
+  /** Set on undo points: `pre-rollback`, `pre-promote` or `pre-merge`, and the branch they keep the old head of. */
   undo?: { kind: string; of: string };
   parent?: { branch: string; txid: number; db: string };
   checkpoints: ApiCheckpoint[];
