@@ -60,7 +60,7 @@ export type OffshootTools = { [K in AgentToolName]: ToolOf<K> };
 
 /**
  * The offshoot branch loop as AI SDK tools (`offshoot_fork`, `_checkout`, `_checkpoint`, `_diff`, `_query`,
- * `_rollback`, `_promote`, `_destroy`), built from the tool catalogue (`@offshoot/tools`) the MCP server registers:
+ * `_rollback`, `_promote`, `_merge`, `_destroy`), built from the tool catalogue (`@offshoot/tools`) the MCP server registers:
  * the same names, descriptions and schemas (offshoot_promote says one thing more: a fork these tools made is
  * promoted onto its base only while the base is still at the head it was forked at, its `if_head` by default). Each
  * call is one call of the daemon client or one run of the CLI at rest, and says that an agent asks, so offshoot

@@ -20,6 +20,7 @@ export const AGENT_TOOLS = [
   'offshoot_query',
   'offshoot_rollback',
   'offshoot_promote',
+  'offshoot_merge',
   'offshoot_destroy',
 ] as const;
 
@@ -166,6 +167,28 @@ export function toolRuns(opts: RunOptions, heads: ForkHeads): { [K in AgentToolN
       };
     },
 
+    async offshoot_merge(args, place) {
+      const r = await place.merge(args.database, args.source, args.target, {
+        force: args.force ?? false,
+        prefer: args.prefer,
+        name: args.name,
+      });
+      return {
+        db: r.db,
+        source: r.source,
+        target: r.target,
+        base: r.base,
+        applied: r.applied,
+        ...(r.prefer !== undefined ? { prefer: r.prefer } : {}),
+        txid: r.txid,
+        ...(r.checkpoint !== undefined ? { checkpoint: r.checkpoint } : {}),
+        ...(r.backup !== undefined ? { backup: r.backup } : {}),
+        ...(r.earlier_backup !== undefined ? { earlier_backup: r.earlier_backup } : {}),
+        tables: r.tables,
+        conflicts: r.conflicts,
+      };
+    },
+
     async offshoot_destroy(args, place) {
       const r = await place.destroy(args.database, args.branch, { force: args.force ?? false });
       return {
@@ -191,6 +214,13 @@ export function toolChecks(heads: ForkHeads): {
       onto: a.target,
       force: a.force ?? false,
       ifHead: heads.ifHead(a.database, a.source, a.target, a.if_head),
+    }),
+    offshoot_merge: (a) => ({
+      verb: 'merge',
+      db: a.database,
+      source: a.source,
+      into: a.target,
+      force: a.force ?? false,
     }),
     offshoot_destroy: (a) => ({ verb: 'destroy', db: a.database, branch: a.branch, force: a.force ?? false }),
   };

@@ -62,7 +62,7 @@ after(async () => {
 test('the MCP server and the AI SDK tools come from one catalogue: names, descriptions, schemas', async () => {
   const listed = new Map((await mcp.listTools()).tools.map((t) => [t.name, t]));
   const tools: Array<[string, Tool]> = Object.entries(offshootTools({ store, defaultTtl: '2h0m0s' }));
-  assert.equal(tools.length, 8);
+  assert.equal(tools.length, 9);
   for (const [name, t] of tools) {
     const served = listed.get(name);
     assert.ok(served !== undefined, `${name} is an MCP tool too`);

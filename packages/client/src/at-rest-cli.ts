@@ -41,14 +41,15 @@ function cliError(args: string[], stderr: string, cause: unknown): OffshootError
 
 /**
  * Runs one at-rest verb of the `offshoot` CLI with `--json` (no daemon); resolves with its JSON document, rejects with
- * the CLI's error, code and hint. Global flags may go anywhere in `args`.
+ * the CLI's error, code and hint. Global flags may go anywhere in `args`. An exit code in `answers` still answers with
+ * the document it printed (a merge held by its conflicts, exit 9, prints them).
  */
-export function runCli<T>(target: CliTarget, args: string[]): Promise<T> {
+export function runCli<T>(target: CliTarget, args: string[], opts: { answers?: readonly number[] } = {}): Promise<T> {
   const bin = findOffshootBinary(target.bin);
   const argv = ['-store', target.store, '--json', '--quiet', ...args];
   return new Promise((resolve, reject) => {
     execFile(bin, argv, { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      if (err !== null) {
+      if (err !== null && !(typeof err.code === 'number' && (opts.answers ?? []).includes(err.code) && stdout !== '')) {
         reject(cliError(args, stderr, err));
         return;
       }

@@ -4,6 +4,7 @@ import type {
   CheckpointReport,
   DestroyResult,
   DiffReport,
+  MergeResult,
   PromoteResult,
   QueryResult,
   RollbackResult,
@@ -56,6 +57,18 @@ export interface PromoteReport extends PromoteResult {
   warnings: string[];
 }
 
+/** What a merge did (or, `applied` false, the conflicts that held it), and what the op warned of. */
+export interface MergeReport extends MergeResult {
+  warnings: string[];
+}
+
+/** Options of a place's merge: how conflicting rows resolve, the checkpoint's name, force into a protected target. */
+export interface PlaceMergeOptions {
+  prefer?: 'source' | 'target' | undefined;
+  name?: string | undefined;
+  force?: boolean | undefined;
+}
+
 /** What a destroy did, and what the op warned of. */
 export interface DestroyReport extends DestroyResult {
   warnings: string[];
@@ -71,6 +84,7 @@ export interface PlacePromoteOptions {
 export type CheckRequest =
   | { verb: 'rollback'; db: string; branch: string; to: string }
   | { verb: 'promote'; db: string; source: string; onto: string; force: boolean; ifHead?: number | undefined }
+  | { verb: 'merge'; db: string; source: string; into: string; force: boolean }
   | { verb: 'destroy'; db: string; branch: string; force: boolean };
 
 /** Options of a fork from a link: the TTL, the checkpoint to fork from instead of the head, and meta. */
@@ -130,6 +144,8 @@ export interface BranchPlace {
   rollback(db: string, branch: string, to: string): Promise<RollbackReport>;
   /** With `ifHead`, a compare-and-swap: only while `onto` is still at that head txid (else `BASE_MOVED`). */
   promote(db: string, source: string, onto: string, opts?: PlacePromoteOptions): Promise<PromoteReport>;
+  /** Merges `source`'s row changes since its common state with `into` into `into`, three-way. */
+  merge(db: string, source: string, into: string, opts?: PlaceMergeOptions): Promise<MergeReport>;
   destroy(db: string, branch: string, opts?: { force?: boolean }): Promise<DestroyReport>;
   /**
    * Runs every refusal the call would meet now, and changes nothing: resolves when it would go ahead, rejects with

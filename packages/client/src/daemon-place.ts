@@ -4,6 +4,7 @@ import type {
   CheckoutReport,
   ForkReport,
   ForkRequest,
+  PlaceMergeOptions,
   PlacePromoteOptions,
 } from './branch-place.js';
 import type { ActorOptions, Client, DiffOptions, QueryOptions } from './client.js';
@@ -20,6 +21,7 @@ import type {
   CheckoutResult,
   DestroyResult,
   ForkResult,
+  MergeResult,
   PromoteResult,
   RollbackResult,
   WireRequest,
@@ -47,6 +49,8 @@ function checkedFields(req: CheckRequest): WireRequest {
         force: req.force,
         ...(req.ifHead !== undefined ? { if_head: req.ifHead } : {}),
       };
+    case 'merge':
+      return { op: 'check', verb: req.verb, db: req.db, branch: req.source, into: req.into, force: req.force };
     case 'destroy':
       return { op: 'check', verb: req.verb, db: req.db, branch: req.branch, force: req.force };
   }
@@ -144,6 +148,19 @@ export class DaemonPlace implements BranchPlace {
     // A daemon too old to know if_head promotes without the compare-and-swap: refused here, as the client does.
     if (ifHead !== undefined) requireIfHeadChecked(res, ifHead);
     return { ...requireResult<PromoteResult>(res, 'promote'), warnings: res.warnings ?? [] };
+  }
+
+  async merge(db: string, source: string, into: string, opts: PlaceMergeOptions = {}) {
+    const res = await this.#request({
+      op: 'merge',
+      db,
+      branch: source,
+      into,
+      force: opts.force,
+      ...(opts.prefer !== undefined ? { prefer: opts.prefer } : {}),
+      ...(opts.name !== undefined ? { name: opts.name } : {}),
+    });
+    return { ...requireResult<MergeResult>(res, 'merge'), warnings: res.warnings ?? [] };
   }
 
   async destroy(db: string, branch: string, opts: { force?: boolean } = {}) {

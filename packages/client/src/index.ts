@@ -9,6 +9,8 @@ export type {
   ForkReport,
   ForkRequest,
   LinkForkOptions,
+  MergeReport,
+  PlaceMergeOptions,
   PlacePromoteOptions,
   PromoteReport,
   RollbackReport,

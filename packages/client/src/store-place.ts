@@ -8,6 +8,8 @@ import type {
   DestroyReport,
   ForkReport,
   ForkRequest,
+  MergeReport,
+  PlaceMergeOptions,
   PlacePromoteOptions,
   PromoteReport,
   RollbackReport,
@@ -18,6 +20,7 @@ import type {
   CheckpointReport,
   DestroyResult,
   DiffReport,
+  MergeResult,
   PromoteResult,
   QueryResult,
   RollbackResult,
@@ -45,6 +48,19 @@ function promoteFlags(onto: string, opts: PlacePromoteOptions): Flag[] {
   ];
 }
 
+/** A merge's flags: its target, how conflicts resolve, the checkpoint's name and `--force`, as asked. */
+function mergeFlags(into: string, opts: PlaceMergeOptions): Flag[] {
+  return [
+    `--into=${into}`,
+    ...(opts.prefer !== undefined ? ([`--prefer=${opts.prefer}`] as const) : []),
+    ...(opts.name !== undefined ? ([`--name=${opts.name}`] as const) : []),
+    ...forceFlag(opts.force),
+  ];
+}
+
+/** The exit code of a merge held by its conflicts: its JSON document is the answer, not a failure. */
+const MERGE_CONFLICT_EXIT = 9;
+
 /**
  * The branch verbs at rest, with no daemon: each is one run of the `offshoot` CLI with `--json`, said to be asked by
  * the place's actor (`--actor agent`, `--allow-force`; a human when omitted), so the CLI applies its rules.
@@ -65,8 +81,8 @@ export class StorePlace implements BranchPlace {
    * One CLI run: the verb, its flags, then `--` and the positional arguments, so nothing a caller passes (a branch
    * name, a checkpoint, SQL starting with a comment) is ever read as a flag.
    */
-  #run<T>(verb: string, flags: Flag[], positionals: string[]): Promise<T> {
-    return runCli<T>(this.#cli, [verb, ...flags, ...this.#actor, '--', ...positionals]);
+  #run<T>(verb: string, flags: Flag[], positionals: string[], answers: readonly number[] = []): Promise<T> {
+    return runCli<T>(this.#cli, [verb, ...flags, ...this.#actor, '--', ...positionals], { answers });
   }
 
   async create(db: string): Promise<void> {
@@ -159,6 +175,11 @@ export class StorePlace implements BranchPlace {
     };
   }
 
+  async merge(db: string, source: string, into: string, opts: PlaceMergeOptions = {}): Promise<MergeReport> {
+    const r = await this.#run<MergeResult>('merge', mergeFlags(into, opts), [`${db}@${source}`], [MERGE_CONFLICT_EXIT]);
+    return { ...r, warnings: [] };
+  }
+
   async destroy(db: string, branch: string, opts: { force?: boolean } = {}): Promise<DestroyReport> {
     const r = await this.#run<DestroyResult>('destroy', forceFlag(opts.force), [`${db}@${branch}`]);
     return {
@@ -177,6 +198,13 @@ export class StorePlace implements BranchPlace {
         await this.#run(
           'promote',
           ['--check', ...promoteFlags(req.onto, { force: req.force, ifHead: req.ifHead })],
+          [`${req.db}@${req.source}`],
+        );
+        return;
+      case 'merge':
+        await this.#run(
+          'merge',
+          ['--check', ...mergeFlags(req.into, { force: req.force })],
           [`${req.db}@${req.source}`],
         );
         return;

@@ -115,7 +115,7 @@ export interface WireRequest {
 }
 
 /** The verbs a `check` op answers: whether this call would go ahead now, or the refusal it would get. */
-export type CheckedVerb = 'rollback' | 'promote' | 'destroy';
+export type CheckedVerb = 'rollback' | 'promote' | 'merge' | 'destroy';
 
 /** A checkpoint as the `branches` op sends it. */
 export interface WireCheckpointInfo {

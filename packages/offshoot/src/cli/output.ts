@@ -286,8 +286,8 @@ export function mergeOutcome(r: MergeResult, json: JsonMerge): Outcome {
   );
 }
 
-/** `--check` of rollback, promote or destroy: the call would go ahead now; nothing was changed. */
-export function checkOutcome(verb: 'rollback' | 'promote' | 'destroy', t: Target): Outcome {
+/** `--check` of rollback, promote, merge or destroy: the call would go ahead now; nothing was changed. */
+export function checkOutcome(verb: 'rollback' | 'promote' | 'merge' | 'destroy', t: Target): Outcome {
   return outcome({ verb, db: t.db, branch: t.branch, allowed: true }, [
     `${verb} of ${t.db}@${t.branch} would go ahead (checked only: nothing was changed)`,
   ]);

@@ -10,7 +10,7 @@ import { quiesce } from '../sqlite/quiesce.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
 import { checkpointCheckout } from './helpers/checkout/checkpoint-checkout.js';
-import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
+import { checkoutDirty, checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import { discardStaged, placeCheckout } from './helpers/checkout/install-checkout.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutPath } from './helpers/context/paths.js';
@@ -121,6 +121,33 @@ export function mergeToJson(r: MergeResult): JsonMerge {
  * by the safety policy for whoever asks. The source is unchanged.
  */
 export async function merge(ctx: OpsContext, src: Target, into: string, opts: MergeOptions = {}): Promise<MergeResult> {
+  refuseMergeArgs(src, into, opts);
+  return withBranchLease(ctx, { db: src.db, branch: into }, () => mergeLeased(ctx, src, into, opts));
+}
+
+/**
+ * Runs every refusal `merge` would meet before it reads a row, on the branches as they stand, and changes nothing (no
+ * lease, no write): whether this actor's merge would go ahead. Conflicts are not refusals: a merge that would find
+ * some still goes ahead, to list them. A caller asks it before it asks its human (`check` on the wire).
+ */
+export async function checkMerge(
+  ctx: OpsContext,
+  src: Target,
+  into: string,
+  opts: Omit<MergeOptions, 'prefer'> = {},
+): Promise<void> {
+  refuseMergeArgs(src, into, opts);
+  const source = await readBranch(ctx, src.db, src.branch);
+  const tgt = await readBranch(ctx, src.db, into);
+  const vet = await vetMerge(ctx, src, into, tgt.ref, opts);
+  checkpointName(tgt.ref, src.db, into, opts.name);
+  const target = { db: src.db, branch: into };
+  if (await checkoutDirty(ctx, src, source.ref)) await vet(src)(source.ref);
+  if (await checkoutDirty(ctx, target, tgt.ref)) await vet(target)(tgt.ref);
+}
+
+/** The refusals of a merge's arguments alone. */
+function refuseMergeArgs(src: Target, into: string, opts: Pick<MergeOptions, 'name'>): void {
   validateName('branch', into);
   if (opts.name !== undefined) validateName('checkpoint', opts.name);
   if (src.checkpoint !== undefined)
@@ -137,7 +164,6 @@ export async function merge(ctx: OpsContext, src: Target, into: string, opts: Me
       hint: 'name a different --into branch',
       hints: { agent: 'name a different target branch', sdk: 'name a different target branch' },
     });
-  return withBranchLease(ctx, { db: src.db, branch: into }, () => mergeLeased(ctx, src, into, opts));
 }
 
 /** The refusals of a merge onto the target `ref`, before anything is written; returns the rule of its checkpoints. */

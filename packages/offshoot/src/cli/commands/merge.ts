@@ -2,7 +2,7 @@ import { fail } from '../../core/errors.js';
 import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
-import { mergeOutcome } from '../output.js';
+import { checkOutcome, mergeOutcome } from '../output.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { SOCKET_FLAG } from '../socket-flag.js';
 
@@ -18,7 +18,7 @@ function preferFlag(text: string | undefined): 'source' | 'target' | undefined {
 export const mergeCommand: Command = {
   name: 'merge',
   summary: "merge a branch's row changes into another, three-way",
-  usage: '<db>@<src> --into TARGET [--prefer source|target] [--name CP] [--force]',
+  usage: '<db>@<src> --into TARGET [--prefer source|target] [--name CP] [--force] [--check]',
   help: [
     'Applies the row changes the source made since its common state with TARGET to TARGET: the state the last merge',
     'of it into TARGET took, else the fork point (one a fork of the other, or both forks of one branch at one head).',
@@ -31,6 +31,8 @@ export const mergeCommand: Command = {
     'previous head is kept as <target>-pre-merge (the undo point: promote it back to undo the merge). A protected',
     'TARGET (main) needs --force. The source is unchanged; dirty checkouts of both are checkpointed first, and a',
     'source with a live session is flushed through the daemon serving this store first (-socket, else the default).',
+    '--check only asks: whether this merge, by whoever asks (--actor), would go ahead now (conflicts are not',
+    'refusals; no daemon is reached).',
   ].join('\n'),
   examples: [
     'offshoot merge app@agent-a --into main --force',
@@ -46,6 +48,10 @@ export const mergeCommand: Command = {
     },
     name: { type: 'string', value: 'CP', description: 'the name of the checkpoint the merge makes on TARGET' },
     force: { type: 'boolean', description: 'merge into a protected branch' },
+    check: {
+      type: 'boolean',
+      description: 'only check: run every refusal it would meet now, change nothing',
+    },
     'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
     socket: SOCKET_FLAG,
   },
@@ -61,6 +67,15 @@ export const mergeCommand: Command = {
     const prefer = preferFlag(inv.flags.string('prefer'));
     const name = inv.flags.string('name');
     const ctx = await inv.context();
+    if (inv.flags.boolean('check')) {
+      const { checkMerge } = await import('../../ops/merge.js');
+      await checkMerge(ctx, src, into, {
+        force: inv.flags.boolean('force'),
+        actor: inv.actor,
+        ...(name !== undefined ? { name } : {}),
+      });
+      return checkOutcome('merge', src);
+    }
     const { flushLiveSource } = await import('../live-source.js');
     await flushLiveSource(inv, ctx, src);
     const { merge, mergeToJson } = await import('../../ops/merge.js');

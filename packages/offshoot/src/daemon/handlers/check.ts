@@ -1,13 +1,15 @@
 import { fail } from '../../core/errors.js';
 import { checkDestroy } from '../../ops/destroy.js';
+import { checkMerge } from '../../ops/merge.js';
 import { checkPromote } from '../../ops/promote.js';
 import { checkRollback } from '../../ops/rollback.js';
-import { requestActor, requestIfHead, requestTarget, requiredName } from '../request-fields.js';
+import { validateName } from '../../core/names.js';
+import { optionalCheckpoint, requestActor, requestIfHead, requestTarget, requiredName } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 import { vetSourceSession } from './source-flush.js';
 
 /** The verbs a `check` request may name. */
-const VERBS = ['rollback', 'promote', 'destroy'] as const;
+const VERBS = ['rollback', 'promote', 'merge', 'destroy'] as const;
 
 /**
  * `check` verb, and that verb's own fields → `result: {verb, allowed: true}`, or the refusal the verb would answer
@@ -36,6 +38,16 @@ export const checkOp: OpHandler = async (req, d) => {
         actor,
         ...(ifHead !== undefined ? { ifHead } : {}),
       });
+      break;
+    }
+    case 'merge': {
+      if (req.into === undefined || req.into === '')
+        throw fail('INVALID_ARGUMENT', 'check: a merge needs into', { hint: 'set "into" to the branch to merge into' });
+      const into = validateName('branch', req.into);
+      d.sessions.refuseIfPresent({ db: t.db, branch: into }, 'merge into');
+      await vetSourceSession(d, t, actor, 'merge');
+      const name = optionalCheckpoint(req);
+      await checkMerge(d.ops, t, into, { force: req.force ?? false, actor, ...(name !== undefined ? { name } : {}) });
       break;
     }
     case 'destroy':
