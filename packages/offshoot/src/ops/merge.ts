@@ -6,18 +6,19 @@ import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { jsonRow, type JsonRow } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
+import { checkClean, readSidecar, sameIdentity } from '../sqlite/checkout-sidecar.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import { ChainResolver } from '../store/chain-resolver.js';
-import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
+import { headIdentity, readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
 import { checkpointCheckout } from './helpers/checkout/checkpoint-checkout.js';
 import { checkoutDirty, checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
-import { discardStaged, placeCheckout } from './helpers/checkout/install-checkout.js';
+import { discardStaged, placeCheckout, type StagedCheckout } from './helpers/checkout/install-checkout.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutPath } from './helpers/context/paths.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import { findMergeBase, type MergeBase, mergedMeta } from './helpers/merge/merge-base.js';
 import { sideDiffs } from './helpers/merge/merge-diffs.js';
-import { dropCheckout, stageMerged } from './helpers/merge/stage-merged.js';
+import { applyMerged, dropCheckout, stageMerged } from './helpers/merge/stage-merged.js';
 import { type MergeConflict, type MergedTable, type Prefer, threeWay } from './helpers/merge/three-way.js';
 import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { type Actor, HUMAN, refuseProtected, refuseUndoPointChange, vetWrite } from './helpers/safety/policy.js';
@@ -218,8 +219,13 @@ async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: Mer
     ctx,
     src.db,
     base.chain,
-    await resolver.resolve(source.ref.lineage, source.ref.head_txid),
-    await resolver.resolve(tgt.ref.lineage, tgt.ref.head_txid),
+    {
+      branch: src.branch,
+      ref: source.ref,
+      chain: await resolver.resolve(source.ref.lineage, source.ref.head_txid),
+      leased: false,
+    },
+    { branch: into, ref: tgt.ref, chain: await resolver.resolve(tgt.ref.lineage, tgt.ref.head_txid), leased: true },
   );
   const merged = threeWay(diffs.source, diffs.target, opts.prefer, diffs.declaredKeys);
   const result: MergeResult = {
@@ -238,12 +244,18 @@ async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: Mer
   if (sql === '') return result;
   const what = `merge ${src.db}@${src.branch} -> ${into}`;
   const path = checkoutPath(ctx.checkoutRoot, src.db, into);
-  // The merged file replaces the target's checkout: what it holds that no checkpoint has is kept first.
-  if (existsSync(path)) {
-    quiesce(path);
-    await keepModifiedCheckout(ctx, target, tgt.ref);
+  // A clean checkout at the head takes the merge in place (one transaction: a failure leaves it as it was), as a
+  // checkpoint would; otherwise the head is staged beside it, and what the old file held no checkpoint has is kept.
+  const sc = existsSync(path) ? readSidecar(path) : undefined;
+  const inPlace = sameIdentity(sc, headIdentity(tgt.ref)) && (await checkClean(path, sc)) === 'clean';
+  let staged: StagedCheckout | undefined;
+  if (!inPlace) {
+    if (existsSync(path)) {
+      quiesce(path);
+      await keepModifiedCheckout(ctx, target, tgt.ref);
+    }
+    staged = await stageMerged(ctx, src.db, into, tgt.ref, sql, what);
   }
-  const staged = await stageMerged(ctx, src.db, into, tgt.ref, sql, what);
   // The undo point is written last before the move, and put back if the move fails (as promote's is).
   let undo: Awaited<ReturnType<typeof keepSafetyFork>>;
   try {
@@ -253,13 +265,21 @@ async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: Mer
     throw err;
   }
   let txid: number;
+  let changed = false;
   try {
-    await placeCheckout(staged);
+    if (staged !== undefined) {
+      changed = true;
+      await placeCheckout(staged);
+    } else {
+      applyMerged(path, sql, what, `${src.db}@${into}`);
+      changed = true;
+    }
     const own = mergedMeta({ branch: src.branch, ref: source.ref });
     txid = (await checkpointCheckout(ctx, target, name, undefined, vet(target), own)).txid;
   } catch (err) {
     await undo.restore();
-    await dropCheckout(path);
+    // The checkout was clean at the head before: a merged file no checkpoint recorded goes, the head comes back.
+    if (changed) await dropCheckout(path);
     throw err;
   }
   await undo.settle();

@@ -196,6 +196,39 @@ export function mergeScenarios(open: () => Promise<TestStore>, seeds: readonly n
     }
   });
 
+  it('a constraint the merged rows break refuses MERGE_CONFLICT and leaves the target as it was, checked out or not', async () => {
+    const ts = await open();
+    try {
+      await seeded(ts);
+      await write(ts, MAIN, 'CREATE TABLE u(id INTEGER PRIMARY KEY, email TEXT UNIQUE);');
+      await fork(ts.ctx, MAIN, 'c');
+      await fork(ts.ctx, MAIN, 'fresh');
+      const C: Target = { db: 'app', branch: 'c' };
+      await write(ts, C, "INSERT INTO u VALUES (10, 'x@example.com'); UPDATE t SET v = 'c' WHERE id = 1;");
+      await write(ts, MAIN, "INSERT INTO u VALUES (11, 'x@example.com');");
+      const before = await exportDump(ts, MAIN);
+      const head = (await ts.store.getRef('app', 'main')).ref.head_txid;
+      await rejectsCode(merge(ts.ctx, C, 'main'), 'MERGE_CONFLICT');
+      assert.equal((await ts.store.getRef('app', 'main')).ref.head_txid, head);
+      assert.equal(await exportDump(ts, MAIN), before);
+      assert.equal(await ts.store.tryGetRef('app', 'main-pre-merge'), undefined);
+      const co = await checkout(ts.ctx, MAIN);
+      assert.equal(co.dirty, false, 'the checkout the merge was tried in holds nothing new');
+      // A target with no checkout: the merge is staged beside it, and lands as its checkout.
+      const r = await merge(ts.ctx, C, 'fresh');
+      assert.equal(r.applied, true);
+      const fresh = await exportDump(ts, { db: 'app', branch: 'fresh' });
+      assert.ok(fresh.includes("(10,'x@example.com')") && fresh.includes("(1,'c')"), fresh);
+      assert.equal(
+        (await checkout(ts.ctx, { db: 'app', branch: 'fresh' })).reused,
+        true,
+        'the merged file is the checkout',
+      );
+    } finally {
+      await ts.cleanup();
+    }
+  });
+
   it('takes a schema change made on the source side only, with its rows', async () => {
     const ts = await open();
     try {

@@ -25,16 +25,18 @@ export interface CleanCheckoutRead {
  * names the head, its -wal is empty, and its size, backdated mtime and inode are the recorded ones while a read
  * transaction keeps any other connection from backfilling into it. Undefined otherwise (no checkout, written since,
  * busy, or the branch leased by a writer): the caller then materializes the head from the store. Reading it costs nothing proportional to its size,
- * where a materialization copies the file on a filesystem without reflink.
+ * where a materialization copies the file on a filesystem without reflink. `leasedByCaller`: the caller holds the
+ * branch lease itself (a merge reading its target), so the lease names no other writer.
  */
 export async function readCleanCheckout(
   ctx: OpsContext,
   db: string,
   branch: string,
   ref: Ref,
+  leasedByCaller = false,
 ): Promise<CleanCheckoutRead | undefined> {
   // A leased branch has a writer (a live session's capture, an at-rest command): its checkout is left to it.
-  if (await leaseLiveNow(ctx, ref)) return undefined;
+  if (!leasedByCaller && (await leaseLiveNow(ctx, ref))) return undefined;
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   const sc = readSidecar(path);
   if (!existsSync(path) || !sameIdentity(sc, headIdentity(ref)) || sc?.mtime_ns === undefined) return undefined;

@@ -6,10 +6,34 @@ import { discardStaged, stageCheckout, type StagedCheckout } from '../checkout/i
 import type { OpsContext } from '../context/context.js';
 
 /**
+ * Applies a merge's SQL to the database at `path` in one transaction, its WAL folded back into the file. A constraint
+ * the merged rows break (a UNIQUE value both sides gave different rows, a foreign key) rolls it back and fails
+ * MERGE_CONFLICT: the file is then as it was.
+ */
+export function applyMerged(path: string, sql: string, what: string, target: string): void {
+  const conn = openDatabase(path, { fileMustExist: true });
+  try {
+    conn.exec(sql);
+    conn.pragma('wal_checkpoint(TRUNCATE)');
+  } catch (err) {
+    if (conn.inTransaction) conn.exec('ROLLBACK');
+    throw fail(
+      'MERGE_CONFLICT',
+      `${what}: the merged rows break a constraint of ${target} (${(err as Error).message}); nothing was merged`,
+      {
+        hint: 'change the rows on one side so they no longer clash (a UNIQUE value, a foreign key), then merge again',
+        cause: err,
+      },
+    );
+  } finally {
+    conn.close();
+  }
+}
+
+/**
  * The target's head staged privately beside its checkout path (stageCheckout: a clone of the cache entry where the
- * filesystem can) with the merge's SQL applied in one transaction: nothing at the checkout path or in the store has
- * changed yet. A constraint the merged rows break (a UNIQUE value both sides gave different rows, a foreign key)
- * fails MERGE_CONFLICT and the staged file is removed.
+ * filesystem can) with the merge applied (applyMerged): nothing at the checkout path or in the store has changed
+ * yet. For a target with no clean checkout at its head to apply the merge in place.
  */
 export async function stageMerged(
   ctx: OpsContext,
@@ -21,23 +45,7 @@ export async function stageMerged(
 ): Promise<StagedCheckout> {
   const staged = await stageCheckout(ctx, db, branch, ref, what);
   try {
-    const conn = openDatabase(staged.tmp, { fileMustExist: true });
-    try {
-      conn.exec(sql);
-      conn.pragma('wal_checkpoint(TRUNCATE)');
-    } catch (err) {
-      if (conn.inTransaction) conn.exec('ROLLBACK');
-      throw fail(
-        'MERGE_CONFLICT',
-        `${what}: the merged rows break a constraint of ${db}@${branch} (${(err as Error).message}); nothing was merged`,
-        {
-          hint: 'change the rows on one side so they no longer clash (a UNIQUE value, a foreign key), then merge again',
-          cause: err,
-        },
-      );
-    } finally {
-      conn.close();
-    }
+    applyMerged(staged.tmp, sql, what, `${db}@${branch}`);
     await Promise.all([rm(`${staged.tmp}-wal`, { force: true }), rm(`${staged.tmp}-shm`, { force: true })]);
     return staged;
   } catch (err) {
