@@ -147,3 +147,28 @@ def test_binary_lookup(tmp_path: Path) -> None:
     (link_dir / "offshoot").symlink_to(bin_)
     found = Store(tmp_path, env={"PATH": str(link_dir)})
     assert found.bin == str(link_dir / "offshoot")
+
+
+def test_merge_at_rest_conflicts_are_an_answer(store: Store) -> None:
+    store.create("app")
+
+    def write(branch: str, sql: str) -> None:
+        conn = sqlite3.connect(store.checkout("app", branch))
+        try:
+            conn.executescript(sql)
+        finally:
+            conn.close()
+
+    write("main", "CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT); INSERT INTO kv VALUES ('a', '0');")
+    store.fork("app", "main", "one")
+    store.fork("app", "main", "two")
+    write("one", "UPDATE kv SET v = '1' WHERE k = 'a';")
+    write("two", "UPDATE kv SET v = '2' WHERE k = 'a'; INSERT INTO kv VALUES ('b', '2');")
+    held = store.merge("app", "one", "two")
+    assert held.applied is False
+    assert [(c.kind, c.key) for c in held.conflicts] == [("update/update", {"k": "a"})]
+    merged = store.merge("app", "one", "two", prefer="source", name="took-one")
+    assert (merged.applied, merged.checkpoint, merged.backup) == (True, "took-one", "two-pre-merge")
+    with pytest.raises(OffshootError) as refused:
+        store.merge("app", "one", "main")
+    assert refused.value.code == "PROTECTED"

@@ -7,12 +7,12 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from ._calls import actor_fields
 from .binary import require_binary
 from .errors import BAD_RESPONSE, OffshootError
-from .results import Branch, DiffResult, GcResult, JsonObject, ProtectResult, TouchResult
+from .results import Branch, DiffResult, GcResult, JsonObject, MergeResult, ProtectResult, TouchResult
 from .ttl import TTL, duration_arg, ttl_arg
 
 
@@ -25,6 +25,10 @@ def _meta_args(meta: Mapping[str, str] | None) -> list[str]:
     for k, v in (meta or {}).items():
         out += ["--meta", f"{k}={v}"]
     return out
+
+
+# The exit code of a merge held by its conflicts: its JSON document (the conflicts) is the answer.
+_MERGE_CONFLICT_EXIT = 9
 
 
 def _cli_error(argv: Sequence[str], returncode: int, stderr: str) -> OffshootError:
@@ -67,13 +71,14 @@ class Store:
         fields = actor_fields(actor, allow_force)
         self._actor = (["--actor", "agent"] if fields else []) + (["--allow-force"] if "allow_force" in fields else [])
 
-    def run(self, *args: str) -> Any:
-        """Runs one CLI command with `--json` on this store and returns its parsed JSON document."""
+    def run(self, *args: str, answers: Sequence[int] = ()) -> Any:
+        """Runs one CLI command with `--json` on this store and returns its parsed JSON document. An exit code in
+        `answers` still answers with the document it printed (a merge held by its conflicts exits 9)."""
         argv = ["-store", self.spec, *args, *self._actor, "--json", "--quiet"]
         proc = subprocess.run(
             [self.bin, *argv], capture_output=True, text=True, env=self._env, stdin=subprocess.DEVNULL, check=False
         )
-        if proc.returncode != 0:
+        if proc.returncode != 0 and not (proc.returncode in answers and proc.stdout):
             raise _cli_error(argv, proc.returncode, proc.stderr)
         try:
             return json.loads(proc.stdout)
@@ -165,6 +170,33 @@ class Store:
             *(["--force"] if force else []),
             *(["--if-head", str(if_head)] if if_head is not None else []),
         )
+
+    def merge(
+        self,
+        db: str,
+        source: str,
+        into: str,
+        force: bool = False,
+        *,
+        prefer: Literal["source", "target"] | None = None,
+        name: str | None = None,
+    ) -> MergeResult:
+        """Merges the row changes `source` made since its common state with `into` into `into`, three-way; returns
+        the result, with `applied` False and the `conflicts` listed (nothing changed) when rows conflict and no
+        `prefer` resolves them. `force` if `into` is protected; raises MERGE_CONFLICT when both changed the schema."""
+        doc = self.run(
+            "merge",
+            _target(db, source),
+            "--into",
+            into,
+            *(["--prefer", prefer] if prefer is not None else []),
+            *(["--name", name] if name is not None else []),
+            *(["--force"] if force else []),
+            answers=(_MERGE_CONFLICT_EXIT,),
+        )
+        if not isinstance(doc, dict):
+            raise OffshootError(f"offshoot merge printed {doc!r}, not a JSON object", BAD_RESPONSE)
+        return MergeResult.from_json(doc)
 
     def compact(self, db: str, branch: str = "main") -> int:
         """Makes a shared branch self-contained; returns its head txid."""
