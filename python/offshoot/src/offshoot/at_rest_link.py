@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Literal
 
 from .branch_link import LinkedBranch, create_db, listed_branch, plain_meta
 from .errors import OffshootError
-from .results import Branch, DiffResult
+from .results import Branch, DiffResult, MergeResult
 from .store import Store
 from .ttl import TTL
 
@@ -70,6 +71,10 @@ class AtRestLink(LinkedBranch):
     def promote(self, onto: str, force: bool, if_head: int | None = None) -> int:
         """Promotes at rest (a dirty checkout is checkpointed first)."""
         return self._store.promote(self._db, self._branch, onto, force=force, if_head=if_head)
+
+    def merge(self, into: str, force: bool, prefer: Literal["source", "target"] | None = None) -> MergeResult:
+        """Merges at rest (a dirty checkout is checkpointed first)."""
+        return self._store.merge(self._db, self._branch, into, force=force, prefer=prefer)
 
     def diff(self, base: str) -> DiffResult:
         """Diffs `base` against this branch's durable head (checkpoint a dirty checkout first to include it)."""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 from .errors import OffshootError
-from .results import Branch, DiffResult
+from .results import Branch, DiffResult, MergeResult
 from .ttl import TTL
 
 
@@ -103,6 +103,12 @@ class BranchLink(Protocol):
     def promote(self, onto: str, force: bool, if_head: int | None = None) -> int:
         """Repoints `onto` at this branch's head (committed writes included); returns the txid. With `if_head`, only
         while `onto` is still at that head txid (else `BASE_MOVED`, nothing changed)."""
+        ...
+
+    def merge(self, into: str, force: bool, prefer: Literal["source", "target"] | None = None) -> MergeResult:
+        """Merges this branch's row changes since its common state with `into` into `into`, three-way (committed
+        writes included); `applied` is False, with the `conflicts` listed and nothing changed, when rows conflict
+        and no `prefer` resolves them."""
         ...
 
     def diff(self, base: str) -> DiffResult:

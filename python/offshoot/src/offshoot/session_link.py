@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Literal
 
 from .branch_link import LinkedBranch, create_db, listed_branch, plain_meta
 from .client import Client, Session, connect
 from .errors import OffshootError
-from .results import Branch, DiffResult
+from .results import Branch, DiffResult, MergeResult
 from .ttl import TTL
 
 
@@ -68,6 +69,11 @@ class SessionLink(LinkedBranch):
         """Promotes through the daemon, which flushes this open source first."""
         self._live()
         return self._client.promote(self._db, self._branch, onto, force=force, if_head=if_head)
+
+    def merge(self, into: str, force: bool, prefer: Literal["source", "target"] | None = None) -> MergeResult:
+        """Merges through the daemon, which flushes this open source first."""
+        self._live()
+        return self._client.merge(self._db, self._branch, into, force=force, prefer=prefer)
 
     def diff(self, base: str) -> DiffResult:
         """Diffs `base` against this branch's durable head (flush first to include the latest writes)."""

@@ -331,3 +331,64 @@ def test_the_tools_read_an_own_context_built_from_the_fork(store: Store) -> None
     tool_output = next(i for i in model.inputs[1] if isinstance(i, dict) and i.get("type") == "function_call_output")
     assert tool_output["output"] == done.fork.path
     assert read_rows(store.checkout("app")) == []
+
+
+@function_tool
+def set_setting(ctx: RunContextWrapper[RunFork], key: str, value: str) -> str:
+    """Stores a setting (keyed) in the application database."""
+    conn = sqlite3.connect(ctx.context.path)
+    try:
+        conn.execute("INSERT OR REPLACE INTO settings(k, v) VALUES (?, ?)", (key, value))
+        conn.commit()
+    finally:
+        conn.close()
+    return "stored"
+
+
+def settings_agent(key: str, value: str) -> Agent[RunFork]:
+    script = ScriptedModel([[("set_setting", {"key": key, "value": value})], "set"])
+    return Agent(name="settings", model=script, tools=[set_setting])
+
+
+def read_settings(path: str) -> dict[str, str]:
+    conn = sqlite3.connect(path)
+    try:
+        return dict(conn.execute("SELECT k, v FROM settings ORDER BY k").fetchall())
+    finally:
+        conn.close()
+
+
+def test_fork_per_run_merges_two_runs_and_keeps_a_conflicting_one(store: Store) -> None:
+    store.create("app")
+    conn = sqlite3.connect(store.checkout("app"))
+    conn.executescript(
+        "CREATE TABLE settings(k TEXT PRIMARY KEY, v TEXT); INSERT INTO settings VALUES ('theme', 'light');"
+    )
+    conn.close()
+    runs = ForkPerRun.at_rest(store, "app", force=True)
+
+    def merge_after_another_run(result: Any, fork: RunFork) -> Any:
+        # A second run, forked from the same head, merges first: the base moves under this run's fork.
+        other = runs.run_sync(settings_agent("tz", "utc"), "set it", verdict=lambda r, f: "merge")
+        assert other.promoted_txid is not None
+        return "merge"
+
+    done = runs.run_sync(settings_agent("lang", "en"), "set it", verdict=merge_after_another_run)
+    assert done.verdict == "merge"
+    assert done.fork.merge is not None
+    assert done.fork.merge.applied
+    assert read_settings(store.checkout("app")) == {"lang": "en", "theme": "light", "tz": "utc"}
+
+    def change_the_base_first(result: Any, fork: RunFork) -> Any:
+        conn = sqlite3.connect(store.checkout("app"))
+        conn.execute("UPDATE settings SET v = 'dark' WHERE k = 'theme'")
+        conn.commit()
+        conn.close()
+        return "merge"
+
+    held = runs.run_sync(settings_agent("theme", "solarized"), "set it", verdict=change_the_base_first)
+    assert held.promoted_txid is None
+    assert held.fork.merge is not None
+    assert [c.kind for c in held.fork.merge.conflicts] == ["update/update"]
+    assert held.fork.branch in {b.branch for b in store.branches("app")}, "the conflicting run's fork is kept"
+    assert read_settings(store.checkout("app"))["theme"] == "dark"

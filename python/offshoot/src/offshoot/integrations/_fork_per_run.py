@@ -11,15 +11,19 @@ from typing import Any, Generic, Literal, TypeVar
 from ..at_rest_link import StorePlace
 from ..branch_link import BranchLink, BranchPlace
 from ..errors import OffshootError
+from ..results import MergeResult
 from ..session_link import DaemonPlace
 from ..store import Store
 from ..ttl import TTL
 
-Verdict = Literal["promote", "keep", "discard"]
-"""What happens to a run's fork: `promote` it onto the base branch (then destroy it), `keep` it for inspection until
-its TTL, or `discard` (destroy) it. A promote goes ahead only while the base is still at the head the fork was made
-from; otherwise (`BASE_MOVED`), or when another promote onto the base is running (`LEASE_HELD`), the fork is kept and
-`promote_error` says why."""
+Verdict = Literal["promote", "merge", "keep", "discard"]
+"""What happens to a run's fork: `promote` it onto the base branch (then destroy it), `merge` its row changes into
+the base (then destroy it), `keep` it for inspection until its TTL, or `discard` (destroy) it. A promote goes ahead
+only while the base is still at the head the fork was made from; otherwise (`BASE_MOVED`), or when another promote
+onto the base is running (`LEASE_HELD`), the fork is kept and `promote_error` says why. A merge takes what the run
+changed whatever else the base took since; rows the base changed differently in the meantime keep the fork, listed
+in `merge.conflicts` (nothing merged), and a refused merge (`MERGE_CONFLICT`, `LEASE_HELD`) keeps it with
+`promote_error` saying why."""
 
 FORK_CHECKPOINT = "fork"
 """The checkpoint every fork is made with, at its fork point: an ephemeral fork's `start`."""
@@ -29,6 +33,9 @@ KEPT_CHECKPOINT = "kept"
 
 REFUSED_PROMOTES = ("BASE_MOVED", "LEASE_HELD")
 """The refusals of a promote verdict that keep the run's fork and are reported in the result rather than raised."""
+
+REFUSED_MERGES = ("MERGE_CONFLICT", "LEASE_HELD")
+"""The refusals of a merge verdict that keep the run's fork and are reported in the result rather than raised."""
 
 
 @dataclass
@@ -41,7 +48,10 @@ class Fork:
     base_head: int | None = None
     """The base's head txid when the fork was made: a promote goes ahead only while the base is still there."""
     promote_error: OffshootError | None = None
-    """Why a `promote` verdict was not carried out (`BASE_MOVED` or `LEASE_HELD`); the fork was kept."""
+    """Why a `promote` or `merge` verdict was not carried out (`BASE_MOVED`, `MERGE_CONFLICT` or `LEASE_HELD`); the
+    fork was kept."""
+    merge: MergeResult | None = None
+    """What a `merge` verdict did; when `merge.applied` is False and `merge.conflicts` lists rows, the fork was kept."""
     ephemeral: bool = False
     """The fork is ephemeral: the daemon holds it, and it reaches the store only when kept (a named checkpoint, a
     promote). Its `start` is the fork's own `fork` checkpoint, and the run records no checkpoint of its own, since
@@ -147,15 +157,16 @@ class ForkPer(Generic[F]):
         return self.fork_type(link, self.base, ["start"], base_head=link.forked_at, ephemeral=self.ephemeral)
 
     def _settle(self, fork: F, chosen: Verdict) -> int | None:
-        """Carries out a verdict on a fork: promote (then destroy), keep, or discard. Returns the promote's txid; a
-        promote refused because the base moved since the fork, or another promote held it, keeps the fork, sets
-        `fork.promote_error` and returns None (nothing is retried)."""
-        if chosen not in ("promote", "keep", "discard"):
+        """Carries out a verdict on a fork: promote or merge (then destroy), keep, or discard. Returns the base's
+        txid after a promote or merge; a promote refused because the base moved since the fork, or another promote
+        held it, keeps the fork, sets `fork.promote_error` and returns None (nothing is retried); so does a merge
+        held by conflicting rows (`fork.merge`) or refused."""
+        if chosen not in ("promote", "merge", "keep", "discard"):
             fork.close_kept()
             raise OffshootError(
                 f"{type(self).__name__}: unknown verdict {chosen!r}; the fork {fork.db}@{fork.branch} is kept",
                 "INVALID_ARGUMENT",
-                "return 'promote', 'keep' or 'discard' from the verdict",
+                "return 'promote', 'merge', 'keep' or 'discard' from the verdict",
             )
         txid = None
         if chosen == "promote":
@@ -172,6 +183,24 @@ class ForkPer(Generic[F]):
             except BaseException:
                 fork.close_kept()
                 raise
+        if chosen == "merge":
+            try:
+                fork.merge = fork.link.merge(self.base, self.force)
+            except OffshootError as e:
+                fork.close_kept()
+                if e.code not in REFUSED_MERGES:
+                    raise
+                fork.promote_error = e.with_context(
+                    f"not merged: the run's fork {fork.db}@{fork.branch} is kept (until its TTL runs out)"
+                )
+                return None
+            except BaseException:
+                fork.close_kept()
+                raise
+            if not fork.merge.applied and fork.merge.conflicts:
+                fork.close_kept()
+                return None
+            txid = fork.merge.txid
         if chosen == "keep":
             fork.close_kept()
         else:

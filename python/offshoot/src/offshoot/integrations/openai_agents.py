@@ -262,8 +262,9 @@ class RunFork(Fork):
 
 @dataclass
 class ForkRun:
-    """What `ForkPerRun.run` did: the SDK's result, the fork (its checkpoints), the verdict and, when promoted, the
-    promote's txid; a promote verdict that was refused (`base_moved`, or another promote held the base) says why in
+    """What `ForkPerRun.run` did: the SDK's result, the fork (its checkpoints), the verdict and, when promoted or
+    merged, the base's txid after it (a merge held by conflicts: None, `fork.merge` listing them); a promote or
+    merge verdict that was refused (`base_moved`, another promote held the base, `MERGE_CONFLICT`) says why in
     `promote_error`, its fork kept."""
 
     result: RunResult
