@@ -15,7 +15,8 @@ export const LOOP_STEPS = [
   '4. Checkpoint: offshoot_checkpoint when tests pass; roll back with offshoot_rollback when they fail.',
   '5. Compare: offshoot_diff the fork against main (or two attempts against each other) to see what really changed.',
   "6. Promote: offshoot_promote the attempt that worked. Promoting onto main (protected) is the human's call: when",
-  '   it is refused, give the human the exact command from the result; do not retry with force.',
+  '   it is refused, give the human the exact command from the result; do not retry with force. When other work',
+  '   landed there since your fork, offshoot_merge brings yours in row by row; show the human any conflicts it lists.',
 ].join('\n');
 
 /** The rules that go with the loop. */
