@@ -18,9 +18,13 @@ import type {
   SessionInfo,
   TouchResult,
   UnreadableBranch,
+  WireOrigin,
   WireRequest,
   WireResponse,
 } from './types.js';
+
+/** The surface a client that names none says it is. */
+const DEFAULT_SURFACE = 'sdk:typescript';
 
 /**
  * Who asks for a call, for the daemon's safety rules: an AI agent's calls get the rules the MCP server applies
@@ -118,7 +122,7 @@ export class Client {
   constructor(socket: Socket, socketPath?: string, opts: ConnectOptions = {}) {
     const actor =
       opts.actor === 'agent' ? { actor: opts.actor, ...(opts.allowForce ? { allow_force: true } : {}) } : {};
-    this.#conn = new Connection(socket, opts.store, actor);
+    this.#conn = new Connection(socket, opts.store, actor, opts.origin ?? { surface: DEFAULT_SURFACE });
     this.#socketPath = socketPath;
     this.#opts = opts;
   }
@@ -370,6 +374,18 @@ export class Client {
       });
     }
     return subscribe(this.#socketPath, this.#opts, opts.onSubscribed);
+  }
+
+  /**
+   * Who asks, sent with every request that names no origin of its own, for the branch log (`ConnectOptions.origin`):
+   * settable, so a connection kept for many callers (an MCP server's) says whose call each one is.
+   */
+  get origin(): WireOrigin | undefined {
+    return this.#conn.origin;
+  }
+
+  set origin(origin: WireOrigin | undefined) {
+    this.#conn.origin = origin;
   }
 
   /** True once the connection has closed (either side) or failed: a caller keeping a client can tell it must redial. */

@@ -54,6 +54,7 @@ export type {
   UnreadableBranch,
   WireBranchInfo,
   WireCheckpointInfo,
+  WireOrigin,
   WireRequest,
   WireResponse,
 } from './types.js';

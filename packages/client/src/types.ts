@@ -1,5 +1,5 @@
 /**
- * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint and query.
+ * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint, query and log.
  * This package owns the wire types; the daemon's protocol layer imports them from here.
  */
 export type Op =
@@ -26,7 +26,8 @@ export type Op =
   | 'diff'
   | 'gc'
   | 'checkpoint'
-  | 'query';
+  | 'query'
+  | 'log';
 
 /**
  * One request line. `branch` doubles as the fork/promote source; `name` is the checkpoint, the new branch, the
@@ -91,6 +92,22 @@ export interface WireRequest {
    * ignore it (and promote anyway): the client refuses to send it to a daemon that does not say it knows it.
    */
   if_head?: number;
+  /**
+   * Additive: who asked, for the branch log's records: the surface (`sdk:<adapter>/<framework>`, `mcp:<tool>`, `cli`;
+   * the daemon records `daemon` when absent) and the actor's own tags (run id, agent name: at most 8, values up to
+   * 128 bytes). The actor is `actor`. Older daemons ignore it.
+   */
+  origin?: WireOrigin;
+  /** Additive: a log op keeps the records at or after this time (RFC 3339). */
+  since?: string;
+  /** Additive: a log op keeps this actor's records only. */
+  by?: 'human' | 'agent';
+}
+
+/** The `origin` of a request: through what it was asked, and the actor's tags. */
+export interface WireOrigin {
+  surface?: string;
+  meta?: Record<string, string>;
 }
 
 /** A checkpoint as the `branches` op sends it. */

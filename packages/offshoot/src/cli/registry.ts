@@ -10,6 +10,7 @@ import { forkCommand } from './commands/fork.js';
 import { gcCommand } from './commands/gc.js';
 import { initCommand } from './commands/init.js';
 import { leaseAcquireCommand } from './commands/lease-acquire.js';
+import { logCommand } from './commands/log.js';
 import { leaseListCommand } from './commands/lease-list.js';
 import { leaseReleaseCommand } from './commands/lease-release.js';
 import { mcpCommand } from './commands/mcp.js';
@@ -83,6 +84,7 @@ export const ENTRIES: readonly Entry[] = [
   protectCommand,
   unprotectCommand,
   statusCommand,
+  logCommand,
   gcCommand,
   upgradeCommand,
   leaseGroup,

@@ -166,7 +166,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           };
           // Loaded here: the store, and the hashing its checkout root may need, are no cost to help and version.
           const { openOpsContext } = await import('./store-context.js');
-          ctx = await openOpsContext(resolveStoreSpec(store, io.env), io.env, { warn, progress });
+          ctx = await openOpsContext(
+            resolveStoreSpec(store, io.env),
+            io.env,
+            { warn, progress },
+            { actor: parsed.actor.kind, surface: 'cli' },
+          );
         }
         return ctx;
       },

@@ -90,7 +90,12 @@ export class Daemon {
         },
       );
       const d: DaemonContext = {
-        ops: makeContext(store, checkoutRoot, { ...common, holder: `${holder}:at-rest` }),
+        // Requests say who asked (dispatch); what the daemon does of its own accord (the janitor's reaps) is its own.
+        ops: makeContext(store, checkoutRoot, {
+          ...common,
+          holder: `${holder}:at-rest`,
+          origin: { actor: 'human', surface: 'janitor' },
+        }),
         sessionCtx,
         sessions,
         budget: new CheckoutBudget(options.maxOpen, {

@@ -1,9 +1,8 @@
 import { asOffshootError, fail } from '../core/errors.js';
-import type { Meta } from '../core/meta.js';
 import { formatTarget, type Target } from '../core/target.js';
 import type { EventType } from '../protocol/wire.js';
 import { daemonSessionLeaseMs } from '../ops/helpers/lease/liveness-beacon.js';
-import { Session, type FlushOutcome } from '../session/session.js';
+import { Session, type FlushOutcome, type FlushRequest } from '../session/session.js';
 import type { DaemonContext } from './daemon-context.js';
 import { LIVENESS_TTL_MS } from './daemon-options.js';
 import { sessionLogLine } from './log-line.js';
@@ -70,7 +69,7 @@ async function reconnectIfChanged(d: DaemonContext, slot: LiveSlot): Promise<voi
 export function flushLive(
   d: DaemonContext,
   slot: LiveSlot,
-  opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
+  opts: FlushRequest,
 ): Promise<FlushOutcome> {
   if (opts.kind === 'manual') slot.session.touch();
   return onQueue(d, slot, async () => {

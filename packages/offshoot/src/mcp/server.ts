@@ -130,7 +130,7 @@ async function ask(
   if (!canElicit(caps) || spec.confirm === undefined) return errorResult(refusal);
   const question = await spec.confirm(
     args as never,
-    callDeps(scope.options, scope.open, scope.links, callControl(ctx)),
+    callDeps(scope.options, spec.name, scope.open, scope.links, callControl(ctx)),
   );
   if (question === undefined) return errorResult(refusal);
   callLog(scope, ctx, `offshoot: mcp: asking the human: ${question.message}`, 'notice');
@@ -152,7 +152,7 @@ async function answered(
     callLog(scope, ctx, `offshoot: mcp: ${spec.name} not confirmed: ${answer.why}`, 'notice');
     return errorResult(notConfirmed(answer.why, answer.question));
   }
-  const deps = callDeps(scope.options, scope.open, scope.links, callControl(ctx), true);
+  const deps = callDeps(scope.options, spec.name, scope.open, scope.links, callControl(ctx), true);
   const now = await spec.confirm?.(args as never, deps);
   if (now?.fingerprint !== answer.question.fingerprint) return errorResult(confirmationStale());
   callLog(scope, ctx, `offshoot: mcp: the human confirmed ${spec.name}: ${answer.question.message}`, 'notice');
@@ -176,7 +176,7 @@ function register(spec: ToolSpec<Shape, Shape>, scope: CallScope): void {
       try {
         const answer = scope.confirmations.answer(spec.name, args, ctx);
         if (answer !== undefined) return await answered(spec, args, answer, scope, ctx);
-        const deps = callDeps(scope.options, scope.open, scope.links, callControl(ctx));
+        const deps = callDeps(scope.options, spec.name, scope.open, scope.links, callControl(ctx));
         try {
           const out = await spec.run(args as never, deps);
           if (!spec.annotations.readOnlyHint) await scope.hub.poke();

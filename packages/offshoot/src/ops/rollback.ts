@@ -8,12 +8,13 @@ import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { casRepoint } from './helpers/branch/repoint.js';
-import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
+import { type Point, resolvePoint } from './helpers/history/point.js';
 import { copySnapshot, newLineageAt } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
 import { type Actor, HUMAN, refuseSecondRollback, refuseUndoPointChange, vetWrite } from './helpers/safety/policy.js';
 import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
+import { logged } from './helpers/history/record.js';
 
 /** What rollback did: where the branch now stands, what it abandoned, and the undo point it kept. */
 export interface RollbackResult {
@@ -31,6 +32,13 @@ export interface RollbackResult {
   /** Set when the branch moved but its existing checkout could not be refreshed (say, BUSY): the command failed. */
   refreshError?: OffshootError;
   mode: 'shared' | 'materialized';
+}
+
+/** Whether p is the state the branch, now on `lineage`, holds at p's txid: the same lineage once pass-throughs fold. */
+async function onCurrentHistory(resolver: ChainResolver, lineage: string, p: Point): Promise<boolean> {
+  if (p.lineage === lineage) return true;
+  const [a, b] = await Promise.all([resolver.collapseBase(lineage, p.txid), resolver.collapseBase(p.lineage, p.txid)]);
+  return a.lineage === b.lineage;
 }
 
 /**
@@ -56,7 +64,8 @@ async function rollbackLeased(
   const actor = opts.actor ?? HUMAN;
   let cur = await readBranch(ctx, t.db, t.branch);
   await refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');
-  const target = checkpointTxid(cur.ref, t, to);
+  const point = await resolvePoint(ctx, t, cur.ref, to);
+  const target = point.txid;
   const human = `offshoot rollback ${t.db}@${t.branch} --to ${to}`;
   await refuseUndoPointChange(ctx, t.db, t.branch, cur.ref, actor, 'rolling back', human);
   await refuseSecondRollback(ctx, t.db, t.branch, cur.ref, actor);
@@ -65,11 +74,14 @@ async function rollbackLeased(
     cur = await readBranch(ctx, t.db, t.branch);
   const oldHead = cur.ref.head_txid;
   const resolver = new ChainResolver(ctx.store);
-  const fresh = await newLineageAt(ctx, t.db, resolver, cur.ref.lineage, target, {
+  const fresh = await newLineageAt(ctx, t.db, resolver, point.lineage, target, {
     materialize: opts.materialize ?? false,
   });
+  // Checkpoints at or below the point stay when it is on the branch's current history (a checkpoint always is; a
+  // moment may be a state a rollback or promote since left behind, whose history holds none of them).
   const kept: Record<string, Checkpoint> = nameMap();
-  for (const [name, cp] of Object.entries(cur.ref.checkpoints)) if (cp.txid <= target) kept[name] = { ...cp, epoch: 1 };
+  if (await onCurrentHistory(resolver, cur.ref.lineage, point))
+    for (const [name, cp] of Object.entries(cur.ref.checkpoints)) if (cp.txid <= target) kept[name] = { ...cp, epoch: 1 };
   if (fresh.mode === 'materialized') {
     // A lineage with no base must own a snapshot for every checkpoint it keeps.
     const txids = new Set(
@@ -80,7 +92,7 @@ async function rollbackLeased(
     for (const x of txids)
       await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, fresh.lineage, `rollback ${t.db}@${t.branch}`);
   }
-  const next: Ref = {
+  let next: Ref = {
     ...cur.ref,
     lineage: fresh.lineage,
     epoch: 1,
@@ -96,6 +108,7 @@ async function rollbackLeased(
   // The undo point is written last, and put back if the repoint fails: a failed rollback keeps the previous one.
   const undo = await keepSafetyFork(ctx, t.db, t.branch, cur.ref, 'pre-rollback', resolver);
   try {
+    next = await logged(ctx, t.db, t.branch, 'rollback', cur.ref, next, { name: to, undo: undo.name });
     await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'rollback');
   } catch (err) {
     await undo.restore();

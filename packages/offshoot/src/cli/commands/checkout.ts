@@ -1,6 +1,5 @@
 import { fail } from '../../core/errors.js';
-import { validateName } from '../../core/names.js';
-import { parseTarget } from '../../core/target.js';
+import { parseTarget, validatePointName } from '../../core/target.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { checkoutOutcome, pathOutcome } from '../output.js';
@@ -60,7 +59,7 @@ export const checkoutCommand: Command = {
       });
     }
     if (at !== undefined) {
-      validateName('checkpoint', at);
+      validatePointName(at);
       const ctx = await inv.context();
       const { checkoutAt } = await import('../../ops/checkout-at.js');
       return pathOutcome(await checkoutAt(ctx, t, at, { force }));

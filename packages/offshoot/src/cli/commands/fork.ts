@@ -1,7 +1,7 @@
 import { parseTtl } from '../../core/duration.js';
 import { parseMetaPairs } from '../../core/meta.js';
 import { validateName } from '../../core/names.js';
-import { parseTarget } from '../../core/target.js';
+import { parseTarget, validatePointName } from '../../core/target.js';
 import type { ForkOptions } from '../../ops/fork.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
@@ -50,7 +50,7 @@ export const forkCommand: Command = {
     const names = inv.args.slice(1).map((n) => validateName('branch', n));
     const opts: ForkOptions = { actor: inv.actor };
     const at = inv.flags.string('at');
-    if (at !== undefined) opts.at = validateName('checkpoint', at);
+    if (at !== undefined) opts.at = validatePointName(at);
     const ttl = inv.flags.string('ttl');
     if (ttl !== undefined) opts.ttl = parseTtl(ttl, { fork: true });
     const meta = parseMetaPairs(inv.flags.list('meta'));

@@ -1,6 +1,5 @@
 import { fail } from '../../core/errors.js';
-import { validateName } from '../../core/names.js';
-import { parseTarget } from '../../core/target.js';
+import { parseTarget, validatePointName } from '../../core/target.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { rollbackOutcome } from '../output.js';
@@ -37,7 +36,7 @@ export const rollbackCommand: Command = {
     const to = inv.flags.string('to');
     if (to === undefined)
       throw fail('USAGE', 'rollback needs --to CP', { hint: `write 'offshoot rollback ${inv.arg(0)} --to CP'` });
-    validateName('checkpoint', to);
+    validatePointName(to);
     const ctx = await inv.context();
     const { rollback } = await import('../../ops/rollback.js');
     const r = await rollback(ctx, t, to, { materialize: inv.flags.boolean('materialize'), actor: inv.actor });

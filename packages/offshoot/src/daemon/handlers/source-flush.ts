@@ -4,6 +4,7 @@ import type { Actor } from '../../ops/helpers/safety/policy.js';
 import type { DaemonContext } from '../daemon-context.js';
 import { flushLive } from '../session-lifecycle.js';
 import { refuseAgentFlush } from './flush.js';
+import { askedBy } from './asked-by.js';
 
 /**
  * Makes a source branch's head include everything its session here has captured (fork and promote read the
@@ -28,5 +29,5 @@ export async function flushSourceSession(
   }
   if (!readsHead) return;
   await refuseAgentFlush(d, src, actor);
-  await flushLive(d, slot, { kind: 'manual' });
+  await flushLive(d, slot, { kind: 'manual', ...askedBy(d) });
 }
