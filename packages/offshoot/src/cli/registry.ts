@@ -2,6 +2,7 @@ import type { Command, CommandGroup } from './command.js';
 import { checkoutCommand } from './commands/checkout.js';
 import { checkpointCommand } from './commands/checkpoint.js';
 import { compactCommand } from './commands/compact.js';
+import { configCommand } from './commands/config.js';
 import { createCommand } from './commands/create.js';
 import { destroyCommand } from './commands/destroy.js';
 import { diffCommand } from './commands/diff.js';
@@ -87,6 +88,7 @@ export const ENTRIES: readonly Entry[] = [
   logCommand,
   gcCommand,
   upgradeCommand,
+  configCommand,
   leaseGroup,
   serveCommand,
   mcpCommand,

@@ -113,13 +113,21 @@ export function validateOriginMeta(meta: Meta | undefined): Meta | undefined {
   for (const k of keys) {
     const v = meta[k];
     if (typeof v !== 'string' || k.length === 0 || Buffer.byteLength(k) > 64)
-      throw fail('INVALID_ARGUMENT', `origin meta ${JSON.stringify(k.slice(0, 20))} is not a short key with a text value`, {
-        hint: 'give every actor tag a key of up to 64 bytes and a string value',
-      });
+      throw fail(
+        'INVALID_ARGUMENT',
+        `origin meta ${JSON.stringify(k.slice(0, 20))} is not a short key with a text value`,
+        {
+          hint: 'give every actor tag a key of up to 64 bytes and a string value',
+        },
+      );
     if (Buffer.byteLength(v) > ORIGIN_META_LIMITS.maxValueBytes)
-      throw fail('INVALID_ARGUMENT', `origin meta value for ${JSON.stringify(k)} is longer than ${ORIGIN_META_LIMITS.maxValueBytes} bytes`, {
-        hint: 'shorten the actor tag',
-      });
+      throw fail(
+        'INVALID_ARGUMENT',
+        `origin meta value for ${JSON.stringify(k)} is longer than ${ORIGIN_META_LIMITS.maxValueBytes} bytes`,
+        {
+          hint: 'shorten the actor tag',
+        },
+      );
   }
   return keys.length === 0 ? undefined : meta;
 }

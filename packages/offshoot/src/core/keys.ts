@@ -92,7 +92,14 @@ export function branchLogPrefix(db: string, branch: string): string {
  * incarnation, the time of the last one (ms since the epoch) in the key so a reader by time, and GC, pick objects
  * without reading them.
  */
-export function logObjectKey(db: string, branch: string, logId: string, first: number, last: number, lastAtMs: number): string {
+export function logObjectKey(
+  db: string,
+  branch: string,
+  logId: string,
+  first: number,
+  last: number,
+  lastAtMs: number,
+): string {
   return `${branchLogPrefix(db, branch)}${logId}/${hex16(first)}-${hex16(last)}-${lastAtMs.toString(16).padStart(12, '0')}.jsonl`;
 }
 

@@ -31,9 +31,13 @@ export function parseMoment(text: string): Moment | undefined {
   if (text.startsWith('tx:')) {
     const n = text.slice(3);
     if (!/^[0-9]{1,15}$/.test(n) || Number(n) < 1)
-      throw fail('INVALID_ARGUMENT', `invalid moment ${JSON.stringify(text)}: tx: takes a txid (a whole number from 1)`, {
-        hint: 'write the moment as tx:42, or at:2026-12-07T10:00:00Z',
-      });
+      throw fail(
+        'INVALID_ARGUMENT',
+        `invalid moment ${JSON.stringify(text)}: tx: takes a txid (a whole number from 1)`,
+        {
+          hint: 'write the moment as tx:42, or at:2026-12-07T10:00:00Z',
+        },
+      );
     return { kind: 'tx', txid: Number(n), text };
   }
   if (text.startsWith('at:')) return { kind: 'at', at: parseTime(text.slice(3), 'moment'), text };

@@ -66,11 +66,7 @@ async function reconnectIfChanged(d: DaemonContext, slot: LiveSlot): Promise<voi
 }
 
 /** Flushes a live session, serialized with its other flushes and its close; an evicted one reconnects first if its checkout changed. */
-export function flushLive(
-  d: DaemonContext,
-  slot: LiveSlot,
-  opts: FlushRequest,
-): Promise<FlushOutcome> {
+export function flushLive(d: DaemonContext, slot: LiveSlot, opts: FlushRequest): Promise<FlushOutcome> {
   if (opts.kind === 'manual') slot.session.touch();
   return onQueue(d, slot, async () => {
     await reconnectIfChanged(d, slot);

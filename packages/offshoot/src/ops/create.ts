@@ -205,7 +205,11 @@ export async function create(ctx: OpsContext, db: string, opts: { from?: string 
       protected: true,
       touched_at: now,
     };
-    await ctx.store.createRef(db, MAIN_BRANCH, await logged(ctx, db, MAIN_BRANCH, 'create', undefined, ref, { name: 'init' }));
+    await ctx.store.createRef(
+      db,
+      MAIN_BRANCH,
+      await logged(ctx, db, MAIN_BRANCH, 'create', undefined, ref, { name: 'init' }),
+    );
     return { db, branch: MAIN_BRANCH, txid: 1, pageSize: snap.pageSize, pages: snap.commit };
   });
 }

@@ -46,7 +46,10 @@ export async function readLog(ctx: OpsContext, t: Target, opts: LogOptions = {})
   if (!Number.isSafeInteger(limit) || limit < 0)
     throw fail('INVALID_ARGUMENT', `log: limit must be a whole number of records, not ${limit}`, {
       hint: 'pass --limit N (0 for every record)',
-      hints: { agent: 'pass limit as a whole number (0 for every record)', sdk: 'pass limit as a whole number (0 for all)' },
+      hints: {
+        agent: 'pass limit as a whole number (0 for every record)',
+        sdk: 'pass limit as a whole number (0 for all)',
+      },
     });
   const log = await openBranchLog(ctx, t.db, t.branch);
   if (!log.live && log.logId === undefined)

@@ -81,7 +81,8 @@ async function rollbackLeased(
   // moment may be a state a rollback or promote since left behind, whose history holds none of them).
   const kept: Record<string, Checkpoint> = nameMap();
   if (await onCurrentHistory(resolver, cur.ref.lineage, point))
-    for (const [name, cp] of Object.entries(cur.ref.checkpoints)) if (cp.txid <= target) kept[name] = { ...cp, epoch: 1 };
+    for (const [name, cp] of Object.entries(cur.ref.checkpoints))
+      if (cp.txid <= target) kept[name] = { ...cp, epoch: 1 };
   if (fresh.mode === 'materialized') {
     // A lineage with no base must own a snapshot for every checkpoint it keeps.
     const txids = new Set(

@@ -53,9 +53,7 @@ export const RequestSchema = z.object({
   /** Additive: a log op keeps this actor's records only. */
   by: z.optional(z.enum(['human', 'agent'])),
   /** Additive: who asked, for the branch log: the surface and the actor's tags. */
-  origin: z.optional(
-    z.object({ surface: z.optional(z.string()), meta: z.optional(z.record(z.string(), z.string())) }),
-  ),
+  origin: z.optional(z.object({ surface: z.optional(z.string()), meta: z.optional(z.record(z.string(), z.string())) })),
 });
 
 /** A parsed request. */

@@ -333,11 +333,7 @@ export class Session {
 
   // keepCaptured: the flush after the contract broke, of what was captured before (the -wal is not read again).
   // last: close's flush, which stops capture once the -wal is drained and gives the lease back with the head.
-  private queueFlush(
-    opts: FlushRequest,
-    keepCaptured: boolean,
-    last = false,
-  ): Promise<FlushOutcome> {
+  private queueFlush(opts: FlushRequest, keepCaptured: boolean, last = false): Promise<FlushOutcome> {
     const run = this.flushing.then(() => this.flushOnce(opts, keepCaptured, last));
     this.flushing = run.then(
       () => undefined,
@@ -356,11 +352,7 @@ export class Session {
     while (this.merging) await this.merging;
   }
 
-  private async flushOnce(
-    opts: FlushRequest,
-    keepCaptured: boolean,
-    last: boolean,
-  ): Promise<FlushOutcome> {
+  private async flushOnce(opts: FlushRequest, keepCaptured: boolean, last: boolean): Promise<FlushOutcome> {
     const started = Date.now();
     if (opts.name !== undefined) validateName('checkpoint', opts.name);
     if (opts.meta !== undefined && opts.name === undefined)

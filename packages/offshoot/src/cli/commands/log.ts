@@ -11,10 +11,10 @@ export const logCommand: Command = {
     'Every verb that changes a branch appends a record to its log, in the same compare-and-swap as the change:',
     'create, flush, checkpoint, fork, rollback, promote, compact, touch, protect, unprotect, destroy, reap, merge.',
     'Each says when, the txids before and after, who asked (human or agent), through what (cli, daemon,',
-    'mcp:<tool>, sdk:<adapter>/<framework>, janitor), the actor\'s tags, and for a flush the pages and bytes written.',
+    "mcp:<tool>, sdk:<adapter>/<framework>, janitor), the actor's tags, and for a flush the pages and bytes written.",
     'Lines are oldest first: time, #sequence, op, txids, actor and surface, then the details.',
     '--since keeps records at or after a time (RFC 3339) or within a duration of now (2h); --actor (on log, the',
-    'global flag filters) keeps one actor\'s;',
+    "global flag filters) keeps one actor's;",
     '--limit N the newest N that pass (default 100, 0 for all). A destroyed branch shows its last incarnation,',
     'ending with who destroyed it, until GC collects it.',
   ].join('\n'),
@@ -46,7 +46,8 @@ export const logCommand: Command = {
     });
     const notes: string[] = [];
     if (!r.live) notes.push(`${t.db}@${t.branch} no longer exists; this is the log of its last incarnation`);
-    if (r.logId === undefined) notes.push(`${t.db}@${t.branch} has no log yet: it predates the log, or an earlier offshoot rewrote it`);
+    if (r.logId === undefined)
+      notes.push(`${t.db}@${t.branch} has no log yet: it predates the log, or an earlier offshoot rewrote it`);
     if (r.truncated) notes.push(`older records left out; pass --limit 0 for all`);
     return {
       data: logDocument(r),

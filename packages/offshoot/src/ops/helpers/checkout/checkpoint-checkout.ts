@@ -216,9 +216,9 @@ async function recordCheckpoint(
   // one that found nothing to write changed no state.
   if (name !== undefined || epoch !== undefined)
     next = await logged(ctx, t.db, t.branch, name === undefined ? 'flush' : 'checkpoint', cur.ref, next, {
-    ...(name !== undefined ? { name } : {}),
-    ...written,
-  });
+      ...(name !== undefined ? { name } : {}),
+      ...written,
+    });
   const etag = await ctx.store.casRef(t.db, t.branch, cur.etag, next);
   return { ref: { ...next, generation: (next.generation ?? 0) + 1 }, etag };
 }

@@ -36,12 +36,7 @@ export interface BranchLog {
  * Opens the log of db@branch: of its ref when it exists (`ref`: the caller's read of it, else read here; null: it
  * does not exist), else of its newest destroyed incarnation, whose final object ends with who destroyed it.
  */
-export async function openBranchLog(
-  ctx: OpsContext,
-  db: string,
-  branch: string,
-  ref?: Ref | null,
-): Promise<BranchLog> {
+export async function openBranchLog(ctx: OpsContext, db: string, branch: string, ref?: Ref | null): Promise<BranchLog> {
   const current = ref === undefined ? (await ctx.store.tryGetRef(db, branch))?.ref : (ref ?? undefined);
   const all = await ctx.store.listLogObjects(db, branch);
   const byId = new Map<string, LogObject[]>();

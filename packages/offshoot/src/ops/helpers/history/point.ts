@@ -81,12 +81,23 @@ export async function resolveMoment(ctx: OpsContext, t: Target, ref: Ref, moment
 function neverHad(t: Target, name: string, moment: Moment, ref: Ref, oldest: LogRecord | undefined): Error {
   const branch = `${t.db}@${t.branch}`;
   if (moment.kind === 'tx')
-    return fail('NOT_FOUND', `no state ${name}: ${branch} never was at txid ${moment.txid} (its head is txid ${ref.head_txid})`, {
-      hint: `run 'offshoot log ${branch}' to see the txids it was at`,
-      hints: { agent: `offshoot_log lists the txids ${branch} was at`, sdk: `read the log of ${branch} for the txids it was at` },
-    });
-  const began = oldest === undefined ? 'it has no log yet' : `its log begins at ${oldest.at} (${oldest.op}${oldest.from !== undefined ? ` of ${oldest.from}` : ''})`;
-  const parent = oldest?.op === 'fork' && typeof oldest.from === 'string' ? oldest.from.split('@').slice(0, 2).join('@') : undefined;
+    return fail(
+      'NOT_FOUND',
+      `no state ${name}: ${branch} never was at txid ${moment.txid} (its head is txid ${ref.head_txid})`,
+      {
+        hint: `run 'offshoot log ${branch}' to see the txids it was at`,
+        hints: {
+          agent: `offshoot_log lists the txids ${branch} was at`,
+          sdk: `read the log of ${branch} for the txids it was at`,
+        },
+      },
+    );
+  const began =
+    oldest === undefined
+      ? 'it has no log yet'
+      : `its log begins at ${oldest.at} (${oldest.op}${oldest.from !== undefined ? ` of ${oldest.from}` : ''})`;
+  const parent =
+    oldest?.op === 'fork' && typeof oldest.from === 'string' ? oldest.from.split('@').slice(0, 2).join('@') : undefined;
   return fail('NOT_FOUND', `no state ${name}: ${branch} has no durable state that early; ${began}`, {
     hint:
       parent !== undefined

@@ -1,10 +1,4 @@
-import {
-  encodeLogRecords,
-  LIBRARY_SURFACE,
-  type LogOp,
-  type NewLogRecord,
-  planAppend,
-} from '../../../core/history.js';
+import { encodeLogRecords, LIBRARY_SURFACE, type LogOp, type NewLogRecord, planAppend } from '../../../core/history.js';
 import { logObjectKey } from '../../../core/keys.js';
 import type { Ref } from '../../../core/ref.js';
 import { nodeCrypto } from '../../../platform/node-crypto.js';
@@ -19,7 +13,13 @@ function newLogId(): string {
 }
 
 /** The record of `op` moving a branch from `before` (undefined: it did not exist) to `next`, with who asked. */
-export function newRecord(ctx: OpsContext, op: LogOp, before: Ref | undefined, next: Ref, detail: RecordDetail = {}): NewLogRecord {
+export function newRecord(
+  ctx: OpsContext,
+  op: LogOp,
+  before: Ref | undefined,
+  next: Ref,
+  detail: RecordDetail = {},
+): NewLogRecord {
   const origin = ctx.origin;
   return {
     op,
@@ -40,7 +40,13 @@ export function newRecord(ctx: OpsContext, op: LogOp, before: Ref | undefined, n
  * first spilled into its log object, create-only, before that compare-and-swap: its records are committed, so a
  * spill whose swap is then lost leaves only a copy of records a reader already has, and a retry writes the same key.
  */
-export async function appendRecord(ctx: OpsContext, db: string, branch: string, next: Ref, record: NewLogRecord): Promise<Ref> {
+export async function appendRecord(
+  ctx: OpsContext,
+  db: string,
+  branch: string,
+  next: Ref,
+  record: NewLogRecord,
+): Promise<Ref> {
   const logId = next.log_id ?? newLogId();
   const plan = planAppend(next.log_id === undefined ? [] : (next.log ?? []), record);
   const spill = plan.spill;

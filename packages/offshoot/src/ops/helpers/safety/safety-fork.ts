@@ -148,7 +148,15 @@ export async function keepSafetyFork(
             db,
             name,
             old.etag,
-            await logged(ctx, db, name, 'fork', old.ref, { ...safety, ...logOf(old.ref), generation: old.ref.generation ?? 0 }, from),
+            await logged(
+              ctx,
+              db,
+              name,
+              'fork',
+              old.ref,
+              { ...safety, ...logOf(old.ref), generation: old.ref.generation ?? 0 },
+              from,
+            ),
           )
         : await ctx.store.createRef(db, name, await logged(ctx, db, name, 'fork', undefined, safety, from));
     } catch (err) {

@@ -85,7 +85,11 @@ export async function keepEarlierUndoPoint(
     const aside = undoPointName(branch, kind, n);
     try {
       const from = `${db}@${name}@${old.ref.head_txid}`;
-      const etag = await ctx.store.createRef(db, aside, await logged(ctx, db, aside, 'fork', undefined, copy, { from }));
+      const etag = await ctx.store.createRef(
+        db,
+        aside,
+        await logged(ctx, db, aside, 'fork', undefined, copy, { from }),
+      );
       return { name: aside, drop: () => ctx.store.deleteRef(db, aside, etag) };
     } catch (err) {
       if (!hasCode(err, 'ALREADY_EXISTS') || n >= 10_000) throw err;
