@@ -90,14 +90,23 @@ plugin-check:
 	scripts/validate-plugin.sh
 
 # make pack's tarballs installed for real into empty prefixes (better-sqlite3 built from source, twice: the install
-# and npx's own) and served with `npx -y --package <tarball> offshoot mcp`; many minutes, so CI runs it beside make test.
+# and npx's own) and served with `npx -y --package <tarball> offshoot mcp`; its wheels installed into empty venvs by
+# pip and uv with no index; every package checked ready to publish (npm publish --dry-run, twine check); every
+# docs/integrations page's install line and quickstart run in an empty directory (test/pack/ shares one pack, made
+# here). Many minutes, so CI runs it beside make test.
 test-pack: build
-	OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 scripts/run-tests.sh test/mcp/mcp-pack
+	rm -rf .tmp/test-pack
+	node scripts/pack.mjs .tmp/test-pack/npm >/dev/null
+	scripts/pack-python.sh .tmp/test-pack/python >/dev/null
+	OFFSHOOT_PACKED_DIR="$(CURDIR)/.tmp/test-pack" OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 \
+		scripts/run-tests.sh test/mcp/mcp-pack test/pack/
 
 # Every npm workspace package as a tarball in dist/npm/, a dependency on a sibling package pointing at its tarball:
-# `npm install ./dist/npm/*.tgz` works outside the repository (docs/installation.md). Nothing is published.
+# `npm install ./dist/npm/*.tgz` works outside the repository (docs/installation.md); every Python package as a wheel
+# and an sdist in dist/python/, for `pip install --find-links dist/python`. Nothing is published.
 pack: build
 	node scripts/pack.mjs
+	scripts/pack-python.sh
 
 # docs/llms.txt and docs/llms-full.txt from the docs (make check fails while they are stale).
 llms:
