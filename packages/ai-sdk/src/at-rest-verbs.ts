@@ -1,5 +1,6 @@
 import { type CheckpointReport, type CliTarget, type DiffReport, type QueryResult, runCli } from '@offshoot/client';
 import type { BranchVerbs, CheckoutFile, ForkRequest } from './branch-verbs.js';
+import { SURFACE } from './daemon-verbs.js';
 
 /** A flag as `--name=value`, so a value the model wrote that starts with a dash stays a value. */
 type Flag = `--${string}`;
@@ -15,7 +16,7 @@ export class AtRestVerbs implements BranchVerbs {
 
   /** `allowForce`: the human allowed the agent to force; the CLI decides what that permits. */
   constructor(cli: CliTarget, allowForce: boolean) {
-    this.#cli = cli;
+    this.#cli = cli.origin === undefined ? { ...cli, origin: { surface: SURFACE } } : cli;
     this.#actor = ['--actor=agent', ...(allowForce ? (['--allow-force'] as const) : [])];
   }
 

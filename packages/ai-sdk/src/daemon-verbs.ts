@@ -1,4 +1,7 @@
-import { type ActorOptions, type Client, OffshootError } from '@offshoot/client';
+import { type ActorOptions, type Client, OffshootError, type WireOrigin } from '@offshoot/client';
+
+/** What the branch log says the tools' calls come through: this package, for the Vercel AI SDK. */
+export const SURFACE = 'sdk:ai-sdk/ai';
 import type { BranchVerbs, CheckoutFile, ForkRequest } from './branch-verbs.js';
 
 /** The verbs over a daemon client: each is one request, marked as an agent's. */
@@ -6,13 +9,14 @@ export class DaemonVerbs implements BranchVerbs {
   readonly #client: Client;
   readonly #actor: ActorOptions;
   /** The same, as request fields, for the ops sent through `request`. */
-  readonly #wire: { actor: 'agent'; allow_force?: true };
+  readonly #wire: { actor: 'agent'; allow_force?: true; origin: WireOrigin };
 
   /** `allowForce`: the human allowed the agent to force; the daemon decides what that permits. */
   constructor(client: Client, allowForce: boolean) {
     this.#client = client;
-    this.#actor = { actor: 'agent', ...(allowForce ? { allowForce } : {}) };
-    this.#wire = { actor: 'agent', ...(allowForce ? { allow_force: true as const } : {}) };
+    const origin = { surface: SURFACE };
+    this.#actor = { actor: 'agent', origin, ...(allowForce ? { allowForce } : {}) };
+    this.#wire = { actor: 'agent', origin, ...(allowForce ? { allow_force: true as const } : {}) };
   }
 
   fork(req: ForkRequest): Promise<number> {

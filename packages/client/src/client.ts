@@ -13,6 +13,7 @@ import type {
   CheckpointReport,
   DiffReport,
   EventEnvelope,
+  LogReport,
   ProtectResult,
   QueryResult,
   SessionInfo,
@@ -35,11 +36,13 @@ export interface ActorOptions {
   actor?: 'agent';
   /** With `actor: 'agent'`: the human allowed the agent to force (a protected target, a live lease). */
   allowForce?: boolean;
+  /** Who asks and through what, for this call's record in the branch log (else the connection's `origin`). */
+  origin?: WireOrigin;
 }
 
 /** Options of `fork`. */
 export interface ForkOptions extends ActorOptions {
-  /** Fork from this checkpoint instead of the source head. */
+  /** Fork from this checkpoint instead of the source head, or a moment: `tx:42`, `at:2026-12-07T10:00:00Z`. */
   from?: string;
   /** Reap the new branch after this long without a touch (a positive Go duration such as `30m` or `1h`). */
   ttl?: string;
@@ -81,7 +84,7 @@ export interface CheckpointOptions extends ActorOptions {
 
 /** Options of `query`. */
 export interface QueryOptions {
-  /** Read this checkpoint instead of the head. */
+  /** Read this checkpoint instead of the head, or a moment: `tx:42`, `at:2026-12-07T10:00:00Z`. */
   at?: string;
   /** The most rows to return (the daemon's default when omitted). */
   limit?: number;
@@ -97,6 +100,16 @@ export interface DiffOptions {
   limit?: number;
 }
 
+/** Options of `log`. */
+export interface LogOptions {
+  /** Only records at or after this time (a Date, or RFC 3339 text). */
+  since?: Date | string;
+  /** Only this actor's records. */
+  actor?: 'human' | 'agent';
+  /** The newest this many records (the daemon's default, 100, when omitted; 0 for all). */
+  limit?: number;
+}
+
 /** Options of `events`. */
 export interface EventsOptions {
   /** Called once the daemon has acknowledged the subscription. */
@@ -105,7 +118,7 @@ export interface EventsOptions {
 
 /** Options of `export`. */
 export interface ExportOptions extends ForceOptions {
-  /** Export this checkpoint instead of the head. */
+  /** Export this checkpoint instead of the head, or a moment: `tx:42`, `at:2026-12-07T10:00:00Z`. */
   checkpoint?: string;
 }
 
@@ -294,6 +307,23 @@ export class Client {
     };
   }
 
+  /**
+   * The history of a branch, oldest first: every change, who asked for it (`actor`) and through what (`surface`). A
+   * destroyed branch's last log, ending with who destroyed it, while GC keeps it.
+   */
+  async log(db: string, branch = 'main', opts: LogOptions = {}): Promise<LogReport> {
+    const since = opts.since instanceof Date ? opts.since.toISOString() : opts.since;
+    const res = await this.#conn.request({
+      op: 'log',
+      db,
+      branch,
+      ...(since !== undefined ? { since } : {}),
+      ...(opts.actor !== undefined ? { by: opts.actor } : {}),
+      ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+    });
+    return requireResult<LogReport>(res, 'log');
+  }
+
   /** Lists the databases, sorted. */
   async dbs(): Promise<string[]> {
     return listField(await this.#conn.request({ op: 'dbs' }), 'databases', 'dbs');
@@ -404,8 +434,11 @@ export class Client {
 }
 
 /** The wire fields of `opts`: left out for a human's call, so older daemons see the request they always saw. */
-function actorFields(opts: ActorOptions): { actor?: 'agent'; allow_force?: boolean } {
-  return opts.actor === undefined ? {} : { actor: opts.actor, allow_force: opts.allowForce };
+function actorFields(opts: ActorOptions): { actor?: 'agent'; allow_force?: boolean; origin?: WireOrigin } {
+  return {
+    ...(opts.actor === undefined ? {} : { actor: opts.actor, allow_force: opts.allowForce }),
+    ...(opts.origin === undefined ? {} : { origin: opts.origin }),
+  };
 }
 
 /** `db[@branch[@checkpoint]]` as the request's db, branch and name (the left side of a diff). */

@@ -11,6 +11,7 @@ export {
   type ForceOptions,
   type PromoteOptions,
   type ForkOptions,
+  type LogOptions,
   type QueryOptions,
   type TouchOptions,
 } from './client.js';
@@ -42,6 +43,8 @@ export type {
   EventDetails,
   EventEnvelope,
   EventType,
+  LogRecord,
+  LogReport,
   OffshootEvent,
   Op,
   PromoteResult,

@@ -284,6 +284,52 @@ export interface CheckpointReport {
   kind: 'live' | 'segment' | 'snapshot' | 'none';
 }
 
+/** One record of a branch log: one change of the branch, who asked for it and through what. */
+export interface LogRecord {
+  db: string;
+  branch: string;
+  /** Its place in this incarnation's log, from 1. */
+  seq: number;
+  /** create, flush, checkpoint, fork, rollback, promote, compact, touch, protect, unprotect, destroy, reap, merge. */
+  op: string;
+  /** RFC 3339. */
+  at: string;
+  actor: 'human' | 'agent';
+  /** `cli`, `daemon`, `mcp:<tool>`, `sdk:<adapter>/<framework>`, `janitor`, `library`. */
+  surface: string;
+  /** The lineage the change left the branch on (with txid_after, the state a moment resolves to). */
+  lineage: string;
+  txid_before: number;
+  txid_after: number;
+  /** The actor's tags (run id, agent name); `{}` when none. */
+  meta: Record<string, string>;
+  /** A checkpoint made or gone to, or a moment. */
+  name?: string;
+  /** A fork's or promote's source (`db@branch@txid`). */
+  from?: string;
+  /** A flush's or checkpoint's pages and bytes written. */
+  pages?: number;
+  bytes?: number;
+  ttl?: string;
+  undo?: string;
+  [field: string]: unknown;
+}
+
+/** What `log` reports: the records, oldest first, of the branch (or of the last incarnation of a destroyed one). */
+export interface LogReport {
+  db: string;
+  branch: string;
+  log_id: string | null;
+  /** False when the branch no longer exists: the records end with who destroyed it (`destroyed`). */
+  live: boolean;
+  /** True when the limit left older records out. */
+  truncated: boolean;
+  records: LogRecord[];
+  destroyed?: LogRecord;
+  /** Earlier incarnations of the name, destroyed: their log id, how many records, when the last was written. */
+  earlier: Array<{ log_id: string; records: number; last_at: string }>;
+}
+
 /** What `query` reports: the rows of one read-only statement and where they were read. */
 export interface QueryResult {
   /** `checkout`: the branch's checkout (unsaved writes show); `head`: its durable head; `checkpoint`: a checkpoint. */

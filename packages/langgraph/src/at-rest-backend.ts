@@ -1,5 +1,6 @@
 import { type CliTarget, isOffshootError, runCli } from '@offshoot/client';
 import type { BackendForkOptions, BranchBackend } from './branch-backend.js';
+import { SURFACE } from './session-backend.js';
 
 interface PathResult {
   path: string;
@@ -31,7 +32,8 @@ export class AtRestBackend implements BranchBackend {
   }
 
   /** Creates `db` first when asked and it is missing, then materializes the branch's checkout. */
-  static async open(cli: CliTarget, db: string, branch: string, create: boolean): Promise<AtRestBackend> {
+  static async open(given: CliTarget, db: string, branch: string, create: boolean): Promise<AtRestBackend> {
+    const cli: CliTarget = given.origin === undefined ? { ...given, origin: { surface: SURFACE } } : given;
     if (create) {
       await runCli(cli, ['create', db]).catch((err: unknown) => {
         if (!isOffshootError(err, 'ALREADY_EXISTS')) throw err;

@@ -1,6 +1,9 @@
 import { type Client, connect, isOffshootError, type Session } from '@offshoot/client';
 import type { BackendForkOptions, BranchBackend } from './branch-backend.js';
 
+/** What the branch log says the calls of this package come through. */
+export const SURFACE = 'sdk:langgraph/langgraph-js';
+
 /** A branch held by a live daemon session: the daemon leases it and captures every commit to its checkout. */
 export class SessionBackend implements BranchBackend {
   readonly mode = 'session';
@@ -20,7 +23,7 @@ export class SessionBackend implements BranchBackend {
 
   /** Connects, creates `db` first when asked and it is missing, and opens a session on `db@branch`. */
   static async open(socket: string, db: string, branch: string, create: boolean): Promise<SessionBackend> {
-    const client = await connect(socket);
+    const client = await connect(socket, { origin: { surface: SURFACE } });
     try {
       if (create && !(await client.dbs()).includes(db)) {
         // Another process may create it between the listing and here; theirs is as good as ours.

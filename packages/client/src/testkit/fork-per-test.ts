@@ -2,6 +2,7 @@ import { sanitizeName } from '../branch-name.js';
 import { connect, type Client } from '../client.js';
 import { isOffshootError, OffshootError } from '../errors.js';
 import type { FlushOptions } from '../session.js';
+import type { WireOrigin } from '../types.js';
 import { seededHandle, type SeedHandle } from './seed-once.js';
 import type { DaemonRef } from './start-daemon.js';
 
@@ -11,6 +12,8 @@ export interface ForkPerTestOptions {
   name?: string;
   /** The fork's TTL, so a crashed run's branches are reaped; default `1h`. */
   ttl?: string;
+  /** Who asks, for the branch log: `{ surface: 'sdk:<adapter>/<framework>', meta }` (default `sdk:typescript`). */
+  origin?: WireOrigin;
 }
 
 /** A private branch for one test, with a live session on it. */
@@ -88,7 +91,7 @@ export async function forkPerTest(
   opts: ForkPerTestOptions = {},
 ): Promise<TestFork> {
   const handle = await resolveSeed(daemon, seed);
-  const client = await connect(daemon.sock).catch((err: unknown) => {
+  const client = await connect(daemon.sock, opts.origin === undefined ? {} : { origin: opts.origin }).catch((err: unknown) => {
     throw withStderr(daemon, err);
   });
   try {

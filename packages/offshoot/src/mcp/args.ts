@@ -4,6 +4,7 @@ import { formatDuration, parseTtl, type TtlArg } from '../core/duration.js';
 import { META_LIMITS, OFFSHOOT_META_PREFIX } from '../core/meta.js';
 import { nameHint, nameProblem } from '../core/names.js';
 import { MAIN_BRANCH } from '../core/target.js';
+import { parseMoment } from '../core/moment.js';
 
 /**
  * A name argument (database, branch, checkpoint): never empty, in the schema as on the wire, so no call can name
@@ -39,6 +40,17 @@ export function nameArg(arg: string, value: string): string {
   }
   return value;
 }
+
+/**
+ * Checks an argument naming a point of a branch: a checkpoint name, or a moment (`tx:42`, the branch at txid 42;
+ * `at:2026-12-07T10:00:00Z`, the branch as it was then), which no checkpoint name can be.
+ */
+export function pointArg(arg: string, value: string): string {
+  return parseMoment(value) !== undefined ? value : nameArg(arg, value);
+}
+
+/** What a point argument's description adds: the moments it takes besides a checkpoint. */
+export const MOMENTS = 'a checkpoint name, or a moment: "tx:42" (that durable txid) or "at:2026-12-07T10:00:00Z"';
 
 /** The branch an optional argument names: the value checked, else main. */
 export function branchOr(arg: string, value: string | undefined): string {

@@ -35,6 +35,7 @@ import { destroyTool } from './tools/destroy.js';
 import { diffTool } from './tools/diff.js';
 import { forkTool } from './tools/fork.js';
 import { listTool } from './tools/list.js';
+import { logTool } from './tools/log.js';
 import { promoteTool } from './tools/promote.js';
 import { queryTool } from './tools/query.js';
 import { rollbackTool } from './tools/rollback.js';
@@ -45,6 +46,7 @@ export const TOOLS = [
   listTool,
   diffTool,
   queryTool,
+  logTool,
   checkoutTool,
   forkTool,
   checkpointTool,
@@ -193,7 +195,7 @@ function register(spec: ToolSpec<Shape, Shape>, scope: CallScope): void {
 }
 
 /**
- * Builds an MCP server with the ten tools, the offshoot-loop prompt and the branch resources over one store opener,
+ * Builds an MCP server with the eleven tools, the offshoot-loop prompt and the branch resources over one store opener,
  * for one protocol era: a 2025-era server is attached to the hub that carries its logs and resource notifications
  * (a 2026-07-28 one hears changes through its listen streams, which the serving entry owns).
  */

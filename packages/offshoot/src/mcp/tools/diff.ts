@@ -5,7 +5,7 @@ import { DIFF_SERVER_BYTES, diff } from '../../ops/diff.js';
 import { renderDiffSummary, renderDiffText } from '../../sqlite/diff/diff-format.js';
 import { diffToJson } from '../../sqlite/diff/diff-json.js';
 import { firstRows, rowCounts, rowsLeftOut } from '../../sqlite/diff/row-window.js';
-import { branchOr, databaseArg, nameArg, nameString } from '../args.js';
+import { branchOr, databaseArg, MOMENTS, nameArg, nameString, pointArg } from '../args.js';
 import { defineTool, HINTS } from '../tool.js';
 
 const MAX_ROWS = 500;
@@ -31,8 +31,8 @@ export const diffTool = defineTool({
     database: databaseArg,
     source: nameString().optional().describe(`left side branch (default "${MAIN_BRANCH}")`),
     target: nameString().describe('right side branch (e.g. your fork)'),
-    source_at: nameString().optional().describe('a checkpoint of the left branch instead of its head'),
-    target_at: nameString().optional().describe('a checkpoint of the right branch instead of its head'),
+    source_at: nameString().optional().describe(`a point of the left branch instead of its head: ${MOMENTS}`),
+    target_at: nameString().optional().describe(`a point of the right branch instead of its head: ${MOMENTS}`),
     limit: z
       .number()
       .int()
@@ -86,12 +86,12 @@ export const diffTool = defineTool({
     const left = {
       db,
       branch: source,
-      ...(args.source_at ? { checkpoint: nameArg('source_at', args.source_at) } : {}),
+      ...(args.source_at ? { checkpoint: pointArg('source_at', args.source_at) } : {}),
     };
     const right = {
       db,
       branch: target,
-      ...(args.target_at ? { checkpoint: nameArg('target_at', args.target_at) } : {}),
+      ...(args.target_at ? { checkpoint: pointArg('target_at', args.target_at) } : {}),
     };
     const label = (t: { branch: string; checkpoint?: string }) =>
       `${db}@${t.branch}${t.checkpoint ? `@${t.checkpoint}` : ''}`;

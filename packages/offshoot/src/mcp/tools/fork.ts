@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { durationMs, formatDuration } from '../../core/duration.js';
 import { validateMeta } from '../../core/meta.js';
 import { fork, forkMany } from '../../ops/fork.js';
-import { branchArg, branchOr, databaseArg, metaArg, nameArg, nameString, ttlArg } from '../args.js';
+import { branchArg, branchOr, databaseArg, metaArg, nameArg, nameString, MOMENTS, pointArg, ttlArg } from '../args.js';
 import { withLinkedDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
 
@@ -26,7 +26,7 @@ export const forkTool = defineTool({
     database: databaseArg,
     new_branch: nameString().describe('name of the new branch (a-z, 0-9, "-", "_", ".")'),
     branch: branchArg('source branch'),
-    at: nameString().optional().describe('fork from this checkpoint of the source instead of its head'),
+    at: nameString().optional().describe(`fork from this point of the source instead of its head: ${MOMENTS}`),
     ttl: z
       .string()
       .optional()
@@ -61,7 +61,7 @@ export const forkTool = defineTool({
     const more = (args.more_branches ?? []).map((b) => nameArg('more_branches', b));
     const all = more.length > 0 ? [branch, ...more] : undefined;
     const source = branchOr('branch', args.branch);
-    const at = args.at === undefined ? undefined : nameArg('at', args.at);
+    const at = args.at === undefined ? undefined : pointArg('at', args.at);
     const meta = validateMeta(args.meta);
     const given = ttlArg(args.ttl, 'fork');
     const ttl = given.kind === 'keep' ? deps.options.defaultTtl : given;

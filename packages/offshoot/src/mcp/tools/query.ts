@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { QUERY_LIMITS, query } from '../../ops/query.js';
-import { branchArg, branchOr, databaseArg, nameArg, nameString } from '../args.js';
+import { branchArg, branchOr, databaseArg, MOMENTS, nameArg, nameString, pointArg } from '../args.js';
 import { defineTool, HINTS } from '../tool.js';
 
 const MAX_TEXT_ROWS = 50;
@@ -26,7 +26,7 @@ export const queryTool = defineTool({
   input: {
     database: databaseArg,
     branch: branchArg('branch to read'),
-    at: nameString().optional().describe('read this checkpoint instead of the head'),
+    at: nameString().optional().describe(`read this point instead of the head: ${MOMENTS}`),
     sql: z.string().describe('one read-only SQL statement'),
     limit: z
       .number()
@@ -46,7 +46,7 @@ export const queryTool = defineTool({
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const branch = branchOr('branch', args.branch);
-    const at = args.at === undefined ? undefined : nameArg('at', args.at);
+    const at = args.at === undefined ? undefined : pointArg('at', args.at);
     const ctx = await deps.ops();
     deps.control.step(`querying ${db}@${branch}${at ? `@${at}` : ''}`);
     const r = await query(ctx, { db, branch }, args.sql, {

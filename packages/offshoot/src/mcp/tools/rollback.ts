@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
 import { rollback } from '../../ops/rollback.js';
-import { branchArg, branchOr, databaseArg, nameArg, nameString } from '../args.js';
+import { branchArg, branchOr, databaseArg, MOMENTS, nameArg, nameString, pointArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
 import { rollbackThrough } from '../daemon-ops.js';
 import { defineTool, HINTS } from '../tool.js';
@@ -22,7 +22,7 @@ export const rollbackTool = defineTool({
   annotations: HINTS.destructive,
   input: {
     database: databaseArg,
-    to: nameString().describe('checkpoint to return to'),
+    to: nameString().describe(`where to return to: ${MOMENTS} (the last durable state at or before it)`),
     branch: branchArg('branch to roll back'),
   },
   output: {
@@ -43,7 +43,7 @@ export const rollbackTool = defineTool({
   },
   async run(args, deps) {
     const db = nameArg('database', args.database);
-    const to = nameArg('to', args.to);
+    const to = pointArg('to', args.to);
     const branch = branchOr('branch', args.branch);
     // Through the daemon serving the store when one answers (it holds the leases and applies the agent rules
     // itself), else at rest.
