@@ -91,9 +91,11 @@ export async function forkPerTest(
   opts: ForkPerTestOptions = {},
 ): Promise<TestFork> {
   const handle = await resolveSeed(daemon, seed);
-  const client = await connect(daemon.sock, opts.origin === undefined ? {} : { origin: opts.origin }).catch((err: unknown) => {
-    throw withStderr(daemon, err);
-  });
+  const client = await connect(daemon.sock, opts.origin === undefined ? {} : { origin: opts.origin }).catch(
+    (err: unknown) => {
+      throw withStderr(daemon, err);
+    },
+  );
   try {
     const branch = await forkFresh(client, daemon, handle, opts.name ?? handle.name, opts.ttl ?? '1h');
     const session = await client.open(handle.db, branch);

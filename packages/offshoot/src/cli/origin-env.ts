@@ -8,7 +8,8 @@ import { nameMap } from '../core/name-map.js';
  * actor's tags from OFFSHOOT_ACTOR_META (`run=r-1,agent=claude`).
  */
 export function cliOrigin(actor: LogActor, env: NodeJS.ProcessEnv): Origin {
-  const surface = env.OFFSHOOT_SURFACE === undefined || env.OFFSHOOT_SURFACE === '' ? 'cli' : validateSurface(env.OFFSHOOT_SURFACE);
+  const surface =
+    env.OFFSHOOT_SURFACE === undefined || env.OFFSHOOT_SURFACE === '' ? 'cli' : validateSurface(env.OFFSHOOT_SURFACE);
   const meta = actorMeta(env.OFFSHOOT_ACTOR_META);
   return { actor, surface, ...(meta !== undefined ? { meta } : {}) };
 }

@@ -36,7 +36,12 @@ export const logTool = defineTool({
     branch: branchArg('branch whose history to read'),
     actor: z.enum(['human', 'agent']).optional().describe("only this actor's records"),
     since: z.string().optional().describe('only records at or after this time (RFC 3339)'),
-    limit: z.number().int().min(0).optional().describe(`the newest this many records (default ${DEFAULT_LOG_LIMIT}, 0: all)`),
+    limit: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(`the newest this many records (default ${DEFAULT_LOG_LIMIT}, 0: all)`),
   },
   output: {
     db: z.string(),
