@@ -46,7 +46,7 @@ export function parseMoment(text: string): Moment | undefined {
 
 /** A `since` bound: an RFC 3339 time, or a duration (`2h`) counted back from now. */
 export function parseSince(text: string, now: Date): Date {
-  if (/^[0-9.]+[a-zµμ]/.test(text) && !RFC3339.test(text)) {
+  if (/^[0-9.]+[a-z\u00b5\u03bc]/.test(text) && !RFC3339.test(text)) {
     const ms = durationMs(parseDuration(text));
     return new Date(now.getTime() - ms);
   }

@@ -25,7 +25,7 @@ function readsPerKey(counting: CountingBackend, prefix: string): Map<string, num
 }
 
 describe("a GC pass's requests", () => {
-  it('reads each ref once (twice when stones are due), lists data/ a fixed number of times', async () => {
+  it('reads each ref once (twice when stones are due), lists data/ and log/ a fixed number of times', async () => {
     let counting!: CountingBackend;
     const ts = await openTestStore({ wrap: (b) => (counting = new CountingBackend(b)) });
     try {
@@ -58,8 +58,8 @@ describe("a GC pass's requests", () => {
       for (const b of keep) assert.equal(firstReads.get(refKey('app', b)), 1, `${b}'s ref read once`);
       assert.deepEqual(
         counting.of('list').map((c) => c.key),
-        ['data/', 'refs/', 'data/'],
-        'data/ listed before the refs are read and once after, never per lineage',
+        ['data/', 'log/', 'refs/', 'data/', 'log/'],
+        'data/ and log/ listed before the refs are read and once after, never per lineage',
       );
       for (const [k, n] of readsPerKey(counting, 'data/')) {
         assert.ok(k.endsWith('/base.json'), `a mark reads no data object (${k})`);
@@ -74,8 +74,8 @@ describe("a GC pass's requests", () => {
       for (const b of keep) assert.equal(secondReads.get(refKey('app', b)), 2, `${b}: snapshot and fresh mark`);
       assert.deepEqual(
         counting.of('list').map((c) => c.key),
-        ['data/', 'refs/', 'data/', 'refs/', 'data/'],
-        'the fresh mark lists refs/ and data/ once more, and that listing is the presence check',
+        ['data/', 'log/', 'refs/', 'data/', 'log/', 'refs/', 'data/', 'log/'],
+        'the fresh mark lists refs/, data/ and log/ once more, and that listing is the presence check',
       );
       for (const [k, n] of readsPerKey(counting, 'data/')) assert.ok(n <= 2, `${k} read at most once per mark`);
     } finally {
