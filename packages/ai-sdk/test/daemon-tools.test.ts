@@ -112,7 +112,16 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
     assert.match(approved.text, /force/, 'the hint reaches the model');
     assert.deepEqual(await mainRows(), before);
     const sent = tap.requests.filter((q) => q['op'] === 'promote');
-    assert.deepEqual(sent, [{ op: 'promote', db: 'app', branch: 'attempt-1', name: 'main', actor: 'agent' }]);
+    assert.deepEqual(sent, [
+      {
+        op: 'promote',
+        db: 'app',
+        branch: 'attempt-1',
+        name: 'main',
+        actor: 'agent',
+        origin: { surface: 'sdk:ai-sdk/ai' },
+      },
+    ]);
   });
 
   test('destroy needs approval; rollback of a fork runs at once, of protected main it asks', async () => {
@@ -169,7 +178,14 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
         live: true,
       });
       assert.deepEqual(tap.requests.slice(before), [
-        { op: 'checkout', db: 'app', branch: 'live-one', live: true, actor: 'agent' },
+        {
+          op: 'checkout',
+          db: 'app',
+          branch: 'live-one',
+          live: true,
+          actor: 'agent',
+          origin: { surface: 'sdk:ai-sdk/ai' },
+        },
       ]);
     } finally {
       await s.close();
@@ -187,6 +203,7 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
       branch: 'main',
       name: 'forced',
       actor: 'agent',
+      origin: { surface: 'sdk:ai-sdk/ai' },
       allow_force: true,
     });
     const forced = (await human.branches('app')).find((b) => b.branch === 'forced');

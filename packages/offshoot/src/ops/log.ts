@@ -1,6 +1,7 @@
 import { fail } from '../core/errors.js';
 import { endsIncarnation, type LogActor, type LogRecord } from '../core/history.js';
 import { validateName } from '../core/names.js';
+import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { type Incarnation, openBranchLog, walkNewestFirst } from './helpers/history/branch-log.js';
@@ -39,7 +40,7 @@ export interface LogReport {
  * need. A branch that no longer exists reads as the last incarnation of its name, whose final record says who
  * destroyed it, for as long as GC keeps it; NOT_FOUND when the name has no history at all.
  */
-export async function readLog(ctx: OpsContext, t: Target, opts: LogOptions = {}): Promise<LogReport> {
+export async function readLog(ctx: OpsContext, t: Target, opts: LogOptions = {}, ref?: Ref | null): Promise<LogReport> {
   validateName('database', t.db);
   validateName('branch', t.branch);
   const limit = opts.limit ?? DEFAULT_LOG_LIMIT;
@@ -51,7 +52,8 @@ export async function readLog(ctx: OpsContext, t: Target, opts: LogOptions = {})
         sdk: 'pass limit as a whole number (0 for all)',
       },
     });
-  const log = await openBranchLog(ctx, t.db, t.branch);
+  // `ref`: the caller's read of the branch (null: it does not exist), else read here, before the log is listed.
+  const log = await openBranchLog(ctx, t.db, t.branch, ref);
   if (!log.live && log.logId === undefined)
     throw fail('NOT_FOUND', `no branch ${t.db}@${t.branch}, and no log of one`, {
       hint: `run 'offshoot status ${t.db}' to list its branches`,
