@@ -25,7 +25,8 @@ export const forkCommand: Command = {
     '"offshoot." are offshoot\'s own. With --actor agent, the checkpoint of a dirty source checkout is decided like',
     "an agent's checkpoint: refused into the undo point of a protected branch.",
     'Several names fork them all at one fork point, all or nothing: every name is checked before any fork is',
-    'written, and a failure withdraws the forks already made.',
+    'written, and a failure withdraws the forks already made. --at takes a checkpoint or a moment: tx:42 (that',
+    'durable txid) or at:2026-12-07T10:00:00Z (the last durable state at or before it), inside the history window.',
   ].join('\n'),
   examples: [
     'offshoot fork app attempt-1 --ttl 1h',

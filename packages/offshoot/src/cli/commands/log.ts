@@ -13,10 +13,9 @@ export const logCommand: Command = {
     'Each says when, the txids before and after, who asked (human or agent), through what (cli, daemon,',
     "mcp:<tool>, sdk:<adapter>/<framework>, janitor), the actor's tags, and for a flush the pages and bytes written.",
     'Lines are oldest first: time, #sequence, op, txids, actor and surface, then the details.',
-    '--since keeps records at or after a time (RFC 3339) or within a duration of now (2h); --actor (on log, the',
-    "global flag filters) keeps one actor's;",
-    '--limit N the newest N that pass (default 100, 0 for all). A destroyed branch shows its last incarnation,',
-    'ending with who destroyed it, until GC collects it.',
+    '--since keeps records at or after a time (RFC 3339) or within a duration of now (2h); --actor human|agent (the',
+    "global flag, which on log filters) keeps one actor's; --limit N the newest N that pass (default 100, 0 for all).",
+    'A destroyed branch shows its last incarnation, ending with who destroyed it, until GC collects it.',
   ].join('\n'),
   examples: ['offshoot log app', 'offshoot log app@attempt-1 --actor agent --json', 'offshoot log app --since 2h'],
   flags: {

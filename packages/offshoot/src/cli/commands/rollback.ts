@@ -18,6 +18,8 @@ export const rollbackCommand: Command = {
     "point's name is replaced only if it is an undo point offshoot made and nobody has used since; otherwise the rollback",
     'is refused. A checkout busy with another connection cannot be refreshed: the branch still moves, nothing is printed',
     "on stdout, and the command exits 6 (busy) saying so; close the connection and run 'offshoot checkout'.",
+    '--to takes a checkpoint or a moment: tx:42 (that durable txid, even one an earlier rollback left behind) or',
+    'at:2026-12-07T10:00:00Z (the last durable state at or before it), inside the history window.',
   ].join('\n'),
   examples: [
     'offshoot rollback app --to seeded',
