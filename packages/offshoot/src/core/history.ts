@@ -17,23 +17,6 @@ export type LogOp =
   | 'reap'
   | 'merge';
 
-/** Every op a record may name, in the order the docs list them. */
-export const LOG_OPS: readonly LogOp[] = [
-  'create',
-  'flush',
-  'checkpoint',
-  'fork',
-  'rollback',
-  'promote',
-  'compact',
-  'touch',
-  'protect',
-  'unprotect',
-  'destroy',
-  'reap',
-  'merge',
-];
-
 /** Who asked: a human (the CLI, an SDK's own call) or an agent (the MCP server, an adapter that says so). */
 export type LogActor = 'human' | 'agent';
 
@@ -136,8 +119,8 @@ function isCount(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 }
 
-/** True when v has the fields every record carries, well typed (anything else it carries is kept as it is). */
-export function isLogRecord(v: unknown): v is LogRecord {
+// True when v has the fields every record carries, well typed (anything else it carries is kept as it is).
+function isLogRecord(v: unknown): v is LogRecord {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   const r = v as Record<string, unknown>;
   return (
@@ -192,8 +175,8 @@ export function decodeLogRecords(key: string, text: string): LogRecord[] {
   return out;
 }
 
-/** The JSON size of a tail, as a ref stores it. */
-export function tailBytes(records: readonly LogRecord[]): number {
+// The JSON size of a tail, as a ref stores it.
+function tailBytes(records: readonly LogRecord[]): number {
   return Buffer.byteLength(JSON.stringify(records));
 }
 

@@ -12,8 +12,8 @@ function newLogId(): string {
   return nodeCrypto().randomBytes(8).toString('hex');
 }
 
-/** The record of `op` moving a branch from `before` (undefined: it did not exist) to `next`, with who asked. */
-export function newRecord(
+// The record of `op` moving a branch from `before` (undefined: it did not exist) to `next`, with who asked.
+function newRecord(
   ctx: OpsContext,
   op: LogOp,
   before: Ref | undefined,
@@ -34,13 +34,13 @@ export function newRecord(
   };
 }
 
-/**
+/*
  * `next` (derived from the committed ref, so its tail is the committed one) with `record` appended to its log, ready
  * for the compare-and-swap that makes both durable at once. A ref with no log starts one (a new id); a full tail is
  * first spilled into its log object, create-only, before that compare-and-swap: its records are committed, so a
  * spill whose swap is then lost leaves only a copy of records a reader already has, and a retry writes the same key.
  */
-export async function appendRecord(
+async function appendRecord(
   ctx: OpsContext,
   db: string,
   branch: string,
@@ -77,8 +77,8 @@ export function logged(
   return appendRecord(ctx, db, branch, ref, newRecord(ctx, op, before, ref, detail));
 }
 
-/** A copy of r with no log: what a new incarnation copied from another ref starts from. */
-export function withoutLog(r: Ref): Ref {
+// A copy of r with no log: what a new incarnation copied from another ref starts from.
+function withoutLog(r: Ref): Ref {
   const next = { ...r };
   delete next.log_id;
   delete next.log;
