@@ -32,7 +32,7 @@ export type OpenStore = (opts?: TestStoreOptions) => Promise<TestStore>;
 const HOUR_MS = 3_600_000;
 
 /** Writes one row into the branch's checkout and checkpoints it (unnamed unless `name`); returns the new txid. */
-async function write(ts: TestStore, ctx: OpsContext, branch: string, value: number, name?: string): Promise<number> {
+async function write(ctx: OpsContext, branch: string, value: number, name?: string): Promise<number> {
   const { path } = await checkout(ctx, { db: 'app', branch });
   runSql(path, `CREATE TABLE IF NOT EXISTS t(x); INSERT INTO t VALUES (${value});`);
   return (await checkpoint(ctx, { db: 'app', branch }, name)).txid;
@@ -56,8 +56,8 @@ export async function recordsEveryVerb(open: OpenStore): Promise<void> {
     const agent = withOrigin(ts.ctx, { actor: 'agent', surface: 'mcp:offshoot_fork', meta: { run: 'r-7' } });
     await create(human, 'app');
     await fork(agent, { db: 'app', branch: 'main' }, 'a1', { ttl: { kind: 'set', ttl: parseDuration('1h') } });
-    await write(ts, agent, 'a1', 1, 'one');
-    await write(ts, agent, 'a1', 2);
+    await write(agent, 'a1', 1, 'one');
+    await write(agent, 'a1', 2);
     await touch(agent, { db: 'app', branch: 'a1' }, { kind: 'set', ttl: parseDuration('2h') });
     await setProtected(human, { db: 'app', branch: 'a1' }, true);
     await setProtected(human, { db: 'app', branch: 'a1' }, false);
@@ -134,7 +134,7 @@ export async function spillsAndReads(open: OpenStore): Promise<void> {
     await fork(ts.ctx, { db: 'app', branch: 'main' }, 'b');
     for (let i = 1; i <= 30; i++) {
       ts.clock.advance(60_000);
-      await write(ts, i % 3 === 0 ? agent : ts.ctx, 'b', i);
+      await write(i % 3 === 0 ? agent : ts.ctx, 'b', i);
     }
     const { ref } = await ts.store.getRef('app', 'b');
     assert.ok((ref.log?.length ?? 0) <= LOG_TAIL_RECORDS, `the tail stays small: ${ref.log?.length}`);
@@ -169,62 +169,58 @@ export async function spillsAndReads(open: OpenStore): Promise<void> {
   }
 }
 
-/** A backend that fails the next compare-and-swap of one ref right after a log object was written: a lost swap. */
-class LoseSwapAfterSpill implements Backend {
-  armed = false;
-  lost = 0;
-  constructor(private readonly inner: Backend) {
-    return new Proxy(this, {
-      get: (target, prop, receiver) =>
-        prop in target ? Reflect.get(target, prop, receiver) : (inner as never)[prop as never],
-    });
-  }
-  get name(): string {
-    return this.inner.name;
-  }
-  get capabilities(): Backend['capabilities'] {
-    return this.inner.capabilities;
-  }
-  private spilled = false;
-  async put(...args: Parameters<Backend['put']>): Promise<string> {
+/** The fault a LoseSwapAfterSpill backend injects: armed by the test, counting the swaps it made lose. */
+interface SwapFault {
+  armed: boolean;
+  lost: number;
+}
+
+/**
+ * The real backend, except that once armed, the first compare-and-swap of a ref after a log object was written loses
+ * to another writer's change of that ref (its generation moves first): a spill whose swap is lost.
+ */
+function loseSwapAfterSpill(inner: Backend, fault: SwapFault): Backend {
+  let spilled = false;
+  const put = async (...args: Parameters<Backend['put']>): Promise<string> => {
     const [key, , cond] = args;
     if (key.startsWith('log/')) {
-      const etag = await this.inner.put(...args);
-      if (this.armed) this.spilled = true;
+      const etag = await inner.put(...args);
+      if (fault.armed) spilled = true;
       return etag;
     }
-    if (this.armed && this.spilled && key.startsWith('refs/') && cond !== undefined && 'ifMatch' in cond) {
-      this.armed = false;
-      this.spilled = false;
-      this.lost++;
-      // Another writer's change lands first (the ref's generation moves), then this swap loses to it.
-      const cur = await this.inner.get(key);
+    if (fault.armed && spilled && key.startsWith('refs/') && cond !== undefined && 'ifMatch' in cond) {
+      fault.armed = false;
+      spilled = false;
+      fault.lost++;
+      const cur = await inner.get(key);
       const moved = JSON.parse(cur.body.toString('utf8')) as { generation?: number };
       moved.generation = (moved.generation ?? 0) + 1;
-      await this.inner.put(key, Buffer.from(JSON.stringify(moved)), { ifMatch: cur.etag });
+      await inner.put(key, Buffer.from(JSON.stringify(moved)), { ifMatch: cur.etag });
     }
-    return this.inner.put(...args);
-  }
+    return inner.put(...args);
+  };
+  return new Proxy(inner, {
+    get: (target, prop, receiver) => {
+      if (prop === 'put') return put;
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
 }
 
 /** A spill whose compare-and-swap is lost leaves a copy of committed records, which no reader ever shows twice. */
 export async function lostSwapShowsNoDuplicate(open: OpenStore): Promise<void> {
-  let fault: LoseSwapAfterSpill | undefined;
-  const ts = await open({
-    wrap: (b) => {
-      fault = new LoseSwapAfterSpill(b);
-      return fault;
-    },
-  });
+  const fault: SwapFault = { armed: false, lost: 0 };
+  const ts = await open({ wrap: (b) => loseSwapAfterSpill(b, fault) });
   try {
     await create(ts.ctx, 'app');
     await fork(ts.ctx, { db: 'app', branch: 'main' }, 'b');
     for (let i = 1; i < LOG_TAIL_RECORDS; i++) await touch(ts.ctx, { db: 'app', branch: 'b' });
-    (fault as LoseSwapAfterSpill).armed = true;
+    fault.armed = true;
     // The ninth record spills the eight before it; the swap that trims them is lost, and touch retries it.
     await touch(ts.ctx, { db: 'app', branch: 'b' });
     await touch(ts.ctx, { db: 'app', branch: 'b' });
-    assert.equal(fault?.lost, 1, 'the swap after the spill was lost once');
+    assert.equal(fault.lost, 1, 'the swap after the spill was lost once');
     const log = await readLog(ts.ctx, { db: 'app', branch: 'b' }, { limit: 0 });
     assert.deepEqual(
       log.records.map((r) => r.seq),
@@ -246,7 +242,7 @@ export async function momentsOnEveryVerb(open: OpenStore): Promise<void> {
     const times: string[] = [];
     for (let i = 1; i <= 12; i++) {
       ts.clock.advance(60_000);
-      await write(ts, ts.ctx, 'b', i);
+      await write(ts.ctx, 'b', i);
       times.push(ts.clock.now().toISOString());
     }
     const at5 = `at:${new Date(Date.parse(times[4] as string) + 30_000).toISOString()}`;
@@ -275,7 +271,7 @@ export async function momentsOnEveryVerb(open: OpenStore): Promise<void> {
     await rollback(ts.ctx, { db: 'app', branch: 'b' }, at5);
     assert.equal(await rows(ts, ts.ctx, 'b'), want);
     assert.match(await rows(ts, ts.ctx, 'b', 'tx:10'), /VALUES\(9\)/, 'a txid left behind is still addressable');
-    await write(ts, ts.ctx, 'b', 100);
+    await write(ts.ctx, 'b', 100);
     assert.match(await rows(ts, ts.ctx, 'b', 'tx:7'), /VALUES\(100\)/, 'tx:7 is now the newest state of that number');
     await rejectsCode(rows(ts, ts.ctx, 'b', 'tx:99'), 'NOT_FOUND');
     await rejectsCode(rows(ts, ts.ctx, 'b', 'at:2019-01-01T00:00:00Z'), 'NOT_FOUND');
@@ -297,7 +293,7 @@ export async function windowHonouredByGc(open: OpenStore): Promise<void> {
     await fork(ts.ctx, { db: 'app', branch: 'main' }, 'b');
     for (let i = 1; i <= 20; i++) {
       ts.clock.advance(60_000);
-      await write(ts, ts.ctx, 'b', i);
+      await write(ts.ctx, 'b', i);
     }
     const merged = (await ts.store.backend.listKeys('data/'))
       .map(parseDataKey)
