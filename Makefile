@@ -9,7 +9,8 @@ BIOME := node_modules/.bin/biome
 
 all: build
 
-$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/offshoot-db-client/package.json packages/langgraph/package.json \
+$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/tools/package.json \
+		packages/offshoot-db-client/package.json packages/langgraph/package.json \
 		packages/ai-sdk/package.json packages/evalite/package.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -18,6 +19,7 @@ install: $(STAMP)
 
 build: install
 	$(TSC) -p packages/client/tsconfig.json
+	$(TSC) -p packages/tools/tsconfig.json
 	$(TSC) -p packages/offshoot-db-client/tsconfig.json
 	$(TSC) -p packages/offshoot/tsconfig.json
 	node scripts/build-web.mjs
@@ -33,6 +35,7 @@ check: build
 	node scripts/check-markdown.mjs
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
+	$(TSC) -p packages/tools/tsconfig.check.json
 	$(TSC) -p packages/offshoot/web/tsconfig.json
 	scripts/test-python.sh lint
 	$(TSC) -p packages/langgraph/tsconfig.check.json

@@ -34,7 +34,7 @@ const DEFAULT_SURFACE = 'sdk:typescript';
 export interface ActorOptions {
   /** `agent` when an AI agent asked for this call. */
   actor?: 'agent';
-  /** With `actor: 'agent'`: the human allowed the agent to force (a protected target, a live lease). */
+  /** With `actor: 'agent'`: the human allowed the agent to force past protection (never a live lease). */
   allowForce?: boolean;
   /** Who asks and through what, for this call's record in the branch log (else the connection's `origin`). */
   origin?: WireOrigin;
@@ -416,6 +416,11 @@ export class Client {
 
   set origin(origin: WireOrigin | undefined) {
     this.#conn.origin = origin;
+  }
+
+  /** The daemon's socket this client was connected to, when it was made with one (`connect` always is). */
+  get socketPath(): string | undefined {
+    return this.#socketPath;
   }
 
   /** True once the connection has closed (either side) or failed: a caller keeping a client can tell it must redial. */

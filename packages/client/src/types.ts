@@ -1,5 +1,6 @@
 /**
- * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint, query and log.
+ * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint, query,
+ * check and log.
  * This package owns the wire types; the daemon's protocol layer imports them from here.
  */
 export type Op =
@@ -27,6 +28,7 @@ export type Op =
   | 'gc'
   | 'checkpoint'
   | 'query'
+  | 'check'
   | 'log';
 
 /**
@@ -87,6 +89,11 @@ export interface WireRequest {
   /** Additive: a branches op lists only branches in one of these states. Older daemons ignore it. */
   state?: BranchState[];
   /**
+   * Additive: the verb a `check` op runs the refusals of, with that verb's own fields beside it; the op changes
+   * nothing. Older daemons refuse the op (unknown), never run the verb.
+   */
+  verb?: CheckedVerb;
+  /**
    * Additive: a promote op is a compare-and-swap on the target: it goes ahead only while the target's head is this
    * txid and its checkout holds nothing uncheckpointed, else fails `BASE_MOVED` changing nothing. Older daemons
    * ignore it (and promote anyway): the client refuses to send it to a daemon that does not say it knows it.
@@ -109,6 +116,9 @@ export interface WireOrigin {
   surface?: string;
   meta?: Record<string, string>;
 }
+
+/** The verbs a `check` op answers: whether this call would go ahead now, or the refusal it would get. */
+export type CheckedVerb = 'rollback' | 'promote' | 'destroy';
 
 /** A checkpoint as the `branches` op sends it. */
 export interface WireCheckpointInfo {
@@ -225,6 +235,34 @@ export interface RollbackResult {
   refreshed: boolean;
   /** Why an existing checkout could not be refreshed (busy); also the last of `warnings`. */
   refresh_error?: string;
+  /** Additive: whether the branch is protected (undoing the rollback then takes force); older daemons leave it out. */
+  protected?: boolean;
+}
+
+/** What `fork` reports in `result` (additive; older daemons send none). */
+export interface ForkResult {
+  /** The TTL every new branch got, canonical (`24h0m0s`), or null for none. */
+  ttl: string | null;
+  /** When the new branches may be reaped unless touched (RFC 3339), or null without a TTL. */
+  expires_at: string | null;
+}
+
+/** What `checkout` reports in `result` beside the path (additive; older daemons send none). */
+export interface CheckoutResult {
+  /** The head txid the file holds (a session's durable txid for a live path). */
+  txid: number;
+  /** True when an existing file was kept rather than materialized again. */
+  reused: boolean;
+  /** True when the file holds writes no checkpoint has recorded yet (kept). */
+  dirty: boolean;
+  /** The undo point that kept the file's uncheckpointed writes when its branch moved under it. */
+  kept?: string;
+}
+
+/** What a `check` op reports: the verb would go ahead now (a refusal is the verb's own error). */
+export interface CheckResult {
+  verb: CheckedVerb;
+  allowed: true;
 }
 
 /** What `promote` reports in `result`. */

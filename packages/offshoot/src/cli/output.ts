@@ -173,7 +173,7 @@ export function rollbackOutcome(r: RollbackResult, branchProtected: boolean): Ou
         : `abandoned txids ${a.from}-${a.to}`;
   const { refreshError, ...rest } = r;
   const undo = rollbackUndoCommand(r, branchProtected);
-  const data = { ...rest, undo };
+  const data = { ...rest, protected: branchProtected, undo };
   // A stale checkout's path would name a file holding the old state: print none, and fail with the refresh error.
   return outcome(refreshDocument(data, refreshError), refreshError ? [] : [r.path], {
     notes: [
@@ -219,6 +219,13 @@ export function promoteOutcome(r: PromoteResult): Outcome {
       ...(refreshError ? { failure: refreshError } : {}),
     },
   );
+}
+
+/** `--check` of rollback, promote or destroy: the call would go ahead now; nothing was changed. */
+export function checkOutcome(verb: 'rollback' | 'promote' | 'destroy', t: Target): Outcome {
+  return outcome({ verb, db: t.db, branch: t.branch, allowed: true }, [
+    `${verb} of ${t.db}@${t.branch} would go ahead (checked only: nothing was changed)`,
+  ]);
 }
 
 /** `compact`. */
@@ -302,6 +309,7 @@ export function diffOutcome(r: DiffResult, left: string, right: string, mode: Di
     schema: j.schema,
     tables: new Verbatim(j.tables),
     stats: j.stats,
+    summary_only: j.summary_only,
     ...(mode === 'sql' ? { sql: text } : {}),
   };
   return { data, text };
@@ -472,9 +480,9 @@ export function errorLine(err: OffshootError): string {
 
 /** The one stderr JSON line for a failure under --json. */
 export function errorJsonLine(err: OffshootError): string {
-  return JSON.stringify({
-    error: { code: err.code, message: err.message, hint: err.hint ?? null, retryable: err.retryable },
-  });
+  const e = { code: err.code, message: err.message, hint: err.hint ?? null, retryable: err.retryable };
+  // Additive: a refusal of an agent its human may lift says so, as on the wire.
+  return JSON.stringify({ error: err.humanCanAllow ? { ...e, human_can_allow: true } : e });
 }
 
 /** A warning line for stderr: text, or a JSON object under --json. */

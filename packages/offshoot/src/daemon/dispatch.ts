@@ -7,6 +7,7 @@ import { withOrigin } from '../ops/helpers/context/context.js';
 import { requestOrigin } from './request-fields.js';
 import { branchesOp } from './handlers/branches.js';
 import { checkoutAtOp } from './handlers/checkout-at.js';
+import { checkOp } from './handlers/check.js';
 import { checkpointOp } from './handlers/checkpoint.js';
 import { checkoutOp } from './handlers/checkout.js';
 import { closeOp } from './handlers/close.js';
@@ -58,6 +59,7 @@ const HANDLERS: Record<Op, OpHandler> = {
   gc: gcOp,
   checkpoint: checkpointOp,
   query: queryOp,
+  check: checkOp,
   log: logOp,
 };
 

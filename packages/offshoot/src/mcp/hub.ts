@@ -1,9 +1,9 @@
 import { type LoggingLevel, type McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import { type RefChange, RefWatch } from '../ops/helpers/context/ref-watch.js';
-import { servingDaemon } from './daemon-link.js';
-import { followDaemonEvents } from './daemon-events.js';
-import type { ListenFilter } from './listen-filter.js';
+import { servingDaemon } from './daemon/daemon-link.js';
+import { followDaemonEvents } from './daemon/daemon-events.js';
+import type { ListenFilter } from './transport/listen-filter.js';
 import { uriCovers, uriDatabase } from './resources.js';
 
 /** Resource subscriptions one connection (or one listen stream) may hold at once. */

@@ -4,12 +4,12 @@ import type { HttpConfig } from '../protocol/http-listen.js';
 import { tokenFingerprint } from '../protocol/http-listen.js';
 import type { OpsContext } from '../ops/helpers/context/context.js';
 import type { McpOptions } from './deps.js';
-import { startMcpHttp } from './http.js';
+import { startMcpHttp } from './transport/http.js';
 import { Confirmations } from './confirm.js';
-import { DaemonLinks } from './daemon-links.js';
+import { DaemonLinks } from './daemon/daemon-links.js';
 import { type ChangeSink, McpHub } from './hub.js';
-import { ListenTap } from './listen-tap.js';
-import { MalformedAnswerFilter } from './malformed-answer.js';
+import { ListenTap } from './transport/listen-tap.js';
+import { MalformedAnswerFilter } from './transport/malformed-answer.js';
 import { startReaper } from './reaper.js';
 import { buildServer, type Era } from './server.js';
 

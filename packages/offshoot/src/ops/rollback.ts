@@ -4,17 +4,17 @@ import { nameMap } from '../core/name-map.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
-import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
+import { checkoutDirty, checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { casRepoint } from './helpers/branch/repoint.js';
 import { type Point, resolvePoint } from './helpers/history/point.js';
+import { logged } from './helpers/history/record.js';
 import { copySnapshot, newLineageAt } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
 import { type Actor, HUMAN, refuseSecondRollback, refuseUndoPointChange, vetWrite } from './helpers/safety/policy.js';
 import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
-import { logged } from './helpers/history/record.js';
 
 /** What rollback did: where the branch now stands, what it abandoned, and the undo point it kept. */
 export interface RollbackResult {
@@ -34,13 +34,6 @@ export interface RollbackResult {
   mode: 'shared' | 'materialized';
 }
 
-/** Whether p is the state the branch, now on `lineage`, holds at p's txid: the same lineage once pass-throughs fold. */
-async function onCurrentHistory(resolver: ChainResolver, lineage: string, p: Point): Promise<boolean> {
-  if (p.lineage === lineage) return true;
-  const [a, b] = await Promise.all([resolver.collapseBase(lineage, p.txid), resolver.collapseBase(p.lineage, p.txid)]);
-  return a.lineage === b.lineage;
-}
-
 /**
  * `offshoot rollback db[@b] --to <cp>`: repoints the branch at a fresh lineage that reads through a base pointer at
  * the checkpoint (or owns a copy with --materialize), keeping checkpoints at or below it. The old head is kept first
@@ -55,23 +48,55 @@ export function rollback(
   return withBranchLease(ctx, t, () => rollbackLeased(ctx, t, to, opts));
 }
 
+/**
+ * Runs every refusal `rollback` would on the branch as it stands, and changes nothing (no lease, no write): whether
+ * this actor's rollback would go ahead. A caller asks it before it asks its human (`check` on the wire).
+ */
+export async function checkRollback(
+  ctx: OpsContext,
+  t: Target,
+  to: string,
+  opts: { actor?: Actor } = {},
+): Promise<void> {
+  const cur = await readBranch(ctx, t.db, t.branch);
+  const vet = await vetRollback(ctx, t, to, cur.ref, opts.actor ?? HUMAN);
+  if (await checkoutDirty(ctx, t, cur.ref)) await vet.write(cur.ref);
+}
+
+/** The refusals of a rollback, in order, on the ref as read; `write` is the rule of its implicit checkpoint. */
+async function vetRollback(
+  ctx: OpsContext,
+  t: Target,
+  to: string,
+  ref: Ref,
+  actor: Actor,
+): Promise<{ point: Point; write: (ref: Ref) => Promise<void> }> {
+  await refuseForeignLease(ctx, t.db, t.branch, ref, 'rollback');
+  const point = await resolvePoint(ctx, t, ref, to);
+  const human = `offshoot rollback ${t.db}@${t.branch} --to ${to}`;
+  await refuseUndoPointChange(ctx, t.db, t.branch, ref, actor, 'rolling back', human);
+  await refuseSecondRollback(ctx, t.db, t.branch, ref, actor);
+  await checkUndoSlot(ctx, t.db, t.branch, 'pre-rollback');
+  return { point, write: vetWrite(ctx, t, actor, 'implicit', human) };
+}
+
+/** Whether p is the state the branch, now on `lineage`, holds at p's txid: the same lineage once pass-throughs fold. */
+async function onCurrentHistory(resolver: ChainResolver, lineage: string, p: Point): Promise<boolean> {
+  if (p.lineage === lineage) return true;
+  const [a, b] = await Promise.all([resolver.collapseBase(lineage, p.txid), resolver.collapseBase(p.lineage, p.txid)]);
+  return a.lineage === b.lineage;
+}
+
 async function rollbackLeased(
   ctx: OpsContext,
   t: Target,
   to: string,
   opts: { materialize?: boolean; actor?: Actor },
 ): Promise<RollbackResult> {
-  const actor = opts.actor ?? HUMAN;
   let cur = await readBranch(ctx, t.db, t.branch);
-  await refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');
-  const point = await resolvePoint(ctx, t, cur.ref, to);
+  const { point, write } = await vetRollback(ctx, t, to, cur.ref, opts.actor ?? HUMAN);
   const target = point.txid;
-  const human = `offshoot rollback ${t.db}@${t.branch} --to ${to}`;
-  await refuseUndoPointChange(ctx, t.db, t.branch, cur.ref, actor, 'rolling back', human);
-  await refuseSecondRollback(ctx, t.db, t.branch, cur.ref, actor);
-  await checkUndoSlot(ctx, t.db, t.branch, 'pre-rollback');
-  if (await checkpointIfDirty(ctx, t, cur.ref, vetWrite(ctx, t, actor, 'implicit', human)))
-    cur = await readBranch(ctx, t.db, t.branch);
+  if (await checkpointIfDirty(ctx, t, cur.ref, write)) cur = await readBranch(ctx, t.db, t.branch);
   const oldHead = cur.ref.head_txid;
   const resolver = new ChainResolver(ctx.store);
   const fresh = await newLineageAt(ctx, t.db, resolver, point.lineage, target, {

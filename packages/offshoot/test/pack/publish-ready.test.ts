@@ -38,11 +38,11 @@ const npmPackages = workspaces
   .map((dir) => ({ dir, manifest: JSON.parse(readFileSync(join(repoRoot, dir, 'package.json'), 'utf8')) as Manifest }))
   .filter((p) => p.manifest.private !== true);
 
-/** The file a shipped path is read from in the checkout: the CLI bundles the client under its node_modules. */
+/** The file a shipped path is read from in the checkout: the CLI bundles the client and the catalogue under its node_modules. */
 function sourceOf(dir: string, path: string): string {
-  const bundled = 'node_modules/@offshoot/client/';
-  return path.startsWith(bundled)
-    ? join(repoRoot, 'packages/client', path.slice(bundled.length))
+  const bundled = /^node_modules\/@offshoot\/(client|tools)\//.exec(path);
+  return bundled
+    ? join(repoRoot, 'packages', bundled[1] ?? '', path.slice(bundled[0].length))
     : join(repoRoot, dir, path);
 }
 

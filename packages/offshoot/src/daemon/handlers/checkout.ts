@@ -5,7 +5,8 @@ import { requestActor, requestTarget } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 
 /**
- * `checkout` db, branch → checkout: the writable checkout, refused while a session (here or elsewhere) owns it. With
+ * `checkout` db, branch → checkout, and additively `result` (the head txid it holds, whether an existing file was
+ * reused, whether it holds uncheckpointed writes, the undo point that kept them when the branch moved): the writable checkout, refused while a session (here or elsewhere) owns it. With
  * `live` (and no `discard`), a healthy session open here on the branch answers its live path instead (`live: true`):
  * as writable as a checkout, so the same rule decides whether an agent may have it.
  */
@@ -15,7 +16,8 @@ export const checkoutOp: OpHandler = async (req, d) => {
   const slot = req.live === true && req.discard !== true ? d.sessions.get(t) : undefined;
   if (slot !== undefined && slot.state === 'open' && slot.session.error === undefined) {
     await refuseAgentCheckout(d.ops, t.db, t.branch, (await readBranch(d.ops, t.db, t.branch)).ref, actor, false);
-    return { ok: true, checkout: slot.session.path, live: true };
+    const txid = slot.session.info().durable_txid;
+    return { ok: true, checkout: slot.session.path, live: true, result: { txid, reused: true, dirty: false } };
   }
   d.sessions.refuseIfPresent(t, 'checkout');
   const { ref } = await readBranch(d.ops, t.db, t.branch);
@@ -30,5 +32,10 @@ export const checkoutOp: OpHandler = async (req, d) => {
     warnings.push(
       `${t.db}@${t.branch} moved under its checkout; its uncheckpointed writes are kept as ${t.db}@${r.kept}`,
     );
-  return { ok: true, checkout: r.path, ...(warnings.length > 0 ? { warnings } : {}) };
+  return {
+    ok: true,
+    checkout: r.path,
+    result: { txid: r.txid, reused: r.reused, dirty: r.dirty, ...(r.kept !== undefined ? { kept: r.kept } : {}) },
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
 };

@@ -2,6 +2,7 @@ import { fail } from '../../core/errors.js';
 import { formatTarget, type Target } from '../../core/target.js';
 import type { Actor } from '../../ops/helpers/safety/policy.js';
 import type { DaemonContext } from '../daemon-context.js';
+import type { LiveSlot } from '../session-table.js';
 import { flushLive } from '../session-lifecycle.js';
 import { refuseAgentFlush } from './flush.js';
 import { askedBy } from './asked-by.js';
@@ -19,15 +20,27 @@ export async function flushSourceSession(
   what: string,
   readsHead = true,
 ): Promise<void> {
+  const slot = await vetSourceSession(d, src, actor, what, readsHead);
+  if (slot !== undefined) await flushLive(d, slot, { kind: 'manual', ...askedBy(d) });
+}
+
+/** The refusals of flushSourceSession, and the session it would flush (undefined when none). */
+export async function vetSourceSession(
+  d: DaemonContext,
+  src: Target,
+  actor: Actor,
+  what: string,
+  readsHead = true,
+): Promise<LiveSlot | undefined> {
   const slot = d.sessions.get(src);
-  if (slot === undefined) return;
+  if (slot === undefined) return undefined;
   if (slot.state === 'pending') {
     throw fail('SESSION_OPEN', `${what}: source ${formatTarget(src)} has a session being opened`, {
       retryable: true,
       hint: 'retry once the open has returned',
     });
   }
-  if (!readsHead) return;
+  if (!readsHead) return undefined;
   await refuseAgentFlush(d, src, actor);
-  await flushLive(d, slot, { kind: 'manual', ...askedBy(d) });
+  return slot;
 }

@@ -7,15 +7,15 @@ import {
   type McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import { hintFor } from '../core/errors.js';
-import { hostCheck } from '../protocol/host-check.js';
-import { listenHttp, readBody, type Refuse, sendJson } from '../protocol/http-kit.js';
-import { bearerCheck, type HttpConfig } from '../protocol/http-listen.js';
+import { hintFor } from '../../core/errors.js';
+import { hostCheck } from '../../protocol/host-check.js';
+import { listenHttp, readBody, type Refuse, sendJson } from '../../protocol/http-kit.js';
+import { bearerCheck, type HttpConfig } from '../../protocol/http-listen.js';
 import { sendWebResponse, toWebRequest } from './fetch-bridge.js';
-import type { McpHub } from './hub.js';
+import type { McpHub } from '../hub.js';
 import { listenRequest } from './listen-filter.js';
 import { refuseMalformedAnswers } from './malformed-answer.js';
-import type { Era } from './server.js';
+import type { Era } from '../server.js';
 
 /** The MCP endpoint path of `offshoot mcp -http`. */
 export const MCP_HTTP_PATH = '/mcp';

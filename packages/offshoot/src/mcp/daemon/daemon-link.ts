@@ -1,12 +1,12 @@
 import type { SessionInfo } from '@offshoot/client';
-import { fail } from '../core/errors.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
-import { HUMAN, type Actor } from '../ops/helpers/safety/policy.js';
-import { processAlive } from '../platform/process-alive.js';
-import { daemonLockPath, type DaemonLockContent, readDaemonLock } from '../protocol/daemon-lock-file.js';
+import { fail } from '../../core/errors.js';
+import type { OpsContext } from '../../ops/helpers/context/context.js';
+import { HUMAN, type Actor } from '../../ops/helpers/safety/policy.js';
+import { processAlive } from '../../platform/process-alive.js';
+import { daemonLockPath, type DaemonLockContent, readDaemonLock } from '../../protocol/daemon-lock-file.js';
 import { type LinkedDaemon, reachDaemon, type RiddenDaemon } from './daemon-probe.js';
 import type { TakenLink } from './daemon-links.js';
-import type { McpDeps } from './deps.js';
+import type { McpDeps } from '../deps.js';
 
 /** The lock of a live `offshoot serve` on this store (not this process), if any. */
 async function servingLock(ctx: OpsContext): Promise<DaemonLockContent | undefined> {
