@@ -100,6 +100,12 @@ export interface WireRequest {
    */
   if_head?: number;
   /**
+   * Additive: a fork op makes ephemeral branches, held by the daemon until kept (a named checkpoint or flush, a
+   * promote) and gone with it; the daemon echoes `ephemeral: true` in its answer. Older daemons ignore it (and make a
+   * durable fork): the client refuses an answer without the echo.
+   */
+  ephemeral?: boolean;
+  /**
    * Additive: who asked, for the branch log's records: the surface (`sdk:<adapter>/<framework>`, `mcp:<tool>`, `cli`;
    * the daemon records `daemon` when absent) and the actor's own tags (run id, agent name: at most 8, values up to
    * 128 bytes). The actor is `actor`. Older daemons ignore it.
@@ -161,6 +167,8 @@ export interface WireBranchInfo {
   shared: boolean;
   /** `""` from an older daemon that does not report states. */
   state?: BranchState | '';
+  /** Additive: an ephemeral branch, held by this daemon until kept and gone with it; absent for a durable one. */
+  ephemeral?: boolean;
 }
 
 /**
@@ -209,6 +217,8 @@ export interface SessionInfo {
    * -max-open`): lease held and renewed, no descriptor open on the checkout; the next write or request reconnects it.
    */
   evicted?: boolean;
+  /** Additive: the session's branch is ephemeral, held by this daemon until kept and gone with it. */
+  ephemeral?: boolean;
 }
 
 /** What `touch` reports. */
@@ -455,6 +465,10 @@ export interface WireResponse {
   agent_hint?: string;
   /** Additive, from `checkout` with `live`: the path is a session's, whose writes are captured as they commit. */
   live?: boolean;
+  /** Additive, from `fork` with `ephemeral`: the echo that the new branches are ephemeral. */
+  ephemeral?: boolean;
+  /** Additive, from `status`: every ephemeral branch the daemon holds, with or without a session; absent when none. */
+  ephemeral_branches?: Array<{ db: string; branch: string }>;
 }
 
 /** The detail each event type carries. */

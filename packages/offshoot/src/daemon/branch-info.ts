@@ -33,5 +33,6 @@ export function branchInfo(b: BranchStatus, state: BranchState): WireBranchInfo 
     })),
     shared: b.storage === 'shared',
     state,
+    ...(b.ephemeral ? { ephemeral: true } : {}),
   };
 }

@@ -16,6 +16,7 @@ import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
 import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
 import { planLineageAt, newLineagesAt, type NewLineage } from './helpers/chain/new-lineage.js';
 import { logged } from './helpers/history/record.js';
+import { ephemeralHostFor } from './helpers/ephemeral/ephemeral-fork.js';
 
 /** Options of fork: a checkpoint or moment to fork at (else the head), a TTL, meta tags, and who asks. */
 export interface ForkOptions {
@@ -25,6 +26,11 @@ export interface ForkOptions {
   meta?: Meta;
   /** Who asks: the checkpoint of a dirty source checkout is a write into the source, decided by the safety policy. */
   actor?: Actor;
+  /**
+   * Held by the daemon serving the context until kept, never written to the store (docs/concepts.md, Ephemeral
+   * forks); refused outside a daemon. A durable fork of an ephemeral source keeps the source first.
+   */
+  ephemeral?: boolean;
 }
 
 /** What fork made. */
@@ -37,6 +43,8 @@ export interface ForkResult {
   path: 'fast' | 'slow' | undefined;
   ttl: string | undefined;
   expiresAt: string | undefined;
+  /** The fork is ephemeral: held by the daemon that made it, gone with it unless kept. */
+  ephemeral?: true;
 }
 
 /** What a batch fork made: every new branch at one fork point. */
@@ -186,6 +194,9 @@ export async function fork(
   validateName('branch', newBranch);
   refuseReservedName(src.db, newBranch);
   const meta = checkOptions(opts);
+  const host = ephemeralHostFor(ctx, opts.ephemeral);
+  // A durable child cannot stand on what only this daemon holds.
+  if (host === undefined) await ctx.ephemeral?.keep(src);
   // The source is read while the new name is checked; a taken name still wins over a missing source.
   const source = readBranch(ctx, src.db, src.branch);
   source.catch(() => undefined);
@@ -195,12 +206,32 @@ export async function fork(
     });
   }
   const { lineage, txid } = await forkPoint(ctx, src, opts, source);
-  const fresh = await planLineageAt(ctx, src.db, forkResolver(ctx), lineage, txid);
+  const held: string[] = [];
+  const newId =
+    host &&
+    ((): string => {
+      const id = host.newLineage();
+      held.push(id);
+      return id;
+    });
+  let fresh: NewLineage;
+  try {
+    fresh = await planLineageAt(ctx, src.db, forkResolver(ctx), lineage, txid, newId ? { newId } : {});
+  } catch (err) {
+    host?.release(src.db, newBranch, held);
+    throw err;
+  }
   const now = ctx.now();
   const child = await forkRecorded(ctx, src, newBranch, childRef(src, txid, fresh, opts, meta, now), opts);
+  host?.hold(src.db, newBranch);
   const made = await ctx.store.createForkRefs(src.db, [{ branch: newBranch, ref: child }]);
-  if (made.failed !== undefined) throw made.failed.error;
+  if (made.failed !== undefined) {
+    host?.release(src.db, newBranch, held);
+    throw made.failed.error;
+  }
   try {
+    // An ephemeral fork's pin is what GC sees instead of a ref: it lands before the check, as the ref does.
+    await host?.pinned();
     await checkForkPointLive(ctx, fresh.dependsOn);
   } catch (err) {
     // Whether GC condemned the fork point (BUSY) or the store failed before the check could vouch for it, the new
@@ -216,6 +247,7 @@ export async function fork(
     path: fresh.path,
     ttl: child.ttl,
     expiresAt: expiryOf(opts, now),
+    ...(host !== undefined ? { ephemeral: true as const } : {}),
   };
 }
 
@@ -246,6 +278,8 @@ export async function forkMany(
     seen.add(n);
   }
   const meta = checkOptions(opts);
+  const host = ephemeralHostFor(ctx, opts.ephemeral);
+  if (host === undefined) await ctx.ephemeral?.keep(src);
   const existing = new Set(await ctx.store.listBranches(src.db));
   const taken = names.filter((n) => existing.has(n));
   if (taken.length > 0) {
@@ -256,7 +290,15 @@ export async function forkMany(
     );
   }
   const { lineage, txid } = await forkPoint(ctx, src, opts, readBranch(ctx, src.db, src.branch));
-  const fresh = await newLineagesAt(ctx, src.db, forkResolver(ctx), lineage, txid);
+  const held: string[] = [];
+  const newId =
+    host &&
+    ((): string => {
+      const id = host.newLineage();
+      held.push(id);
+      return id;
+    });
+  const fresh = await newLineagesAt(ctx, src.db, forkResolver(ctx), lineage, txid, newId ? { newId } : {});
   const now = ctx.now();
   const created: string[] = [];
   try {
@@ -265,6 +307,7 @@ export async function forkMany(
       const child = childRef(src, txid, await fresh.next(i), opts, meta, now);
       forks[i] = { branch: name, ref: await forkRecorded(ctx, src, name, child, opts) };
     });
+    for (const name of names) host?.hold(src.db, name);
     const made = await ctx.store.createForkRefs(src.db, forks);
     created.push(...made.created);
     if (made.failed !== undefined) {
@@ -275,9 +318,12 @@ export async function forkMany(
         cause: made.failed.error,
       });
     }
+    await host?.pinned();
     await checkForkPointLive(ctx, fresh.dependsOn);
   } catch (err) {
-    throw await withdraw(ctx, src.db, created, err);
+    const e = await withdraw(ctx, src.db, created, err);
+    for (const name of names) host?.release(src.db, name, held);
+    throw e;
   }
   const ttl = opts.ttl?.kind === 'set' ? formatDuration(opts.ttl.ttl) : undefined;
   return {
@@ -289,5 +335,6 @@ export async function forkMany(
     path: fresh.path,
     ttl,
     expiresAt: expiryOf(opts, now),
+    ...(host !== undefined ? { ephemeral: true as const } : {}),
   };
 }

@@ -100,6 +100,7 @@ function branchStatus(
   now: Date,
   liveness: Liveness,
   postponed: ReapHold | undefined,
+  ephemeral: boolean,
 ) {
   const cps: CheckpointStatus[] = [];
   for (const name of Object.keys(r.checkpoints)) {
@@ -127,6 +128,7 @@ function branchStatus(
     touchedAt: r.touched_at,
     parent: r.parent,
     meta: r.meta,
+    ...(ephemeral ? { ephemeral: true } : {}),
   };
   return out;
 }
@@ -233,7 +235,11 @@ export async function scanStatus(
       }
       reported++;
       const postponed = await reapPostponed(ref, path, now, liveness);
-      const printing = onBranch(branchStatus(db, branch, ref, state, checkedOut, now, liveness, postponed), ref);
+      const ephemeral = ctx.ephemeral?.holds(db, branch) === true;
+      const printing = onBranch(
+        branchStatus(db, branch, ref, state, checkedOut, now, liveness, postponed, ephemeral),
+        ref,
+      );
       if (printing !== undefined) await printing;
     }
   }
@@ -276,7 +282,11 @@ export async function branchView(
   const atRest = await branchState(got.ref, path, now, liveness, checkedOut);
   const state = stateOf === undefined ? atRest : stateOf(db, branch, atRest);
   const postponed = await reapPostponed(got.ref, checkedOut ? path : undefined, now, liveness);
-  return { status: branchStatus(db, branch, got.ref, state, checkedOut, now, liveness, postponed), got };
+  const ephemeral = ctx.ephemeral?.holds(db, branch) === true;
+  return {
+    status: branchStatus(db, branch, got.ref, state, checkedOut, now, liveness, postponed, ephemeral),
+    got,
+  };
 }
 
 /** `offshoot status`: every matching branch's state, storage class, head, checkpoints, protection and TTL — no database reads. */

@@ -56,6 +56,8 @@ export const RequestSchema = z.object({
   by: z.optional(z.enum(['human', 'agent'])),
   /** Additive: who asked, for the branch log: the surface and the actor's tags. */
   origin: z.optional(z.object({ surface: z.optional(z.string()), meta: z.optional(z.record(z.string(), z.string())) })),
+  /** Additive: a fork op's new branches are ephemeral, held by this daemon until kept (echoed in the answer). */
+  ephemeral: z.optional(z.boolean()),
 });
 
 /** A parsed request. */

@@ -49,6 +49,7 @@ import {
   markUnproven,
   startCapture,
   stopCapture,
+  syncCheckout,
   type StoppedCapture,
   walBytes,
 } from './live-capture.js';
@@ -734,8 +735,16 @@ export class Session {
       onFailure: (err) => this.onCaptureFailure(err),
       ...(since !== undefined ? { since } : {}),
       ...(written !== undefined ? { written: { sidecar: written.sidecar, sums: written.sums } } : {}),
+      ...(this.ctx.ephemeral?.holds(this.db, this.branch) === true ? { unsynced: true } : {}),
     });
     return this.capture;
+  }
+
+  /**
+   * Puts the checkout on the disk and has capture sync it from now on: the branch was ephemeral and is kept.
+   */
+  syncCheckout(): Promise<void> {
+    return syncCheckout(this.path, this.capture);
   }
 
   /**
@@ -828,7 +837,8 @@ export class Session {
     this.closed = true;
     if (this.renewTimer) clearInterval(this.renewTimer);
     await this.merged();
-    const withdrawn = withdrawSidecar(this.path);
+    // An ephemeral fork's checkout is gone with its daemon: a crash leaves nothing to read, so nothing to guard.
+    const withdrawn = withdrawSidecar(this.path, { durable: this.ctx.ephemeral?.holds(this.db, this.branch) !== true });
     // Handled here and awaited below: a failure must not surface as an unhandled rejection meanwhile.
     withdrawn.catch(() => undefined);
     this.capture = undefined;

@@ -38,6 +38,8 @@ export interface BranchStatus {
   touchedAt: string | undefined;
   parent: string | undefined;
   meta: Meta | undefined;
+  /** Held by the daemon that made it until kept; gone with that daemon (absent for every durable branch). */
+  ephemeral?: true;
 }
 
 /** A branch whose ref cannot be read: listed by name so every other branch still shows. */

@@ -1,4 +1,5 @@
 import type { Origin } from '../../../core/history.js';
+import type { EphemeralHost } from './ephemeral-host.js';
 import { newLeaseHolder } from './lease-holder.js';
 import type { Store } from '../../../store/store.js';
 
@@ -33,6 +34,8 @@ export interface OpsContext {
    * server) says it, never the verb. Absent: a human calling the engine as a library.
    */
   origin?: Origin;
+  /** The ephemeral forks of the daemon this context serves; absent elsewhere. */
+  ephemeral?: EphemeralHost;
 }
 
 /** The default length of the lease an at-rest mutation holds on its branch. */
@@ -63,6 +66,7 @@ export function makeContext(
     snapshotEvery: over.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
     ...(over.progress ? { progress: over.progress } : {}),
     ...(over.origin ? { origin: over.origin } : {}),
+    ...(over.ephemeral ? { ephemeral: over.ephemeral } : {}),
   };
 }
 
