@@ -193,6 +193,50 @@ for (const kind of KINDS) {
       assert.deepEqual((head.result as { rows: unknown[][] }).rows, [[5]], 'the close after the keep is durable too');
     });
 
+    it("an ephemeral fork's log is held with it (its spills too): kept, the store has every record; discarded, none", async () => {
+      type Logged = { records: Array<{ seq: number; op: string }> };
+      const logKeys = async (branch: string) =>
+        (await ts.store.backend.listKeys(`log/app/${branch}/`)).filter((k) => k.endsWith('.jsonl'));
+      // Twelve flushes pass the ref's tail (8 records), so the log spills while the fork is held.
+      const flushes = async (branch: string) => {
+        const { checkout } = await ok({ op: 'open', db: 'app', branch });
+        for (let i = 0; i < 12; i++) {
+          runSql(checkout as string, `INSERT INTO t(v) VALUES ('${branch} ${i}');`);
+          await ok({ op: 'flush', db: 'app', branch });
+        }
+      };
+      const before = await storeKeys();
+      await ok({ op: 'fork', db: 'app', branch: 'main', name: 'tossed', from: 'init', ephemeral: true });
+      await flushes('tossed');
+      const held = (await ok({ op: 'log', db: 'app', branch: 'tossed', limit: 0 })).result as Logged;
+      assert.deepEqual(
+        held.records.map((r) => r.op),
+        ['fork', ...Array<string>(12).fill('flush')],
+        'the daemon reads the held log whole, spilled records included',
+      );
+      assert.deepEqual(await logKeys('tossed'), [], 'no log object reached the store');
+      await ok({ op: 'close', db: 'app', branch: 'tossed' });
+      await ok({ op: 'destroy', db: 'app', branch: 'tossed' });
+      assert.deepEqual(await storeKeys(), before, 'a discarded fork leaves no log behind');
+
+      await ok({ op: 'fork', db: 'app', branch: 'main', name: 'logged', from: 'init', ephemeral: true });
+      await flushes('logged');
+      assert.deepEqual(await logKeys('logged'), [], 'held until kept');
+      await ok({ op: 'flush', db: 'app', branch: 'logged', name: 'keep-it' });
+      await ok({ op: 'close', db: 'app', branch: 'logged' });
+      assert.ok((await logKeys('logged')).length > 0, 'the keep wrote the spilled records to the store');
+      const two = await secondDaemon();
+      const theirs = (await ok({ op: 'log', db: 'app', branch: 'logged', limit: 0 }, two.c)).result as Logged;
+      const ops = theirs.records.map((r) => r.op);
+      assert.deepEqual(ops.slice(0, 13), ['fork', ...Array<string>(12).fill('flush')], 'every held record kept');
+      assert.deepEqual(
+        theirs.records.map((r) => r.seq),
+        ops.map((_, i) => i + 1),
+        'one unbroken sequence, read by another daemon',
+      );
+      assert.ok(ops.includes('checkpoint'), `the keeping flush is recorded: ${ops.join(' ')}`);
+    });
+
     it('an ephemeral fork held by the daemon keeps its source from GC, and keeps correctly after', async () => {
       await ok({ op: 'fork', db: 'app', branch: 'main', name: 'src' });
       const src = (await ok({ op: 'checkout', db: 'app', branch: 'src' })).checkout as string;
