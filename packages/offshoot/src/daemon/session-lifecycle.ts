@@ -70,11 +70,7 @@ async function reconnectIfChanged(d: DaemonContext, slot: LiveSlot): Promise<voi
  * Flushes a live session, serialized with its other flushes and its close; an evicted one reconnects first if its
  * checkout changed. A flush with a name records a durable state, so an ephemeral branch is kept first.
  */
-export function flushLive(
-  d: DaemonContext,
-  slot: LiveSlot,
-  opts: FlushRequest,
-): Promise<FlushOutcome> {
+export function flushLive(d: DaemonContext, slot: LiveSlot, opts: FlushRequest): Promise<FlushOutcome> {
   if (opts.kind === 'manual') slot.session.touch();
   if (opts.name !== undefined) validateName('checkpoint', opts.name);
   return onQueue(d, slot, async () => {
