@@ -35,9 +35,9 @@ function buildDatabase(path: string, size: number): number {
   db.exec('CREATE TABLE items(id INTEGER PRIMARY KEY, k TEXT, body BLOB)');
   const ins = db.prepare('INSERT INTO items(k, body) VALUES (?, randomblob(3000))');
   const rows = Math.ceil(size / 3200);
-  db.transaction(() => {
-    for (let i = 0; i < rows; i++) ins.run(`key-${i}`);
-  })();
+  db.exec('BEGIN');
+  for (let i = 0; i < rows; i++) ins.run(`key-${i}`);
+  db.exec('COMMIT');
   db.close();
   return rows;
 }
