@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseDuration } from '../../src/core/duration.js';
 import { Daemon } from '../../src/daemon/daemon.js';
 import { create } from '../../src/ops/create.js';
+import { fork } from '../../src/ops/fork.js';
 import type { Response } from '../../src/protocol/wire.js';
 import { canonicalStore } from '../../src/store/store-spec.js';
 import { Store } from '../../src/store/store.js';
@@ -235,6 +236,36 @@ for (const kind of KINDS) {
         'one unbroken sequence, read by another daemon',
       );
       assert.ok(ops.includes('checkpoint'), `the keeping flush is recorded: ${ops.join(' ')}`);
+    });
+
+    it('a keep the store refuses (the name was made there meanwhile) leaves no log object of the held fork', async () => {
+      await ok({ op: 'fork', db: 'app', branch: 'main', name: 'dup', from: 'init', ephemeral: true });
+      const { checkout } = await ok({ op: 'open', db: 'app', branch: 'dup' });
+      for (let i = 0; i < 12; i++) {
+        runSql(checkout as string, `INSERT INTO t(v) VALUES ('dup ${i}');`);
+        await ok({ op: 'flush', db: 'app', branch: 'dup' });
+      }
+      const logId = ((await ok({ op: 'log', db: 'app', branch: 'dup' })).result as { log_id: string }).log_id;
+      // Another writer makes a durable branch of that name in the store, unseen by this daemon.
+      await fork(ts.ctx, { db: 'app', branch: 'main' }, 'dup');
+      const refused = await c.request({ op: 'flush', db: 'app', branch: 'dup', name: 'keep-it' });
+      assert.equal(refused.ok, false, JSON.stringify(refused));
+      assert.equal(refused.code, 'ALREADY_EXISTS');
+      assert.deepEqual(
+        await ts.store.backend.listKeys(`log/app/dup/${logId}/`),
+        [],
+        'no log object of the held fork reached the store',
+      );
+      const held = (await ok({ op: 'log', db: 'app', branch: 'dup', limit: 0 })).result as {
+        records: Array<{ op: string }>;
+      };
+      assert.deepEqual(
+        held.records.slice(0, 13).map((r) => r.op),
+        ['fork', ...Array<string>(12).fill('flush')],
+        'the daemon still reads the held log whole',
+      );
+      await ok({ op: 'close', db: 'app', branch: 'dup' });
+      await ok({ op: 'destroy', db: 'app', branch: 'dup' });
     });
 
     it('an ephemeral fork held by the daemon keeps its source from GC, and keeps correctly after', async () => {

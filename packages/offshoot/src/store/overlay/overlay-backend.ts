@@ -242,36 +242,47 @@ export class OverlayBackend implements Backend {
       const lineage = lineageNamed(heldBody(cur));
       if (lineage !== undefined) await this.keepLineages(lineage);
       // The log objects first: a reader of the kept ref finds every record its tail no longer holds.
-      await this.keepLogObjects(key);
-      stored = await this.inner.put(
-        key,
-        heldBody(cur),
-        stored === undefined ? { ifNoneMatch: true } : { ifMatch: stored },
-      );
+      const logs = await this.copyLogObjects(key);
+      try {
+        stored = await this.inner.put(
+          key,
+          heldBody(cur),
+          stored === undefined ? { ifNoneMatch: true } : { ifMatch: stored },
+        );
+      } catch (err) {
+        // The store has a branch of that name: the fork stays held, and so do the log objects just copied. Their
+        // withdrawal is best effort, the refusal being the error to report: GC collects any left, as it does the
+        // lineages written before.
+        if (stored === undefined && hasCode(err, 'ALREADY_EXISTS') && logs.length > 0)
+          await this.inner.deleteMany(logs).catch(() => undefined);
+        throw err;
+      }
       // Unchanged since it was read: the backend has this version, and every object it names.
       if (this.held.get(key) === cur) {
         this.translated.set(key, { from: cur.etag, to: stored });
         this.refs.delete(key);
         this.held.delete(key);
-        // A spill between the last pass and letting go of the ref is still held: it goes to the backend too.
-        await this.keepLogObjects(key);
+        // Every held log object is the backend's now, a spill since the copy too.
+        await this.copyLogObjects(key);
+        for (const k of this.heldUnder(logPrefixOfRef(key))) this.held.delete(k);
         return;
       }
     }
   }
 
-  // Writes the held log objects of a ref's branch to the backend (create-only; a retried keep finds what it wrote),
-  // and lets go of each once written.
-  private async keepLogObjects(ref: string): Promise<void> {
+  // Writes the held log objects of a ref's branch to the backend (create-only; a retried keep finds what it wrote) and
+  // returns the keys this call created. They stay held until the ref is kept: a keep the store refuses withdraws them.
+  private async copyLogObjects(ref: string): Promise<string[]> {
+    const created: string[] = [];
     for (const k of this.heldUnder(logPrefixOfRef(ref))) {
-      const o = this.held.get(k) as HeldObject;
       try {
-        await this.inner.put(k, heldBody(o), { ifNoneMatch: true });
+        await this.inner.put(k, heldBody(this.held.get(k) as HeldObject), { ifNoneMatch: true });
+        created.push(k);
       } catch (err) {
         if (!hasCode(err, 'ALREADY_EXISTS')) throw err;
       }
-      if (this.held.get(k) === o) this.held.delete(k);
     }
+    return created;
   }
 
   // Drops the held log objects of a ref's branch (the branch is gone unkept: so is its log).
