@@ -31,6 +31,7 @@ export {
   type PromoteOptions,
   type MergeOptions,
   type ForkOptions,
+  type LogOptions,
   type QueryOptions,
   type TouchOptions,
 } from './client.js';
@@ -66,6 +67,8 @@ export type {
   EventDetails,
   EventEnvelope,
   EventType,
+  LogRecord,
+  LogReport,
   ForkResult,
   MergeConflict,
   MergeResult,
@@ -81,6 +84,7 @@ export type {
   UnreadableBranch,
   WireBranchInfo,
   WireCheckpointInfo,
+  WireOrigin,
   WireRequest,
   WireResponse,
 } from './types.js';

@@ -1,10 +1,9 @@
 import { asOffshootError, fail } from '../core/errors.js';
-import type { Meta } from '../core/meta.js';
 import { validateName } from '../core/names.js';
 import { formatTarget, type Target } from '../core/target.js';
 import type { EventType } from '../protocol/wire.js';
 import { daemonSessionLeaseMs } from '../ops/helpers/lease/liveness-beacon.js';
-import { Session, type FlushOutcome } from '../session/session.js';
+import { Session, type FlushOutcome, type FlushRequest } from '../session/session.js';
 import type { DaemonContext } from './daemon-context.js';
 import { LIVENESS_TTL_MS } from './daemon-options.js';
 import { sessionLogLine } from './log-line.js';
@@ -71,11 +70,7 @@ async function reconnectIfChanged(d: DaemonContext, slot: LiveSlot): Promise<voi
  * Flushes a live session, serialized with its other flushes and its close; an evicted one reconnects first if its
  * checkout changed. A flush with a name records a durable state, so an ephemeral branch is kept first.
  */
-export function flushLive(
-  d: DaemonContext,
-  slot: LiveSlot,
-  opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
-): Promise<FlushOutcome> {
+export function flushLive(d: DaemonContext, slot: LiveSlot, opts: FlushRequest): Promise<FlushOutcome> {
   if (opts.kind === 'manual') slot.session.touch();
   if (opts.name !== undefined) validateName('checkpoint', opts.name);
   return onQueue(d, slot, async () => {

@@ -2,7 +2,7 @@ import { reap } from '../ops/reap.js';
 import { type ReapHold, reapHoldText } from '../ops/helpers/branch/reap-hold.js';
 import { newlyPostponed } from '../ops/helpers/gc/reap-expired.js';
 import { clearStaleClaims } from '../ops/helpers/gc/clear-claims.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
+import { type OpsContext, withOrigin } from '../ops/helpers/context/context.js';
 import { servingDaemon as serving } from './daemon/daemon-link.js';
 
 /** The background reap of `offshoot mcp -reap-every`: expires TTL'd forks and clears stranded delete claims, no GC. */
@@ -43,7 +43,7 @@ export function startReaper(
     }
     if (deferringTo !== undefined) log('offshoot: mcp: reaper: the daemon is gone; reaping here again');
     deferringTo = undefined;
-    const r = await reap(ctx);
+    const r = await reap(withOrigin(ctx, { actor: 'human', surface: 'mcp:reaper' }));
     const cleared = await clearStaleClaims(ctx);
     if (r.reaped.length > 0) {
       log(`offshoot: mcp: reaper: reaped ${r.reaped.join(', ')}`);

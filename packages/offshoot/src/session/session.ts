@@ -26,7 +26,9 @@ import {
   softBound,
   writeHead,
 } from '../ops/helpers/chain/chain-writer.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
+import { type OpsContext, withOrigin } from '../ops/helpers/context/context.js';
+import { logged } from '../ops/helpers/history/record.js';
+import type { Origin } from '../core/history.js';
 import { keepDivergedCheckout } from '../ops/helpers/safety/keep-diverged.js';
 import { checkoutPath } from '../ops/helpers/context/paths.js';
 import { SAFETY_FORK_TTL } from '../ops/helpers/safety/safety-fork.js';
@@ -107,6 +109,14 @@ export interface SessionOptions {
    * together never open more store files than it has room for.
    */
   renewal?: <T>(renew: () => Promise<T>) => Promise<T>;
+}
+
+/** How a flush is asked for: a checkpoint name and its meta, automatic or not, and who asked when not the opener. */
+export interface FlushRequest {
+  name?: string;
+  meta?: Meta;
+  kind: 'auto' | 'manual';
+  origin?: Origin;
 }
 
 /** What one flush did. */
@@ -318,17 +328,13 @@ export class Session {
    * segment of the changed pages (a snapshot on the cadence or after a rebase) under the session epoch and advances
    * the ref by compare-and-swap, recording the checkpoint name if given. Flushes are serialized.
    */
-  flush(opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' }): Promise<FlushOutcome> {
+  flush(opts: FlushRequest): Promise<FlushOutcome> {
     return this.queueFlush(opts, false);
   }
 
   // keepCaptured: the flush after the contract broke, of what was captured before (the -wal is not read again).
   // last: close's flush, which stops capture once the -wal is drained and gives the lease back with the head.
-  private queueFlush(
-    opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
-    keepCaptured: boolean,
-    last = false,
-  ): Promise<FlushOutcome> {
+  private queueFlush(opts: FlushRequest, keepCaptured: boolean, last = false): Promise<FlushOutcome> {
     const run = this.flushing.then(() => this.flushOnce(opts, keepCaptured, last));
     this.flushing = run.then(
       () => undefined,
@@ -347,11 +353,7 @@ export class Session {
     while (this.merging) await this.merging;
   }
 
-  private async flushOnce(
-    opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
-    keepCaptured: boolean,
-    last: boolean,
-  ): Promise<FlushOutcome> {
+  private async flushOnce(opts: FlushRequest, keepCaptured: boolean, last: boolean): Promise<FlushOutcome> {
     const started = Date.now();
     if (opts.name !== undefined) validateName('checkpoint', opts.name);
     if (opts.meta !== undefined && opts.name === undefined)
@@ -378,10 +380,12 @@ export class Session {
       let outcome: FlushOutcome;
       if (cap === undefined || !cap.sink.dirty) {
         if (opts.name !== undefined)
-          await this.record(cur, cur.ref.head_txid, cur.ref.head_epoch, opts.name, opts.meta);
+          await this.record(cur, cur.ref.head_txid, cur.ref.head_epoch, opts.name, opts.meta, false, {
+            ...(opts.origin !== undefined ? { origin: opts.origin } : {}),
+          });
         outcome = { txid: cur.ref.head_txid, kind: 'none', durationMs: Date.now() - started };
       } else {
-        outcome = await this.writeFlush(cap.sink, cur, opts.name, opts.meta, started, stopped);
+        outcome = await this.writeFlush(cap.sink, cur, opts, started, stopped);
       }
       this.flushError = undefined;
       this.lastFlushAt = new Date();
@@ -408,11 +412,11 @@ export class Session {
   private async writeFlush(
     sink: SessionSink,
     cur: VersionedRef,
-    name: string | undefined,
-    meta: Meta | undefined,
+    opts: FlushRequest,
     started: number,
     release: boolean,
   ): Promise<FlushOutcome> {
+    const { name, meta } = opts;
     const batch = sink.take();
     try {
       const txid = cur.ref.head_txid + 1;
@@ -446,7 +450,11 @@ export class Session {
           cur,
           { kind: snapshot ? 'snapshot' : 'segment', txid, file: out },
           async (up) => {
-            const written = await this.record(up, txid, this.epochValue, name, meta, release);
+            const written = await this.record(up, txid, this.epochValue, name, meta, release, {
+              pages: batch.pages.length,
+              bytes,
+              ...(opts.origin !== undefined ? { origin: opts.origin } : {}),
+            });
             if (release) this.leaseGivenWith = written;
             return up;
           },
@@ -605,13 +613,22 @@ export class Session {
     name: string | undefined,
     meta: Meta | undefined,
     release = false,
+    said: { pages?: number; bytes?: number; origin?: Origin } = {},
   ): Promise<Ref> {
+    // The record says who asked: the flush's own caller, else whoever opened the session (its automatic flushes).
+    const ctx = said.origin !== undefined ? withOrigin(this.ctx, said.origin) : this.ctx;
+    const op = name !== undefined ? 'checkpoint' : 'flush';
+    const written = {
+      ...(name !== undefined ? { name } : {}),
+      ...(said.pages !== undefined ? { pages: said.pages } : {}),
+      ...(said.bytes !== undefined ? { bytes: said.bytes } : {}),
+    };
     return this.writingRef(async () => {
       let vref = cur;
       const prevHead = cur.ref.head_txid;
       for (let attempt = 0; ; attempt++) {
         const now = new Date().toISOString();
-        const next: Ref = {
+        let next: Ref = {
           ...(release ? withoutLease(vref.ref) : vref.ref),
           head_txid: txid,
           head_epoch: epoch,
@@ -619,6 +636,7 @@ export class Session {
           checkpoints: nameMap(vref.ref.checkpoints),
         };
         if (name !== undefined) next.checkpoints[name] = { txid, epoch, created_at: now, ...(meta ? { meta } : {}) };
+        next = await logged(ctx, this.db, this.branch, op, vref.ref, next, written);
         try {
           await this.ctx.store.casRef(this.db, this.branch, vref.etag, next);
           return next;

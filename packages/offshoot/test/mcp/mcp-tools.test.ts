@@ -12,6 +12,7 @@ const EXPECTED: Record<string, [boolean, boolean, boolean]> = {
   offshoot_list: [true, false, true],
   offshoot_diff: [true, false, true],
   offshoot_query: [true, false, true],
+  offshoot_log: [true, false, true],
   offshoot_checkout: [false, false, true],
   offshoot_fork: [false, false, false],
   offshoot_checkpoint: [false, false, false],
@@ -34,7 +35,7 @@ describe('offshoot mcp: the tool surface', () => {
     s.cleanup();
   });
 
-  test('the ten tools plus query, each with all four hints set explicitly and an output schema', async () => {
+  test('the twelve tools, each with all four hints set explicitly and an output schema', async () => {
     const { tools } = await m.client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), Object.keys(EXPECTED).sort());
     assert.ok(!tools.some((t) => t.name === 'offshoot_protect'), 'protect is CLI only');

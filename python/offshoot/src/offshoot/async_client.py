@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Literal, TypeVar
 
@@ -20,6 +20,7 @@ from .results import (
     Event,
     GcResult,
     JsonObject,
+    LogResult,
     MergeResult,
     ProtectResult,
     SessionInfo,
@@ -80,11 +81,14 @@ class AsyncClient:
         timeout: float | None = 5.0,
         actor: str | None = None,
         allow_force: bool = False,
+        surface: str | None = None,
+        meta: Mapping[str, str] | None = None,
     ) -> AsyncClient:
         """Connects to the daemon listening on `socket_path`; `actor="agent"` makes every request an agent's (force
-        only with `allow_force`)."""
+        only with `allow_force`); `surface` and `meta` say, in the branch log, through what the calls come (the
+        default `sdk:python`) and the actor's tags."""
         path = os.fspath(socket_path)
-        fields = calls.actor_fields(actor, allow_force)
+        fields = {**calls.actor_fields(actor, allow_force), **calls.origin_fields(surface, meta)}
         reader, writer = await _dial(path, timeout)
         return cls(path, reader, writer, timeout, fields)
 
@@ -204,6 +208,18 @@ class AsyncClient:
     async def dbs(self) -> list[str]:
         """Lists the databases, sorted."""
         return await self._call(calls.dbs())
+
+    async def log(
+        self,
+        db: str,
+        branch: str = "main",
+        *,
+        since: str | datetime | None = None,
+        actor: str | None = None,
+        limit: int | None = None,
+    ) -> LogResult:
+        """The history of a branch, oldest first (see `Client.log`)."""
+        return await self._call(calls.log(db, branch, since, actor, limit))
 
     async def export(
         self,
@@ -369,6 +385,10 @@ async def connect_async(
     timeout: float | None = 5.0,
     actor: str | None = None,
     allow_force: bool = False,
+    surface: str | None = None,
+    meta: Mapping[str, str] | None = None,
 ) -> AsyncClient:
     """Connects an `AsyncClient` to the daemon listening on `socket_path`."""
-    return await AsyncClient.connect(socket_path, timeout=timeout, actor=actor, allow_force=allow_force)
+    return await AsyncClient.connect(
+        socket_path, timeout=timeout, actor=actor, allow_force=allow_force, surface=surface, meta=meta
+    )

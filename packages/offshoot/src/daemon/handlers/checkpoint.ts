@@ -3,6 +3,7 @@ import { requestActor, requestTarget, requiredName } from '../request-fields.js'
 import { flushLive } from '../session-lifecycle.js';
 import { refuseAgentFlush } from './flush.js';
 import type { OpHandler } from './op-handler.js';
+import { askedBy } from './asked-by.js';
 
 /**
  * `checkpoint` db, branch, name, meta? → txid, result {kind}: names the branch's current state durably. With a
@@ -16,7 +17,7 @@ export const checkpointOp: OpHandler = async (req, d) => {
   const actor = requestActor(req);
   if (d.sessions.get(t) !== undefined) {
     await refuseAgentFlush(d, t, actor);
-    const r = await flushLive(d, d.sessions.open(t), { kind: 'manual', name, ...meta });
+    const r = await flushLive(d, d.sessions.open(t), { kind: 'manual', name, ...meta, ...askedBy(d) });
     return { ok: true, txid: r.txid, result: { kind: 'live' } };
   }
   const started = performance.now();

@@ -4,6 +4,7 @@ import { type Actor, vetWrite } from '../../ops/helpers/safety/policy.js';
 import { optionalCheckpoint, requestTarget, requestActor } from '../request-fields.js';
 import { flushLive } from '../session-lifecycle.js';
 import type { OpHandler } from './op-handler.js';
+import { askedBy } from './asked-by.js';
 
 /**
  * Refuses an agent's flush into the undo point of a protected branch (the human's way back), by the rule of every
@@ -25,6 +26,7 @@ export const flushOp: OpHandler = async (req, d) => {
     kind: 'manual',
     ...(name !== undefined ? { name } : {}),
     ...(req.meta !== undefined ? { meta: req.meta } : {}),
+    ...askedBy(d),
   });
   return { ok: true, txid: r.txid };
 };

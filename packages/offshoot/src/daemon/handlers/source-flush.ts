@@ -5,6 +5,7 @@ import type { DaemonContext } from '../daemon-context.js';
 import type { LiveSlot } from '../session-table.js';
 import { flushLive } from '../session-lifecycle.js';
 import { refuseAgentFlush } from './flush.js';
+import { askedBy } from './asked-by.js';
 
 /**
  * Makes a source branch's head include everything its session here has captured (fork and promote read the
@@ -20,7 +21,7 @@ export async function flushSourceSession(
   readsHead = true,
 ): Promise<void> {
   const slot = await vetSourceSession(d, src, actor, what, readsHead);
-  if (slot !== undefined) await flushLive(d, slot, { kind: 'manual' });
+  if (slot !== undefined) await flushLive(d, slot, { kind: 'manual', ...askedBy(d) });
 }
 
 /** The refusals of flushSourceSession, and the session it would flush (undefined when none). */
