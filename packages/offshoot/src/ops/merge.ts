@@ -16,7 +16,8 @@ import { discardStaged, placeCheckout, type StagedCheckout } from './helpers/che
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutPath } from './helpers/context/paths.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
-import { findMergeBase, type MergeBase, mergedMeta } from './helpers/merge/merge-base.js';
+import { isHead, resolvePoint } from './helpers/history/point.js';
+import { findMergeBase, type MergeBase, mergedMeta, mergeRecordMeta } from './helpers/merge/merge-base.js';
 import { sideDiffs } from './helpers/merge/merge-diffs.js';
 import { applyMerged, dropCheckout, stageMerged } from './helpers/merge/stage-merged.js';
 import { type MergeConflict, type MergedTable, type Prefer, threeWay } from './helpers/merge/three-way.js';
@@ -113,7 +114,8 @@ export function mergeToJson(r: MergeResult): JsonMerge {
 }
 
 /**
- * `offshoot merge db@src --into tgt`: a three-way merge, row by row, of what the source changed since its common
+ * `offshoot merge db@src --into tgt`: a three-way merge, row by row, of what the source (its head, or the checkpoint
+ * or moment `src` names) changed since its common
  * ancestor with the target (the state the last merge of it took, else the fork point) into the target. Rows only the
  * source changed are taken; rows both changed to different values are conflicts, reported with nothing changed
  * unless `prefer` picks a side; schema changes on both sides refuse MERGE_CONFLICT. The merged rows land as a new
@@ -142,8 +144,9 @@ export async function checkMerge(
   const tgt = await readBranch(ctx, src.db, into);
   const vet = await vetMerge(ctx, src, into, tgt.ref, opts);
   checkpointName(tgt.ref, src.db, into, opts.name);
+  await sourceState(ctx, src, source.ref);
   const target = { db: src.db, branch: into };
-  if (await checkoutDirty(ctx, src, source.ref)) await vet(src)(source.ref);
+  if (src.checkpoint === undefined && (await checkoutDirty(ctx, src, source.ref))) await vet(src)(source.ref);
   if (await checkoutDirty(ctx, target, tgt.ref)) await vet(target)(tgt.ref);
 }
 
@@ -151,15 +154,6 @@ export async function checkMerge(
 function refuseMergeArgs(src: Target, into: string, opts: Pick<MergeOptions, 'name'>): void {
   validateName('branch', into);
   if (opts.name !== undefined) validateName('checkpoint', opts.name);
-  if (src.checkpoint !== undefined)
-    throw fail(
-      'INVALID_ARGUMENT',
-      `merge takes a branch's head, not a checkpoint (${src.db}@${src.branch}@${src.checkpoint})`,
-      {
-        hint: `fork the checkpoint (offshoot fork ${src.db}@${src.branch} <new> --at ${src.checkpoint}) and merge the fork`,
-        hints: { agent: 'fork the checkpoint and merge the fork', sdk: 'fork the checkpoint and merge the fork' },
-      },
-    );
   if (into === src.branch)
     throw fail('INVALID_ARGUMENT', `cannot merge ${src.db}@${src.branch} into itself`, {
       hint: 'name a different --into branch',
@@ -184,6 +178,16 @@ async function vetMerge(
   return (t) => vetWrite(ctx, t, actor, t.branch === into ? 'explicit' : 'implicit', human);
 }
 
+/**
+ * The source state a merge takes: the branch's head, or the checkpoint or moment (`tx:42`, `at:<RFC 3339>`) the
+ * source names, as a ref moved to that state (a head it is not has no checkout a merge may read in place).
+ */
+async function sourceState(ctx: OpsContext, src: Target, ref: Ref): Promise<Ref> {
+  if (src.checkpoint === undefined) return ref;
+  const p = await resolvePoint(ctx, src, ref, src.checkpoint);
+  return isHead(p, ref) ? ref : { ...ref, lineage: p.lineage, head_txid: p.txid };
+}
+
 /** The name of the merge's checkpoint: the one asked for (ALREADY_EXISTS when taken), else the first free `merge[-n]`. */
 function checkpointName(ref: Ref, db: string, into: string, asked: string | undefined): string {
   if (asked !== undefined) {
@@ -205,26 +209,19 @@ async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: Mer
   let source = await readBranch(ctx, src.db, src.branch);
   const vet = await vetMerge(ctx, src, into, tgt.ref, opts);
   const name = checkpointName(tgt.ref, src.db, into, opts.name);
-  // Both heads must hold what their checkouts committed: the merge reads durable states only.
-  if (await checkpointIfDirty(ctx, src, source.ref, vet(src))) source = await readBranch(ctx, src.db, src.branch);
+  // Both heads must hold what their checkouts committed: the merge reads durable states only. A source named at a
+  // checkpoint or moment is that durable state already.
+  if (src.checkpoint === undefined && (await checkpointIfDirty(ctx, src, source.ref, vet(src))))
+    source = await readBranch(ctx, src.db, src.branch);
   if (await checkpointIfDirty(ctx, target, tgt.ref, vet(target))) tgt = await readBranch(ctx, src.db, into);
+  const from = { branch: src.branch, ref: await sourceState(ctx, src, source.ref) };
   const resolver = new ChainResolver(ctx.store, { sizes: false });
-  const base = await findMergeBase(
-    src.db,
-    { branch: src.branch, ref: source.ref },
-    { branch: into, ref: tgt.ref },
-    resolver,
-  );
+  const base = await findMergeBase(src.db, from, { branch: into, ref: tgt.ref }, resolver);
   const diffs = await sideDiffs(
     ctx,
     src.db,
     base.chain,
-    {
-      branch: src.branch,
-      ref: source.ref,
-      chain: await resolver.resolve(source.ref.lineage, source.ref.head_txid),
-      leased: false,
-    },
+    { ...from, chain: await resolver.resolve(from.ref.lineage, from.ref.head_txid), leased: false },
     { branch: into, ref: tgt.ref, chain: await resolver.resolve(tgt.ref.lineage, tgt.ref.head_txid), leased: true },
   );
   const merged = threeWay(diffs.source, diffs.target, opts.prefer, diffs.declaredKeys);
@@ -274,8 +271,18 @@ async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: Mer
       applyMerged(path, sql, what, `${src.db}@${into}`);
       changed = true;
     }
-    const own = mergedMeta({ branch: src.branch, ref: source.ref });
-    txid = (await checkpointCheckout(ctx, target, name, undefined, vet(target), own)).txid;
+    // The checkpoint's record is the merge's: its source state, the common state and the undo point.
+    txid = (
+      await checkpointCheckout(ctx, target, name, undefined, vet(target), {
+        own: mergedMeta(from),
+        op: 'merge',
+        detail: {
+          from: `${src.db}@${src.branch}@${from.ref.head_txid}`,
+          undo: undo.name,
+          meta: mergeRecordMeta(from, base),
+        },
+      })
+    ).txid;
   } catch (err) {
     await undo.restore();
     // The checkout was clean at the head before: a merged file no checkpoint recorded goes, the head comes back.

@@ -14,14 +14,15 @@ function preferFlag(text: string | undefined): 'source' | 'target' | undefined {
   });
 }
 
-/** `offshoot merge <db>@<src> --into <tgt> [--prefer source|target]`: a three-way merge, row by row. */
+/** `offshoot merge <db>@<src>[@point] --into <tgt> [--prefer source|target]`: a three-way merge, row by row. */
 export const mergeCommand: Command = {
   name: 'merge',
   summary: "merge a branch's row changes into another, three-way",
-  usage: '<db>@<src> --into TARGET [--prefer source|target] [--name CP] [--force] [--check]',
+  usage: '<db>@<src>[@CP|@tx:N|@at:T] --into TARGET [--prefer source|target] [--name CP] [--force] [--check]',
   help: [
     'Applies the row changes the source made since its common state with TARGET to TARGET: the state the last merge',
     'of it into TARGET took, else the fork point (one a fork of the other, or both forks of one branch at one head).',
+    'The source is its head, or the checkpoint or moment it names (app@a@tx:42, app@a@at:T); TARGET is a branch head.',
     'A row only the source changed is taken; a row both changed to different values is a conflict (update/update,',
     'update/delete, delete/update, insert/insert on one key): the conflicts are listed, nothing is changed and the',
     'command exits 9, unless --prefer source (those rows take the source) or --prefer target (they stay as they are)',
@@ -29,10 +30,11 @@ export const mergeCommand: Command = {
     'whose rows break a UNIQUE or foreign-key constraint; rows of a table without a primary key are refused',
     '(UNSUPPORTED). The merge lands as a new checkpoint on TARGET (--name, else "merge", "merge-2", ...) and its',
     'previous head is kept as <target>-pre-merge (the undo point: promote it back to undo the merge). A protected',
-    'TARGET (main) needs --force. The source is unchanged; dirty checkouts of both are checkpointed first, and a',
-    'source with a live session is flushed through the daemon serving this store first (-socket, else the default).',
-    '--check only asks: whether this merge, by whoever asks (--actor), would go ahead now (conflicts are not',
-    'refusals; no daemon is reached).',
+    'TARGET (main) needs --force. The source is unchanged; dirty checkouts of both heads are checkpointed first, and',
+    'a source head with a live session is flushed through the daemon serving this store first (-socket, else the',
+    'default). TARGET\'s log records the merge (op merge, the source state and the common state). --check only asks:',
+    'whether this merge, by whoever asks (--actor), would go ahead now (conflicts are not refusals; no daemon is',
+    'reached).',
   ].join('\n'),
   examples: [
     'offshoot merge app@agent-a --into main --force',
@@ -59,7 +61,7 @@ export const mergeCommand: Command = {
 
   args: { min: 1, max: 1 },
   async run(inv) {
-    const src = parseTarget(inv.arg(0));
+    const src = parseTarget(inv.arg(0), { allowCheckpoint: true });
     const into = inv.flags.string('into');
     if (into === undefined)
       throw fail('USAGE', 'merge needs --into TARGET', { hint: `write 'offshoot merge ${inv.arg(0)} --into main'` });
@@ -77,7 +79,7 @@ export const mergeCommand: Command = {
       return checkOutcome('merge', src);
     }
     const { flushLiveSource } = await import('../live-source.js');
-    await flushLiveSource(inv, ctx, src);
+    if (src.checkpoint === undefined) await flushLiveSource(inv, ctx, src);
     const { merge, mergeToJson } = await import('../../ops/merge.js');
     const r = await merge(ctx, src, into, {
       force: inv.flags.boolean('force'),

@@ -19,7 +19,15 @@ import { encodePages, type EncodePlan } from '../chain/encode-pages.js';
 import { checkoutPath } from '../context/paths.js';
 import { withTempDir } from '../context/temp-dir.js';
 import { undoPointName } from '../branch/undo-point-names.js';
-import { logged } from '../history/record.js';
+import type { LogOp } from '../../../core/history.js';
+import { logged, type RecordDetail } from '../history/record.js';
+
+/** How a verb records the checkpoint it lands its change as: its meta of offshoot's own, its log op and details. */
+export interface CheckpointAs {
+  own: Meta;
+  op: LogOp;
+  detail: RecordDetail;
+}
 
 /** What a checkpoint wrote: a segment of changed pages, a full snapshot, or nothing (the checkout was unchanged). */
 export interface CheckpointResult {
@@ -40,7 +48,8 @@ export interface CheckpointResult {
  * changed since the checkout was materialized or last checkpointed, as a segment at head+1 — a snapshot on the
  * cadence or when most pages changed — and records the name (if any) by compare-and-swap. An unchanged checkout
  * writes no object; the name lands on the current head. `vet` (the caller's rules) sees the ref read under the lease.
- * `own` is meta of offshoot's own (`offshoot.*` keys, which no caller may set: a merge's record), added unchecked.
+ * `as` is how a verb that lands its change as a checkpoint (a merge) records it: meta of offshoot's own on the
+ * checkpoint (`offshoot.*` keys, which no caller may set), added unchecked, and its own log record.
  */
 export async function checkpointCheckout(
   ctx: OpsContext,
@@ -48,10 +57,10 @@ export async function checkpointCheckout(
   name: string | undefined,
   given?: Meta,
   vet?: (ref: Ref) => Promise<void>,
-  own?: Meta,
+  as?: CheckpointAs,
 ): Promise<CheckpointResult> {
   validateMeta(given);
-  const meta = own === undefined ? given : { ...given, ...own };
+  const meta = as === undefined ? given : { ...given, ...as.own };
   const cur = await readBranch(ctx, t.db, t.branch);
   await vet?.(cur.ref);
   if (name !== undefined && named(cur.ref.checkpoints, name)) {
@@ -68,7 +77,7 @@ export async function checkpointCheckout(
   }
   const frozen = FrozenCheckout.open(path);
   try {
-    return await checkpointFrozen(ctx, t, name, meta, cur, frozen);
+    return await checkpointFrozen(ctx, t, name, meta, cur, frozen, as);
   } finally {
     frozen.release();
   }
@@ -81,6 +90,7 @@ async function checkpointFrozen(
   meta: Meta | undefined,
   cur: VersionedRef,
   frozen: FrozenCheckout,
+  as: CheckpointAs | undefined,
 ): Promise<CheckpointResult> {
   const { ref } = cur;
   if (frozen.stat.size === 0n)
@@ -143,7 +153,7 @@ async function checkpointFrozen(
   let result: CheckpointResult;
   let after: VersionedRef;
   if (plan === undefined) {
-    after = await recordCheckpoint(ctx, t, cur, name, meta, ref.head_txid, undefined, {});
+    after = await recordCheckpoint(ctx, t, cur, name, meta, ref.head_txid, undefined, {}, as);
     result = { name, txid: ref.head_txid, kind: 'none', pages: 0, bytes: 0 };
   } else {
     const p = plan;
@@ -153,7 +163,7 @@ async function checkpointFrozen(
       const bytes = await encodePages(frozen, g, p, checksum, out, now.getTime());
       const written = { pages: p.kind === 'segment' ? p.pages.length : g.pageCount, bytes };
       const head = await writeHead(ctx, t.db, t.branch, cur, { kind: p.kind, txid, file: out }, (up) =>
-        recordCheckpoint(ctx, t, up, name, meta, txid, up.ref.epoch, written),
+        recordCheckpoint(ctx, t, up, name, meta, txid, up.ref.epoch, written, as),
       );
       return { ...head, bytes };
     });
@@ -206,6 +216,7 @@ async function recordCheckpoint(
   txid: number,
   epoch: number | undefined,
   written: { pages?: number; bytes?: number },
+  as: CheckpointAs | undefined,
 ): Promise<VersionedRef> {
   const now = ctx.now().toISOString();
   let next: Ref = { ...cur.ref, checkpoints: nameMap(cur.ref.checkpoints), touched_at: now };
@@ -218,10 +229,15 @@ async function recordCheckpoint(
   // A named checkpoint is a checkpoint; an unnamed one (a dirty checkout's, before a fork or a rollback) a flush, and
   // one that found nothing to write changed no state.
   if (name !== undefined || epoch !== undefined)
-    next = await logged(ctx, t.db, t.branch, name === undefined ? 'flush' : 'checkpoint', cur.ref, next, {
-      ...(name !== undefined ? { name } : {}),
-      ...written,
-    });
+    next = await logged(
+      ctx,
+      t.db,
+      t.branch,
+      as?.op ?? (name === undefined ? 'flush' : 'checkpoint'),
+      cur.ref,
+      next,
+      { ...(name !== undefined ? { name } : {}), ...written, ...as?.detail },
+    );
   const etag = await ctx.store.casRef(t.db, t.branch, cur.etag, next);
   return { ref: { ...next, generation: (next.generation ?? 0) + 1 }, etag };
 }

@@ -21,6 +21,8 @@ function newRecord(
   detail: RecordDetail = {},
 ): NewLogRecord {
   const origin = ctx.origin;
+  // A verb's own meta (`offshoot.*` keys: a merge's source and common state) goes beside the actor's tags.
+  const meta = { ...(origin?.meta ?? {}), ...(detail.meta ?? {}) };
   return {
     op,
     at: ctx.now().toISOString(),
@@ -29,8 +31,8 @@ function newRecord(
     lineage: next.lineage,
     txid_before: before?.head_txid ?? 0,
     txid_after: next.head_txid,
-    ...(origin?.meta !== undefined && Object.keys(origin.meta).length > 0 ? { meta: origin.meta } : {}),
     ...detail,
+    ...(Object.keys(meta).length > 0 ? { meta } : {}),
   };
 }
 

@@ -10,7 +10,10 @@ export const MERGED_LINEAGE_KEY = 'offshoot.merged_lineage';
 /** The source's head txid at the merge. */
 export const MERGED_TXID_KEY = 'offshoot.merged_txid';
 
-/** A branch by name and ref, as a merge reads it. */
+/** The log record of a merge names the common state it merged from here (`<branch>@<txid>`, as MergeBase.at). */
+export const MERGE_BASE_KEY = 'offshoot.merge_base';
+
+/** A branch by name and ref, as a merge reads it (a source named at a moment: its ref moved to that state). */
 export interface MergeSide {
   branch: string;
   ref: Ref;
@@ -34,6 +37,11 @@ export function mergedMeta(source: MergeSide): Meta {
     [MERGED_LINEAGE_KEY]: source.ref.lineage,
     [MERGED_TXID_KEY]: String(source.ref.head_txid),
   };
+}
+
+/** The meta of a merge's log record: the source state it took (mergedMeta) and the common state it merged from. */
+export function mergeRecordMeta(source: MergeSide, base: MergeBase): Meta {
+  return { ...mergedMeta(source), [MERGE_BASE_KEY]: base.at };
 }
 
 /**
@@ -62,6 +70,19 @@ export async function findMergeBase(
     }
   }
   const fork = forkPoint(db, source, target);
+  if (fork !== undefined && fork.txid > source.ref.head_txid)
+    // A source named at a moment before the fork point holds none of its own changes: merging it would undo them.
+    throw fail(
+      'INVALID_ARGUMENT',
+      `${db}@${source.branch} at txid ${source.ref.head_txid} is older than its common state with ${db}@${target.branch} (${fork.at})`,
+      {
+        hint: `name a state of ${db}@${source.branch} at or after txid ${fork.txid} ('offshoot log ${db}@${source.branch}' lists them)`,
+        hints: {
+          agent: `name a state of ${db}@${source.branch} at or after txid ${fork.txid} (offshoot_log lists them)`,
+          sdk: `name a state of ${db}@${source.branch} at or after txid ${fork.txid}`,
+        },
+      },
+    );
   if (fork !== undefined) return { ...fork, chain: await resolver.resolve(fork.lineage, fork.txid) };
   throw fail(
     'INVALID_ARGUMENT',
