@@ -84,3 +84,68 @@ describe('offshoot merge', () => {
     assertCleanError(ts.run(['merge', 'app@agent-a', '--into', 'main'], { expectCode: 5 }), 5, /protected/);
   });
 });
+
+describe('offshoot merge: a source at a moment, and the log', () => {
+  let ts: TempStore;
+  let at: number;
+  before(() => {
+    ensureBuilt();
+    ts = tempStore({ init: true });
+    ts.run(['create', 'app']);
+    sql(ts.run(['checkout', 'app']).stdout.trim(), 'CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);');
+    ts.run(['checkpoint', 'app', 'seed']);
+    ts.run(['fork', 'app', 'a', 'b']);
+    const a = ts.run(['checkout', 'app@a']).stdout.trim();
+    sql(a, "INSERT INTO t VALUES (1, 'early');");
+    at = ts.json<{ txid: number }>(['checkpoint', 'app@a', 'early']).txid;
+    sql(a, "INSERT INTO t VALUES (2, 'late');");
+    ts.run(['checkpoint', 'app@a', 'late']);
+  });
+  after(() => ts.cleanup());
+
+  test('merges the source as it was at tx:N, then the rest from there; offshoot log shows each merge', () => {
+    const env = { OFFSHOOT_ACTOR_META: 'run=r1' };
+    const first = ts.json<Merged>(['merge', `app@a@tx:${at}`, '--into', 'b', '--actor', 'agent'], { env });
+    assert.equal(first.applied, true);
+    assert.deepEqual(first.tables, [{ table: 't', inserted: 1, updated: 0, deleted: 0 }]);
+    assert.doesNotMatch(headDump(ts, 'b'), /late/, 'the state at the moment, not the head');
+    const second = ts.json<Merged>(['merge', 'app@a', '--into', 'b']);
+    assert.deepEqual(second.base, { kind: 'merge', at: `a@${at}` });
+    assert.deepEqual(second.tables, [{ table: 't', inserted: 1, updated: 0, deleted: 0 }]);
+
+    interface Rec {
+      op: string;
+      actor: string;
+      surface: string;
+      txid_before: number;
+      txid_after: number;
+      from?: string;
+      undo?: string;
+      name?: string;
+      meta?: Record<string, string>;
+    }
+    const log = ts.json<{ records: Rec[] }>(['log', 'app@b']);
+    const merges = log.records.filter((r) => r.op === 'merge');
+    assert.equal(merges.length, 2, JSON.stringify(log.records.map((r) => r.op)));
+    const [m1, m2] = merges as [Rec, Rec];
+    assert.equal(m1.actor, 'agent');
+    assert.equal(m1.surface, 'cli');
+    assert.equal(m1.txid_after, first.txid);
+    assert.equal(m1.txid_before, first.txid - 1);
+    assert.equal(m1.from, `app@a@${at}`);
+    assert.equal(m1.undo, 'b-pre-merge');
+    assert.equal(m1.name, 'merge');
+    assert.equal(m1.meta?.run, 'r1');
+    assert.equal(m1.meta?.['offshoot.merge_base'], 'main@2');
+    assert.equal(m1.meta?.['offshoot.merged_from'], 'a');
+    assert.equal(m2.actor, 'human');
+    assert.equal(m2.meta?.['offshoot.merge_base'], `a@${at}`);
+    assert.equal(m2.txid_after, second.txid);
+    const text = ts.run(['log', 'app@b']).stdout;
+    assert.match(text, new RegExp(`merge +txid ${first.txid - 1}->${first.txid} +agent cli +name=merge +from=app@a@${at}`));
+  });
+
+  test('a source moment before its fork point is refused, one line', () => {
+    assertCleanError(ts.run(['merge', 'app@a@tx:1', '--into', 'b'], { expectCode: 'any' }), 2, /older than/);
+  });
+});
