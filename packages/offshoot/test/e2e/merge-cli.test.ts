@@ -142,7 +142,10 @@ describe('offshoot merge: a source at a moment, and the log', () => {
     assert.equal(m2.meta?.['offshoot.merge_base'], `a@${at}`);
     assert.equal(m2.txid_after, second.txid);
     const text = ts.run(['log', 'app@b']).stdout;
-    assert.match(text, new RegExp(`merge +txid ${first.txid - 1}->${first.txid} +agent cli +name=merge +from=app@a@${at}`));
+    assert.match(
+      text,
+      new RegExp(`merge +txid ${first.txid - 1}->${first.txid} +agent cli +name=merge +from=app@a@${at}`),
+    );
   });
 
   test('a source moment before its fork point is refused, one line', () => {

@@ -32,7 +32,7 @@ export const mergeCommand: Command = {
     'previous head is kept as <target>-pre-merge (the undo point: promote it back to undo the merge). A protected',
     'TARGET (main) needs --force. The source is unchanged; dirty checkouts of both heads are checkpointed first, and',
     'a source head with a live session is flushed through the daemon serving this store first (-socket, else the',
-    'default). TARGET\'s log records the merge (op merge, the source state and the common state). --check only asks:',
+    "default). TARGET's log records the merge (op merge, the source state and the common state). --check only asks:",
     'whether this merge, by whoever asks (--actor), would go ahead now (conflicts are not refusals; no daemon is',
     'reached).',
   ].join('\n'),

@@ -229,15 +229,11 @@ async function recordCheckpoint(
   // A named checkpoint is a checkpoint; an unnamed one (a dirty checkout's, before a fork or a rollback) a flush, and
   // one that found nothing to write changed no state.
   if (name !== undefined || epoch !== undefined)
-    next = await logged(
-      ctx,
-      t.db,
-      t.branch,
-      as?.op ?? (name === undefined ? 'flush' : 'checkpoint'),
-      cur.ref,
-      next,
-      { ...(name !== undefined ? { name } : {}), ...written, ...as?.detail },
-    );
+    next = await logged(ctx, t.db, t.branch, as?.op ?? (name === undefined ? 'flush' : 'checkpoint'), cur.ref, next, {
+      ...(name !== undefined ? { name } : {}),
+      ...written,
+      ...as?.detail,
+    });
   const etag = await ctx.store.casRef(t.db, t.branch, cur.etag, next);
   return { ref: { ...next, generation: (next.generation ?? 0) + 1 }, etag };
 }
