@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../../../platform/node-crypto.js';
 import { fail } from '../../../core/errors.js';
 import type { Ref } from '../../../core/ref.js';
 
@@ -44,7 +44,7 @@ const SUFFIX_LENGTHS: ReadonlySet<number> = new Set(
 export function undoPointName(branch: string, kind: UndoKind, n = 1): string {
   const suffix = suffixOf(kind, n);
   if (branch.length + suffix.length <= NAME_CAP) return `${branch}${suffix}`;
-  const tag = `_${createHash('sha256').update(branch).digest('hex').slice(0, 8)}`;
+  const tag = `_${nodeCrypto().createHash('sha256').update(branch).digest('hex').slice(0, 8)}`;
   return `${branch.slice(0, NAME_CAP - suffix.length - tag.length)}${tag}${suffix}`;
 }
 
