@@ -1,5 +1,5 @@
 import { fail } from '../core/errors.js';
-import type { OpsContext, ProgressSink } from '../ops/helpers/context/context.js';
+import type { OpsContext, ProgressSink } from '../ops/context.js';
 import type { StoreSpec } from '../store/store-spec.js';
 import { checkoutRootFor } from './checkout-root.js';
 
@@ -14,10 +14,7 @@ export interface ContextIo {
  * around it. The store and ops modules load here, on first use, so help, version and usage errors never pay for them.
  */
 export async function openOpsContext(spec: StoreSpec, env: NodeJS.ProcessEnv, io: ContextIo): Promise<OpsContext> {
-  const [{ Store }, { makeContext }] = await Promise.all([
-    import('../store/store.js'),
-    import('../ops/helpers/context/context.js'),
-  ]);
+  const [{ Store }, { makeContext }] = await Promise.all([import('../store/store.js'), import('../ops/context.js')]);
   const every = snapshotEveryFrom(env);
   const store = await Store.open(spec);
   return makeContext(store, checkoutRootFor(spec, env), {

@@ -1,7 +1,7 @@
 import type { Duration } from '../core/duration.js';
 import type { Target } from '../core/target.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
-import type { LivenessBeacon } from '../ops/helpers/lease/liveness-beacon.js';
+import type { OpsContext } from '../ops/context.js';
+import type { LivenessBeacon } from '../ops/lease.js';
 import type { CheckoutBudget } from './checkout-budget.js';
 import type { ConcurrencyGate } from './concurrency-gate.js';
 import type { EvictedWatch } from './evicted-watch.js';

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newLeaseHolder } from '../ops/helpers/context/lease-holder.js';
-import { makeContext } from '../ops/helpers/context/context.js';
-import { LivenessBeacon } from '../ops/helpers/lease/liveness-beacon.js';
+import { makeContext, newLeaseHolder } from '../ops/context.js';
+import { LivenessBeacon } from '../ops/lease.js';
 import { checkSocketPath } from '../protocol/socket-path.js';
 import { sweepSessionScratch } from '../session/scratch-dir.js';
 import type { Store } from '../store/store.js';

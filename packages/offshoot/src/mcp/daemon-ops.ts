@@ -1,6 +1,6 @@
 import type { DestroyResult, PromoteResult, RollbackResult, WireResponse } from '@offshoot/client';
 import { fail } from '../core/errors.js';
-import type { CheckoutWork } from '../ops/helpers/checkout/checkout-work.js';
+import type { CheckoutWork } from '../ops/destroy.js';
 import type { LinkedDaemon } from './daemon-probe.js';
 
 /**

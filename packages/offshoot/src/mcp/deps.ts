@@ -1,6 +1,6 @@
 import type { TtlArg } from '../core/duration.js';
-import type { OpsContext, ProgressSink } from '../ops/helpers/context/context.js';
-import type { Actor } from '../ops/helpers/safety/policy.js';
+import type { OpsContext, ProgressSink } from '../ops/context.js';
+import type { Actor } from '../ops/policy.js';
 import type { DaemonLinks } from './daemon-links.js';
 
 /** How `offshoot mcp` was started. */

@@ -1,6 +1,6 @@
 import type { LoggingLevel, McpServer } from '@modelcontextprotocol/server';
-import type { OpsContext } from '../ops/helpers/context/context.js';
-import { type RefChange, RefWatch } from '../ops/helpers/context/ref-watch.js';
+import type { OpsContext } from '../ops/context.js';
+import { type RefChange, RefWatch } from '../ops/branch-view.js';
 import { servingDaemon } from './daemon-link.js';
 import { followDaemonEvents } from './daemon-events.js';
 import type { ListenFilter } from './listen-filter.js';

@@ -13,6 +13,9 @@ import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
 import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
 
+// The other compaction of a branch: merging a chain grown past its bound, after a checkpoint or on the janitor's cadence.
+export { compactBranch } from './helpers/chain/chain-writer.js';
+
 /** What compact did; `compacted` is false for a branch that was already self-contained. */
 export interface CompactResult {
   db: string;

@@ -6,6 +6,9 @@ import { holderGone, leaseLive, leaseUntil } from './helpers/branch/branch-ref.j
 import { leaseEndText, readLiveness } from './helpers/branch/lease-liveness.js';
 import type { OpsContext } from './helpers/context/context.js';
 
+// The daemon's liveness object, which its sessions' long leases stand on, and how long those leases are.
+export { daemonSessionLeaseMs, LivenessBeacon } from './helpers/lease/liveness-beacon.js';
+
 /** One leased branch as `lease list` reports it. */
 export interface LeaseInfo {
   db: string;

@@ -5,7 +5,7 @@ import type { ApiSeries } from './api-types.js';
 import { DiffPages, parseDiffQuery } from './diff-api.js';
 import { secure, sendError, sendJson } from './http-reply.js';
 import { loadPageAssets } from './page-assets.js';
-import { RefWatch } from '../ops/helpers/context/ref-watch.js';
+import { RefWatch } from '../ops/branch-view.js';
 import { storageReport } from './storage-api.js';
 import { branchDetail, dbTree, listDbs } from './tree-api.js';
 import { UiAuth } from './ui-auth.js';

@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { destroy } from '../../ops/destroy.js';
+import { checkoutWork, destroy } from '../../ops/destroy.js';
 import { databaseArg, nameArg, nameString } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
 import { destroyThrough } from '../daemon-ops.js';
 import { defineTool, HINTS } from '../tool.js';
 import { readHead } from './branch-facts.js';
-import { checkoutWork } from '../../ops/helpers/checkout/checkout-work.js';
-import { checkoutPath } from '../../ops/helpers/context/paths.js';
+import { checkoutPath } from '../../ops/context.js';
 
 /** `offshoot_destroy`: deletes a branch (an abandoned attempt); protected branches and undo points need the human. */
 export const destroyTool = defineTool({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { type BranchStatus, status } from '../../ops/status.js';
+import type { BranchStatus } from '../../ops/branch-view.js';
+import { status } from '../../ops/status.js';
 import { nameArg, nameString } from '../args.js';
 import { sessionOn, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
+import { undoPointName } from '../../ops/policy.js';
 import { promote } from '../../ops/promote.js';
 import { databaseArg, nameArg, nameString } from '../args.js';
 import { refuseIfSession, sessionOn, withDaemon } from '../daemon-link.js';

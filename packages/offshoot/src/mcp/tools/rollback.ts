@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
+import { undoPointName } from '../../ops/policy.js';
 import { rollback } from '../../ops/rollback.js';
 import { branchArg, branchOr, databaseArg, nameArg, nameString } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon-link.js';
