@@ -1,9 +1,9 @@
 import { asOffshootError, fail } from '../core/errors.js';
-import type { Meta } from '../core/meta.js';
 import { formatTarget, type Target } from '../core/target.js';
 import type { EventType } from '../protocol/wire.js';
-import { daemonSessionLeaseMs } from '../ops/helpers/lease/liveness-beacon.js';
-import { Session, type FlushOutcome } from '../session/session.js';
+import { daemonSessionLeaseMs } from '../ops/lease.js';
+import type { Actor } from '../ops/policy.js';
+import { type FlushOutcome, type FlushRequest, Session } from '../session/session.js';
 import type { DaemonContext } from './daemon-context.js';
 import { LIVENESS_TTL_MS } from './daemon-options.js';
 import { sessionLogLine } from './log-line.js';
@@ -25,7 +25,7 @@ function onSessionEvent(d: DaemonContext, t: Target, type: EventType, detail: Re
  * Reserves the branch, takes a place in the open-checkout budget (evicting the coldest idle session if need be),
  * opens a live session on it (lease, checkout, capture) and records it as open.
  */
-export async function openSession(d: DaemonContext, t: Target): Promise<LiveSlot> {
+export async function openSession(d: DaemonContext, t: Target, actor: Actor): Promise<LiveSlot> {
   d.sessions.reserve(t);
   try {
     await d.budget.take();
@@ -35,6 +35,7 @@ export async function openSession(d: DaemonContext, t: Target): Promise<LiveSlot
         onEvent: (type, detail) => onSessionEvent(d, t, type, detail),
         log: (m) => d.options.log(sessionLogLine(t.db, t.branch, m)),
         renewal: (renew) => d.renewals.run(renew),
+        actor,
       });
       return d.sessions.fill(t, session);
     } catch (err) {
@@ -67,11 +68,7 @@ async function reconnectIfChanged(d: DaemonContext, slot: LiveSlot): Promise<voi
 }
 
 /** Flushes a live session, serialized with its other flushes and its close; an evicted one reconnects first if its checkout changed. */
-export function flushLive(
-  d: DaemonContext,
-  slot: LiveSlot,
-  opts: { name?: string; meta?: Meta; kind: 'auto' | 'manual' },
-): Promise<FlushOutcome> {
+export function flushLive(d: DaemonContext, slot: LiveSlot, opts: FlushRequest): Promise<FlushOutcome> {
   if (opts.kind === 'manual') slot.session.touch();
   return onQueue(d, slot, async () => {
     await reconnectIfChanged(d, slot);

@@ -1,6 +1,4 @@
-import { readBranch, refuseForeignLease } from '../../ops/helpers/branch/branch-ref.js';
-import { refuseAgentCheckout } from '../../ops/helpers/safety/policy.js';
-import { checkout } from '../../ops/checkout.js';
+import { checkout, checkoutLive } from '../../ops/checkout.js';
 import { requestActor, requestTarget } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 
@@ -14,12 +12,10 @@ export const checkoutOp: OpHandler = async (req, d) => {
   const actor = requestActor(req);
   const slot = req.live === true && req.discard !== true ? d.sessions.get(t) : undefined;
   if (slot !== undefined && slot.state === 'open' && slot.session.error === undefined) {
-    await refuseAgentCheckout(d.ops, t.db, t.branch, (await readBranch(d.ops, t.db, t.branch)).ref, actor, false);
-    return { ok: true, checkout: slot.session.path, live: true };
+    const r = await checkoutLive(d.ops, t, slot.session.path, actor);
+    return { ok: true, checkout: r.path, live: true };
   }
   d.sessions.refuseIfPresent(t, 'checkout');
-  const { ref } = await readBranch(d.ops, t.db, t.branch);
-  await refuseForeignLease(d.ops, t.db, t.branch, ref, 'checkout');
   const r = await checkout(d.ops, t, { discard: req.discard ?? false, actor });
   const warnings: string[] = [];
   if (r.dirty)

@@ -1,15 +1,14 @@
 import { fail } from '../../core/errors.js';
 import { formatTarget, type Target } from '../../core/target.js';
-import type { Actor } from '../../ops/helpers/safety/policy.js';
+import type { Actor } from '../../ops/policy.js';
 import type { DaemonContext } from '../daemon-context.js';
 import { flushLive } from '../session-lifecycle.js';
-import { refuseAgentFlush } from './flush.js';
 
 /**
- * Makes a source branch's head include everything its session here has captured (fork and promote read the
- * head): an open session is flushed first (unless the caller reads a checkpoint, not the head), once the safety
- * policy lets `actor` write into the source; an open still in flight is refused either way, since what it will hold
- * cannot be known yet.
+ * Makes a source branch's head include everything its session here has captured (fork and promote read the head):
+ * an open session is flushed first (unless the caller reads a checkpoint, not the head), as far as the safety policy
+ * lets `actor` write into the source (the flush verb decides); an open still in flight is refused either way, since
+ * what it will hold cannot be known yet.
  */
 export async function flushSourceSession(
   d: DaemonContext,
@@ -27,6 +26,5 @@ export async function flushSourceSession(
     });
   }
   if (!readsHead) return;
-  await refuseAgentFlush(d, src, actor);
-  await flushLive(d, slot, { kind: 'manual' });
+  await flushLive(d, slot, { kind: 'manual', actor });
 }

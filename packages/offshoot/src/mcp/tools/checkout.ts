@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { checkout } from '../../ops/checkout.js';
-import { readBranch } from '../../ops/helpers/branch/branch-ref.js';
-import { refuseAgentCheckout } from '../../ops/helpers/safety/policy.js';
+import { checkout, checkoutLive } from '../../ops/checkout.js';
 import { branchOr, branchArg, databaseArg, nameArg } from '../args.js';
 import { sessionOn, withDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
@@ -43,7 +41,7 @@ export const checkoutTool = defineTool({
       const ctx = await deps.ops();
       if (s !== undefined && !s.error) {
         // A live path is as writable as a checkout: the same rule decides whether an agent may have it.
-        await refuseAgentCheckout(ctx, db, branch, (await readBranch(ctx, db, branch)).ref, deps.actor, false);
+        await checkoutLive(ctx, { db, branch }, s.checkout, deps.actor);
         return {
           structured: {
             db,
