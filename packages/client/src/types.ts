@@ -348,6 +348,8 @@ export interface WireResponse {
   warnings?: string[];
   /** Additive, from a batch `fork`: the new branches, in the order named (all at `txid`). */
   forks?: string[];
+  /** Additive, from `fork`: when the new branches may be reaped (RFC 3339), by the reaper's rule; absent without a TTL. */
+  expires_at?: string;
   /** Additive, on a refusal of an agent (`actor: "agent"`): its human may lift it (by allowing it to force). */
   human_can_allow?: boolean;
   /** Additive: the hint in the terms of an agent behind `offshoot mcp`, where it differs from `hint`. */

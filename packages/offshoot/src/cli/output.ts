@@ -418,6 +418,8 @@ function branchJson(db: string, b: BranchInfo): Record<string, unknown> {
     // The client reads a field the daemon left out as "": left out here too, as status --json leaves it out.
     ttl: b.ttl || undefined,
     remaining: b.ttl_remaining || undefined,
+    expiresAt: b.expires_at,
+    reapPostponed: b.reap_postponed,
     leaseHolder: b.lease_holder || undefined,
     touchedAt: b.touched_at || undefined,
   };

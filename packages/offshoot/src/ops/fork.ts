@@ -9,6 +9,8 @@ import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
 import { readBranch } from './helpers/branch/branch-ref.js';
 import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
+import { expiryOf, expiryText } from './helpers/branch/expiry.js';
+import { UNREAD_LIVENESS } from './helpers/branch/lease-liveness.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { refuseReservedName } from './helpers/branch/undo-point-names.js';
@@ -150,10 +152,9 @@ function childRef(
   return child;
 }
 
-function expiryOf(opts: ForkOptions, now: Date): string | undefined {
-  return opts.ttl?.kind === 'set'
-    ? new Date(now.getTime() + Number(opts.ttl.ttl / 1_000_000n)).toISOString()
-    : undefined;
+/** When a new fork may be reaped, by the one expiry rule (it holds no lease yet). */
+function forkExpiry(child: Ref): string | undefined {
+  return expiryText(expiryOf(child, UNREAD_LIVENESS));
 }
 
 /**
@@ -202,7 +203,7 @@ export async function fork(
     mode: fresh.mode,
     path: fresh.path,
     ttl: child.ttl,
-    expiresAt: expiryOf(opts, now),
+    expiresAt: forkExpiry(child),
   };
 }
 
@@ -246,8 +247,8 @@ export async function forkMany(
   const fresh = await newLineagesAt(ctx, src.db, forkResolver(ctx), ref.lineage, txid);
   const now = ctx.now();
   const created: string[] = [];
+  const forks: Array<{ branch: string; ref: Ref }> = [];
   try {
-    const forks: Array<{ branch: string; ref: Ref }> = [];
     await inBatches(names, BATCH_CONCURRENCY, async (name, i) => {
       forks[i] = { branch: name, ref: childRef(src, txid, await fresh.next(i), opts, meta, now) };
     });
@@ -265,7 +266,8 @@ export async function forkMany(
   } catch (err) {
     throw await withdraw(ctx, src.db, created, err);
   }
-  const ttl = opts.ttl?.kind === 'set' ? formatDuration(opts.ttl.ttl) : undefined;
+  // Every fork of the batch has the same TTL and activity time, so the first one's expiry is each one's.
+  const first = (forks[0] as { ref: Ref }).ref;
   return {
     db: src.db,
     source: src.branch,
@@ -273,7 +275,7 @@ export async function forkMany(
     txid,
     mode: fresh.mode,
     path: fresh.path,
-    ttl,
-    expiresAt: expiryOf(opts, now),
+    ttl: first.ttl,
+    expiresAt: forkExpiry(first),
   };
 }

@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { durationMs, formatDuration } from '../../core/duration.js';
+import { formatDuration } from '../../core/duration.js';
+import { fail } from '../../core/errors.js';
 import { validateMeta } from '../../core/meta.js';
 import { fork, forkMany } from '../../ops/fork.js';
+import { branchView } from '../../ops/status.js';
 import { branchArg, branchOr, databaseArg, metaArg, nameArg, nameString, ttlArg } from '../args.js';
 import { withLinkedDaemon } from '../daemon-link.js';
 import { defineTool, HINTS } from '../tool.js';
@@ -68,15 +70,26 @@ export const forkTool = defineTool({
     const ttlSource: 'explicit' | 'default' | 'none' =
       ttl.kind === 'none' ? 'none' : given.kind === 'keep' ? 'default' : 'explicit';
     const canonical = ttl.kind === 'set' ? formatDuration(ttl.ttl) : null;
-    const { txid, via, startedAt } = await withLinkedDaemon(deps, async (d) => {
-      const startedAt = Date.now();
+    const { txid, via, expiry } = await withLinkedDaemon(deps, async (d) => {
       if (d !== undefined) {
-        const txid = await d.client.fork(db, source, all ?? branch, {
+        const res = await d.client.request({
+          op: 'fork',
+          db,
+          branch: source,
+          ...(all ? { names: all } : { name: branch }),
           ...(at !== undefined ? { from: at } : {}),
           ...(canonical !== null ? { ttl: canonical } : {}),
           ...(meta ? { meta } : {}),
         });
-        return { txid, via: 'daemon' as const, startedAt };
+        if (typeof res.txid !== 'number')
+          throw fail('INTERNAL', `the daemon on ${d.socket} forked ${db}@${branch} but reported no txid`, {
+            hint: "look at the branch (offshoot_list); restart 'offshoot serve' with this version of offshoot",
+          });
+        // A daemon too old to say when the fork expires: the branch's own view says it, by the same rule.
+        const expiry =
+          res.expires_at ??
+          (canonical === null ? undefined : (await branchView(await deps.ops(), db, branch))?.status.expiresAt);
+        return { txid: res.txid, via: 'daemon' as const, expiry };
       }
       const ctx = await deps.ops();
       const opts = {
@@ -88,9 +101,9 @@ export const forkTool = defineTool({
       const r = all
         ? await forkMany(ctx, { db, branch: source }, all, opts)
         : await fork(ctx, { db, branch: source }, branch, opts);
-      return { txid: r.txid, via: 'at-rest' as const, startedAt };
+      return { txid: r.txid, via: 'at-rest' as const, expiry: r.expiresAt };
     });
-    const expiresAt = ttl.kind === 'set' ? new Date(startedAt + durationMs(ttl.ttl)).toISOString() : null;
+    const expiresAt = expiry ?? null;
     const ttlLine =
       canonical === null
         ? 'ttl=none (never expires; destroy it when done)'
