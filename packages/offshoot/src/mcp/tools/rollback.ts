@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentUndo, undoCommand } from '../../ops/branch-view.js';
 import { undoPointName } from '../../ops/policy.js';
 import { rollback } from '../../ops/rollback.js';
 import { branchArg, branchOr, databaseArg, nameArg, nameString } from '../args.js';
@@ -54,14 +55,15 @@ export const rollbackTool = defineTool({
     });
     const ctx = await deps.ops();
     const isProtected = (await ctx.store.tryGetRef(db, branch))?.ref.protected ?? false;
-    const undo =
-      isProtected && !deps.options.allowForce
-        ? `offshoot promote ${db}@${r.backup} --onto ${branch} --force`
-        : `offshoot_promote database=${db} source=${r.backup} target=${branch}${isProtected ? ' force=true' : ''}`;
-    const undoLine =
-      isProtected && !deps.options.allowForce
-        ? `${db}@${branch} is protected, so undoing this is the human's call: ask them to run '${undo}'`
-        : `to undo: ${undo}`;
+    // The agent may make a forced undo itself where its human let it force, or is asked to confirm forced calls.
+    const way = agentUndo(
+      undoCommand(db, r.backup, branch, isProtected),
+      deps.options.allowForce || deps.options.confirmForce,
+    );
+    const undo = way.command;
+    const undoLine = way.human
+      ? `${db}@${branch} is protected, so undoing this is the human's call: ask them to run '${undo}'`
+      : `to undo: ${undo}${isProtected && !deps.options.allowForce ? ' (the human is asked to confirm it)' : ''}`;
     return {
       structured: {
         db,
