@@ -9,7 +9,8 @@ BIOME := node_modules/.bin/biome
 
 all: build
 
-$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/offshoot-db-client/package.json packages/langgraph/package.json \
+$(STAMP): package.json package-lock.json packages/offshoot/package.json packages/client/package.json packages/tools/package.json \
+		packages/offshoot-db-client/package.json packages/langgraph/package.json \
 		packages/ai-sdk/package.json packages/evalite/package.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -18,6 +19,7 @@ install: $(STAMP)
 
 build: install
 	$(TSC) -p packages/client/tsconfig.json
+	$(TSC) -p packages/tools/tsconfig.json
 	$(TSC) -p packages/offshoot-db-client/tsconfig.json
 	$(TSC) -p packages/offshoot/tsconfig.json
 	node scripts/build-web.mjs
@@ -33,6 +35,7 @@ check: build
 	node scripts/check-markdown.mjs
 	$(TSC) -p packages/offshoot/tsconfig.check.json
 	$(TSC) -p packages/client/tsconfig.check.json
+	$(TSC) -p packages/tools/tsconfig.check.json
 	$(TSC) -p packages/offshoot/web/tsconfig.json
 	scripts/test-python.sh lint
 	$(TSC) -p packages/langgraph/tsconfig.check.json
@@ -71,9 +74,12 @@ bench-summary: build
 	node --import tsx packages/offshoot/bench/summary-bench.ts
 
 # The eval loop left running for DURATION seconds (or EPISODES episodes): forks written, graded and left to expire
-# by TTL under the janitor; fails on an error, a divergence, or store bytes, RSS or descriptors that do not stay flat.
+# by TTL under the janitor; then each long-lived server (daemon, mcp stdio and -http in both eras, ui) for
+# SERVER_SECONDS under good and refused requests. Fails on an error, a divergence, a wrong answer, or store bytes,
+# RSS or descriptors that do not stay flat.
 soak: build
 	OFFSHOOT_SOAK_SECONDS=$${DURATION:-600} OFFSHOOT_SOAK_EPISODES=$${EPISODES:-0} node --import tsx packages/offshoot/bench/soak.ts
+	OFFSHOOT_SOAK_SERVER_SECONDS=$${SERVER_SECONDS:-120} node --import tsx packages/offshoot/bench/server-soak.ts
 
 fuzz: build
 	OFFSHOOT_FUZZ_CASES=$${OFFSHOOT_FUZZ_CASES:-500000} scripts/run-tests.sh fuzz
@@ -87,14 +93,23 @@ plugin-check:
 	scripts/validate-plugin.sh
 
 # make pack's tarballs installed for real into empty prefixes (better-sqlite3 built from source, twice: the install
-# and npx's own) and served with `npx -y --package <tarball> offshoot mcp`; many minutes, so CI runs it beside make test.
+# and npx's own) and served with `npx -y --package <tarball> offshoot mcp`; its wheels installed into empty venvs by
+# pip and uv with no index; every package checked ready to publish (npm publish --dry-run, twine check); every
+# docs/integrations page's install line and quickstart run in an empty directory (test/pack/ shares one pack, made
+# here). Many minutes, so CI runs it beside make test.
 test-pack: build
-	OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 scripts/run-tests.sh test/mcp/mcp-pack
+	rm -rf .tmp/test-pack
+	node scripts/pack.mjs .tmp/test-pack/npm >/dev/null
+	scripts/pack-python.sh .tmp/test-pack/python >/dev/null
+	OFFSHOOT_PACKED_DIR="$(CURDIR)/.tmp/test-pack" OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 \
+		scripts/run-tests.sh test/mcp/mcp-pack test/pack/
 
 # Every npm workspace package as a tarball in dist/npm/, a dependency on a sibling package pointing at its tarball:
-# `npm install ./dist/npm/*.tgz` works outside the repository (docs/installation.md). Nothing is published.
+# `npm install ./dist/npm/*.tgz` works outside the repository (docs/installation.md); every Python package as a wheel
+# and an sdist in dist/python/, for `pip install --find-links dist/python`. Nothing is published.
 pack: build
 	node scripts/pack.mjs
+	scripts/pack-python.sh
 
 # docs/llms.txt and docs/llms-full.txt from the docs (make check fails while they are stale).
 llms:

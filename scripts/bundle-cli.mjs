@@ -1,9 +1,9 @@
 // Bundles the CLI into one CommonJS file, packages/offshoot/dist/cli.cjs: one file to read and compile at start-up
 // instead of ~90 ES modules. Modules a command reaches only through `await import()` are bundled but evaluated only
 // when that command runs; npm packages stay outside the bundle (native addons must), and a package imported by
-// such a module is required only when the module is first evaluated. hash-wasm is bundled, tree-shaken, and so is
-// our own @offshoot/client: it is ES modules, and requiring it from this CommonJS file would start Node's ESM loader
-// on every command (~14 ms). The bundle's second line names the build (a hash of the rest): bin/offshoot.cjs keys its
+// such a module is required only when the module is first evaluated. hash-wasm is bundled, tree-shaken, and so are
+// our own @offshoot/client and @offshoot/tools: they are ES modules, and requiring them from this CommonJS file would
+// start Node's ESM loader on every command (~14 ms). The bundle's second line names the build (a hash of the rest): bin/offshoot.cjs keys its
 // V8 code cache by it, since V8 itself checks only that a cached script has the same length.
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../packages/offshoot/', import.meta.url));
 const deps = Object.keys(JSON.parse(readFileSync(`${root}package.json`, 'utf8')).dependencies);
-const bundled = new Set(['hash-wasm', '@offshoot/client']);
+const bundled = new Set(['hash-wasm', '@offshoot/client', '@offshoot/tools']);
 const external = deps.filter((d) => !bundled.has(d)).flatMap((d) => [d, `${d}/*`]);
 
 const outfile = `${root}dist/cli.cjs`;

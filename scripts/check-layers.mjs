@@ -19,7 +19,7 @@ const ALLOWED = {
   protocol: ['platform', 'core', 'client'],
   session: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'protocol'],
   daemon: ['platform', 'core', 'ltx', 'store', 'sqlite', 'capture', 'ops', 'session', 'protocol'],
-  mcp: ['platform', 'core', 'ltx', 'store', 'sqlite', 'ops', 'protocol', 'client'],
+  mcp: ['platform', 'core', 'ltx', 'store', 'sqlite', 'ops', 'protocol', 'client', 'tools'],
   // The dashboard's server: ops and below for every read, daemon pieces only to mount on `serve -ui` (docs/ui.md).
   ui: ['platform', 'core', 'ltx', 'store', 'sqlite', 'ops', 'protocol', 'daemon'],
   cli: [
@@ -36,9 +36,10 @@ const ALLOWED = {
     'mcp',
     'ui',
     'client',
+    'tools',
   ],
 };
-const PACKAGES = { '@offshoot/client': 'client' };
+const PACKAGES = { '@offshoot/client': 'client', '@offshoot/tools': 'tools' };
 
 // The floor plan of ops/ (docs/architecture.md). Its front door is its top-level files: the verbs and the faces.
 // Nothing outside ops imports ops/helpers/**. A face declares what ops shows outward (names it hands on from the
@@ -105,7 +106,7 @@ for (const file of walk(src)) {
           `${rel}: imports ${spec}; outside ops, only its top-level files (its verbs and faces) are imported`,
         );
     } else if (PACKAGES[spec] || Object.keys(PACKAGES).some((p) => spec.startsWith(p + '/'))) {
-      target = PACKAGES[spec] ?? 'client';
+      target = PACKAGES[spec] ?? PACKAGES[Object.keys(PACKAGES).find((p) => spec.startsWith(p + '/'))];
     } else {
       continue;
     }
@@ -125,6 +126,20 @@ for (const file of walk(clientSrc)) {
     const spec = m[1];
     if (!spec.startsWith('.') && !spec.startsWith('node:'))
       problems.push(`client/${relative(clientSrc, file)}: the client has no runtime dependencies, but imports ${spec}`);
+  }
+}
+// The tool catalogue is declarations only: its own files and zod, never the engine, the client or a framework.
+const toolsSrc = join(root, 'packages/tools/src');
+for (const file of walk(toolsSrc)) {
+  files++;
+  const text = readFileSync(file, 'utf8');
+  for (const m of text.matchAll(/(?:from\s*|import\(\s*)['"]([^'"]+)['"]/g)) {
+    const spec = m[1];
+    const outside = spec.startsWith('.') && relative(toolsSrc, resolve(dirname(file), spec)).startsWith('..');
+    if ((!spec.startsWith('.') && spec !== 'zod/v4') || outside)
+      problems.push(
+        `tools/${relative(toolsSrc, file)}: the catalogue imports only its own files and zod/v4, not ${spec}`,
+      );
   }
 }
 // The SDK adapters talk to the daemon or run the CLI; none of them imports the engine.

@@ -4,14 +4,20 @@
 // naming its sibling tarball (npm resolves it beside the tarball that declares it), so nothing is fetched from the
 // registry under our names; a dependency the package bundles (the CLI bundles @offshoot/client) stays as it is.
 // Each package is packed from a staged copy, so the checkout's own package.json files are never edited.
-import { execFileSync } from 'node:child_process';
+//
+// `node scripts/pack.mjs --publish-dry-run` publishes nothing and packs nothing: it runs `npm publish --dry-run --json`
+// on each staged copy with its manifest as it is (registry dependencies, as a publish would send them) and prints
+// one JSON object, per package name the files npm would publish and the warnings it gave (make test-pack checks it).
+import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const out = resolve(process.argv[2] ?? join(root, 'dist/npm'));
+const args = process.argv.slice(2);
+const publishDryRun = args.includes('--publish-dry-run');
+const out = resolve(args.find((a) => !a.startsWith('--')) ?? join(root, 'dist/npm'));
 
 /** The workspace folders the root package.json names, with a trailing `/*` read as every folder under it. */
 function workspaceDirs() {
@@ -36,10 +42,13 @@ const packages = workspaceDirs()
   .filter((p) => p.manifest.private !== true);
 const byName = new Map(packages.map((p) => [p.manifest.name, p]));
 
-rmSync(out, { recursive: true, force: true });
-mkdirSync(out, { recursive: true });
+if (!publishDryRun) {
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+}
 // The staged copies keep the repository's layout, so a prepack script that reaches a sibling package finds it.
 const stage = mkdtempSync(join(tmpdir(), 'offshoot-pack-'));
+const report = {};
 try {
   for (const p of packages) {
     // What npm pack takes (package.json, the `files` entries, README and LICENSE) and the pack scripts.
@@ -50,6 +59,15 @@ try {
     }
   }
   for (const p of packages) {
+    const copy = join(stage, relative(root, p.dir));
+    if (publishDryRun) {
+      const r = spawnSync('npm', ['publish', '--dry-run', '--json'], { cwd: copy, encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`npm publish --dry-run of ${p.manifest.name} failed:\n${r.stderr}`);
+      const { files } = JSON.parse(r.stdout)[p.manifest.name];
+      const warnings = r.stderr.split('\n').filter((l) => l.startsWith('npm warn'));
+      report[p.manifest.name] = { files: files.map((f) => f.path), warnings };
+      continue;
+    }
     const m = structuredClone(p.manifest);
     const bundled = new Set(m.bundleDependencies ?? m.bundledDependencies ?? []);
     for (const field of ['dependencies', 'optionalDependencies']) {
@@ -59,7 +77,6 @@ try {
         m[field][dep] = `file:./${tarballName(dep, sibling.manifest.version)}`;
       }
     }
-    const copy = join(stage, relative(root, p.dir));
     writeFileSync(join(copy, 'package.json'), `${JSON.stringify(m, null, 2)}\n`);
     execFileSync('npm', ['pack', '--pack-destination', out, '--loglevel=error'], {
       cwd: copy,
@@ -72,3 +89,4 @@ try {
 } finally {
   rmSync(stage, { recursive: true, force: true });
 }
+if (publishDryRun) console.log(JSON.stringify(report, null, 2));

@@ -5,6 +5,8 @@
 #                                  installed editable (offshoot-db with its pytest and framework extras)
 #   scripts/python-env.sh crewai   .venv-py-crewai/: python/constraints-crewai.txt (CrewAI pins openai<3, the OpenAI
 #                                  Agents SDK openai>=3, so they cannot share one) and offshoot-db with [pytest,crewai]
+#   scripts/python-env.sh pack     .venv-py-pack/: python/constraints-pack.txt alone (build, hatchling, twine): the
+#                                  tools make pack and make test-pack build and check the wheels and sdists with
 #
 # The pins are installed by uv (itself pinned, installed into the environment by pip); the packages under python/
 # are installed editable by pip, without build isolation.
@@ -19,7 +21,8 @@ env_name="${1:-main}"
 case "$env_name" in
   main) venv="${OFFSHOOT_PY_VENV:-$root/.venv-py}"; constraints="$root/python/constraints.txt" ;;
   crewai) venv="${OFFSHOOT_PY_VENV:-$root/.venv-py}-crewai"; constraints="$root/python/constraints-crewai.txt" ;;
-  *) echo "usage: $0 [main|crewai]" >&2; exit 2 ;;
+  pack) venv="${OFFSHOOT_PY_VENV:-$root/.venv-py}-pack"; constraints="$root/python/constraints-pack.txt" ;;
+  *) echo "usage: $0 [main|crewai|pack]" >&2; exit 2 ;;
 esac
 stamp="$venv/.offshoot-stamp"
 virtualenv_version="21.15.11"
@@ -82,18 +85,22 @@ pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input --quiet)
 "${pip[@]}" install "uv==$uv_version" >&2
 "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" -r "$constraints" >&2
 editables=()
-if [[ "$env_name" == crewai ]]; then
-  editables=(-e "$root/python/offshoot[pytest,crewai]")
-else
-  for p in "${projects[@]}"; do
-    if [[ "$(basename "$p")" == offshoot ]]; then
-      editables+=(-e "$p[pytest,openai-agents,pydantic-evals,llama-index,google-adk]")
-    else
-      editables+=(-e "$p")
-    fi
-  done
+case "$env_name" in
+  pack) ;;
+  crewai) editables=(-e "$root/python/offshoot[pytest,crewai]") ;;
+  main)
+    for p in "${projects[@]}"; do
+      if [[ "$(basename "$p")" == offshoot ]]; then
+        editables+=(-e "$p[pytest,openai-agents,pydantic-evals,llama-index,google-adk]")
+      else
+        editables+=(-e "$p")
+      fi
+    done
+    ;;
+esac
+if [[ ${#editables[@]} -gt 0 ]]; then
+  "${pip[@]}" install --no-build-isolation --no-deps -c "$constraints" "${editables[@]}" >&2
 fi
-"${pip[@]}" install --no-build-isolation --no-deps -c "$constraints" "${editables[@]}" >&2
 "${pip[@]}" check >&2 || { log "the installed environment has broken requirements"; exit 1; }
 echo "$want" >"$stamp"
 echo "$venv/bin/python"

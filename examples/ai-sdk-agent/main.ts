@@ -1,5 +1,6 @@
 // An AI SDK agent migrates a database through offshoot's tools: it forks main, migrates and checks its fork, shows
-// the diff, and asks to promote; the host puts the promote to its human (needsApproval) before anything moves.
+// the diff, and asks to promote onto protected main; the host puts the promote to its human (needsApproval) before
+// anything moves.
 // Run: node --import tsx examples/ai-sdk-agent/main.ts
 import { execFileSync } from 'node:child_process';
 import { offshootTools } from '@offshoot/ai-sdk';
@@ -32,8 +33,9 @@ try {
   await seed.flush('seeded');
   await seed.close();
 
-  // Promote and destroy always reach the human first (needsApproval), so this host lets offshoot honour force.
-  const tools = { ...offshootTools({ client, allowForce: true }), run_sql: runSql };
+  // The agent may not force onto protected main on its own: offshoot would refuse it, and the refusal is one the
+  // human may lift, so the promote waits for the human (needsApproval) and their yes lets that one call force.
+  const tools = { ...offshootTools({ client }), run_sql: runSql };
   const model = scriptedModel([
     { calls: [{ tool: 'offshoot_fork', input: { database: 'shop', new_branch: 'add-currency', ttl: '1h' } }] },
     { calls: [{ tool: 'offshoot_checkout', input: { database: 'shop', branch: 'add-currency' } }] },

@@ -56,34 +56,44 @@ describe('the agent rules over the daemon', { timeout: 180_000 }, () => {
     await daemon.stop();
   });
 
-  test("an agent's force onto protected main is refused until the human allows forcing", async () => {
-    const told = await approved(offshootTools({ client: human }), 'offshoot_promote', {
-      database: 'app',
-      source: 'attempt',
-      target: 'main',
-      force: true,
-    });
-    assert.match(told, /PROTECTED/);
+  test("an agent's force onto protected main needs the human: their yes, or allowForce", async () => {
+    const input = { database: 'app', source: 'attempt', target: 'main', force: true };
+    const denied = await callOnce(offshootTools({ client: human }), 'offshoot_promote', input);
+    await run(
+      offshootTools({ client: human }),
+      [{ text: 'no' }],
+      answered(denied.result, approvalOf(denied.content), false),
+    );
     assert.ok(!(await human.branches('app')).some((b) => b.branch === 'main-pre-promote'), 'main did not move');
-    const allowed = await approved(offshootTools({ client: human, allowForce: true }), 'offshoot_promote', {
-      database: 'app',
-      source: 'attempt',
-      target: 'main',
-      force: true,
-    });
-    assert.match(allowed, /"target":"main"/);
+    const allowed = await callOnce(offshootTools({ client: human, allowForce: true }), 'offshoot_promote', input);
+    assert.deepEqual(
+      allowed.content.map((c) => c.type),
+      ['tool-result'],
+      'allowed to force, the agent is not asked about',
+    );
+    assert.match(await approved(offshootTools({ client: human }), 'offshoot_promote', input), /"target":"main"/);
   });
 
-  test('the undo point of protected main stays the human’s, even with force', async () => {
+  test('the undo point of protected main stays the human’s: destroyed only on their yes', async () => {
     await human.create('undo');
     await human.rollback('undo', 'main', 'init');
-    const told = await approved(offshootTools({ client: human }), 'offshoot_destroy', {
-      database: 'undo',
-      branch: 'main-pre-rollback',
-      force: true,
-    });
-    assert.match(told, /PROTECTED/);
+    const input = { database: 'undo', branch: 'main-pre-rollback', force: true };
+    const first = await callOnce(offshootTools({ client: human }), 'offshoot_destroy', input);
+    await run(
+      offshootTools({ client: human }),
+      [{ text: 'no' }],
+      answered(first.result, approvalOf(first.content), false),
+    );
     assert.ok((await human.branches('undo')).some((b) => b.branch === 'main-pre-rollback'));
+    const unforced = await refusal(offshootTools({ client: human }), 'offshoot_destroy', { ...input, force: false });
+    assert.match(unforced, /undo point of protected undo@main.*PROTECTED/, 'without force the human is not asked');
+    await human.create('undo2');
+    await human.rollback('undo2', 'main', 'init');
+    assert.match(
+      await approved(offshootTools({ client: human }), 'offshoot_destroy', { ...input, database: 'undo2' }),
+      /"removed_checkout"/,
+    );
+    assert.ok(!(await human.branches('undo2')).some((b) => b.branch === 'main-pre-rollback'));
   });
 
   test('a checkout of the undo point of protected main is an agent’s, refused at rest and live', async () => {
@@ -147,13 +157,10 @@ describe('the agent rules at rest', { timeout: 180_000 }, () => {
     );
   });
 
-  test("the CLI refuses an agent's forced destroy of protected main; a human's --force would go", async () => {
-    const told = await approved(offshootTools({ store }), 'offshoot_destroy', {
-      database: 'app',
-      branch: 'main',
-      force: true,
-    });
-    assert.match(told, /PROTECTED/);
+  test("an agent's forced destroy of protected main waits for the human; denied, main stays", async () => {
+    const input = { database: 'app', branch: 'main', force: true };
+    const first = await callOnce(offshootTools({ store }), 'offshoot_destroy', input);
+    await run(offshootTools({ store }), [{ text: 'no' }], answered(first.result, approvalOf(first.content), false));
     assert.match(human('status', 'app'), /app@main/);
   });
 });

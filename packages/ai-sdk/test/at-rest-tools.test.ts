@@ -71,7 +71,10 @@ describe('offshootTools at rest', { timeout: 180_000 }, () => {
     const outputs = Object.fromEntries(
       r.steps.flatMap((s) => s.toolResults.map((t) => [t.toolName, t.output as Record<string, unknown>])),
     );
-    assert.equal(outputs['offshoot_fork']?.['ttl'], '2h');
+    assert.deepEqual(
+      [outputs['offshoot_fork']?.['ttl'], outputs['offshoot_fork']?.['ttl_source'], outputs['offshoot_fork']?.['via']],
+      ['2h0m0s', 'explicit', 'at-rest'],
+    );
     assert.equal(outputs['offshoot_checkout']?.['live'], false);
     assert.equal(outputs['offshoot_checkpoint']?.['kind'], 'segment');
     const diff = outputs['offshoot_diff'] as {
@@ -99,36 +102,48 @@ describe('offshootTools at rest', { timeout: 180_000 }, () => {
     }
   });
 
-  test('promote and destroy wait for the human; approved, a refusal keeps its code and hint', async () => {
-    const first = await callOnce(tools(), 'offshoot_promote', { database: 'app', source: 'attempt-1', target: 'main' });
+  test('a forced promote onto protected main waits for the human (one --check run); approved, that call forces', async () => {
+    const input = { database: 'app', source: 'attempt-1', target: 'main', force: true };
+    const before = commands().length;
+    const first = await callOnce(tools(), 'offshoot_promote', input);
+    const asked = commands().slice(before);
+    assert.equal(asked.length, 1, asked.join('\n'));
+    assert.match(asked[0] ?? '', / promote --check --onto=main --force --actor=agent -- app@attempt-1$/);
+    assert.equal(human('query', 'app', 'SELECT count(*) FROM notes'), 'count(*)\n1\n', 'main is unchanged');
     const approved = await run(
       tools(),
-      [(last) => ({ text: String(last) })],
+      [(last) => ({ text: JSON.stringify(last) })],
       answered(first.result, approvalOf(first.content), true),
     );
-    assert.match(approved.text, /PROTECTED/);
-    assert.match(approved.text, /--force/, 'the hint reaches the model');
-    assert.equal(human('query', 'app', 'SELECT count(*) FROM notes'), 'count(*)\n1\n', 'main is unchanged');
+    assert.match(approved.text, /"target":"main"/);
+    assert.match(commands().at(-1) ?? '', / promote --onto=main --force --actor=agent --allow-force -- app@attempt-1$/);
+    assert.equal(human('query', 'app', 'SELECT count(*) FROM notes'), 'count(*)\n2\n', 'main holds the attempt');
 
     human('fork', 'app', 'scratch');
     const d = await callOnce(tools(), 'offshoot_destroy', { database: 'app', branch: 'scratch' });
-    await run(tools(), [{ text: 'gone' }], answered(d.result, approvalOf(d.content), true));
+    assert.deepEqual(
+      d.content.map((c) => c.type),
+      ['tool-result'],
+      'an unforced destroy of a fork is not put to the human',
+    );
     assert.doesNotMatch(human('status', 'app'), /app@scratch/);
   });
 
-  test('rollback of a fork runs at once; of protected main it asks first', async () => {
+  test('rollback of a fork runs at once, as does a first one of protected main; a second one asks first', async () => {
     const rb = await callOnce(tools(), 'offshoot_rollback', { database: 'app', branch: 'attempt-1', to: 'fork' });
     assert.deepEqual(
       rb.content.map((c) => c.type),
       ['tool-result'],
     );
     assert.equal(human('query', 'app@attempt-1', 'SELECT count(*) FROM notes'), 'count(*)\n1\n');
+    const once = await callOnce(tools(), 'offshoot_rollback', { database: 'app', to: 'promote' });
+    assert.equal((once.content[0] as { output: { protected: boolean } }).output.protected, true);
     const before = commands().length;
-    approvalOf((await callOnce(tools(), 'offshoot_rollback', { database: 'app', to: 'init' })).content);
+    approvalOf((await callOnce(tools(), 'offshoot_rollback', { database: 'app', to: 'promote' })).content);
     assert.ok(
       commands()
         .slice(before)
-        .every((l) => !l.includes(' rollback ')),
+        .every((l) => l.includes(' rollback --check ')),
       'nothing was rolled back before the human answered',
     );
   });

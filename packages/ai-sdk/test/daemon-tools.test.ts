@@ -65,15 +65,33 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
     const outputs = Object.fromEntries(
       r.steps.flatMap((s) => s.toolResults.map((t) => [t.toolName, t.output as Record<string, unknown>])),
     );
+    const forked = outputs['offshoot_fork'] as { txid: number; expires_at: string };
     assert.deepEqual(outputs['offshoot_fork'], {
       db: 'app',
       source: 'main',
       branch: 'attempt-1',
-      txid: (outputs['offshoot_fork'] as { txid: number }).txid,
+      txid: forked.txid,
       at: null,
-      ttl: '24h',
+      ttl: '24h0m0s',
+      ttl_source: 'default',
+      expires_at: forked.expires_at,
+      via: 'daemon',
+      meta: { run: '1' },
     });
-    assert.equal(outputs['offshoot_checkout']?.['live'], false);
+    assert.ok(Date.parse(forked.expires_at) > Date.now(), 'the daemon reports when the fork expires');
+    assert.deepEqual(
+      { ...outputs['offshoot_checkout'], path: '' },
+      {
+        db: 'app',
+        branch: 'attempt-1',
+        path: '',
+        txid: forked.txid,
+        live: false,
+        reused: false,
+        dirty: false,
+        kept: null,
+      },
+    );
     assert.equal(outputs['offshoot_checkpoint']?.['kind'], 'segment');
     const notes = (outputs['offshoot_diff'] as { tables: Array<Record<string, unknown>> }).tables.find(
       (t) => t['table'] === 'notes',
@@ -94,40 +112,80 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
       assert.equal(q['actor'], 'agent', `${String(q['op'])} says an agent asks`);
   });
 
-  test('promote waits for the human: denied, nothing moves; approved without force, PROTECTED reaches the model', async () => {
+  test('an unforced promote onto protected main is refused at once: the human is not asked, the hint reaches the model', async () => {
+    const tools = offshootTools({ client: agent });
+    const before = tap.requests.length;
+    const r = await callOnce(tools, 'offshoot_promote', { database: 'app', source: 'attempt-1', target: 'main' });
+    const err = (r.content[0] as { type: string; error: unknown }).error;
+    assert.equal(r.content[0]?.type, 'tool-error');
+    assert.ok(isOffshootError(err, 'PROTECTED'), String(err));
+    assert.match(String((err as Error).message), /force/, 'the hint reaches the model');
+    assert.deepEqual(
+      tap.requests.slice(before).map((q) => q['op']),
+      ['promote'],
+      'no check: only a forced promote may be put to the human',
+    );
+  });
+
+  test('a forced promote onto protected main waits for the human: denied, nothing moves; approved, that call forces', async () => {
     const tools = offshootTools({ client: agent });
     const mainRows = () => human.query('app', 'main', 'SELECT count(*) FROM notes');
     const before = await mainRows();
-    const first = await callOnce(tools, 'offshoot_promote', { database: 'app', source: 'attempt-1', target: 'main' });
+    const sent = tap.requests.length;
+    const input = { database: 'app', source: 'attempt-1', target: 'main', force: true };
+    const first = await callOnce(tools, 'offshoot_promote', input);
     const approvalId = approvalOf(first.content);
-    assert.deepEqual(await mainRows(), before, 'nothing ran before the human answered');
+    assert.deepEqual(
+      tap.requests.slice(sent),
+      [{ op: 'check', verb: 'promote', db: 'app', branch: 'attempt-1', name: 'main', force: true, actor: 'agent' }],
+      'one check of the call, and nothing else, before the human answers',
+    );
+    assert.deepEqual(await mainRows(), before);
 
     const denied = await run(tools, [{ text: 'ok, I will not' }], answered(first.result, approvalId, false));
     assert.equal(denied.text, 'ok, I will not');
     assert.deepEqual(await mainRows(), before);
-    assert.equal(tap.requests.filter((q) => q['op'] === 'promote').length, 0);
+    assert.equal(tap.requests.filter((q) => q['op'] === 'promote').length, 1, 'only the unforced one of before');
 
-    const approved = await run(tools, [(last) => ({ text: String(last) })], answered(first.result, approvalId, true));
-    assert.match(approved.text, /PROTECTED/);
-    assert.match(approved.text, /force/, 'the hint reaches the model');
-    assert.deepEqual(await mainRows(), before);
-    const sent = tap.requests.filter((q) => q['op'] === 'promote');
-    assert.deepEqual(sent, [{ op: 'promote', db: 'app', branch: 'attempt-1', name: 'main', actor: 'agent' }]);
+    const approved = await run(
+      tools,
+      [(last) => ({ text: JSON.stringify(last) })],
+      answered(first.result, approvalId, true),
+    );
+    assert.match(approved.text, /"target":"main"/);
+    assert.deepEqual((await mainRows()).rows, [[2]], 'main holds the attempt');
+    const promotes = tap.requests.filter((q) => q['op'] === 'promote');
+    assert.deepEqual(promotes.at(-1), {
+      op: 'promote',
+      db: 'app',
+      branch: 'attempt-1',
+      name: 'main',
+      force: true,
+      actor: 'agent',
+      allow_force: true,
+    });
+    const again = await callOnce(tools, 'offshoot_fork', { database: 'app', new_branch: 'after-approval' });
+    assert.equal(again.content[0]?.type, 'tool-result');
+    const fork = tap.requests.filter((q) => q['op'] === 'fork').at(-1);
+    assert.equal(fork?.['allow_force'], undefined, 'the yes was for that one call');
   });
 
-  test('destroy needs approval; rollback of a fork runs at once, of protected main it asks', async () => {
+  test('destroy and rollback of a fork run at once; a second rollback of protected main asks first', async () => {
     const tools = offshootTools({ client: agent });
     await human.fork('app', 'main', 'scratch');
     const d = await callOnce(tools, 'offshoot_destroy', { database: 'app', branch: 'scratch' });
-    const gone = await run(tools, [{ text: 'destroyed' }], answered(d.result, approvalOf(d.content), true));
-    assert.equal(gone.text, 'destroyed');
+    assert.deepEqual((d.content[0] as { output: unknown }).output, {
+      db: 'app',
+      branch: 'scratch',
+      removed_checkout: false,
+    });
     assert.ok(!(await human.branches('app')).some((b) => b.branch === 'scratch'));
 
     const rb = await callOnce(tools, 'offshoot_rollback', { database: 'app', branch: 'attempt-1', to: 'fork' });
+    const out = (rb.content[0] as { output: Record<string, unknown> }).output;
     assert.deepEqual(
-      rb.content.map((c) => c.type),
-      ['tool-result'],
-      'an unprotected branch rolls back without asking',
+      [out['backup'], out['protected'], out['undo']],
+      ['attempt-1-pre-rollback', false, 'offshoot_promote database=app source=attempt-1-pre-rollback target=attempt-1'],
     );
     assert.deepEqual(await human.query('app', 'attempt-1', 'SELECT count(*) FROM notes'), {
       source: 'checkout',
@@ -135,9 +193,17 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
       rows: [[1]],
       truncated: false,
     });
-    const onMain = await callOnce(tools, 'offshoot_rollback', { database: 'app', to: 'init' });
-    approvalOf(onMain.content);
-    assert.equal(tap.requests.filter((q) => q['op'] === 'rollback' && q['branch'] === 'main').length, 0);
+    const once = await callOnce(tools, 'offshoot_rollback', { database: 'app', to: 'promote' });
+    const undo = (once.content[0] as { output: Record<string, unknown> }).output['undo'];
+    assert.equal(undo, 'offshoot promote app@main-pre-rollback --onto main --force', 'undoing it is the human’s');
+    const sent = tap.requests.length;
+    const twice = await callOnce(tools, 'offshoot_rollback', { database: 'app', to: 'promote' });
+    approvalOf(twice.content);
+    assert.deepEqual(
+      tap.requests.slice(sent).map((q) => q['op']),
+      ['check'],
+      'nothing was rolled back before the human answered',
+    );
   });
 
   test("a failure is the client's OffshootError with its code, the hint kept, for the host and the model", async () => {
@@ -149,10 +215,17 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
     assert.ok(isOffshootError(err.cause, 'NOT_FOUND'), 'the original error is the cause');
     assert.match(err.message, /\(NOT_FOUND/);
 
+    const count = () => human.query('app', 'main', 'SELECT count(*) FROM notes');
+    const before = await count();
     const write = await callOnce(tools, 'offshoot_query', { database: 'app', sql: 'DELETE FROM notes' });
     const werr = (write.content[0] as { error: unknown }).error;
     assert.ok(isOffshootError(werr, 'INVALID_ARGUMENT'), String(werr));
-    assert.deepEqual((await human.query('app', 'main', 'SELECT count(*) FROM notes')).rows, [[1]]);
+    assert.deepEqual(await count(), before);
+
+    const wide = await callOnce(tools, 'offshoot_diff', { database: 'app', target: 'attempt-1', limit: 501 });
+    const derr = (wide.content[0] as { error: unknown }).error;
+    assert.ok(isOffshootError(derr, 'INVALID_ARGUMENT'), String(derr));
+    assert.match(String((derr as Error).message), /out of range \(0\.\.500\).*summary: true/);
   });
 
   test("checkout asks as an agent, and a session's live path comes from the daemon", async () => {
@@ -162,11 +235,16 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
     try {
       const before = tap.requests.length;
       const r = await callOnce(tools, 'offshoot_checkout', { database: 'app', branch: 'live-one' });
+      const durable = (await human.status()).find((x) => x.branch === 'live-one')?.durable_txid;
       assert.deepEqual((r.content[0] as { output: unknown }).output, {
         db: 'app',
         branch: 'live-one',
         path: s.path,
+        txid: durable,
         live: true,
+        reused: true,
+        dirty: false,
+        kept: null,
       });
       assert.deepEqual(tap.requests.slice(before), [
         { op: 'checkout', db: 'app', branch: 'live-one', live: true, actor: 'agent' },

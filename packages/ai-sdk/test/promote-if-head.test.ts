@@ -37,7 +37,7 @@ async function output(tools: ToolSet, tool: string, input: unknown): Promise<Rec
 
 /**
  * Forks two attempts from main's head through the tools, each writing a row and checkpointing it, then promotes them
- * in turn (the human approving each).
+ * in turn onto protected main with force (the check of each call says it needs the human, who approves it).
  */
 async function twoAttempts(tools: ToolSet): Promise<{ first: string; second: string }> {
   for (const name of ['attempt-a', 'attempt-b']) {
@@ -71,7 +71,7 @@ describe('promote of a fork the tools made, over the daemon', { timeout: 180_000
 
   test('the first lands; the second is told BASE_MOVED and main keeps the first', async () => {
     const head = (await human.branches('app')).find((b) => b.branch === 'main')?.head_txid;
-    const { first, second } = await twoAttempts(offshootTools({ client: human, allowForce: true }));
+    const { first, second } = await twoAttempts(offshootTools({ client: human }));
     assert.match(first, new RegExp(`"if_head":${head}`));
     assert.match(second, /BASE_MOVED/);
     assert.match(second, new RegExp(`app@main moved since txid ${head}`));
@@ -96,7 +96,7 @@ describe('promote of a fork the tools made, at rest', { timeout: 180_000 }, () =
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   test('the first lands; the second is told BASE_MOVED', async () => {
-    const { first, second } = await twoAttempts(offshootTools({ store, allowForce: true }));
+    const { first, second } = await twoAttempts(offshootTools({ store }));
     assert.match(first, /"if_head":1,|"if_head":1}/);
     assert.match(second, /BASE_MOVED/);
     assert.match(human('status', 'app'), /app@attempt-b /);

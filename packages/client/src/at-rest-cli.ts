@@ -9,7 +9,7 @@ export interface CliTarget {
 }
 
 interface JsonError {
-  error?: { code?: unknown; message?: unknown; hint?: unknown; retryable?: unknown };
+  error?: { code?: unknown; message?: unknown; hint?: unknown; retryable?: unknown; human_can_allow?: unknown };
 }
 
 function lastJsonLine(text: string): JsonError | undefined {
@@ -30,6 +30,7 @@ function cliError(args: string[], stderr: string, cause: unknown): OffshootError
     return new OffshootError(e.code as ErrorCode, e.message, {
       ...(typeof e.hint === 'string' ? { hint: e.hint } : {}),
       retryable: e.retryable === true,
+      humanCanAllow: e.human_can_allow === true,
     });
   }
   return new OffshootError('UNAVAILABLE', `offshoot ${args.join(' ')} failed: ${stderr.trim() || String(cause)}`, {

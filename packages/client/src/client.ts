@@ -29,7 +29,7 @@ import type {
 export interface ActorOptions {
   /** `agent` when an AI agent asked for this call. */
   actor?: 'agent';
-  /** With `actor: 'agent'`: the human allowed the agent to force (a protected target, a live lease). */
+  /** With `actor: 'agent'`: the human allowed the agent to force past protection (never a live lease). */
   allowForce?: boolean;
 }
 
@@ -370,6 +370,11 @@ export class Client {
       });
     }
     return subscribe(this.#socketPath, this.#opts, opts.onSubscribed);
+  }
+
+  /** The daemon's socket this client was connected to, when it was made with one (`connect` always is). */
+  get socketPath(): string | undefined {
+    return this.#socketPath;
   }
 
   /** True once the connection has closed (either side) or failed: a caller keeping a client can tell it must redial. */

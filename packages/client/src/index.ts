@@ -1,4 +1,21 @@
 export { type CliTarget, runCli } from './at-rest-cli.js';
+export { AtRestLink } from './at-rest-link.js';
+export type {
+  BranchLink,
+  BranchPlace,
+  CheckoutReport,
+  CheckRequest,
+  DestroyReport,
+  ForkReport,
+  ForkRequest,
+  LinkForkOptions,
+  PlacePromoteOptions,
+  PromoteReport,
+  RollbackReport,
+} from './branch-place.js';
+export { DaemonPlace } from './daemon-place.js';
+export { SessionLink } from './session-link.js';
+export { StorePlace } from './store-place.js';
 export {
   type ActorOptions,
   type CheckpointOptions,
@@ -32,7 +49,10 @@ export { findOffshootBinary } from './testkit/find-binary.js';
 export type {
   BranchInfo,
   BranchState,
+  CheckedVerb,
+  CheckoutResult,
   CheckpointInfo,
+  CheckResult,
   CheckpointReport,
   DestroyResult,
   DiscardedWork,
@@ -42,6 +62,7 @@ export type {
   EventDetails,
   EventEnvelope,
   EventType,
+  ForkResult,
   OffshootEvent,
   Op,
   PromoteResult,

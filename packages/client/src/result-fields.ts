@@ -45,6 +45,8 @@ export function requireIfHeadChecked(res: WireResponse, ifHead: number): void {
   throw new OffshootError(
     'UNSUPPORTED',
     `the daemon promoted without checking if_head: it is too old to know it${backup}`,
-    { hint: "restart 'offshoot serve' with this version of offshoot before promoting with ifHead" },
+    {
+      hint: "restart 'offshoot serve' with this version of offshoot, which checks if_head, before the next such promote",
+    },
   );
 }

@@ -1,5 +1,6 @@
 /**
- * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint and query.
+ * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint, query and
+ * check.
  * This package owns the wire types; the daemon's protocol layer imports them from here.
  */
 export type Op =
@@ -26,7 +27,8 @@ export type Op =
   | 'diff'
   | 'gc'
   | 'checkpoint'
-  | 'query';
+  | 'query'
+  | 'check';
 
 /**
  * One request line. `branch` doubles as the fork/promote source; `name` is the checkpoint, the new branch, the
@@ -86,12 +88,20 @@ export interface WireRequest {
   /** Additive: a branches op lists only branches in one of these states. Older daemons ignore it. */
   state?: BranchState[];
   /**
+   * Additive: the verb a `check` op runs the refusals of, with that verb's own fields beside it; the op changes
+   * nothing. Older daemons refuse the op (unknown), never run the verb.
+   */
+  verb?: CheckedVerb;
+  /**
    * Additive: a promote op is a compare-and-swap on the target: it goes ahead only while the target's head is this
    * txid and its checkout holds nothing uncheckpointed, else fails `BASE_MOVED` changing nothing. Older daemons
    * ignore it (and promote anyway): the client refuses to send it to a daemon that does not say it knows it.
    */
   if_head?: number;
 }
+
+/** The verbs a `check` op answers: whether this call would go ahead now, or the refusal it would get. */
+export type CheckedVerb = 'rollback' | 'promote' | 'destroy';
 
 /** A checkpoint as the `branches` op sends it. */
 export interface WireCheckpointInfo {
@@ -208,6 +218,34 @@ export interface RollbackResult {
   refreshed: boolean;
   /** Why an existing checkout could not be refreshed (busy); also the last of `warnings`. */
   refresh_error?: string;
+  /** Additive: whether the branch is protected (undoing the rollback then takes force); older daemons leave it out. */
+  protected?: boolean;
+}
+
+/** What `fork` reports in `result` (additive; older daemons send none). */
+export interface ForkResult {
+  /** The TTL every new branch got, canonical (`24h0m0s`), or null for none. */
+  ttl: string | null;
+  /** When the new branches may be reaped unless touched (RFC 3339), or null without a TTL. */
+  expires_at: string | null;
+}
+
+/** What `checkout` reports in `result` beside the path (additive; older daemons send none). */
+export interface CheckoutResult {
+  /** The head txid the file holds (a session's durable txid for a live path). */
+  txid: number;
+  /** True when an existing file was kept rather than materialized again. */
+  reused: boolean;
+  /** True when the file holds writes no checkpoint has recorded yet (kept). */
+  dirty: boolean;
+  /** The undo point that kept the file's uncheckpointed writes when its branch moved under it. */
+  kept?: string;
+}
+
+/** What a `check` op reports: the verb would go ahead now (a refusal is the verb's own error). */
+export interface CheckResult {
+  verb: CheckedVerb;
+  allowed: true;
 }
 
 /** What `promote` reports in `result`. */
@@ -348,8 +386,6 @@ export interface WireResponse {
   warnings?: string[];
   /** Additive, from a batch `fork`: the new branches, in the order named (all at `txid`). */
   forks?: string[];
-  /** Additive, from `fork`: when the new branches may be reaped (RFC 3339), by the reaper's rule; absent without a TTL. */
-  expires_at?: string;
   /** Additive, on a refusal of an agent (`actor: "agent"`): its human may lift it (by allowing it to force). */
   human_can_allow?: boolean;
   /** Additive: the hint in the terms of an agent behind `offshoot mcp`, where it differs from `hint`. */

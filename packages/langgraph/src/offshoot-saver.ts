@@ -9,10 +9,7 @@ import {
   type PendingWrite,
 } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import { OffshootError } from '@offshoot/client';
-import { AtRestBackend } from './at-rest-backend.js';
-import type { BranchBackend } from './branch-backend.js';
-import { SessionBackend } from './session-backend.js';
+import { type BranchLink, OffshootError, SessionLink, StorePlace } from '@offshoot/client';
 
 /** Options of `OffshootSaver.session`. */
 export interface SessionSaverOptions {
@@ -52,14 +49,14 @@ type DeltaHistory = Awaited<ReturnType<BaseCheckpointSaver['getDeltaChannelHisto
  * (`checkpoint`, `forkThread`, `rollback`, `promote`, `destroy`) each map to one offshoot op.
  */
 export class OffshootSaver extends BaseCheckpointSaver {
-  #backend: BranchBackend;
+  #link: BranchLink;
   #inner: SqliteSaver;
   #closed = false;
 
-  private constructor(backend: BranchBackend) {
-    const inner = SqliteSaver.fromConnString(backend.path);
+  private constructor(link: BranchLink) {
+    const inner = SqliteSaver.fromConnString(link.path);
     super(inner.serde);
-    this.#backend = backend;
+    this.#link = link;
     this.#inner = inner;
   }
 
@@ -73,7 +70,7 @@ export class OffshootSaver extends BaseCheckpointSaver {
     branch = 'main',
     { create = true }: SessionSaverOptions = {},
   ): Promise<OffshootSaver> {
-    return OffshootSaver.#wrap(await SessionBackend.open(socket, db, branch, create));
+    return OffshootSaver.#wrap(await SessionLink.open(socket, db, branch, { create }));
   }
 
   /**
@@ -87,36 +84,36 @@ export class OffshootSaver extends BaseCheckpointSaver {
     { create = true, bin }: AtRestSaverOptions = {},
   ): Promise<OffshootSaver> {
     const cli = bin === undefined ? { store } : { store, bin };
-    return OffshootSaver.#wrap(await AtRestBackend.open(cli, db, branch, create));
+    return OffshootSaver.#wrap(await new StorePlace(cli).open(db, branch, { create }));
   }
 
-  static async #wrap(backend: BranchBackend): Promise<OffshootSaver> {
+  static async #wrap(link: BranchLink): Promise<OffshootSaver> {
     try {
-      return new OffshootSaver(backend);
+      return new OffshootSaver(link);
     } catch (err) {
-      await backend.close();
+      await link.close();
       throw err;
     }
   }
 
   /** The offshoot database of this saver's branch. */
   get db(): string {
-    return this.#backend.db;
+    return this.#link.db;
   }
 
   /** The offshoot branch this saver writes to. */
   get branch(): string {
-    return this.#backend.branch;
+    return this.#link.branch;
   }
 
   /** The writable SQLite checkout the inner `SqliteSaver` uses. */
   get path(): string {
-    return this.#backend.path;
+    return this.#link.path;
   }
 
   /** `session` (a daemon session) or `at-rest` (the CLI). */
   get mode(): 'session' | 'at-rest' {
-    return this.#backend.mode;
+    return this.#link.mode;
   }
 
   /** True once `close` or `destroy` ran. */
@@ -132,12 +129,12 @@ export class OffshootSaver extends BaseCheckpointSaver {
     this.#checkOpen('checkpoint');
     if (typeof name !== 'string') throw badArgument('checkpoint name must be a string');
     if (meta !== undefined && name === '') throw badArgument('checkpoint meta needs a checkpoint name');
-    if (name === '' && this.#backend.mode === 'at-rest') {
+    if (name === '' && this.#link.mode === 'at-rest') {
       throw new OffshootError('USAGE', 'an at-rest checkpoint needs a name', {
         hint: 'pass a name: saver.checkpoint("after-step-3")',
       });
     }
-    return this.#backend.flush(name, meta);
+    return this.#link.flush(name, meta);
   }
 
   /**
@@ -149,7 +146,7 @@ export class OffshootSaver extends BaseCheckpointSaver {
     this.#checkOpen('forkThread');
     if (typeof newBranch !== 'string' || newBranch === '') throw badArgument('forkThread needs a new branch name');
     return OffshootSaver.#wrap(
-      await this.#backend.fork(newBranch, { ttl: opts.ttl, from: opts.fromCheckpoint, meta: opts.meta }),
+      await this.#link.fork(newBranch, { ttl: opts.ttl, from: opts.fromCheckpoint, meta: opts.meta }),
     );
   }
 
@@ -163,9 +160,9 @@ export class OffshootSaver extends BaseCheckpointSaver {
     if (typeof to !== 'string' || to === '') throw badArgument('rollback needs a checkpoint name');
     this.#inner.db.close();
     try {
-      await this.#backend.rollback(to);
+      await this.#link.rollback(to);
     } finally {
-      this.#inner = SqliteSaver.fromConnString(this.#backend.path);
+      this.#inner = SqliteSaver.fromConnString(this.#link.path);
       this.serde = this.#inner.serde;
     }
   }
@@ -177,7 +174,7 @@ export class OffshootSaver extends BaseCheckpointSaver {
   async promote(onto: string, { force = false }: SaverForceOptions = {}): Promise<number> {
     this.#checkOpen('promote');
     if (typeof onto !== 'string' || onto === '') throw badArgument('promote needs a target branch');
-    return this.#backend.promote(onto, force);
+    return this.#link.promote(onto, force);
   }
 
   /**
@@ -188,7 +185,7 @@ export class OffshootSaver extends BaseCheckpointSaver {
     if (this.#closed) return;
     this.#closed = true;
     this.#inner.db.close();
-    await this.#backend.destroy(force);
+    await this.#link.destroy(force);
   }
 
   /** Releases the SQLite handle, the session (lease) and the connection; the branch keeps its durable state. */
@@ -198,7 +195,7 @@ export class OffshootSaver extends BaseCheckpointSaver {
     try {
       this.#inner.db.close();
     } finally {
-      await this.#backend.close();
+      await this.#link.close();
     }
   }
 

@@ -207,3 +207,18 @@ def test_two_xdist_workers_get_isolated_forks_of_one_seed(
     assert {r["worker"] for r in rec.values()} == {"gw0", "gw1"}
     assert all(r["rows"] == [1, 2] for r in rec.values())
     assert all(str(r["branch"]).startswith(f"t-{r['worker']}-") for r in rec.values())
+
+
+def test_the_docs_pytest_ini_block_sets_the_values_it_shows(pytester: pytest.Pytester) -> None:
+    docs = Path(__file__).resolve().parents[3] / "docs" / "python.md"
+    block = docs.read_text().split("```ini\n", 1)[1].split("```", 1)[0]
+    pytester.makefile(".ini", pytest=block)
+    pytester.makepyfile(
+        test_inner_ini="""
+def test_values(pytestconfig):
+    assert pytestconfig.getini("offshoot_seed") == "tests/seed.sql"
+    assert pytestconfig.getini("offshoot_ttl") == "1h"
+    assert pytestconfig.getini("offshoot_require_binary") is True
+"""
+    )
+    pytester.runpytest().assert_outcomes(passed=1)

@@ -167,8 +167,8 @@ export function rollbackOutcome(r: RollbackResult, branchProtected: boolean): Ou
         ? `abandoned txid ${a.from}`
         : `abandoned txids ${a.from}-${a.to}`;
   const { refreshError, ...rest } = r;
-  const undo = undoCommand(r.db, r.backup, r.branch, branchProtected).cli;
-  const data = { ...rest, undo };
+  const undo = undoCommand(r.db, r.backup, r.branch, branchProtected);
+  const data = { ...rest, protected: branchProtected, undo };
   // A stale checkout's path would name a file holding the old state: print none, and fail with the refresh error.
   return outcome(refreshDocument(data, refreshError), refreshError ? [] : [r.path], {
     notes: [
@@ -214,6 +214,13 @@ export function promoteOutcome(r: PromoteResult): Outcome {
       ...(refreshError ? { failure: refreshError } : {}),
     },
   );
+}
+
+/** `--check` of rollback, promote or destroy: the call would go ahead now; nothing was changed. */
+export function checkOutcome(verb: 'rollback' | 'promote' | 'destroy', t: Target): Outcome {
+  return outcome({ verb, db: t.db, branch: t.branch, allowed: true }, [
+    `${verb} of ${t.db}@${t.branch} would go ahead (checked only: nothing was changed)`,
+  ]);
 }
 
 /** `compact`. */
@@ -297,6 +304,7 @@ export function diffOutcome(r: DiffResult, left: string, right: string, mode: Di
     schema: j.schema,
     tables: new Verbatim(j.tables),
     stats: j.stats,
+    summary_only: j.summary_only,
     ...(mode === 'sql' ? { sql: text } : {}),
   };
   return { data, text };
@@ -331,6 +339,7 @@ export function gcOutcome(r: GcReport): Outcome {
   lines.push(`gc: tombstoned ${r.tombstoned}, deleted ${r.deleted} objects`);
   const notes = r.postponed.map((p) => `gc: ${postponedLine(p)}`);
   if (r.roCachePruned > 0) notes.push(`gc: pruned ${r.roCachePruned} read-only cache entries no live branch uses`);
+  if (r.temporaries > 0) notes.push(`gc: removed ${r.temporaries} temporaries left by writers that died`);
   return unreadableOutcome(
     outcome(r, lines, { notes, problems: r.reapErrors.map((e) => `gc: reap: ${e}`) }),
     r.unreadable.map((u) => `gc: ${u}; kept every object it may reach`),
@@ -468,9 +477,9 @@ export function errorLine(err: OffshootError): string {
 
 /** The one stderr JSON line for a failure under --json. */
 export function errorJsonLine(err: OffshootError): string {
-  return JSON.stringify({
-    error: { code: err.code, message: err.message, hint: err.hint ?? null, retryable: err.retryable },
-  });
+  const e = { code: err.code, message: err.message, hint: err.hint ?? null, retryable: err.retryable };
+  // Additive: a refusal of an agent its human may lift says so, as on the wire.
+  return JSON.stringify({ error: err.humanCanAllow ? { ...e, human_can_allow: true } : e });
 }
 
 /** A warning line for stderr: text, or a JSON object under --json. */

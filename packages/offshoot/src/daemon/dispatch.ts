@@ -5,6 +5,7 @@ import { RequestSchema, type Op, type Response } from '../protocol/wire.js';
 import type { DaemonContext, Transport } from './daemon-context.js';
 import { branchesOp } from './handlers/branches.js';
 import { checkoutAtOp } from './handlers/checkout-at.js';
+import { checkOp } from './handlers/check.js';
 import { checkpointOp } from './handlers/checkpoint.js';
 import { checkoutOp } from './handlers/checkout.js';
 import { closeOp } from './handlers/close.js';
@@ -55,6 +56,7 @@ const HANDLERS: Record<Op, OpHandler> = {
   gc: gcOp,
   checkpoint: checkpointOp,
   query: queryOp,
+  check: checkOp,
 };
 
 /** Every op the daemon answers. */

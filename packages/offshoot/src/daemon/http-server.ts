@@ -1,8 +1,8 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fail, type ErrorCode } from '../core/errors.js';
 import { errorResponse } from '../protocol/errors.js';
 import { hostCheck } from '../protocol/host-check.js';
+import { type HttpListener, listenHttp, readBody, type Refuse, sendJson, sendJsonText } from '../protocol/http-kit.js';
 import { bearerCheck, parseHttpAddr } from '../protocol/http-listen.js';
 import { encodeResponse } from '../protocol/response-line.js';
 export {
@@ -20,12 +20,8 @@ import { MAX_REQUEST_BYTES, type Response } from '../protocol/wire.js';
 import type { EventBus, Subscription } from './event-bus.js';
 import type { DaemonMetrics } from './metrics.js';
 
-const HEADERS_TIMEOUT_MS = 5_000;
-const REQUEST_TIMEOUT_MS = 30_000;
-const IDLE_TIMEOUT_MS = 120_000;
 const SSE_PING_MS = 15_000;
 const SSE_WRITE_DEADLINE_MS = 45_000;
-const SHUTDOWN_GRACE_MS = 5_000;
 
 /** Extra GET routes mounted under the listener (the dashboard of `serve -ui`); they do their own auth. */
 export interface HttpFallback {
@@ -60,17 +56,11 @@ export interface HttpServerHandle {
   close(): Promise<void>;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  sendText(res, status, `${JSON.stringify(body)}\n`);
-}
-
-function sendText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
+/** The daemon's refusals: its wire error response, as the socket answers. */
+const refuse: Refuse = (res, status, err) => sendJson(res, status, errorResponse(err));
 
 function sendError(res: ServerResponse, status: number, code: ErrorCode, message: string, hint: string): void {
-  sendJson(res, status, errorResponse(fail(code, message, { hint })));
+  refuse(res, status, fail(code, message, { hint }));
 }
 
 function allowMethod(req: IncomingMessage, res: ServerResponse, method: 'GET' | 'POST'): boolean {
@@ -78,41 +68,6 @@ function allowMethod(req: IncomingMessage, res: ServerResponse, method: 'GET' | 
   res.setHeader('Allow', method);
   sendError(res, 405, 'USAGE', `${req.method ?? '?'} ${req.url ?? ''} is not allowed`, `use ${method}`);
   return false;
-}
-
-/** Reads the request body up to the cap; undefined means a 413 has already been sent. */
-function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
-  const tooLarge = (): undefined => {
-    // The rest of the body is left unread, so this connection cannot be reused.
-    res.setHeader('Connection', 'close');
-    sendError(
-      res,
-      413,
-      'INVALID_ARGUMENT',
-      `request body exceeds ${MAX_REQUEST_BYTES} bytes`,
-      'send one smaller request',
-    );
-    return undefined;
-  };
-  if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) return Promise.resolve(tooLarge());
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size <= MAX_REQUEST_BYTES) {
-        chunks.push(chunk);
-        return;
-      }
-      req.off('data', onData);
-      req.off('end', onEnd);
-      resolve(tooLarge());
-    };
-    const onEnd = (): void => resolve(Buffer.concat(chunks));
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.once('error', reject);
-  });
 }
 
 /** Starts the opt-in HTTP listener: /rpc, /metrics and /events behind the bearer token, /healthz open. */
@@ -123,9 +78,6 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
   const pingMs = opts.ssePingMs ?? SSE_PING_MS;
   const writeDeadlineMs = opts.sseWriteDeadlineMs ?? SSE_WRITE_DEADLINE_MS;
   const streams = new Set<{ sub: Subscription; res: ServerResponse }>();
-  /** Requests in progress per connection, so shutdown can end idle connections and wait for busy ones. */
-  const inFlight = new Map<Socket, number>();
-  let closing = false;
 
   const authorized = (req: IncomingMessage): boolean => bearer(req.headers.authorization);
   const deny = (res: ServerResponse): void => {
@@ -151,7 +103,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
       );
       return;
     }
-    const body = await readBody(req, res);
+    const body = await readBody(req, res, MAX_REQUEST_BYTES, refuse);
     if (body === undefined) return;
     let parsed: unknown;
     try {
@@ -199,7 +151,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
       );
       return;
     }
-    sendText(res, 200, encodeResponse(await opts.dispatch(parsed, 'http')));
+    sendJsonText(res, 200, encodeResponse(await opts.dispatch(parsed, 'http')));
   };
 
   const metrics = async (res: ServerResponse): Promise<void> => {
@@ -262,15 +214,6 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (closing) res.setHeader('Connection', 'close');
-    const socket = req.socket;
-    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
-    res.on('close', () => {
-      const left = (inFlight.get(socket) ?? 1) - 1;
-      inFlight.set(socket, left);
-      // A keep-alive connection whose last response finishes after close() began would otherwise linger.
-      if (closing && left === 0) socket.end();
-    });
     const refusal = hostRefusal(req.headers);
     if (refusal) return sendError(res, refusal.status, 'USAGE', refusal.message, refusal.hint);
     const path = new URL(req.url ?? '/', 'http://offshoot').pathname;
@@ -302,46 +245,20 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
     }
   };
 
-  const server = createServer(
-    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
-    (req, res) => {
-      handle(req, res).catch((err: unknown) => {
-        if (res.headersSent) res.destroy();
-        else sendJson(res, 500, errorResponse(err));
-      });
+  return listenHttp({
+    host,
+    port,
+    what: 'http',
+    listenHint: 'choose a free port, or stop whatever holds this one',
+    maxBodyBytes: MAX_REQUEST_BYTES,
+    refuse,
+    handle,
+  }).then((listener: HttpListener) => ({
+    address: listener.address,
+    close: () => {
+      for (const s of streams) s.sub.close();
+      opts.fallback?.close();
+      return listener.close();
     },
-  );
-  server.keepAliveTimeout = IDLE_TIMEOUT_MS;
-  server.on('connection', (socket: Socket) => {
-    inFlight.set(socket, 0);
-    socket.on('close', () => inFlight.delete(socket));
-  });
-
-  const close = (): Promise<void> => {
-    closing = true;
-    for (const s of streams) s.sub.close();
-    opts.fallback?.close();
-    const done = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const [socket, n] of inFlight) if (n === 0) socket.end();
-    const force = setTimeout(() => {
-      for (const socket of inFlight.keys()) socket.destroy();
-    }, SHUTDOWN_GRACE_MS);
-    return done.finally(() => clearTimeout(force));
-  };
-
-  return new Promise((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(
-        fail('UNAVAILABLE', `http listen on ${opts.addr}: ${err.message}`, {
-          hint: 'choose a free port, or stop whatever holds this one',
-          cause: err,
-        }),
-      );
-    });
-    server.listen({ port, ...(host === '' ? {} : { host }) }, () => {
-      const a = server.address() as AddressInfo;
-      const address = a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
-      resolve({ address, close });
-    });
-  });
+  }));
 }

@@ -86,6 +86,7 @@ export class Janitor {
         for (const u of c.unreadable) log(`gc: ${u}; kept every object it may reach`);
         if (c.tombstoned > 0 || c.deleted > 0)
           log(`gc: tombstoned ${c.tombstoned}, deleted ${c.deleted} objects (backlog ${c.backlog})`);
+        if (c.temporaries > 0) log(`gc: removed ${c.temporaries} temporaries left by writers that died`);
       } catch (err) {
         // Another daemon's pass holds the store-wide GC lease: that pass does this tick's work.
         if (hasCode(err, 'BUSY')) return log(`gc: skipped: ${(err as Error).message}`);

@@ -1,33 +1,7 @@
-import { z } from 'zod';
-import { fail } from '../core/errors.js';
+import { branchOf } from '@offshoot/tools';
 import { formatDuration, parseTtl, type TtlArg } from '../core/duration.js';
-import { META_LIMITS, OFFSHOOT_META_PREFIX } from '../core/meta.js';
+import { fail } from '../core/errors.js';
 import { nameHint, nameProblem } from '../core/names.js';
-import { MAIN_BRANCH } from '../core/target.js';
-
-/**
- * A name argument (database, branch, checkpoint): never empty, in the schema as on the wire, so no call can name
- * `""` and have it read as a default.
- */
-export function nameString(): z.ZodString {
-  return z.string().min(1);
-}
-
-/** The required `database` argument. */
-export const databaseArg = nameString().describe('database name (as created with `offshoot create`)');
-
-/** An optional branch argument that defaults to main when omitted. */
-export function branchArg(what: string): z.ZodOptional<z.ZodString> {
-  return nameString().optional().describe(`${what} (default "${MAIN_BRANCH}")`);
-}
-
-/** `meta`: string tags, bounded like the store bounds them; `offshoot.*` keys are offshoot's own. */
-export const metaArg = z
-  .record(z.string().max(META_LIMITS.maxKeyBytes), z.string().max(META_LIMITS.maxValueBytes))
-  .optional()
-  .describe(
-    `string tags (run id, git SHA, agent name): at most ${META_LIMITS.maxKeys} keys, none starting with "${OFFSHOOT_META_PREFIX}"`,
-  );
 
 /** Checks a name argument, failing with `invalid <arg> "<value>": <problem>`. */
 export function nameArg(arg: string, value: string): string {
@@ -40,9 +14,9 @@ export function nameArg(arg: string, value: string): string {
   return value;
 }
 
-/** The branch an optional argument names: the value checked, else main. */
+/** The branch an optional argument names, resolved as the catalogue resolves it (main when omitted), checked. */
 export function branchOr(arg: string, value: string | undefined): string {
-  return value === undefined ? MAIN_BRANCH : nameArg(arg, value);
+  return nameArg(arg, branchOf(value));
 }
 
 /** Parses a TTL argument with the one grammar (core parseTtl): on a fork `none` means never and zero is refused. */

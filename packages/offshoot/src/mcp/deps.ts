@@ -1,7 +1,7 @@
 import type { TtlArg } from '../core/duration.js';
 import type { OpsContext, ProgressSink } from '../ops/context.js';
 import type { Actor } from '../ops/policy.js';
-import type { DaemonLinks } from './daemon-links.js';
+import type { DaemonLinks } from './daemon/daemon-links.js';
 
 /** How `offshoot mcp` was started. */
 export interface McpOptions {

@@ -1,10 +1,13 @@
-import type { LoggingLevel, McpServer } from '@modelcontextprotocol/server';
+import { type LoggingLevel, type McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { OpsContext } from '../ops/context.js';
 import { type RefChange, RefWatch } from '../ops/branch-view.js';
-import { servingDaemon } from './daemon-link.js';
-import { followDaemonEvents } from './daemon-events.js';
-import type { ListenFilter } from './listen-filter.js';
-import { uriCovers } from './resources.js';
+import { servingDaemon } from './daemon/daemon-link.js';
+import { followDaemonEvents } from './daemon/daemon-events.js';
+import type { ListenFilter } from './transport/listen-filter.js';
+import { uriCovers, uriDatabase } from './resources.js';
+
+/** Resource subscriptions one connection (or one listen stream) may hold at once. */
+const MAX_SUBSCRIPTIONS = 256;
 
 /**
  * Where change notifications go: a 2025-era connection's own server, the server a 2026-07-28 stdio connection is
@@ -86,7 +89,9 @@ export class McpHub {
       return {};
     });
     server.server.setRequestHandler('resources/subscribe', async (req) => {
-      conn.subscribed.add(req.params.uri);
+      const uri = req.params.uri;
+      if (!conn.subscribed.has(uri)) await this.#checkSubscribable(uri, conn.subscribed.size);
+      conn.subscribed.add(uri);
       await this.#ensureWatching();
       return {};
     });
@@ -116,7 +121,9 @@ export class McpHub {
    * on after it, so every change after the acknowledgement is heard (as a 2025 subscribe answers only then).
    */
   listen(filter: ListenFilter, sink: ChangeSink): { watching: Promise<void>; end: () => void } {
-    const l: Listener = { sink, subscribed: new Set(filter.resources), watching: filter.listChanged };
+    // A URI that names no resource of this server can never change: it is not kept.
+    const uris = filter.resources.filter((u) => uriDatabase(u) !== undefined).slice(0, MAX_SUBSCRIPTIONS);
+    const l: Listener = { sink, subscribed: new Set(uris), watching: filter.listChanged };
     this.#listens.add(l);
     return {
       watching: this.#ensureWatching(),
@@ -155,6 +162,31 @@ export class McpHub {
     this.#unwatch = undefined;
     this.#events?.close();
     this.#events = undefined;
+  }
+
+  /**
+   * Refuses (invalid params, -32602) a subscription to anything but a resource of a database in the store, and one
+   * past the cap, so a connection holds a bounded set of URIs that can change.
+   */
+  async #checkSubscribable(uri: string, held: number): Promise<void> {
+    const shown = JSON.stringify(uri.length > 200 ? `${uri.slice(0, 200)}…` : uri);
+    const db = uriDatabase(uri);
+    if (db === undefined)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `cannot subscribe to ${shown}: not a resource of this server (offshoot://DATABASE, offshoot://DATABASE/BRANCH, …/schema, …/checkpoint/NAME)`,
+      );
+    if (held >= MAX_SUBSCRIPTIONS)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `cannot subscribe to ${shown}: this connection already holds ${MAX_SUBSCRIPTIONS} subscriptions; unsubscribe from one first`,
+      );
+    const ctx = await this.open().catch(() => undefined);
+    if (ctx === undefined || (await ctx.store.listBranches(db)).length === 0)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `cannot subscribe to ${shown}: there is no database "${db}" in this store (offshoot_list shows them)`,
+      );
   }
 
   *#listeners(): Iterable<Listener> {

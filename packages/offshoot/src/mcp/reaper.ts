@@ -2,7 +2,7 @@ import { newlyPostponed, reap } from '../ops/reap.js';
 import { type ReapHold, reapHoldText } from '../ops/branch-view.js';
 import { clearStaleClaims } from '../ops/gc.js';
 import type { OpsContext } from '../ops/context.js';
-import { servingDaemon as serving } from './daemon-link.js';
+import { servingDaemon as serving } from './daemon/daemon-link.js';
 
 /** The background reap of `offshoot mcp -reap-every`: expires TTL'd forks and clears stranded delete claims, no GC. */
 export interface Reaper {

@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { asOffshootError, hintFor } from '../core/errors.js';
 import { nameMap } from '../core/name-map.js';
-import { type NameKind, validateName } from '../core/names.js';
+import { type NameKind, nameProblem, validateName } from '../core/names.js';
 import type { OpsContext } from '../ops/context.js';
 import { query } from '../ops/query.js';
 import { status } from '../ops/status.js';
@@ -32,6 +32,14 @@ export const checkpointUri = (db: string, branch: string, name: string): string 
 export function uriCovers(uri: string, db: string, branch: string): boolean {
   const b = branchUri(db, branch);
   return uri === databaseUri(db) || uri === b || uri.startsWith(`${b}/`);
+}
+
+/** The database an `offshoot://` resource URI names, or undefined when it names no resource of this server. */
+export function uriDatabase(uri: string): string | undefined {
+  const m = /^offshoot:\/\/([^/]+)(?:\/([^/]+)(?:\/schema|\/checkpoint\/([^/]+))?)?$/.exec(uri);
+  if (m === null) return undefined;
+  const names = [m[1], m[2], m[3]].filter((n): n is string => n !== undefined);
+  return names.every((n) => nameProblem(n) === undefined) ? m[1] : undefined;
 }
 
 const MAX_COMPLETIONS = 100;

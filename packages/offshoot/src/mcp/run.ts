@@ -4,11 +4,12 @@ import type { HttpConfig } from '../protocol/http-listen.js';
 import { tokenFingerprint } from '../protocol/http-listen.js';
 import type { OpsContext } from '../ops/context.js';
 import type { McpOptions } from './deps.js';
-import { startMcpHttp } from './http.js';
+import { startMcpHttp } from './transport/http.js';
 import { Confirmations } from './confirm.js';
-import { DaemonLinks } from './daemon-links.js';
+import { DaemonLinks } from './daemon/daemon-links.js';
 import { type ChangeSink, McpHub } from './hub.js';
-import { ListenTap } from './listen-tap.js';
+import { ListenTap } from './transport/listen-tap.js';
+import { MalformedAnswerFilter } from './transport/malformed-answer.js';
 import { startReaper } from './reaper.js';
 import { buildServer, type Era } from './server.js';
 
@@ -58,7 +59,8 @@ async function serveStdioUntilClosed(build: (era: Era) => McpServer, hub: McpHub
     updated: (uri) => void pinned?.server.sendResourceUpdated({ uri }).catch(() => undefined),
     listChanged: () => void pinned?.server.sendResourceListChanged().catch(() => undefined),
   };
-  const wire = new ListenTap(new StdioServerTransport(), (filter) => hub.listen(filter, sink));
+  const input = process.stdin.pipe(new MalformedAnswerFilter((line) => hub.log(line, 'warning')));
+  const wire = new ListenTap(new StdioServerTransport(input), (filter) => hub.listen(filter, sink));
   const closed = new Promise<void>((resolve) => {
     process.stdin.once('end', resolve);
     process.stdin.once('close', resolve);
@@ -75,6 +77,9 @@ async function serveStdioUntilClosed(build: (era: Era) => McpServer, hub: McpHub
   );
   await closed;
   await handle.close();
+  // The transport stops reading its input; the input's own source would keep the process alive after a signal.
+  process.stdin.unpipe(input);
+  process.stdin.pause();
 }
 
 /**

@@ -6,6 +6,14 @@ import {
   type ResourceLink,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import {
+  needsHuman,
+  type Shape,
+  type ToolCatalogue,
+  type ToolName,
+  type ToolSpec,
+  toolCatalogue,
+} from '@offshoot/tools';
 import { z } from 'zod';
 import { asOffshootError, hintFor } from '../core/errors.js';
 import type { OpsContext } from '../ops/context.js';
@@ -19,40 +27,55 @@ import {
   confirmedNote,
   notConfirmed,
 } from './confirm.js';
-import type { DaemonLinks } from './daemon-links.js';
+import type { DaemonLinks } from './daemon/daemon-links.js';
+import { ttlText } from './args.js';
 import { callDeps, type McpDeps, type McpOptions } from './deps.js';
-import { isGuardRefusal } from './guard.js';
 import type { McpHub } from './hub.js';
 import { LOOP_RULES, LOOP_STEPS } from './loop-text.js';
 import { callControl } from './progress.js';
 import { registerLoopPrompt } from './prompt.js';
 import { branchUri, registerResources } from './resources.js';
-import type { Shape, ToolOutcome, ToolSpec } from './tool.js';
+import type { ToolOutcome, ToolRun } from './tool.js';
 import { toolInput } from './tool-input.js';
-import { checkoutTool } from './tools/checkout.js';
-import { checkpointTool } from './tools/checkpoint.js';
-import { destroyTool } from './tools/destroy.js';
-import { diffTool } from './tools/diff.js';
-import { forkTool } from './tools/fork.js';
-import { listTool } from './tools/list.js';
-import { promoteTool } from './tools/promote.js';
-import { queryTool } from './tools/query.js';
-import { rollbackTool } from './tools/rollback.js';
-import { touchTool } from './tools/touch.js';
+import { checkoutRun } from './tools/checkout.js';
+import { checkpointRun } from './tools/checkpoint.js';
+import { destroyRun } from './tools/destroy.js';
+import { diffRun } from './tools/diff.js';
+import { forkRun } from './tools/fork.js';
+import { listRun } from './tools/list.js';
+import { promoteRun } from './tools/promote.js';
+import { queryRun } from './tools/query.js';
+import { rollbackRun } from './tools/rollback.js';
+import { touchRun } from './tools/touch.js';
 
-/** Every tool, in the order hosts list them. */
-export const TOOLS = [
-  listTool,
-  diffTool,
-  queryTool,
-  checkoutTool,
-  forkTool,
-  checkpointTool,
-  touchTool,
-  rollbackTool,
-  promoteTool,
-  destroyTool,
-] as const;
+/** How this server runs each tool of the catalogue. */
+const RUNS: { [K in ToolName]: ToolRun<ToolCatalogue[K]> } = {
+  offshoot_list: listRun,
+  offshoot_diff: diffRun,
+  offshoot_query: queryRun,
+  offshoot_checkout: checkoutRun,
+  offshoot_fork: forkRun,
+  offshoot_checkpoint: checkpointRun,
+  offshoot_touch: touchRun,
+  offshoot_rollback: rollbackRun,
+  offshoot_promote: promoteRun,
+  offshoot_destroy: destroyRun,
+};
+
+/** One tool as this server registers it: the catalogue's spec and how it runs here. */
+interface ServedTool {
+  spec: ToolSpec;
+  run: ToolRun<ToolSpec>;
+}
+
+/** Every tool, in the order hosts list them: the catalogue, with the fork's default TTL this server applies. */
+export function servedTools(options: Pick<McpOptions, 'defaultTtl'>): ServedTool[] {
+  const catalogue = toolCatalogue({ defaultTtl: ttlText(options.defaultTtl) ?? 'none', defaultIfHead: false });
+  return (Object.keys(catalogue) as ToolName[]).map((name) => ({
+    spec: catalogue[name] as ToolSpec,
+    run: RUNS[name] as unknown as ToolRun<ToolSpec>,
+  }));
+}
 
 /** The server-level instructions hosts may show the model. */
 export const INSTRUCTIONS = `offshoot gives every attempt its own real SQLite database branch.\n${LOOP_STEPS}\n\n${LOOP_RULES}`;
@@ -120,18 +143,15 @@ function callLog(scope: CallScope, ctx: ServerContext, line: string, level: Logg
  * the original refusal.
  */
 async function ask(
-  spec: ToolSpec<Shape, Shape>,
+  { spec, run }: ServedTool,
   args: Record<string, unknown>,
   refusal: unknown,
   scope: CallScope,
   ctx: ServerContext,
 ): Promise<CallToolResult | InputRequiredResult> {
   const caps = scope.era === 'modern' ? clientCapabilities(ctx) : scope.server.server.getClientCapabilities();
-  if (!canElicit(caps) || spec.confirm === undefined) return errorResult(refusal);
-  const question = await spec.confirm(
-    args as never,
-    callDeps(scope.options, scope.open, scope.links, callControl(ctx)),
-  );
+  if (!canElicit(caps) || run.confirm === undefined) return errorResult(refusal);
+  const question = await run.confirm(args as never, callDeps(scope.options, scope.open, scope.links, callControl(ctx)));
   if (question === undefined) return errorResult(refusal);
   callLog(scope, ctx, `offshoot: mcp: asking the human: ${question.message}`, 'notice');
   return scope.confirmations.ask(spec.name, args, question);
@@ -142,7 +162,7 @@ async function ask(
  * alone, provided the state the human was shown has not moved; anything else is a refusal.
  */
 async function answered(
-  spec: ToolSpec<Shape, Shape>,
+  { spec, run }: ServedTool,
   args: Record<string, unknown>,
   answer: Answer,
   scope: CallScope,
@@ -153,15 +173,16 @@ async function answered(
     return errorResult(notConfirmed(answer.why, answer.question));
   }
   const deps = callDeps(scope.options, scope.open, scope.links, callControl(ctx), true);
-  const now = await spec.confirm?.(args as never, deps);
+  const now = await run.confirm?.(args as never, deps);
   if (now?.fingerprint !== answer.question.fingerprint) return errorResult(confirmationStale());
   callLog(scope, ctx, `offshoot: mcp: the human confirmed ${spec.name}: ${answer.question.message}`, 'notice');
-  const out = await spec.run(args as never, deps);
+  const out = await run.run(args as never, deps);
   await scope.hub.poke();
   return confirmedNote(success(out, deps));
 }
 
-function register(spec: ToolSpec<Shape, Shape>, scope: CallScope): void {
+function register(tool: ServedTool, scope: CallScope): void {
+  const { spec, run } = tool;
   scope.server.registerTool(
     spec.name,
     {
@@ -175,15 +196,16 @@ function register(spec: ToolSpec<Shape, Shape>, scope: CallScope): void {
     async (args: Record<string, unknown>, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> => {
       try {
         const answer = scope.confirmations.answer(spec.name, args, ctx);
-        if (answer !== undefined) return await answered(spec, args, answer, scope, ctx);
+        if (answer !== undefined) return await answered(tool, args, answer, scope, ctx);
         const deps = callDeps(scope.options, scope.open, scope.links, callControl(ctx));
         try {
-          const out = await spec.run(args as never, deps);
+          const out = await run.run(args as never, deps);
           if (!spec.annotations.readOnlyHint) await scope.hub.poke();
           return success(out, deps);
         } catch (err) {
-          if (!scope.options.confirmForce || !isGuardRefusal(err)) return errorResult(err);
-          return await ask(spec, args, err, scope, ctx);
+          // The catalogue's one rule of whether a call needs the human, asked only under -confirm-force.
+          if (!scope.options.confirmForce || !needsHuman(spec, args, err)) return errorResult(err);
+          return await ask(tool, args, err, scope, ctx);
         }
       } catch (err) {
         return errorResult(err);
@@ -216,7 +238,7 @@ export function buildServer(
     },
   );
   const scope: CallScope = { options, open, hub, server, confirmations, era, links };
-  for (const t of TOOLS) register(t as unknown as ToolSpec<Shape, Shape>, scope);
+  for (const t of servedTools(options)) register(t, scope);
   registerLoopPrompt(server);
   registerResources(server, open, era === 'legacy' ? () => hub.listed(server) : () => undefined);
   if (era === 'legacy') hub.attach(server);

@@ -1,7 +1,7 @@
 import type { StandardSchemaV1, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { keysAsSent } from '../core/name-map.js';
-import type { Shape } from './tool.js';
+import type { Shape } from '@offshoot/tools';
 
 type Args = Record<string, unknown>;
 type Result = StandardSchemaV1.Result<Args>;

@@ -9,5 +9,5 @@ export type { BranchStatus, CheckpointStatus, UnreadableRef } from './helpers/br
 export { parseParent, type TreeEdge, treeEdges } from './helpers/branch/branch-tree.js';
 export { type BranchLineage, readsShared } from './helpers/branch/reads-shared.js';
 export { type ReapHold, reapHoldText } from './helpers/branch/reap-hold.js';
-export { agentUndo, type UndoCommand, undoCommand } from './helpers/branch/undo-command.js';
+export { undoCommand } from './helpers/branch/undo-command.js';
 export { type RefChange, RefWatch } from './helpers/context/ref-watch.js';

@@ -1,6 +1,6 @@
 import type { Target } from '../core/target.js';
 import type { Actor } from './helpers/safety/policy.js';
-import { destroyBranch, type DestroyResult } from './helpers/gc/destroy-branch.js';
+import { checkDestroyBranch, destroyBranch, type DestroyResult } from './helpers/gc/destroy-branch.js';
 import type { OpsContext } from './helpers/context/context.js';
 
 export type { DestroyResult } from './helpers/gc/destroy-branch.js';
@@ -14,4 +14,12 @@ export function destroy(
   opts: { force?: boolean; actor?: Actor } = {},
 ): Promise<DestroyResult> {
   return destroyBranch(ctx, t, opts);
+}
+
+/**
+ * Runs every refusal `destroy` would on the branch as it stands, and changes nothing: whether this actor's destroy
+ * would go ahead. A caller asks it before it asks its human (`check` on the wire).
+ */
+export function checkDestroy(ctx: OpsContext, t: Target, opts: { force?: boolean; actor?: Actor } = {}): Promise<void> {
+  return checkDestroyBranch(ctx, t, opts);
 }

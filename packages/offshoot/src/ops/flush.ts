@@ -1,8 +1,11 @@
 import { fail } from '../core/errors.js';
 import type { Meta } from '../core/meta.js';
 import { named } from '../core/name-map.js';
+import type { Target } from '../core/target.js';
 import type { VersionedRef } from '../store/store.js';
+import { readBranch } from './helpers/branch/branch-ref.js';
 import { type Compaction, writeHead } from './helpers/chain/chain-writer.js';
+import type { OpsContext } from './helpers/context/context.js';
 import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
 import type { LiveBranch, LiveHolder, LiveSource } from './live-branch.js';
 
@@ -25,6 +28,20 @@ export interface FlushOptions {
   meta?: Meta;
 }
 
+/** The policy's rule of a flush: every write into a branch is the policy's (`human`: what the human would run). */
+function vetFlush(ctx: OpsContext, t: Target, actor: Actor): ReturnType<typeof vetWrite> {
+  return vetWrite(ctx, t, actor, 'explicit', `offshoot session flush ${t.db}@${t.branch}`);
+}
+
+/**
+ * The refusal a flush by `actor` into the branch would answer now, by its ref as it stands, with nothing written:
+ * what the check of a call that flushes a source first (a promote's) asks.
+ */
+export async function checkFlush(ctx: OpsContext, t: Target, actor: Actor): Promise<void> {
+  if (actor.kind === 'human') return;
+  await vetFlush(ctx, t, actor)((await readBranch(ctx, t.db, t.branch)).ref);
+}
+
 /**
  * `flush` (a live session's): makes what the session captured durable as the next head of the branch it leases, and
  * names it when asked. `cur` is the ref the session read under its lease: by it the policy decides first whether
@@ -41,7 +58,7 @@ export async function flush(
   opts: FlushOptions = {},
 ): Promise<LiveFlushed> {
   const t = { db: live.db, branch: live.branch };
-  await vetWrite(live.ctx, t, opts.actor ?? HUMAN, 'explicit', `offshoot session flush ${t.db}@${t.branch}`)(cur.ref);
+  await vetFlush(live.ctx, t, opts.actor ?? HUMAN)(cur.ref);
   if (opts.name !== undefined && named(cur.ref.checkpoints, opts.name))
     throw fail('ALREADY_EXISTS', `checkpoint "${opts.name}" already exists on ${t.db}@${t.branch}`, {
       hint: 'pick another checkpoint name',

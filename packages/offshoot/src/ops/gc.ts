@@ -20,7 +20,16 @@ export interface CollectReport {
   backlog: number;
   /** The errors of refs that could not be read (each names its branch); what they may reach was kept. */
   unreadable: string[];
+  /** Temp files and incomplete uploads removed, left by writers that died (see TEMPORARY_MIN_AGE_MS). */
+  temporaries: number;
 }
+
+/**
+ * The youngest a temp file or an incomplete multipart upload can be and still count as abandoned, whatever the grace:
+ * a live writer renames its temp file moments after its last write, and an S3 call has 15 minutes plus its transfer
+ * time before it gives up, so nothing this old is still on its way into place.
+ */
+export const TEMPORARY_MIN_AGE_MS = 60 * 60_000;
 
 /** What `offshoot gc` did: reap, stale-claim clearing, object GC, then read-only cache pruning. */
 export interface GcReport extends CollectReport {
@@ -94,8 +103,9 @@ async function collectLeased(
   }
   const changed = JSON.stringify(next) !== JSON.stringify(stones);
   if (changed) await writeTombstones(backend, next, etag);
+  const temporaries = await ctx.store.sweepAbandoned(new Date(now.getTime() - Math.max(graceMs, TEMPORARY_MIN_AGE_MS)));
   return {
-    report: { tombstoned, deleted, backlog: Object.keys(next).length, unreadable: first.unreadable },
+    report: { tombstoned, deleted, backlog: Object.keys(next).length, unreadable: first.unreadable, temporaries },
     mark: first,
   };
 }

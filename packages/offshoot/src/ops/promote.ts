@@ -4,7 +4,7 @@ import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { leaseLiveNow, readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
-import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
+import { checkoutDirty, checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import { checkoutWork } from './helpers/checkout/checkout-work.js';
 import { checkoutPath } from './helpers/context/paths.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
@@ -50,13 +50,58 @@ export async function promote(
   onto: string,
   opts: PromoteOptions = {},
 ): Promise<PromoteResult> {
+  refuseSelfPromote(src, onto);
+  return withBranchLease(ctx, { db: src.db, branch: onto }, () => promoteLeased(ctx, src, onto, opts));
+}
+
+/**
+ * Runs every refusal `promote` would on the branches as they stand, and changes nothing (no lease, no write):
+ * whether this actor's promote would go ahead. A caller asks it before it asks its human (`check` on the wire).
+ */
+export async function checkPromote(
+  ctx: OpsContext,
+  src: Target,
+  onto: string,
+  opts: Omit<PromoteOptions, 'materialize'> = {},
+): Promise<void> {
+  refuseSelfPromote(src, onto);
+  const source = await readBranch(ctx, src.db, src.branch);
+  const tgt = await readBranch(ctx, src.db, onto);
+  const vet = await vetPromote(ctx, src, onto, tgt.ref, source.ref, opts);
+  const target = { db: src.db, branch: onto };
+  if (await checkoutDirty(ctx, src, source.ref)) await vet.write(src)(source.ref);
+  if (await checkoutDirty(ctx, target, tgt.ref)) await vet.write(target)(tgt.ref);
+}
+
+function refuseSelfPromote(src: Target, onto: string): void {
   validateName('branch', onto);
   if (onto === src.branch)
     throw fail('INVALID_ARGUMENT', `cannot promote ${src.db}@${src.branch} onto itself`, {
       hint: 'name a different --onto branch',
       hints: { agent: 'name a different target branch', sdk: 'name a different target branch' },
     });
-  return withBranchLease(ctx, { db: src.db, branch: onto }, () => promoteLeased(ctx, src, onto, opts));
+}
+
+/**
+ * The refusals of a promote of `source` onto the target `ref`, in order (the compare-and-swap of `ifHead` among
+ * them); `write` is the rule of its implicit checkpoints.
+ */
+async function vetPromote(
+  ctx: OpsContext,
+  src: Target,
+  onto: string,
+  ref: Ref,
+  source: Ref,
+  opts: Omit<PromoteOptions, 'materialize'>,
+): Promise<{ write: (t: Target) => (ref: Ref) => Promise<void> }> {
+  const actor = opts.actor ?? HUMAN;
+  const human = `offshoot promote ${src.db}@${src.branch} --onto ${onto} --force`;
+  refuseProtected(ref, src.db, onto, 'promote onto', opts.force ?? false, actor, human);
+  await refuseUndoPointChange(ctx, src.db, onto, ref, actor, 'promoting onto', human);
+  await refuseForeignLease(ctx, src.db, onto, ref, 'promote onto');
+  if (opts.ifHead !== undefined) await refuseMovedTarget(ctx, src, onto, ref, source, opts.ifHead);
+  await checkUndoSlot(ctx, src.db, onto, 'pre-promote');
+  return { write: (t) => vetWrite(ctx, t, actor, 'implicit', human) };
 }
 
 /** How promote is asked: force onto a protected target, materialize a copy, who asks, and the target's expected head. */
@@ -123,21 +168,13 @@ async function refuseMovedTarget(
 }
 
 async function promoteLeased(ctx: OpsContext, src: Target, onto: string, opts: PromoteOptions): Promise<PromoteResult> {
-  const actor = opts.actor ?? HUMAN;
   let source = await readBranch(ctx, src.db, src.branch);
   let tgt = await readBranch(ctx, src.db, onto);
-  const human = `offshoot promote ${src.db}@${src.branch} --onto ${onto} --force`;
-  refuseProtected(tgt.ref, src.db, onto, 'promote onto', opts.force ?? false, actor, human);
-  await refuseUndoPointChange(ctx, src.db, onto, tgt.ref, actor, 'promoting onto', human);
-  await refuseForeignLease(ctx, src.db, onto, tgt.ref, 'promote onto');
-  if (opts.ifHead !== undefined) await refuseMovedTarget(ctx, src, onto, tgt.ref, source.ref, opts.ifHead);
-  await checkUndoSlot(ctx, src.db, onto, 'pre-promote');
-  if (await checkpointIfDirty(ctx, src, source.ref, vetWrite(ctx, src, actor, 'implicit', human)))
-    source = await readBranch(ctx, src.db, src.branch);
+  const vet = await vetPromote(ctx, src, onto, tgt.ref, source.ref, opts);
+  if (await checkpointIfDirty(ctx, src, source.ref, vet.write(src))) source = await readBranch(ctx, src.db, src.branch);
   // The refresh below replaces the target's checkout, so its uncheckpointed edits go into the undo point first.
   const target = { db: src.db, branch: onto };
-  if (await checkpointIfDirty(ctx, target, tgt.ref, vetWrite(ctx, target, actor, 'implicit', human)))
-    tgt = await readBranch(ctx, src.db, onto);
+  if (await checkpointIfDirty(ctx, target, tgt.ref, vet.write(target))) tgt = await readBranch(ctx, src.db, onto);
   const resolver = new ChainResolver(ctx.store);
   const txid = source.ref.head_txid;
   const fresh = await newLineageAt(ctx, src.db, resolver, source.ref.lineage, txid, {

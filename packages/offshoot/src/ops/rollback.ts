@@ -4,7 +4,7 @@ import { nameMap } from '../core/name-map.js';
 import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { readBranch, refuseForeignLease } from './helpers/branch/branch-ref.js';
-import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
+import { checkoutDirty, checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { casRepoint } from './helpers/branch/repoint.js';
@@ -47,22 +47,47 @@ export function rollback(
   return withBranchLease(ctx, t, () => rollbackLeased(ctx, t, to, opts));
 }
 
+/**
+ * Runs every refusal `rollback` would on the branch as it stands, and changes nothing (no lease, no write): whether
+ * this actor's rollback would go ahead. A caller asks it before it asks its human (`check` on the wire).
+ */
+export async function checkRollback(
+  ctx: OpsContext,
+  t: Target,
+  to: string,
+  opts: { actor?: Actor } = {},
+): Promise<void> {
+  const cur = await readBranch(ctx, t.db, t.branch);
+  const vet = await vetRollback(ctx, t, to, cur.ref, opts.actor ?? HUMAN);
+  if (await checkoutDirty(ctx, t, cur.ref)) await vet.write(cur.ref);
+}
+
+/** The refusals of a rollback, in order, on the ref as read; `write` is the rule of its implicit checkpoint. */
+async function vetRollback(
+  ctx: OpsContext,
+  t: Target,
+  to: string,
+  ref: Ref,
+  actor: Actor,
+): Promise<{ target: number; write: (ref: Ref) => Promise<void> }> {
+  await refuseForeignLease(ctx, t.db, t.branch, ref, 'rollback');
+  const target = checkpointTxid(ref, t, to);
+  const human = `offshoot rollback ${t.db}@${t.branch} --to ${to}`;
+  await refuseUndoPointChange(ctx, t.db, t.branch, ref, actor, 'rolling back', human);
+  await refuseSecondRollback(ctx, t.db, t.branch, ref, actor);
+  await checkUndoSlot(ctx, t.db, t.branch, 'pre-rollback');
+  return { target, write: vetWrite(ctx, t, actor, 'implicit', human) };
+}
+
 async function rollbackLeased(
   ctx: OpsContext,
   t: Target,
   to: string,
   opts: { materialize?: boolean; actor?: Actor },
 ): Promise<RollbackResult> {
-  const actor = opts.actor ?? HUMAN;
   let cur = await readBranch(ctx, t.db, t.branch);
-  await refuseForeignLease(ctx, t.db, t.branch, cur.ref, 'rollback');
-  const target = checkpointTxid(cur.ref, t, to);
-  const human = `offshoot rollback ${t.db}@${t.branch} --to ${to}`;
-  await refuseUndoPointChange(ctx, t.db, t.branch, cur.ref, actor, 'rolling back', human);
-  await refuseSecondRollback(ctx, t.db, t.branch, cur.ref, actor);
-  await checkUndoSlot(ctx, t.db, t.branch, 'pre-rollback');
-  if (await checkpointIfDirty(ctx, t, cur.ref, vetWrite(ctx, t, actor, 'implicit', human)))
-    cur = await readBranch(ctx, t.db, t.branch);
+  const { target, write } = await vetRollback(ctx, t, to, cur.ref, opts.actor ?? HUMAN);
+  if (await checkpointIfDirty(ctx, t, cur.ref, write)) cur = await readBranch(ctx, t.db, t.branch);
   const oldHead = cur.ref.head_txid;
   const resolver = new ChainResolver(ctx.store);
   const fresh = await newLineageAt(ctx, t.db, resolver, cur.ref.lineage, target, {

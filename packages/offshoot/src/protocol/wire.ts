@@ -46,7 +46,9 @@ export const RequestSchema = z.object({
   limit: z.optional(z.number()),
   /** Additive: a branches op lists only branches in one of these states. */
   state: z.optional(z.array(z.string())),
-  /** Additive: a promote op goes ahead only while the target's head is this txid (else BASE_MOVED). */
+  /** Additive: the verb a check op runs the refusals of (rollback, promote, destroy). */
+  verb: z.optional(z.string()),
+  /** Additive: a promote op (and a check of one) goes ahead only while the target's head is this txid (else BASE_MOVED). */
   if_head: z.optional(z.number()),
 });
 

@@ -105,6 +105,12 @@ export interface Backend {
    * those keys. Optional: a backend with listTexts has it, so a whole listing can be read one indexed part at a time.
    */
   listChildren?(prefix: string): Promise<string[]>;
+  /**
+   * Removes what writers that died left behind, untouched since before `before`: the `.tmp-*` files beside objects
+   * (local), the incomplete multipart uploads (S3). Under prefix (ending in `/`), or, for `''`, of the keys directly at
+   * the top only. Returns how many were removed. Optional: a backend whose writes leave nothing behind has none.
+   */
+  sweepAbandoned?(prefix: string, before: Date): Promise<number>;
   /** Copies src to dst without the data passing through the caller where the backend can. */
   copy(src: string, dst: string, cond?: { ifNoneMatch: true }): Promise<void>;
   /** Releases connections and handles. */

@@ -3,6 +3,7 @@ import { nameProblem } from '../core/names.js';
 import {
   baseKey,
   checkLineageId,
+  LIVENESS_PREFIX,
   lineagePrefix,
   MANIFEST_KEY,
   parseDataKey,
@@ -497,11 +498,26 @@ export class Store {
     await this.backend.put(baseKey(lineage), encodeBase(base), { ifNoneMatch: true });
   }
 
+  /**
+   * Removes what writers that died left in the store, untouched since before `before` (temp files, incomplete
+   * multipart uploads): the top-level keys' and those under each of the store's prefixes. Returns how many.
+   */
+  async sweepAbandoned(before: Date): Promise<number> {
+    const sweep = this.backend.sweepAbandoned?.bind(this.backend);
+    if (sweep === undefined) return 0;
+    let removed = 0;
+    for (const prefix of STORE_PREFIXES) removed += await sweep(prefix, before);
+    return removed;
+  }
+
   /** Releases the backend. */
   async close(): Promise<void> {
     await this.backend.close();
   }
 }
+
+/** Where a store keeps its keys: the top level (the manifest), then one prefix per kind of object. */
+const STORE_PREFIXES = ['', 'refs/', 'data/', 'gc/', LIVENESS_PREFIX];
 
 /** A base pointer's stored bytes. */
 // Whether a stored ref's text reads as a ref this binary understands.

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { asOffshootError, type ErrorCode } from '../core/errors.js';
+import { sendJson } from '../protocol/http-kit.js';
 import type { ApiError } from './api-types.js';
 
 // Every response the dashboard sends carries these: the page loads only its own scripts and styles, no frame may
@@ -16,16 +17,6 @@ const SECURITY_HEADERS = {
 /** Sets the security headers on a response before anything is written. */
 export function secure(res: ServerResponse): void {
   for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
-}
-
-/** Sends a JSON body. */
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = `${JSON.stringify(body)}\n`;
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-  });
-  res.end(text);
 }
 
 const STATUS: Partial<Record<ErrorCode, number>> = {

@@ -147,7 +147,7 @@ export function nextCommands(db: string, b: ApiBranch, protectedByBranch: Readon
   if (b.undo !== undefined && protectedByBranch.has(b.undo.of))
     cmds.push({
       label: `undo: restore ${b.undo.of}`,
-      command: undoCommand(db, b.branch, b.undo.of, protectedByBranch.get(b.undo.of) === true).cli,
+      command: undoCommand(db, b.branch, b.undo.of, protectedByBranch.get(b.undo.of) === true),
     });
   if (hasMain) cmds.push({ label: 'diff against main', command: `offshoot diff ${db}@main ${t}` });
   cmds.push(

@@ -1,8 +1,9 @@
-import { createServer } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { fail } from '../core/errors.js';
 import { generateToken, isLoopbackHost, MIN_TOKEN_LENGTH, parseHttpAddr } from '../daemon/http-server.js';
 import { hostCheck } from '../protocol/host-check.js';
+import { listenHttp } from '../protocol/http-kit.js';
+import { MAX_REQUEST_BYTES } from '../protocol/wire.js';
+import { secure, sendError } from './http-reply.js';
 import { createUiHandler } from './ui-handler.js';
 import type { UiSource } from './ui-source.js';
 
@@ -66,45 +67,37 @@ export interface UiServerHandle {
 }
 
 /** Serves the dashboard for a store at rest (no daemon: no live events, no metrics). */
-export function startUiServer(src: UiSource, listen: UiListen): Promise<UiServerHandle> {
+export async function startUiServer(src: UiSource, listen: UiListen): Promise<UiServerHandle> {
   const ui = createUiHandler(src, listen.token);
-  const sockets = new Set<Socket>();
   const hostRefusal = hostCheck(listen.host);
-  const server = createServer({ headersTimeout: 5_000, requestTimeout: 30_000 }, (req, res) => {
-    const refusal = hostRefusal(req.headers);
-    if (refusal === undefined) return void ui.handle(req, res);
-    const text = `offshoot: ${refusal.message}\nhint: ${refusal.hint}\n`;
-    res.writeHead(refusal.status, {
-      'Content-Type': 'text/plain; charset=utf-8',
-      'Content-Length': Buffer.byteLength(text),
-    });
-    res.end(text);
-  });
-  server.keepAliveTimeout = 120_000;
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', (err: Error) =>
-      reject(
-        fail('UNAVAILABLE', `ui listen on ${listen.host}:${listen.port}: ${err.message}`, {
-          hint: 'choose a free port with -listen, or stop whatever holds this one',
-          cause: err,
-        }),
-      ),
-    );
-    server.listen({ port: listen.port, ...(listen.host === '' ? {} : { host: listen.host }) }, () => {
-      const a = server.address() as AddressInfo;
-      resolve({
-        address: a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`,
-        close: () => {
-          ui.close();
-          const done = new Promise<void>((r) => server.close(() => r()));
-          for (const s of sockets) s.destroy();
-          return done;
-        },
+  const listener = await listenHttp({
+    host: listen.host,
+    port: listen.port,
+    what: 'ui',
+    listenHint: 'choose a free port with -listen, or stop whatever holds this one',
+    // The dashboard is read-only: it reads no body, and refuses one announced past the daemon's request cap.
+    maxBodyBytes: MAX_REQUEST_BYTES,
+    refuse: (res, status, err) => {
+      secure(res);
+      sendError(res, err, status);
+    },
+    handle: (req, res) => {
+      const refusal = hostRefusal(req.headers);
+      if (refusal === undefined) return ui.handle(req, res);
+      const text = `offshoot: ${refusal.message}\nhint: ${refusal.hint}\n`;
+      res.writeHead(refusal.status, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'Content-Length': Buffer.byteLength(text),
       });
-    });
+      res.end(text);
+      return Promise.resolve();
+    },
   });
+  return {
+    address: listener.address,
+    close: () => {
+      ui.close();
+      return listener.close();
+    },
+  };
 }

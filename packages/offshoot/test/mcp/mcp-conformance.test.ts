@@ -27,8 +27,6 @@ const APPLICABLE = [
   'tools-list',
   'prompts-list',
   'resources-list',
-  'resources-subscribe',
-  'resources-unsubscribe',
   'logging-set-level',
   'server-sse-multiple-streams',
   'dns-rebinding-protection',

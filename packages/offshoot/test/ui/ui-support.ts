@@ -113,6 +113,8 @@ process.once('exit', () => {
 export interface UiProcess {
   /** `http://host:port/` as printed. */
   url: string;
+  /** The server's process id. */
+  pid: number;
   stderr(): string;
   stop(): Promise<void>;
 }
@@ -147,6 +149,7 @@ export async function startUi(s: StoreDir, flags: string[], env: NodeJS.ProcessE
   const url = /serving on (\S+)/.exec(out)?.[1] ?? '';
   return {
     url,
+    pid: proc.pid as number,
     stderr: () => err,
     stop: async () => {
       if (code === undefined) proc.kill('SIGTERM');

@@ -1,5 +1,5 @@
-"""Runs a docs/integrations page's quickstart as pasted: its first python block, in an empty directory, in a fresh
-interpreter; the text block right after it is what it must print."""
+"""Runs a docs/integrations page's quickstart as pasted: its python block, after the one-line install block the page
+opens with, in an empty directory, in a fresh interpreter; the text block right after it is what it must print."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ _BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
 
 
 def blocks(page: str) -> tuple[str, str]:
-    """The page's first python block and the text block that follows it."""
+    """The page's python quickstart and the text block that follows it, after the page's one-line install block."""
     found = _BLOCK.findall((DOCS / page).read_text())
-    (lang, code), (out_lang, expected) = found[0], found[1]
-    assert (lang, out_lang) == ("python", "text"), f"{page} must start with a python quickstart and its output"
+    (install_lang, install), (lang, code), (out_lang, expected) = found[0], found[1], found[2]
+    assert (install_lang, len(install.strip().splitlines())) == ("sh", 1), f"{page} must open with one install line"
+    assert install.startswith("pip install "), f"{page}: its install line is not a pip install"
+    assert (lang, out_lang) == ("python", "text"), f"{page} must go on with a python quickstart and its output"
     return code, expected
 
 

@@ -15,7 +15,8 @@ export const gcCommand: Command = {
     'older than 30s, then tombstones objects no branch reaches and deletes those tombstoned longer than --grace',
     '(default 1h; --grace 0 deletes them on the next run). Fails closed: an error before deleting deletes nothing.',
     'A malformed ref is named on stderr (exit 7) without stopping the run: every lineage it mentions is kept whole,',
-    'and if it names none, nothing is deleted.',
+    'and if it names none, nothing is deleted. Temp files and incomplete S3 multipart uploads that writers which',
+    'died left behind are removed once older than --grace and at least 1h old (no live writer holds one that long).',
   ].join('\n'),
   examples: ['offshoot gc', 'offshoot gc --grace 0s'],
   flags: {

@@ -4,7 +4,7 @@ import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { SOCKET_FLAG } from '../socket-flag.js';
-import { promoteOutcome } from '../output.js';
+import { checkOutcome, promoteOutcome } from '../output.js';
 
 /** The --if-head value: a txid (a non-negative integer), or undefined when the flag is absent. */
 function txidFlag(text: string | undefined): number | undefined {
@@ -21,7 +21,7 @@ function txidFlag(text: string | undefined): number | undefined {
 export const promoteCommand: Command = {
   name: 'promote',
   summary: "repoint an existing branch at another branch's head",
-  usage: '<db>@<src> --onto TARGET [--force] [--materialize] [--if-head TXID]',
+  usage: '<db>@<src> --onto TARGET [--force] [--materialize] [--if-head TXID] [--check]',
   help: [
     "Repoints TARGET (which must exist) at a fresh lineage reading through the source's head (or a full copy with",
     '--materialize). The source is unchanged; TARGET keeps its TTL and protection, its checkpoints reset to',
@@ -37,6 +37,7 @@ export const promoteCommand: Command = {
     '',
     'A source with a live session is flushed through the daemon serving this store first (-socket, else the default),',
     'so its writes so far are promoted; with no daemon to reach, its last flushed head is promoted and a warning says so.',
+    '--check only asks: whether this promote, by whoever asks (--actor), would go ahead now (no daemon is reached).',
   ].join('\n'),
   examples: [
     'offshoot promote app@attempt-1 --onto main --force',
@@ -51,6 +52,10 @@ export const promoteCommand: Command = {
       type: 'string',
       value: 'TXID',
       description: 'promote only while TARGET is still at this head txid (else exit 4, BASE_MOVED)',
+    },
+    check: {
+      type: 'boolean',
+      description: 'only check: run every refusal it would meet now, change nothing',
     },
     'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
     socket: SOCKET_FLAG,
@@ -68,6 +73,15 @@ export const promoteCommand: Command = {
     validateName('branch', onto);
     const ifHead = txidFlag(inv.flags.string('if-head'));
     const ctx = await inv.context();
+    if (inv.flags.boolean('check')) {
+      const { checkPromote } = await import('../../ops/promote.js');
+      await checkPromote(ctx, src, onto, {
+        force: inv.flags.boolean('force'),
+        actor: inv.actor,
+        ...(ifHead !== undefined ? { ifHead } : {}),
+      });
+      return checkOutcome('promote', src);
+    }
     const { flushLiveSource } = await import('../live-source.js');
     await flushLiveSource(inv, ctx, src);
     const { promote } = await import('../../ops/promote.js');

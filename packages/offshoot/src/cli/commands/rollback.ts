@@ -3,13 +3,13 @@ import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
-import { rollbackOutcome } from '../output.js';
+import { checkOutcome, rollbackOutcome } from '../output.js';
 
 /** `offshoot rollback <db>[@b] --to <cp> [--materialize]`: repoints a branch at one of its checkpoints. */
 export const rollbackCommand: Command = {
   name: 'rollback',
   summary: 'repoint a branch at one of its checkpoints; prints the checkout path',
-  usage: '<db>[@branch] --to CP [--materialize]',
+  usage: '<db>[@branch] --to CP [--materialize] [--check]',
   help: [
     'Repoints the branch at a fresh lineage reading through the checkpoint (or a full copy with --materialize).',
     "Checkpoints at or below it are kept, later ones dropped. The previous head is kept first as the TTL'd branch",
@@ -19,6 +19,7 @@ export const rollbackCommand: Command = {
     "point's name is replaced only if it is an undo point offshoot made and nobody has used since; otherwise the rollback",
     'is refused. A checkout busy with another connection cannot be refreshed: the branch still moves, nothing is printed',
     "on stdout, and the command exits 6 (busy) saying so; close the connection and run 'offshoot checkout'.",
+    '--check only asks: whether this rollback, by whoever asks (--actor), would go ahead now.',
   ].join('\n'),
   examples: [
     'offshoot rollback app --to seeded',
@@ -27,6 +28,10 @@ export const rollbackCommand: Command = {
   flags: {
     to: { type: 'string', value: 'CP', description: 'the checkpoint to roll back to (required)' },
     materialize: { type: 'boolean', description: "copy the checkpoint's state instead of sharing it" },
+    check: {
+      type: 'boolean',
+      description: 'only check: run every refusal it would meet now, change nothing',
+    },
     'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
   },
   fillsRoCache: true,
@@ -39,7 +44,11 @@ export const rollbackCommand: Command = {
       throw fail('USAGE', 'rollback needs --to CP', { hint: `write 'offshoot rollback ${inv.arg(0)} --to CP'` });
     validateName('checkpoint', to);
     const ctx = await inv.context();
-    const { rollback } = await import('../../ops/rollback.js');
+    const { checkRollback, rollback } = await import('../../ops/rollback.js');
+    if (inv.flags.boolean('check')) {
+      await checkRollback(ctx, t, to, { actor: inv.actor });
+      return checkOutcome('rollback', t);
+    }
     const r = await rollback(ctx, t, to, { materialize: inv.flags.boolean('materialize'), actor: inv.actor });
     // The undo command must carry --force exactly when the branch needs it, so it is read after the rollback.
     const branchProtected = (await ctx.store.tryGetRef(t.db, t.branch))?.ref.protected ?? false;

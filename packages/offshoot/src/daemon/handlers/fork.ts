@@ -7,10 +7,10 @@ import type { OpHandler } from './op-handler.js';
 import { flushSourceSession } from './source-flush.js';
 
 /**
- * `fork` db, branch=src, name=new | names=[new…], from?, ttl?, meta? → txid (and `forks`, for names), and additively
- * `expires_at` when the forks have a TTL. The TTL must be positive (no `none`); a head fork of a branch with a session
- * here flushes that session first, so the child holds everything written before the call. `names` forks them all at
- * one fork point, all or nothing.
+ * `fork` db, branch=src, name=new | names=[new…], from?, ttl?, meta? → txid (and `forks`, for names), and
+ * additively `result` {ttl, expires_at}: the TTL applied (canonical) and when the forks may be reaped. The TTL must
+ * be positive (no `none`); a head fork of a branch with a session here flushes that session first, so the child
+ * holds everything written before the call. `names` forks them all at one fork point, all or nothing.
  */
 export const forkOp: OpHandler = async (req, d) => {
   const src = requestTarget(req);
@@ -30,16 +30,16 @@ export const forkOp: OpHandler = async (req, d) => {
     const r = await forkMany(d.ops, src, req.names, opts);
     const each = (performance.now() - started) / 1000 / r.branches.length;
     for (let i = 0; i < r.branches.length; i++) d.metrics.forked(r.path ?? 'fast', r.mode, each);
-    return { ok: true, txid: r.txid, forks: r.branches, ...expiresAt(r.expiresAt) };
+    return { ok: true, txid: r.txid, forks: r.branches, result: applied(r) };
   }
   const name = requiredName(req, 'branch', 'new branch name');
   const started = performance.now();
   const r = await fork(d.ops, src, name, opts);
   d.metrics.forked(r.path ?? 'fast', r.mode, (performance.now() - started) / 1000);
-  return { ok: true, txid: r.txid, ...expiresAt(r.expiresAt) };
+  return { ok: true, txid: r.txid, result: applied(r) };
 };
 
-/** The fork's expiry for the reply, as the verb computed it (so no caller works it out for itself). */
-function expiresAt(expiry: string | undefined): { expires_at?: string } {
-  return expiry === undefined ? {} : { expires_at: expiry };
+/** The TTL each new branch got (canonical) and when it may be reaped unless touched; null for none. */
+function applied(r: { ttl: string | undefined; expiresAt: string | undefined }) {
+  return { ttl: r.ttl ?? null, expires_at: r.expiresAt ?? null };
 }

@@ -24,6 +24,7 @@ export const gcOp: OpHandler = async (req, d) => {
       tombstoned: r.tombstoned,
       deleted: r.deleted,
       backlog: r.backlog,
+      temporaries: r.temporaries,
     },
   };
 };

@@ -5,7 +5,7 @@ import { warningsOf } from './op-warnings.js';
 
 /**
  * `rollback` db, branch, name=cp → checkout, and additively `result` (the new head, the undo point, what was
- * abandoned, whether the checkout was refreshed): repoints the branch at the checkpoint; refused while a session
+ * abandoned, whether the checkout was refreshed, whether the branch is protected): repoints the branch at the checkpoint; refused while a session
  * owns it. What the rollback warned of (writes kept in an undo branch, a checkout left stale) is in `warnings`.
  */
 export const rollbackOp: OpHandler = async (req, d) => {
@@ -14,6 +14,8 @@ export const rollbackOp: OpHandler = async (req, d) => {
   d.sessions.refuseIfPresent(t, 'rollback');
   const w = warningsOf(d.ops);
   const r = await rollback(w.ops, t, cp, { actor: requestActor(req) });
+  // Whether undoing it takes force, read after the rollback as the CLI reads it.
+  const isProtected = (await d.ops.store.tryGetRef(t.db, t.branch))?.ref.protected ?? false;
   return {
     ok: true,
     checkout: r.path,
@@ -24,6 +26,7 @@ export const rollbackOp: OpHandler = async (req, d) => {
       ...(r.earlierBackup !== undefined ? { earlier_backup: r.earlierBackup } : {}),
       abandoned: r.abandoned ?? null,
       refreshed: r.refreshed,
+      protected: isProtected,
       ...(r.refreshError ? { refresh_error: r.refreshError.message } : {}),
     },
     ...w.field(r.refreshError),

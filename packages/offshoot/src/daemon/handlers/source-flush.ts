@@ -1,7 +1,9 @@
 import { fail } from '../../core/errors.js';
 import { formatTarget, type Target } from '../../core/target.js';
+import { checkFlush } from '../../ops/flush.js';
 import type { Actor } from '../../ops/policy.js';
 import type { DaemonContext } from '../daemon-context.js';
+import type { LiveSlot } from '../session-table.js';
 import { flushLive } from '../session-lifecycle.js';
 
 /**
@@ -17,14 +19,30 @@ export async function flushSourceSession(
   what: string,
   readsHead = true,
 ): Promise<void> {
+  const slot = sourceSession(d, src, what, readsHead);
+  if (slot !== undefined) await flushLive(d, slot, { kind: 'manual', actor });
+}
+
+/** The refusals of flushSourceSession, with nothing flushed: the open in flight, and the flush verb's own check. */
+export async function checkSourceSession(
+  d: DaemonContext,
+  src: Target,
+  actor: Actor,
+  what: string,
+  readsHead = true,
+): Promise<void> {
+  if (sourceSession(d, src, what, readsHead) !== undefined) await checkFlush(d.ops, src, actor);
+}
+
+/** The session here that a call reading the head of `src` flushes first (undefined when none, or it reads none). */
+function sourceSession(d: DaemonContext, src: Target, what: string, readsHead: boolean): LiveSlot | undefined {
   const slot = d.sessions.get(src);
-  if (slot === undefined) return;
+  if (slot === undefined) return undefined;
   if (slot.state === 'pending') {
     throw fail('SESSION_OPEN', `${what}: source ${formatTarget(src)} has a session being opened`, {
       retryable: true,
       hint: 'retry once the open has returned',
     });
   }
-  if (!readsHead) return;
-  await flushLive(d, slot, { kind: 'manual', actor });
+  return readsHead ? slot : undefined;
 }

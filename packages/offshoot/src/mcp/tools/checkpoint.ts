@@ -1,36 +1,12 @@
-import { z } from 'zod';
+import type { checkpointTool } from '@offshoot/tools';
 import { validateMeta } from '../../core/meta.js';
 import { checkpoint } from '../../ops/checkpoint.js';
-import { branchArg, branchOr, databaseArg, metaArg, nameArg, nameString } from '../args.js';
-import { sessionOn, withDaemon } from '../daemon-link.js';
-import { defineTool, HINTS } from '../tool.js';
+import { branchOr, nameArg } from '../args.js';
+import { sessionOn, withDaemon } from '../daemon/daemon-link.js';
+import type { ToolRun } from '../tool.js';
 
 /** `offshoot_checkpoint`: names the branch's current state durably — a live flush under a session, else at rest. */
-export const checkpointTool = defineTool({
-  name: 'offshoot_checkpoint',
-  title: 'Checkpoint a branch',
-  description: [
-    "Record the branch's current state as a named checkpoint, durably in the store. Checkpoint when tests pass (or",
-    'before the next risky step), so offshoot_rollback can return here if a later step fails. With a daemon session',
-    "open on the branch it flushes live; otherwise it quiesces the branch's checkout and writes what changed.",
-    '`meta` tags the checkpoint (test results, git SHA, run id).',
-  ].join(' '),
-  annotations: HINTS.additive,
-  input: {
-    database: databaseArg,
-    name: nameString().describe('checkpoint name, unique on the branch (e.g. "migrated", "tests-pass")'),
-    branch: branchArg('branch to checkpoint'),
-    meta: metaArg,
-  },
-  output: {
-    db: z.string(),
-    branch: z.string(),
-    name: z.string(),
-    txid: z.number(),
-    kind: z.enum(['segment', 'snapshot', 'none', 'live']),
-    live: z.boolean(),
-    meta: z.record(z.string(), z.string()).optional(),
-  },
+export const checkpointRun: ToolRun<typeof checkpointTool> = {
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const name = nameArg('name', args.name);
@@ -56,4 +32,4 @@ export const checkpointTool = defineTool({
       };
     });
   },
-});
+};

@@ -1,62 +1,14 @@
-import { z } from 'zod';
+import type { promoteTool } from '@offshoot/tools';
 import { undoPointName } from '../../ops/policy.js';
 import { promote } from '../../ops/promote.js';
-import { databaseArg, nameArg, nameString } from '../args.js';
-import { refuseIfSession, sessionOn, withDaemon } from '../daemon-link.js';
-import { promoteThrough } from '../daemon-ops.js';
-import { defineTool, HINTS } from '../tool.js';
+import { nameArg } from '../args.js';
+import { refuseIfSession, sessionOn, withDaemon } from '../daemon/daemon-link.js';
+import { promoteThrough } from '../daemon/daemon-ops.js';
+import type { ToolRun } from '../tool.js';
 import { readHead, refreshNote, wayBackNote } from './branch-facts.js';
 
 /** `offshoot_promote`: makes the attempt that worked the content of the target branch. */
-export const promoteTool = defineTool({
-  name: 'offshoot_promote',
-  title: 'Promote the attempt that worked',
-  description: [
-    "Replace the target branch's content with the source branch's head: promote the fork whose tests passed. The",
-    "target's previous head is kept as '<target>-pre-promote'. main is protected: an unforced promote onto it is",
-    'refused, and force is honoured only if the human started this server with -allow-force (or, under',
-    '-confirm-force, the host asks the human, who must accept). On a refusal, do not retry: tell the human the exact',
-    'command from the result (offshoot promote ... --force) or keep working on the fork. Refused while a daemon',
-    'session is open on the target; an open source session is flushed through the daemon first, so its writes so',
-    'far are promoted. Pass if_head (the head txid you forked from) to promote only if nobody moved the target since:',
-    'BASE_MOVED otherwise.',
-  ].join(' '),
-  annotations: HINTS.destructive,
-  input: {
-    database: databaseArg,
-    source: nameString().describe('branch whose head is promoted (the attempt that worked)'),
-    target: nameString().describe('branch that receives it (e.g. main)'),
-    force: z
-      .boolean()
-      .optional()
-      .describe('needed for a protected target; honoured only under -allow-force, or when the human confirms it'),
-    if_head: z
-      .number()
-      .int()
-      .nonnegative()
-      .optional()
-      .describe(
-        "promote only while the target's head is still this txid (the head you forked from): otherwise refused BASE_MOVED, nothing changed",
-      ),
-  },
-  output: {
-    db: z.string(),
-    source: z.string(),
-    target: z.string(),
-    txid: z.number(),
-    backup: z.string(),
-    earlier_backup: z
-      .string()
-      .optional()
-      .describe('where the earlier undo point was kept: it held the only copy of its state'),
-    path: z.string(),
-    refreshed: z.boolean(),
-    source_live: z
-      .boolean()
-      .describe(
-        'true when the source had a live session: flushed first where the daemon could, else its last flushed head',
-      ),
-  },
+export const promoteRun: ToolRun<ReturnType<typeof promoteTool>> = {
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const source = nameArg('source', args.source);
@@ -99,6 +51,7 @@ export const promoteTool = defineTool({
         txid: r.txid,
         backup: r.backup,
         ...(r.earlierBackup !== undefined ? { earlier_backup: r.earlierBackup } : {}),
+        if_head: ifHead ?? null,
         path: r.path,
         refreshed: r.refreshed,
         source_live: sourceSession || r.sourceLive,
@@ -113,7 +66,6 @@ export const promoteTool = defineTool({
     };
   },
   async confirm(args, deps) {
-    if (args.force !== true) return undefined;
     const ctx = await deps.ops();
     const db = args.database;
     const undo = undoPointName(args.target, 'pre-promote');
@@ -135,4 +87,4 @@ export const promoteTool = defineTool({
       fingerprint: `${src.txid}/${src.etag}>${tgt.txid}/${tgt.etag}>${old?.etag ?? 'none'}`,
     };
   },
-});
+};

@@ -1,7 +1,7 @@
-import { z } from 'zod';
+import type { queryTool } from '@offshoot/tools';
 import { QUERY_LIMITS, query } from '../../ops/query.js';
-import { branchArg, branchOr, databaseArg, nameArg, nameString } from '../args.js';
-import { defineTool, HINTS } from '../tool.js';
+import { branchOr, nameArg } from '../args.js';
+import type { ToolRun } from '../tool.js';
 
 const MAX_TEXT_ROWS = 50;
 
@@ -11,38 +11,7 @@ function truncation(by: 'rows' | 'bytes' | undefined): string {
 }
 
 /** `offshoot_query`: one read-only SQL statement against a branch or a checkpoint. */
-export const queryTool = defineTool({
-  name: 'offshoot_query',
-  title: 'Query a branch or checkpoint (read-only)',
-  description: [
-    'Run one read-only SQL statement (SELECT, WITH, EXPLAIN, a reporting PRAGMA) against a branch or one of its',
-    'checkpoints: look before you touch, inspect a fork after a migration, or compare a checkpoint. The head reads',
-    "the branch's checkout when it has one (so your unsaved writes show), a checkpoint (`at`) reads its immutable",
-    `copy. Writes, ATTACH, PRAGMA assignments and VACUUM are refused. At most \`limit\` rows (default`,
-    `${QUERY_LIMITS.defaultRows}, at most ${QUERY_LIMITS.maxRows}) and ${QUERY_LIMITS.maxBytes >> 20} MiB; BLOBs come back`,
-    'summarised; a slow statement is stopped.',
-  ].join(' '),
-  annotations: HINTS.readOnly,
-  input: {
-    database: databaseArg,
-    branch: branchArg('branch to read'),
-    at: nameString().optional().describe('read this checkpoint instead of the head'),
-    sql: z.string().describe('one read-only SQL statement'),
-    limit: z
-      .number()
-      .int()
-      .optional()
-      .describe(`maximum rows (default ${QUERY_LIMITS.defaultRows}, at most ${QUERY_LIMITS.maxRows})`),
-  },
-  output: {
-    db: z.string(),
-    branch: z.string(),
-    at: z.string().nullable(),
-    source: z.enum(['checkout', 'head', 'checkpoint']),
-    columns: z.array(z.string()),
-    rows: z.array(z.array(z.unknown())),
-    truncated: z.boolean(),
-  },
+export const queryRun: ToolRun<typeof queryTool> = {
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const branch = branchOr('branch', args.branch);
@@ -76,4 +45,4 @@ export const queryTool = defineTool({
       touched: [{ db, branch }],
     };
   },
-});
+};

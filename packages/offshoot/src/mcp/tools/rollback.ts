@@ -1,47 +1,14 @@
-import { z } from 'zod';
-import { agentUndo, undoCommand } from '../../ops/branch-view.js';
+import { branchOf, type rollbackTool, rollbackUndo } from '@offshoot/tools';
 import { undoPointName } from '../../ops/policy.js';
 import { rollback } from '../../ops/rollback.js';
-import { branchArg, branchOr, databaseArg, nameArg, nameString } from '../args.js';
-import { refuseIfSession, withDaemon } from '../daemon-link.js';
-import { rollbackThrough } from '../daemon-ops.js';
-import { defineTool, HINTS } from '../tool.js';
+import { branchOr, nameArg } from '../args.js';
+import { refuseIfSession, withDaemon } from '../daemon/daemon-link.js';
+import { rollbackThrough } from '../daemon/daemon-ops.js';
+import type { ToolRun } from '../tool.js';
 import { readHead, refreshNote, wayBackNote } from './branch-facts.js';
 
 /** `offshoot_rollback`: repoints a branch at a checkpoint, keeping the old head as `<branch>-pre-rollback`. */
-export const rollbackTool = defineTool({
-  name: 'offshoot_rollback',
-  title: 'Roll a branch back to a checkpoint',
-  description: [
-    'Return a branch to one of its checkpoints when tests fail or an attempt went wrong: later checkpoints are',
-    "dropped and the checkout is refreshed. Before repointing, the previous head is kept as '<branch>-pre-rollback'",
-    "(a TTL'd undo point, reported as `backup`); the result says how to undo. Goes through the daemon serving the",
-    'store when one is up. Refused while a daemon session is open on the branch (close it first), and, for a',
-    'protected branch, while the undo point of its last rollback',
-    'still exists (unless the human started this server with -confirm-force and accepts when the host asks).',
-  ].join(' '),
-  annotations: HINTS.destructive,
-  input: {
-    database: databaseArg,
-    to: nameString().describe('checkpoint to return to'),
-    branch: branchArg('branch to roll back'),
-  },
-  output: {
-    db: z.string(),
-    branch: z.string(),
-    to: z.string(),
-    txid: z.number(),
-    backup: z.string().describe('the safety fork holding the previous head'),
-    earlier_backup: z
-      .string()
-      .optional()
-      .describe('where the earlier undo point was kept: it held the only copy of its state'),
-    abandoned: z.object({ from: z.number(), to: z.number() }).nullable(),
-    path: z.string(),
-    refreshed: z.boolean(),
-    protected: z.boolean(),
-    undo: z.string().describe('how to undo this rollback: a tool call, or the CLI command a human runs'),
-  },
+export const rollbackRun: ToolRun<typeof rollbackTool> = {
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const to = nameArg('to', args.to);
@@ -55,13 +22,15 @@ export const rollbackTool = defineTool({
     });
     const ctx = await deps.ops();
     const isProtected = (await ctx.store.tryGetRef(db, branch))?.ref.protected ?? false;
-    // The agent may make a forced undo itself where its human let it force, or is asked to confirm forced calls.
-    const way = agentUndo(
-      undoCommand(db, r.backup, branch, isProtected),
-      deps.options.allowForce || deps.options.confirmForce,
-    );
-    const undo = way.command;
-    const undoLine = way.human
+    // The agent may make the forced undo itself where its human let it force, or is asked to confirm forced calls.
+    const { undo, humans } = rollbackUndo({
+      db,
+      branch,
+      backup: r.backup,
+      protected: isProtected,
+      allowForce: deps.options.allowForce || deps.options.confirmForce,
+    });
+    const undoLine = humans
       ? `${db}@${branch} is protected, so undoing this is the human's call: ask them to run '${undo}'`
       : `to undo: ${undo}${isProtected && !deps.options.allowForce ? ' (the human is asked to confirm it)' : ''}`;
     return {
@@ -96,7 +65,7 @@ export const rollbackTool = defineTool({
   async confirm(args, deps) {
     const ctx = await deps.ops();
     const db = args.database;
-    const branch = args.branch ?? 'main';
+    const branch = branchOf(args.branch);
     const undo = undoPointName(branch, 'pre-rollback');
     const [cur, old, wayBack] = await Promise.all([
       readHead(ctx, db, branch),
@@ -116,4 +85,4 @@ export const rollbackTool = defineTool({
       fingerprint: `${cur.txid}/${cur.etag}>${old?.etag ?? 'none'}`,
     };
   },
-});
+};

@@ -1,31 +1,11 @@
-import { z } from 'zod';
+import type { touchTool } from '@offshoot/tools';
 import { touch } from '../../ops/touch.js';
-import { branchArg, branchOr, databaseArg, nameArg, ttlArg, ttlText } from '../args.js';
-import { sessionOn, withDaemon } from '../daemon-link.js';
-import { defineTool, HINTS } from '../tool.js';
+import { branchOr, nameArg, ttlArg, ttlText } from '../args.js';
+import { sessionOn, withDaemon } from '../daemon/daemon-link.js';
+import type { ToolRun } from '../tool.js';
 
 /** `offshoot_touch`: restarts a branch's TTL clock, optionally setting or clearing its TTL. */
-export const touchTool = defineTool({
-  name: 'offshoot_touch',
-  title: "Extend a branch's life",
-  description: [
-    "Restart a branch's TTL clock so it is not reaped while you still need it (a fork you are still working in, or",
-    'the undo point of a rollback). Without ttl it only extends; ttl sets a new TTL ("4h"), "none" clears it. The',
-    'undo points of protected branches cannot have their TTL shortened or cleared from here.',
-  ].join(' '),
-  annotations: HINTS.additiveIdempotent,
-  input: {
-    database: databaseArg,
-    branch: branchArg('branch to touch'),
-    ttl: z.string().optional().describe('new TTL ("4h"), or "none" to clear it; omitted keeps the TTL'),
-  },
-  output: {
-    db: z.string(),
-    branch: z.string(),
-    ttl: z.string().nullable(),
-    touched_at: z.string(),
-    expires_at: z.string().nullable(),
-  },
+export const touchRun: ToolRun<typeof touchTool> = {
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const branch = branchOr('branch', args.branch);
@@ -45,4 +25,4 @@ export const touchTool = defineTool({
       touched: [{ db, branch }],
     };
   },
-});
+};

@@ -28,6 +28,7 @@ import { LOCK_SUFFIX, checkKey, keyPath, keyPaths, keySegmentOf, prefixDir } fro
 import { linkCreateOnly } from './link-create-only.js';
 import { linkHandedOver } from './link-handed-over.js';
 import { pruneEmptyDirs } from './prune-empty-dirs.js';
+import { sweepTemps } from './sweep-temps.js';
 import { readIfSmallSync, readSmallFileSync } from './small-file.js';
 import { indexedTexts } from './tree-index.js';
 import { walkKeys, walkObjects } from './tree-walk.js';
@@ -316,6 +317,11 @@ export class LocalBackend implements Backend {
   /** A group commit: each file fsynced, then each directory a tier touched (or created) synced once per tier. */
   createInTiers(tiers: readonly (readonly NewObject[])[]): Promise<GroupCreateResult> {
     return createGroup(this.root, tiers);
+  }
+
+  async sweepAbandoned(prefix: string, before: Date): Promise<number> {
+    if (prefix === '') return sweepTemps(this.root, before, false);
+    return sweepTemps(prefixDir(this.root, prefix), before, true);
   }
 
   async close(): Promise<void> {}

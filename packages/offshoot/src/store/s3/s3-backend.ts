@@ -8,6 +8,7 @@ import type { OffshootError } from '../../core/errors.js';
 import type { Backend, BackendCapabilities, Body, GetResult, ObjectInfo, PutCondition } from '../backend.js';
 import { getEach } from '../get-each.js';
 import { fsyncDir, openTemp } from '../local/atomic-write.js';
+import { abortAbandonedUploads } from './abandoned-uploads.js';
 import { CallDeadline } from './call-deadline.js';
 import { CURRENT_ETAG_REFUSED, casProbe } from './cas-probe.js';
 import type { CasProbeReport } from './cas-probe.js';
@@ -287,6 +288,10 @@ export class S3Backend implements Backend {
         o,
       ),
     );
+  }
+
+  async sweepAbandoned(prefix: string, before: Date): Promise<number> {
+    return abortAbandonedUploads(this.s3, this.full(prefix), prefix === '', before);
   }
 
   async close(): Promise<void> {

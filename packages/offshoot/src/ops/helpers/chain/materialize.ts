@@ -84,6 +84,9 @@ function sourcesFor(
     reading.current = m;
     const src = await ctx.store.backend.getStream(m.key);
     src.on('error', (err) => counted.destroy(err));
+    // pipe() leaves its source open when the destination stops early (a cancelled call): close it with the counter,
+    // or its file handle waits for the garbage collector.
+    counted.once('close', () => src.destroy());
     return src.pipe(counted);
   });
 }

@@ -23,11 +23,7 @@ export async function checkpointIfDirty(
   ref: Ref,
   vet: (ref: Ref) => Promise<void>,
 ): Promise<boolean> {
-  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
-  if (!existsSync(path)) return false;
-  const sc = readSidecar(path);
-  if (sameIdentity(sc, headIdentity(ref)) && (await checkClean(path, sc)) === 'clean') return false;
-  if (!sameIdentity(sc, headIdentity(ref))) return false;
+  if (!(await checkoutDirty(ctx, t, ref))) return false;
   try {
     await withBranchLease(ctx, t, () => checkpointCheckout(ctx, t, undefined, undefined, vet));
     return true;
@@ -36,4 +32,16 @@ export async function checkpointIfDirty(
     ctx.warn(`${t.db}@${t.branch}: ${err.message}; proceeding from the last durable head (txid ${ref.head_txid})`);
     return false;
   }
+}
+
+/**
+ * True when the branch's checkout holds writes on the head `ref` names that no checkpoint has recorded: what
+ * checkpointIfDirty would checkpoint. A checkout proven clean costs O(1); one of another head is not this head's.
+ */
+export async function checkoutDirty(ctx: OpsContext, t: Target, ref: Ref): Promise<boolean> {
+  const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
+  if (!existsSync(path)) return false;
+  const sc = readSidecar(path);
+  if (!sameIdentity(sc, headIdentity(ref))) return false;
+  return (await checkClean(path, sc)) !== 'clean';
 }

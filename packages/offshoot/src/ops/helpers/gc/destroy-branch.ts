@@ -61,6 +61,20 @@ export async function destroyBranch(
 }
 
 /**
+ * Runs every refusal destroyBranch would on the branch as it stands (a claim already there, a live lease held
+ * elsewhere, protection, an undo point), and changes nothing: whether this actor's destroy would go ahead.
+ */
+export async function checkDestroyBranch(
+  ctx: OpsContext,
+  t: Target,
+  opts: { force?: boolean; actor?: Actor } = {},
+): Promise<void> {
+  const { ref } = await ctx.store.getRef(t.db, t.branch);
+  await refuseLiveLease(ctx, t, ref);
+  await claim(ctx, t, ref, opts);
+}
+
+/**
  * The ref with the `deleting` claim on it, or the refusal: a claim already there (BUSY), a protected branch or an
  * undo point the actor may not remove.
  */

@@ -201,7 +201,7 @@ export async function refuseSecondRollback(
     `${db}@${branch} is protected and its undo point ${db}@${undo} from the last rollback still exists; a second rollback would replace it`,
     {
       ...agentHints(
-        `ask the human to keep it ('${undoCommand(db, undo, branch, true).cli}') or drop it ('offshoot destroy ${db}@${undo} --force') first`,
+        `ask the human to keep it ('${undoCommand(db, undo, branch, true)}') or drop it ('offshoot destroy ${db}@${undo} --force') first`,
       ),
     },
   );

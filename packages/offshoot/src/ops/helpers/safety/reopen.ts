@@ -18,7 +18,7 @@ export type JournalCheck = (path: string) => { found: string } | undefined;
 
 /** The command that takes the writes kept aside as db@kept back onto the branch, once its session is closed. */
 function takeThem(t: Target, kept: string, ref: Ref): string {
-  return `to take them, close the session and run '${undoCommand(t.db, kept, t.branch, ref.protected === true).cli}'`;
+  return `to take them, close the session and run '${undoCommand(t.db, kept, t.branch, ref.protected === true)}'`;
 }
 
 /**

@@ -1,0 +1,17 @@
+export { branchArg, branchOf, databaseArg, metaArg, nameString } from './args.js';
+export { type Surface, type ToolCatalogue, type ToolName, toolCatalogue } from './catalogue.js';
+export { HINTS, type ToolHints } from './hints.js';
+export { MAIN_BRANCH, OFFSHOOT_META_PREFIX, TOOL_LIMITS } from './limits.js';
+export { confirmable, isLiftable, needsHuman } from './needs-human.js';
+export { ToolArgumentError } from './tool-error.js';
+export { type ArgsOf, defineTool, type OutputOf, type Shape, type ToolSpec, toolSchemas } from './tool-spec.js';
+export { checkoutTool } from './tools/checkout.js';
+export { checkpointTool } from './tools/checkpoint.js';
+export { destroyTool } from './tools/destroy.js';
+export { type DiffIn, type DiffTableIn, diffOutput, diffRows, diffTool } from './tools/diff.js';
+export { forkTool, forkTtl, type TtlSource } from './tools/fork.js';
+export { listedBranch, listTool } from './tools/list.js';
+export { promoteTool } from './tools/promote.js';
+export { queryTool } from './tools/query.js';
+export { rollbackTool, rollbackUndo } from './tools/rollback.js';
+export { touchTool } from './tools/touch.js';
