@@ -1,7 +1,16 @@
 # offshoot — set-up and checks. `make demo` and `make test` work on a fresh machine.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
-STAMP := node_modules/.offshoot-install-stamp
+# The Node everything runs on: the one first on PATH when offshoot supports it (22.16 or later), otherwise the pinned
+# LTS, which scripts/node-env.sh fetches from the npm registry into .cache/node/ (it carries the headers a native
+# addon build needs, so npm builds better-sqlite3, which LangGraph's stock saver and evalite use, against them).
+NODE_DIR := $(shell scripts/node-env.sh --select)
+export PATH := $(NODE_DIR):$(PATH)
+ifneq ($(wildcard $(NODE_DIR)/../include/node/node.h),)
+export npm_config_nodedir := $(abspath $(NODE_DIR)/..)
+endif
+# One install per Node ABI: native addons built for one major do not load on another.
+STAMP := node_modules/.offshoot-install-stamp-$(shell $(NODE_DIR)/node -p process.versions.modules)
 TSC := node_modules/.bin/tsc
 BIOME := node_modules/.bin/biome
 
@@ -13,6 +22,8 @@ $(STAMP): package.json package-lock.json packages/offshoot/package.json packages
 		packages/offshoot-db-client/package.json packages/langgraph/package.json \
 		packages/ai-sdk/package.json packages/evalite/package.json
 	npm ci --no-audit --no-fund --loglevel=error
+	@# npm ci keeps a node_modules that matches the lockfile, addons built for another Node included.
+	node -e 'new (require("better-sqlite3"))(":memory:")' 2>/dev/null || npm rebuild better-sqlite3 --loglevel=error
 	touch $@
 
 install: $(STAMP)
@@ -43,13 +54,15 @@ check: build
 	$(TSC) -p packages/evalite/tsconfig.check.json
 	$(TSC) -p examples/tsconfig.json
 
+# The whole suite on the Node above, then a fast subset on every other supported major (scripts/test-node-matrix.sh).
 test: build check
 	scripts/browser-env.sh
 	scripts/reflink-env.sh
-	scripts/node22-env.sh >/dev/null
-	scripts/with-s3-server.sh scripts/run-tests.sh
-	scripts/test-python.sh test
-	scripts/test-runners.sh
+	scripts/strace-env.sh
+	scripts/timed.sh "node suite" scripts/with-s3-server.sh scripts/run-tests.sh
+	scripts/timed.sh "python suite" scripts/test-python.sh test
+	scripts/timed.sh "langgraph validation" scripts/test-runners.sh
+	scripts/timed.sh "node matrix" scripts/test-node-matrix.sh
 
 # The Python packages alone: their checks and tests (installs .venv-py/ on first use).
 test-python: build
@@ -59,7 +72,7 @@ test-python: build
 RGW_SUITES := test/store/s3-conformance test/store/s3-probe test/s3e2e/quickstart-s3 test/s3e2e/property-s3 \
 	test/s3e2e/fork-requests test/daemon/multi-daemon.test
 test-rgw: build
-	scripts/with-s3-server.sh --server rgw scripts/run-tests.sh $(RGW_SUITES)
+	scripts/timed.sh "rgw suites" scripts/with-s3-server.sh --server rgw scripts/run-tests.sh $(RGW_SUITES)
 
 demo: build
 	scripts/demo.sh
@@ -92,17 +105,17 @@ torture: build
 plugin-check:
 	scripts/validate-plugin.sh
 
-# make pack's tarballs installed for real into empty prefixes (better-sqlite3 built from source, twice: the install
-# and npx's own) and served with `npx -y --package <tarball> offshoot mcp`; its wheels installed into empty venvs by
-# pip and uv with no index; every package checked ready to publish (npm publish --dry-run, twine check); every
-# docs/integrations page's install line and quickstart run in an empty directory (test/pack/ shares one pack, made
-# here). Many minutes, so CI runs it beside make test.
+# make pack's tarballs installed for real into empty prefixes, install scripts run (better-sqlite3, which LangGraph's
+# stock saver brings, builds from source) and served with `npx -y --package <tarball> offshoot mcp`; its wheels
+# installed into empty venvs by pip and uv with no index; every package checked ready to publish (npm publish
+# --dry-run, twine check); every docs/integrations page's install line and quickstart run in an empty directory
+# (test/pack/ shares one pack, made here). Many minutes of installs, so CI runs it beside make test-rgw.
 test-pack: build
 	rm -rf .tmp/test-pack
 	node scripts/pack.mjs .tmp/test-pack/npm >/dev/null
 	scripts/pack-python.sh .tmp/test-pack/python >/dev/null
 	OFFSHOOT_PACKED_DIR="$(CURDIR)/.tmp/test-pack" OFFSHOOT_PACK_FULL_INSTALL=1 OFFSHOOT_TEST_TIMEOUT_MS=2400000 \
-		scripts/run-tests.sh test/mcp/mcp-pack test/pack/
+		scripts/timed.sh "pack installs" scripts/run-tests.sh test/mcp/mcp-pack test/pack/
 
 # Every npm workspace package as a tarball in dist/npm/, a dependency on a sibling package pointing at its tarball:
 # `npm install ./dist/npm/*.tgz` works outside the repository (docs/installation.md); every Python package as a wheel

@@ -23,7 +23,7 @@ const { outputFiles } = await build({
   bundle: true,
   platform: 'node',
   format: 'cjs',
-  target: 'node20',
+  target: 'node22',
   external,
   mainFields: ['module', 'main'],
   // Dynamic imports of packages become lazy require()s: one loader (CJS) for the whole process.

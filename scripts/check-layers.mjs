@@ -46,7 +46,18 @@ const PACKAGES = { '@offshoot/client': 'client', '@offshoot/tools': 'tools' };
 // helpers, or a port) and imports only helpers; a verb composes helpers and faces and never imports another verb;
 // a helper imports only the helper folders at or below its own in HELPER_FLOORS, never a top-level file.
 const FACES = ['ops/context.ts', 'ops/policy.ts', 'ops/branch-view.ts', 'ops/live-branch.ts'];
-const HELPER_FLOORS = ['context', 'layout', 'query', 'branch', 'lease', 'chain', 'checkout', 'safety', 'gc'];
+const HELPER_FLOORS = [
+  'context',
+  'layout',
+  'query',
+  'branch',
+  'lease',
+  'chain',
+  'checkout',
+  'safety',
+  'gc',
+  'ephemeral',
+];
 const isTop = (r) => /^ops\/[^/]+\.ts$/.test(r);
 const isFace = (r) => FACES.includes(r);
 const helperFloor = (r) => HELPER_FLOORS.indexOf(r.split('/')[2]);

@@ -2,6 +2,7 @@
 # A real distributed S3 server for tests: Ceph's RADOS Gateway from Debian's packages, on a single-node cluster
 # (one monitor, one OSD with the in-memory object store), bound to 127.0.0.1.
 #
+#   scripts/rgw-server.sh install      install radosgw if needed (root: apt-get), nothing more
 #   scripts/rgw-server.sh start        install radosgw if needed (root: apt-get), start the cluster, print `export` lines
 #   scripts/rgw-server.sh stop [PID]   stop the cluster started by `start` (PID defaults to $OFFSHOOT_S3_SERVER_PID)
 #
@@ -20,8 +21,9 @@ ensure_installed() {
     exit 1
   fi
   log "installing ${packages[*]} from Debian's packages"
-  apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >&2
+  apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends \
+    "${packages[@]}" >&2
 }
 
 free_port() {
@@ -152,7 +154,8 @@ stop() {
 }
 
 case "${1:-}" in
+  install) ensure_installed ;;
   start) start ;;
   stop) shift; stop "$@" ;;
-  *) echo "usage: $0 start | stop [PID]" >&2; exit 2 ;;
+  *) echo "usage: $0 install | start | stop [PID]" >&2; exit 2 ;;
 esac

@@ -20,7 +20,8 @@
 //   {dropResponse: true}              forward in full, then drop the client connection instead of answering
 //   {stallHeadersMs: ms}              forward, then hold the response headers for ms
 //   {holdHeaders: true}               forward, then hold the response headers until POST /__proxy/release
-//   {stallBody: {afterBytes, ms}}     forward, send the first afterBytes of the response body, pause for ms
+//   {holdBody: {afterBytes}}          forward, send the first afterBytes of the response body, then hold the rest
+//                                     until the client goes: only the client's own timeout can end its read
 import http from 'node:http';
 
 const [upstreamArg, ...flags] = process.argv.slice(2);
@@ -111,11 +112,11 @@ function forward(req, res, url, action) {
       const out = { ...upRes.headers };
       delete out.connection;
       res.writeHead(upRes.statusCode ?? 502, out);
-      if (!action?.stallBody) {
+      if (!action?.holdBody) {
         upRes.pipe(res);
         return;
       }
-      streamWithPause(upRes, res, action.stallBody.afterBytes, action.stallBody.ms);
+      streamThenHold(upRes, res, action.holdBody.afterBytes);
     };
     if (action?.stallHeadersMs) {
       const timer = setTimeout(send, action.stallHeadersMs);
@@ -151,34 +152,20 @@ function forward(req, res, url, action) {
   req.on('end', () => up.end());
 }
 
-function streamWithPause(src, res, afterBytes, ms) {
+// Sends the first afterBytes of src, then nothing more: the response is neither ended nor resumed, so the client
+// sees a connection that stays open and stops delivering, however long it or this process takes to get there.
+function streamThenHold(src, res, afterBytes) {
   let sent = 0;
-  let paused = false;
-  src.on('data', (chunk) => {
-    if (paused || sent >= afterBytes) {
-      res.write(chunk);
-      return;
-    }
-    if (sent + chunk.length <= afterBytes) {
-      sent += chunk.length;
-      res.write(chunk);
-      return;
-    }
+  res.on('close', () => src.destroy());
+  const onData = (chunk) => {
     const head = chunk.subarray(0, afterBytes - sent);
-    sent = afterBytes;
+    sent += head.length;
     res.write(head);
+    if (sent < afterBytes) return;
+    src.off('data', onData);
     src.pause();
-    paused = true;
-    const timer = setTimeout(() => {
-      res.write(chunk.subarray(head.length));
-      src.resume();
-    }, ms);
-    res.on('close', () => {
-      clearTimeout(timer);
-      src.destroy();
-    });
-  });
-  src.on('end', () => res.end());
+  };
+  src.on('data', onData);
 }
 
 const server = http.createServer((req, res) => {

@@ -56,6 +56,7 @@ export function toolRuns(opts: RunOptions, heads: ForkHeads): { [K in AgentToolN
         at: args.at,
         ttl: chosen.ttl,
         meta: args.meta,
+        ...(args.ephemeral === true ? { ephemeral: true } : {}),
       });
       if (args.at === undefined) heads.remember(args.database, source, r.branches, r.txid);
       return {
@@ -70,6 +71,7 @@ export function toolRuns(opts: RunOptions, heads: ForkHeads): { [K in AgentToolN
         expires_at: r.expires_at,
         via: place.mode,
         ...(args.meta !== undefined ? { meta: args.meta } : {}),
+        ...(r.ephemeral === true ? { ephemeral: true } : {}),
       };
     },
 

@@ -20,6 +20,8 @@ export interface ForkRequest {
   /** A positive duration; omitted for no TTL. */
   ttl?: string | undefined;
   meta?: Record<string, string> | undefined;
+  /** Ephemeral forks: held by the daemon until kept, gone with it (a place without a daemon refuses them). */
+  ephemeral?: boolean | undefined;
 }
 
 /** What a fork made: every new branch in the order named, at one txid, with the TTL applied and the expiry. */
@@ -30,6 +32,8 @@ export interface ForkReport {
   ttl: string | null;
   /** When the forks may be reaped unless touched (RFC 3339); null without a TTL, or from an older daemon. */
   expires_at: string | null;
+  /** The forks are ephemeral (asked for, and echoed by the daemon). */
+  ephemeral?: true;
 }
 
 /**

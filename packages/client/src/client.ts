@@ -5,7 +5,15 @@ import { Connection } from './connection.js';
 import { dial, type ConnectOptions } from './dial.js';
 import { OffshootError } from './errors.js';
 import { subscribe } from './events.js';
-import { listField, requireCheckout, requireIfHeadChecked, requireResult, requireTxid } from './result-fields.js';
+import { type Episode, type EpisodeOptions, startEpisode } from './episode.js';
+import {
+  listField,
+  requireCheckout,
+  requireEphemeral,
+  requireIfHeadChecked,
+  requireResult,
+  requireTxid,
+} from './result-fields.js';
 import { Session, type FlushOptions } from './session.js';
 import type {
   BranchInfo,
@@ -41,6 +49,11 @@ export interface ForkOptions extends ActorOptions {
   ttl?: string;
   /** Metadata recorded on the new branch's `fork` checkpoint. */
   meta?: Record<string, string>;
+  /**
+   * Held by the daemon until kept (a named checkpoint or flush, a promote) and never written to the store before:
+   * gone with the daemon, which no other daemon or CLI sees.
+   */
+  ephemeral?: boolean;
 }
 
 /** Options of the ops that take `force`. */
@@ -180,9 +193,20 @@ export class Client {
       from: opts.from,
       ttl: opts.ttl,
       meta: opts.meta,
+      ...(opts.ephemeral ? { ephemeral: true } : {}),
       ...actorFields(opts),
     });
+    if (opts.ephemeral) requireEphemeral(res, db, newBranch);
     return requireTxid(res, 'fork');
+  }
+
+  /**
+   * Starts an episode: an ephemeral fork of `opts.source` (default `main`) at `opts.fromCheckpoint`, with a live
+   * session on it. Write to `episode.path`; `await using` (or `close()`) ends it with the diff against where it
+   * started and discards it, unless `episode.keep(name)` made it a durable branch.
+   */
+  episode(db: string, opts: EpisodeOptions = {}): Promise<Episode> {
+    return startEpisode(this, db, opts);
   }
 
   /** Deletes a branch; `force` overrides protection (never a live lease: close that session first). */

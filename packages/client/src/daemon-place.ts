@@ -8,7 +8,13 @@ import type {
 } from './branch-place.js';
 import type { ActorOptions, Client, DiffOptions, QueryOptions } from './client.js';
 import { OffshootError } from './errors.js';
-import { requireCheckout, requireIfHeadChecked, requireResult, requireTxid } from './result-fields.js';
+import {
+  requireCheckout,
+  requireEphemeral,
+  requireIfHeadChecked,
+  requireResult,
+  requireTxid,
+} from './result-fields.js';
 import { SessionLink } from './session-link.js';
 import type {
   CheckoutResult,
@@ -88,13 +94,16 @@ export class DaemonPlace implements BranchPlace {
       from: req.at,
       ttl: req.ttl,
       meta: req.meta,
+      ...(req.ephemeral ? { ephemeral: true } : {}),
     });
+    if (req.ephemeral) requireEphemeral(res, req.db, names);
     const applied = res.result as Partial<ForkResult> | undefined;
     return {
       txid: requireTxid(res, 'fork'),
       branches: res.forks ?? names,
       ttl: applied?.ttl ?? req.ttl ?? null,
       expires_at: applied?.expires_at ?? null,
+      ...(req.ephemeral ? { ephemeral: true as const } : {}),
     };
   }
 

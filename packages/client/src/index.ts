@@ -32,6 +32,7 @@ export {
   type TouchOptions,
 } from './client.js';
 export { sanitizeName } from './branch-name.js';
+export { Episode, type EpisodeOptions, type EpisodeResult } from './episode.js';
 export type { Branch, CheckoutAtOptions, DestroyOptions } from './compat-types.js';
 export type { ConnectOptions } from './dial.js';
 export {

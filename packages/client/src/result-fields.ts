@@ -50,3 +50,17 @@ export function requireIfHeadChecked(res: WireResponse, ifHead: number): void {
     },
   );
 }
+
+/**
+ * A fork sent with `ephemeral` must say it made ephemeral forks (`ephemeral: true`): a daemon that does not know the
+ * field made durable ones, which this names (they are in the store: destroy them, or keep them).
+ */
+export function requireEphemeral(res: WireResponse, db: string, made: string | readonly string[]): void {
+  if (res.ephemeral === true) return;
+  const names = typeof made === 'string' ? [made] : [...made];
+  throw new OffshootError(
+    'UNSUPPORTED',
+    `the daemon made durable forks, not ephemeral ones: it is too old to know ephemeral (${names.map((n) => `${db}@${n}`).join(', ')} are in the store)`,
+    { hint: "restart 'offshoot serve' with this version of offshoot, and destroy the forks it made" },
+  );
+}

@@ -1,4 +1,5 @@
 import { AtRestLink } from './at-rest-link.js';
+import { OffshootError } from './errors.js';
 import { type CliTarget, runCli } from './at-rest-cli.js';
 import type {
   BranchPlace,
@@ -77,6 +78,14 @@ export class StorePlace implements BranchPlace {
   }
 
   async fork(req: ForkRequest): Promise<ForkReport> {
+    if (req.ephemeral)
+      throw new OffshootError(
+        'UNSUPPORTED',
+        'an ephemeral fork lives in the daemon that makes it, and this place has none',
+        {
+          hint: 'fork through a daemon (a DaemonPlace), or without ephemeral',
+        },
+      );
     const flags: Flag[] = metaFlags(req.meta);
     if (req.at !== undefined) flags.push(`--at=${req.at}`);
     if (req.ttl !== undefined) flags.push(`--ttl=${req.ttl}`);

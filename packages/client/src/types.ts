@@ -98,6 +98,12 @@ export interface WireRequest {
    * ignore it (and promote anyway): the client refuses to send it to a daemon that does not say it knows it.
    */
   if_head?: number;
+  /**
+   * Additive: a fork op makes ephemeral branches, held by the daemon until kept (a named checkpoint or flush, a
+   * promote) and gone with it; the daemon echoes `ephemeral: true` in its answer. Older daemons ignore it (and make a
+   * durable fork): the client refuses an answer without the echo.
+   */
+  ephemeral?: boolean;
 }
 
 /** The verbs a `check` op answers: whether this call would go ahead now, or the refusal it would get. */
@@ -144,6 +150,8 @@ export interface WireBranchInfo {
   shared: boolean;
   /** `""` from an older daemon that does not report states. */
   state?: BranchState | '';
+  /** Additive: an ephemeral branch, held by this daemon until kept and gone with it; absent for a durable one. */
+  ephemeral?: boolean;
 }
 
 /**
@@ -192,6 +200,8 @@ export interface SessionInfo {
    * -max-open`): lease held and renewed, no descriptor open on the checkout; the next write or request reconnects it.
    */
   evicted?: boolean;
+  /** Additive: the session's branch is ephemeral, held by this daemon until kept and gone with it. */
+  ephemeral?: boolean;
 }
 
 /** What `touch` reports. */
@@ -392,6 +402,10 @@ export interface WireResponse {
   agent_hint?: string;
   /** Additive, from `checkout` with `live`: the path is a session's, whose writes are captured as they commit. */
   live?: boolean;
+  /** Additive, from `fork` with `ephemeral`: the echo that the new branches are ephemeral. */
+  ephemeral?: boolean;
+  /** Additive, from `status`: every ephemeral branch the daemon holds, with or without a session; absent when none. */
+  ephemeral_branches?: Array<{ db: string; branch: string }>;
 }
 
 /** The detail each event type carries. */

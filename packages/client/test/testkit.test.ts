@@ -106,6 +106,8 @@ describe('testkit against a real daemon', { timeout: 120_000 }, () => {
     const mine = branches.find((x) => x.branch === a.branch);
     assert.equal(mine?.state, 'active');
     assert.ok(mine?.ttl !== undefined && mine.ttl !== '', 'forks carry a TTL');
+    assert.equal(mine?.ephemeral, undefined, 'a named flush kept the fork');
+    assert.equal(branches.find((x) => x.branch === b.branch)?.ephemeral, true, 'a test fork is ephemeral');
 
     await a.close();
     await a.close();

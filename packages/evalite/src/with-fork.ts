@@ -24,9 +24,12 @@ export function withFork<I, O, V = undefined>(
   opts: WithForkOptions = {},
 ): (input: I, variant: V) => Promise<O> {
   return async (input, variant) => {
+    // A fork thrown away after its item is ephemeral, never written to the store; a kept one is durable from the
+    // start, so a failed item is there to inspect after the run's daemon has stopped.
     const fork = await forkPerTest({ sock: inject('offshootSock') }, inject('offshootSeed'), {
       name: opts.name ?? 'item',
       ...(opts.ttl === undefined ? {} : { ttl: opts.ttl }),
+      ephemeral: opts.keep !== true,
     });
     if (!opts.keep) {
       try {

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
@@ -31,11 +29,4 @@ test('every public method of the installed BaseCheckpointSaver and SqliteSaver i
   for (const name of upstream) assert.ok(own.has(name), `OffshootSaver does not delegate ${name}`);
   assert.deepEqual(Object.getOwnPropertyNames(SqliteSaver).sort(), ['fromConnString', 'length', 'name', 'prototype']);
   assert.ok(Object.getPrototypeOf(OffshootSaver.prototype) === BaseCheckpointSaver.prototype);
-});
-
-test('the stock saver and the engine load the same better-sqlite3 (one native build in the tree)', () => {
-  const fromSaver = createRequire(import.meta.resolve('@langchain/langgraph-checkpoint-sqlite'));
-  const fromEngine = createRequire(fileURLToPath(new URL('../../offshoot/package.json', import.meta.url)));
-  assert.equal(fromSaver.resolve('better-sqlite3'), fromEngine.resolve('better-sqlite3'));
-  assert.equal((fromSaver('better-sqlite3/package.json') as { version: string }).version.split('.')[0], '12');
 });

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { connect } from '@offshoot/client';
 import { parseDuration } from '../src/core/duration.js';
 import { baseKey, refKey } from '../src/core/keys.js';
@@ -33,7 +33,7 @@ const DBS = Number(process.env.OFFSHOOT_BENCH_DBS ?? 100);
 const RUNS = 5;
 
 function seedFile(path: string): void {
-  const db = new Database(path);
+  const db = openDatabase(path);
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)');
   db.exec("INSERT INTO t(v) VALUES ('seed')");
@@ -151,7 +151,7 @@ async function measureStore(dbs: number, perDb: number): Promise<Figures> {
     const forkMs = await timeOps(RUNS, (i) => fork(ctx, { db: 'db-0', branch: 'main' }, `bench-fork-${i}`));
     const co = await checkout(ctx, { db: 'db-0', branch: 'bench-fork-0' });
     const checkpointMs = await timeOps(RUNS, async (i) => {
-      const d = new Database(co.path);
+      const d = openDatabase(co.path);
       d.prepare('INSERT INTO t(v) VALUES (?)').run(`row ${i}`);
       d.close();
       await checkpoint(ctx, { db: 'db-0', branch: 'bench-fork-0' }, `cp-${i}`);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { parseDataKey } from '../src/core/keys.js';
 import { create } from '../src/ops/create.js';
 import { fork } from '../src/ops/fork.js';
@@ -19,13 +19,13 @@ const MiB = 1 << 20;
 const PAGE = 4096;
 
 function buildDatabase(path: string, size: number): number {
-  const db = new Database(path);
+  const db = openDatabase(path);
   db.exec('CREATE TABLE items(id INTEGER PRIMARY KEY, k TEXT, body BLOB)');
   const ins = db.prepare('INSERT INTO items(k, body) VALUES (?, randomblob(3000))');
   const rows = Math.ceil(size / 3200);
-  db.transaction(() => {
-    for (let i = 0; i < rows; i++) ins.run(`key-${i}`);
-  })();
+  db.exec('BEGIN');
+  for (let i = 0; i < rows; i++) ins.run(`key-${i}`);
+  db.exec('COMMIT');
   db.close();
   return rows;
 }
@@ -82,7 +82,7 @@ async function benchDiverging(size: number, flushes: number, goal: number, layou
     let worst = { bytes: 0, pages: 1 };
     let inline = 0;
     try {
-      const db = new Database(session.path);
+      const db = openDatabase(session.path);
       const upd = db.prepare('UPDATE items SET body = randomblob(3000) WHERE id = ?');
       for (let i = 0; i < flushes; i++) {
         upd.run(1 + ((i * 2654435761) % rows));

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { connect, type Client } from '@offshoot/client';
 import { makeStoreDir, startDaemon, until, type StoreDir } from '../test/daemon/daemon-process.js';
 import { bytes, median, ms, printTable, timeMedian } from './measure.js';
@@ -39,13 +39,13 @@ function writerRate(db: string, n: number): number {
 
 /** A database file of `pages` rows that fill one 4 KiB page each. */
 function buildPageRows(path: string, pages: number): void {
-  const db = new Database(path);
+  const db = openDatabase(path);
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE p(id INTEGER PRIMARY KEY, body BLOB NOT NULL)');
   const ins = db.prepare(`INSERT INTO p(body) VALUES (randomblob(${PAGE_ROW_BYTES}))`);
-  db.transaction(() => {
-    for (let i = 0; i < pages; i++) ins.run();
-  })();
+  db.exec('BEGIN');
+  for (let i = 0; i < pages; i++) ins.run();
+  db.exec('COMMIT');
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
 }

@@ -4,7 +4,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { checkout } from '../src/ops/checkout.js';
 import { checkpoint } from '../src/ops/checkpoint.js';
 import { makeContext, type OpsContext } from '../src/ops/helpers/context/context.js';
@@ -22,16 +22,16 @@ import { bytes, ms, printTable, timeAndCpuMedian, timeMedian } from './measure.j
 const MiB = 1 << 20;
 
 function buildDatabase(path: string, size: number): void {
-  const db = new Database(path);
+  const db = openDatabase(path);
   db.pragma('journal_mode = WAL');
   db.exec(
     'CREATE TABLE items(id INTEGER PRIMARY KEY, k TEXT, body BLOB); CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT)',
   );
   const ins = db.prepare('INSERT INTO items(k, body) VALUES (?, randomblob(3000))');
   const rows = Math.ceil(size / 3200);
-  db.transaction(() => {
-    for (let i = 0; i < rows; i++) ins.run(`key-${i}`);
-  })();
+  db.exec('BEGIN');
+  for (let i = 0; i < rows; i++) ins.run(`key-${i}`);
+  db.exec('COMMIT');
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
 }
@@ -86,13 +86,13 @@ async function benchSize(size: number): Promise<string[][]> {
     );
     for (let i = 0; i < 3; i++) rmSync(join(dir, `cps-${i}.db`), { force: true });
     const vacuum = await timeMedian(3, (i) => {
-      const db = new Database(src, { readonly: true });
+      const db = openDatabase(src, { readonly: true });
       db.exec(`VACUUM INTO '${join(dir, `vac-${i}.db`)}'`);
       db.close();
       rmSync(join(dir, `vac-${i}.db`));
     });
     const backup = await timeMedian(3, async (i) => {
-      const db = new Database(src, { readonly: true });
+      const db = openDatabase(src, { readonly: true });
       await db.backup(join(dir, `bk-${i}.db`));
       db.close();
       rmSync(join(dir, `bk-${i}.db`));

@@ -3,7 +3,7 @@ import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { connect, type Client } from '@offshoot/client';
 import { makeStoreDir, startDaemon, type StoreDir } from '../test/daemon/daemon-process.js';
 import { mountReflinkXfs, reflinkMountMissing, type ReflinkMount } from '../test/support/xfs-reflink.js';
@@ -35,14 +35,14 @@ export type Steps = Record<string, number[]>;
 
 /** A seed of one table of 3,000-byte rows, `mib` MiB of rows at 3,200 bytes each, or `rows` rows. */
 export function buildBlobSeed(path: string, mib: number, rows = Math.ceil((mib * MiB) / 3200)): void {
-  const db = new Database(path);
+  const db = openDatabase(path);
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE items(id INTEGER PRIMARY KEY, k TEXT, body BLOB)');
   const ins = db.prepare('INSERT INTO items(k, body) VALUES (?, randomblob(3000))');
   for (let start = 0; start < rows; start += 50_000) {
-    db.transaction(() => {
-      for (let i = start; i < Math.min(rows, start + 50_000); i++) ins.run(`key-${i}`);
-    })();
+    db.exec('BEGIN');
+    for (let i = start; i < Math.min(rows, start + 50_000); i++) ins.run(`key-${i}`);
+    db.exec('COMMIT');
   }
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
@@ -85,28 +85,28 @@ function buildJsonSeed(path: string, jsonPath: string): void {
       payment_history: [{ transaction_type: 'payment', amount: rnd(90000) / 100 }],
     };
   writeFileSync(jsonPath, JSON.stringify(data));
-  const db = new Database(path);
+  const db = openDatabase(path);
   db.pragma('journal_mode = WAL');
-  db.transaction(() => {
-    for (const [table, rows] of Object.entries(data)) {
-      db.exec(`CREATE TABLE ${table}(id INTEGER PRIMARY KEY, k TEXT UNIQUE, body BLOB)`);
-      const ins = db.prepare(`INSERT INTO ${table}(k, body) VALUES (?, ?)`);
-      for (const [k, v] of Object.entries(rows)) ins.run(k, JSON.stringify(v));
-    }
-  })();
+  db.exec('BEGIN');
+  for (const [table, rows] of Object.entries(data)) {
+    db.exec(`CREATE TABLE ${table}(id INTEGER PRIMARY KEY, k TEXT UNIQUE, body BLOB)`);
+    const ins = db.prepare(`INSERT INTO ${table}(k, body) VALUES (?, ?)`);
+    for (const [k, v] of Object.entries(rows)) ins.run(k, JSON.stringify(v));
+  }
+  db.exec('COMMIT');
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
 }
 
 /** `count` single-row inserts (ten by default) in one transaction, as an agent's tool call would write them. */
 export function writeRows(path: string, table: string, count = 10): void {
-  const db = new Database(path);
+  const db = openDatabase(path);
   try {
     db.pragma('busy_timeout = 5000');
     const ins = db.prepare(`INSERT INTO ${table}(k, body) VALUES (?, ?)`);
-    db.transaction(() => {
-      for (let i = 0; i < count; i++) ins.run(`episode-${i}`, Buffer.alloc(200, 1));
-    })();
+    db.exec('BEGIN');
+    for (let i = 0; i < count; i++) ins.run(`episode-${i}`, Buffer.alloc(200, 1));
+    db.exec('COMMIT');
   } finally {
     db.close();
   }
@@ -184,7 +184,7 @@ async function benchSeed(
   const vacuum = timeCommand(
     k,
     () => {
-      const d = new Database(seed, { readonly: true });
+      const d = openDatabase(seed, { readonly: true });
       d.exec(`VACUUM INTO '${dst}'`);
       d.close();
     },
@@ -194,7 +194,7 @@ async function benchSeed(
     const xs: number[] = [];
     for (let i = 0; i < k; i++) {
       execFileSync('sync');
-      const d = new Database(seed, { readonly: true });
+      const d = openDatabase(seed, { readonly: true });
       const t0 = performance.now();
       await d.backup(dst);
       xs.push(performance.now() - t0);

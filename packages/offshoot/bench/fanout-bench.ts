@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { connect, type Client } from '@offshoot/client';
 import { makeStoreDir, startDaemon, type StoreDir } from '../test/daemon/daemon-process.js';
 import { bytes, ms, printTable } from './measure.js';
@@ -37,13 +37,13 @@ function storeUsage(root: string): { files: number; bytes: number } {
 
 function seed(s: StoreDir, db: string): void {
   const path = s.file(`${db}.db`);
-  const d = new Database(path);
+  const d = openDatabase(path);
   d.pragma('journal_mode = WAL');
   d.exec('CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)');
   const ins = d.prepare('INSERT INTO t(v) VALUES (randomblob(3000))');
-  d.transaction(() => {
-    for (let i = 0; i < 3000; i++) ins.run();
-  })();
+  d.exec('BEGIN');
+  for (let i = 0; i < 3000; i++) ins.run();
+  d.exec('COMMIT');
   d.pragma('wal_checkpoint(TRUNCATE)');
   d.close();
   for (const args of [

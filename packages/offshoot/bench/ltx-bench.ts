@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { applyChain } from '../src/ltx/apply.js';
 import { foldPage, lockPgno, pageChecksum } from '../src/ltx/checksum.js';
 import { openLtxFile } from '../src/ltx/decoder.js';
@@ -18,18 +18,18 @@ const PAGES_PER_SEGMENT = 200;
 
 /** A ~64 MiB database of half compressible text, half random blobs: a realistic mix for LZ4. */
 function buildDatabase(path: string): void {
-  const db = new Database(path);
+  const db = openDatabase(path);
   db.pragma('journal_mode = DELETE');
   db.exec('CREATE TABLE docs(id INTEGER PRIMARY KEY, body BLOB)');
   const text = db.prepare('INSERT INTO docs(body) VALUES (?)');
   const noise = db.prepare('INSERT INTO docs(body) VALUES (randomblob(3000))');
   const prose = Buffer.from('branchable sqlite for agents; '.repeat(100).slice(0, 3000));
-  db.transaction(() => {
-    for (let i = 0; i < DB_BYTES / 4096; i++) {
-      if (i % 2 === 0) text.run(prose);
-      else noise.run();
-    }
-  })();
+  db.exec('BEGIN');
+  for (let i = 0; i < DB_BYTES / 4096; i++) {
+    if (i % 2 === 0) text.run(prose);
+    else noise.run();
+  }
+  db.exec('COMMIT');
   db.close();
 }
 

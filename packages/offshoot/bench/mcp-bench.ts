@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { connect } from '@offshoot/client';
 import { makeStoreDir, startDaemon, type StoreDir } from '../test/daemon/daemon-process.js';
 import { offshootBin } from '../test/support/built-cli.js';
@@ -50,7 +50,7 @@ async function toolRows(c: Client, label: string, tag: string, path: string): Pr
   const cp = await warmedSamples(
     (n) => call(c, 'offshoot_checkpoint', { database: 'bench', name: `${tag}-c${n}` }),
     () => {
-      const db = new Database(path);
+      const db = openDatabase(path);
       db.prepare('INSERT INTO t(v) VALUES (randomblob(200))').run();
       db.close();
     },
@@ -70,7 +70,7 @@ export async function mcpBench(): Promise<void> {
   try {
     s.cli(['create', 'bench']);
     const rest = s.cli(['checkout', 'bench']).stdout.trim();
-    const db = new Database(rest);
+    const db = openDatabase(rest);
     db.exec('CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)');
     db.close();
     s.cli(['checkpoint', 'bench', 'schema']);

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { connect } from '@offshoot/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { makeStoreDir, startDaemon, type StoreDir } from '../test/daemon/daemon-process.js';
 import { repoRoot } from '../test/support/built-cli.js';
 import { ms, printTable } from './measure.js';
@@ -53,7 +53,7 @@ function quantile(xs: readonly number[], q: number): number {
 function checkpointHistory(s: StoreDir, n: number): void {
   const path = s.cli(['checkout', 'bench']).stdout.trim();
   for (let i = 0; i < n; i++) {
-    const db = new Database(path);
+    const db = openDatabase(path);
     db.exec('CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, v BLOB)');
     db.prepare('INSERT INTO t(v) VALUES (randomblob(200))').run();
     db.close();

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { checkout } from '../src/ops/checkout.js';
 import { checkpoint } from '../src/ops/checkpoint.js';
 import { makeContext, type OpsContext } from '../src/ops/helpers/context/context.js';
@@ -47,13 +47,13 @@ type Op = (typeof OPS)[number];
 
 /** A ~32 MiB database: one incompressible row per page, so stored objects are as large as the file. */
 function buildDatabase(path: string): void {
-  const db = new Database(path);
+  const db = openDatabase(path);
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE items(id INTEGER PRIMARY KEY, k TEXT, body BLOB)');
   const ins = db.prepare('INSERT INTO items(k, body) VALUES (?, randomblob(3000))');
-  db.transaction(() => {
-    for (let i = 0; i < DB_BYTES / 4200; i++) ins.run(`key-${i}`);
-  })();
+  db.exec('BEGIN');
+  for (let i = 0; i < DB_BYTES / 4200; i++) ins.run(`key-${i}`);
+  db.exec('COMMIT');
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
 }

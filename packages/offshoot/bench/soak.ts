@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { connect, type Client } from '@offshoot/client';
 import { makeStoreDir, startDaemon, type DaemonProcess, type StoreDir } from '../test/daemon/daemon-process.js';
 import { bytes, median, ms, printTable } from './measure.js';
@@ -76,13 +76,13 @@ async function sample(s: StoreDir, d: DaemonProcess, c: Client, episodes: number
 
 function seed(s: StoreDir): void {
   const path = s.file('seed.db');
-  const db = new Database(path);
+  const db = openDatabase(path);
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE items(id INTEGER PRIMARY KEY, k TEXT, body BLOB)');
   const ins = db.prepare('INSERT INTO items(k, body) VALUES (?, randomblob(1000))');
-  db.transaction(() => {
-    for (let i = 0; i < 4000; i++) ins.run(`seed-${i}`);
-  })();
+  db.exec('BEGIN');
+  for (let i = 0; i < 4000; i++) ins.run(`seed-${i}`);
+  db.exec('COMMIT');
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
   for (const args of [
@@ -100,13 +100,13 @@ async function episode(c: Client, name: string): Promise<number> {
   const t0 = performance.now();
   await c.fork('soak', 'main', name, { from: 'seeded', ttl: TTL });
   const session = await c.open('soak', name);
-  const db = new Database(session.path);
+  const db = openDatabase(session.path);
   try {
     db.pragma('busy_timeout = 5000');
     const ins = db.prepare('INSERT INTO items(k, body) VALUES (?, ?)');
-    db.transaction(() => {
-      for (let i = 0; i < 10; i++) ins.run(`${name}-${i}`, Buffer.from(name));
-    })();
+    db.exec('BEGIN');
+    for (let i = 0; i < 10; i++) ins.run(`${name}-${i}`, Buffer.from(name));
+    db.exec('COMMIT');
   } finally {
     db.close();
   }

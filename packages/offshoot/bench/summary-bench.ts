@@ -11,8 +11,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { emptyCheckpoint } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import Database from 'better-sqlite3';
 import { connect, type Client } from '@offshoot/client';
+import { openDatabase } from '../src/sqlite/sqlite-driver.js';
 import { makeStoreDir, startDaemon, type StoreDir } from '../test/daemon/daemon-process.js';
 import { buildBlobSeed, episode, type Steps, writeRows } from './episode-bench.js';
 import { median, ms, printTable } from './measure.js';
@@ -61,7 +61,7 @@ async function sample(
 
 /** The seed's rows as JSON records (the blob as base64), as a JSON store or a graph state would hold them. */
 function* jsonRecords(seed: string): Generator<{ id: number; k: string; body: string }> {
-  const db = new Database(seed, { readonly: true });
+  const db = openDatabase(seed, { readonly: true });
   try {
     for (const r of db.prepare('SELECT id, k, body FROM items').iterate() as Iterable<{
       id: number;
@@ -76,7 +76,7 @@ function* jsonRecords(seed: string): Generator<{ id: number; k: string; body: st
 
 /** The JSON text of the seed's rows would fit in one V8 string (each row's text is ~4.05 KB). */
 function jsonFits(seed: string): boolean {
-  const db = new Database(seed, { readonly: true });
+  const db = openDatabase(seed, { readonly: true });
   try {
     return (db.prepare('SELECT count(*) AS n FROM items').get() as { n: number }).n * 4100 < V8_MAX_STRING;
   } finally {
@@ -93,7 +93,7 @@ async function baselines(s: StoreDir, seed: string, n: number): Promise<Figures>
   f.vacuum = await sample(
     n,
     () => {
-      const d = new Database(seed, { readonly: true });
+      const d = openDatabase(seed, { readonly: true });
       d.exec(`VACUUM INTO '${dst}'`);
       d.close();
     },

@@ -1,11 +1,20 @@
 #!/usr/bin/env node
 'use strict';
 // The offshoot command. It runs the one-file bundle (dist/cli.cjs, built by `make build`) through a V8 code cache
-// kept next to it: Node 20 has no module.enableCompileCache (22.1+), but vm.Script takes and produces V8 cached
-// data, which spares compiling the bundle on every start. A missing, stale or rejected cache only costs speed: the
-// bundle compiles from source and this run writes a fresh cache on exit (silently skipped where dist/ is read-only).
+// kept next to it: vm.Script takes and produces V8 cached data, which spares resolving and compiling the bundle's
+// modules on every start. A missing, stale or rejected cache only costs speed: the bundle compiles from source and
+// this run writes a fresh cache on exit (silently skipped where dist/ is read-only).
 // The cache starts with the build it was made from, named on the bundle's second line: V8 checks only that a cached
 // script has the same length, so a rebuilt bundle of the same length would otherwise run the old build's functions.
+// SQLite is Node's built-in node:sqlite, complete from 22.16: on an older Node every command stops here, in one line
+// (the exit code of UNSUPPORTED).
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 16)) {
+  process.stderr.write(
+    `offshoot: needs Node.js 22.16 or later (22, 24 or 26); this is ${process.version} (install a current Node.js LTS and run offshoot with it)\n`,
+  );
+  process.exit(8);
+}
 const fs = require('node:fs');
 const path = require('node:path');
 const { createRequire, wrap } = require('node:module');

@@ -23,9 +23,10 @@ def rows(path):
 
 def record(name, fork, seen):
     out = os.environ["OFFSHOOT_TEST_RECORD"]
+    ephemeral = {b.branch: b.ephemeral for b in fork.client.branches(fork.db)}[fork.branch]
     with open(os.path.join(out, name + ".json"), "w") as f:
         json.dump({"worker": os.environ.get("PYTEST_XDIST_WORKER", "local"), "branch": fork.branch,
-                   "db": fork.db, "rows": seen}, f)
+                   "db": fork.db, "rows": seen, "ephemeral": ephemeral}, f)
 
 def write(fork, value):
     c = sqlite3.connect(fork.path)
@@ -82,6 +83,7 @@ def test_fork_per_test_isolation_and_failing_tests(pytester: pytest.Pytester, mo
     assert len(branches) == 8
     assert all(b.startswith("t-local-") and b.endswith("-0") for b in branches)
     assert {r["db"] for r in rec.values()} == {"eval-default"}
+    assert all(r["ephemeral"] is True for r in rec.values()), "each test's fork is ephemeral"
 
 
 def test_seed_once_named_seeds_and_mismatch(pytester: pytest.Pytester) -> None:

@@ -11,6 +11,11 @@ export interface ForkPerTestOptions {
   name?: string;
   /** The fork's TTL, so a crashed run's branches are reaped; default `1h`. */
   ttl?: string;
+  /**
+   * An ephemeral fork (the default): held by the daemon and never written to the store, as fits a fork the test
+   * throws away. False makes a durable one, for a fork kept to be inspected after the run.
+   */
+  ephemeral?: boolean;
 }
 
 /** A private branch for one test, with a live session on it. */
@@ -65,13 +70,21 @@ function withStderr(daemon: DaemonRef, err: unknown): unknown {
   });
 }
 
-/** Forks `from` into a fresh `t-<worker>-<hint>-<n>`, moving on to the next n when another process took that one. */
-async function forkFresh(client: Client, daemon: DaemonRef, handle: SeedHandle, hint: string, ttl: string) {
+/**
+ * Starts an episode on a fresh `t-<worker>-<hint>-<n>` forked from the seed, moving on to the next n when another
+ * process took that one.
+ */
+async function episodeFresh(
+  client: Client,
+  daemon: DaemonRef,
+  handle: SeedHandle,
+  hint: string,
+  opts: { ttl: string; ephemeral: boolean },
+) {
   for (;;) {
-    const branch = `t-${workerId()}-${sanitizeName(hint)}-${nextFork(daemon)}`;
+    const name = `t-${workerId()}-${sanitizeName(hint)}-${nextFork(daemon)}`;
     try {
-      await client.fork(handle.db, 'main', branch, { from: handle.checkpoint, ttl });
-      return branch;
+      return await client.episode(handle.db, { fromCheckpoint: handle.checkpoint, name, ...opts });
     } catch (err) {
       if (!isOffshootError(err, 'ALREADY_EXISTS')) throw err;
     }
@@ -80,7 +93,8 @@ async function forkFresh(client: Client, daemon: DaemonRef, handle: SeedHandle, 
 
 /**
  * Forks the seed checkpoint into a fresh branch `t-<worker>-<name>-<n>` and opens a session on it, one connection per
- * fork. `seed` is a handle from `seedOnce` or a seed name.
+ * fork. `seed` is a handle from `seedOnce` or a seed name. The fork is an episode (`Client.episode`): ephemeral unless
+ * asked otherwise, held by the daemon and never written to the store, since the test throws it away.
  */
 export async function forkPerTest(
   daemon: DaemonRef,
@@ -92,25 +106,30 @@ export async function forkPerTest(
     throw withStderr(daemon, err);
   });
   try {
-    const branch = await forkFresh(client, daemon, handle, opts.name ?? handle.name, opts.ttl ?? '1h');
-    const session = await client.open(handle.db, branch);
+    const ep = await episodeFresh(client, daemon, handle, opts.name ?? handle.name, {
+      ttl: opts.ttl ?? '1h',
+      ephemeral: opts.ephemeral ?? true,
+    });
+    const branch = ep.branch;
     let closing: Promise<void> | undefined;
     return {
-      path: session.path,
+      path: ep.path,
       db: handle.db,
       branch,
       client,
-      flush: (name?: string, flushOpts?: FlushOptions) => session.flush(name, flushOpts),
+      flush: (name?: string, flushOpts?: FlushOptions) => ep.flush(name, flushOpts),
       close: () =>
         (closing ??= (async () => {
-          await session
+          const r = await ep
             .close()
             .catch((err: unknown) => console.warn(`offshoot testkit: closing ${handle.db}@${branch}: ${String(err)}`));
-          await client
-            .destroy(handle.db, branch, { force: true })
-            .catch((err: unknown) =>
-              console.warn(`offshoot testkit: destroying ${handle.db}@${branch}: ${String(err)}`),
-            );
+          // A test that named a flush kept its fork, and a close that failed may have left it: it goes all the same.
+          if (r === undefined || r.kept !== undefined)
+            await client
+              .destroy(handle.db, branch, { force: true })
+              .catch((err: unknown) =>
+                console.warn(`offshoot testkit: destroying ${handle.db}@${branch}: ${String(err)}`),
+              );
           await client.close();
         })()),
     };

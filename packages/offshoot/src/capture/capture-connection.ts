@@ -1,9 +1,10 @@
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite/sqlite-database.js';
 import { closeSync, openSync, statSync } from 'node:fs';
 import { devNull } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fail, type OffshootError } from '../core/errors.js';
 import { openDatabase } from '../sqlite/sqlite-driver.js';
+import { sqliteCode } from '../sqlite/sqlite-result-codes.js';
 import { openFailure } from './open-failure.js';
 
 /**
@@ -32,7 +33,7 @@ export interface CheckpointResult {
 export type CheckpointMode = 'RESTART' | 'TRUNCATE';
 
 function isBusy(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
+  const code = sqliteCode(err);
   return (
     typeof code === 'string' &&
     (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || code === 'SQLITE_PROTOCOL')
@@ -40,10 +41,10 @@ function isBusy(err: unknown): boolean {
 }
 
 function sqliteFailure(err: unknown, what: string, dbPath: string): OffshootError {
-  const code = (err as { code?: unknown }).code;
+  const code = sqliteCode(err);
   // SQLite says only CANTOPEN. The database itself is not opened to find out why (closing a descriptor on it would
   // drop this process's locks on it): a spare descriptor tells a lack of them, a stat a missing file.
-  if (code === 'SQLITE_CANTOPEN') return openFailure(probeOpen(dbPath) ?? err, what);
+  if (code?.startsWith('SQLITE_CANTOPEN')) return openFailure(probeOpen(dbPath) ?? err, what);
   return fail('IO', `${what}: ${(err as Error).message}`, {
     hint: 'check that the checkout exists, is a SQLite database and is readable and writable by the daemon',
     cause: err,
@@ -92,9 +93,10 @@ export class CaptureConnection {
   readonly dbPath: string;
   /** `PRAGMA page_size`, read once at open: SQLite cannot change it in WAL mode. */
   readonly pageSize: number;
-  readonly #db: Database.Database;
+  readonly #db: SqliteDatabase;
+  #syncPending = false;
 
-  private constructor(db: Database.Database, dbPath: string, pageSize: number) {
+  private constructor(db: SqliteDatabase, dbPath: string, pageSize: number) {
     this.#db = db;
     this.dbPath = dbPath;
     this.pageSize = pageSize;
@@ -102,10 +104,15 @@ export class CaptureConnection {
 
   /**
    * Opens dbPath (which must exist), switches it to WAL mode and turns this connection's autocheckpoint off.
-   * busyTimeoutMs bounds each synchronous lock wait (0: a lock conflict fails at once).
+   * busyTimeoutMs bounds each synchronous lock wait (0: a lock conflict fails at once); `synced: false` leaves out
+   * the syncs of its checkpoints.
    */
-  static async open(dbPath: string, busyTimeoutMs: number = STEP_BUSY_TIMEOUT_MS): Promise<CaptureConnection> {
-    let db: Database.Database;
+  static async open(
+    dbPath: string,
+    busyTimeoutMs: number = STEP_BUSY_TIMEOUT_MS,
+    opts: { synced?: boolean } = {},
+  ): Promise<CaptureConnection> {
+    let db: SqliteDatabase;
     try {
       db = openDatabase(dbPath, { fileMustExist: true, timeout: busyTimeoutMs });
     } catch (err) {
@@ -113,6 +120,8 @@ export class CaptureConnection {
     }
     try {
       db.pragma('wal_autocheckpoint = 0');
+      // A checkout that need not reach the disk (an ephemeral fork's): this connection's checkpoints never sync it.
+      if (opts.synced === false) db.pragma('synchronous = OFF');
       const mode = await whileBusy(dbPath, `cannot switch ${dbPath} to WAL mode`, LOCK_BUDGET_MS, () =>
         db.pragma('journal_mode = WAL', { simple: true }),
       );
@@ -129,6 +138,21 @@ export class CaptureConnection {
       db.close();
       throw err;
     }
+  }
+
+  /**
+   * From now on this connection's checkpoints sync the database as SQLite's default does (the fork was kept): at once
+   * when no transaction is open, else before its next checkpoint (SQLite changes it only outside a transaction).
+   */
+  synced(): void {
+    this.#syncPending = true;
+    this.#applySync();
+  }
+
+  #applySync(): void {
+    if (!this.#syncPending || this.#db.inTransaction) return;
+    this.#db.pragma('synchronous = FULL');
+    this.#syncPending = false;
   }
 
   /** True while the read transaction is open. */
@@ -195,6 +219,7 @@ export class CaptureConnection {
    * takes the write lock, so writers are not held up. A lock conflict reads as busy. Not inside a transaction.
    */
   passiveCheckpoint(): CheckpointResult {
+    this.#applySync();
     try {
       const [row] = this.#db.pragma('wal_checkpoint(PASSIVE)') as CheckpointResult[];
       if (row !== undefined)
@@ -211,6 +236,7 @@ export class CaptureConnection {
    */
   async checkpoint(mode: CheckpointMode, budgetMs: number = LOCK_BUDGET_MS): Promise<CheckpointResult> {
     const deadline = Date.now() + budgetMs;
+    this.#applySync();
     for (;;) {
       let result: CheckpointResult = { busy: 1, log: -1, checkpointed: -1 };
       try {

@@ -34,6 +34,11 @@ export interface CaptureEngineOptions {
    * from it (`provenClean` is the way such an engine skips its rebase).
    */
   volatileState?: boolean;
+  /**
+   * True when the checkout need not reach the disk (an ephemeral fork's, gone with its daemon): the engine's own
+   * checkpoints never sync it, until syncCheckout says otherwise.
+   */
+  unsynced?: boolean;
   sink: CaptureSink;
   /** Poll interval of the -wal while transactions arrive (default 10 ms). */
   pollMs?: number;
@@ -133,6 +138,7 @@ export class CaptureEngine {
   #conn: CaptureConnection | undefined;
   // Pins the -wal while #conn checkpoints, and holds the write lock for a takeover's last step; never left locked.
   #helper: CaptureConnection | undefined;
+  #unsynced: boolean;
   #takeoverAfter = 0;
   #reader: WalReader | undefined;
   #pageSize = 0;
@@ -169,6 +175,7 @@ export class CaptureEngine {
     this.#shmPath = `${opts.dbPath}-shm`;
     this.#scratchDir = opts.scratchDir;
     this.#volatileState = opts.volatileState ?? false;
+    this.#unsynced = opts.unsynced ?? false;
     this.#sink = opts.sink;
     this.#pollMs = opts.pollMs ?? 10;
     this.#idlePollMs = Math.max(this.#pollMs, opts.idlePollMs ?? 100);
@@ -181,6 +188,13 @@ export class CaptureEngine {
     this.#log = opts.log ?? (() => {});
     this.#provenClean = opts.provenClean;
     this.#onFailure = opts.onFailure;
+  }
+
+  /** From now on the engine's checkpoints sync the checkout (an ephemeral fork was kept). */
+  syncCheckout(): void {
+    this.#unsynced = false;
+    this.#conn?.synced();
+    this.#helper?.synced();
   }
 
   /** Rebases performed (the startup one included). */
@@ -253,9 +267,10 @@ export class CaptureEngine {
       await mkdir(this.#scratchDir, { recursive: true });
       // Opening switches the file to WAL: a checkout some connection took out of it must be caught first.
       this.#checkContract();
-      const conn = await CaptureConnection.open(this.#dbPath);
+      const synced = { synced: !this.#unsynced };
+      const conn = await CaptureConnection.open(this.#dbPath, undefined, synced);
       this.#conn = conn;
-      this.#helper = await CaptureConnection.open(this.#dbPath, 0);
+      this.#helper = await CaptureConnection.open(this.#dbPath, 0, synced);
       this.#pageSize = conn.pageSize;
       this.#reader = this.#freshReader();
       this.#resumed = await this.#tryResume(conn);

@@ -152,6 +152,24 @@ export function forkManyOutcome(r: ForkManyResult): Outcome {
   );
 }
 
+/**
+ * `fork --ephemeral`, answered by the daemon: the lines `fork` prints, each saying the fork is ephemeral; the JSON is
+ * what the daemon reports (no storage mode: it keeps that to itself).
+ */
+export function ephemeralForkOutcome(src: Target, names: readonly string[], txid: number): Outcome {
+  const data =
+    names.length === 1
+      ? { db: src.db, source: src.branch, branch: names[0], txid, ephemeral: true }
+      : { db: src.db, source: src.branch, branches: names, txid, ephemeral: true };
+  return outcome(
+    data,
+    names.map(
+      (b) =>
+        `forked ${src.db}@${src.branch} -> ${src.db}@${b} at txid ${txid} (ephemeral: gone with its daemon unless kept)`,
+    ),
+  );
+}
+
 /** `touch`. */
 export function touchOutcome(r: TouchResult): Outcome {
   return outcome(r, [`touched ${r.db}@${r.branch} ttl=${r.ttl ?? 'none'} touched_at=${r.touchedAt}`]);
@@ -400,6 +418,7 @@ export function sessionStatusOutcome(sessions: SessionInfo[]): Outcome {
     // Appended, so scripts reading the original fields by position keep working.
     if (s.unflushed_bytes !== undefined) line += ` unflushed=${s.unflushed_bytes}`;
     if (s.evicted === true) line += ' evicted';
+    if (s.ephemeral === true) line += ' ephemeral';
     return line;
   });
   return outcome({ sessions: new Verbatim(sessions) }, lines);
@@ -431,6 +450,7 @@ function branchJson(db: string, b: BranchInfo): Record<string, unknown> {
     reapPostponed: b.reap_postponed,
     leaseHolder: b.lease_holder || undefined,
     touchedAt: b.touched_at || undefined,
+    ephemeral: b.ephemeral === true ? true : undefined,
   };
 }
 
@@ -445,6 +465,7 @@ export function sessionBranchesOutcome(
     if (b.protected) line += ' protected';
     if (b.ttl) line += ` ttl=${b.ttl}` + (b.ttl_remaining ? ` remaining=${b.ttl_remaining}` : '');
     if (b.lease_holder) line += ` holder=${b.lease_holder}`;
+    if (b.ephemeral === true) line += ' ephemeral';
     return line;
   });
   const data = {

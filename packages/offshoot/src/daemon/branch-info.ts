@@ -32,5 +32,6 @@ export function branchInfo(b: BranchStatus, state: BranchState): WireBranchInfo 
     })),
     shared: b.storage === 'shared',
     state,
+    ...(b.ephemeral ? { ephemeral: true } : {}),
   };
 }

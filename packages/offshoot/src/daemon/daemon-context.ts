@@ -1,6 +1,6 @@
 import type { Duration } from '../core/duration.js';
 import type { Target } from '../core/target.js';
-import type { OpsContext } from '../ops/context.js';
+import type { EphemeralForks, OpsContext } from '../ops/context.js';
 import type { LivenessBeacon } from '../ops/lease.js';
 import type { CheckoutBudget } from './checkout-budget.js';
 import type { ConcurrencyGate } from './concurrency-gate.js';
@@ -57,6 +57,13 @@ export interface DaemonContext {
   ops: OpsContext;
   /** Context sessions are opened with; its holder is the lease holder every session reports. */
   sessionCtx: OpsContext;
+  /**
+   * Context of GC (the gc op and the janitor's pass): the store itself, without the ephemeral forks held here, which
+   * GC's mark never depends on (their pins in the liveness object keep what they stand on).
+   */
+  durable: OpsContext;
+  /** The ephemeral forks this daemon holds, which `ops` and `sessionCtx` see and the store does not. */
+  ephemeral: EphemeralForks;
   sessions: SessionTable;
   /** The open-checkout budget (-max-open): who may hold descriptors on a checkout, and eviction of the coldest. */
   budget: CheckoutBudget;

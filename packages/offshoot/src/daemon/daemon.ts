@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { makeContext, newLeaseHolder } from '../ops/context.js';
+import { EphemeralForks, makeContext, newLeaseHolder } from '../ops/context.js';
 import { LivenessBeacon } from '../ops/lease.js';
 import { checkSocketPath } from '../protocol/socket-path.js';
 import { sweepSessionScratch } from '../session/scratch-dir.js';
@@ -17,6 +17,7 @@ import { CheckoutBudget } from './checkout-budget.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 import { EvictedWatch } from './evicted-watch.js';
 import { closeLive, evictedCheckoutChanged, evictLive } from './session-lifecycle.js';
+import { syncCheckout } from './sync-checkout.js';
 import { SessionTable } from './session-table.js';
 import { SocketServer } from './socket-server.js';
 import { StoreLock } from './store-lock.js';
@@ -70,16 +71,29 @@ export class Daemon {
         return 0;
       });
       if (swept > 0) options.log(`offshoot: removed ${swept} session scratch dir(s) left by an earlier daemon`);
+      const gone = await EphemeralForks.sweep(checkoutRoot, store).catch((err: Error) => {
+        options.log(`offshoot: warning: cannot sweep ephemeral checkouts under ${checkoutRoot}: ${err.message}`);
+        return 0;
+      });
+      if (gone > 0) options.log(`offshoot: removed ${gone} checkout(s) of ephemeral forks an earlier daemon held`);
       const warn = (m: string): void => options.log(`offshoot: warning: ${m}`);
       const common = { warn, snapshotEvery: options.snapshotEvery, forkFloor: options.snapshotEvery };
       const holder = newLeaseHolder();
+      const ephemeral = new EphemeralForks(
+        store,
+        checkoutRoot,
+        () => liveness?.pinned() ?? Promise.resolve(),
+        (t, path) => syncCheckout(sessions, t, path),
+      );
+      // Every op and session sees the ephemeral forks held here; GC sees the store alone.
+      const served = store.through(ephemeral.overlay);
       const metrics = await DaemonMetrics.create(version);
       metrics.requestOps(OPS);
       const events = new EventBus();
       const sessions = new SessionTable((n) => metrics.sessionsOpen(n));
       metrics.maxOpen(options.maxOpen);
       let daemon: Daemon | undefined;
-      const sessionCtx = makeContext(store, checkoutRoot, { ...common, holder });
+      const sessionCtx = makeContext(served, checkoutRoot, { ...common, holder, ephemeral });
       liveness = await LivenessBeacon.start(
         sessionCtx,
         options.leaseTtlMs ?? LIVENESS_TTL_MS,
@@ -87,10 +101,14 @@ export class Daemon {
         () => {
           for (const s of sessions.live()) void s.session.renewLease();
         },
+        () => ephemeral.overlay.pins(),
       );
+      const atRest = `${holder}:at-rest`;
       const d: DaemonContext = {
-        ops: makeContext(store, checkoutRoot, { ...common, holder: `${holder}:at-rest` }),
+        ops: makeContext(served, checkoutRoot, { ...common, holder: atRest, ephemeral }),
         sessionCtx,
+        durable: makeContext(store, checkoutRoot, { ...common, holder: atRest }),
+        ephemeral,
         sessions,
         budget: new CheckoutBudget(options.maxOpen, {
           live: () => sessions.live(),
@@ -184,6 +202,8 @@ export class Daemon {
       await Promise.race([abandoned, sleep(ABANDON_WAIT_MS)]);
     }
     d.evictedWatch.close();
+    // Gone with the daemon, by design: what its ephemeral forks held, and their checkouts.
+    d.ephemeral.discardAll();
     // After the sessions: a lease not given back is free at once rather than after the liveness object's length.
     await d.liveness.stop();
     await this.server.removeFile();

@@ -80,7 +80,7 @@ export class Janitor {
     });
     const collected = await this.step('gc', async () => {
       try {
-        const c = await collectGarbage(d.ops, d.options.gcGrace);
+        const c = await collectGarbage(d.durable, d.options.gcGrace);
         this.backlog = c.backlog;
         d.metrics.gcPass(c);
         for (const u of c.unreadable) log(`gc: ${u}; kept every object it may reach`);

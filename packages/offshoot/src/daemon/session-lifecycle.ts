@@ -1,4 +1,5 @@
 import { asOffshootError, fail } from '../core/errors.js';
+import { validateName } from '../core/names.js';
 import { formatTarget, type Target } from '../core/target.js';
 import type { EventType } from '../protocol/wire.js';
 import { daemonSessionLeaseMs } from '../ops/lease.js';
@@ -67,11 +68,16 @@ async function reconnectIfChanged(d: DaemonContext, slot: LiveSlot): Promise<voi
   d.evictedWatch.remove(slot);
 }
 
-/** Flushes a live session, serialized with its other flushes and its close; an evicted one reconnects first if its checkout changed. */
+/**
+ * Flushes a live session, serialized with its other flushes and its close; an evicted one reconnects first if its
+ * checkout changed. A flush with a name records a durable state, so an ephemeral branch is kept first.
+ */
 export function flushLive(d: DaemonContext, slot: LiveSlot, opts: FlushRequest): Promise<FlushOutcome> {
   if (opts.kind === 'manual') slot.session.touch();
+  if (opts.name !== undefined) validateName('checkpoint', opts.name);
   return onQueue(d, slot, async () => {
     await reconnectIfChanged(d, slot);
+    if (opts.name !== undefined) await d.sessionCtx.ephemeral?.keep(slot.target);
     return slot.session.flush(opts);
   });
 }

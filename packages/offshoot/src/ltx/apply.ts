@@ -33,6 +33,8 @@ interface Applied extends ChainResult {
 export interface ApplyOptions {
   onSums?: (sums: BigUint64Array) => void;
   onPage?: (pgno: number, data: Buffer) => void;
+  /** False: the file need not reach the disk (a state no crash leaves to be read), so it is never fsynced. */
+  sync?: boolean;
 }
 
 function finish(a: Applied, opts: ApplyOptions): ChainResult {
@@ -204,13 +206,13 @@ export async function applyChain(
       });
     }
     await file?.flush();
-    await out.sync();
+    if (opts.sync !== false) await out.sync();
     await out.close();
     fh = undefined;
     await rm(`${destPath}-wal`, { force: true });
     await rm(`${destPath}-shm`, { force: true });
     await rename(tmp, destPath);
-    await syncDir(dirname(destPath));
+    if (opts.sync !== false) await syncDir(dirname(destPath));
     return finish(st as Applied, opts);
   } catch (err) {
     await fh?.close().catch(() => undefined);
@@ -268,7 +270,7 @@ export async function applySegments(
       });
     }
     await file?.flush();
-    await fh.sync();
+    if (opts.sync !== false) await fh.sync();
     return finish(st, opts);
   } catch (err) {
     throw asOffshootError(err);

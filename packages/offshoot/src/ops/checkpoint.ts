@@ -1,4 +1,5 @@
 import type { Meta } from '../core/meta.js';
+import type { Ref } from '../core/ref.js';
 import { validateName } from '../core/names.js';
 import type { Target } from '../core/target.js';
 import { checkpointCheckout, type CheckpointResult } from './helpers/checkout/checkpoint-checkout.js';
@@ -23,5 +24,10 @@ export async function checkpoint(
   if (name !== undefined) validateName('checkpoint', name);
   const actor = opts.actor ?? HUMAN;
   const vet = vetWrite(ctx, t, actor, 'explicit', `offshoot checkpoint ${t.db}@${t.branch} <name>`);
-  return withBranchLease(ctx, t, () => checkpointCheckout(ctx, t, name, meta, vet));
+  // A named checkpoint is a durable state: an ephemeral branch is kept first, once the policy allows the write.
+  const vetThenKeep = async (ref: Ref): Promise<void> => {
+    await vet(ref);
+    if (name !== undefined) await ctx.ephemeral?.keep(t);
+  };
+  return withBranchLease(ctx, t, () => checkpointCheckout(ctx, t, name, meta, vetThenKeep));
 }

@@ -44,7 +44,8 @@ async function compactLeased(ctx: OpsContext, t: Target, actor: Actor): Promise<
   if (cur.ref.base === undefined && (await resolver.base(cur.ref.lineage)) === undefined) {
     return { db: t.db, branch: t.branch, txid: cur.ref.head_txid, compacted: false, snapshots: 0 };
   }
-  const lineage = newLineageId();
+  // An ephemeral branch stays one: its new lineage is held by the daemon too.
+  const lineage = ctx.ephemeral?.holds(t.db, t.branch) ? ctx.ephemeral.newLineage() : newLineageId();
   const head = cur.ref.head_txid;
   const txids = new Set<number>([head, ...Object.values(cur.ref.checkpoints).map((c) => c.txid)]);
   const label = `compact ${t.db}@${t.branch}`;

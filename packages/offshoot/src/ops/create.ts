@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite/sqlite-database.js';
 import { fail } from '../core/errors.js';
 import { snapshotKey } from '../core/keys.js';
 import { newLineageId } from '../core/lineage.js';
@@ -118,7 +118,7 @@ async function importCopy(ctx: OpsContext, from: string, dest: string, dir: stri
   const header = checkSource(from);
   const path = await readablePath(from, header, dir);
   const hint = 'import an intact copy (with its -wal, if it has one); the source was left untouched';
-  let src: Database.Database;
+  let src: SqliteDatabase;
   try {
     src = openDatabase(path, { readonly: true, fileMustExist: true });
     src.prepare('SELECT count(*) FROM sqlite_master').get();
@@ -140,7 +140,6 @@ async function importCopy(ctx: OpsContext, from: string, dest: string, dir: stri
           started = true;
           bar.update((totalPages - remainingPages) * pageSize);
         }
-        return 1024;
       },
     });
   } catch (err) {

@@ -17,6 +17,7 @@ import { refuseReservedName } from './helpers/branch/undo-point-names.js';
 import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
 import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
 import { planLineageAt, newLineagesAt, type NewLineage } from './helpers/chain/new-lineage.js';
+import { ephemeralHostFor } from './helpers/ephemeral/ephemeral-fork.js';
 
 /** Options of fork: a checkpoint to fork at (else the head), a TTL, meta tags, and who asks. */
 export interface ForkOptions {
@@ -25,6 +26,11 @@ export interface ForkOptions {
   meta?: Meta;
   /** Who asks: the checkpoint of a dirty source checkout is a write into the source, decided by the safety policy. */
   actor?: Actor;
+  /**
+   * Held by the daemon serving the context until kept, never written to the store (docs/concepts.md, Ephemeral
+   * forks); refused outside a daemon. A durable fork of an ephemeral source keeps the source first.
+   */
+  ephemeral?: boolean;
 }
 
 /** What fork made. */
@@ -37,6 +43,8 @@ export interface ForkResult {
   path: 'fast' | 'slow' | undefined;
   ttl: string | undefined;
   expiresAt: string | undefined;
+  /** The fork is ephemeral: held by the daemon that made it, gone with it unless kept. */
+  ephemeral?: true;
 }
 
 /** What a batch fork made: every new branch at one fork point. */
@@ -174,6 +182,9 @@ export async function fork(
   validateName('branch', newBranch);
   refuseReservedName(src.db, newBranch);
   const meta = checkOptions(opts);
+  const host = ephemeralHostFor(ctx, opts.ephemeral);
+  // A durable child cannot stand on what only this daemon holds.
+  if (host === undefined) await ctx.ephemeral?.keep(src);
   // The source is read while the new name is checked; a taken name still wins over a missing source.
   const source = readBranch(ctx, src.db, src.branch);
   source.catch(() => undefined);
@@ -183,12 +194,32 @@ export async function fork(
     });
   }
   const { ref, txid } = await forkPoint(ctx, src, opts, source);
-  const fresh = await planLineageAt(ctx, src.db, forkResolver(ctx), ref.lineage, txid);
+  const held: string[] = [];
+  const newId =
+    host &&
+    ((): string => {
+      const id = host.newLineage();
+      held.push(id);
+      return id;
+    });
+  let fresh: NewLineage;
+  try {
+    fresh = await planLineageAt(ctx, src.db, forkResolver(ctx), ref.lineage, txid, newId ? { newId } : {});
+  } catch (err) {
+    host?.release(src.db, newBranch, held);
+    throw err;
+  }
   const now = ctx.now();
   const child = childRef(src, txid, fresh, opts, meta, now);
+  host?.hold(src.db, newBranch);
   const made = await ctx.store.createForkRefs(src.db, [{ branch: newBranch, ref: child }]);
-  if (made.failed !== undefined) throw made.failed.error;
+  if (made.failed !== undefined) {
+    host?.release(src.db, newBranch, held);
+    throw made.failed.error;
+  }
   try {
+    // An ephemeral fork's pin is what GC sees instead of a ref: it lands before the check, as the ref does.
+    await host?.pinned();
     await checkForkPointLive(ctx, fresh.dependsOn);
   } catch (err) {
     // Whether GC condemned the fork point (BUSY) or the store failed before the check could vouch for it, the new
@@ -204,6 +235,7 @@ export async function fork(
     path: fresh.path,
     ttl: child.ttl,
     expiresAt: forkExpiry(child),
+    ...(host !== undefined ? { ephemeral: true as const } : {}),
   };
 }
 
@@ -234,6 +266,8 @@ export async function forkMany(
     seen.add(n);
   }
   const meta = checkOptions(opts);
+  const host = ephemeralHostFor(ctx, opts.ephemeral);
+  if (host === undefined) await ctx.ephemeral?.keep(src);
   const existing = new Set(await ctx.store.listBranches(src.db));
   const taken = names.filter((n) => existing.has(n));
   if (taken.length > 0) {
@@ -244,7 +278,15 @@ export async function forkMany(
     );
   }
   const { ref, txid } = await forkPoint(ctx, src, opts, readBranch(ctx, src.db, src.branch));
-  const fresh = await newLineagesAt(ctx, src.db, forkResolver(ctx), ref.lineage, txid);
+  const held: string[] = [];
+  const newId =
+    host &&
+    ((): string => {
+      const id = host.newLineage();
+      held.push(id);
+      return id;
+    });
+  const fresh = await newLineagesAt(ctx, src.db, forkResolver(ctx), ref.lineage, txid, newId ? { newId } : {});
   const now = ctx.now();
   const created: string[] = [];
   const forks: Array<{ branch: string; ref: Ref }> = [];
@@ -252,6 +294,7 @@ export async function forkMany(
     await inBatches(names, BATCH_CONCURRENCY, async (name, i) => {
       forks[i] = { branch: name, ref: childRef(src, txid, await fresh.next(i), opts, meta, now) };
     });
+    for (const name of names) host?.hold(src.db, name);
     const made = await ctx.store.createForkRefs(src.db, forks);
     created.push(...made.created);
     if (made.failed !== undefined) {
@@ -262,9 +305,12 @@ export async function forkMany(
         cause: made.failed.error,
       });
     }
+    await host?.pinned();
     await checkForkPointLive(ctx, fresh.dependsOn);
   } catch (err) {
-    throw await withdraw(ctx, src.db, created, err);
+    const e = await withdraw(ctx, src.db, created, err);
+    for (const name of names) host?.release(src.db, name, held);
+    throw e;
   }
   // Every fork of the batch has the same TTL and activity time, so the first one's expiry is each one's.
   const first = (forks[0] as { ref: Ref }).ref;
@@ -277,5 +323,6 @@ export async function forkMany(
     path: fresh.path,
     ttl: first.ttl,
     expiresAt: forkExpiry(first),
+    ...(host !== undefined ? { ephemeral: true as const } : {}),
   };
 }

@@ -25,6 +25,8 @@ export interface LiveBranch {
   readonly path: string;
   /** The chain at the head, carried forward by the session's flushes and merged behind them. */
   readonly chain: LiveChain;
+  /** True while the branch is an ephemeral fork its daemon holds: gone with the daemon, its checkout is never synced. */
+  ephemeral(): boolean;
 }
 
 /** What open hands the session it opened. */

@@ -79,7 +79,14 @@ export async function open(ctx: OpsContext, t: Target, opts: OpenOptions): Promi
     });
     await discardStaged(staged);
     return {
-      live: { ctx, db: t.db, branch: t.branch, path: co.path, chain: new LiveChain(ctx, t.db, opts.log) },
+      live: {
+        ctx,
+        db: t.db,
+        branch: t.branch,
+        path: co.path,
+        chain: new LiveChain(ctx, t.db, opts.log),
+        ephemeral: () => ctx.ephemeral?.holds(t.db, t.branch) === true,
+      },
       ref,
       warnings,
       ...(staged?.placed ? { written: { sidecar: staged.sidecar, sums: staged.sums } } : {}),

@@ -175,10 +175,14 @@ async function promoteLeased(ctx: OpsContext, src: Target, onto: string, opts: P
   // The refresh below replaces the target's checkout, so its uncheckpointed edits go into the undo point first.
   const target = { db: src.db, branch: onto };
   if (await checkpointIfDirty(ctx, target, tgt.ref, vet.write(target))) tgt = await readBranch(ctx, src.db, onto);
+  // What is promoted becomes the target's state: an ephemeral source is kept first. An ephemeral target stays one.
+  if (await ctx.ephemeral?.keep(src)) source = await readBranch(ctx, src.db, src.branch);
+  const held = ctx.ephemeral?.holds(src.db, onto) ? ctx.ephemeral : undefined;
   const resolver = new ChainResolver(ctx.store);
   const txid = source.ref.head_txid;
   const fresh = await newLineageAt(ctx, src.db, resolver, source.ref.lineage, txid, {
     materialize: opts.materialize ?? false,
+    ...(held !== undefined ? { newId: () => held.newLineage() } : {}),
   });
   const now = ctx.now().toISOString();
   const next: Ref = {

@@ -115,7 +115,7 @@ export async function query(ctx: OpsContext, t: Target, sql: string, opts: Query
       hint: `ask for at most ${QUERY_LIMITS.maxRows} rows and page with LIMIT/OFFSET in the SQL`,
     });
   }
-  const { bareReportingPragma } = checkReadOnlySql(sql);
+  checkReadOnlySql(sql);
   let file: string;
   let source: QueryResult['source'];
   if (opts.at !== undefined) {
@@ -134,7 +134,7 @@ export async function query(ctx: OpsContext, t: Target, sql: string, opts: Query
     }
   }
   const timeoutMs = opts.timeoutMs ?? QUERY_LIMITS.defaultTimeoutMs;
-  const job = { file, sql, limit, maxBytes: QUERY_LIMITS.maxBytes, bareReportingPragma };
+  const job = { file, sql, limit, maxBytes: QUERY_LIMITS.maxBytes };
   const answer = await slots.run(timeoutMs, () => runInChild(job, timeoutMs, opts.signal));
   if (!answer.ok) {
     throw fail('INVALID_ARGUMENT', `query refused: ${answer.message}`, {

@@ -102,6 +102,7 @@ function branchStatus(
   now: Date,
   liveness: Liveness,
   postponed: ReapHold | undefined,
+  ephemeral: boolean,
 ) {
   const cps: CheckpointStatus[] = [];
   for (const name of Object.keys(r.checkpoints)) {
@@ -131,6 +132,7 @@ function branchStatus(
     parent: r.parent,
     meta: r.meta,
     ...(undo !== undefined ? { undo } : {}),
+    ...(ephemeral ? { ephemeral: true } : {}),
   };
   return out;
 }
@@ -237,7 +239,11 @@ export async function scanStatus(
       }
       reported++;
       const postponed = await reapPostponed(ref, path, now, liveness);
-      const printing = onBranch(branchStatus(db, branch, ref, state, checkedOut, now, liveness, postponed), ref);
+      const ephemeral = ctx.ephemeral?.holds(db, branch) === true;
+      const printing = onBranch(
+        branchStatus(db, branch, ref, state, checkedOut, now, liveness, postponed, ephemeral),
+        ref,
+      );
       if (printing !== undefined) await printing;
     }
   }
@@ -280,7 +286,11 @@ export async function branchView(
   const atRest = await branchState(got.ref, path, now, liveness, checkedOut);
   const state = stateOf === undefined ? atRest : stateOf(db, branch, atRest);
   const postponed = await reapPostponed(got.ref, checkedOut ? path : undefined, now, liveness);
-  return { status: branchStatus(db, branch, got.ref, state, checkedOut, now, liveness, postponed), got };
+  const ephemeral = ctx.ephemeral?.holds(db, branch) === true;
+  return {
+    status: branchStatus(db, branch, got.ref, state, checkedOut, now, liveness, postponed, ephemeral),
+    got,
+  };
 }
 
 /** `offshoot status`: every matching branch's state, storage class, head, checkpoints, protection and TTL — no database reads. */

@@ -50,6 +50,8 @@ export const RequestSchema = z.object({
   verb: z.optional(z.string()),
   /** Additive: a promote op (and a check of one) goes ahead only while the target's head is this txid (else BASE_MOVED). */
   if_head: z.optional(z.number()),
+  /** Additive: a fork op's new branches are ephemeral, held by this daemon until kept (echoed in the answer). */
+  ephemeral: z.optional(z.boolean()),
 });
 
 /** A parsed request. */

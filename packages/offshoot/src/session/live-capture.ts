@@ -1,10 +1,12 @@
-import { existsSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, fsync, statSync, utimesSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { releaseDbFiles } from '../capture/db-file-cache.js';
+import { promisify } from 'node:util';
+import { dbFileFd, releaseDbFiles } from '../capture/db-file-cache.js';
 import { CaptureEngine } from '../capture/engine.js';
 import type { OffshootError } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
+import { fsyncPath } from '../platform/atomic-file.js';
 import { fingerprintOf, type Fingerprint, type Sidecar } from '../sqlite/checkout-sidecar.js';
 import type { PageSums } from '../sqlite/page-sums.js';
 import { headBaseline } from './clean-proof.js';
@@ -33,6 +35,8 @@ export interface CaptureStart {
   since?: Fingerprint;
   /** The sidecars the caller itself just put at the path with the checkout (a placed staged one): not read back. */
   written?: { sidecar: Sidecar; sums: PageSums };
+  /** The checkout need not reach the disk (an ephemeral fork's): capture's checkpoints never sync it. */
+  unsynced?: boolean;
 }
 
 /**
@@ -55,6 +59,7 @@ export async function startCapture(path: string, ref: Ref, s: CaptureStart): Pro
     dbPath: path,
     scratchDir: join(s.dir, 'engine'),
     volatileState: true,
+    ...(s.unsynced === true ? { unsynced: true } : {}),
     sink,
     log: s.log,
     onFailure: s.onFailure,
@@ -141,4 +146,17 @@ export function changedSince(path: string, fingerprint: Fingerprint | undefined)
   if (fingerprint === undefined) return true;
   if (walBytes(path) > 0 || existsSync(`${path}-journal`)) return true;
   return !sameFingerprint(path, fingerprint);
+}
+
+const fsyncFd = promisify(fsync);
+
+/**
+ * Puts a checkout on the disk, and has its capture, if any, sync it from now on (an ephemeral fork was kept): through
+ * the descriptor the process shares for the file while capture holds connections on it, since closing one of its own
+ * would drop their locks.
+ */
+export async function syncCheckout(path: string, cap: LiveCapture | undefined): Promise<void> {
+  if (cap === undefined) return fsyncPath(path);
+  cap.engine.syncCheckout();
+  await fsyncFd(dbFileFd(path));
 }

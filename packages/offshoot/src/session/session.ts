@@ -25,6 +25,7 @@ import {
   markUnproven,
   startCapture,
   stopCapture,
+  syncCheckout,
   type StoppedCapture,
   walBytes,
 } from './live-capture.js';
@@ -441,8 +442,16 @@ export class Session {
       onFailure: (err) => this.onCaptureFailure(err),
       ...(since !== undefined ? { since } : {}),
       ...(written !== undefined ? { written } : {}),
+      ...(this.live.ephemeral() ? { unsynced: true } : {}),
     });
     return this.capture;
+  }
+
+  /**
+   * Puts the checkout on the disk and has capture sync it from now on: the branch was ephemeral and is kept.
+   */
+  syncCheckout(): Promise<void> {
+    return syncCheckout(this.path, this.capture);
   }
 
   /**
@@ -535,7 +544,8 @@ export class Session {
     this.closed = true;
     this.lease.stop();
     await this.merged();
-    const withdrawn = withdrawSidecar(this.path);
+    // An ephemeral fork's checkout is gone with its daemon: a crash leaves nothing to read, so nothing to guard.
+    const withdrawn = withdrawSidecar(this.path, { durable: !this.live.ephemeral() });
     // Handled here and awaited below: a failure must not surface as an unhandled rejection meanwhile.
     withdrawn.catch(() => undefined);
     this.capture = undefined;

@@ -67,16 +67,17 @@ export async function writeSidecar(dbPath: string, s: Sidecar): Promise<void> {
 
 /**
  * Removes the `.sum` sidecar durably (its directory fsynced when there was one): from then on, until a new one is
- * written, the checkout reads unknown, whatever its fingerprint becomes, even after a power loss.
+ * written, the checkout reads unknown, whatever its fingerprint becomes, even after a power loss. `durable: false`
+ * leaves out the fsync, for a checkout no power loss can leave behind to be read (an ephemeral fork's).
  */
-export async function withdrawSidecar(dbPath: string): Promise<void> {
+export async function withdrawSidecar(dbPath: string, opts: { durable?: boolean } = {}): Promise<void> {
   try {
     await unlink(sidecarPath(dbPath));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw err;
   }
-  await fsyncPath(dirname(dbPath));
+  if (opts.durable !== false) await fsyncPath(dirname(dbPath));
 }
 
 function walBytes(dbPath: string): number {

@@ -1,8 +1,8 @@
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from './sqlite-database.js';
 import { openDatabase } from './sqlite-driver.js';
 
-/** A better-sqlite3 connection. */
-export type Connection = Database.Database;
+/** A SQLite connection. */
+export type Connection = SqliteDatabase;
 
 /** Busy timeout for at-rest operations: wait this long for a foreign writer, then fail cleanly. */
 export const AT_REST_BUSY_TIMEOUT_MS = 3000;

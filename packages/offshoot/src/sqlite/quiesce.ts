@@ -3,6 +3,7 @@ import { fail } from '../core/errors.js';
 import { readFully } from '../platform/read-fully.js';
 import { AT_REST_BUSY_TIMEOUT_MS, openConnection, type Connection } from './connection.js';
 import { corruptDatabase } from './sqlite-errors.js';
+import { sqliteCode } from './sqlite-result-codes.js';
 
 function busy(path: string): Error {
   return fail('BUSY', `database is busy (live writer or reader): ${path}`, {
@@ -55,7 +56,7 @@ export function refuseWriter(path: string, busyTimeoutMs: number = AT_REST_BUSY_
     db.exec('BEGIN IMMEDIATE');
     db.exec('ROLLBACK');
   } catch (err) {
-    if ((err as { code?: string }).code === 'SQLITE_BUSY') throw busy(path);
+    if (sqliteCode(err) === 'SQLITE_BUSY') throw busy(path);
   } finally {
     db.close();
   }
@@ -85,7 +86,7 @@ export function holdAlone(path: string, busyTimeoutMs = 0): HeldAlone {
     db.exec('BEGIN IMMEDIATE');
   } catch (err) {
     db.close();
-    const code = (err as { code?: string }).code ?? '';
+    const code = sqliteCode(err) ?? '';
     if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) throw busy(path);
     return { release: () => undefined };
   }

@@ -1,4 +1,5 @@
 import { fail, type OffshootError } from '../core/errors.js';
+import { sqliteCode } from './sqlite-result-codes.js';
 
 /** The SQLite result codes that mean "this file is not a sound database". */
 function isCorruptCode(code: unknown): boolean {
@@ -10,6 +11,6 @@ function isCorruptCode(code: unknown): boolean {
  * malformed), with the hint given; undefined for any other failure, which the caller rethrows as it is.
  */
 export function corruptDatabase(err: unknown, path: string, hint: string): OffshootError | undefined {
-  if (!isCorruptCode((err as { code?: unknown }).code)) return undefined;
+  if (!isCorruptCode(sqliteCode(err))) return undefined;
   return fail('CORRUPT', `${path} is not a sound SQLite database: ${(err as Error).message}`, { hint, cause: err });
 }

@@ -1,5 +1,6 @@
 import { fail } from '../core/errors.js';
 import { AT_REST_BUSY_TIMEOUT_MS, openConnection } from './connection.js';
+import { sqliteCode } from './sqlite-result-codes.js';
 
 /**
  * Puts a database another connection took out of WAL mode back into it, through a connection of its own: opening it
@@ -12,7 +13,7 @@ export function restoreWalMode(path: string, busyTimeoutMs: number = AT_REST_BUS
   try {
     mode = db.pragma('journal_mode = WAL', { simple: true });
   } catch (err) {
-    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+    if (sqliteCode(err) !== 'SQLITE_BUSY') throw err;
   } finally {
     db.close();
   }

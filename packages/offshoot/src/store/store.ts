@@ -107,6 +107,11 @@ export class Store {
     return new Store(backend, spec, layout);
   }
 
+  /** This store seen through another backend wrapping its own (an overlay holding some keys): same spec and layout. */
+  through(backend: Backend): Store {
+    return new Store(backend, this.spec, this.layout);
+  }
+
   /** The layout version as last read (at open, by refreshLayout, or after a raise). */
   get layoutVersion(): number {
     return this.layout;

@@ -55,6 +55,8 @@ export interface ApiBranch {
   reads_shared?: boolean;
   head_txid: number;
   protected: boolean;
+  /** Held by the daemon serving the page until kept, gone with it (drawn dotted, badged `ephemeral`). */
+  ephemeral?: true;
   checked_out: boolean;
   ttl?: string;
   /** Time left before it may be reaped, or `expired`. */

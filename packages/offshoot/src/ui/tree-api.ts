@@ -56,6 +56,7 @@ function apiBranch(src: UiSource, b: BranchStatus, sessions: Map<string, Session
       ...(c.meta !== undefined ? { meta: c.meta } : {}),
     })),
   };
+  if (b.ephemeral) out.ephemeral = true;
   if (b.ttl !== undefined) out.ttl = b.ttl;
   if (b.remaining !== undefined) out.remaining = b.remaining;
   if (b.expiresAt !== undefined) out.expires_at = b.expiresAt;

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
+import { SqliteDatabase } from '../../src/sqlite/sqlite-database.js';
 import { CaptureEngine, type CaptureEngineOptions } from '../../src/capture/engine.js';
 import { ReplicaSink } from './replica-sink.js';
 
@@ -69,7 +70,7 @@ export interface Fixture {
   dir: string;
   db: string;
   scratch: string;
-  writer: Database.Database;
+  writer: SqliteDatabase;
   sink: ReplicaSink;
   engines: CaptureEngine[];
   /** Creates (not starts) an engine on the checkout, the fixture's sink and scratch dir; stopped by cleanup. */
@@ -84,7 +85,7 @@ export function fixture(): Fixture {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
   const db = path.join(dir, 'checkout.db');
   const scratch = path.join(dir, 'scratch');
-  const writer = new Database(db);
+  const writer = openDatabase(db);
   writer.pragma('journal_mode = WAL');
   writer.exec('CREATE TABLE t(id INTEGER PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0, body BLOB)');
   const sink = new ReplicaSink(path.join(dir, 'replica.db'));
@@ -164,11 +165,11 @@ export function injectAt(
   when: 'before' | 'after',
   inject: () => void,
 ): () => void {
-  type Method = (this: Database.Database, src: string, opts?: unknown) => unknown;
-  const proto = Database.prototype as unknown as Record<'pragma' | 'exec', Method>;
+  type Method = (this: SqliteDatabase, src: string, opts?: unknown) => unknown;
+  const proto = SqliteDatabase.prototype as unknown as Record<'pragma' | 'exec', Method>;
   const real = proto[method];
   let armed = true;
-  proto[method] = function (this: Database.Database, src: string, opts?: unknown): unknown {
+  proto[method] = function (this: SqliteDatabase, src: string, opts?: unknown): unknown {
     if (!armed || src !== source) return real.call(this, src, opts);
     armed = false;
     if (when === 'before') inject();

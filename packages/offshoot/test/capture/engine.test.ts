@@ -5,6 +5,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import { fail, hasCode } from '../../src/core/errors.js';
 import { captureStatePath } from '../../src/capture/capture-state.js';
 import { cli, cliFeed, converge, dump, fixture, injectAt, waitFor } from './capture-fixture.js';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 
 const HOUR = 3_600_000;
 
@@ -454,7 +455,7 @@ test('a foreign reader pinning an old snapshot postpones the takeover at once, w
     const engine = f.engine({ pollMs: HOUR, takeoverTransactions: 4 });
     await engine.start();
     f.insert(2);
-    const pin = new (f.writer.constructor as new (p: string) => typeof f.writer)(f.db);
+    const pin = openDatabase(f.db);
     pin.exec('BEGIN');
     pin.prepare('SELECT count(*) FROM t').get();
     f.insert(4);

@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import Database from 'better-sqlite3';
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { walChecksum } from '../../src/sqlite/wal-checksum.js';
 import { parseWalHeader } from '../../src/sqlite/wal-header.js';
 import { readWalIndexHeader, sameGeneration } from '../../src/capture/wal-index.js';
@@ -9,16 +12,28 @@ import { converge, fixture } from './capture-fixture.js';
 
 const HOUR = 3_600_000;
 
-// The table's leaf page (page 2) as it would be after inserting row into a copy of the live database.
-function phantomLeaf(live: Database.Database, row: string, pageSize: number): { page: Buffer; pages: number } {
-  const image = live.serialize();
-  image[18] = 1;
-  image[19] = 1;
-  const copy = new Database(image);
-  copy.prepare('INSERT INTO t(body) VALUES (?)').run(Buffer.from(row));
-  const page = Buffer.from(copy.serialize().subarray(pageSize, 2 * pageSize));
-  copy.close();
-  return { page, pages: image.length / pageSize };
+// The table's leaf page (page 2) as it would be after inserting row into a copy of the live database, and the
+// database's size in pages. The copy is made by a child process: a descriptor on the live file opened and closed
+// by this one would drop the live connection's locks.
+function phantomLeaf(dbPath: string, row: string, pageSize: number): { page: Buffer; pages: number } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-phantom-'));
+  try {
+    const copyPath = path.join(dir, 'copy.db');
+    execFileSync('cp', [dbPath, copyPath]);
+    if (fs.existsSync(`${dbPath}-wal`)) execFileSync('cp', [`${dbPath}-wal`, `${copyPath}-wal`]);
+    const copy = openDatabase(copyPath);
+    copy.pragma('journal_mode = DELETE');
+    const pages = Number(copy.pragma('page_count', { simple: true }));
+    copy.prepare('INSERT INTO t(body) VALUES (?)').run(Buffer.from(row));
+    copy.close();
+    const page = Buffer.alloc(pageSize);
+    const fd = fs.openSync(copyPath, 'r');
+    fs.readSync(fd, page, 0, pageSize, pageSize);
+    fs.closeSync(fd);
+    return { page, pages };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 // A checksum-chained frame for page 2 that commits a database of `pages` pages.
@@ -45,14 +60,14 @@ function commitFrame(
 // Appends to the -wal what a writer SIGKILLed between writing its frames and publishing them in the wal-index
 // leaves behind: a complete, checksum-valid commit frame that SQLite never committed. Its page 2 is the table's
 // leaf as it would be after inserting `row` into a copy of the database.
-function appendPhantomCommit(dbPath: string, live: Database.Database, row: string): void {
+function appendPhantomCommit(dbPath: string, row: string): void {
   const walPath = `${dbPath}-wal`;
   const wal = fs.readFileSync(walPath);
   const header = parseWalHeader(wal);
   assert.ok(header);
   const frameSize = 24 + header.pageSize;
   const last = 32 + (Math.floor((wal.length - 32) / frameSize) - 1) * frameSize;
-  const { page, pages } = phantomLeaf(live, row, header.pageSize);
+  const { page, pages } = phantomLeaf(dbPath, row, header.pageSize);
   const frame = commitFrame(page, pages, header, header.bigEndianChecksum, [
     wal.readUInt32BE(last + 16),
     wal.readUInt32BE(last + 20),
@@ -67,7 +82,7 @@ test("a killed writer's published-but-uncommitted frames are never applied, even
     await engine.start();
     f.insert(1, 10);
     await engine.drainNow();
-    appendPhantomCommit(f.db, f.writer, 'phantom');
+    appendPhantomCommit(f.db, 'phantom');
     const withPhantom = fs.statSync(`${f.db}-wal`).size;
     await engine.drainNow();
     const applies = f.sink.applies;
@@ -104,7 +119,7 @@ test('a phantom first transaction of a fresh WAL generation is not applied eithe
     const seed = walChecksum(header.subarray(0, 24), false, 0, 0);
     header.writeUInt32BE(seed[0], 24);
     header.writeUInt32BE(seed[1], 28);
-    const { page, pages } = phantomLeaf(f.writer, 'phantom', pageSize);
+    const { page, pages } = phantomLeaf(f.db, 'phantom', pageSize);
     fs.writeFileSync(`${f.db}-wal`, Buffer.concat([header, commitFrame(page, pages, index, false, seed)]));
     await engine.drainNow();
     assert.equal(f.sink.applies, 0, 'the phantom commit was not applied');
@@ -140,7 +155,7 @@ test('a fresh -wal header the wal-index does not vouch for yet never binds the r
     header.writeUInt32BE(seed[1], 28);
     fs.writeFileSync(walPath, header);
     await engine.drainNow();
-    const { page, pages } = phantomLeaf(f.writer, 'recovered', pageSize);
+    const { page, pages } = phantomLeaf(f.db, 'recovered', pageSize);
     fs.appendFileSync(walPath, commitFrame(page, pages, salts, false, seed));
     await engine.drainNow();
     assert.equal(f.sink.applies, 0, 'not committed yet');

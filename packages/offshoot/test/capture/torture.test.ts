@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { CaptureEngine } from '../../src/capture/engine.js';
 import { convergeWithin } from './capture-fixture.js';
 import { ReplicaSink } from './replica-sink.js';
@@ -50,7 +50,7 @@ test(`torture: a SIGKILLed CLI writer and engine bounces for ${SECONDS} s never 
   const db = path.join(dir, 'checkout.db');
   const scratch = path.join(dir, 'scratch');
   // A foreign connection stays open throughout, as an agent's would; it also prunes between rounds.
-  const keeper = new Database(db);
+  const keeper = openDatabase(db);
   keeper.pragma('journal_mode = WAL');
   keeper.exec('CREATE TABLE t(id INTEGER PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0, body BLOB)');
   const prune = keeper.prepare(`DELETE FROM t WHERE id <= (SELECT max(id) FROM t) - ${KEEP_ROWS}`);

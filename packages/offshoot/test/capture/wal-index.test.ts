@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { readWalIndexHeader, sameGeneration } from '../../src/capture/wal-index.js';
 import { parseWalHeader } from '../../src/sqlite/wal-header.js';
 
 test('the wal-index header tracks the last committed frame and the salts of the -wal header', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
-  const db = new Database(path.join(dir, 'x.db'));
+  const db = openDatabase(path.join(dir, 'x.db'));
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('wal_autocheckpoint = 0');

@@ -1,5 +1,5 @@
 // Start-up cost model of the bundled CLI: which npm packages a command loads. The lean commands must load none of
-// the heavy ones (native addons, the S3 SDK, zod, metrics, the MCP SDK), whatever the machine's speed.
+// the heavy ones (SQLite, native addons, the S3 SDK, zod, metrics, the MCP SDK), whatever the machine's speed.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { ensureBuilt, repoRoot } from '../support/built-cli.js';
 
 // node:net comes with the daemon client, which only the commands that talk to a daemon load.
 const HEAVY = [
-  'better-sqlite3',
+  'node:sqlite',
   'lz4-napi',
   '@aws-sdk/',
   'zod',
@@ -32,6 +32,11 @@ Module._load = function (request, ...rest) {
   if (request === 'node:net' || request === 'node:crypto' || (!request.startsWith('.') && !request.startsWith('/') && !request.startsWith('node:')))
     seen.add(request);
   return load.call(this, request, ...rest);
+};
+const builtin = process.getBuiltinModule;
+process.getBuiltinModule = function (id) {
+  seen.add(id);
+  return builtin.call(process, id);
 };
 process.on('exit', () => require('node:fs').writeFileSync(process.env.LOAD_LOG, JSON.stringify([...seen])));
 `;
@@ -67,7 +72,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('help, version, status and a fork of a clean branch load no heavy package', () => {
   const created = packagesLoaded(['create', 'app']);
-  assert.ok(created.includes('better-sqlite3'), 'create opens SQLite, so the hook sees the driver load');
+  assert.ok(created.includes('node:sqlite'), 'create opens SQLite, so the hook sees the driver load');
   assert.ok(
     packagesLoaded(['session', 'dbs'], true).includes('node:net'),
     'a session command dials the daemon, so the hook sees node:net load',

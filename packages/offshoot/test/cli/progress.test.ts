@@ -1,7 +1,7 @@
 // Progress bars speak bytes: MiB done of total, the rate and an ETA, under the label of the verb doing the work.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { progressLine } from '../../src/cli/progress.js';
@@ -71,6 +71,47 @@ test('a checkout built from a chain listed by key alone reports progress against
     assert.ok(chain.members.length >= 2 && bytes > 300_000, `${chain.members.length} members, ${bytes} bytes`);
     assert.deepEqual(totals, [bytes]);
     assert.equal(done, bytes);
+  } finally {
+    await ts.cleanup();
+  }
+});
+
+test('a checkout stopped by its progress sink closes the store object it was reading (Node 26 aborts on a FileHandle left to the GC)', async () => {
+  const ts = await openTestStore();
+  try {
+    const seed = join(ts.dir, 'big.db');
+    // Several MiB: the store's stream reads 1 MiB at a time, so the stop lands before the object's end.
+    execFileSync('sqlite3', [
+      seed,
+      'CREATE TABLE b(x BLOB); INSERT INTO b SELECT randomblob(8192) FROM (WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c LIMIT 600) SELECT i FROM c);',
+    ]);
+    await create(ts.ctx, 'big', { from: seed });
+    rmSync(join(ts.ctx.checkoutRoot, 'checkouts-ro'), { recursive: true, force: true });
+    const stop = new Error('the caller went away');
+    const sink = (): ProgressSink => ({
+      start: () => {},
+      update: () => {
+        throw stop;
+      },
+      stop: () => {},
+    });
+    await assert.rejects(
+      checkout(ts.context({ progress: sink }), { db: 'big', branch: 'main' }),
+      /the caller went away/,
+    );
+    const storeData = join(ts.dir, 'store', 'data');
+    const open = readdirSync('/proc/self/fd').flatMap((fd) => {
+      try {
+        return [readlinkSync(`/proc/self/fd/${fd}`)];
+      } catch {
+        return [];
+      }
+    });
+    assert.deepEqual(
+      open.filter((target) => target.startsWith(storeData)),
+      [],
+      'no descriptor is left open on a store object',
+    );
   } finally {
     await ts.cleanup();
   }

@@ -97,6 +97,9 @@ describe('eviction under -max-open 2', () => {
     for (let round = 0; round < 6; round++) {
       for (let k = 0; k < 5; k++) runSql(b0, `INSERT INTO t(body) VALUES ('round ${round} txn ${k}');`);
       expected += 5;
+      // Captured and flushed first: however late a loaded daemon notices the writes, b0 is idle from here on (a
+      // session with work running is never evicted) and less recently active than the two that follow.
+      await ok(d, { op: 'flush', db: 'app', branch: 'b0' });
       // Two other sessions get busy: b0 becomes the coldest and is evicted, while the writer goes on.
       for (const other of round % 2 === 0 ? ['b3', 'b4'] : ['b1', 'b2']) {
         runSql(checkout[other] ?? '', `CREATE TABLE IF NOT EXISTS o(x); INSERT INTO o VALUES (${round});`);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { defaultMaxOpen } from '../../src/daemon/daemon-options.js';
 import { runSql } from '../ops/sqlite-cli.js';
 import { LineClient, makeStoreDir, startDaemon, type DaemonProcess, type StoreDir } from './daemon-process.js';
@@ -53,7 +53,7 @@ describe('200 sessions on one daemon, each writing', () => {
           for (let i = lane; i < n; i += lanes) {
             const b = names[i] ?? '';
             // A writer of the test's own, as an agent's would be: open, write, close.
-            const db = new Database(checkouts.get(b) ?? '');
+            const db = openDatabase(checkouts.get(b) ?? '');
             db.exec(`CREATE TABLE w(v TEXT); INSERT INTO w VALUES ('${b}');`);
             db.close();
             const f = await c.request({ op: 'flush', db: 'app', branch: b, name: 'written' });

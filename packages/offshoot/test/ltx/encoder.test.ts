@@ -8,6 +8,8 @@ import { applyChain, applySegments } from '../../src/ltx/apply.js';
 import { CHECKSUM_FLAG, EMPTY_DB_CHECKSUM, databaseChecksum, pageChecksum } from '../../src/ltx/checksum.js';
 import { decodeFile } from '../../src/ltx/decoder.js';
 import { LtxEncoder, encodeSegment, encodeSnapshotFromDb } from '../../src/ltx/encoder.js';
+import type { SqliteDatabase } from '../../src/sqlite/sqlite-database.js';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import type { LtxHeader } from '../../src/ltx/header.js';
 import { changeDb, makeDb, pageDiff } from './sqlite-files.js';
 import { VECTOR_DIR, VECTORS, hex, vectorBytes } from './vector-files.js';
@@ -97,9 +99,9 @@ test(
       makeDb(src, pageSize, (db) => {
         db.exec('CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, blob BLOB); CREATE INDEX t_name ON t(name)');
         const ins = db.prepare('INSERT INTO t(name, blob) VALUES (?, randomblob(?))');
-        db.transaction(() => {
-          for (let i = 0; i < 400; i++) ins.run(`row-${i}-${'x'.repeat(i % 50)}`, (i * 37) % 3000);
-        })();
+        db.exec('BEGIN');
+        for (let i = 0; i < 400; i++) ins.run(`row-${i}-${'x'.repeat(i % 50)}`, (i * 37) % 3000);
+        db.exec('COMMIT');
       });
       const ltx = path.join(dir, `src-${pageSize}.ltx`);
       const r = await encodeSnapshotFromDb(src, ltx, { txid: 5 });
@@ -126,7 +128,7 @@ test(
     });
     const snap = path.join(dir, 'snap.ltx');
     const s = await encodeSnapshotFromDb(db, snap, { txid: 1, timestamp: TS });
-    const steps: Array<(d: import('better-sqlite3').Database) => void> = [
+    const steps: Array<(d: SqliteDatabase) => void> = [
       (d) => d.prepare("UPDATE t SET v = 'changed' || id WHERE id % 7 = 0").run(),
       (d) => {
         const ins = d.prepare('INSERT INTO t(v) VALUES (?)');
@@ -317,8 +319,7 @@ test(
   'encodeSnapshotFromDb refuses a database with a non-empty -wal (BUSY) and writes nothing',
   withTmp(async (dir) => {
     const db = path.join(dir, 'wal.db');
-    const Database = (await import('better-sqlite3')).default;
-    const conn = new Database(db);
+    const conn = openDatabase(db);
     try {
       conn.pragma('journal_mode = WAL');
       conn.exec('CREATE TABLE t(x); INSERT INTO t VALUES (1)');

@@ -1,8 +1,9 @@
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
+import type { SqliteDatabase } from '../../src/sqlite/sqlite-database.js';
 
 /** Creates a rollback-journal SQLite database at `file` with the given page size and runs `sql` on it. */
-export function makeDb(file: string, pageSize: number, build: (db: Database.Database) => void): void {
-  const db = new Database(file);
+export function makeDb(file: string, pageSize: number, build: (db: SqliteDatabase) => void): void {
+  const db = openDatabase(file);
   try {
     db.pragma(`page_size = ${pageSize}`);
     db.pragma('journal_mode = DELETE');
@@ -13,8 +14,8 @@ export function makeDb(file: string, pageSize: number, build: (db: Database.Data
 }
 
 /** Runs more statements on an existing database, leaving no -wal or journal behind. */
-export function changeDb(file: string, build: (db: Database.Database) => void): void {
-  const db = new Database(file);
+export function changeDb(file: string, build: (db: SqliteDatabase) => void): void {
+  const db = openDatabase(file);
   try {
     build(db);
   } finally {

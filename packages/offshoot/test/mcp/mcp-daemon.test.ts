@@ -1,7 +1,7 @@
 // Riding a real daemon (-socket): a harness-opened session, the stock sqlite3 CLI writing to its live path, live
 // checkpoints, forks through the daemon, each session refusal, and at rest again once the daemon is gone.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -88,6 +88,40 @@ describe('offshoot mcp -socket: riding a daemon', () => {
     assert.deepEqual(q.rows, [[1]], 'the unflushed write landed in the child');
   });
 
+  test('an ephemeral fork rides the daemon, is gone with it unless kept, and the tool says so', async () => {
+    const { tools } = await m.client.listTools();
+    assert.match(tools.find((t) => t.name === 'offshoot_fork')?.description ?? '', /GONE WITH ITS DAEMON/);
+    const call = await m.call('offshoot_fork', { database: 'app', new_branch: 'try-1', ephemeral: true });
+    const f = ok(call);
+    assert.deepEqual([f.via, f.ephemeral], ['daemon', true]);
+    assert.match(call.text, /gone with it/);
+    const c = ok(await m.call('offshoot_checkout', { database: 'app', branch: 'try-1' }));
+    s.sqlite(c.path as string, "INSERT INTO t(v) VALUES ('try');");
+    assert.equal(existsSync(join(s.store, 'refs/app/try-1')), false, 'nothing of it is in the store');
+    const listed = ok(await m.call('offshoot_list', { database: 'app' }));
+    assert.deepEqual((listed.daemon as { ephemeral?: string[] }).ephemeral, ['app@try-1']);
+    const q = ok(
+      await m.call('offshoot_query', {
+        database: 'app',
+        branch: 'try-1',
+        sql: "SELECT count(*) FROM t WHERE v = 'try'",
+      }),
+    );
+    assert.deepEqual(q.rows, [[1]], 'the daemon reads its checkout');
+    ok(await m.call('offshoot_touch', { database: 'app', branch: 'try-1' }));
+    ok(await m.call('offshoot_checkpoint', { database: 'app', branch: 'try-1', name: 'worth-it' }));
+    assert.equal(existsSync(join(s.store, 'refs/app/try-1')), true, 'a named checkpoint keeps it');
+    const d = ok(
+      await m.call('offshoot_diff', { database: 'app', source: 'main', target: 'try-1', target_at: 'worth-it' }),
+    );
+    assert.equal((d.tables as Array<{ added: number }>)[0]?.added, 1);
+    ok(await m.call('offshoot_fork', { database: 'app', branch: 'try-1', new_branch: 'try-2', ephemeral: true }));
+    const d2 = ok(await m.call('offshoot_diff', { database: 'app', source: 'try-1', target: 'try-2', summary: true }));
+    assert.equal((d2.tables as Array<{ status: string }>)[0]?.status, 'same', 'a diff with an ephemeral side');
+    ok(await m.call('offshoot_destroy', { database: 'app', branch: 'try-2' }));
+    ok(await m.call('offshoot_destroy', { database: 'app', branch: 'try-1' }));
+  });
+
   test('rollback, promote onto and destroy refuse a branch with a session, force or not', async () => {
     const before = head(s, 'main');
     refused(
@@ -144,6 +178,11 @@ describe('offshoot mcp -socket: riding a daemon', () => {
     assert.equal(
       ok(await m.call('offshoot_fork', { database: 'app', branch: 'child', new_branch: 'grandchild' })).via,
       'at-rest',
+    );
+    refused(
+      await m.call('offshoot_fork', { database: 'app', branch: 'child', new_branch: 'fleeting', ephemeral: true }),
+      'UNSUPPORTED',
+      /-socket/,
     );
     ok(await m.call('offshoot_destroy', { database: 'app', branch: 'grandchild' }));
   });

@@ -1,12 +1,21 @@
 // Packaging: `make pack` (scripts/pack.mjs) writes every npm workspace package as a tarball into one folder; they
 // install outside the repository (a package's dependency on a sibling resolves to the sibling's tarball, never to
 // the registry), the CLI's tarball serves `offshoot mcp`, and the npx form docs/mcp.md gives starts it with stdin a
-// pipe, as a host does. npm reuses its cache (--prefer-offline); better-sqlite3's native build is the one step
-// skipped by default (its compiled addon is copied from this checkout); OFFSHOOT_PACK_FULL_INSTALL=1 (make test-pack)
-// runs the install scripts too and also starts the server through npx.
+// pipe, as a host does. npm reuses its cache (--prefer-offline); install scripts are skipped by default (the one
+// that builds anything is better-sqlite3's, which LangGraph's stock saver brings: its compiled addon is copied from
+// this checkout); OFFSHOOT_PACK_FULL_INSTALL=1 (make test-pack) runs them too and also starts the server through npx.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -38,6 +47,12 @@ function workspaceManifests(): Manifest[] {
 
 function npmInstall(prefix: string, specs: string[]): void {
   mkdirSync(prefix, { recursive: true });
+  // evalite 0.19 asks for better-sqlite3 11, which does not build on Node 26: a project overrides it as this
+  // workspace does (docs/integrations/evalite.md).
+  writeFileSync(
+    join(prefix, 'package.json'),
+    JSON.stringify({ private: true, overrides: { evalite: { 'better-sqlite3': '12.11.1' } } }),
+  );
   execFileSync(
     'npm',
     [
@@ -168,8 +183,8 @@ describe('make pack', { timeout: 1_200_000 }, () => {
       mkdirSync(cwd);
       copyFileSync(join(packs, 'offshoot-0.3.0.tgz'), join(cwd, 'offshoot-0.3.0.tgz'));
       const [, ...npxArgs] = documented.split(' ');
-      // npx builds its own install (native addon included) in npm's cache, which takes longer than an MCP initialize
-      // may: build it first, stdin not a terminal as under a host, then start the server from it.
+      // npx makes its own install in npm's cache, which may take longer than an MCP initialize may: make it first,
+      // stdin not a terminal as under a host, then start the server from it.
       execFileSync('npx', [...npxArgs.slice(0, -1), 'version'], {
         cwd,
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -57,10 +57,12 @@ describe('offshoot mcp: the tool surface', () => {
     const { tools } = await m.client.listTools();
     const props = (n: string) => Object.keys((tools.find((t) => t.name === n)?.inputSchema.properties ?? {}) as object);
     const required = (n: string) => tools.find((t) => t.name === n)?.inputSchema.required ?? [];
+    // ephemeral is ours, additive and optional.
     assert.deepEqual(props('offshoot_fork').sort(), [
       'at',
       'branch',
       'database',
+      'ephemeral',
       'meta',
       'more_branches',
       'new_branch',

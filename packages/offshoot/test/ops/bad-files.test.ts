@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
 import { create } from '../../src/ops/create.js';
@@ -38,7 +38,7 @@ function around(file: string): string {
 /** A rollback-journal database of several pages at path. */
 function bigDb(path: string): void {
   mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
+  const db = openDatabase(path);
   db.exec(
     "CREATE TABLE t(v TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400) INSERT INTO t SELECT printf('row-%04d-%s', i, hex(randomblob(40))) FROM n;",
   );
@@ -108,7 +108,7 @@ describe('create --from refuses a bad source and leaves it untouched', () => {
 
   it('imports a WAL database copied without its -shm, creating nothing beside it', async () => {
     const live = ts.tmpPath('live.db');
-    const conn = new Database(live);
+    const conn = openDatabase(live);
     conn.pragma('journal_mode = WAL');
     conn.pragma('wal_autocheckpoint = 0');
     conn.exec("CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('only-in-the-wal');");

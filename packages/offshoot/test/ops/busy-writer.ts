@@ -2,7 +2,8 @@
 // stdin, stopped between `BEGIN IMMEDIATE; INSERT …;` and its COMMIT.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
+import { sqliteCode } from '../../src/sqlite/sqlite-result-codes.js';
 
 /** A held write transaction; `commit()` finishes it and waits for the process to exit. */
 export interface HeldWriter {
@@ -12,13 +13,13 @@ export interface HeldWriter {
 }
 
 function writeLocked(file: string): boolean {
-  const db = new Database(file, { timeout: 0, fileMustExist: true });
+  const db = openDatabase(file, { timeout: 0, fileMustExist: true });
   try {
     db.exec('BEGIN IMMEDIATE');
     db.exec('ROLLBACK');
     return false;
   } catch (err) {
-    const code = (err as { code?: string }).code;
+    const code = sqliteCode(err);
     // The writer's first open of a checkout with no -shm rebuilds the wal-index: it holds no write lock yet.
     if (code === 'SQLITE_BUSY_RECOVERY') return false;
     if (code === 'SQLITE_BUSY') return true;

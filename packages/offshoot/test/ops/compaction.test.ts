@@ -2,7 +2,7 @@
 // for the pages it changed. Asserted by the chains resolved and the bytes and objects written, never by time.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { type DataObject, parseDataKey } from '../../src/core/keys.js';
 import { databaseChecksum } from '../../src/ltx/checksum.js';
 import { checkout } from '../../src/ops/checkout.js';
@@ -97,13 +97,13 @@ async function exportQuery(ts: TestStore, t: Target, ctx: OpsContext): Promise<s
 
 /** A database of about `bytes` of incompressible rows, one row a page or so. */
 function makeDatabase(file: string, bytes: number): void {
-  const db = new Database(file);
+  const db = openDatabase(file);
   try {
     db.exec('CREATE TABLE blobs(id INTEGER PRIMARY KEY, b BLOB)');
     const insert = db.prepare('INSERT INTO blobs(b) VALUES (randomblob(1000))');
-    db.transaction(() => {
-      for (let i = 0; i < bytes / 900; i++) insert.run();
-    })();
+    db.exec('BEGIN');
+    for (let i = 0; i < bytes / 900; i++) insert.run();
+    db.exec('COMMIT');
   } finally {
     db.close();
   }

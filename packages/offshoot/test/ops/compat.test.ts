@@ -6,7 +6,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, w
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { databaseChecksum } from '../../src/ltx/checksum.js';
 import { encodeSegment, encodeSnapshotFromDb } from '../../src/ltx/encoder.js';
 import { checkout } from '../../src/ops/checkout.js';
@@ -35,14 +35,14 @@ interface States {
 
 function buildStates(dir: string): States {
   const s1 = path.join(dir, 's1.db');
-  const db = new Database(s1);
+  const db = openDatabase(s1);
   db.pragma('journal_mode = WAL');
   db.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t(v) VALUES ('one');");
   db.close();
   const next = (from: string, name: string, sql: string): string => {
     const file = path.join(dir, name);
     copyFileSync(from, file);
-    const d = new Database(file);
+    const d = openDatabase(file);
     d.exec(sql);
     d.close();
     return file;

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { parseDataKey } from '../../src/core/keys.js';
 import { checkout } from '../../src/ops/checkout.js';
 import { checkoutAt } from '../../src/ops/checkout-at.js';
@@ -25,13 +25,13 @@ const MiB = 1024 * 1024;
 
 /** A database of about `bytes` of incompressible rows. */
 function makeDatabase(file: string, bytes: number): void {
-  const db = new Database(file);
+  const db = openDatabase(file);
   try {
     db.exec('CREATE TABLE blobs(id INTEGER PRIMARY KEY, b BLOB)');
     const insert = db.prepare('INSERT INTO blobs(b) VALUES (randomblob(1000))');
-    db.transaction(() => {
-      for (let i = 0; i < bytes / 900; i++) insert.run();
-    })();
+    db.exec('BEGIN');
+    for (let i = 0; i < bytes / 900; i++) insert.run();
+    db.exec('COMMIT');
   } finally {
     db.close();
   }

@@ -56,9 +56,10 @@ describe("a GC pass's requests", () => {
       assert.equal(first.deleted, 0);
       const firstReads = readsPerKey(counting, 'refs/');
       for (const b of keep) assert.equal(firstReads.get(refKey('app', b)), 1, `${b}'s ref read once`);
+      // Each mark also lists the daemons' liveness objects, for what their ephemeral forks pin.
       assert.deepEqual(
         counting.of('list').map((c) => c.key),
-        ['data/', 'refs/', 'data/'],
+        ['data/', 'refs/', 'liveness/', 'data/'],
         'data/ listed before the refs are read and once after, never per lineage',
       );
       for (const [k, n] of readsPerKey(counting, 'data/')) {
@@ -74,7 +75,7 @@ describe("a GC pass's requests", () => {
       for (const b of keep) assert.equal(secondReads.get(refKey('app', b)), 2, `${b}: snapshot and fresh mark`);
       assert.deepEqual(
         counting.of('list').map((c) => c.key),
-        ['data/', 'refs/', 'data/', 'refs/', 'data/'],
+        ['data/', 'refs/', 'liveness/', 'data/', 'refs/', 'liveness/', 'data/'],
         'the fresh mark lists refs/ and data/ once more, and that listing is the presence check',
       );
       for (const [k, n] of readsPerKey(counting, 'data/')) assert.ok(n <= 2, `${k} read at most once per mark`);

@@ -2,7 +2,7 @@
 // is read from the model's private copy. Every statement's effect depends only on the database content, so running
 // it on the checkout and on the model copy must give the same `.dump`. Tables always have an INTEGER PRIMARY KEY,
 // so row ids survive `.dump` and VACUUM.
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import type { Prng } from './prng.js';
 
 interface Schema {
@@ -12,7 +12,7 @@ interface Schema {
 }
 
 function readSchema(file: string): Schema {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const db = openDatabase(file, { readonly: true, fileMustExist: true });
   try {
     const tables = (
       db

@@ -1,7 +1,7 @@
 // The stock sqlite3 CLI as a foreign client: writes land through it exactly as an agent's would, and `.dump` is the
 // logical content every correctness assertion compares.
 import { execFileSync } from 'node:child_process';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 
 /**
  * Runs SQL on a database file through the sqlite3 CLI (a separate process, like any foreign writer), with a busy
@@ -41,6 +41,6 @@ export function restoreDump(file: string, text: string): void {
 
 /** The `.dump` of an empty database (created at `file`), as this sqlite3 prints it. */
 export function emptyDump(file: string): string {
-  new Database(file).close();
+  openDatabase(file).close();
   return dump(file);
 }

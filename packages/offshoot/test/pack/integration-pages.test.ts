@@ -3,8 +3,8 @@
 // docs' `/path/to/dist` replaced by a fresh make pack's folder (our packages are on no registry, so the pages name the
 // packed tarballs and wheels by that path); with no index (offIndexEnv): pip's other wheels come from the wheel
 // folder of the page's constraints file, npm's packages from its cache. The Python pages run in an empty venv of
-// their own; the TypeScript pages on Node 22 (the AI SDK 7 and Mastra 1.x declare Node >= 22), against a daemon the
-// test starts with a database `app`, as their text asks.
+// their own; the TypeScript pages on the pinned Node 22, the oldest major offshoot supports (the AI SDK 7 and
+// Mastra 1.x declare Node >= 22 too), against a daemon the test starts with a database `app`, as their text asks.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { startDaemon } from '@offshoot/client/testkit';
 import { offshootBin, repoRoot } from '../e2e/cli-harness.js';
 import { type DocBlock, docBlocks } from '../e2e/doc-blocks.js';
 import {
-  node22Dir,
+  nodeDir,
   offIndexEnv,
   type Packed,
   packAll,
@@ -153,7 +153,7 @@ describe('every integration page runs as pasted, in an empty directory', { skip:
       const work = join(tmp, page.replace(/\.md$/, ''));
       mkdirSync(work);
       const env = offIndexEnv(tmp, '', {
-        PATH: `${node22Dir()}:${bin}:${process.env.PATH ?? ''}`,
+        PATH: `${nodeDir(22)}:${bin}:${process.env.PATH ?? ''}`,
         MASTRA_TELEMETRY_DISABLED: '1',
       });
       runDocLine(line, packed, work, env);

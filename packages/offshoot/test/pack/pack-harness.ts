@@ -1,5 +1,5 @@
 // What make test-pack's suites share: `make pack`'s output written into a temp folder, the pinned tools beside it
-// (the pack environment's twine and uv, a Node 22), a folder of wheels for installs with no index, and a shell line
+// (the pack environment's twine and uv, a pinned Node), a folder of wheels for installs with no index, and a shell line
 // run in an empty directory with the environment that keeps it off the network for our packages.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -64,9 +64,9 @@ export function wheelFolder(env: 'main' | 'crewai'): string {
   }).trim();
 }
 
-/** The folder holding Node 22's `node` (scripts/node22-env.sh): first on PATH, npm and npx run on it too. */
-export function node22Dir(): string {
-  return dirname(execFileSync(join(repoRoot, 'scripts/node22-env.sh'), { encoding: 'utf8' }).trim());
+/** The bin folder of the pinned Node `major` (scripts/node-env.sh): first on PATH, npm and npx run on it too. */
+export function nodeDir(major: number): string {
+  return execFileSync(join(repoRoot, 'scripts/node-env.sh'), [String(major)], { encoding: 'utf8' }).trim();
 }
 
 /**

@@ -7,7 +7,7 @@
 // and a fault-free re-run must finish the job.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { hasCode, OffshootError, type ErrorCode } from '../../src/core/errors.js';
 import { lineagePrefix, refKey } from '../../src/core/keys.js';
 import type { Target } from '../../src/core/target.js';
@@ -112,7 +112,7 @@ function model(b: Bench, t: Target): BranchDumps {
 
 /** A small write to a checkout, in process: the many runs of a sweep cannot afford a sqlite3 process each. */
 function write(path: string, k: number): void {
-  const db = new Database(path);
+  const db = openDatabase(path);
   try {
     db.prepare("INSERT INTO t(v) VALUES (?), (printf('%.300c', ?))").run(`row ${k}`, 'abcdefgh'[k % 8]);
   } finally {
@@ -154,6 +154,24 @@ async function settleImplicit(b: Bench, t: Target, pending: string | undefined):
   return undefined;
 }
 
+/** The earlier undo points a replace kept aside as `<safety>-<n>`, each the only copy of its state. */
+async function keptAside(b: Bench, t: Target, safety: string): Promise<string[]> {
+  const names = await b.ts.store.listBranches(t.db);
+  return names.filter((n) => n.startsWith(`${safety}-`) && /^[0-9]+$/.test(n.slice(safety.length + 1)));
+}
+
+/**
+ * Destroys the undo points kept aside so far, as a user done with them would: every run replaces the undo point, and
+ * a chain that grew by one a run would make each run's calls grow with it, so a sweep would never end.
+ */
+async function dropKeptAside(b: Bench, t: Target, safety: string): Promise<void> {
+  for (const name of await keptAside(b, t, safety)) {
+    await destroy(b.ts.ctx, { db: t.db, branch: name });
+    b.model.delete(`${t.db}@${name}`);
+    b.etags.delete(name);
+  }
+}
+
 /**
  * The observation shared by rollback and promote: `t` is repointed to `landed` (a fresh lineage) after its pending
  * edits are checkpointed and its head is kept as the `safety` branch. Any mix of those steps may have landed.
@@ -180,6 +198,12 @@ async function repointObserver(
       b.etags.set(safety, { etag: undo.etag, lineage: undo.ref.lineage });
       // The old lineage under a new etag is the previous undo point put back by a failed run: the model holds it.
       if (undo.ref.lineage !== seen?.lineage) {
+        // The undo point it replaced held the only copy of its state, so the run kept that as <safety>-<n>.
+        const earlier = b.model.get(`${t.db}@${safety}`);
+        if (earlier !== undefined)
+          for (const name of await keptAside(b, t, safety))
+            if (!b.model.has(`${t.db}@${name}`))
+              b.model.set(`${t.db}@${name}`, { head: { ...earlier.head }, checkpoints: new Map(earlier.checkpoints) });
         // Rewritten by this run: it holds the head the branch had then, implicit checkpoint included or not.
         const d = states.get(undo.ref.head_txid);
         assert.ok(d !== undefined, `${safety} is at txid ${undo.ref.head_txid}, not a head ${t.branch} had`);
@@ -321,6 +345,7 @@ const rollbackScenario = (variant: 0 | 1): Scenario => {
       return {
         run: async (ctx) => void (await rollback(ctx, work, 'base', { materialize: variant === 1 })),
         observe: await repointObserver(b, work, 'work-pre-rollback', { head: to, checkpoints: kept }, dump(co)),
+        done: () => dropKeptAside(b, work, 'work-pre-rollback'),
       };
     },
   };
@@ -347,6 +372,7 @@ const promoteScenario = (variant: 0 | 1): Scenario => {
       return {
         run: async (ctx) => void (await promote(ctx, cand, 'main', { force: true, materialize: variant === 1 })),
         observe: await repointObserver(b, main, 'main-pre-promote', branchAt(source, 'promote'), dump(mainCo)),
+        done: () => dropKeptAside(b, main, 'main-pre-promote'),
       };
     },
   };

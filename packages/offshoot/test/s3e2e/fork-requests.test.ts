@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { rmSync, statSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { baseKey, refKey } from '../../src/core/keys.js';
 import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
@@ -25,14 +25,14 @@ const READS: readonly BackendMethod[] = ['get', 'getStream', 'getToFile'];
 
 /** A database of about `size` bytes: one row of incompressible blob per page, so the snapshot is as large as the file. */
 function buildDatabase(file: string, size: number): void {
-  const db = new Database(file);
+  const db = openDatabase(file);
   try {
     db.pragma('journal_mode = WAL');
     db.exec('CREATE TABLE items(id INTEGER PRIMARY KEY, k TEXT, body BLOB)');
     const ins = db.prepare('INSERT INTO items(k, body) VALUES (?, randomblob(3000))');
-    db.transaction(() => {
-      for (let i = 0; i < Math.floor(size / 4200); i++) ins.run(`key-${i}`);
-    })();
+    db.exec('BEGIN');
+    for (let i = 0; i < Math.floor(size / 4200); i++) ins.run(`key-${i}`);
+    db.exec('COMMIT');
     db.pragma('wal_checkpoint(TRUNCATE)');
   } finally {
     db.close();

@@ -2,7 +2,7 @@
 // the chain bounded, and a merge that fails at any point costs a longer chain, never data. Counted, never timed.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { type DataObject, parseDataKey } from '../../src/core/keys.js';
 import { fail } from '../../src/core/errors.js';
 import { databaseChecksum } from '../../src/ltx/checksum.js';
@@ -39,13 +39,13 @@ class MergeFaults extends MergeGate {
 const ROWS = 'SELECT id, hex(substr(b, 1, 12)), length(b) FROM blobs ORDER BY id';
 
 function makeDatabase(file: string, bytes: number): void {
-  const db = new Database(file);
+  const db = openDatabase(file);
   try {
     db.exec('CREATE TABLE blobs(id INTEGER PRIMARY KEY, b BLOB)');
     const insert = db.prepare('INSERT INTO blobs(b) VALUES (randomblob(1000))');
-    db.transaction(() => {
-      for (let i = 0; i < bytes / 900; i++) insert.run();
-    })();
+    db.exec('BEGIN');
+    for (let i = 0; i < bytes / 900; i++) insert.run();
+    db.exec('COMMIT');
   } finally {
     db.close();
   }

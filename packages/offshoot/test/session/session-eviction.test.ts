@@ -4,7 +4,7 @@
 // what the file holds: untouched without reading it, written to by a rescan compared with the head (a segment).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { SqliteDatabase } from '../../src/sqlite/sqlite-database.js';
 import { create } from '../../src/ops/create.js';
 import { Session } from '../../src/session/session.js';
 import { checkClean, readSidecar } from '../../src/sqlite/checkout-sidecar.js';
@@ -13,11 +13,11 @@ import { runSql } from '../ops/sqlite-cli.js';
 
 /** Runs inject() just before the nth `wal_checkpoint(TRUNCATE)` of any connection of this process. */
 function beforeNthTruncate(n: number, inject: () => void): () => void {
-  type Pragma = (this: Database.Database, src: string, opts?: unknown) => unknown;
-  const proto = Database.prototype as unknown as { pragma: Pragma };
+  type Pragma = (this: SqliteDatabase, src: string, opts?: unknown) => unknown;
+  const proto = SqliteDatabase.prototype as unknown as { pragma: Pragma };
   const real = proto.pragma;
   let seen = 0;
-  proto.pragma = function (this: Database.Database, src: string, opts?: unknown): unknown {
+  proto.pragma = function (this: SqliteDatabase, src: string, opts?: unknown): unknown {
     if (src === 'wal_checkpoint(TRUNCATE)' && ++seen === n) inject();
     return real.call(this, src, opts);
   };

@@ -3,11 +3,10 @@
 // durable head when it holds something else, and what capture builds on them must still reach the store exactly.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { captureStatePath } from '../../src/capture/capture-state.js';
 import { headIdentity } from '../../src/ops/helpers/branch/branch-ref.js';
@@ -64,7 +63,7 @@ describe('checkout sidecars a crash left behind', () => {
 
   /**
    * Runs a process of its own that opens a session, writes `row`, and closes it with `hook` (module text run first,
-   * with `s`, `Database`, `fs`, `fsp`, the sidecar helpers and `syncBuiltinESMExports` in scope) killing it midway;
+   * with `s`, `Database` (the engine's connection class), `fs`, `fsp`, the sidecar helpers and `syncBuiltinESMExports` in scope) killing it midway;
    * then checks that the checkout never reads clean, the store lacks the row and the next open keeps it as an undo
    * branch.
    */
@@ -73,7 +72,8 @@ describe('checkout sidecars a crash left behind', () => {
     const child = path.join(ts.dir, `${name}.mts`);
     writeFileSync(
       child,
-      `import Database from '${pathToFileURL(createRequire(import.meta.url).resolve('better-sqlite3')).href}';
+      `import { SqliteDatabase as Database } from '${src('sqlite/sqlite-database.js')}';
+import { openDatabase } from '${src('sqlite/sqlite-driver.js')}';
 import { Store } from '${src('store/store.js')}';
 import { parseStoreSpec } from '${src('store/store-spec.js')}';
 import { makeContext } from '${src('ops/helpers/context/context.js')}';
@@ -85,7 +85,7 @@ import { syncBuiltinESMExports } from 'node:module';
 const [storeDir, root] = process.argv.slice(2);
 const ctx = makeContext(await Store.open(parseStoreSpec(storeDir)), root, { warn: () => undefined });
 const s = await Session.open(ctx, { db: 'app', branch: 'main' }, {});
-const db = new Database(s.path);
+const db = openDatabase(s.path);
 db.exec("INSERT INTO t(v) VALUES ('${row}')");
 db.close();
 ${hook}await s.close();

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { hasCode } from '../../src/core/errors.js';
 import { DB_HEADER_SIZE, isWalMode, parseDbHeader } from '../../src/sqlite/db-header.js';
 
@@ -64,7 +64,7 @@ test(
       [1024, 'wal'],
     ] as const) {
       const file = path.join(dir, `p${pageSize}-${mode}.db`);
-      const db = new Database(file);
+      const db = openDatabase(file);
       db.pragma(`page_size = ${pageSize}`);
       db.pragma(`journal_mode = ${mode}`);
       db.pragma('user_version = -7');

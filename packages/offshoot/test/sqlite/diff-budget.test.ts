@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { hasCode, hintFor, type OffshootError } from '../../src/core/errors.js';
 import { diffDatabases } from '../../src/sqlite/diff/diff-databases.js';
 import { firstRows } from '../../src/sqlite/diff/row-window.js';
@@ -16,7 +16,7 @@ before(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
   left = path.join(dir, 'l.db');
   right = path.join(dir, 'r.db');
-  const db = new Database(left);
+  const db = openDatabase(left);
   db.exec(
     'CREATE TABLE big(id INTEGER PRIMARY KEY, b BLOB); CREATE TABLE small(id INTEGER PRIMARY KEY, v TEXT);' +
       'CREATE INDEX small_v ON small(v); CREATE INDEX big_b ON big(b);' +
@@ -25,7 +25,7 @@ before(() => {
   );
   db.close();
   fs.copyFileSync(left, right);
-  const r = new Database(right);
+  const r = openDatabase(right);
   r.exec(
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200) INSERT INTO big SELECT x, randomblob(1000) FROM c; INSERT INTO small VALUES (1, 'one'); DROP INDEX big_b; CREATE INDEX small_id_v ON small(id, v);" +
       'UPDATE wide SET b = randomblob(1000);',

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { closeRawDb, mapBtreePages, openRawDb } from '../../src/sqlite/diff/btree-walk.js';
 import { diffDatabases } from '../../src/sqlite/diff/diff-databases.js';
 import { renderDiffSummary } from '../../src/sqlite/diff/diff-format.js';
@@ -16,18 +16,18 @@ let base: string;
 before(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-'));
   base = path.join(dir, 'base.db');
-  const db = new Database(base);
+  const db = openDatabase(base);
   db.pragma('journal_mode = DELETE');
   // Durability is irrelevant for a throwaway fixture, and fsyncing 50 MB per write dominates the runtime.
   db.pragma('synchronous = OFF');
-  db.transaction(() => {
-    for (let t = 0; t < TABLES; t++) {
-      db.exec(`CREATE TABLE t${t}(id INTEGER PRIMARY KEY, name TEXT, payload BLOB, score REAL)`);
-      db.exec(`CREATE INDEX t${t}_name ON t${t}(name)`);
-      db.exec(`WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${ROWS})
-               INSERT INTO t${t}(id, name, payload, score) SELECT i, printf('row-%06d', i), randomblob(200), i * 0.5 FROM s`);
-    }
-  })();
+  db.exec('BEGIN');
+  for (let t = 0; t < TABLES; t++) {
+    db.exec(`CREATE TABLE t${t}(id INTEGER PRIMARY KEY, name TEXT, payload BLOB, score REAL)`);
+    db.exec(`CREATE INDEX t${t}_name ON t${t}(name)`);
+    db.exec(`WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${ROWS})
+             INSERT INTO t${t}(id, name, payload, score) SELECT i, printf('row-%06d', i), randomblob(200), i * 0.5 FROM s`);
+  }
+  db.exec('COMMIT');
   db.close();
 });
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -36,7 +36,7 @@ after(() => fs.rmSync(dir, { recursive: true, force: true }));
 function fork(name: string, sql: string): string {
   const file = path.join(dir, `${name}.db`);
   fs.copyFileSync(base, file);
-  const db = new Database(file);
+  const db = openDatabase(file);
   db.pragma('synchronous = OFF');
   db.exec(sql);
   db.close();
@@ -45,7 +45,7 @@ function fork(name: string, sql: string): string {
 
 /** Page numbers whose bytes differ, as the LTX chains would report them; pages past one file's end count too. */
 function changedPages(a: string, b: string): Set<number> {
-  const pageSize = Number(new Database(a, { readonly: true }).pragma('page_size', { simple: true }));
+  const pageSize = Number(openDatabase(a, { readonly: true }).pragma('page_size', { simple: true }));
   const x = fs.readFileSync(a);
   const y = fs.readFileSync(b);
   const pages = new Set<number>();
@@ -117,14 +117,14 @@ test('an empty changedPages set still compares the schema; DDL changes force a t
 
 test('a pending -wal makes changedPages untrustworthy, so everything is compared', () => {
   const left = path.join(dir, 'small.db');
-  const setup = new Database(left);
+  const setup = openDatabase(left);
   setup.exec(
     "CREATE TABLE a(id INTEGER PRIMARY KEY, v); CREATE TABLE b(id INTEGER PRIMARY KEY, v); INSERT INTO a VALUES (1, 'x'); INSERT INTO b VALUES (1, 'y');",
   );
   setup.close();
   const right = path.join(dir, 'small-wal.db');
   fs.copyFileSync(left, right);
-  const writer = new Database(right);
+  const writer = openDatabase(right);
   writer.pragma('journal_mode = WAL');
   writer.pragma('wal_autocheckpoint = 0');
   writer.exec("UPDATE b SET v = 'in-wal' WHERE id = 1");
@@ -150,7 +150,7 @@ test('different page sizes make changedPages meaningless, so everything is compa
     [left, 4096],
     [right, 1024],
   ] as const) {
-    const db = new Database(file);
+    const db = openDatabase(file);
     db.pragma(`page_size = ${size}`);
     db.exec("CREATE TABLE a(id INTEGER PRIMARY KEY, v); INSERT INTO a VALUES (1, 'x');");
     db.close();
@@ -161,7 +161,7 @@ test('different page sizes make changedPages meaningless, so everything is compa
 });
 
 test('the interior-page walk places every b-tree page where dbstat does', () => {
-  const db = new Database(base, { readonly: true });
+  const db = openDatabase(base, { readonly: true });
   const roots = new Map<number, string>([[1, 'sqlite_schema']]);
   for (const r of db.prepare('SELECT name, rootpage FROM sqlite_schema WHERE rootpage > 0').all() as Array<{
     name: string;
@@ -194,7 +194,7 @@ test('a changed page is placed by a descent of its own key, or by walking the in
   assert.ok(raw !== undefined);
   let walked: number;
   try {
-    const db = new Database(base, { readonly: true });
+    const db = openDatabase(base, { readonly: true });
     const roots = new Map(
       (
         db.prepare('SELECT rootpage, name FROM sqlite_schema WHERE rootpage > 0').all() as Array<{
@@ -233,7 +233,7 @@ test('a changed page is placed by a descent of its own key, or by walking the in
 test('rows appended to a big table: the children of its changed interior pages are not each placed', () => {
   // One row a leaf, as with large documents: the table's interior pages each have hundreds of children.
   const left = path.join(dir, 'docs.db');
-  const setup = new Database(left);
+  const setup = openDatabase(left);
   setup.pragma('journal_mode = DELETE');
   setup.pragma('synchronous = OFF');
   setup.exec(`CREATE TABLE docs(id INTEGER PRIMARY KEY, body BLOB);
@@ -242,7 +242,7 @@ test('rows appended to a big table: the children of its changed interior pages a
   setup.close();
   const right = path.join(dir, 'docs-appended.db');
   fs.copyFileSync(left, right);
-  const edit = new Database(right);
+  const edit = openDatabase(right);
   edit.exec(`WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 10)
     INSERT INTO docs(body) SELECT zeroblob(200) FROM s`);
   edit.close();
@@ -262,19 +262,19 @@ test('rows appended to a big table: the children of its changed interior pages a
 
 test('a changed overflow page is not reached by the walk, so that side falls back to dbstat and the row still shows', () => {
   const left = path.join(dir, 'overflow.db');
-  const setup = new Database(left);
+  const setup = openDatabase(left);
   setup.pragma('page_size = 1024');
   setup.exec('CREATE TABLE a(id INTEGER PRIMARY KEY, v BLOB); CREATE TABLE b(id INTEGER PRIMARY KEY, v)');
   setup.exec("INSERT INTO a VALUES (1, zeroblob(5000)); INSERT INTO b VALUES (1, 'x')");
   setup.close();
   const right = path.join(dir, 'overflow-edited.db');
   fs.copyFileSync(left, right);
-  const writer = new Database(right);
+  const writer = openDatabase(right);
   // Same length, new last byte: SQLite overwrites the cell in place, so only the chain's last overflow page differs.
   writer.exec("UPDATE a SET v = CAST(zeroblob(4999) || x'01' AS BLOB) WHERE id = 1");
   writer.close();
   const pages = changedPages(left, right);
-  const reader = new Database(right, { readonly: true });
+  const reader = openDatabase(right, { readonly: true });
   const overflow = new Set(
     reader.prepare("SELECT pageno FROM dbstat WHERE pagetype = 'overflow'").pluck().all() as number[],
   );

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
+import type { SqliteDatabase } from '../../src/sqlite/sqlite-database.js';
 import { diffDatabases } from '../../src/sqlite/diff/diff-databases.js';
 import { renderDiffSummary, renderDiffText } from '../../src/sqlite/diff/diff-format.js';
 import { diffToJson } from '../../src/sqlite/diff/diff-json.js';
@@ -28,7 +29,7 @@ function blob(rng: Prng, big: boolean): Buffer {
 before(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-diffprop-'));
   base = path.join(dir, 'base.db');
-  const db = new Database(base);
+  const db = openDatabase(base);
   db.pragma(`page_size = ${PAGE}`);
   db.pragma('journal_mode = DELETE');
   db.pragma('synchronous = OFF');
@@ -38,21 +39,21 @@ before(() => {
     CREATE TABLE wr(k INTEGER PRIMARY KEY, v TEXT) WITHOUT ROWID;
     CREATE INDEX ipk_name ON ipk(name);`);
   const rng = new Prng(7);
-  db.transaction(() => {
-    for (let i = 0; i < 600; i++) {
-      db.prepare('INSERT INTO ipk(name, body) VALUES (?, ?)').run(`n${i}`, blob(rng, i % 9 === 0));
-      db.prepare('INSERT INTO plain VALUES (?, ?)').run(`p${i}`, blob(rng, i % 13 === 0));
-      db.prepare('INSERT INTO keyed VALUES (?, ?)').run(`k${i}`, i);
-      db.prepare('INSERT INTO wr VALUES (?, ?)').run(i, `w${i}`);
-    }
-  })();
+  db.exec('BEGIN');
+  for (let i = 0; i < 600; i++) {
+    db.prepare('INSERT INTO ipk(name, body) VALUES (?, ?)').run(`n${i}`, blob(rng, i % 9 === 0));
+    db.prepare('INSERT INTO plain VALUES (?, ?)').run(`p${i}`, blob(rng, i % 13 === 0));
+    db.prepare('INSERT INTO keyed VALUES (?, ?)').run(`k${i}`, i);
+    db.prepare('INSERT INTO wr VALUES (?, ?)').run(i, `w${i}`);
+  }
+  db.exec('COMMIT');
   db.close();
 });
 
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** One random step of a workload. */
-function step(db: Database.Database, rng: Prng): void {
+function step(db: SqliteDatabase, rng: Prng): void {
   const id = rng.int(1, 700);
   switch (rng.int(0, 11)) {
     case 0:
@@ -96,7 +97,7 @@ function step(db: Database.Database, rng: Prng): void {
 function workload(name: string, rng: Prng, steps: number): string {
   const file = path.join(dir, `${name}.db`);
   fs.copyFileSync(base, file);
-  const db = new Database(file);
+  const db = openDatabase(file);
   db.pragma('synchronous = OFF');
   for (let i = 0; i < steps; i++) step(db, rng);
   db.close();

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { diffDatabases } from '../../src/sqlite/diff/diff-databases.js';
 import { renderDiffSummary, renderDiffText } from '../../src/sqlite/diff/diff-format.js';
 
@@ -18,11 +18,11 @@ function pair(setup: string, change: string): [string, string] {
   n++;
   const left = path.join(dir, `l${n}.db`);
   const right = path.join(dir, `r${n}.db`);
-  const db = new Database(left);
+  const db = openDatabase(left);
   db.exec(setup);
   db.close();
   fs.copyFileSync(left, right);
-  const r = new Database(right);
+  const r = openDatabase(right);
   r.exec(change);
   r.close();
   return [left, right];

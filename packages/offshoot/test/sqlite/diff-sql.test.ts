@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
+import type { SqliteDatabase } from '../../src/sqlite/sqlite-database.js';
 import { diffDatabases } from '../../src/sqlite/diff/diff-databases.js';
 import { renderDiffSql } from '../../src/sqlite/diff/diff-sql.js';
 import { quoteIdent, sqlLiteral } from '../../src/sqlite/diff/sql-literal.js';
@@ -41,12 +42,12 @@ function assertRoundTrip(left: string, right: string): string {
 function build(setup: string, change: string): [string, string] {
   const left = fresh('l');
   const right = fresh('r');
-  const db = new Database(left);
+  const db = openDatabase(left);
   db.pragma('synchronous = OFF');
   db.exec(setup);
   db.close();
   fs.copyFileSync(left, right);
-  const r = new Database(right);
+  const r = openDatabase(right);
   r.pragma('synchronous = OFF');
   r.exec(change);
   r.close();
@@ -64,7 +65,7 @@ test('literals: NULL, integers, round-trip reals, quoted text, blobs, NUL-bearin
   assert.equal(sqlLiteral(Buffer.from([0, 255])), "X'00ff'");
   assert.equal(sqlLiteral('a\0b'), "CAST(X'610062' AS TEXT)");
   assert.equal(quoteIdent('we"ird'), '"we""ird"');
-  const db = new Database(':memory:');
+  const db = openDatabase(':memory:');
   db.defaultSafeIntegers(true);
   for (const v of [0.1, 1 / 3, 123456789.98765433, 5e-324, 1.7976931348623157e308, 2 ** 53 + 2]) {
     assert.equal(
@@ -240,7 +241,7 @@ const PROPERTY_SETUP = `
 /** The key columns that pick one existing row of each mutated table. */
 const ROW_KEY: Record<string, string> = { ipk: 'rowid', bare: 'rowid', seq: 'rowid', wr: '(k1, k2)' };
 
-function mutate(db: Database.Database, rand: () => number, steps: number): void {
+function mutate(db: SqliteDatabase, rand: () => number, steps: number): void {
   const tables = ['ipk', 'bare', 'wr', 'seq'];
   for (let i = 0; i < steps; i++) {
     const t = tables[Math.floor(rand() * tables.length)] ?? 'ipk';
@@ -287,14 +288,14 @@ test('property: applying the SQL for random mutations reproduces the right side'
   for (let seed = 1; seed <= 12; seed++) {
     const rand = prng(seed);
     const left = fresh('pl');
-    const db = new Database(left);
+    const db = openDatabase(left);
     db.pragma('synchronous = OFF');
     db.exec(PROPERTY_SETUP);
     mutate(db, rand, 40);
     db.close();
     const right = fresh('pr');
     fs.copyFileSync(left, right);
-    const rdb = new Database(right);
+    const rdb = openDatabase(right);
     rdb.pragma('synchronous = OFF');
     mutate(rdb, rand, 25);
     rdb.close();

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
 import { loadPageHasher } from '../../src/sqlite/page-hash.js';
 import { diffPageSums, FileSource, geometryOf, scanPageSums } from '../../src/sqlite/page-scan.js';
 import { PageSums } from '../../src/sqlite/page-sums.js';
@@ -24,12 +24,12 @@ test('a one-row change checksums only the changed pages, and agrees with a full 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-pagesums-'));
   try {
     const file = path.join(dir, 'a.db');
-    const db = new Database(file);
+    const db = openDatabase(file);
     db.exec('CREATE TABLE t(id INTEGER PRIMARY KEY, body BLOB)');
     const ins = db.prepare('INSERT INTO t(body) VALUES (randomblob(900))');
-    db.transaction(() => {
-      for (let i = 0; i < 2000; i++) ins.run();
-    })();
+    db.exec('BEGIN');
+    for (let i = 0; i < 2000; i++) ins.run();
+    db.exec('COMMIT');
     db.close();
     const hasher = await loadPageHasher();
     const src0 = new FileSource(file);
@@ -37,7 +37,7 @@ test('a one-row change checksums only the changed pages, and agrees with a full 
     src0.close();
     assert.ok(before.hashes, 'a scan with a hasher records page hashes');
 
-    const w = new Database(file);
+    const w = openDatabase(file);
     w.prepare('UPDATE t SET body = randomblob(900) WHERE id = 777').run();
     w.close();
 
@@ -63,7 +63,7 @@ test('sidecars round-trip in both versions; version 1 (no hashes) still reads', 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offshoot-pagesums-'));
   try {
     const file = path.join(dir, 'b.db');
-    const db = new Database(file);
+    const db = openDatabase(file);
     db.exec('CREATE TABLE t(x); INSERT INTO t VALUES (1), (2)');
     db.close();
     const v1 = await scan(file, false);

@@ -285,16 +285,12 @@ if (!s3Unavailable('S3 backend faults')) {
       withBackend(async (b) => {
         const content = randomBytes(2 * MiB);
         await b.put('stalls', content);
-        const stall = {
-          match: { method: 'GET', path: '/stalls' },
-          action: { stallBody: { afterBytes: 256 * 1024, ms: STALL_MS } },
-        };
+        // The proxy holds the rest of the body until the client goes, so nothing but the watchdog can end a read.
+        const stall = { match: { method: 'GET', path: '/stalls' }, action: { holdBody: { afterBytes: 256 * 1024 } } };
         await proxy.setRules([stall]);
-        const started = Date.now();
         const err = await rejectsWith(b.get('stalls'), 'TIMEOUT');
         assert.match(err.message, new RegExp(`no data for ${FAST.readIdleMs} ms`));
         assert.equal(err.retryable, true);
-        assert.ok(Date.now() - started < STALL_MS / 2, `gave up after ${Date.now() - started} ms`);
 
         const dir = path.join(scratch, 'watchdog');
         await proxy.setRules([stall]);
@@ -308,6 +304,7 @@ if (!s3Unavailable('S3 backend faults')) {
             for await (const chunk of stream) void chunk;
           })(),
           (e: unknown) => hasCode(e, 'TIMEOUT'),
+          'the held stream fails TIMEOUT',
         );
       }));
 

@@ -120,7 +120,7 @@ export interface ProxyRule {
     | { dropResponse: true }
     | { stallHeadersMs: number }
     | { holdHeaders: true }
-    | { stallBody: { afterBytes: number; ms: number } };
+    | { holdBody: { afterBytes: number } };
   times?: number;
 }
 

@@ -1,6 +1,6 @@
 // `serve -http ... -ui`: the dashboard on the daemon's listener follows the event stream — an open session with its
-// durable txid, a flush and a reap appear without a reload, as does an at-rest fork by the CLI — and shows the
-// daemon's metric samples.
+// durable txid, a flush and a reap appear without a reload, as does an at-rest fork by the CLI — marks the daemon's
+// ephemeral forks, and shows the daemon's metric samples.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -81,6 +81,17 @@ describe('serve -ui: live dashboard in chromium', { skip }, () => {
     await page.waitForSelector('g.node[data-branch="late"]');
     assert.equal(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce), true);
     cli(['session', 'close', 'app@work', '-socket', d.sock]);
+  });
+
+  test('an ephemeral fork the daemon holds is drawn and badged as one', async () => {
+    cli(['fork', 'app', 'fleeting', '--ephemeral', '-socket', d.sock]);
+    const tree = await fetch(`${base}api/dbs/app/tree`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    const branches = ((await tree.json()) as { branches: Array<{ branch: string; ephemeral?: boolean }> }).branches;
+    assert.equal(branches.find((b) => b.branch === 'fleeting')?.ephemeral, true);
+    assert.equal(branches.find((b) => b.branch === 'work')?.ephemeral, undefined);
+    await page.goto(`${base}db/app?token=${TOKEN}`);
+    await page.waitForSelector('g.node.ephemeral[data-branch="fleeting"]');
+    assert.ok(((await page.textContent('g.node[data-branch="fleeting"]')) ?? '').includes('ephemeral'));
   });
 
   test('storage shows the daemon’s flush, fork, GC and reap samples', async () => {

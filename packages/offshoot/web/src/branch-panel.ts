@@ -62,6 +62,12 @@ export function branchPanel(d: ApiBranchDetail, children: readonly ApiEdge[]): H
       field('head txid', b.head_txid),
       field('storage', b.storage),
       field('protected', b.protected ? 'yes' : 'no'),
+      field(
+        'ephemeral',
+        b.ephemeral
+          ? 'yes: held by this daemon and gone with it, unless kept (a named checkpoint, a promote)'
+          : undefined,
+      ),
       field('ttl', b.ttl),
       field(
         'expires',

@@ -126,6 +126,7 @@ function drawRow(db: string, r: Row, index: number, selected: string | undefined
   const b = r.b;
   const classes = ['row', `state-${b.state}`, `storage-${b.storage}`];
   if (b.protected) classes.push('protected');
+  if (b.ephemeral) classes.push('ephemeral');
   if (b.expired) classes.push('expired');
   if (b.session !== undefined) classes.push('has-session');
   if (b.branch === selected) classes.push('selected');
@@ -165,6 +166,13 @@ function drawRow(db: string, r: Row, index: number, selected: string | undefined
     h('span', { class: `badge badge-${b.state}` }, b.state),
     h('span', { class: `badge badge-${b.storage}` }, b.storage),
     b.protected ? h('span', { class: 'badge badge-protected' }, 'protected') : null,
+    b.ephemeral
+      ? h(
+          'span',
+          { class: 'badge badge-ephemeral', title: 'held by this daemon; gone with it unless kept' },
+          'ephemeral',
+        )
+      : null,
     b.undo !== undefined ? h('span', { class: `badge badge-${b.undo.kind}` }, b.undo.kind) : null,
     r.promotedFrom !== undefined ? h('span', { class: 'muted promoted' }, `promoted from ${r.promotedFrom}`) : null,
     b.checkpoints.length > 0 ? h('span', { class: 'muted' }, count(b.checkpoints.length, 'checkpoint')) : null,

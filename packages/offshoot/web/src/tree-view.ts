@@ -15,6 +15,7 @@ const CP_CHAR_W = 5.6;
 function badges(b: ApiBranch): string[] {
   const out: string[] = [b.state, b.storage];
   if (b.protected) out.push('protected');
+  if (b.ephemeral) out.push('ephemeral');
   if (b.undo !== undefined) out.push(b.undo.kind);
   return out;
 }
@@ -46,6 +47,7 @@ function drawNode(db: string, b: ApiBranch, x: number, y: number, selected: bool
   const classes = ['node', `state-${b.state}`, `storage-${b.storage}`];
   if (b.reads_shared === true) classes.push('reads-shared');
   if (b.protected) classes.push('protected');
+  if (b.ephemeral) classes.push('ephemeral');
   if (b.undo !== undefined) classes.push('undo');
   if (b.expired) classes.push('expired');
   if (b.session !== undefined) classes.push('has-session');
@@ -238,6 +240,6 @@ export function legend(): HTMLElement {
     'p',
     { class: 'legend muted' },
     'Arrows: fork (child made from parent at txid) · promote (target now reads the source) · undo point (old head kept by a rollback or promote). ',
-    'Dots: named checkpoints along each branch. Dashed box: reads objects another branch here reads too (a shared fork, or a promote target while its source is here); solid: reads only objects no other branch here reads.',
+    'Dots: named checkpoints along each branch. Dotted box: an ephemeral branch, held by this daemon and gone with it unless kept. Dashed box: reads objects another branch here reads too (a shared fork, or a promote target while its source is here); solid: reads only objects no other branch here reads.',
   );
 }

@@ -21,6 +21,10 @@ export function forkTool(defaultTtl: string) {
       'TTL when ttl is omitted; "none" for never); the result echoes the TTL and expiry. `at` forks from a checkpoint',
       'instead of the head; `meta` tags the fork (run id, git SHA, agent name). `more_branches` forks those too, at',
       'the same fork point in one call, all or nothing (one fork per parallel attempt).',
+      '`ephemeral` (only through a daemon) makes forks the daemon holds and never writes to the store until kept (a',
+      'named offshoot_checkpoint, or offshoot_promote of it): a throwaway attempt then costs no storage, but an',
+      'ephemeral fork is GONE WITH ITS DAEMON: if the daemon stops or dies, it and its checkout are lost, and no other',
+      'daemon or CLI ever sees it. Checkpoint with a name to keep what is worth keeping.',
     ].join(' '),
     annotations: HINTS.additive,
     input: {
@@ -42,6 +46,12 @@ export function forkTool(defaultTtl: string) {
         .describe(
           `more new branches to fork at the same point in the same call (at most ${MORE}); all are made or none`,
         ),
+      ephemeral: z
+        .boolean()
+        .optional()
+        .describe(
+          'held by the daemon, never written to the store until kept (a named checkpoint or a promote); gone with the daemon. Needs a daemon',
+        ),
     },
     output: {
       db: z.string(),
@@ -55,6 +65,7 @@ export function forkTool(defaultTtl: string) {
       expires_at: z.string().nullable(),
       via: z.enum(['daemon', 'at-rest']),
       meta: z.record(z.string(), z.string()).optional(),
+      ephemeral: z.boolean().optional().describe('true: the forks are ephemeral, gone with the daemon unless kept'),
     },
   });
 }

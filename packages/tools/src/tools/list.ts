@@ -46,6 +46,15 @@ export const listTool = defineTool({
   input: { database: nameString().optional().describe('only this database (default: all)') },
   output: {
     branches: z.array(listedBranch),
-    daemon: z.object({ socket: z.string(), sessions: z.number() }).nullable(),
+    daemon: z
+      .object({
+        socket: z.string(),
+        sessions: z.number(),
+        ephemeral: z
+          .array(z.string())
+          .optional()
+          .describe('the ephemeral branches the daemon holds (db@branch): gone with it unless kept'),
+      })
+      .nullable(),
   },
 });

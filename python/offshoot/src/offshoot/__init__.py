@@ -2,6 +2,7 @@
 
 from .async_client import AsyncClient, AsyncSession, connect_async
 from .client import Client, Session, connect
+from .episode import AsyncEpisode, Episode, EpisodeResult
 from .errors import OffshootError
 from .results import (
     Branch,
@@ -20,11 +21,14 @@ from .ttl import TTL
 __all__ = [
     "TTL",
     "AsyncClient",
+    "AsyncEpisode",
     "AsyncSession",
     "Branch",
     "CheckpointInfo",
     "Client",
     "DiffResult",
+    "Episode",
+    "EpisodeResult",
     "Event",
     "GcResult",
     "OffshootError",

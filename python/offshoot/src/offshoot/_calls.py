@@ -129,10 +129,28 @@ def fork(
     from_checkpoint: str | None,
     ttl: TTL,
     meta: dict[str, str] | None,
+    ephemeral: bool = False,
 ) -> Call[int]:
     names: dict[str, object] = {"name": new} if isinstance(new, str) else {"names": list(new)}
     fields = {"db": db, "branch": source, **names, "from": from_checkpoint, "ttl": ttl_arg(ttl), "meta": meta}
-    return Call("fork", fields, _txid("fork"))
+    if not ephemeral:
+        return Call("fork", fields, _txid("fork"))
+    fields["ephemeral"] = True
+    txid = _txid("fork")
+    made = [new] if isinstance(new, str) else list(new)
+
+    def parse(res: JsonObject) -> int:
+        # A daemon that does not know ephemeral made durable forks: say so rather than report ephemeral ones.
+        if res.get("ephemeral") is not True:
+            raise OffshootError(
+                "the daemon made durable forks, not ephemeral ones: it is too old to know ephemeral "
+                f"({', '.join(f'{db}@{n}' for n in made)} are in the store)",
+                "UNSUPPORTED",
+                "restart 'offshoot serve' with this version of offshoot, and destroy the forks it made",
+            )
+        return txid(res)
+
+    return Call("fork", fields, parse)
 
 
 def destroy(db: str, branch: str, force: bool) -> Call[None]:

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from . import _calls as calls
 from .client import closed_error
+from .episode import AsyncEpisode, EpisodeOptions
 from .errors import CONNECTION_CLOSED, CONNECTION_FAILED, OffshootError
 from .results import Branch, DiffResult, Event, GcResult, JsonObject, ProtectResult, SessionInfo, TouchResult
 from .ttl import TTL
@@ -127,10 +128,27 @@ class AsyncClient:
         from_checkpoint: str | None = None,
         ttl: TTL = None,
         meta: dict[str, str] | None = None,
+        ephemeral: bool = False,
     ) -> int:
         """Forks `source` (its head, or `from_checkpoint`) into the new branch `new`; returns the fork's txid.
-        Given a list of names, forks them all at one fork point, all or nothing (see `Client.fork`)."""
-        return await self._call(calls.fork(db, source, new, from_checkpoint, ttl, meta))
+        Given a list of names, forks them all at one fork point, all or nothing; `ephemeral=True` makes forks the
+        daemon holds, gone with it unless kept (see `Client.fork`)."""
+        return await self._call(calls.fork(db, source, new, from_checkpoint, ttl, meta, ephemeral))
+
+    def episode(
+        self,
+        db: str,
+        from_checkpoint: str | None = None,
+        *,
+        source: str = "main",
+        name: str | None = None,
+        ttl: TTL = None,
+        meta: dict[str, str] | None = None,
+        ephemeral: bool = True,
+    ) -> AsyncEpisode:
+        """An episode (see `Client.episode`): `async with client.episode(db, from_checkpoint="seed") as ep:` forks and
+        opens it; leaving the block ends it, with `ep.result`."""
+        return AsyncEpisode(self, db, source, name, from_checkpoint, EpisodeOptions(ttl, meta, ephemeral))
 
     async def destroy(self, db: str, branch: str, force: bool = False) -> None:
         """Deletes a branch; `force` overrides protection (never a live lease: close that session first)."""

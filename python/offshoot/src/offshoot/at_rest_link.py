@@ -102,8 +102,15 @@ class StorePlace:
         ttl: TTL,
         from_checkpoint: str | None,
         meta: Mapping[str, str] | None,
+        ephemeral: bool = False,
     ) -> AtRestLink:
-        """Forks `db@source` at rest and checks the fork out."""
+        """Forks `db@source` at rest and checks the fork out; an ephemeral fork is refused (it lives in a daemon)."""
+        if ephemeral:
+            raise OffshootError(
+                "an ephemeral fork lives in the daemon that makes it, and forks at rest have none",
+                "UNSUPPORTED",
+                "fork through a daemon (the adapter's session(socket, ...) form), or without ephemeral",
+            )
         txid = self.store.fork(db, source, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=plain_meta(meta))
         link = AtRestLink(self.store, db, new_branch, self.store.checkout(db, new_branch))
         link.forked_at = txid

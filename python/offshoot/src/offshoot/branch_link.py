@@ -134,7 +134,9 @@ class BranchPlace(Protocol):
         ttl: TTL,
         from_checkpoint: str | None,
         meta: Mapping[str, str] | None,
+        ephemeral: bool = False,
     ) -> BranchLink:
         """Forks `db@source` (its head, or `from_checkpoint`) into `new_branch` and links to the fork; `source`
-        itself is not opened, so it can be promoted onto afterwards."""
+        itself is not opened, so it can be promoted onto afterwards. `ephemeral` asks a daemon for an ephemeral fork
+        (held by it until kept, gone with it); a place without a daemon refuses it."""
         ...

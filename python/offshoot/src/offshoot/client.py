@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import BinaryIO, TypeVar
 
 from . import _calls as calls
+from .episode import Episode, EpisodeOptions, start_episode
 from .errors import CONNECTION_CLOSED, CONNECTION_FAILED, OffshootError
 from .results import (
     Branch,
@@ -161,12 +162,32 @@ class Client:
         from_checkpoint: str | None = None,
         ttl: TTL = None,
         meta: dict[str, str] | None = None,
+        ephemeral: bool = False,
     ) -> int:
         """Forks `source` (its head, or `from_checkpoint`) into the new branch `new`; returns the fork's txid. An
         open session on `source` is flushed first, so the fork holds everything written before the call. Given a
         list of names, forks them all at one fork point in one request, all or nothing: every name is checked
-        before any fork is written, and if one fails the forks already made are withdrawn."""
-        return self._call(calls.fork(db, source, new, from_checkpoint, ttl, meta))
+        before any fork is written, and if one fails the forks already made are withdrawn. `ephemeral=True` makes
+        forks the daemon holds and never writes to the store until kept (a named checkpoint or flush, a promote):
+        gone with the daemon, and no other daemon or CLI sees them."""
+        return self._call(calls.fork(db, source, new, from_checkpoint, ttl, meta, ephemeral))
+
+    def episode(
+        self,
+        db: str,
+        from_checkpoint: str | None = None,
+        *,
+        source: str = "main",
+        name: str | None = None,
+        ttl: TTL = None,
+        meta: dict[str, str] | None = None,
+        ephemeral: bool = True,
+    ) -> Episode:
+        """Starts an episode: an ephemeral fork of `source` at `from_checkpoint` (else its head) with a live session
+        on it. `with client.episode(db, from_checkpoint="seed") as ep:` write to `ep.path` (`ep` is a path-like);
+        leaving the block closes the session, sets `ep.result` (the summary diff against where it started) and
+        destroys the fork unless `ep.keep(name)` made it a durable branch. `ephemeral=False` forks a durable one."""
+        return start_episode(self, db, source, name, from_checkpoint, EpisodeOptions(ttl, meta, ephemeral))
 
     def destroy(self, db: str, branch: str, force: bool = False) -> None:
         """Deletes a branch; `force` overrides protection (never a live lease: close that session first)."""

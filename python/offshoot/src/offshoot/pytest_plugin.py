@@ -26,6 +26,7 @@ except ImportError as e:  # pragma: no cover - only a direct import without the 
 from .binary import INSTALL_HINT, BinaryMisconfigured, locate_binary
 from .client import Client, Session, connect
 from .daemon import DaemonHandle, start_daemon
+from .episode import Episode
 from .errors import OffshootError
 from .sanitize import UNSAFE_RUN, sanitize
 from .seeding import Seed, SeedFactory, SeedHandle
@@ -166,16 +167,22 @@ def offshoot_db(offshoot_daemon: DaemonHandle, request: pytest.FixtureRequest) -
 
 @dataclass
 class ForkedSession:
-    """A test's own branch forked from a seed, with a live session open on it: write to `path`."""
+    """A test's own branch forked from a seed, with a live session open on it: write to `path`. It is an episode
+    (`Client.episode`): an ephemeral fork the daemon holds and never writes to the store, since the test throws it
+    away (a named flush keeps it; teardown destroys it all the same)."""
 
     path: str
     client: Client
     db: str
     branch: str
     _session: Session = field(repr=False)
+    _episode: Episode | None = field(default=None, repr=False)
 
     def flush(self, name: str = "", meta: dict[str, str] | None = None) -> int:
-        """Makes the fork's writes durable, optionally as a named checkpoint; returns the txid."""
+        """Makes the fork's writes durable (in the daemon), optionally as a named checkpoint, which keeps the fork
+        in the store; returns the txid."""
+        if self._episode is not None:
+            return self._episode.flush(name, meta)
         return self._session.flush(name, meta)
 
 
@@ -203,21 +210,29 @@ class ForkFactory:
             if self._client is None:
                 self._client = connect(self.daemon.sock)
             client = self._client
-            client.fork(seed_handle.db, "main", branch, from_checkpoint=seed_handle.checkpoint, ttl=self.ttl)
-            session = client.open(seed_handle.db, branch)
+            ep = client.episode(seed_handle.db, seed_handle.checkpoint, name=branch, ttl=self.ttl)
         except OffshootError as e:
             raise _with_tail(e, self.daemon) from e
-        forked = ForkedSession(path=session.path, client=client, db=seed_handle.db, branch=branch, _session=session)
+        forked = ForkedSession(
+            path=ep.path, client=client, db=seed_handle.db, branch=branch, _session=ep._session, _episode=ep
+        )
         self.created.append(forked)
         return forked
 
     def teardown(self) -> None:
-        """Closes each session, then force-destroys its branch; any failure is a UserWarning, never an error."""
+        """Ends each fork's episode (which discards it) and force-destroys one a named flush kept or a failed close
+        left; any failure is a UserWarning, never an error."""
         for forked in self.created:
+            result = None
             try:
-                forked._session.close()
+                if forked._episode is not None:
+                    result = forked._episode.close()
+                else:
+                    forked._session.close()
             except Exception as e:
                 _warn(f"offshoot_fork teardown: closing {forked.db}@{forked.branch} failed: {e}")
+            if result is not None and result.kept is None:
+                continue
             try:
                 forked.client.destroy(forked.db, forked.branch, force=True)
             except Exception as e:

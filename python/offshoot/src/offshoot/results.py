@@ -63,6 +63,8 @@ class Branch:
     state: str = ""
     reap_postponed: str = ""
     """Expired, but the reap waits while the checkout holds this (`uncheckpointed_writes`, `unverified_checkout`)."""
+    ephemeral: bool = False
+    """Held by the daemon until kept, gone with it (only that daemon lists it)."""
 
     @classmethod
     def from_json(cls, d: JsonObject) -> Branch:
@@ -80,6 +82,7 @@ class Branch:
             shared=d.get("shared") is True,
             state=_str(d, "state"),
             reap_postponed=_str(d, "reap_postponed"),
+            ephemeral=d.get("ephemeral") is True,
         )
 
     @classmethod
@@ -117,6 +120,8 @@ class SessionInfo:
     flush_error: str = ""
     capture_lag_bytes: int = 0
     error: str = ""
+    ephemeral: bool = False
+    """The session's branch is ephemeral: held by this daemon until kept, gone with it."""
 
     @classmethod
     def from_json(cls, d: JsonObject) -> SessionInfo:
@@ -133,6 +138,7 @@ class SessionInfo:
             flush_error=_str(d, "flush_error"),
             capture_lag_bytes=_int(d, "capture_lag_bytes"),
             error=_str(d, "error"),
+            ephemeral=d.get("ephemeral") is True,
         )
 
 

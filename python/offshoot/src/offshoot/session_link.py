@@ -121,10 +121,19 @@ class DaemonPlace:
         ttl: TTL,
         from_checkpoint: str | None,
         meta: Mapping[str, str] | None,
+        ephemeral: bool = False,
     ) -> SessionLink:
-        """Forks `db@source` without opening it, then opens a session on the fork."""
+        """Forks `db@source` without opening it (an ephemeral fork when asked), then opens a session on the fork."""
         with connect(self.socket) as client:
-            txid = client.fork(db, source, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=plain_meta(meta))
+            txid = client.fork(
+                db,
+                source,
+                new_branch,
+                from_checkpoint=from_checkpoint,
+                ttl=ttl,
+                meta=plain_meta(meta),
+                ephemeral=ephemeral,
+            )
         link = SessionLink.open(self.socket, db, new_branch, create=False)
         link.forked_at = txid
         return link

@@ -171,6 +171,34 @@ def test_each_action_can_be_rolled_back_before_the_verdict(offshoot_daemon: Daem
     assert [s for s in client.sessions() if s.db == db] == []
 
 
+def test_an_ephemeral_run_writes_nothing_it_does_not_keep(offshoot_daemon: DaemonHandle, client: Client) -> None:
+    db = f"app-{uuid.uuid4().hex[:8]}"
+    client.create(db)
+    during: list[bool] = []
+
+    def discard(result: Any, fork: RunFork) -> Any:
+        during.append({b.branch: b.ephemeral for b in client.branches(db)}[fork.branch])
+        fork.rollback("start")
+        assert read_notes(fork.path) == []
+        return "discard"
+
+    runs = ForkPerRun.session(offshoot_daemon.sock, db, ephemeral=True, ttl="10m")
+    gone = asyncio.run(runs.run(note_agent(), "notes", verdict=discard))
+    assert during == [True], "the run's fork is ephemeral"
+    assert gone.fork.checkpoints == ["start"], "an ephemeral run checkpoints nothing on its way"
+    assert gone.fork.branch not in {b.branch for b in client.branches(db)}
+    kept = asyncio.run(runs.run(note_agent(), "notes", verdict=lambda r, f: "keep"))
+    info = {b.branch: b for b in client.branches(db)}[kept.fork.branch]
+    assert info.ephemeral is False
+    assert "kept" in info.checkpoints
+    assert read_notes(client.checkout_at(db, kept.fork.branch, "kept")) == ["first", "second"]
+    with pytest.raises(OffshootError) as e:
+        ForkPerRun.at_rest(Store(Path("unused")), db, ephemeral=True).run_sync(
+            note_agent(), "x", verdict=lambda r, f: "discard"
+        )
+    assert e.value.code == "UNSUPPORTED"
+
+
 def test_keep_discard_a_failed_run_and_the_callers_hooks(store: Store) -> None:
     store.create("app")
     kept = ForkPerRun.at_rest(store, "app", prefix="keep-").run_sync(note_agent(), "x", verdict=lambda r, f: "keep")

@@ -102,9 +102,11 @@ def test_a_task_that_raises_keeps_its_fork_and_says_so(offshoot_daemon: DaemonHa
         raise RuntimeError(f"out of {item}s")
 
     forks: list[str] = []
+    ephemeral: list[bool] = []
 
     def record_fork(item: str) -> int:
         forks.append(case_fork().branch)
+        ephemeral.append({b.branch: b.ephemeral for b in client.branches(db)}[case_fork().branch])
         return sell(item)
 
     lifecycle = OffshootCaseLifecycle.session(offshoot_daemon.sock, db, seed="seed", prefix="run-")
@@ -116,11 +118,13 @@ def test_a_task_that_raises_keeps_its_fork_and_says_so(offshoot_daemon: DaemonHa
     kept = failure.error_message.split("fork kept as ", 1)[1].split(":", 1)[0].split("@", 1)[1]
     assert kept.startswith("run-")
     assert kept in {b.branch for b in client.branches(db)}
+    assert {b.branch: b.ephemeral for b in client.branches(db)}[kept] is False, "a failed case's fork is kept"
 
     again = dataset().evaluate_sync(record_fork, lifecycle=lifecycle)
     assert sorted(c.name for c in again.cases) == ["sell a pear twice", "sell an apple"]
     assert len(set(forks)) == 2
     assert not set(forks) & {b.branch for b in client.branches(db)}, "passing cases' forks are destroyed"
+    assert ephemeral == [True, True], "through a daemon each case's fork is ephemeral"
     assert [s for s in client.sessions() if s.db == db] == []
 
 

@@ -5,16 +5,17 @@ import { parseTarget } from '../../core/target.js';
 import type { ForkOptions } from '../../ops/fork.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
+import { SOCKET_FLAG } from '../socket-flag.js';
 import { forkManyOutcome, forkOutcome } from '../output.js';
 
 /**
- * `offshoot fork <db>[@src] <new>... [--at cp] [--ttl d] [--meta k=v]...`: a copy-on-write child branch, or many at
- * one fork point, all or nothing.
+ * `offshoot fork <db>[@src] <new>... [--at cp] [--ttl d] [--meta k=v]... [--ephemeral]`: a copy-on-write child
+ * branch, or many at one fork point, all or nothing; `--ephemeral` asks the store's daemon for forks it holds.
  */
 export const forkCommand: Command = {
   name: 'fork',
   summary: 'fork a branch at its head or a checkpoint (copy-on-write)',
-  usage: '<db>[@src] <new>... [--at CP] [--ttl DURATION] [--meta K=V]...',
+  usage: '<db>[@src] <new>... [--at CP] [--ttl DURATION] [--meta K=V]... [--ephemeral [-socket PATH]]',
   help: [
     "Creates branch <new> sharing the source's durable storage through a base pointer (a few hundred bytes at any",
     'size). A dirty source checkout is checkpointed first, so the fork holds everything committed before the call.',
@@ -26,11 +27,16 @@ export const forkCommand: Command = {
     "an agent's checkpoint: refused into the undo point of a protected branch.",
     'Several names fork them all at one fork point, all or nothing: every name is checked before any fork is',
     'written, and a failure withdraws the forks already made.',
+    '--ephemeral asks the daemon serving the store (-socket) for ephemeral forks: held by that daemon and never',
+    'written to the store until kept (a named checkpoint or session flush, or a promote of it), they are gone with',
+    'the daemon: one that stops or dies loses them and their checkouts, and no other daemon or CLI ever sees them.',
+    'Refused when no daemon serves the store.',
   ].join('\n'),
   examples: [
     'offshoot fork app attempt-1 --ttl 1h',
     'offshoot fork app@main retry --at seeded --meta task=123',
     'offshoot fork app ep-1 ep-2 ep-3 --at seeded --ttl 1h',
+    'offshoot fork app episode-7 --at seeded --ephemeral',
   ],
   flags: {
     at: { type: 'string', value: 'CP', description: 'fork at this checkpoint instead of the head' },
@@ -40,6 +46,11 @@ export const forkCommand: Command = {
       description: 'reap the fork after this long without activity (e.g. 24h)',
     },
     meta: { type: 'string', multiple: true, value: 'K=V', description: 'tag the new branch' },
+    ephemeral: {
+      type: 'boolean',
+      description: "held by the store's daemon until kept; gone with that daemon (needs one)",
+    },
+    socket: SOCKET_FLAG,
     'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
   },
   fillsRoCache: true,
@@ -55,6 +66,10 @@ export const forkCommand: Command = {
     if (ttl !== undefined) opts.ttl = parseTtl(ttl, { fork: true });
     const meta = parseMetaPairs(inv.flags.list('meta'));
     if (meta) opts.meta = meta;
+    if (inv.flags.boolean('ephemeral')) {
+      const { forkThroughDaemon } = await import('../ephemeral-fork.js');
+      return forkThroughDaemon(inv, src, names, { ...(at !== undefined ? { at } : {}), ttl, meta });
+    }
     const ctx = await inv.context();
     const { fork, forkMany } = await import('../../ops/fork.js');
     if (names.length > 1) return forkManyOutcome(await forkMany(ctx, src, names, opts));

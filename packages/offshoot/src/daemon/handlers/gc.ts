@@ -11,7 +11,7 @@ export const gcOp: OpHandler = async (req, d) => {
     throw fail('INVALID_ARGUMENT', 'gc: grace must not be negative', {
       hint: 'use 0 or a positive duration such as 1h',
     });
-  const r = await d.maintenance.run(() => runGc(d.ops, { grace }));
+  const r = await d.maintenance.run(() => runGc(d.durable, { grace }));
   announceReaped(d, r.reaped);
   d.metrics.gcPass(r);
   return {

@@ -57,12 +57,22 @@ async function ride<T>(
  * tool whose behaviour depends on a session: the session list is asked for on every such call.
  */
 export function withDaemon<T>(deps: McpDeps, fn: (d: RiddenDaemon | undefined) => Promise<T>): Promise<T> {
-  return ride(deps, true, (l, socket) => fn(l && { client: l.client, socket, sessions: l.sessions ?? [] }));
+  return ride(deps, true, (l, socket) =>
+    fn(l && { client: l.client, socket, sessions: l.state?.sessions ?? [], ephemeral: l.state?.ephemeral ?? [] }),
+  );
 }
 
 /** Runs fn with the daemon the tools ride (or undefined when none answers), without asking for its sessions. */
 export function withLinkedDaemon<T>(deps: McpDeps, fn: (d: LinkedDaemon | undefined) => Promise<T>): Promise<T> {
   return ride(deps, false, (l, socket) => fn(l && { client: l.client, socket }));
+}
+
+/**
+ * The daemon when it holds db@branch as an ephemeral branch, which only it can read or write: the tools then go
+ * through it whatever the branch's sessions.
+ */
+export function holdingEphemeral(d: RiddenDaemon | undefined, db: string, branch: string): RiddenDaemon | undefined {
+  return d?.ephemeral.some((e) => e.db === db && e.branch === branch) ? d : undefined;
 }
 
 /** The daemon's session on db@branch, if it has one. */

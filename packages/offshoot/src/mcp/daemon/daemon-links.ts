@@ -1,14 +1,14 @@
-import type { Client, SessionInfo } from '@offshoot/client';
+import type { Client } from '@offshoot/client';
 import type { Actor } from '../../ops/policy.js';
-import { probeSessions, reachDaemon } from './daemon-probe.js';
+import { type DaemonState, probeSessions, reachDaemon } from './daemon-probe.js';
 
 /** Connections kept idle per daemon and actor: enough for an agent's parallel calls, few enough to be no burden. */
 const IDLE_PER_DAEMON = 4;
 
-/** A connection taken for one call, with the sessions when the call asked for them; `give` hands it back. */
+/** A connection taken for one call, with the sessions (and ephemeral branches) when the call asked; `give` hands it back. */
 export interface TakenLink {
   client: Client;
-  sessions: SessionInfo[] | undefined;
+  state: DaemonState | undefined;
   give(): void;
 }
 
@@ -49,8 +49,8 @@ export class DaemonLinks {
     for (let c = pool.idle.pop(); c !== undefined; c = pool.idle.pop()) {
       if (c.closed) continue;
       if (!withSessions) return taken(pool, c, undefined);
-      const sessions = await probeSessions(c).catch(() => undefined);
-      if (sessions !== undefined) return taken(pool, c, sessions);
+      const state = await probeSessions(c).catch(() => undefined);
+      if (state !== undefined) return taken(pool, c, state);
       // Dropped by the daemon: it went away, and whichever serves now is dialled. Open but silent (the probe timed
       // out) or refusing: that daemon does not answer, and the call works at rest, as a fresh probe's would.
       const dropped = c.closed;
@@ -63,7 +63,7 @@ export class DaemonLinks {
     }
     const fresh = await reachDaemon(socket, actor);
     if (fresh === undefined) return undefined;
-    return taken(pool, fresh.client, withSessions ? fresh.sessions : undefined);
+    return taken(pool, fresh.client, withSessions ? fresh : undefined);
   }
 
   /**
@@ -93,10 +93,10 @@ function retire(pool: Pool): void {
 }
 
 // Given back, a connection is kept for the next call unless it closed, its pool went or enough are kept already.
-function taken(pool: Pool, client: Client, sessions: SessionInfo[] | undefined): TakenLink {
+function taken(pool: Pool, client: Client, state: DaemonState | undefined): TakenLink {
   return {
     client,
-    sessions,
+    state: state && { sessions: state.sessions, ephemeral: state.ephemeral },
     give: () => {
       if (!pool.retired && !client.closed && pool.idle.length < IDLE_PER_DAEMON) pool.idle.push(client);
       else client.close();

@@ -7,18 +7,25 @@ export interface LinkedDaemon {
   socket: string;
 }
 
-/** A daemon that answered a status request during this call, with the sessions it has open. */
-export interface RiddenDaemon extends LinkedDaemon {
+/** What a status request says: the sessions the daemon has open, and the ephemeral branches it holds. */
+export interface DaemonState {
   sessions: SessionInfo[];
+  ephemeral: Array<{ db: string; branch: string }>;
 }
+
+/** A daemon that answered a status request during this call, with what it said. */
+export interface RiddenDaemon extends LinkedDaemon, DaemonState {}
 
 const PROBE_MS = 2000;
 
-/** The daemon's sessions, by a status request on `client`; rejects when no answer comes in time. */
-export async function probeSessions(client: Client): Promise<SessionInfo[]> {
+/** The daemon's sessions and ephemeral branches, by a status request on `client`; rejects when no answer comes in time. */
+export async function probeSessions(client: Client): Promise<DaemonState> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
-    client.status(),
+    client.request({ op: 'status' }).then((res) => ({
+      sessions: res.sessions ?? [],
+      ephemeral: res.ephemeral_branches ?? [],
+    })),
     new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('status probe timed out')), PROBE_MS);
     }),
@@ -35,7 +42,7 @@ export async function reachDaemon(socket: string, actor: Actor = HUMAN): Promise
   try {
     const who = actor.kind === 'agent' ? { actor: 'agent' as const, allowForce: actor.allowForce } : {};
     client = await connect(socket, { connectTimeoutMs: PROBE_MS, ...who });
-    return { client, socket, sessions: await probeSessions(client) };
+    return { client, socket, ...(await probeSessions(client)) };
   } catch {
     client?.close();
     return undefined;

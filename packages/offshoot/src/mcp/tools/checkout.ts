@@ -1,7 +1,7 @@
 import type { checkoutTool } from '@offshoot/tools';
 import { checkout, checkoutLive } from '../../ops/checkout.js';
 import { branchOr, nameArg } from '../args.js';
-import { sessionOn, withDaemon } from '../daemon/daemon-link.js';
+import { holdingEphemeral, sessionOn, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
 /** `offshoot_checkout`: the file to open with any SQLite client — a session's live path, else an at-rest checkout. */
@@ -27,6 +27,20 @@ export const checkoutRun: ToolRun<typeof checkoutTool> = {
             kept: null,
           },
           text: `${s.checkout}\ncaptured live by the daemon session (durable through txid ${s.durable_txid}); checkpoint with offshoot_checkpoint`,
+          touched: [{ db, branch }],
+        };
+      }
+      const held = holdingEphemeral(d, db, branch);
+      if (held !== undefined) {
+        const res = await held.client.request({ op: 'checkout', db, branch });
+        const path = res.checkout ?? '';
+        return {
+          structured: { db, branch, path, txid: null, live: false, reused: false, dirty: false, kept: null },
+          text: [
+            path,
+            ...(res.warnings ?? []),
+            'ephemeral: held by the daemon and gone with it; offshoot_checkpoint with a name keeps your writes',
+          ].join('\n'),
           touched: [{ db, branch }],
         };
       }

@@ -2,7 +2,7 @@ import type { checkpointTool } from '@offshoot/tools';
 import { validateMeta } from '../../core/meta.js';
 import { checkpoint } from '../../ops/checkpoint.js';
 import { branchOr, nameArg } from '../args.js';
-import { sessionOn, withDaemon } from '../daemon/daemon-link.js';
+import { holdingEphemeral, sessionOn, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
 /** `offshoot_checkpoint`: names the branch's current state durably — a live flush under a session, else at rest. */
@@ -20,6 +20,16 @@ export const checkpointRun: ToolRun<typeof checkpointTool> = {
         return {
           structured: { ...base, txid, kind: 'live' as const, live: true },
           text: `checkpoint "${name}" at txid ${txid} (captured live by the daemon session)`,
+          touched: [{ db, branch }],
+        };
+      }
+      const held = holdingEphemeral(d, db, branch);
+      if (held !== undefined) {
+        // Only the daemon has it; a named checkpoint keeps it, durable from here on.
+        const r = await held.client.checkpoint(db, branch, name, meta ? { meta } : {});
+        return {
+          structured: { ...base, txid: r.txid, kind: r.kind, live: r.kind === 'live' },
+          text: `checkpoint "${name}" at txid ${r.txid}: ${db}@${branch} was ephemeral and is kept, durable in the store from now on`,
           touched: [{ db, branch }],
         };
       }

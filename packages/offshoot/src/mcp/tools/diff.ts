@@ -4,6 +4,7 @@ import { renderDiffSummary, renderDiffText } from '../../sqlite/diff/diff-format
 import { diffToJson } from '../../sqlite/diff/diff-json.js';
 import { firstRows } from '../../sqlite/diff/row-window.js';
 import { branchOr, nameArg } from '../args.js';
+import { holdingEphemeral, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
 const MAX_TEXT = 20_000;
@@ -27,6 +28,27 @@ export const diffRun: ToolRun<typeof diffTool> = {
     };
     const label = (t: { branch: string; checkpoint?: string }) =>
       `${db}@${t.branch}${t.checkpoint ? `@${t.checkpoint}` : ''}`;
+    // A side that is an ephemeral branch is read by the daemon holding it, the only one that has it.
+    const through = await withDaemon(deps, async (d) => {
+      const held = holdingEphemeral(d, db, source) ?? holdingEphemeral(d, db, target);
+      if (held === undefined) return undefined;
+      return held.client.diff(label(left), label(right), { ...(args.summary ? { summary: true } : {}), limit });
+    });
+    if (through !== undefined) {
+      const structured = diffOutput(label(left), label(right), through);
+      return {
+        structured,
+        text: [
+          `${label(left)} -> ${label(right)}`,
+          ...structured.schema.map((c) => `schema: ${c.type} ${c.name} ${c.change}`),
+          ...structured.tables.map((t) => `${t.table}: ${t.status} (+${t.added} -${t.removed} ~${t.changed})`),
+        ].join('\n'),
+        touched: [
+          { db, branch: source },
+          { db, branch: target },
+        ],
+      };
+    }
     const ctx = await deps.ops();
     deps.control.step(`comparing ${label(left)} with ${label(right)}`);
     // Only `limit` row changes of each kind are kept while every one is counted: the cap bounds the answer.

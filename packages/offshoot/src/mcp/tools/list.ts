@@ -48,12 +48,21 @@ export const listRun: ToolRun<typeof listTool> = {
           (b.reap_postponed ? ` reap_postponed=${b.reap_postponed}` : '') +
           (b.live_session ? ' live' : ''),
       );
+      const held = (d?.ephemeral ?? [])
+        .filter((e) => db === undefined || e.db === db)
+        .map((e) => `${e.db}@${e.branch}`);
+      if (held.length > 0) lines.push(`ephemeral (held by the daemon, gone with it unless kept): ${held.join(', ')}`);
       const text =
         lines.length > 0
           ? lines.join('\n')
           : `no ${db === undefined ? 'databases' : `branches of ${db}`} yet: a human creates one with 'offshoot create <db>' (or 'offshoot create <db> --from app.db')`;
       return {
-        structured: { branches, daemon: d ? { socket: d.socket, sessions: d.sessions.length } : null },
+        structured: {
+          branches,
+          daemon: d
+            ? { socket: d.socket, sessions: d.sessions.length, ...(held.length > 0 ? { ephemeral: held } : {}) }
+            : null,
+        },
         text,
         touched: branches.map((b) => ({ db: b.db, branch: b.branch })),
       };

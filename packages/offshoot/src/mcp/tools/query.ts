@@ -1,6 +1,7 @@
 import type { queryTool } from '@offshoot/tools';
 import { QUERY_LIMITS, query } from '../../ops/query.js';
 import { branchOr, nameArg } from '../args.js';
+import { holdingEphemeral, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
 const MAX_TEXT_ROWS = 50;
@@ -16,13 +17,23 @@ export const queryRun: ToolRun<typeof queryTool> = {
     const db = nameArg('database', args.database);
     const branch = branchOr('branch', args.branch);
     const at = args.at === undefined ? undefined : nameArg('at', args.at);
-    const ctx = await deps.ops();
     deps.control.step(`querying ${db}@${branch}${at ? `@${at}` : ''}`);
-    const r = await query(ctx, { db, branch }, args.sql, {
-      signal: deps.control.signal,
-      ...(at !== undefined ? { at } : {}),
-      ...(args.limit !== undefined ? { limit: args.limit } : {}),
-      timeoutMs: deps.options.queryTimeoutMs,
+    // An ephemeral branch is read by the daemon holding it, the only one that has it.
+    const r = await withDaemon(deps, async (d) => {
+      const held = holdingEphemeral(d, db, branch);
+      if (held !== undefined) {
+        const q = await held.client.query(db, branch, args.sql, {
+          ...(at !== undefined ? { at } : {}),
+          ...(args.limit !== undefined ? { limit: args.limit } : {}),
+        });
+        return { ...q, truncatedBy: q.truncated ? ('rows' as const) : undefined };
+      }
+      return query(await deps.ops(), { db, branch }, args.sql, {
+        signal: deps.control.signal,
+        ...(at !== undefined ? { at } : {}),
+        ...(args.limit !== undefined ? { limit: args.limit } : {}),
+        timeoutMs: deps.options.queryTimeoutMs,
+      });
     });
     const shown = r.rows.slice(0, MAX_TEXT_ROWS).map((row) => row.map((v) => JSON.stringify(v)).join(' | '));
     const text = [

@@ -3,7 +3,7 @@ import { fail } from '../../core/errors.js';
 /** Bytes a value adds to a diff, about as much as its JSON (`{"$blob": hex}`, a quoted string, a number) takes. */
 function valueBytes(v: unknown): number {
   if (typeof v === 'string') return v.length + 3;
-  if (Buffer.isBuffer(v)) return 2 * v.length + 14;
+  if (v instanceof Uint8Array) return 2 * v.length + 14;
   return 22;
 }
 

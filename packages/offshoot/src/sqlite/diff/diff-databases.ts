@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite-database.js';
 import { fail } from '../../core/errors.js';
 import type {
   DependentObject,
@@ -73,8 +73,8 @@ interface RawSides {
 }
 
 function diffOpen(
-  leftDb: Database.Database,
-  rightDb: Database.Database,
+  leftDb: SqliteDatabase,
+  rightDb: SqliteDatabase,
   pages: ReadonlySet<number> | undefined,
   raw: RawSides,
   opts: DiffOptions,
@@ -218,8 +218,8 @@ function isOrdinary(c: SchemaCatalog, name: string): boolean {
  * side only (shadow tables have no DDL of their own), and tables whose b-tree or an index's moved to another root.
  */
 function touchedTables(
-  leftDb: Database.Database,
-  rightDb: Database.Database,
+  leftDb: SqliteDatabase,
+  rightDb: SqliteDatabase,
   lc: SchemaCatalog,
   rc: SchemaCatalog,
   schema: SchemaChange[],
@@ -246,7 +246,7 @@ function touchedTables(
 }
 
 function rebuildPlan(
-  rightDb: Database.Database,
+  rightDb: SqliteDatabase,
   rc: SchemaCatalog,
   name: string,
   left: TableShape,

@@ -20,17 +20,18 @@ export function renderDiffText(result: DiffResult, leftLabel: string, rightLabel
       if (c.right !== undefined) lines.push(indent(c.change === 'changed' ? `right: ${c.right}` : c.right, 6));
     }
   }
-  for (const t of result.tables) if (t.status !== 'same') lines.push(...tableSection(t));
+  for (const t of result.tables) if (t.status !== 'same') tableSection(t, lines);
   if (lines.length === 1) lines.push('no differences');
   return lines.join('\n') + '\n';
 }
 
-function tableSection(t: TableDiff): string[] {
+// Appends to lines one at a time: a table's rows spread into one push() overflow the stack past ~120,000.
+function tableSection(t: TableDiff, lines: string[]): void {
   const head = `table ${t.table} (key ${t.key.join(', ')}): ${t.status}`;
   const n = rowCounts(t);
   const detailed = n.added + n.removed + n.changed > 0;
   const counts = detailed ? `, ${n.added} added, ${n.removed} removed, ${n.changed} changed` : countsNote(t);
-  const lines = [head + counts];
+  lines.push(head + counts);
   for (const r of t.removed) lines.push(`  - ${rowText(r)}`);
   for (const r of t.added) lines.push(`  + ${rowText(r)}`);
   for (const c of t.changed) {
@@ -41,7 +42,6 @@ function tableSection(t: TableDiff): string[] {
   }
   const left = rowsLeftOut(t);
   if (left > 0) lines.push(`  … ${left} more not listed`);
-  return lines;
 }
 
 function countsNote(t: TableDiff): string {

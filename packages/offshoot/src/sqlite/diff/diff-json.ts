@@ -1,5 +1,6 @@
 import type { DiffResult, Row, TableDiff } from './diff-types.js';
 import type { RowCounts } from './row-window.js';
+import { blobHex } from './sql-value.js';
 
 /** A JSON-safe stored value: see diffToJson for the encoding. */
 export type JsonValue = null | number | string | { $blob: string } | { $int: string } | { $real: string };
@@ -74,5 +75,5 @@ function jsonValue(v: unknown): JsonValue {
       : { $int: v.toString() };
   if (typeof v === 'number') return Number.isFinite(v) ? v : { $real: String(v) };
   if (typeof v === 'string') return v;
-  return { $blob: (v as Buffer).toString('hex') };
+  return { $blob: blobHex(v as Uint8Array) };
 }

@@ -52,7 +52,7 @@ export function renderDiffSql(result: DiffResult): string {
     ...result.tables.filter((t) => t.table !== 'sqlite_sequence'),
     ...result.tables.filter((t) => t.table === 'sqlite_sequence'),
   ];
-  for (const t of ordered) out.push(...rowStatements(t));
+  for (const t of ordered) rowStatements(t, out);
   for (const type of CREATE_ORDER) {
     for (const c of result.schema)
       if (c.type === type && c.change !== 'removed' && c.right !== undefined) out.push(`${c.right};`);
@@ -92,16 +92,16 @@ function rebuildStatements(t: TableDiff, schema: SchemaChange[]): string[] {
   return out;
 }
 
-function rowStatements(t: TableDiff): string[] {
-  if (t.status === 'removed' || t.status === 'same') return [];
+// Appends to out one statement at a time: a table's rows spread into one push() overflow the stack past ~120,000.
+function rowStatements(t: TableDiff, out: string[]): void {
+  if (t.status === 'removed' || t.status === 'same') return;
   const table = quoteIdent(t.table);
-  const out: string[] = [];
   const replaced = t.rebuild !== undefined && t.rebuild.copy.length === 0;
   if (t.table === 'sqlite_sequence') {
     for (const r of t.removed) out.push(`DELETE FROM ${table} WHERE ${where(t.key, r)};`);
     for (const r of [...t.changed.map((c) => c.after), ...t.added])
       out.push(`DELETE FROM ${table} WHERE ${where(t.key, r)};`, insert(table, r));
-    return out;
+    return;
   }
   if (t.status === 'added' && t.shadow === true) out.push(`DELETE FROM ${table};`);
   if (t.status === 'changed' && !replaced) {
@@ -112,7 +112,6 @@ function rowStatements(t: TableDiff): string[] {
     }
   }
   for (const r of t.added) out.push(insert(table, r));
-  return out;
 }
 
 function where(key: string[], row: Row): string {

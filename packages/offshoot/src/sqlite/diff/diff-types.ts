@@ -1,6 +1,6 @@
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite-database.js';
 import type { RowCounts, RowWindows } from './row-window.js';
-/** One row of a table, keyed by column name; values are as SQLite stores them (bigint, number, string, Buffer, null). */
+/** One row of a table, keyed by column name; values are as SQLite stores them (bigint, number, string, Uint8Array, null). */
 export type Row = Record<string, unknown>;
 
 /** The kind of schema object a change is about. */
@@ -113,5 +113,5 @@ export interface DiffOptions {
    * Connections already open on a side's file inside a read transaction (a frozen checkout's), read in place of
    * opening one: the diff reads through it in that transaction, never writes or ends it, and leaves it open.
    */
-  connections?: { left?: Database.Database | undefined; right?: Database.Database | undefined };
+  connections?: { left?: SqliteDatabase | undefined; right?: SqliteDatabase | undefined };
 }

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite-database.js';
 import type { DiffBudget } from './diff-budget.js';
 import type { DiffStats, Row, TableDiff } from './diff-types.js';
 import { type RowKind, RowTally, type RowWindows } from './row-window.js';
@@ -37,8 +37,8 @@ type RowDiffOutcome = Pick<
  * In summary mode it counts with COUNT(*) and reads rows only to find a first difference between equal counts.
  */
 export function diffTableRows(
-  leftDb: Database.Database,
-  rightDb: Database.Database,
+  leftDb: SqliteDatabase,
+  rightDb: SqliteDatabase,
   plan: RowDiffPlan,
   stats: DiffStats,
 ): RowDiffOutcome {
@@ -83,7 +83,7 @@ export function diffTableRows(
 
 /** The left side's row count, from the plan's known counts when an earlier diff of the same file counted it. */
 export function leftCount(
-  db: Database.Database,
+  db: SqliteDatabase,
   plan: Pick<RowDiffPlan, 'table' | 'leftCounts'>,
   stats: DiffStats,
 ): number {
@@ -94,7 +94,7 @@ export function leftCount(
   return n;
 }
 
-function countRows(db: Database.Database, table: string, stats: DiffStats): number {
+function countRows(db: SqliteDatabase, table: string, stats: DiffStats): number {
   stats.tablesCounted++;
   const n = db
     .prepare(`SELECT count(*) FROM ${quoteIdent(table)}`)
@@ -104,7 +104,7 @@ function countRows(db: Database.Database, table: string, stats: DiffStats): numb
 }
 
 function scan(
-  db: Database.Database,
+  db: SqliteDatabase,
   table: string,
   shape: TableShape,
   rowids?: ReadonlySet<bigint>,
@@ -136,13 +136,7 @@ interface Collected {
   tally: RowTally;
 }
 
-function collectAll(
-  db: Database.Database,
-  plan: RowDiffPlan,
-  shape: TableShape,
-  to: Collected,
-  stats: DiffStats,
-): number {
+function collectAll(db: SqliteDatabase, plan: RowDiffPlan, shape: TableShape, to: Collected, stats: DiffStats): number {
   let n = 0;
   for (const values of scan(db, plan.table, shape)) {
     if (to.tally.keep(to.kind)) {
@@ -160,8 +154,8 @@ function collectAll(
  * difference is counted in `tally`, and kept only when it falls in its kind's window.
  */
 function mergeJoin(
-  leftDb: Database.Database,
-  rightDb: Database.Database,
+  leftDb: SqliteDatabase,
+  rightDb: SqliteDatabase,
   plan: RowDiffPlan,
   left: TableShape,
   right: TableShape,

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite-database.js';
 import type { SchemaObjectType } from './diff-types.js';
 
 /** One sqlite_schema entry that carries DDL (autoindexes have none and are part of their table). */
@@ -37,7 +37,7 @@ export function isStatTable(name: string): boolean {
 }
 
 /** Reads one side's schema (cheap: sqlite_schema and PRAGMA table_list, no table data). */
-export function readCatalog(db: Database.Database): SchemaCatalog {
+export function readCatalog(db: SqliteDatabase): SchemaCatalog {
   const rows = db
     .prepare('SELECT type, name, tbl_name AS tblName, sql, rootpage FROM sqlite_schema ORDER BY rowid')
     .all() as Array<{ type: string; name: string; tblName: string; sql: string | null; rootpage: bigint | null }>;

@@ -1,9 +1,11 @@
+import { blobHex } from './sql-value.js';
+
 /** Quotes an identifier for SQLite: always double-quoted, embedded quotes doubled. */
 export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-/** Renders a stored value (null, bigint, number, string or Buffer) as a SQL literal that reads back as the same type and value. */
+/** Renders a stored value (null, bigint, number, string or BLOB bytes) as a SQL literal that reads back as the same type and value. */
 export function sqlLiteral(v: unknown): string {
   if (v === null || v === undefined) return 'NULL';
   if (typeof v === 'bigint') return v.toString();
@@ -13,7 +15,7 @@ export function sqlLiteral(v: unknown): string {
     if (v.includes('\0')) return `CAST(X'${Buffer.from(v, 'utf8').toString('hex')}' AS TEXT)`;
     return `'${v.replaceAll("'", "''")}'`;
   }
-  return `X'${(v as Buffer).toString('hex')}'`;
+  return `X'${blobHex(v as Uint8Array)}'`;
 }
 
 // Shortest round-trip decimal; a decimal point or exponent keeps an integral value a REAL.

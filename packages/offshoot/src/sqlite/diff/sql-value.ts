@@ -2,8 +2,13 @@
 export function sqlValuesEqual(a: unknown, b: unknown): boolean {
   if (a === null || b === null) return a === b;
   if (typeof a !== typeof b) return false;
-  if (Buffer.isBuffer(a)) return Buffer.isBuffer(b) && a.equals(b);
+  if (a instanceof Uint8Array) return b instanceof Uint8Array && Buffer.compare(a, b) === 0;
   return a === b;
+}
+
+/** A BLOB's bytes in hex (SQLite hands BLOBs over as Uint8Array). */
+export function blobHex(v: Uint8Array): string {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex');
 }
 
 /** Orders two stored values the way SQLite's BINARY collation does: NULL, numbers, text (by UTF-8 bytes), blobs. */
@@ -19,7 +24,7 @@ export function compareSqlValues(a: unknown, b: unknown): number {
     case 2:
       return compareUtf8(a as string, b as string);
     default:
-      return Buffer.compare(a as Buffer, b as Buffer);
+      return Buffer.compare(a as Uint8Array, b as Uint8Array);
   }
 }
 

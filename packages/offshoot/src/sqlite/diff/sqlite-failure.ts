@@ -1,8 +1,9 @@
 import { asOffshootError, fail, type OffshootError } from '../../core/errors.js';
+import { sqliteCode } from '../sqlite-result-codes.js';
 
 /** Maps a SQLite error met while reading `what` to an offshoot error: corruption, I/O, busy, or as-is. */
 export function sqliteFailure(err: unknown, what: string): OffshootError {
-  const code = String((err as { code?: unknown }).code ?? '');
+  const code = sqliteCode(err) ?? '';
   const message = err instanceof Error ? err.message : String(err);
   if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
     return fail('CORRUPT', `diff: ${what} is not a valid SQLite database (${message})`, {

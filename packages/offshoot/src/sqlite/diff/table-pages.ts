@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite-database.js';
 import { mapBtreePagesOnce } from './btree-seek.js';
 import type { RawDbFile } from './btree-walk.js';
 import type { DiffStats } from './diff-types.js';
@@ -16,7 +16,7 @@ const SCHEMA_ROOT = 1;
  * which reads every b-tree page and does place overflow pages. `stats.pagesRead` counts the pages either way read.
  */
 export function tablesOwningPages(
-  db: Database.Database,
+  db: SqliteDatabase,
   catalog: SchemaCatalog,
   pages: ReadonlySet<number>,
   ignoredIndexes: ReadonlySet<string>,
@@ -56,8 +56,8 @@ function walkedOwners(
   return names;
 }
 
-/** Owners of the pages from dbstat (better-sqlite3's SQLite is built with SQLITE_ENABLE_DBSTAT_VTAB), one pass over every page. */
-function dbstatOwners(db: Database.Database, pages: ReadonlySet<number>, stats: DiffStats): string[] {
+/** Owners of the pages from dbstat (Node's SQLite is built with SQLITE_ENABLE_DBSTAT_VTAB), one pass over every page. */
+function dbstatOwners(db: SqliteDatabase, pages: ReadonlySet<number>, stats: DiffStats): string[] {
   stats.pagesRead += Number(db.pragma('page_count', { simple: true }));
   const rows = db
     .prepare('SELECT DISTINCT name FROM dbstat WHERE pageno IN (SELECT value FROM json_each(?))')

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite-database.js';
 import { fail } from '../../core/errors.js';
 
 /** The columns and key a table's rows are read and matched by. */
@@ -16,7 +16,7 @@ export interface TableShape {
 const ROWID_ALIASES = ['rowid', '_rowid_', 'oid'];
 
 /** Reads a table's shape from PRAGMA table_xinfo, table_list and index_list. */
-export function readTableShape(db: Database.Database, table: string): TableShape {
+export function readTableShape(db: SqliteDatabase, table: string): TableShape {
   const cols = db
     .prepare('SELECT name, type, pk, hidden, dflt_value AS dflt FROM pragma_table_xinfo(?)')
     .all(table) as Array<{

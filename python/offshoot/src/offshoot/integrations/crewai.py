@@ -48,7 +48,9 @@ class KickoffFork(Fork):
 
     def _after_task(self, inner: Callable[[TaskOutput], Any] | None) -> Callable[[TaskOutput], Any]:
         def done(output: TaskOutput) -> Any:
-            self.checkpoint(self._next("task"), {"task": (output.name or output.description)[:200]})
+            # An ephemeral kickoff records no checkpoint of its own: a named one would keep the fork in the store.
+            if not self.ephemeral:
+                self.checkpoint(self._next("task"), {"task": (output.name or output.description)[:200]})
             return inner(output) if inner is not None else None
 
         return done
@@ -105,7 +107,7 @@ class ForkPerKickoff(ForkPer[KickoffFork]):
                 )
             chosen = verdict(output, fork)
         except BaseException:
-            fork.link.close()
+            fork.close_kept()
             raise
         txid = self.settle(fork, chosen)
         return KickoffRun(output, fork, chosen, txid, fork.promote_error)

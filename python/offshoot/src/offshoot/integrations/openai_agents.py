@@ -252,6 +252,9 @@ class RunFork(Fork):
             return txid
 
     async def _tool_done(self, tool: Tool, context: RunContextWrapper[Any]) -> None:
+        # An ephemeral run records no checkpoint of its own: a named one would keep the fork in the store.
+        if self.ephemeral:
+            return
         name = f"{self._next('tool')}-{_UNSAFE_NAME.sub('-', tool.name.lower()).strip('-')[:64] or 'tool'}"
         call_id = getattr(context, "tool_call_id", None)
         await self.checkpoint(name, {"tool": tool.name, **({"call_id": call_id} if isinstance(call_id, str) else {})})
@@ -313,7 +316,8 @@ class ForkPerRun(ForkPer[RunFork]):
     """Runs an agent in a fork of the application database `db` (forked from `base`, expiring after `ttl` unless
     promoted), checkpointing after every tool call, then asks `verdict(result, fork)` what to keep. A run that
     raises keeps its fork (with its TTL) for inspection and re-raises. Promoting onto a protected base (`main`)
-    needs `force=True`."""
+    needs `force=True`. With `ephemeral=True` (through a daemon) each fork is ephemeral: a discarded run writes
+    nothing to the store, and the run checkpoints nothing on its way (a named checkpoint would keep the fork)."""
 
     fork_type = RunFork
     default_prefix = "run-"
@@ -338,7 +342,7 @@ class ForkPerRun(ForkPer[RunFork]):
             decided = verdict(result, fork)
             chosen = await decided if inspect.isawaitable(decided) else decided
         except BaseException:
-            await asyncio.to_thread(fork.link.close)
+            await asyncio.to_thread(fork.close_kept)
             raise
         return await asyncio.to_thread(self._finish, result, fork, chosen)
 
@@ -360,7 +364,7 @@ class ForkPerRun(ForkPer[RunFork]):
             )
             chosen = verdict(result, fork)
         except BaseException:
-            fork.link.close()
+            fork.close_kept()
             raise
         return self._finish(result, fork, chosen)
 

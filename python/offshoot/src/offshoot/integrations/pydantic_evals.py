@@ -96,14 +96,18 @@ class OffshootCaseLifecycle(CaseLifecycle[Any, Any, Any]):
         base: str = "main",
         ttl: TTL = "24h",
         naming: Callable[[str], str] | None = None,
+        ephemeral: bool | None = None,
     ) -> None:
-        """One case's lifecycle; `session()` and `at_rest()` make the factory `Dataset.evaluate` calls per case."""
+        """One case's lifecycle; `session()` and `at_rest()` make the factory `Dataset.evaluate` calls per case.
+        `ephemeral` (default: yes through a daemon, no at rest) makes each case's fork ephemeral: a case that passes
+        is thrown away without a write to the store, one that fails is kept as its `result` checkpoint."""
         super().__init__(case)
         self.place = place
         self.db = db
         self.seed = seed
         self.base = base
         self.ttl = ttl
+        self.ephemeral = isinstance(place, DaemonPlace) if ephemeral is None else ephemeral
         self._naming = naming or _Naming("case-")
         self.link: BranchLink | None = None
 
@@ -153,6 +157,7 @@ class OffshootCaseLifecycle(CaseLifecycle[Any, Any, Any]):
             ttl=self.ttl,
             from_checkpoint=self.seed,
             meta={"case": name[:200]},
+            ephemeral=self.ephemeral,
         )
         _current.set(self.fork)
 
@@ -172,7 +177,7 @@ class OffshootCaseLifecycle(CaseLifecycle[Any, Any, Any]):
             return
         passed = self.passed(result)
         try:
-            diff = await asyncio.to_thread(self._diff, link)
+            diff = await asyncio.to_thread(self._diff, link, passed)
             _record(result, self.fork, diff, kept=not passed)
         except BaseException:
             await asyncio.to_thread(link.close)
@@ -182,8 +187,12 @@ class OffshootCaseLifecycle(CaseLifecycle[Any, Any, Any]):
         else:
             await asyncio.to_thread(link.close)
 
-    def _diff(self, link: BranchLink) -> DiffResult:
-        link.flush(RESULT_CHECKPOINT, {"case": (self.case.name or "case")[:200]})
+    def _diff(self, link: BranchLink, passed: bool) -> DiffResult:
+        # A passed case's ephemeral fork is thrown away: its flush stays unnamed, since a named one would keep it.
+        if self.ephemeral and passed:
+            link.flush("", None)
+        else:
+            link.flush(RESULT_CHECKPOINT, {"case": (self.case.name or "case")[:200]})
         return link.diff(self._seed_target)
 
 

@@ -41,6 +41,8 @@ export interface BranchStatus {
   meta: Meta | undefined;
   /** Set on an undo point: the kind offshoot made and the branch whose earlier state it keeps (see undoCommand). */
   undo?: UndoTag;
+  /** Held by the daemon that made it until kept; gone with that daemon (absent for every durable branch). */
+  ephemeral?: true;
 }
 
 /** A branch whose ref cannot be read: listed by name so every other branch still shows. */

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import type { DataObject } from '../../../core/keys.js';
 import { applyChain, applySegments, type ChainResult } from '../../../ltx/apply.js';
-import { commitRename, tempPathFor, writeFileAtomic } from '../../../platform/atomic-file.js';
+import { commitRename, replaceFile, tempPathFor, writeFileAtomic } from '../../../platform/atomic-file.js';
 import { type Fingerprint, fingerprintOf } from '../../../sqlite/checkout-sidecar.js';
 import { cloneOrCopy } from '../../../sqlite/clone-file.js';
 import { FileSource, geometryOf, scanPageSums } from '../../../sqlite/page-scan.js';
@@ -13,7 +13,7 @@ import { PageSums, pageSumsPath, readPageSums } from '../../../sqlite/page-sums.
 import type { ResolvedChain } from '../../../store/chain-resolver.js';
 import type { OpsContext } from '../context/context.js';
 import { DamagedObjectError, isDamage } from '../context/damaged-object.js';
-import { chainCacheDir } from '../context/paths.js';
+import { chainCacheDir, volatileCacheDir } from '../context/paths.js';
 
 /** What a materialized database file holds. */
 export interface Materialized {
@@ -85,7 +85,7 @@ function sourcesFor(
     const src = await ctx.store.backend.getStream(m.key);
     src.on('error', (err) => counted.destroy(err));
     // pipe() leaves its source open when the destination stops early (a cancelled call): close it with the counter,
-    // or its file handle waits for the garbage collector.
+    // or its file handle waits for the garbage collector, which Node 26 treats as a fatal error.
     counted.once('close', () => src.destroy());
     return src.pipe(counted);
   });
@@ -122,6 +122,30 @@ async function readEntry(dir: string, id: string): Promise<{ path: string; meta:
   return { path, meta };
 }
 
+/** The first valid entry of id among dirs. */
+async function firstEntry(dirs: readonly string[], id: string): Promise<{ path: string; meta: EntryMeta } | undefined> {
+  for (const dir of dirs) {
+    const e = await readEntry(dir, id);
+    if (e !== undefined) return e;
+  }
+  return undefined;
+}
+
+/**
+ * Where a chain's cache entry lives, then where else its prefixes may: the shared cache, or for a chain through objects
+ * an ephemeral fork holds, the daemon's own volatile cache first and the shared one for its durable prefixes.
+ */
+function cacheDirs(ctx: OpsContext, db: string, chain: ResolvedChain): string[] {
+  const held = new Set<string>();
+  for (let i = chain.members.length - 1; i >= 0; i--) {
+    const lineage = (chain.members[i] as DataObject).lineage;
+    if (ctx.ephemeral?.holdsLineage(lineage) === true) held.add(lineage);
+  }
+  // By the newest held lineage the chain reaches: its entries go when the daemon lets go of that lineage.
+  const dirs = [...held].map((l) => volatileCacheDir(ctx.checkoutRoot, db, l));
+  return [...dirs, chainCacheDir(ctx.checkoutRoot, db)];
+}
+
 function scanFile(path: string): PageSums {
   const src = new FileSource(path);
   try {
@@ -155,11 +179,12 @@ async function withSizes(ctx: OpsContext, chain: ResolvedChain, label: string | 
  */
 async function buildChain(
   ctx: OpsContext,
-  dir: string,
+  dirs: readonly string[],
   unsized: ResolvedChain,
   tmp: string,
   label: string | undefined,
   keepSums = true,
+  sync = true,
 ): Promise<{ applied: ChainResult; sums: PageSums }> {
   const chain = await withSizes(ctx, unsized, label);
   const ids = prefixIds(chain.members);
@@ -178,11 +203,11 @@ async function buildChain(
     }
     hasher?.hash(data, hashes, pgno - 1);
   };
-  const hooks = hasher === undefined ? { onSums } : { onSums, onPage };
+  const hooks = { ...(hasher === undefined ? { onSums } : { onSums, onPage }), ...(sync ? {} : { sync: false }) };
   let applied: ChainResult | undefined;
   try {
     for (let k = ids.length - 2; k >= 0 && applied === undefined; k--) {
-      const prefix = await readEntry(dir, ids[k] as string);
+      const prefix = await firstEntry(dirs, ids[k] as string);
       if (!prefix) continue;
       try {
         await cloneOrCopy(prefix.path, tmp);
@@ -240,7 +265,11 @@ export async function cachedChain(
   chain: ResolvedChain,
   label?: string,
 ): Promise<CachedEntry> {
-  const dir = chainCacheDir(ctx.checkoutRoot, db);
+  // A chain through objects an ephemeral fork holds is a state gone with its daemon: its entry is built where the next
+  // daemon removes it, never synced, and never shared (its id could name a durable chain once the fork is kept).
+  const dirs = cacheDirs(ctx, db, chain);
+  const volatile = dirs.length > 1;
+  const dir = dirs[0] as string;
   const fullId = chainId(chain.members);
   const full = await readEntry(dir, fullId);
   if (full) {
@@ -255,7 +284,7 @@ export async function cachedChain(
   const final = join(dir, `${fullId}.db`);
   const tmp = tempPathFor(final);
   try {
-    const { applied, sums } = await buildChain(ctx, dir, chain, tmp, label);
+    const { applied, sums } = await buildChain(ctx, dirs, chain, tmp, label, true, !volatile);
     await chmod(tmp, 0o444);
     // The rename keeps inode and mtime, so the sealed file's fingerprint is the visible entry's.
     const meta: EntryMeta = {
@@ -266,9 +295,11 @@ export async function cachedChain(
       keys: chain.members.map((m) => m.key),
       fingerprint: fingerprintOf(tmp),
     };
-    await writeFileAtomic(join(dir, `${fullId}.json`), JSON.stringify(meta) + '\n');
-    await writeFileAtomic(pageSumsPath(final), sums.encode());
-    await commitRename(tmp, final);
+    const write = volatile ? replaceFile : writeFileAtomic;
+    await write(join(dir, `${fullId}.json`), JSON.stringify(meta) + '\n');
+    await write(pageSumsPath(final), sums.encode());
+    if (volatile) await rename(tmp, final);
+    else await commitRename(tmp, final);
     return {
       path: final,
       result: {
@@ -297,8 +328,8 @@ export async function materializeUncached(
   dest: string,
   label?: string,
 ): Promise<{ txid: number }> {
-  const dir = chainCacheDir(ctx.checkoutRoot, db);
-  const full = await readEntry(dir, chainId(chain.members));
+  const dirs = cacheDirs(ctx, db, chain);
+  const full = await firstEntry(dirs, chainId(chain.members));
   if (full) {
     try {
       await cloneOrCopy(full.path, dest);
@@ -309,7 +340,7 @@ export async function materializeUncached(
     }
   }
   // Export writes no page-sum sidecar, so it hashes no page for one.
-  const { applied } = await buildChain(ctx, dir, chain, dest, label, false);
+  const { applied } = await buildChain(ctx, dirs, chain, dest, label, false);
   return { txid: applied.txid };
 }
 

@@ -69,10 +69,10 @@ export async function planLineageAt(
   resolver: ChainResolver,
   lineage: string,
   txid: number,
-  opts: { materialize?: boolean } = {},
+  opts: LineageOptions = {},
 ): Promise<NewLineage> {
   const chain = await resolver.resolve(lineage, txid);
-  const id = newLineageId();
+  const id = (opts.newId ?? newLineageId)();
   const dependsOn = [...chain.members.map((m) => m.key), ...chain.baseKeys];
   // Merged segments keep members bounded, but a merge may reach through its base lineages, so forks of forks deepen
   // the spine (one base pointer per generation); the floor bounds both.
@@ -82,6 +82,12 @@ export async function planLineageAt(
   }
   const base = await resolver.collapseBase(lineage, txid);
   return { lineage: id, base, mode: 'shared', dependsOn };
+}
+
+/** How a fresh lineage is made: materialized whatever the chain, and where its id comes from (an ephemeral fork's is held). */
+export interface LineageOptions {
+  materialize?: boolean;
+  newId?: () => string;
 }
 
 /** Fresh lineages that all read as one state: how they share it, and one new lineage per call of next. */
@@ -104,7 +110,9 @@ export async function newLineagesAt(
   resolver: ChainResolver,
   lineage: string,
   txid: number,
+  opts: Pick<LineageOptions, 'newId'> = {},
 ): Promise<NewLineages> {
+  const newId = opts.newId ?? newLineageId;
   const chain = await resolver.resolve(lineage, txid);
   const dependsOn = [...chain.members.map((m) => m.key), ...chain.baseKeys];
   if (chain.members.length >= ctx.forkFloor || chain.spine.length >= ctx.forkFloor) {
@@ -115,7 +123,7 @@ export async function newLineagesAt(
       path: fast ? 'fast' : 'slow',
       dependsOn,
       next: async () => {
-        const id = newLineageId();
+        const id = newId();
         const path = await copySnapshot(ctx, db, resolver, lineage, txid, id);
         return { lineage: id, mode: 'materialized', path, dependsOn };
       },
@@ -125,6 +133,6 @@ export async function newLineagesAt(
   return {
     mode: 'shared',
     dependsOn,
-    next: () => Promise.resolve({ lineage: newLineageId(), base, mode: 'shared', dependsOn }),
+    next: () => Promise.resolve({ lineage: newId(), base, mode: 'shared', dependsOn }),
   };
 }

@@ -49,6 +49,10 @@ export async function stageCheckout(
   label = `checkout ${db}@${branch}`,
 ): Promise<StagedCheckout> {
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
+  // An ephemeral fork's checkout is noted for the next daemon to remove, and never waited onto the disk (gone with
+  // the daemon, it is never recovered); it is fsynced when the fork is kept.
+  const ephemeral = ctx.ephemeral?.holds(db, branch) === true;
+  if (ephemeral) ctx.ephemeral?.checkingOut(db, branch);
   await mkdir(dirname(path), { recursive: true });
   // By key alone: a cached entry is found by its members' keys, and a build states the sizes it reports.
   const chain = await new ChainResolver(ctx.store, { sizes: false }).resolve(ref.lineage, ref.head_txid);
@@ -70,7 +74,7 @@ export async function stageCheckout(
       // SQLite makes a commit durable in the -wal or journal alone and trusts the main file already is: a copy must
       // be on the disk before anyone writes on top of it (a reflink clone's blocks are the source's, which the
       // filesystem writes before it shares them). On ext4 the first fsync after the copy wrote it anyway.
-      if (method === 'copy') await fsyncPath(tmp);
+      if (method === 'copy' && !ephemeral) await fsyncPath(tmp);
       const m = entry.result;
       const identity = headIdentity(ref);
       const sidecar: Sidecar = {

@@ -1,3 +1,4 @@
+import type { EphemeralHost } from './ephemeral-host.js';
 import { newLeaseHolder } from './lease-holder.js';
 import type { Store } from '../../../store/store.js';
 
@@ -27,6 +28,8 @@ export interface OpsContext {
   snapshotEvery: number;
   /** Optional progress reporting for long work. */
   progress?: () => ProgressSink;
+  /** The ephemeral forks of the daemon this context serves; absent elsewhere. */
+  ephemeral?: EphemeralHost;
 }
 
 /** The default length of the lease an at-rest mutation holds on its branch. */
@@ -56,5 +59,6 @@ export function makeContext(
     forkFloor: over.forkFloor ?? DEFAULT_SNAPSHOT_EVERY,
     snapshotEvery: over.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
     ...(over.progress ? { progress: over.progress } : {}),
+    ...(over.ephemeral ? { ephemeral: over.ephemeral } : {}),
   };
 }

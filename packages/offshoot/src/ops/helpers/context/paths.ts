@@ -31,8 +31,24 @@ export function checkoutFiles(path: string): string[] {
 }
 
 /** The hidden staging area under the checkout root: .scratch/<area> (no database name starts with '.'). */
-export function scratchDir(root: string, area: 'tmp' | 'sessions' | 'ref-index'): string {
+export function scratchDir(root: string, area: 'tmp' | 'sessions' | 'ref-index' | 'ephemeral'): string {
   return join(root, '.scratch', area);
+}
+
+/**
+ * What a daemon's ephemeral forks keep locally, under .scratch/ephemeral/ (a daemon starting removes it): the large
+ * objects its overlay holds, the notes of their checkouts, and the cache entries of chains with members it holds.
+ */
+export function ephemeralDir(root: string, area: 'objects' | 'checkouts' | 'cache'): string {
+  return join(scratchDir(root, 'ephemeral'), area);
+}
+
+/**
+ * The cache entries of a database's chains that reach a lineage an ephemeral fork holds, by the newest such lineage:
+ * never shared with durable chains, removed with that lineage.
+ */
+export function volatileCacheDir(root: string, db: string, lineage: string): string {
+  return join(ephemeralDir(root, 'cache'), db, lineage);
 }
 
 /**

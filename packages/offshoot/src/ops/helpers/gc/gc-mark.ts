@@ -5,6 +5,7 @@ import type { VersionedRef } from '../../../store/store.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import type { OpsContext } from '../context/context.js';
 import { prefixIds } from '../chain/materialize.js';
+import { readLivenessPins } from './liveness-pins.js';
 import { GC_CONCURRENCY, readRefSnapshot, type SnapshotRef } from './ref-snapshot.js';
 
 /** A live branch's own lineage position: objects above its head at or above its epoch may be a flush in flight. */
@@ -44,13 +45,16 @@ export interface MarkListing {
 
 /**
  * Marks the union, over every branch, of its chain at head and at every checkpoint — resolved by the same
- * ChainResolver the read path uses — plus every base.json along its base spine. The refs are `refs` when given (a
+ * ChainResolver the read path uses — plus every base.json along its base spine, and likewise the chain at every pin
+ * of a fresh liveness object (the durable states a running daemon's ephemeral forks stand on; one whose chain does not
+ * resolve keeps its lineages whole). The refs are `refs` when given (a
  * snapshot the pass already read), else read here; data/ is listed once after them and serves every lineage's
  * listing and which base pointers exist (or `listed`, a caller's own such listing). Each (lineage, txid) chain and each spine is walked once. Any failure
  * throws: an incomplete mark must delete nothing.
  */
 export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], listed?: MarkListing): Promise<Mark> {
   const snapshot = refs ?? (await readRefSnapshot(ctx));
+  const pins = await readLivenessPins(ctx);
   // Keys only: the mark needs which objects exist, never their sizes (a local listing would stat every one).
   const keys = listed?.listing.map((o) => o.key) ?? (await ctx.store.backend.listKeys('data/'));
   const resolver = listed?.resolver ?? ChainResolver.fromKeys(ctx.store, keys);
@@ -81,6 +85,31 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
   // Every base pointer the spines below will walk, read in a batch per spine level rather than one read per lineage.
   await resolver.preloadBases(readable.map((x) => x.got.ref.lineage));
   // Branches at once; the memo entries are taken before any await, and every walk finishes before the mark returns.
+  // The chain of lineage at txid, and the base pointers of the lineage's spine, each walked once.
+  const markChain = async (lineage: string, txid: number): Promise<void> => {
+    const at = `${lineage}@${txid}`;
+    if (resolved.has(at)) return;
+    resolved.add(at);
+    const chain = await resolver.resolve(lineage, txid);
+    for (const m of chain.members) live.add(m.key);
+    // Many branches resolve to the same members (forks of one head): each distinct chain's ids are hashed once.
+    const members = chain.members.map((m) => m.key).join('\n');
+    if (!chains.has(members)) {
+      chains.add(members);
+      for (const id of prefixIds(chain.members)) chainIds.add(id);
+    }
+    for (const k of chain.baseKeys) live.add(k);
+  };
+  const markSpine = async (lineage: string): Promise<void> => {
+    for (let lin: string | undefined = lineage, hops = 0; lin !== undefined && hops < 4096; hops++) {
+      if (spines.has(lin)) break;
+      spines.add(lin);
+      const base = await resolver.base(lin);
+      if (base === undefined) break;
+      live.add(baseKey(lin));
+      lin = base.lineage;
+    }
+  };
   await inBatches(readable, GC_CONCURRENCY, async ({ db, branch, got }) => {
     const r = got.ref;
     let own = heads.get(r.lineage);
@@ -88,27 +117,17 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
     own.push({ lineage: r.lineage, epoch: r.epoch, head: r.head_txid });
     for (const name of Object.keys(r.checkpoints)) mark.checkpoints.add(`${db}@${branch}@${name}`);
     const txids = new Set([r.head_txid, ...Object.values(r.checkpoints).map((c) => c.txid)]);
-    for (const txid of txids) {
-      const at = `${r.lineage}@${txid}`;
-      if (resolved.has(at)) continue;
-      resolved.add(at);
-      const chain = await resolver.resolve(r.lineage, txid);
-      for (const m of chain.members) live.add(m.key);
-      // Many branches resolve to the same members (forks of one head): each distinct chain's ids are hashed once.
-      const members = chain.members.map((m) => m.key).join('\n');
-      if (!chains.has(members)) {
-        chains.add(members);
-        for (const id of prefixIds(chain.members)) chainIds.add(id);
-      }
-      for (const k of chain.baseKeys) live.add(k);
-    }
-    for (let lin: string | undefined = r.lineage, hops = 0; lin !== undefined && hops < 4096; hops++) {
-      if (spines.has(lin)) break;
-      spines.add(lin);
-      const base = await resolver.base(lin);
-      if (base === undefined) break;
-      live.add(baseKey(lin));
-      lin = base.lineage;
+    for (const txid of txids) await markChain(r.lineage, txid);
+    await markSpine(r.lineage);
+  });
+  await inBatches(pins, GC_CONCURRENCY, async ({ lineage, txid }) => {
+    try {
+      await markChain(lineage, txid);
+      await markSpine(lineage);
+    } catch {
+      // A pin whose chain does not resolve (its fork point was collected before the pin landed: that fork was
+      // refused) proves nothing about what its lineages hold: they are kept whole, as a malformed ref's are.
+      await keepWhatItMayReach(resolver, mark, Buffer.from(JSON.stringify({ lineage })));
     }
   });
   return mark;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hasCode } from '../../../core/errors.js';
 import { LIVENESS_PREFIX, livenessKey } from '../../../core/keys.js';
-import { livenessExpiry, serializeLiveness } from '../../../core/liveness.js';
+import { type LivenessPin, livenessExpiry, serializeLiveness } from '../../../core/liveness.js';
 import type { OpsContext } from '../context/context.js';
 import { parseLeaseHolder } from '../context/lease-holder.js';
 
@@ -29,7 +29,14 @@ export const STALE_LIVENESS_SWEEP_MS = 60 * 60_000;
  */
 export class LivenessBeacon {
   private timer: NodeJS.Timeout | undefined;
-  private beating: Promise<void> | undefined;
+  /** Every write, one after another: the last one queued, settled or not. */
+  private queue: Promise<void> = Promise.resolve();
+  /** A write queued and not yet started: whoever needs one meanwhile shares it. */
+  private queued: Promise<void> | undefined;
+  /** Writes queued or under way. */
+  private pending = 0;
+  /** The pins the last write that landed carried, as `lineage@txid`. */
+  private landed = new Set<string>();
   private stopped = false;
   private sweeping: Promise<void> | undefined;
   /** The expiry the last write that landed recorded. */
@@ -41,23 +48,26 @@ export class LivenessBeacon {
     readonly id: string,
     private readonly ttlMs: number,
     private readonly onLapse: () => void,
+    private readonly pins: () => LivenessPin[],
   ) {}
 
   /**
    * Writes the liveness object once (failing as the store does), then every everyMs. onLapse runs after a write
    * that found the previous one already expired (the daemon was paused, or the store out of reach, for longer than
    * ttlMs): anyone may have taken the daemon's branches meanwhile, and its sessions should find out now rather than
-   * at their next flush.
+   * at their next flush. `pins` gives, at each write, the durable states the daemon's ephemeral forks stand on, which
+   * the object carries for GC to keep.
    */
   static async start(
     ctx: OpsContext,
     ttlMs: number,
     everyMs: number,
     onLapse: () => void = () => undefined,
+    pins: () => LivenessPin[] = () => [],
   ): Promise<LivenessBeacon> {
     const id = parseLeaseHolder(ctx.holder)?.id ?? randomBytes(8).toString('hex');
-    const b = new LivenessBeacon(ctx, id, ttlMs, onLapse);
-    await b.write();
+    const b = new LivenessBeacon(ctx, id, ttlMs, onLapse, pins);
+    await b.writeNext();
     b.timer = setInterval(() => void b.beat(), Math.max(1, everyMs));
     b.timer.unref();
     b.sweeping = b
@@ -81,11 +91,21 @@ export class LivenessBeacon {
     }
   }
 
+  /**
+   * Resolves once a write carrying every pin the daemon has now has landed: at once when the last write carried them
+   * all, else after a write made for it (shared by every caller that arrives before it starts). How a new ephemeral
+   * fork is pinned before it is answered; a thousand forks at one fork point cost one write.
+   */
+  async pinned(): Promise<void> {
+    if (this.pins().every((p) => this.landed.has(pinName(p)))) return;
+    await this.writeNext();
+  }
+
   /** Stops writing and removes the object: the daemon's leases (given back by then) stand on nothing. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.beating;
+    await this.queue;
     await this.sweeping;
     try {
       await this.ctx.store.backend.delete(livenessKey(this.id));
@@ -95,28 +115,48 @@ export class LivenessBeacon {
     }
   }
 
-  // One write at a time: a tick that finds the last one still under way leaves it be.
+  // A tick that finds a write queued or under way leaves it be.
   private beat(): void {
-    if (this.stopped || this.beating !== undefined) return;
-    this.beating = this.write()
-      .catch((err: unknown) => this.ctx.warn(`liveness write failed (retried): ${(err as Error).message}`))
-      .finally(() => {
-        this.beating = undefined;
-      });
+    if (this.stopped || this.pending > 0) return;
+    this.writeNext().catch((err: unknown) =>
+      this.ctx.warn(`liveness write failed (retried): ${(err as Error).message}`),
+    );
+  }
+
+  // One write at a time, in order; a write starts with the pins of that moment.
+  private writeNext(): Promise<void> {
+    if (this.queued === undefined) {
+      this.pending++;
+      const run = this.queue
+        .then(() => {
+          this.queued = undefined;
+          return this.write();
+        })
+        .finally(() => this.pending--);
+      this.queued = run;
+      this.queue = run.catch(() => undefined);
+    }
+    return this.queued;
   }
 
   private async write(): Promise<void> {
     const now = this.ctx.now().getTime();
     const lapsed = this.expiry !== 0 && now >= this.expiry;
     const expiry = now + this.ttlMs;
+    const pins = this.pins();
     await this.ctx.store.backend.put(
       livenessKey(this.id),
-      serializeLiveness({ holder: this.ctx.holder, expiry: new Date(expiry).toISOString() }),
+      serializeLiveness({ holder: this.ctx.holder, expiry: new Date(expiry).toISOString(), pins }),
     );
+    this.landed = new Set(pins.map(pinName));
     this.expiry = expiry;
     if (lapsed && !this.stopped) {
       this.ctx.warn(`this daemon's liveness lapsed (paused, or the store out of reach); checking its sessions' leases`);
       this.onLapse();
     }
   }
+}
+
+function pinName(p: LivenessPin): string {
+  return `${p.lineage}@${p.txid}`;
 }

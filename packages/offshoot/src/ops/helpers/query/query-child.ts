@@ -1,7 +1,8 @@
 // The child process one offshoot_query runs in: a runaway statement is ended by killing this process, since a
 // synchronous SQLite step cannot be interrupted from JavaScript.
 import { createHash } from 'node:crypto';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../../sqlite/sqlite-driver.js';
+import { sqliteCode } from '../../../sqlite/sqlite-result-codes.js';
 
 /** What the parent sends. */
 export interface QueryJob {
@@ -11,8 +12,6 @@ export interface QueryJob {
   limit: number;
   /** Most bytes of rows to return, counted as their JSON. */
   maxBytes: number;
-  /** A bare reporting PRAGMA that SQLite marks as a writer (journal_mode): run on the read-only connection anyway. */
-  bareReportingPragma: boolean;
 }
 
 /** What the child answers: rows (cut at `truncated` by the row or the byte cap), or an error message. */
@@ -26,11 +25,11 @@ const MAX_TEXT = 4096;
 function cell(v: unknown): unknown {
   if (typeof v === 'bigint')
     return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
-  if (Buffer.isBuffer(v))
+  if (v instanceof Uint8Array)
     return {
       blob: v.length,
       sha256: createHash('sha256').update(v).digest('hex').slice(0, 16),
-      hex: v.subarray(0, 16).toString('hex'),
+      hex: Buffer.from(v.buffer, v.byteOffset, Math.min(v.byteLength, 16)).toString('hex'),
     };
   if (typeof v === 'string' && v.length > MAX_TEXT)
     return `${v.slice(0, MAX_TEXT)}… (${v.length - MAX_TEXT} more characters)`;
@@ -45,16 +44,19 @@ function cellBytes(v: unknown): number {
   return 22;
 }
 
+// A statement that would write fails its first step on a read-only, query_only connection, before any row: SQLite
+// says SQLITE_READONLY. A bare reporting PRAGMA that SQLite marks as a writer (journal_mode) still reports there.
 function run(job: QueryJob): QueryAnswer {
-  const db = new Database(job.file, { readonly: true, fileMustExist: true });
+  const db = openDatabase(job.file, { readonly: true, fileMustExist: true });
   try {
     db.pragma('query_only = ON');
     const stmt = db.prepare(job.sql);
-    if (!stmt.readonly && !job.bareReportingPragma)
-      return { ok: false, message: 'the statement would write', readOnly: false };
-    if (!stmt.reader) return { ok: true, columns: [], rows: [], truncated: false };
-    stmt.safeIntegers(true).raw(true);
     const columns = stmt.columns().map((c) => c.name);
+    if (columns.length === 0) {
+      stmt.run();
+      return { ok: true, columns: [], rows: [], truncated: false };
+    }
+    stmt.safeIntegers(true).raw(true);
     const rows: unknown[][] = [];
     let bytes = 0;
     for (const r of stmt.iterate() as IterableIterator<unknown[]>) {
@@ -66,6 +68,10 @@ function run(job: QueryJob): QueryAnswer {
       rows.push(row);
     }
     return { ok: true, columns, rows, truncated: false };
+  } catch (err) {
+    if (sqliteCode(err)?.startsWith('SQLITE_READONLY') === true)
+      return { ok: false, message: 'the statement would write', readOnly: false };
+    throw err;
   } finally {
     db.close();
   }

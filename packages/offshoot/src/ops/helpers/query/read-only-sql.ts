@@ -40,6 +40,38 @@ function refuse(why: string): never {
   });
 }
 
+/**
+ * True when text follows the first statement: a `;` outside quotes, brackets and comments with anything but
+ * whitespace and comments after it. SQLite compiles only the first statement of a text and leaves the rest unread.
+ */
+function hasSecondStatement(sql: string): boolean {
+  const closers: Record<string, string> = { "'": "'", '"': '"', '`': '`', '[': ']' };
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i] ?? '';
+    const close = closers[c];
+    if (close !== undefined) {
+      const end = sql.indexOf(close, i + 1);
+      if (end < 0) return false;
+      i = end;
+    } else if (c === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      if (end < 0) return false;
+      i = end;
+    } else if (c === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      if (end < 0) return false;
+      i = end + 1;
+    } else if (c === ';') {
+      return (
+        keywordsOf(sql.slice(i + 1))
+          .replace(/;/g, '')
+          .trim() !== ''
+      );
+    }
+  }
+  return false;
+}
+
 /** The statement with comments removed and whitespace collapsed, for keyword checks (string literals kept). */
 function keywordsOf(sql: string): string {
   return sql
@@ -49,23 +81,15 @@ function keywordsOf(sql: string): string {
     .trim();
 }
 
-/** What the text check found: `bareReportingPragma` for an allowed PRAGMA with no argument at all. */
-export interface ReadOnlySqlVerdict {
-  /**
-   * SQLite marks a few bare reporting pragmas as writers (`PRAGMA journal_mode` may change the mode when given one),
-   * so these skip its read-only check; the connection is read-only and query_only whatever runs on it.
-   */
-  bareReportingPragma: boolean;
-}
-
 /**
  * Checks the text of one statement before it is prepared: only SELECT, WITH, VALUES, EXPLAIN and reporting
  * PRAGMAs pass, since SQLite counts ATTACH, DETACH and VACUUM INTO as read-only. What passes must still prepare as
- * a read-only statement on a read-only, query_only connection (a bare reporting PRAGMA excepted).
+ * a read-only statement on a read-only, query_only connection.
  */
-export function checkReadOnlySql(sql: string): ReadOnlySqlVerdict {
+export function checkReadOnlySql(sql: string): void {
   const text = keywordsOf(sql);
   if (text === '') refuse('the statement is empty');
+  if (hasSecondStatement(sql)) refuse('one statement at a time: text follows the first ";"');
   const first = /^\(*\s*([a-z]+)/i.exec(text)?.[1]?.toLowerCase() ?? '';
   if (!READING_STATEMENTS.has(first))
     refuse(
@@ -76,7 +100,5 @@ export function checkReadOnlySql(sql: string): ReadOnlySqlVerdict {
     const name = m?.[1]?.toLowerCase();
     if (m === null || name === undefined || !READING_PRAGMAS.has(name))
       refuse('only reporting PRAGMAs are allowed, without "="');
-    return { bareReportingPragma: m[2] === undefined };
   }
-  return { bareReportingPragma: false };
 }

@@ -79,7 +79,8 @@ export async function keepDivergedCheckout(ctx: OpsContext, t: Target, ref: Ref)
       (checksum === head.checksum || sameApartFromBookkeeping(frozen, entry.path, g.pageSize, checksum, head.checksum))
     )
       return undefined;
-    const lineage = newLineageId();
+    // An ephemeral branch's undo point is ephemeral too: held by the daemon, as everything of the branch is.
+    const lineage = ctx.ephemeral?.holds(t.db, t.branch) ? ctx.ephemeral.newLineage() : newLineageId();
     const txid = ref.head_txid + 1;
     await withTempDir(ctx, async (dir) => {
       const out = join(dir, 'kept.ltx');

@@ -4,7 +4,7 @@ import type { ChainResolver } from '../../../store/chain-resolver.js';
 import type { VersionedRef } from '../../../store/store.js';
 import type { OpsContext } from '../context/context.js';
 import { newLineageAt } from '../chain/new-lineage.js';
-import { type UndoKind, undoPointName } from '../branch/undo-point-names.js';
+import { MAX_UNDO_N, type UndoKind, undoPointName } from '../branch/undo-point-names.js';
 
 /** An earlier undo point kept aside under a name of its own; drop() removes it again (the operation failed). */
 export interface KeptAside {
@@ -22,6 +22,7 @@ export interface KeptAside {
 async function heldElsewhere(
   ctx: OpsContext,
   db: string,
+  branches: readonly string[],
   exclude: ReadonlySet<string>,
   state: Ref,
   next: Ref,
@@ -35,7 +36,7 @@ async function heldElsewhere(
       () => false,
     );
   if (next.head_txid === txid && (await same(next))) return true;
-  const names = (await ctx.store.listBranches(db)).filter((b) => !exclude.has(b));
+  const names = branches.filter((b) => !exclude.has(b));
   const raws = await ctx.store.rawRefs(names.map((branch) => ({ db, branch })));
   for (const [i, raw] of raws.entries()) {
     if (raw === undefined) continue;
@@ -68,7 +69,8 @@ export async function keepEarlierUndoPoint(
   next: Ref,
   resolver: ChainResolver,
 ): Promise<KeptAside | undefined> {
-  if (await heldElsewhere(ctx, db, new Set([name, branch]), old.ref, next, resolver)) return undefined;
+  const branches = await ctx.store.listBranches(db);
+  if (await heldElsewhere(ctx, db, branches, new Set([name, branch]), old.ref, next, resolver)) return undefined;
   const fresh = await newLineageAt(ctx, db, resolver, old.ref.lineage, old.ref.head_txid);
   const copy: Ref = withoutLease({
     ...old.ref,
@@ -80,13 +82,17 @@ export async function keepEarlierUndoPoint(
   delete copy.base;
   delete copy.generation;
   if (fresh.base) copy.base = fresh.base;
-  for (let n = 2; ; n++) {
+  // The listing names the taken ones, so a long chain costs one put here, not one per earlier undo point.
+  const taken = new Set(branches);
+  let n = 2;
+  while (taken.has(undoPointName(branch, kind, n))) n++;
+  for (; ; n++) {
     const aside = undoPointName(branch, kind, n);
     try {
       const etag = await ctx.store.createRef(db, aside, copy);
       return { name: aside, drop: () => ctx.store.deleteRef(db, aside, etag) };
     } catch (err) {
-      if (!hasCode(err, 'ALREADY_EXISTS') || n >= 10_000) throw err;
+      if (!hasCode(err, 'ALREADY_EXISTS') || n >= MAX_UNDO_N) throw err;
     }
   }
 }
