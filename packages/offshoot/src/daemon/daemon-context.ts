@@ -1,6 +1,7 @@
 import type { Duration } from '../core/duration.js';
 import type { Target } from '../core/target.js';
-import type { EphemeralForks, OpsContext } from '../ops/context.js';
+import type { OpsContext } from '../ops/context.js';
+import type { EphemeralForks } from '../ops/fork.js';
 import type { LivenessBeacon } from '../ops/lease.js';
 import type { CheckoutBudget } from './checkout-budget.js';
 import type { ConcurrencyGate } from './concurrency-gate.js';

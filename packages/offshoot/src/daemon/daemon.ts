@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EphemeralForks, makeContext, newLeaseHolder } from '../ops/context.js';
+import { makeContext, newLeaseHolder } from '../ops/context.js';
+import { EphemeralForks } from '../ops/fork.js';
 import { LivenessBeacon } from '../ops/lease.js';
 import { checkSocketPath } from '../protocol/socket-path.js';
 import { sweepSessionScratch } from '../session/scratch-dir.js';

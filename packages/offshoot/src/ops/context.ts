@@ -5,5 +5,3 @@
 export { makeContext, type OpsContext, type ProgressSink } from './helpers/context/context.js';
 export { newDetachedLeaseHolder, newLeaseHolder } from './helpers/context/lease-holder.js';
 export { checkoutPath, scratchDir } from './helpers/context/paths.js';
-// The ephemeral forks a daemon holds in its store's overlay until they are kept.
-export { EphemeralForks } from './helpers/ephemeral/ephemeral-forks.js';

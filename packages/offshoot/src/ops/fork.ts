@@ -19,6 +19,10 @@ import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
 import { planLineageAt, newLineagesAt, type NewLineage } from './helpers/chain/new-lineage.js';
 import { ephemeralHostFor } from './helpers/ephemeral/ephemeral-fork.js';
 
+// The ephemeral forks a daemon holds in its store's overlay until kept, which a fork with `ephemeral` makes (loaded
+// with fork, not with the ops context: its lineage ids need node:crypto, which a listing never loads).
+export { EphemeralForks } from './helpers/ephemeral/ephemeral-forks.js';
+
 /** Options of fork: a checkpoint to fork at (else the head), a TTL, meta tags, and who asks. */
 export interface ForkOptions {
   at?: string;
