@@ -50,6 +50,7 @@ const HELPER_FLOORS = [
   'context',
   'layout',
   'query',
+  'history',
   'branch',
   'lease',
   'chain',

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const docs = join(root, 'docs');
 // The docs an agent needs in full, in reading order; llms.txt indexes every doc.
-const FULL = ['README.md', 'docs/concepts.md', 'docs/mcp.md', 'docs/reference.md'];
+const FULL = ['README.md', 'docs/concepts.md', 'docs/history.md', 'docs/mcp.md', 'docs/reference.md'];
 
 function titleAndSummary(text) {
   const lines = text.split('\n');

@@ -46,9 +46,12 @@ export type OffshootToolsOptions = OffshootTarget & {
   allowForce?: boolean;
 };
 
+/** What the branch log says the tools' calls come through: this package, for the Vercel AI SDK. */
+export const SURFACE = 'sdk:ai-sdk/ai';
+
 /** The place the tools call: every call says an agent asks, and whether its human lets it force. */
 function placeFor(opts: OffshootToolsOptions, allowForce: boolean): BranchPlace {
-  const agent: ActorOptions = { actor: 'agent', allowForce };
+  const agent: ActorOptions = { actor: 'agent', allowForce, origin: { surface: SURFACE } };
   if ('client' in opts) return new DaemonPlace(opts.client, agent);
   return new StorePlace({ store: opts.store, ...(opts.bin !== undefined ? { bin: opts.bin } : {}) }, agent);
 }

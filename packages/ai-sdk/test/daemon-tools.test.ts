@@ -137,7 +137,18 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
     const approvalId = approvalOf(first.content);
     assert.deepEqual(
       tap.requests.slice(sent),
-      [{ op: 'check', verb: 'promote', db: 'app', branch: 'attempt-1', name: 'main', force: true, actor: 'agent' }],
+      [
+        {
+          op: 'check',
+          verb: 'promote',
+          db: 'app',
+          branch: 'attempt-1',
+          name: 'main',
+          force: true,
+          actor: 'agent',
+          origin: { surface: 'sdk:ai-sdk/ai' },
+        },
+      ],
       'one check of the call, and nothing else, before the human answers',
     );
     assert.deepEqual(await mainRows(), before);
@@ -163,6 +174,7 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
       force: true,
       actor: 'agent',
       allow_force: true,
+      origin: { surface: 'sdk:ai-sdk/ai' },
     });
     const again = await callOnce(tools, 'offshoot_fork', { database: 'app', new_branch: 'after-approval' });
     assert.equal(again.content[0]?.type, 'tool-result');
@@ -247,7 +259,14 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
         kept: null,
       });
       assert.deepEqual(tap.requests.slice(before), [
-        { op: 'checkout', db: 'app', branch: 'live-one', live: true, actor: 'agent' },
+        {
+          op: 'checkout',
+          db: 'app',
+          branch: 'live-one',
+          live: true,
+          actor: 'agent',
+          origin: { surface: 'sdk:ai-sdk/ai' },
+        },
       ]);
     } finally {
       await s.close();
@@ -266,6 +285,7 @@ describe('offshootTools over a daemon', { timeout: 180_000 }, () => {
       name: 'forced',
       actor: 'agent',
       allow_force: true,
+      origin: { surface: 'sdk:ai-sdk/ai' },
     });
     const forced = (await human.branches('app')).find((b) => b.branch === 'forced');
     assert.ok(forced !== undefined && !forced.ttl, 'ttl none: the fork has no TTL');

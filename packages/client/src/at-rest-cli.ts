@@ -1,11 +1,34 @@
 import { execFile } from 'node:child_process';
 import { type ErrorCode, OffshootError } from './errors.js';
 import { findOffshootBinary } from './testkit/find-binary.js';
+import type { WireOrigin } from './types.js';
 
-/** How to run the at-rest `offshoot` CLI: the binary (default OFFSHOOT_BIN, else PATH) and the store. */
+/**
+ * How to run the at-rest `offshoot` CLI: the binary (default OFFSHOOT_BIN, else PATH), the store, and who asks for
+ * the branch log (`sdk:typescript` unless `origin` says otherwise).
+ */
 export interface CliTarget {
   bin?: string;
   store: string;
+  origin?: WireOrigin;
+}
+
+/** The surface a CLI run from this package names when its target names none. */
+const DEFAULT_SURFACE = 'sdk:typescript';
+
+/** The environment that tells the CLI who asks: OFFSHOOT_SURFACE and OFFSHOOT_ACTOR_META (`k=v,k=v`). */
+function originEnv(origin: WireOrigin | undefined): NodeJS.ProcessEnv {
+  const tags = Object.entries(origin?.meta ?? {});
+  for (const [k, v] of tags)
+    if (k.includes('=') || k.includes(',') || v.includes(','))
+      throw new OffshootError('INVALID_ARGUMENT', `origin meta ${JSON.stringify(k)} cannot be passed to the CLI`, {
+        hint: 'keep "=" and "," out of actor tag keys, and "," out of their values',
+      });
+  return {
+    ...process.env,
+    OFFSHOOT_SURFACE: origin?.surface ?? DEFAULT_SURFACE,
+    OFFSHOOT_ACTOR_META: tags.map(([k, v]) => `${k}=${v}`).join(','),
+  };
 }
 
 interface JsonError {
@@ -47,7 +70,9 @@ export function runCli<T>(target: CliTarget, args: string[]): Promise<T> {
   const bin = findOffshootBinary(target.bin);
   const argv = ['-store', target.store, '--json', '--quiet', ...args];
   return new Promise((resolve, reject) => {
-    execFile(bin, argv, { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+    // Inside the executor: a tag the CLI cannot be told rejects the call, as any other failure does.
+    const env = originEnv(target.origin);
+    execFile(bin, argv, { maxBuffer: 64 << 20, env }, (err, stdout, stderr) => {
       if (err !== null) {
         reject(cliError(args, stderr, err));
         return;

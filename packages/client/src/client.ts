@@ -21,14 +21,19 @@ import type {
   CheckpointReport,
   DiffReport,
   EventEnvelope,
+  LogReport,
   ProtectResult,
   QueryResult,
   SessionInfo,
   TouchResult,
   UnreadableBranch,
+  WireOrigin,
   WireRequest,
   WireResponse,
 } from './types.js';
+
+/** The surface a client that names none says it is. */
+const DEFAULT_SURFACE = 'sdk:typescript';
 
 /**
  * Who asks for a call, for the daemon's safety rules: an AI agent's calls get the rules the MCP server applies
@@ -39,11 +44,13 @@ export interface ActorOptions {
   actor?: 'agent';
   /** With `actor: 'agent'`: the human allowed the agent to force past protection (never a live lease). */
   allowForce?: boolean;
+  /** Who asks and through what, for this call's record in the branch log (else the connection's `origin`). */
+  origin?: WireOrigin;
 }
 
 /** Options of `fork`. */
 export interface ForkOptions extends ActorOptions {
-  /** Fork from this checkpoint instead of the source head. */
+  /** Fork from this checkpoint instead of the source head, or a moment: `tx:42`, `at:2026-12-07T10:00:00Z`. */
   from?: string;
   /** Reap the new branch after this long without a touch (a positive Go duration such as `30m` or `1h`). */
   ttl?: string;
@@ -90,7 +97,7 @@ export interface CheckpointOptions extends ActorOptions {
 
 /** Options of `query`. */
 export interface QueryOptions {
-  /** Read this checkpoint instead of the head. */
+  /** Read this checkpoint instead of the head, or a moment: `tx:42`, `at:2026-12-07T10:00:00Z`. */
   at?: string;
   /** The most rows to return (the daemon's default when omitted). */
   limit?: number;
@@ -106,6 +113,16 @@ export interface DiffOptions {
   limit?: number;
 }
 
+/** Options of `log`. */
+export interface LogOptions {
+  /** Only records at or after this time (a Date, or RFC 3339 text). */
+  since?: Date | string;
+  /** Only this actor's records. */
+  actor?: 'human' | 'agent';
+  /** The newest this many records (the daemon's default, 100, when omitted; 0 for all). */
+  limit?: number;
+}
+
 /** Options of `events`. */
 export interface EventsOptions {
   /** Called once the daemon has acknowledged the subscription. */
@@ -114,7 +131,7 @@ export interface EventsOptions {
 
 /** Options of `export`. */
 export interface ExportOptions extends ForceOptions {
-  /** Export this checkpoint instead of the head. */
+  /** Export this checkpoint instead of the head, or a moment: `tx:42`, `at:2026-12-07T10:00:00Z`. */
   checkpoint?: string;
 }
 
@@ -131,7 +148,7 @@ export class Client {
   constructor(socket: Socket, socketPath?: string, opts: ConnectOptions = {}) {
     const actor =
       opts.actor === 'agent' ? { actor: opts.actor, ...(opts.allowForce ? { allow_force: true } : {}) } : {};
-    this.#conn = new Connection(socket, opts.store, actor);
+    this.#conn = new Connection(socket, opts.store, actor, opts.origin ?? { surface: DEFAULT_SURFACE });
     this.#socketPath = socketPath;
     this.#opts = opts;
   }
@@ -314,6 +331,23 @@ export class Client {
     };
   }
 
+  /**
+   * The history of a branch, oldest first: every change, who asked for it (`actor`) and through what (`surface`). A
+   * destroyed branch's last log, ending with who destroyed it, while GC keeps it.
+   */
+  async log(db: string, branch = 'main', opts: LogOptions = {}): Promise<LogReport> {
+    const since = opts.since instanceof Date ? opts.since.toISOString() : opts.since;
+    const res = await this.#conn.request({
+      op: 'log',
+      db,
+      branch,
+      ...(since !== undefined ? { since } : {}),
+      ...(opts.actor !== undefined ? { by: opts.actor } : {}),
+      ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+    });
+    return requireResult<LogReport>(res, 'log');
+  }
+
   /** Lists the databases, sorted. */
   async dbs(): Promise<string[]> {
     return listField(await this.#conn.request({ op: 'dbs' }), 'databases', 'dbs');
@@ -396,6 +430,18 @@ export class Client {
     return subscribe(this.#socketPath, this.#opts, opts.onSubscribed);
   }
 
+  /**
+   * Who asks, sent with every request that names no origin of its own, for the branch log (`ConnectOptions.origin`):
+   * settable, so a connection kept for many callers (an MCP server's) says whose call each one is.
+   */
+  get origin(): WireOrigin | undefined {
+    return this.#conn.origin;
+  }
+
+  set origin(origin: WireOrigin | undefined) {
+    this.#conn.origin = origin;
+  }
+
   /** The daemon's socket this client was connected to, when it was made with one (`connect` always is). */
   get socketPath(): string | undefined {
     return this.#socketPath;
@@ -417,8 +463,11 @@ export class Client {
 }
 
 /** The wire fields of `opts`: left out for a human's call, so older daemons see the request they always saw. */
-function actorFields(opts: ActorOptions): { actor?: 'agent'; allow_force?: boolean } {
-  return opts.actor === undefined ? {} : { actor: opts.actor, allow_force: opts.allowForce };
+function actorFields(opts: ActorOptions): { actor?: 'agent'; allow_force?: boolean; origin?: WireOrigin } {
+  return {
+    ...(opts.actor === undefined ? {} : { actor: opts.actor, allow_force: opts.allowForce }),
+    ...(opts.origin === undefined ? {} : { origin: opts.origin }),
+  };
 }
 
 /** `db[@branch[@checkpoint]]` as the request's db, branch and name (the left side of a diff). */

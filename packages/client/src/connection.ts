@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { OffshootError } from './errors.js';
 import { LineSplitter } from './line-splitter.js';
-import type { WireRequest, WireResponse } from './types.js';
+import type { WireOrigin, WireRequest, WireResponse } from './types.js';
 import { badResponse, decodeResponse, encodeRequest, MAX_RESPONSE_BYTES } from './wire-codec.js';
 
 interface Pending {
@@ -23,15 +23,23 @@ export class Connection {
 
   readonly #store: string | undefined;
   readonly #actor: Pick<WireRequest, 'actor' | 'allow_force'>;
+  /** Who asks, stamped on every request that names no origin of its own. */
+  origin: WireOrigin | undefined;
 
   /**
    * `store`, when given, is stamped on every request that does not name one; `actor` (who asks, for an agent) on
    * every request.
    */
-  constructor(socket: Socket, store?: string, actor: Pick<WireRequest, 'actor' | 'allow_force'> = {}) {
+  constructor(
+    socket: Socket,
+    store?: string,
+    actor: Pick<WireRequest, 'actor' | 'allow_force'> = {},
+    origin?: WireOrigin,
+  ) {
     this.#socket = socket;
     this.#store = store;
     this.#actor = actor;
+    this.origin = origin;
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     socket.on('error', (err) => this.#fail(closedError('daemon closed the connection', err)));
     socket.on('close', () => this.#fail(closedError('daemon closed the connection')));
@@ -43,6 +51,7 @@ export class Connection {
     return new Promise((resolve, reject) => {
       const stamped = {
         ...this.#actor,
+        ...(this.origin !== undefined ? { origin: this.origin } : {}),
         ...(this.#store !== undefined && req.store === undefined ? { ...req, store: this.#store } : req),
       };
       this.#queue.push({ line: encodeRequest(stamped), resolve, reject });

@@ -26,10 +26,14 @@ import type {
   WireResponse,
 } from './types.js';
 
-/** The actor fields of a request: none for a human, so a daemon sees the request it always saw. */
-function wireActor(actor: ActorOptions): Pick<WireRequest, 'actor' | 'allow_force'> {
-  if (actor.actor !== 'agent') return {};
-  return { actor: 'agent', ...(actor.allowForce ? { allow_force: true } : {}) };
+/**
+ * The actor fields of a request: none for a human, so a daemon sees the request it always saw; and the origin the
+ * place was given, for the branch log (else the connection's).
+ */
+function wireActor(actor: ActorOptions): Pick<WireRequest, 'actor' | 'allow_force' | 'origin'> {
+  const origin = actor.origin === undefined ? {} : { origin: actor.origin };
+  if (actor.actor !== 'agent') return origin;
+  return { actor: 'agent', ...(actor.allowForce ? { allow_force: true } : {}), ...origin };
 }
 
 /** The request fields of a checked call, as the verb's own request names them. */
@@ -64,7 +68,10 @@ export class DaemonPlace implements BranchPlace {
   /** The verbs over `client` (the caller closes it), asked by `actor`. */
   constructor(client: Client, actor: ActorOptions = {}) {
     this.#client = client;
-    this.#actor = actor.actor === 'agent' ? { actor: 'agent', ...(actor.allowForce ? { allowForce: true } : {}) } : {};
+    this.#actor = {
+      ...(actor.actor === 'agent' ? { actor: 'agent', ...(actor.allowForce ? { allowForce: true } : {}) } : {}),
+      ...(actor.origin !== undefined ? { origin: actor.origin } : {}),
+    };
   }
 
   #request(req: WireRequest): Promise<WireResponse> {

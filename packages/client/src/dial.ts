@@ -1,5 +1,6 @@
 import { createConnection, type Socket } from 'node:net';
 import { OffshootError } from './errors.js';
+import type { WireOrigin } from './types.js';
 
 /** Options for reaching the daemon. */
 export interface ConnectOptions {
@@ -17,6 +18,11 @@ export interface ConnectOptions {
   actor?: 'agent';
   /** With `actor: 'agent'`: the agent may force, as `offshoot mcp -allow-force` allows. */
   allowForce?: boolean;
+  /**
+   * Through what the calls come and the actor's tags (run id, agent name), sent with every request for the records
+   * of the branch log: `{ surface: 'sdk:<adapter>/<framework>', meta: { run: '…' } }`. `sdk:typescript` by default.
+   */
+  origin?: WireOrigin;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;

@@ -28,6 +28,7 @@ export {
   type ForceOptions,
   type PromoteOptions,
   type ForkOptions,
+  type LogOptions,
   type QueryOptions,
   type TouchOptions,
 } from './client.js';
@@ -63,6 +64,8 @@ export type {
   EventDetails,
   EventEnvelope,
   EventType,
+  LogRecord,
+  LogReport,
   ForkResult,
   OffshootEvent,
   Op,
@@ -76,6 +79,7 @@ export type {
   UnreadableBranch,
   WireBranchInfo,
   WireCheckpointInfo,
+  WireOrigin,
   WireRequest,
   WireResponse,
 } from './types.js';

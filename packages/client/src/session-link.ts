@@ -30,7 +30,10 @@ export class SessionLink implements BranchLink {
     branch: string,
     opts: { create: boolean } & ActorOptions,
   ): Promise<SessionLink> {
-    const actor: ActorOptions = opts.actor === 'agent' ? { actor: 'agent', allowForce: opts.allowForce === true } : {};
+    const actor: ActorOptions = {
+      ...(opts.actor === 'agent' ? { actor: 'agent', allowForce: opts.allowForce === true } : {}),
+      ...(opts.origin !== undefined ? { origin: opts.origin } : {}),
+    };
     const client = await connect(socket, actor);
     try {
       if (opts.create && !(await client.dbs()).includes(db)) await createIfMissing(() => client.create(db));

@@ -56,7 +56,8 @@ export class StorePlace implements BranchPlace {
 
   /** The verbs on the store `cli` names, asked by `actor`. */
   constructor(cli: CliTarget, actor: ActorOptions = {}) {
-    this.#cli = cli;
+    // The place's origin says who asks when the target names none (the CLI records it in the branch log).
+    this.#cli = cli.origin === undefined && actor.origin !== undefined ? { ...cli, origin: actor.origin } : cli;
     this.#actor =
       actor.actor === 'agent' ? ['--actor=agent', ...(actor.allowForce ? (['--allow-force'] as const) : [])] : [];
   }

@@ -1,6 +1,6 @@
 /**
- * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint, query and
- * check.
+ * Every op the daemon answers: the 18 of the wire protocol plus protect, unprotect, diff, gc, checkpoint, query,
+ * check and log.
  * This package owns the wire types; the daemon's protocol layer imports them from here.
  */
 export type Op =
@@ -28,7 +28,8 @@ export type Op =
   | 'gc'
   | 'checkpoint'
   | 'query'
-  | 'check';
+  | 'check'
+  | 'log';
 
 /**
  * One request line. `branch` doubles as the fork/promote source; `name` is the checkpoint, the new branch, the
@@ -104,6 +105,22 @@ export interface WireRequest {
    * durable fork): the client refuses an answer without the echo.
    */
   ephemeral?: boolean;
+  /**
+   * Additive: who asked, for the branch log's records: the surface (`sdk:<adapter>/<framework>`, `mcp:<tool>`, `cli`;
+   * the daemon records `daemon` when absent) and the actor's own tags (run id, agent name: at most 8, values up to
+   * 128 bytes). The actor is `actor`. Older daemons ignore it.
+   */
+  origin?: WireOrigin;
+  /** Additive: a log op keeps the records at or after this time (RFC 3339). */
+  since?: string;
+  /** Additive: a log op keeps this actor's records only. */
+  by?: 'human' | 'agent';
+}
+
+/** The `origin` of a request: through what it was asked, and the actor's tags. */
+export interface WireOrigin {
+  surface?: string;
+  meta?: Record<string, string>;
 }
 
 /** The verbs a `check` op answers: whether this call would go ahead now, or the refusal it would get. */
@@ -313,6 +330,52 @@ export interface CheckpointReport {
   txid: number;
   /** `segment`/`snapshot`: written at rest; `none`: unchanged since the last checkpoint; `live`: a session flush. */
   kind: 'live' | 'segment' | 'snapshot' | 'none';
+}
+
+/** One record of a branch log: one change of the branch, who asked for it and through what. */
+export interface LogRecord {
+  db: string;
+  branch: string;
+  /** Its place in this incarnation's log, from 1. */
+  seq: number;
+  /** create, flush, checkpoint, fork, rollback, promote, compact, touch, protect, unprotect, destroy, reap, merge. */
+  op: string;
+  /** RFC 3339. */
+  at: string;
+  actor: 'human' | 'agent';
+  /** `cli`, `daemon`, `mcp:<tool>`, `sdk:<adapter>/<framework>`, `janitor`, `library`. */
+  surface: string;
+  /** The lineage the change left the branch on (with txid_after, the state a moment resolves to). */
+  lineage: string;
+  txid_before: number;
+  txid_after: number;
+  /** The actor's tags (run id, agent name); `{}` when none. */
+  meta: Record<string, string>;
+  /** A checkpoint made or gone to, or a moment. */
+  name?: string;
+  /** A fork's or promote's source (`db@branch@txid`). */
+  from?: string;
+  /** A flush's or checkpoint's pages and bytes written. */
+  pages?: number;
+  bytes?: number;
+  ttl?: string;
+  undo?: string;
+  [field: string]: unknown;
+}
+
+/** What `log` reports: the records, oldest first, of the branch (or of the last incarnation of a destroyed one). */
+export interface LogReport {
+  db: string;
+  branch: string;
+  log_id: string | null;
+  /** False when the branch no longer exists: the records end with who destroyed it (`destroyed`). */
+  live: boolean;
+  /** True when the limit left older records out. */
+  truncated: boolean;
+  records: LogRecord[];
+  destroyed?: LogRecord;
+  /** Earlier incarnations of the name, destroyed: their log id, how many records, when the last was written. */
+  earlier: Array<{ log_id: string; records: number; last_at: string }>;
 }
 
 /** What `query` reports: the rows of one read-only statement and where they were read. */

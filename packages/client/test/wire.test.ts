@@ -55,6 +55,18 @@ function reset(answer: FakeDaemon['answer']): void {
   fake.answer = answer;
 }
 
+/**
+ * The request lines sent, each checked to say it comes from this SDK (`origin`, for the branch log) and shown
+ * without that field.
+ */
+function sentWithoutOrigin(): Array<Record<string, unknown>> {
+  return fake.lines.map((l) => {
+    const { origin, ...rest } = JSON.parse(l) as Record<string, unknown>;
+    assert.deepEqual(origin, { surface: 'sdk:typescript' }, `every request names its surface: ${l}`);
+    return rest;
+  });
+}
+
 test('fields that are undefined, empty or false are left out of the request line', async () => {
   reset(() => '{"ok":true,"txid":7}');
   const c = await connect(fake.sock);
@@ -64,15 +76,12 @@ test('fields that are undefined, empty or false are left out of the request line
   await assert.rejects(c.export('app', 'main', 'rel/out.db'), (e) => isOffshootError(e, 'INVALID_ARGUMENT'));
   await c.export('app', 'main', resolve('abs/out.db'), { checkpoint: 'v1' });
   c.close();
-  assert.deepEqual(
-    fake.lines.map((l) => JSON.parse(l)),
-    [
-      { op: 'fork', db: 'app', branch: 'main', name: 'exp' },
-      { op: 'destroy', db: 'app', branch: 'exp' },
-      { op: 'destroy', db: 'app', branch: 'exp', force: true },
-      { op: 'export', db: 'app', branch: 'main', name: 'v1', path: resolve('abs/out.db') },
-    ],
-  );
+  assert.deepEqual(sentWithoutOrigin(), [
+    { op: 'fork', db: 'app', branch: 'main', name: 'exp' },
+    { op: 'destroy', db: 'app', branch: 'exp' },
+    { op: 'destroy', db: 'app', branch: 'exp', force: true },
+    { op: 'export', db: 'app', branch: 'main', name: 'v1', path: resolve('abs/out.db') },
+  ]);
 });
 
 test('an agent call carries actor (and allow_force when the human allowed forcing); a human call carries neither', async () => {
@@ -89,20 +98,17 @@ test('an agent call carries actor (and allow_force when the human allowed forcin
   await c.query('app', 'exp', 'SELECT 1', { at: 'cp', limit: 5 }).catch(() => undefined);
   await c.diff('app@main@init', 'app@exp', { summary: true }).catch(() => undefined);
   c.close();
-  assert.deepEqual(
-    fake.lines.map((l) => JSON.parse(l)),
-    [
-      { op: 'fork', db: 'app', branch: 'main', name: 'exp', ttl: '1h', actor: 'agent' },
-      { op: 'checkpoint', db: 'app', branch: 'exp', name: 'cp', meta: { k: 'v' }, actor: 'agent' },
-      { op: 'rollback', db: 'app', branch: 'exp', name: 'cp', actor: 'agent' },
-      { op: 'promote', db: 'app', branch: 'exp', name: 'main', force: true, actor: 'agent', allow_force: true },
-      { op: 'destroy', db: 'app', branch: 'exp', actor: 'agent' },
-      { op: 'touch', db: 'app', branch: 'exp', actor: 'agent' },
-      { op: 'rollback', db: 'app', branch: 'exp', name: 'cp' },
-      { op: 'query', db: 'app', branch: 'exp', name: 'cp', sql: 'SELECT 1', limit: 5 },
-      { op: 'diff', db: 'app', branch: 'main', name: 'init', to: 'app@exp', summary: true },
-    ],
-  );
+  assert.deepEqual(sentWithoutOrigin(), [
+    { op: 'fork', db: 'app', branch: 'main', name: 'exp', ttl: '1h', actor: 'agent' },
+    { op: 'checkpoint', db: 'app', branch: 'exp', name: 'cp', meta: { k: 'v' }, actor: 'agent' },
+    { op: 'rollback', db: 'app', branch: 'exp', name: 'cp', actor: 'agent' },
+    { op: 'promote', db: 'app', branch: 'exp', name: 'main', force: true, actor: 'agent', allow_force: true },
+    { op: 'destroy', db: 'app', branch: 'exp', actor: 'agent' },
+    { op: 'touch', db: 'app', branch: 'exp', actor: 'agent' },
+    { op: 'rollback', db: 'app', branch: 'exp', name: 'cp' },
+    { op: 'query', db: 'app', branch: 'exp', name: 'cp', sql: 'SELECT 1', limit: 5 },
+    { op: 'diff', db: 'app', branch: 'main', name: 'init', to: 'app@exp', summary: true },
+  ]);
 });
 
 test("open hands the daemon's warnings to the session (none when it sends none)", async () => {

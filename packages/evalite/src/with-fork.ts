@@ -29,6 +29,7 @@ export function withFork<I, O, V = undefined>(
     const fork = await forkPerTest({ sock: inject('offshootSock') }, inject('offshootSeed'), {
       name: opts.name ?? 'item',
       ...(opts.ttl === undefined ? {} : { ttl: opts.ttl }),
+      origin: { surface: 'sdk:evalite/evalite' },
       ephemeral: opts.keep !== true,
     });
     if (!opts.keep) {

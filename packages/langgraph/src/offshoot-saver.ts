@@ -11,6 +11,9 @@ import {
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { type BranchLink, OffshootError, SessionLink, StorePlace } from '@offshoot/client';
 
+/** What the branch log says the saver's calls come through. */
+export const SURFACE = 'sdk:langgraph/langgraph-js';
+
 /** Options of `OffshootSaver.session`. */
 export interface SessionSaverOptions {
   /** Create the database first when the store lacks it; default true. */
@@ -70,7 +73,7 @@ export class OffshootSaver extends BaseCheckpointSaver {
     branch = 'main',
     { create = true }: SessionSaverOptions = {},
   ): Promise<OffshootSaver> {
-    return OffshootSaver.#wrap(await SessionLink.open(socket, db, branch, { create }));
+    return OffshootSaver.#wrap(await SessionLink.open(socket, db, branch, { create, origin: { surface: SURFACE } }));
   }
 
   /**
@@ -84,7 +87,9 @@ export class OffshootSaver extends BaseCheckpointSaver {
     { create = true, bin }: AtRestSaverOptions = {},
   ): Promise<OffshootSaver> {
     const cli = bin === undefined ? { store } : { store, bin };
-    return OffshootSaver.#wrap(await new StorePlace(cli).open(db, branch, { create }));
+    return OffshootSaver.#wrap(
+      await new StorePlace(cli, { origin: { surface: SURFACE } }).open(db, branch, { create }),
+    );
   }
 
   static async #wrap(link: BranchLink): Promise<OffshootSaver> {

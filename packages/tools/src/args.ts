@@ -12,6 +12,9 @@ export function nameString(): z.ZodString {
 /** The required `database` argument. */
 export const databaseArg = nameString().describe('database name (as created with `offshoot create`)');
 
+/** What a point argument's description adds: the moments it takes besides a checkpoint. */
+export const MOMENTS = 'a checkpoint name, or a moment: "tx:42" (that durable txid) or "at:2026-12-07T10:00:00Z"';
+
 /** An optional branch argument that names main when omitted. */
 export function branchArg(what: string): z.ZodOptional<z.ZodString> {
   return nameString().optional().describe(`${what} (default "${MAIN_BRANCH}")`);

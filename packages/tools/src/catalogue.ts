@@ -4,6 +4,7 @@ import { destroyTool } from './tools/destroy.js';
 import { diffTool } from './tools/diff.js';
 import { forkTool } from './tools/fork.js';
 import { listTool } from './tools/list.js';
+import { logTool } from './tools/log.js';
 import { promoteTool } from './tools/promote.js';
 import { queryTool } from './tools/query.js';
 import { rollbackTool } from './tools/rollback.js';
@@ -27,6 +28,7 @@ export function toolCatalogue(surface: Surface) {
     offshoot_list: listTool,
     offshoot_diff: diffTool,
     offshoot_query: queryTool,
+    offshoot_log: logTool,
     offshoot_checkout: checkoutTool,
     offshoot_fork: forkTool(surface.defaultTtl),
     offshoot_checkpoint: checkpointTool,

@@ -1,4 +1,4 @@
-export { branchArg, branchOf, databaseArg, metaArg, nameString } from './args.js';
+export { branchArg, branchOf, databaseArg, metaArg, MOMENTS, nameString } from './args.js';
 export { type Surface, type ToolCatalogue, type ToolName, toolCatalogue } from './catalogue.js';
 export { HINTS, type ToolHints } from './hints.js';
 export { MAIN_BRANCH, OFFSHOOT_META_PREFIX, TOOL_LIMITS } from './limits.js';
@@ -11,6 +11,7 @@ export { destroyTool } from './tools/destroy.js';
 export { type DiffIn, type DiffTableIn, diffOutput, diffRows, diffTool } from './tools/diff.js';
 export { forkTool, forkTtl, type TtlSource } from './tools/fork.js';
 export { listedBranch, listTool } from './tools/list.js';
+export { logTool } from './tools/log.js';
 export { promoteTool } from './tools/promote.js';
 export { queryTool } from './tools/query.js';
 export { rollbackTool, rollbackUndo } from './tools/rollback.js';

@@ -15,4 +15,6 @@ export const TOOL_LIMITS = {
   diff: { defaultRows: 20, maxRows: 500 },
   /** One fork call makes at most a thousand branches, so an agent's request cannot hold offshoot unbounded. */
   moreBranches: 999,
+  /** Records a log returns when the call names no limit (the newest ones). */
+  log: { defaultRecords: 100 },
 } as const;

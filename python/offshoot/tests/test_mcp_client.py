@@ -96,7 +96,7 @@ def test_tools_hints_schemas_and_structured_results(store: Path) -> None:
             s = await stdio_session(stack, store)
             assert s.protocol_version == "2025-11-25"
             tools = {t.name: t for t in (await s.list_tools()).tools}
-            assert len(tools) == 10
+            assert len(tools) == 11
             promote = tools["offshoot_promote"]
             assert promote.annotations is not None
             assert promote.annotations.destructive_hint is True

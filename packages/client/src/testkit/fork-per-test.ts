@@ -2,6 +2,7 @@ import { sanitizeName } from '../branch-name.js';
 import { connect, type Client } from '../client.js';
 import { isOffshootError, OffshootError } from '../errors.js';
 import type { FlushOptions } from '../session.js';
+import type { WireOrigin } from '../types.js';
 import { seededHandle, type SeedHandle } from './seed-once.js';
 import type { DaemonRef } from './start-daemon.js';
 
@@ -11,6 +12,8 @@ export interface ForkPerTestOptions {
   name?: string;
   /** The fork's TTL, so a crashed run's branches are reaped; default `1h`. */
   ttl?: string;
+  /** Who asks, for the branch log: `{ surface: 'sdk:<adapter>/<framework>', meta }` (default `sdk:typescript`). */
+  origin?: WireOrigin;
   /**
    * An ephemeral fork (the default): held by the daemon and never written to the store, as fits a fork the test
    * throws away. False makes a durable one, for a fork kept to be inspected after the run.
@@ -102,9 +105,11 @@ export async function forkPerTest(
   opts: ForkPerTestOptions = {},
 ): Promise<TestFork> {
   const handle = await resolveSeed(daemon, seed);
-  const client = await connect(daemon.sock).catch((err: unknown) => {
-    throw withStderr(daemon, err);
-  });
+  const client = await connect(daemon.sock, opts.origin === undefined ? {} : { origin: opts.origin }).catch(
+    (err: unknown) => {
+      throw withStderr(daemon, err);
+    },
+  );
   try {
     const ep = await episodeFresh(client, daemon, handle, opts.name ?? handle.name, {
       ttl: opts.ttl ?? '1h',

@@ -2,6 +2,7 @@ import type { Actor } from '../ops/policy.js';
 import type { OffshootError } from '../core/errors.js';
 import type { OpsContext } from '../ops/context.js';
 import type { StoreSpec } from '../store/store-spec.js';
+import type { Origin } from '../core/history.js';
 
 /** One flag a command accepts; every flag is spelled `-name` or `--name`, with `--name=value` for values. */
 export interface FlagSpec {
@@ -41,6 +42,8 @@ export interface Invocation {
   context(): Promise<OpsContext>;
   /** Who asks (the global --actor and --allow-force): passed to every destructive verb. */
   actor: Actor;
+  /** Who asks and through what, for the branch log (--actor, OFFSHOOT_SURFACE, OFFSHOOT_ACTOR_META). */
+  origin(): Origin;
   /** The global --json was given. */
   json: boolean;
   /** Writes to stdout as the command runs (a listing too big to hold), waiting while the reader falls behind. */

@@ -116,7 +116,11 @@ export async function withDaemon<T>(
   const socket = socketFor(inv);
   // Loaded here, not at start-up: only the commands that talk to a daemon pay for the client and node:net.
   const { connect, isOffshootError } = await import('@offshoot/client');
-  const connectOpts = statesStore(inv) ? { store: canonicalStore(inv.storeSpec()) } : {};
+  const { surface, meta } = inv.origin();
+  const connectOpts = {
+    ...(statesStore(inv) ? { store: canonicalStore(inv.storeSpec()) } : {}),
+    origin: { surface, ...(meta !== undefined ? { meta } : {}) },
+  };
   let client: Client | undefined;
   try {
     client = opts.waitForStart

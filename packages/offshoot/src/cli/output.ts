@@ -1,3 +1,4 @@
+import { looksLikeMoment } from '../core/moment.js';
 import { nameMap } from '../core/name-map.js';
 import type { OffshootError } from '../core/errors.js';
 import { formatTarget, type Target } from '../core/target.js';
@@ -190,7 +191,7 @@ export function rollbackOutcome(r: RollbackResult, branchProtected: boolean): Ou
   // A stale checkout's path would name a file holding the old state: print none, and fail with the refresh error.
   return outcome(refreshDocument(data, refreshError), refreshError ? [] : [r.path], {
     notes: [
-      `rolled back ${r.db}@${r.branch} to checkpoint ${JSON.stringify(r.checkpoint)} at txid ${r.txid}; ${abandoned}`,
+      `rolled back ${r.db}@${r.branch} to ${looksLikeMoment(r.checkpoint) ? r.checkpoint : `checkpoint ${JSON.stringify(r.checkpoint)}`} at txid ${r.txid}; ${abandoned}`,
       `previous head kept as ${r.db}@${r.backup}; undo with '${undo}'`,
       ...earlierNote(r.db, r.branch, r.earlierBackup),
     ],

@@ -2,6 +2,7 @@ import type { Command, CommandGroup } from './command.js';
 import { checkoutCommand } from './commands/checkout.js';
 import { checkpointCommand } from './commands/checkpoint.js';
 import { compactCommand } from './commands/compact.js';
+import { configCommand } from './commands/config.js';
 import { createCommand } from './commands/create.js';
 import { destroyCommand } from './commands/destroy.js';
 import { diffCommand } from './commands/diff.js';
@@ -10,6 +11,7 @@ import { forkCommand } from './commands/fork.js';
 import { gcCommand } from './commands/gc.js';
 import { initCommand } from './commands/init.js';
 import { leaseAcquireCommand } from './commands/lease-acquire.js';
+import { logCommand } from './commands/log.js';
 import { leaseListCommand } from './commands/lease-list.js';
 import { leaseReleaseCommand } from './commands/lease-release.js';
 import { mcpCommand } from './commands/mcp.js';
@@ -83,8 +85,10 @@ export const ENTRIES: readonly Entry[] = [
   protectCommand,
   unprotectCommand,
   statusCommand,
+  logCommand,
   gcCommand,
   upgradeCommand,
+  configCommand,
   leaseGroup,
   serveCommand,
   mcpCommand,

@@ -10,6 +10,7 @@ import { terminalProgress } from './progress.js';
 import { versionCommand } from './commands/version.js';
 import { findEntry, isGroup } from './registry.js';
 import { cliRoCacheBudget, trimRoCache } from './ro-cache-budget.js';
+import { cliOrigin } from './origin-env.js';
 
 /** The process surroundings the CLI runs in; tests pass their own. */
 export interface CliIo {
@@ -154,6 +155,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       flags: parsed.flags,
       arg: (i) => parsed.positionals[i] ?? '',
       actor: parsed.actor,
+      origin: () => cliOrigin(parsed.actor.kind, io.env),
       json: parsed.json,
       print: (text) => printNow(io.stdout, text),
       storeSpec: () => resolveStoreSpec(store, io.env),
@@ -166,7 +168,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           };
           // Loaded here: the store, and the hashing its checkout root may need, are no cost to help and version.
           const { openOpsContext } = await import('./store-context.js');
-          ctx = await openOpsContext(resolveStoreSpec(store, io.env), io.env, { warn, progress });
+          ctx = await openOpsContext(
+            resolveStoreSpec(store, io.env),
+            io.env,
+            { warn, progress },
+            cliOrigin(parsed.actor.kind, io.env),
+          );
         }
         return ctx;
       },

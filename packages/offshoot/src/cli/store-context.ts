@@ -1,6 +1,7 @@
 import { fail } from '../core/errors.js';
 import type { OpsContext, ProgressSink } from '../ops/context.js';
 import type { StoreSpec } from '../store/store-spec.js';
+import type { Origin } from '../core/history.js';
 import { checkoutRootFor } from './checkout-root.js';
 
 /** How the context reports to the terminal. */
@@ -13,7 +14,12 @@ export interface ContextIo {
  * Opens an initialized store (manifest and layout checked; S3 stores run the CAS probe) and builds the ops context
  * around it. The store and ops modules load here, on first use, so help, version and usage errors never pay for them.
  */
-export async function openOpsContext(spec: StoreSpec, env: NodeJS.ProcessEnv, io: ContextIo): Promise<OpsContext> {
+export async function openOpsContext(
+  spec: StoreSpec,
+  env: NodeJS.ProcessEnv,
+  io: ContextIo,
+  origin?: Origin,
+): Promise<OpsContext> {
   const [{ Store }, { makeContext }] = await Promise.all([import('../store/store.js'), import('../ops/context.js')]);
   const every = snapshotEveryFrom(env);
   const store = await Store.open(spec);
@@ -21,6 +27,7 @@ export async function openOpsContext(spec: StoreSpec, env: NodeJS.ProcessEnv, io
     warn: io.warn,
     ...(io.progress ? { progress: io.progress } : {}),
     ...(every !== undefined ? { snapshotEvery: every } : {}),
+    ...(origin !== undefined ? { origin } : {}),
   });
 }
 

@@ -2,6 +2,9 @@ import { fail } from './errors.js';
 
 /** The store manifest key. */
 export const MANIFEST_KEY = 'offshoot.json';
+/** The store's settings (ours, additive): the history window, store-wide and per database. */
+export const CONFIG_KEY = 'config.json';
+
 /** The GC tombstone list key. */
 export const TOMBSTONES_KEY = 'gc/tombstones';
 
@@ -74,6 +77,61 @@ export function parseDataKey(key: string): DataObject | undefined {
   const min = parseInt(m[5] as string, 16);
   if (min > max) return undefined;
   return { key, lineage, epoch, kind: 'segment', minTxid: min, maxTxid: max };
+}
+
+/** Where branches keep the records their ref's log tail spilled (ours, additive): `log/{db}/{branch}/{log_id}/`. */
+export const LOG_PREFIX = 'log/';
+
+/** log/{db}/{branch}/ — every incarnation's log of one branch name. */
+export function branchLogPrefix(db: string, branch: string): string {
+  return `${LOG_PREFIX}${db}/${branch}/`;
+}
+
+/**
+ * log/{db}/{branch}/{log_id}/{first:016x}-{last:016x}-{lastAt:012x}.jsonl — the records first..last of one
+ * incarnation, the time of the last one (ms since the epoch) in the key so a reader by time, and GC, pick objects
+ * without reading them.
+ */
+export function logObjectKey(
+  db: string,
+  branch: string,
+  logId: string,
+  first: number,
+  last: number,
+  lastAtMs: number,
+): string {
+  return `${branchLogPrefix(db, branch)}${logId}/${hex16(first)}-${hex16(last)}-${lastAtMs.toString(16).padStart(12, '0')}.jsonl`;
+}
+
+/** One log object, as named by its key. */
+export interface LogObject {
+  key: string;
+  db: string;
+  branch: string;
+  logId: string;
+  first: number;
+  last: number;
+  lastAtMs: number;
+}
+
+const LOG_RE = /^log\/([^/]+)\/([^/]+)\/([0-9a-f]{1,64})\/([0-9a-f]{16})-([0-9a-f]{16})-([0-9a-f]{12})\.jsonl$/;
+
+/** Parses a log object key; undefined for anything else. */
+export function parseLogKey(key: string): LogObject | undefined {
+  const m = LOG_RE.exec(key);
+  if (!m) return undefined;
+  const first = parseInt(m[4] as string, 16);
+  const last = parseInt(m[5] as string, 16);
+  if (first < 1 || last < first) return undefined;
+  return {
+    key,
+    db: m[1] as string,
+    branch: m[2] as string,
+    logId: m[3] as string,
+    first,
+    last,
+    lastAtMs: parseInt(m[6] as string, 16),
+  };
 }
 
 /** Parses refs/{db}/{branch}; undefined for anything else. */

@@ -1,4 +1,5 @@
 import { fail } from './errors.js';
+import { type LogRecord, parseLogTail } from './history.js';
 import type { Meta } from './meta.js';
 import { nameMap } from './name-map.js';
 
@@ -50,6 +51,14 @@ export interface Ref {
   base?: BasePointer;
   /** Monotonic per write, so two writes of otherwise identical bytes never share an S3 ETag. */
   generation?: number;
+  /**
+   * Ours, additive: the id of this incarnation of the branch's log (random, so a name destroyed and made again starts
+   * a new log), and the records written since its last spill into `log/{db}/{branch}/{log_id}/`. Each record is
+   * appended in the same compare-and-swap as the change it records. An earlier implementation ignores both; a write
+   * of the ref by it drops them (the records not yet spilled).
+   */
+  log_id?: string;
+  log?: LogRecord[];
 }
 
 function corrupt(what: string): Error {
@@ -175,6 +184,14 @@ export function parseRef(bytes: Uint8Array | string): Ref {
     ref.base = { lineage: b.lineage, txid: num(b.txid, 'base.txid') };
   }
   if (o.generation !== undefined) ref.generation = num(o.generation, 'generation');
+  // A damaged log is dropped with its id, so the next record starts a fresh log rather than reusing its numbers.
+  if (typeof o.log_id === 'string' && /^[0-9a-f]{1,64}$/.test(o.log_id)) {
+    const tail = o.log === undefined ? [] : parseLogTail(o.log);
+    if (tail !== undefined) {
+      ref.log_id = o.log_id;
+      if (tail.length > 0) ref.log = tail;
+    }
+  }
   return ref;
 }
 
@@ -212,6 +229,10 @@ export function serializeRef(ref: Ref): Buffer {
   if (ref.meta && Object.keys(ref.meta).length > 0) out.meta = ref.meta;
   if (ref.base) out.base = ref.base;
   out.generation = (ref.generation ?? 0) + 1;
+  if (ref.log_id) {
+    out.log_id = ref.log_id;
+    if (ref.log && ref.log.length > 0) out.log = ref.log;
+  }
   return Buffer.from(JSON.stringify(out));
 }
 

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Origin } from '../core/history.js';
 import { makeContext, newLeaseHolder } from '../ops/context.js';
 import { EphemeralForks } from '../ops/fork.js';
 import { LivenessBeacon } from '../ops/lease.js';
@@ -24,6 +25,8 @@ import { SocketServer } from './socket-server.js';
 import { StoreLock } from './store-lock.js';
 
 const ABANDON_WAIT_MS = 2000;
+/** Who asks for what the daemon does of its own accord (the janitor's reaps, its GC): requests say their own. */
+const JANITOR: Origin = { actor: 'human', surface: 'janitor' };
 /** Lease renewals in flight at once, whatever the number of sessions (each opens a few store files). */
 const RENEWALS_AT_ONCE = 8;
 
@@ -106,9 +109,9 @@ export class Daemon {
       );
       const atRest = `${holder}:at-rest`;
       const d: DaemonContext = {
-        ops: makeContext(served, checkoutRoot, { ...common, holder: atRest, ephemeral }),
+        ops: makeContext(served, checkoutRoot, { ...common, holder: atRest, ephemeral, origin: JANITOR }),
         sessionCtx,
-        durable: makeContext(store, checkoutRoot, { ...common, holder: atRest }),
+        durable: makeContext(store, checkoutRoot, { ...common, holder: atRest, origin: JANITOR }),
         ephemeral,
         sessions,
         budget: new CheckoutBudget(options.maxOpen, {

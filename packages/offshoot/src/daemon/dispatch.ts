@@ -3,6 +3,8 @@ import { errorResponse } from '../protocol/errors.js';
 import { keysAsSent } from '../core/name-map.js';
 import { RequestSchema, type Op, type Response } from '../protocol/wire.js';
 import type { DaemonContext, Transport } from './daemon-context.js';
+import { withOrigin } from '../ops/context.js';
+import { requestOrigin } from './request-fields.js';
 import { branchesOp } from './handlers/branches.js';
 import { checkoutAtOp } from './handlers/checkout-at.js';
 import { checkOp } from './handlers/check.js';
@@ -18,6 +20,7 @@ import { exportOp } from './handlers/export.js';
 import { flushOp } from './handlers/flush.js';
 import { forkOp } from './handlers/fork.js';
 import { gcOp } from './handlers/gc.js';
+import { logOp } from './handlers/log.js';
 import type { OpHandler } from './handlers/op-handler.js';
 import { openOp } from './handlers/open.js';
 import { promoteOp } from './handlers/promote.js';
@@ -57,6 +60,7 @@ const HANDLERS: Record<Op, OpHandler> = {
   checkpoint: checkpointOp,
   query: queryOp,
   check: checkOp,
+  log: logOp,
 };
 
 /** Every op the daemon answers. */
@@ -76,7 +80,7 @@ export async function dispatch(d: DaemonContext, raw: unknown, transport: Transp
       const where = issue?.path.join('.') || 'request';
       const what = issue?.code === 'invalid_type' ? `must be a ${issue.expected}` : 'is invalid';
       throw fail('INVALID_ARGUMENT', `bad request: ${where} ${what}`, {
-        hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta, store, sql, limit',
+        hint: 'see the wire protocol: op, db, branch, name, from, ttl, force, path, meta, store, sql, limit, origin',
       });
     }
     const req = parsed.data;
@@ -88,8 +92,11 @@ export async function dispatch(d: DaemonContext, raw: unknown, transport: Transp
         hint: `the ops are: ${Object.keys(HANDLERS).join(', ')}`,
       });
     }
+    // The request's own contexts say who asked: every record the op appends to a branch log names it.
+    const origin = requestOrigin(req, raw);
+    const asked: DaemonContext = { ...d, ops: withOrigin(d.ops, origin), sessionCtx: withOrigin(d.sessionCtx, origin) };
     try {
-      const res = await handler(req, d, transport);
+      const res = await handler(req, asked, transport);
       d.metrics.requested(req.op, true);
       return res;
     } catch (err) {

@@ -1,6 +1,7 @@
 import { branchOf } from '@offshoot/tools';
 import { formatDuration, parseTtl, type TtlArg } from '../core/duration.js';
 import { fail } from '../core/errors.js';
+import { parseMoment } from '../core/moment.js';
 import { nameHint, nameProblem } from '../core/names.js';
 
 /** Checks a name argument, failing with `invalid <arg> "<value>": <problem>`. */
@@ -12,6 +13,14 @@ export function nameArg(arg: string, value: string): string {
     });
   }
   return value;
+}
+
+/**
+ * Checks an argument naming a point of a branch: a checkpoint name, or a moment (`tx:42`, the branch at txid 42;
+ * `at:2026-12-07T10:00:00Z`, the branch as it was then), which no checkpoint name can be.
+ */
+export function pointArg(arg: string, value: string): string {
+  return parseMoment(value) !== undefined ? value : nameArg(arg, value);
 }
 
 /** The branch an optional argument names, resolved as the catalogue resolves it (main when omitted), checked. */

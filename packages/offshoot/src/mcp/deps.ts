@@ -1,5 +1,6 @@
 import type { TtlArg } from '../core/duration.js';
-import type { OpsContext, ProgressSink } from '../ops/context.js';
+import { type OpsContext, type ProgressSink, withOrigin } from '../ops/context.js';
+import type { Origin } from '../core/history.js';
 import type { Actor } from '../ops/policy.js';
 import type { DaemonLinks } from './daemon/daemon-links.js';
 
@@ -36,6 +37,8 @@ export interface McpDeps {
   options: McpOptions;
   /** Who asks: the agent, allowed to force when the human started the server with -allow-force or confirmed this call. */
   actor: Actor;
+  /** The agent, through this tool (`mcp:<tool>`): what the records of the branch log say of this call. */
+  origin: Origin;
   /** The ops context for one call; its warnings land in `notes` instead of on stderr, its progress goes to the client. */
   ops(): Promise<OpsContext>;
   /** Warnings the ops raised during this call, shown in the tool's prose. */
@@ -51,21 +54,27 @@ export interface McpDeps {
 /** Builds the per-call deps around a store opener and daemon links shared by every call. */
 export function callDeps(
   options: McpOptions,
+  tool: string,
   open: () => Promise<OpsContext>,
   links: DaemonLinks,
   control: CallControl,
   confirmed = false,
 ): McpDeps {
   const notes: string[] = [];
+  const origin: Origin = { actor: 'agent', surface: `mcp:${tool}` };
   return {
     options,
     actor: { kind: 'agent', allowForce: options.allowForce || confirmed },
+    origin,
     notes,
     confirmed,
     control,
     links,
     ops: async () => {
-      return { ...(await open()), warn: (m: string) => void notes.push(m), progress: control.progress };
+      const ctx = withOrigin(await open(), origin);
+      ctx.warn = (m: string) => void notes.push(m);
+      ctx.progress = control.progress;
+      return ctx;
     },
   };
 }

@@ -23,5 +23,7 @@ export const LOOP_RULES = [
   'Rules: a refusal is a tool result, not a bug: read its hint and follow it. No tool opens or closes a daemon',
   'session; if a branch has a session open, ask the human to close it before rollback, promote onto it or destroy.',
   "Rollback keeps '<branch>-pre-rollback' as the undo point (reported as backup); leave the undo points of",
-  'protected branches to the human. Destroy the forks you abandon, or let them expire.',
+  'protected branches to the human. Destroy the forks you abandon, or let them expire. offshoot_log says what was',
+  "done to a branch, when and by whom; a txid it shows is a moment ('tx:42') offshoot_query, offshoot_diff and",
+  'offshoot_rollback take where they take a checkpoint.',
 ].join('\n');

@@ -1,7 +1,7 @@
 import { newlyPostponed, reap } from '../ops/reap.js';
 import { type ReapHold, reapHoldText } from '../ops/branch-view.js';
 import { clearStaleClaims } from '../ops/gc.js';
-import type { OpsContext } from '../ops/context.js';
+import { type OpsContext, withOrigin } from '../ops/context.js';
 import { servingDaemon as serving } from './daemon/daemon-link.js';
 
 /** The background reap of `offshoot mcp -reap-every`: expires TTL'd forks and clears stranded delete claims, no GC. */
@@ -42,7 +42,7 @@ export function startReaper(
     }
     if (deferringTo !== undefined) log('offshoot: mcp: reaper: the daemon is gone; reaping here again');
     deferringTo = undefined;
-    const r = await reap(ctx);
+    const r = await reap(withOrigin(ctx, { actor: 'human', surface: 'mcp:reaper' }));
     const cleared = await clearStaleClaims(ctx);
     if (r.reaped.length > 0) {
       log(`offshoot: mcp: reaper: reaped ${r.reaped.join(', ')}`);

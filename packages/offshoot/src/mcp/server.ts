@@ -43,6 +43,7 @@ import { destroyRun } from './tools/destroy.js';
 import { diffRun } from './tools/diff.js';
 import { forkRun } from './tools/fork.js';
 import { listRun } from './tools/list.js';
+import { logRun } from './tools/log.js';
 import { promoteRun } from './tools/promote.js';
 import { queryRun } from './tools/query.js';
 import { rollbackRun } from './tools/rollback.js';
@@ -53,6 +54,7 @@ const RUNS: { [K in ToolName]: ToolRun<ToolCatalogue[K]> } = {
   offshoot_list: listRun,
   offshoot_diff: diffRun,
   offshoot_query: queryRun,
+  offshoot_log: logRun,
   offshoot_checkout: checkoutRun,
   offshoot_fork: forkRun,
   offshoot_checkpoint: checkpointRun,
@@ -151,7 +153,10 @@ async function ask(
 ): Promise<CallToolResult | InputRequiredResult> {
   const caps = scope.era === 'modern' ? clientCapabilities(ctx) : scope.server.server.getClientCapabilities();
   if (!canElicit(caps) || run.confirm === undefined) return errorResult(refusal);
-  const question = await run.confirm(args as never, callDeps(scope.options, scope.open, scope.links, callControl(ctx)));
+  const question = await run.confirm(
+    args as never,
+    callDeps(scope.options, spec.name, scope.open, scope.links, callControl(ctx)),
+  );
   if (question === undefined) return errorResult(refusal);
   callLog(scope, ctx, `offshoot: mcp: asking the human: ${question.message}`, 'notice');
   return scope.confirmations.ask(spec.name, args, question);
@@ -172,7 +177,7 @@ async function answered(
     callLog(scope, ctx, `offshoot: mcp: ${spec.name} not confirmed: ${answer.why}`, 'notice');
     return errorResult(notConfirmed(answer.why, answer.question));
   }
-  const deps = callDeps(scope.options, scope.open, scope.links, callControl(ctx), true);
+  const deps = callDeps(scope.options, spec.name, scope.open, scope.links, callControl(ctx), true);
   const now = await run.confirm?.(args as never, deps);
   if (now?.fingerprint !== answer.question.fingerprint) return errorResult(confirmationStale());
   callLog(scope, ctx, `offshoot: mcp: the human confirmed ${spec.name}: ${answer.question.message}`, 'notice');
@@ -197,7 +202,7 @@ function register(tool: ServedTool, scope: CallScope): void {
       try {
         const answer = scope.confirmations.answer(spec.name, args, ctx);
         if (answer !== undefined) return await answered(tool, args, answer, scope, ctx);
-        const deps = callDeps(scope.options, scope.open, scope.links, callControl(ctx));
+        const deps = callDeps(scope.options, spec.name, scope.open, scope.links, callControl(ctx));
         try {
           const out = await run.run(args as never, deps);
           if (!spec.annotations.readOnlyHint) await scope.hub.poke();
@@ -215,7 +220,7 @@ function register(tool: ServedTool, scope: CallScope): void {
 }
 
 /**
- * Builds an MCP server with the ten tools, the offshoot-loop prompt and the branch resources over one store opener,
+ * Builds an MCP server with the eleven tools, the offshoot-loop prompt and the branch resources over one store opener,
  * for one protocol era: a 2025-era server is attached to the hub that carries its logs and resource notifications
  * (a 2026-07-28 one hears changes through its listen streams, which the serving entry owns).
  */

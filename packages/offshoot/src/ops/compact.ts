@@ -12,6 +12,7 @@ import { copySnapshot } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
 import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
+import { logged } from './helpers/history/record.js';
 
 // The other compaction of a branch: merging a chain grown past its bound, after a checkpoint or on the janitor's cadence.
 export { compactBranch } from './helpers/chain/chain-writer.js';
@@ -54,10 +55,11 @@ async function compactLeased(ctx: OpsContext, t: Target, actor: Actor): Promise<
   const checkpoints: Record<string, Checkpoint> = nameMap();
   for (const [name, cp] of Object.entries(cur.ref.checkpoints)) checkpoints[name] = { ...cp, epoch: 1 };
   checkpoints.compact = { txid: head, epoch: 1, created_at: now };
-  const next: Ref = { ...cur.ref, lineage, epoch: 1, head_txid: head, head_epoch: 1, checkpoints, touched_at: now };
+  let next: Ref = { ...cur.ref, lineage, epoch: 1, head_txid: head, head_epoch: 1, checkpoints, touched_at: now };
   delete next.base;
   delete next.lease_holder;
   delete next.lease_expiry;
+  next = await logged(ctx, t.db, t.branch, 'compact', cur.ref, next);
   await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'compact');
   const refreshed = await refreshCheckout(ctx, t.db, t.branch, next, 'compacted', label, () =>
     keepModifiedCheckout(ctx, t, next),

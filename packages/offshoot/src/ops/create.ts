@@ -14,6 +14,7 @@ import { corruptDatabase } from '../sqlite/sqlite-errors.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { withTempDir } from './helpers/context/temp-dir.js';
 import { openDatabase } from '../sqlite/sqlite-driver.js';
+import { logged } from './helpers/history/record.js';
 
 /** What create made. */
 export interface CreateResult {
@@ -203,7 +204,11 @@ export async function create(ctx: OpsContext, db: string, opts: { from?: string 
       protected: true,
       touched_at: now,
     };
-    await ctx.store.createRef(db, MAIN_BRANCH, ref);
+    await ctx.store.createRef(
+      db,
+      MAIN_BRANCH,
+      await logged(ctx, db, MAIN_BRANCH, 'create', undefined, ref, { name: 'init' }),
+    );
     return { db, branch: MAIN_BRANCH, txid: 1, pageSize: snap.pageSize, pages: snap.commit };
   });
 }

@@ -10,7 +10,7 @@ import type { OpsContext } from './helpers/context/context.js';
 import { explainDamage } from './helpers/context/damaged-object.js';
 import { cachedChain } from './helpers/chain/materialize.js';
 import { readBranch } from './helpers/branch/branch-ref.js';
-import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
+import { isHead, resolvePoint } from './helpers/history/point.js';
 import { readCleanCheckout } from './helpers/checkout/clean-checkout-read.js';
 import { rowCountsOf } from '../sqlite/diff/row-count-memo.js';
 
@@ -92,9 +92,12 @@ interface DiffSide {
  */
 async function diffSide(ctx: OpsContext, t: Target, resolver: ChainResolver): Promise<DiffSide> {
   const { ref } = await readBranch(ctx, t.db, t.branch);
-  const txid = t.checkpoint !== undefined ? checkpointTxid(ref, t, t.checkpoint) : ref.head_txid;
-  const chain = await resolver.resolve(ref.lineage, txid);
-  if (txid === ref.head_txid) {
+  const p =
+    t.checkpoint !== undefined
+      ? await resolvePoint(ctx, t, ref, t.checkpoint)
+      : { lineage: ref.lineage, txid: ref.head_txid };
+  const chain = await resolver.resolve(p.lineage, p.txid);
+  if (isHead(p, ref)) {
     const co = await readCleanCheckout(ctx, t.db, t.branch, ref);
     if (co) return { path: co.path, commit: co.commit, chain, db: co.db, release: co.release };
   }

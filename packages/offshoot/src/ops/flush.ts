@@ -1,13 +1,15 @@
 import { fail } from '../core/errors.js';
+import type { Origin } from '../core/history.js';
 import type { Meta } from '../core/meta.js';
 import { named } from '../core/name-map.js';
 import type { Target } from '../core/target.js';
 import type { VersionedRef } from '../store/store.js';
 import { readBranch } from './helpers/branch/branch-ref.js';
 import { type Compaction, writeHead } from './helpers/chain/chain-writer.js';
-import type { OpsContext } from './helpers/context/context.js';
+import { type OpsContext, withOrigin } from './helpers/context/context.js';
+import { logged } from './helpers/history/record.js';
 import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
-import type { LiveBranch, LiveHolder, LiveSource } from './live-branch.js';
+import type { LiveBranch, LiveHolder, LiveSource, LogStamp } from './live-branch.js';
 
 /** What a flush wrote: nothing (`none`), or the head object of txid, its bytes and pages, and any merge before it. */
 export interface LiveFlushed {
@@ -24,8 +26,21 @@ export interface LiveFlushed {
 /** Who asks for a flush, and the checkpoint it names. */
 export interface FlushOptions {
   actor?: Actor;
+  /** Who asked, for the branch log's record: absent, whoever opened the session (its automatic flushes). */
+  origin?: Origin;
   name?: string;
   meta?: Meta;
+}
+
+/** The flush's record in the branch log, appended to each ref the session's compare-and-swap writes. */
+function flushRecord(live: LiveBranch, opts: FlushOptions, head?: { pages: number; bytes: number }): LogStamp {
+  const ctx = opts.origin !== undefined ? withOrigin(live.ctx, opts.origin) : live.ctx;
+  const op = opts.name !== undefined ? 'checkpoint' : 'flush';
+  const detail = {
+    ...(opts.name !== undefined ? { name: opts.name } : {}),
+    ...(head !== undefined ? { pages: head.pages, bytes: head.bytes } : {}),
+  };
+  return (before, next) => logged(ctx, live.db, live.branch, op, before, next, detail);
 }
 
 /** The policy's rule of a flush: every write into a branch is the policy's (`human`: what the human would run). */
@@ -48,7 +63,8 @@ export async function checkFlush(ctx: OpsContext, t: Target, actor: Actor): Prom
  * `actor` may write into the branch (an agent never writes into the way back of a protected branch, a checkpoint name
  * alone included), and the checkpoint name must be free. The head object is uploaded create-only under the session's
  * epoch, on the chain the session carries (merged inline first when at its hard bound), and recorded by the
- * session's own write of its ref. With nothing captured, only the name (if any) is recorded at the current head.
+ * session's own write of its ref, the flush's record in the branch log appended in that same compare-and-swap. With
+ * nothing captured, only the name (if any) is recorded at the current head.
  */
 export async function flush(
   live: LiveBranch,
@@ -64,7 +80,10 @@ export async function flush(
       hint: 'pick another checkpoint name',
     });
   if (source === undefined || !source.dirty) {
-    if (opts.name !== undefined) await holder.record(cur, cur.ref.head_txid, cur.ref.head_epoch, opts.name, opts.meta);
+    if (opts.name !== undefined) {
+      const stamp = flushRecord(live, opts);
+      await holder.record(cur, cur.ref.head_txid, cur.ref.head_epoch, opts.name, opts.meta, stamp);
+    }
     return { txid: cur.ref.head_txid, kind: 'none' };
   }
   const txid = cur.ref.head_txid + 1;
@@ -80,7 +99,7 @@ export async function flush(
       cur,
       { kind: head.kind, txid, file: head.file },
       async (up) => {
-        await holder.record(up, txid, holder.epoch(), opts.name, opts.meta);
+        await holder.record(up, txid, holder.epoch(), opts.name, opts.meta, flushRecord(live, opts, head));
         return up;
       },
       holder.hooks,

@@ -8,23 +8,25 @@ import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
 import { readBranch } from './helpers/branch/branch-ref.js';
-import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
 import { expiryOf, expiryText } from './helpers/branch/expiry.js';
 import { UNREAD_LIVENESS } from './helpers/branch/lease-liveness.js';
+import { resolvePoint } from './helpers/history/point.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { refuseReservedName } from './helpers/branch/undo-point-names.js';
 import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
 import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
 import { planLineageAt, newLineagesAt, type NewLineage } from './helpers/chain/new-lineage.js';
+import { logged } from './helpers/history/record.js';
 import { ephemeralHostFor } from './helpers/ephemeral/ephemeral-fork.js';
 
 // The ephemeral forks a daemon holds in its store's overlay until kept, which a fork with `ephemeral` makes (loaded
 // with fork, not with the ops context: its lineage ids need node:crypto, which a listing never loads).
 export { EphemeralForks } from './helpers/ephemeral/ephemeral-forks.js';
 
-/** Options of fork: a checkpoint to fork at (else the head), a TTL, meta tags, and who asks. */
+/** Options of fork: a checkpoint or moment to fork at (else the head), a TTL, meta tags, and who asks. */
 export interface ForkOptions {
+  /** A checkpoint name, or a moment: `tx:42`, `at:2026-12-07T10:00:00Z`. */
   at?: string;
   ttl?: TtlArg;
   meta?: Meta;
@@ -131,12 +133,15 @@ async function forkPoint(
   src: Target,
   opts: ForkOptions,
   read: Promise<VersionedRef>,
-): Promise<{ ref: Ref; txid: number }> {
+): Promise<{ ref: Ref; lineage: string; txid: number }> {
   let { ref } = await read;
-  if (opts.at !== undefined) return { ref, txid: checkpointTxid(ref, src, opts.at) };
+  if (opts.at !== undefined) {
+    const p = await resolvePoint(ctx, src, ref, opts.at);
+    return { ref, lineage: p.lineage, txid: p.txid };
+  }
   const vet = vetWrite(ctx, src, opts.actor ?? HUMAN, 'implicit', `offshoot fork ${src.db}@${src.branch} <new>`);
   if (await checkpointIfDirty(ctx, src, ref, vet)) ref = (await readBranch(ctx, src.db, src.branch)).ref;
-  return { ref, txid: ref.head_txid };
+  return { ref, lineage: ref.lineage, txid: ref.head_txid };
 }
 
 /** The ref of a new fork at txid in the fresh lineage. */
@@ -162,6 +167,14 @@ function childRef(
   if (opts.ttl?.kind === 'set') child.ttl = formatDuration(opts.ttl.ttl);
   if (meta) child.meta = meta;
   return child;
+}
+
+/** The child's ref with the first record of its log: a fork of its parent, at a checkpoint when one was named. */
+function forkRecorded(ctx: OpsContext, src: Target, branch: string, child: Ref, opts: ForkOptions): Promise<Ref> {
+  return logged(ctx, src.db, branch, 'fork', undefined, child, {
+    from: child.parent ?? `${src.db}@${src.branch}`,
+    ...(opts.at !== undefined ? { name: opts.at } : {}),
+  });
 }
 
 /** When a new fork may be reaped, by the one expiry rule (it holds no lease yet). */
@@ -197,7 +210,7 @@ export async function fork(
       hint: 'pick another name, or destroy the existing branch first',
     });
   }
-  const { ref, txid } = await forkPoint(ctx, src, opts, source);
+  const { lineage, txid } = await forkPoint(ctx, src, opts, source);
   const held: string[] = [];
   const newId =
     host &&
@@ -208,13 +221,13 @@ export async function fork(
     });
   let fresh: NewLineage;
   try {
-    fresh = await planLineageAt(ctx, src.db, forkResolver(ctx), ref.lineage, txid, newId ? { newId } : {});
+    fresh = await planLineageAt(ctx, src.db, forkResolver(ctx), lineage, txid, newId ? { newId } : {});
   } catch (err) {
     host?.release(src.db, newBranch, held);
     throw err;
   }
   const now = ctx.now();
-  const child = childRef(src, txid, fresh, opts, meta, now);
+  const child = await forkRecorded(ctx, src, newBranch, childRef(src, txid, fresh, opts, meta, now), opts);
   host?.hold(src.db, newBranch);
   const made = await ctx.store.createForkRefs(src.db, [{ branch: newBranch, ref: child }]);
   if (made.failed !== undefined) {
@@ -281,7 +294,7 @@ export async function forkMany(
       { hint: 'pick other names, or destroy the existing branches first; nothing was forked' },
     );
   }
-  const { ref, txid } = await forkPoint(ctx, src, opts, readBranch(ctx, src.db, src.branch));
+  const { lineage, txid } = await forkPoint(ctx, src, opts, readBranch(ctx, src.db, src.branch));
   const held: string[] = [];
   const newId =
     host &&
@@ -290,13 +303,14 @@ export async function forkMany(
       held.push(id);
       return id;
     });
-  const fresh = await newLineagesAt(ctx, src.db, forkResolver(ctx), ref.lineage, txid, newId ? { newId } : {});
+  const fresh = await newLineagesAt(ctx, src.db, forkResolver(ctx), lineage, txid, newId ? { newId } : {});
   const now = ctx.now();
   const created: string[] = [];
   const forks: Array<{ branch: string; ref: Ref }> = [];
   try {
     await inBatches(names, BATCH_CONCURRENCY, async (name, i) => {
-      forks[i] = { branch: name, ref: childRef(src, txid, await fresh.next(i), opts, meta, now) };
+      const child = childRef(src, txid, await fresh.next(i), opts, meta, now);
+      forks[i] = { branch: name, ref: await forkRecorded(ctx, src, name, child, opts) };
     });
     for (const name of names) host?.hold(src.db, name);
     const made = await ctx.store.createForkRefs(src.db, forks);

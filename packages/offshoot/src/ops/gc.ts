@@ -1,4 +1,5 @@
 import { durationMs, type Duration } from '../core/duration.js';
+import { LOG_PREFIX } from '../core/keys.js';
 import { readTombstones, writeTombstones, type Tombstones } from '../store/tombstones.js';
 import { clearStaleClaims } from './helpers/gc/clear-claims.js';
 import type { OpsContext } from './helpers/context/context.js';
@@ -59,7 +60,8 @@ export async function collectGarbage(ctx: OpsContext, grace: Duration): Promise<
 // Listed before the refs are read: an object written after the ref reads (a create or fork whose ref is not there
 // yet) is not in this listing, so it is never condemned by a mark that could not see its ref.
 async function listObjects(ctx: OpsContext): Promise<string[]> {
-  return ctx.store.backend.listKeys('data/');
+  const [data, log] = await Promise.all([ctx.store.backend.listKeys('data/'), ctx.store.backend.listKeys(LOG_PREFIX)]);
+  return [...data, ...log];
 }
 
 // The sweep over `keys` (listed before `refs` were read), marking from that snapshot; the deletes wait on a second,

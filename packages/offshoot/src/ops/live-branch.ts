@@ -65,14 +65,31 @@ export interface LiveSource {
 }
 
 /**
+ * What the flush verb does to each ref the session's compare-and-swap is about to write: `next` (made from the
+ * committed ref `before`) with the flush's record appended to the branch log, so the record and the head it names
+ * are durable at once, or neither.
+ */
+export type LogStamp = (before: Ref, next: Ref) => Promise<Ref>;
+
+/**
  * The session's own side of a flush: the epoch it writes under, and the compare-and-swap of its ref that records a
  * head (its fencing: it refuses once the lease is no longer the session's), serialized with its other ref writes.
  */
 export interface LiveHolder {
   /** The epoch the session writes under now (a flush that finds an orphan at it moves to a fresh one). */
   epoch(): number;
-  /** Records txid (under `epoch`) as the head, and the checkpoint `name` at it, after the ref `up`; the ref written. */
-  record(up: VersionedRef, txid: number, epoch: number, name: string | undefined, meta: Meta | undefined): Promise<Ref>;
+  /**
+   * Records txid (under `epoch`) as the head, and the checkpoint `name` at it, after the ref `up`, each attempt's ref
+   * passed through `stamp` just before its compare-and-swap; the ref written.
+   */
+  record(
+    up: VersionedRef,
+    txid: number,
+    epoch: number,
+    name: string | undefined,
+    meta: Meta | undefined,
+    stamp: LogStamp,
+  ): Promise<Ref>;
   /** Hears of an epoch bump, and orders it among the session's ref writes. */
   hooks: EpochBumpHooks;
 }

@@ -15,6 +15,7 @@ import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
 import { type Actor, HUMAN, refuseProtected, refuseUndoPointChange, vetWrite } from './helpers/safety/policy.js';
 import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
+import { logged } from './helpers/history/record.js';
 
 /** What promote did. */
 export interface PromoteResult {
@@ -185,7 +186,7 @@ async function promoteLeased(ctx: OpsContext, src: Target, onto: string, opts: P
     ...(held !== undefined ? { newId: () => held.newLineage() } : {}),
   });
   const now = ctx.now().toISOString();
-  const next: Ref = {
+  let next: Ref = {
     ...tgt.ref,
     lineage: fresh.lineage,
     epoch: 1,
@@ -202,6 +203,10 @@ async function promoteLeased(ctx: OpsContext, src: Target, onto: string, opts: P
   // The undo point is written last, and put back if the repoint fails: a failed promote keeps the previous one.
   const undo = await keepSafetyFork(ctx, src.db, onto, tgt.ref, 'pre-promote', resolver);
   try {
+    next = await logged(ctx, src.db, onto, 'promote', tgt.ref, next, {
+      from: next.parent ?? `${src.db}@${src.branch}`,
+      undo: undo.name,
+    });
     await casRepoint(ctx, src.db, onto, tgt.etag, next, 'promote');
   } catch (err) {
     await undo.restore();

@@ -4,6 +4,7 @@ import { readLiveness } from './helpers/branch/lease-liveness.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import { type Actor, HUMAN, refuseAgentUnprotect } from './helpers/safety/policy.js';
+import { logged } from './helpers/history/record.js';
 
 /** What protect or unprotect left, and, for an unprotected branch with a TTL, when it may now be reaped. */
 export interface ProtectResult {
@@ -37,7 +38,7 @@ async function setProtectedLeased(ctx: OpsContext, t: Target, value: boolean): P
     const next = { ...r };
     if (value) next.protected = true;
     else delete next.protected;
-    return next;
+    return logged(ctx, t.db, t.branch, value ? 'protect' : 'unprotect', r, next);
   });
   // The lease this command holds is given back when it returns: only someone else's counts.
   const deadline = value ? undefined : expiryOf(ref, await readLiveness(ctx, [ref]), ctx.holder);

@@ -8,7 +8,8 @@ import { checkoutDirty, checkpointIfDirty } from './helpers/checkout/checkpoint-
 import { withBranchLease } from './helpers/lease/branch-lease.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { casRepoint } from './helpers/branch/repoint.js';
-import { checkpointTxid } from './helpers/branch/checkpoint-txid.js';
+import { type Point, resolvePoint } from './helpers/history/point.js';
+import { logged } from './helpers/history/record.js';
 import { copySnapshot, newLineageAt } from './helpers/chain/new-lineage.js';
 import { refreshCheckout } from './helpers/checkout/refresh-checkout.js';
 import { type Actor, HUMAN, refuseSecondRollback, refuseUndoPointChange, vetWrite } from './helpers/safety/policy.js';
@@ -69,14 +70,21 @@ async function vetRollback(
   to: string,
   ref: Ref,
   actor: Actor,
-): Promise<{ target: number; write: (ref: Ref) => Promise<void> }> {
+): Promise<{ point: Point; write: (ref: Ref) => Promise<void> }> {
   await refuseForeignLease(ctx, t.db, t.branch, ref, 'rollback');
-  const target = checkpointTxid(ref, t, to);
+  const point = await resolvePoint(ctx, t, ref, to);
   const human = `offshoot rollback ${t.db}@${t.branch} --to ${to}`;
   await refuseUndoPointChange(ctx, t.db, t.branch, ref, actor, 'rolling back', human);
   await refuseSecondRollback(ctx, t.db, t.branch, ref, actor);
   await checkUndoSlot(ctx, t.db, t.branch, 'pre-rollback');
-  return { target, write: vetWrite(ctx, t, actor, 'implicit', human) };
+  return { point, write: vetWrite(ctx, t, actor, 'implicit', human) };
+}
+
+/** Whether p is the state the branch, now on `lineage`, holds at p's txid: the same lineage once pass-throughs fold. */
+async function onCurrentHistory(resolver: ChainResolver, lineage: string, p: Point): Promise<boolean> {
+  if (p.lineage === lineage) return true;
+  const [a, b] = await Promise.all([resolver.collapseBase(lineage, p.txid), resolver.collapseBase(p.lineage, p.txid)]);
+  return a.lineage === b.lineage;
 }
 
 async function rollbackLeased(
@@ -86,15 +94,20 @@ async function rollbackLeased(
   opts: { materialize?: boolean; actor?: Actor },
 ): Promise<RollbackResult> {
   let cur = await readBranch(ctx, t.db, t.branch);
-  const { target, write } = await vetRollback(ctx, t, to, cur.ref, opts.actor ?? HUMAN);
+  const { point, write } = await vetRollback(ctx, t, to, cur.ref, opts.actor ?? HUMAN);
+  const target = point.txid;
   if (await checkpointIfDirty(ctx, t, cur.ref, write)) cur = await readBranch(ctx, t.db, t.branch);
   const oldHead = cur.ref.head_txid;
   const resolver = new ChainResolver(ctx.store);
-  const fresh = await newLineageAt(ctx, t.db, resolver, cur.ref.lineage, target, {
+  const fresh = await newLineageAt(ctx, t.db, resolver, point.lineage, target, {
     materialize: opts.materialize ?? false,
   });
+  // Checkpoints at or below the point stay when it is on the branch's current history (a checkpoint always is; a
+  // moment may be a state a rollback or promote since left behind, whose history holds none of them).
   const kept: Record<string, Checkpoint> = nameMap();
-  for (const [name, cp] of Object.entries(cur.ref.checkpoints)) if (cp.txid <= target) kept[name] = { ...cp, epoch: 1 };
+  if (await onCurrentHistory(resolver, cur.ref.lineage, point))
+    for (const [name, cp] of Object.entries(cur.ref.checkpoints))
+      if (cp.txid <= target) kept[name] = { ...cp, epoch: 1 };
   if (fresh.mode === 'materialized') {
     // A lineage with no base must own a snapshot for every checkpoint it keeps.
     const txids = new Set(
@@ -105,7 +118,7 @@ async function rollbackLeased(
     for (const x of txids)
       await copySnapshot(ctx, t.db, resolver, cur.ref.lineage, x, fresh.lineage, `rollback ${t.db}@${t.branch}`);
   }
-  const next: Ref = {
+  let next: Ref = {
     ...cur.ref,
     lineage: fresh.lineage,
     epoch: 1,
@@ -121,6 +134,7 @@ async function rollbackLeased(
   // The undo point is written last, and put back if the repoint fails: a failed rollback keeps the previous one.
   const undo = await keepSafetyFork(ctx, t.db, t.branch, cur.ref, 'pre-rollback', resolver);
   try {
+    next = await logged(ctx, t.db, t.branch, 'rollback', cur.ref, next, { name: to, undo: undo.name });
     await casRepoint(ctx, t.db, t.branch, cur.etag, next, 'rollback');
   } catch (err) {
     await undo.restore();

@@ -7,6 +7,7 @@ import { readBranch } from './helpers/branch/branch-ref.js';
 import { expiryOf, expiryText } from './helpers/branch/expiry.js';
 import { readLiveness } from './helpers/branch/lease-liveness.js';
 import { type Actor, HUMAN, refuseAgentTtl } from './helpers/safety/policy.js';
+import { logged } from './helpers/history/record.js';
 
 /** What touch left: the TTL in force (canonical, or undefined for none) and the new activity time. */
 export interface TouchResult {
@@ -44,7 +45,7 @@ async function touchLeased(ctx: OpsContext, t: Target, ttl: TtlArg, actor: Actor
     const next = { ...r, touched_at: now };
     if (ttl.kind === 'none') delete next.ttl;
     if (ttl.kind === 'set') next.ttl = formatDuration(ttl.ttl);
-    return next;
+    return logged(ctx, t.db, t.branch, 'touch', r, next, ttl.kind === 'keep' ? {} : { ttl: next.ttl ?? 'none' });
   });
   return {
     db: t.db,

@@ -50,6 +50,12 @@ export const RequestSchema = z.object({
   verb: z.optional(z.string()),
   /** Additive: a promote op (and a check of one) goes ahead only while the target's head is this txid (else BASE_MOVED). */
   if_head: z.optional(z.number()),
+  /** Additive: a log op keeps the records at or after this time (RFC 3339). */
+  since: z.optional(z.string()),
+  /** Additive: a log op keeps this actor's records only. */
+  by: z.optional(z.enum(['human', 'agent'])),
+  /** Additive: who asked, for the branch log: the surface and the actor's tags. */
+  origin: z.optional(z.object({ surface: z.optional(z.string()), meta: z.optional(z.record(z.string(), z.string())) })),
   /** Additive: a fork op's new branches are ephemeral, held by this daemon until kept (echoed in the answer). */
   ephemeral: z.optional(z.boolean()),
 });

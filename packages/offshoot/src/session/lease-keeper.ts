@@ -3,6 +3,7 @@ import type { Meta } from '../core/meta.js';
 import { nameMap } from '../core/name-map.js';
 import { type Ref, withoutLease } from '../core/ref.js';
 import type { OpsContext } from '../ops/context.js';
+import type { LogStamp } from '../ops/live-branch.js';
 import type { VersionedRef } from '../store/store.js';
 
 /** Attempts of a head's compare-and-swap that met a ref moved only by the session's own lease renewals. */
@@ -135,8 +136,9 @@ export class LeaseKeeper {
    * Advances the head (and records a checkpoint) by CAS, retrying only while nothing but a lease renewal moved. The
    * ref was read before the upload, so a renewal may have moved it since; the retry re-reads it under writingRef,
    * where no renewal of ours can move it again. With release, the same write gives the lease back (close's last
-   * flush): the CAS is on a ref that still names our lease and epoch, so a fenced session moves nothing. Returns the
-   * ref written.
+   * flush): the CAS is on a ref that still names our lease and epoch, so a fenced session moves nothing. Each
+   * attempt's ref goes through `stamp` (the flush verb's log record, appended in the same CAS). Returns the ref
+   * written.
    */
   record(
     cur: VersionedRef,
@@ -144,6 +146,7 @@ export class LeaseKeeper {
     epoch: number,
     name: string | undefined,
     meta: Meta | undefined,
+    stamp: LogStamp,
     release = false,
   ): Promise<Ref> {
     return this.writingRef(async () => {
@@ -151,7 +154,7 @@ export class LeaseKeeper {
       const prevHead = cur.ref.head_txid;
       for (let attempt = 0; ; attempt++) {
         const now = new Date().toISOString();
-        const next: Ref = {
+        let next: Ref = {
           ...(release ? withoutLease(vref.ref) : vref.ref),
           head_txid: txid,
           head_epoch: epoch,
@@ -159,6 +162,7 @@ export class LeaseKeeper {
           checkpoints: nameMap(vref.ref.checkpoints),
         };
         if (name !== undefined) next.checkpoints[name] = { txid, epoch, created_at: now, ...(meta ? { meta } : {}) };
+        next = await stamp(vref.ref, next);
         try {
           await this.ctx.store.casRef(this.db, this.branch, vref.etag, next);
           return next;

@@ -5,6 +5,7 @@ import { breachOfClosed, ContractBreachError } from '../capture/journal-contract
 import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
 import { validateMeta, type Meta } from '../core/meta.js';
 import { validateName } from '../core/names.js';
+import type { Origin } from '../core/history.js';
 import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import type { OpsContext } from '../ops/context.js';
@@ -60,6 +61,8 @@ export interface FlushRequest {
   meta?: Meta;
   /** Who asks: the policy decides whether an agent may write into the branch. */
   actor?: Actor;
+  /** Who asked for the branch log's record, when not the session's opener (whose automatic flushes it names). */
+  origin?: Origin;
 }
 
 /** What one flush did, and how long it took. */
@@ -371,8 +374,8 @@ export class Session {
       source,
       {
         epoch: () => this.lease.epoch,
-        record: async (up, txid, epoch, name, meta) => {
-          const ref = await this.lease.record(up, txid, epoch, name, meta, release);
+        record: async (up, txid, epoch, name, meta, stamp) => {
+          const ref = await this.lease.record(up, txid, epoch, name, meta, stamp, release);
           if (release) this.leaseGivenWith = ref;
           return ref;
         },
@@ -386,6 +389,7 @@ export class Session {
       },
       {
         ...(opts.actor !== undefined ? { actor: opts.actor } : {}),
+        ...(opts.origin !== undefined ? { origin: opts.origin } : {}),
         ...(opts.name !== undefined ? { name: opts.name } : {}),
         ...(opts.meta !== undefined ? { meta: opts.meta } : {}),
       },

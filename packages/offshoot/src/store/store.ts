@@ -1,9 +1,14 @@
 import { fail, hasCode } from '../core/errors.js';
 import { nameProblem } from '../core/names.js';
+import { decodeLogRecords, type LogRecord } from '../core/history.js';
 import {
   baseKey,
+  branchLogPrefix,
   checkLineageId,
   LIVENESS_PREFIX,
+  LOG_PREFIX,
+  type LogObject,
+  parseLogKey,
   lineagePrefix,
   MANIFEST_KEY,
   parseDataKey,
@@ -504,6 +509,34 @@ export class Store {
   }
 
   /**
+   * Writes a log object create-only. Its records are committed ones, so a key already there holds the same records
+   * (a retried spill, or one whose compare-and-swap was lost): that is success.
+   */
+  async putLogObject(key: string, body: Uint8Array): Promise<void> {
+    try {
+      await this.backend.put(key, body, { ifNoneMatch: true });
+    } catch (err) {
+      if (!hasCode(err, 'ALREADY_EXISTS') && !hasCode(err, 'CAS_CONFLICT')) throw err;
+    }
+  }
+
+  /** Every log object of a branch name, of every incarnation, in key order (by incarnation, then sequence). */
+  async listLogObjects(db: string, branch: string): Promise<LogObject[]> {
+    const out: LogObject[] = [];
+    for (const key of await this.backend.listKeys(branchLogPrefix(db, branch))) {
+      const o = parseLogKey(key);
+      if (o !== undefined && o.db === db && o.branch === branch) out.push(o);
+    }
+    return out;
+  }
+
+  /** The records of log objects, read in one batch, in the order given; one that went meanwhile reads as none. */
+  async readLogObjects(objects: readonly LogObject[]): Promise<LogRecord[][]> {
+    const got = await this.backend.getMany(objects.map((o) => o.key));
+    return got.map((g, i) => (g === undefined ? [] : decodeLogRecords(objects[i]?.key ?? '', g.body.toString('utf8'))));
+  }
+
+  /**
    * Removes what writers that died left in the store, untouched since before `before` (temp files, incomplete
    * multipart uploads): the top-level keys' and those under each of the store's prefixes. Returns how many.
    */
@@ -522,7 +555,7 @@ export class Store {
 }
 
 /** Where a store keeps its keys: the top level (the manifest), then one prefix per kind of object. */
-const STORE_PREFIXES = ['', 'refs/', 'data/', 'gc/', LIVENESS_PREFIX];
+const STORE_PREFIXES = ['', 'refs/', 'data/', 'gc/', LIVENESS_PREFIX, LOG_PREFIX];
 
 /** A base pointer's stored bytes. */
 // Whether a stored ref's text reads as a ref this binary understands.

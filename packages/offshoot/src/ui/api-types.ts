@@ -121,6 +121,41 @@ export interface ApiBranchDetail {
   /** Left out when asked with `?children=0`. */
   children?: ApiEdge[];
   commands: ApiCommand[];
+  /** The branch's history, newest HISTORY_IN_PANEL records of its log (the whole log: GET …/log). */
+  history: ApiLog;
+}
+
+/** One record of a branch log, as `offshoot log --json` prints it. */
+export interface ApiLogRecord {
+  db: string;
+  branch: string;
+  seq: number;
+  op: string;
+  at: string;
+  actor: 'human' | 'agent';
+  surface: string;
+  lineage: string;
+  txid_before: number;
+  txid_after: number;
+  meta: Record<string, string>;
+  name?: string;
+  from?: string;
+  pages?: number;
+  bytes?: number;
+  ttl?: string;
+  undo?: string;
+}
+
+/** GET /api/dbs/:db/branches/:branch/log (`?limit=N&since=T&actor=agent`), as `offshoot log --json` prints it. */
+export interface ApiLog {
+  db: string;
+  branch: string;
+  log_id: string | null;
+  live: boolean;
+  truncated: boolean;
+  records: ApiLogRecord[];
+  destroyed?: ApiLogRecord;
+  earlier: Array<{ log_id: string; records: number; last_at: string }>;
 }
 
 /** GET /api/storage and GET /api/dbs/:db/storage */

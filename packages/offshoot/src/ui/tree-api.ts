@@ -13,7 +13,17 @@ import { type BranchView, branchView, scanStatus, status } from '../ops/status.j
 import type { Ref } from '../core/ref.js';
 import type { VersionedRef } from '../store/store.js';
 import type { SessionInfo } from '../protocol/wire.js';
-import type { ApiBranch, ApiBranchDetail, ApiCommand, ApiDbs, ApiServer, ApiSession, ApiTree } from './api-types.js';
+import type {
+  ApiBranch,
+  ApiBranchDetail,
+  ApiCommand,
+  ApiDbs,
+  ApiLog,
+  ApiServer,
+  ApiSession,
+  ApiTree,
+} from './api-types.js';
+import { type LogOptions, logDocument, readLog } from '../ops/log.js';
 import type { UiSource } from './ui-source.js';
 
 /** Who serves the page, for every response's `server` field. */
@@ -243,5 +253,20 @@ export async function branchDetail(
     },
     ...(all !== undefined ? { children: treeEdges(all).filter((e) => e.from === branch) } : {}),
     commands: nextCommands(db, node, protectedBy),
+    history: await branchLog(src, db, branch, { limit: HISTORY_IN_PANEL }, chain.ref),
   };
+}
+
+/** The records of a branch's history the panel shows: the newest ones. */
+export const HISTORY_IN_PANEL = 50;
+
+/** A branch's log, as `offshoot log --json` prints it. */
+export async function branchLog(
+  src: UiSource,
+  db: string,
+  branch: string,
+  opts: LogOptions,
+  ref?: Ref,
+): Promise<ApiLog> {
+  return logDocument(await readLog(src.ctx, { db, branch }, opts, ref)) as unknown as ApiLog;
 }

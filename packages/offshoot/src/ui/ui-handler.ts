@@ -8,7 +8,9 @@ import { secure, sendError } from './http-reply.js';
 import { loadPageAssets } from './page-assets.js';
 import { RefWatch } from '../ops/branch-view.js';
 import { storageReport } from './storage-api.js';
-import { branchDetail, dbTree, listDbs } from './tree-api.js';
+import { branchDetail, branchLog, dbTree, listDbs } from './tree-api.js';
+import type { LogOptions } from '../ops/log.js';
+import { parseTime } from '../core/moment.js';
 import { UiAuth } from './ui-auth.js';
 import type { UiSource } from './ui-source.js';
 
@@ -42,6 +44,26 @@ function childrenWanted(url: URL): boolean {
   throw fail('INVALID_ARGUMENT', `children must be 0 or 1, got ${JSON.stringify(v)}`, {
     hint: 'send children=0 to leave the children out (they cost a read of every ref), or leave it off',
   });
+}
+
+// The filters of a log request: ?limit=N (0: all), ?since=<RFC 3339>, ?actor=human|agent.
+function logQuery(url: URL): LogOptions {
+  const limit = url.searchParams.get('limit');
+  const since = url.searchParams.get('since');
+  const actor = url.searchParams.get('actor');
+  if (limit !== null && !/^[0-9]{1,9}$/.test(limit))
+    throw fail('INVALID_ARGUMENT', `limit must be a whole number, got ${JSON.stringify(limit)}`, {
+      hint: 'send limit=N (0 for every record), or leave it off',
+    });
+  if (actor !== null && actor !== 'human' && actor !== 'agent')
+    throw fail('INVALID_ARGUMENT', `actor must be human or agent, got ${JSON.stringify(actor)}`, {
+      hint: 'send actor=agent, or leave it off',
+    });
+  return {
+    ...(limit !== null ? { limit: Number(limit) } : {}),
+    ...(since !== null ? { since: parseTime(since, 'since') } : {}),
+    ...(actor !== null ? { actor } : {}),
+  };
 }
 
 // A tree URL's page reads the tree (and the branch's detail) first thing: named in a preload header, they are asked
@@ -133,6 +155,9 @@ export function createUiHandler(src: UiSource, token: string): UiHandler {
       return sendJson(res, 200, await storageReport(src, db));
     if (first === 'dbs' && db !== undefined && sub === 'branches' && branch !== undefined && parts.length === 4)
       return sendJson(res, 200, await branchDetail(src, db, branch, { children: childrenWanted(url) }));
+    const branchLogRoute = first === 'dbs' && sub === 'branches' && parts.length === 5 && parts[4] === 'log';
+    if (branchLogRoute && db !== undefined && branch !== undefined)
+      return sendJson(res, 200, await branchLog(src, db, branch, logQuery(url)));
     if (first === 'storage' && parts.length === 1) return sendJson(res, 200, await storageReport(src));
     if (first === 'diff' && parts.length === 1)
       return sendJson(res, 200, await diffs.page(parseDiffQuery(url.searchParams)));

@@ -256,6 +256,9 @@ describe('daemon ops over the unix socket', () => {
     );
     assertDaemonError(await d.request({ op: 'diff', db: 'alpha' }), 'INVALID_ARGUMENT', /to is required/);
 
+    // The history window (a day by default) would keep every state the rollback and compact left behind: a window
+    // of 1ns keeps none but the heads'.
+    assert.equal(s.cli(['config', 'alpha', 'history_window=1ns']).code, 0);
     const gc = await d.request({ op: 'gc', grace: '0s' });
     const r = gc.result as { tombstoned: number; deleted: number; backlog: number; reaped: string[] };
     assert.equal(gc.ok, true);

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseDuration } from '../../src/core/duration.js';
 import { Daemon } from '../../src/daemon/daemon.js';
 import { create } from '../../src/ops/create.js';
+import { fork } from '../../src/ops/fork.js';
 import type { Response } from '../../src/protocol/wire.js';
 import { canonicalStore } from '../../src/store/store-spec.js';
 import { Store } from '../../src/store/store.js';
@@ -191,6 +192,80 @@ for (const kind of KINDS) {
       assert.deepEqual((at.result as { rows: unknown[][] }).rows, [['1'], ['2'], ['3'], ['kept']]);
       const head = await ok({ op: 'query', db: 'app', branch: 'keeper', sql: 'SELECT count(*) FROM t' }, two.c);
       assert.deepEqual((head.result as { rows: unknown[][] }).rows, [[5]], 'the close after the keep is durable too');
+    });
+
+    it("an ephemeral fork's log is held with it (its spills too): kept, the store has every record; discarded, none", async () => {
+      type Logged = { records: Array<{ seq: number; op: string }> };
+      const logKeys = async (branch: string) =>
+        (await ts.store.backend.listKeys(`log/app/${branch}/`)).filter((k) => k.endsWith('.jsonl'));
+      // Twelve flushes pass the ref's tail (8 records), so the log spills while the fork is held.
+      const flushes = async (branch: string) => {
+        const { checkout } = await ok({ op: 'open', db: 'app', branch });
+        for (let i = 0; i < 12; i++) {
+          runSql(checkout as string, `INSERT INTO t(v) VALUES ('${branch} ${i}');`);
+          await ok({ op: 'flush', db: 'app', branch });
+        }
+      };
+      const before = await storeKeys();
+      await ok({ op: 'fork', db: 'app', branch: 'main', name: 'tossed', from: 'init', ephemeral: true });
+      await flushes('tossed');
+      const held = (await ok({ op: 'log', db: 'app', branch: 'tossed', limit: 0 })).result as Logged;
+      assert.deepEqual(
+        held.records.map((r) => r.op),
+        ['fork', ...Array<string>(12).fill('flush')],
+        'the daemon reads the held log whole, spilled records included',
+      );
+      assert.deepEqual(await logKeys('tossed'), [], 'no log object reached the store');
+      await ok({ op: 'close', db: 'app', branch: 'tossed' });
+      await ok({ op: 'destroy', db: 'app', branch: 'tossed' });
+      assert.deepEqual(await storeKeys(), before, 'a discarded fork leaves no log behind');
+
+      await ok({ op: 'fork', db: 'app', branch: 'main', name: 'logged', from: 'init', ephemeral: true });
+      await flushes('logged');
+      assert.deepEqual(await logKeys('logged'), [], 'held until kept');
+      await ok({ op: 'flush', db: 'app', branch: 'logged', name: 'keep-it' });
+      await ok({ op: 'close', db: 'app', branch: 'logged' });
+      assert.ok((await logKeys('logged')).length > 0, 'the keep wrote the spilled records to the store');
+      const two = await secondDaemon();
+      const theirs = (await ok({ op: 'log', db: 'app', branch: 'logged', limit: 0 }, two.c)).result as Logged;
+      const ops = theirs.records.map((r) => r.op);
+      assert.deepEqual(ops.slice(0, 13), ['fork', ...Array<string>(12).fill('flush')], 'every held record kept');
+      assert.deepEqual(
+        theirs.records.map((r) => r.seq),
+        ops.map((_, i) => i + 1),
+        'one unbroken sequence, read by another daemon',
+      );
+      assert.ok(ops.includes('checkpoint'), `the keeping flush is recorded: ${ops.join(' ')}`);
+    });
+
+    it('a keep the store refuses (the name was made there meanwhile) leaves no log object of the held fork', async () => {
+      await ok({ op: 'fork', db: 'app', branch: 'main', name: 'dup', from: 'init', ephemeral: true });
+      const { checkout } = await ok({ op: 'open', db: 'app', branch: 'dup' });
+      for (let i = 0; i < 12; i++) {
+        runSql(checkout as string, `INSERT INTO t(v) VALUES ('dup ${i}');`);
+        await ok({ op: 'flush', db: 'app', branch: 'dup' });
+      }
+      const logId = ((await ok({ op: 'log', db: 'app', branch: 'dup' })).result as { log_id: string }).log_id;
+      // Another writer makes a durable branch of that name in the store, unseen by this daemon.
+      await fork(ts.ctx, { db: 'app', branch: 'main' }, 'dup');
+      const refused = await c.request({ op: 'flush', db: 'app', branch: 'dup', name: 'keep-it' });
+      assert.equal(refused.ok, false, JSON.stringify(refused));
+      assert.equal(refused.code, 'ALREADY_EXISTS');
+      assert.deepEqual(
+        await ts.store.backend.listKeys(`log/app/dup/${logId}/`),
+        [],
+        'no log object of the held fork reached the store',
+      );
+      const held = (await ok({ op: 'log', db: 'app', branch: 'dup', limit: 0 })).result as {
+        records: Array<{ op: string }>;
+      };
+      assert.deepEqual(
+        held.records.slice(0, 13).map((r) => r.op),
+        ['fork', ...Array<string>(12).fill('flush')],
+        'the daemon still reads the held log whole',
+      );
+      await ok({ op: 'close', db: 'app', branch: 'dup' });
+      await ok({ op: 'destroy', db: 'app', branch: 'dup' });
     });
 
     it('an ephemeral fork held by the daemon keeps its source from GC, and keeps correctly after', async () => {

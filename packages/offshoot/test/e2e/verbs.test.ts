@@ -182,7 +182,14 @@ describe('fork', () => {
     assert.equal(s.get('app@f-head')?.protected, false);
   });
 
-  test('an existing child (4), an unknown --at (3), --ttl none or 0s (2)', async () => {
+  test('the source may name its fork point, a checkpoint or a moment, as --at does', () => {
+    assert.equal(ts.run(['fork', 'app@main@one', 'f-at-one']).stdout, 'forked app@main -> app@f-at-one at txid 2\n');
+    assert.equal(ts.run(['fork', 'app@main@tx:2', 'f-tx-2']).stdout, 'forked app@main -> app@f-tx-2 at txid 2\n');
+    assert.equal(exportDump('app@f-tx-2'), oneDump);
+    assert.equal(statusMap(ts).get('app@f-at-one')?.parent, 'app@main@2');
+  });
+
+  test('an existing child (4), an unknown --at or moment (3), --ttl none or 0s, a fork point given twice (2)', async () => {
     const before = dataFiles();
     await refusals([
       [['fork', 'app', 'f-head'], 4, /app@f-head already exists/],
@@ -191,6 +198,8 @@ describe('fork', () => {
       [['fork', 'app', 'x', '--ttl', '0s'], 2],
       [['fork', 'app', 'x', '--ttl', 'soon'], 2],
       [['fork', 'app@ghost', 'x'], 3],
+      [['fork', 'app@main@one', 'x', '--at', 'one'], 2, /fork point twice/],
+      [['fork', 'app@main@tx:999', 'x'], 3],
     ]);
     assert.equal(statusMap(ts).has('app@x'), false);
     assert.deepEqual(dataFiles(), before, 'a refused fork writes nothing');

@@ -142,7 +142,7 @@ describe('offshoot mcp stays bounded', () => {
           requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
         }),
       );
-      assert.equal((await client.listTools()).tools.length, 10);
+      assert.equal((await client.listTools()).tools.length, 11);
       await client.close();
     } finally {
       proc.kill('SIGTERM');
@@ -167,7 +167,7 @@ describe('offshoot mcp stays bounded', () => {
       const last = await m.next((x) => x.id === n);
       assert.equal(last.error?.code, -32601, JSON.stringify(last));
       const tools = await m.request(n + 1, 'tools/list');
-      assert.equal((tools.result as { tools: unknown[] }).tools.length, 10);
+      assert.equal((tools.result as { tools: unknown[] }).tools.length, 11);
     } finally {
       m.close();
     }
@@ -197,7 +197,7 @@ describe('offshoot mcp stays bounded', () => {
       const last = await m.next((x) => x.id === 1024 + n);
       assert.ok(last.error, JSON.stringify(last));
       const tools = await m.request(1025 + n, 'tools/list', { _meta: envelope });
-      assert.equal((tools.result as { tools: unknown[] }).tools.length, 10);
+      assert.equal((tools.result as { tools: unknown[] }).tools.length, 11);
     } finally {
       m.close();
     }

@@ -125,7 +125,7 @@ describe('offshoot mcp -http', () => {
       body,
     });
     assert.equal(sessionless.status, 200);
-    assert.equal(((await sessionless.json()) as { result: { tools: unknown[] } }).result.tools.length, 10);
+    assert.equal(((await sessionless.json()) as { result: { tools: unknown[] } }).result.tools.length, 11);
   });
 
   test('the bind rules of serve -http: loopback unless acknowledged, an explicit long token', () => {

@@ -12,6 +12,7 @@ const EXPECTED: Record<string, [boolean, boolean, boolean]> = {
   offshoot_list: [true, false, true],
   offshoot_diff: [true, false, true],
   offshoot_query: [true, false, true],
+  offshoot_log: [true, false, true],
   offshoot_checkout: [false, false, true],
   offshoot_fork: [false, false, false],
   offshoot_checkpoint: [false, false, false],

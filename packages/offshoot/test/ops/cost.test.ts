@@ -73,7 +73,8 @@ describe('cost model', () => {
     assert.match(puts[0]?.key ?? '', /^data\/[0-9a-f]{32}\/base\.json$/);
     assert.equal(puts[1]?.key, `refs/${db}/${name}`);
     const bytes = puts.reduce((a, c) => a + (c.bytes ?? 0), 0);
-    assert.ok(bytes <= 400, `base.json + ref are ${bytes} bytes`);
+    // The ref carries the first record of the fork's log (who forked it, from where): about 250 bytes of it.
+    assert.ok(bytes <= 700, `base.json + ref are ${bytes} bytes`);
     assert.deepEqual(ltxReads(calls), [], 'a shared fork reads no data object');
     assert.ok(calls.length <= 10, `a shared fork is a handful of requests, not ${calls.length}`);
   }

@@ -25,7 +25,7 @@ function readsPerKey(counting: CountingBackend, prefix: string): Map<string, num
 }
 
 describe("a GC pass's requests", () => {
-  it('reads each ref once (twice when stones are due), lists data/ a fixed number of times', async () => {
+  it('reads each ref once (twice when stones are due), lists data/ and log/ a fixed number of times', async () => {
     let counting!: CountingBackend;
     const ts = await openTestStore({ wrap: (b) => (counting = new CountingBackend(b)) });
     try {
@@ -59,8 +59,8 @@ describe("a GC pass's requests", () => {
       // Each mark also lists the daemons' liveness objects, for what their ephemeral forks pin.
       assert.deepEqual(
         counting.of('list').map((c) => c.key),
-        ['data/', 'refs/', 'liveness/', 'data/'],
-        'data/ listed before the refs are read and once after, never per lineage',
+        ['data/', 'log/', 'refs/', 'liveness/', 'data/', 'log/'],
+        'data/ and log/ listed before the refs are read and once after, never per lineage',
       );
       for (const [k, n] of readsPerKey(counting, 'data/')) {
         assert.ok(k.endsWith('/base.json'), `a mark reads no data object (${k})`);
@@ -75,8 +75,8 @@ describe("a GC pass's requests", () => {
       for (const b of keep) assert.equal(secondReads.get(refKey('app', b)), 2, `${b}: snapshot and fresh mark`);
       assert.deepEqual(
         counting.of('list').map((c) => c.key),
-        ['data/', 'refs/', 'liveness/', 'data/', 'refs/', 'liveness/', 'data/'],
-        'the fresh mark lists refs/ and data/ once more, and that listing is the presence check',
+        ['data/', 'log/', 'refs/', 'liveness/', 'data/', 'log/', 'refs/', 'liveness/', 'data/', 'log/'],
+        'the fresh mark lists refs/, data/ and log/ once more, and that listing is the presence check',
       );
       for (const [k, n] of readsPerKey(counting, 'data/')) assert.ok(n <= 2, `${k} read at most once per mark`);
     } finally {

@@ -194,10 +194,16 @@ describe('a destroyed parent’s objects live exactly as long as a shared child 
       const r = await compact(ts.ctx, { db: 'app', branch: 'child' });
       assert.equal(r.compacted, true);
       await gcTwice(ts);
+      assert.ok(
+        (await ts.store.listLineage(parentLineage)).length > 0,
+        "the child's states before the compaction are inside its history window (a day): kept",
+      );
+      ts.clock.advance(25 * 60 * MINUTE_MS);
+      await gcTwice(ts);
       assert.deepEqual(
         await ts.store.listLineage(parentLineage),
         [],
-        'the parent lineage is collected once no chain reads it',
+        'the parent lineage is collected once no chain, and no state inside the window, reads it',
       );
       assert.equal(await ts.store.readBase(oldChild), undefined, "the old child lineage's base.json is collected too");
       const { ref } = await ts.store.getRef('app', 'child');

@@ -1,6 +1,6 @@
-// The branch panel: the branch's fields, the CLI commands for what comes next, its checkpoints with meta, then its
-// head chain with the storage internals (lineage ids, epochs, objects).
-import type { ApiBranchDetail, ApiEdge } from '../../src/ui/api-types.js';
+// The branch panel: the branch's fields, the CLI commands for what comes next, its checkpoints with meta, its
+// history from the branch log, then its head chain with the storage internals (lineage ids, epochs, objects).
+import type { ApiBranchDetail, ApiEdge, ApiLogRecord } from '../../src/ui/api-types.js';
 import { h, table } from './dom.js';
 import { bytes, count, countdown, when } from './format.js';
 import { diffUrl, treeUrl } from './router.js';
@@ -38,6 +38,50 @@ function copyButton(text: string): HTMLButtonElement {
 function field(name: string, v: string | number | undefined): HTMLElement | null {
   if (v === undefined || v === '') return null;
   return h('div', { class: 'field' }, h('dt', {}, name), h('dd', {}, String(v)));
+}
+
+// What a record says besides its op and txids: a checkpoint's name, a fork's source, a flush's pages and bytes.
+function recordDetail(r: ApiLogRecord): string {
+  const parts: string[] = [];
+  if (r.name !== undefined) parts.push(r.name);
+  if (r.from !== undefined) parts.push(`from ${r.from}`);
+  if (r.undo !== undefined) parts.push(`undo point ${r.undo}`);
+  if (r.ttl !== undefined) parts.push(`ttl ${r.ttl}`);
+  if (r.pages !== undefined) parts.push(`${count(r.pages, 'page')}, ${bytes(r.bytes ?? 0)}`);
+  for (const [k, v] of Object.entries(r.meta)) parts.push(`${k}=${v}`);
+  return parts.join(' · ');
+}
+
+/**
+ * The branch's timeline, newest first: every change from its log, who asked and through what; each state links to
+ * its diff against the head, addressed by the moment `@tx:N`.
+ */
+function history(d: ApiBranchDetail, t: string): HTMLElement {
+  const log = d.history;
+  const rows = [...log.records].reverse();
+  const head = d.branch.head_txid;
+  return h(
+    'section',
+    { class: 'history', 'data-history': d.branch.branch },
+    h('h3', {}, `History (${log.truncated ? `newest ${rows.length}` : rows.length})`),
+    rows.length === 0
+      ? h('p', { class: 'muted' }, 'no log yet: the branch predates it, or an earlier offshoot last wrote it')
+      : table(
+          ['when', 'what', 'txid', 'who', 'through', 'details', ''],
+          rows.map((r) => [
+            when(r.at),
+            r.op,
+            r.txid_before === r.txid_after ? String(r.txid_after) : `${r.txid_before} → ${r.txid_after}`,
+            h('span', { class: `actor-${r.actor}` }, r.actor),
+            r.surface,
+            recordDetail(r),
+            r.txid_after > 0 && r.txid_after !== head
+              ? h('a', { href: diffUrl(`${t}@tx:${r.txid_after}`, t), 'data-nav': true }, 'diff to head')
+              : '',
+          ]),
+        ),
+    log.truncated ? h('p', { class: 'muted' }, `older records: offshoot log ${t} --limit 0`) : null,
+  );
 }
 
 /** Renders the panel for one branch; `children` are the tree's edges from it. */
@@ -131,6 +175,7 @@ export function branchPanel(d: ApiBranchDetail, children: readonly ApiEdge[]): H
         h('a', { href: diffUrl(`${t}@${c.name}`, t), 'data-nav': true }, 'diff to head'),
       ]),
     ),
+    history(d, t),
     h('h3', {}, `Chain: ${count(d.chain.members.length, 'object')}, ${bytes(d.chain.bytes)}`),
     h(
       'dl',

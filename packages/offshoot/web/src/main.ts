@@ -165,7 +165,16 @@ async function renderRoute(): Promise<HTMLElement> {
       // drawn) keeps the drawing as it is: no second layout, no flicker.
       // Fields that move with the clock alone are left out; the countdowns tick in place.
       const sig = JSON.stringify(
-        [route, layoutChoice.get(route.db), tree.branches, tree.edges, detail?.branch, detail?.chain, detail?.ref],
+        [
+          route,
+          layoutChoice.get(route.db),
+          tree.branches,
+          tree.edges,
+          detail?.branch,
+          detail?.chain,
+          detail?.ref,
+          detail?.history.records.at(-1)?.seq,
+        ],
         (k, v) => (k === 'remaining' || k === 'durable_age' ? undefined : v),
       );
       if (lastTree?.sig === sig) {

@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { databaseArg, nameString } from '../args.js';
+import { databaseArg, nameString, MOMENTS } from '../args.js';
 import { HINTS } from '../hints.js';
 import { MAIN_BRANCH, TOOL_LIMITS } from '../limits.js';
 import { ToolArgumentError } from '../tool-error.js';
@@ -25,8 +25,8 @@ export const diffTool = defineTool({
     database: databaseArg,
     source: nameString().optional().describe(`left side branch (default "${MAIN_BRANCH}")`),
     target: nameString().describe('right side branch (e.g. your fork)'),
-    source_at: nameString().optional().describe('a checkpoint of the left branch instead of its head'),
-    target_at: nameString().optional().describe('a checkpoint of the right branch instead of its head'),
+    source_at: nameString().optional().describe(`a point of the left branch instead of its head: ${MOMENTS}`),
+    target_at: nameString().optional().describe(`a point of the right branch instead of its head: ${MOMENTS}`),
     limit: z
       .number()
       .int()

@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { branchArg, databaseArg, metaArg, nameString } from '../args.js';
+import { branchArg, databaseArg, metaArg, nameString, MOMENTS } from '../args.js';
 import { HINTS } from '../hints.js';
 import { TOOL_LIMITS } from '../limits.js';
 import { defineTool } from '../tool-spec.js';
@@ -31,7 +31,7 @@ export function forkTool(defaultTtl: string) {
       database: databaseArg,
       new_branch: nameString().describe('name of the new branch (a-z, 0-9, "-", "_", ".")'),
       branch: branchArg('source branch'),
-      at: nameString().optional().describe('fork from this checkpoint of the source instead of its head'),
+      at: nameString().optional().describe(`fork from this point of the source instead of its head: ${MOMENTS}`),
       ttl: z
         .string()
         .optional()

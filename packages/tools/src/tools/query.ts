@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { branchArg, databaseArg, nameString } from '../args.js';
+import { branchArg, databaseArg, nameString, MOMENTS } from '../args.js';
 import { HINTS } from '../hints.js';
 import { TOOL_LIMITS } from '../limits.js';
 import { defineTool } from '../tool-spec.js';
@@ -22,7 +22,7 @@ export const queryTool = defineTool({
   input: {
     database: databaseArg,
     branch: branchArg('branch to read'),
-    at: nameString().optional().describe('read this checkpoint instead of the head'),
+    at: nameString().optional().describe(`read this point instead of the head: ${MOMENTS}`),
     sql: z.string().describe('one read-only SQL statement'),
     limit: z.number().int().optional().describe(`maximum rows (default ${defaultRows}, at most ${maxRows})`),
   },

@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { branchArg, databaseArg, nameString } from '../args.js';
+import { branchArg, databaseArg, nameString, MOMENTS } from '../args.js';
 import { HINTS } from '../hints.js';
 import { defineTool } from '../tool-spec.js';
 
@@ -17,7 +17,7 @@ export const rollbackTool = defineTool({
   annotations: HINTS.destructive,
   input: {
     database: databaseArg,
-    to: nameString().describe('checkpoint to return to'),
+    to: nameString().describe(`where to return to: ${MOMENTS} (the last durable state at or before it)`),
     branch: branchArg('branch to roll back'),
   },
   output: {

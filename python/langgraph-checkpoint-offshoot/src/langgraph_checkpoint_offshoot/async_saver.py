@@ -17,7 +17,7 @@ from offshoot.branch_link import BranchLink
 from offshoot.session_link import SessionLink
 
 from . import thread_ops
-from .core import SaverCore
+from .core import SURFACE, SaverCore
 from .opening import SaverOpening
 
 T = TypeVar("T")
@@ -45,7 +45,9 @@ class AsyncOffshootSaver(SaverCore[AsyncSqliteSaver]):
         """Opens a live daemon session on `db@branch`: `async with AsyncOffshootSaver.session(...) as saver:`, or
         `saver = await AsyncOffshootSaver.session(...)` and later `await saver.aclose()`."""
         sock = os.fspath(socket_path)
-        return SaverOpening(lambda: cls._attach(lambda: SessionLink.open(sock, db, branch, create=create), serde=serde))
+        return SaverOpening(
+            lambda: cls._attach(lambda: SessionLink.open(sock, db, branch, create=create, surface=SURFACE), serde=serde)
+        )
 
     @classmethod
     def at_rest(
@@ -58,7 +60,9 @@ class AsyncOffshootSaver(SaverCore[AsyncSqliteSaver]):
         serde: SerializerProtocol | None = None,
     ) -> SaverOpening[AsyncOffshootSaver]:
         """Saves into the at-rest checkout of `db@branch` in `store`, no daemon needed; used like `session()`."""
-        return SaverOpening(lambda: cls._attach(lambda: AtRestLink.open(store, db, branch, create=create), serde=serde))
+        return SaverOpening(
+            lambda: cls._attach(lambda: AtRestLink.open(store, db, branch, create=create, surface=SURFACE), serde=serde)
+        )
 
     async def checkpoint(self, name: str = "", meta: Mapping[str, str] | None = None) -> int:
         """Makes everything written so far durable, as the named checkpoint `name`; returns its txid."""

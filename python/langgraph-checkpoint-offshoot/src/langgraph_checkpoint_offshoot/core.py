@@ -22,6 +22,9 @@ from offshoot.branch_link import BranchLink
 from . import thread_ops
 from .attachment import Allowlist, Attachment, Inner, derive
 
+SURFACE = "sdk:langgraph/langgraph"
+"""What the branch log says the saver's calls come through."""
+
 Saver = TypeVar("Saver", bound="SaverCore[Any]")
 
 

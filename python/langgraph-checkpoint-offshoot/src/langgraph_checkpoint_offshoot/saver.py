@@ -16,7 +16,7 @@ from offshoot.branch_link import BranchLink
 from offshoot.session_link import SessionLink
 
 from . import thread_ops
-from .core import SaverCore
+from .core import SURFACE, SaverCore
 
 
 class OffshootSaver(SaverCore[SqliteSaver]):
@@ -40,7 +40,7 @@ class OffshootSaver(SaverCore[SqliteSaver]):
         """Opens a live session on `db@branch` in the daemon at `socket_path` (creating `db` first unless
         `create=False`) and saves there, with the stock saver's serializer unless `serde` is given. Nothing is durable
         in the store until `checkpoint()`, `fork_thread()`, `promote()` or `close()`."""
-        return cls._over(SessionLink.open(os.fspath(socket_path), db, branch, create=create), serde)
+        return cls._over(SessionLink.open(os.fspath(socket_path), db, branch, create=create, surface=SURFACE), serde)
 
     @classmethod
     def at_rest(
@@ -54,7 +54,7 @@ class OffshootSaver(SaverCore[SqliteSaver]):
     ) -> OffshootSaver:
         """Saves into the at-rest checkout of `db@branch` in `store` (a path, URL or `offshoot.Store`), no daemon
         needed; `checkpoint()` and the branch verbs run the `offshoot` CLI."""
-        return cls._over(AtRestLink.open(store, db, branch, create=create), serde)
+        return cls._over(AtRestLink.open(store, db, branch, create=create, surface=SURFACE), serde)
 
     def checkpoint(self, name: str = "", meta: Mapping[str, str] | None = None) -> int:
         """Makes everything written so far durable, as the named checkpoint `name`; returns its txid."""

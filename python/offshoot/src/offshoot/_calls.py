@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from .errors import OffshootError
-from .results import Branch, DiffResult, GcResult, JsonObject, ProtectResult, SessionInfo, TouchResult
+from .results import Branch, DiffResult, GcResult, JsonObject, LogResult, ProtectResult, SessionInfo, TouchResult
 from .ttl import TTL, duration_arg, ttl_arg
 from .wire import bad_response
 
@@ -120,6 +120,33 @@ def actor_fields(actor: str | None, allow_force: bool) -> dict[str, Any]:
     if actor != "agent":
         raise ValueError(f"actor must be 'human' or 'agent', not {actor!r}")
     return {"actor": "agent", **({"allow_force": True} if allow_force else {})}
+
+
+DEFAULT_SURFACE = "sdk:python"
+"""The surface a client that names none says it is, in the branch log."""
+
+
+def origin_fields(surface: str | None, meta: Mapping[str, str] | None) -> dict[str, Any]:
+    """The `origin` request field: through what the calls come (`sdk:<adapter>/<framework>`, `sdk:python` when
+    None) and the actor's tags (run id, agent name), for the records of the branch log."""
+    origin: dict[str, Any] = {"surface": surface or DEFAULT_SURFACE}
+    if meta:
+        origin["meta"] = dict(meta)
+    return {"origin": origin}
+
+
+def log(db: str, branch: str, since: str | datetime | None, actor: str | None, limit: int | None) -> Call[LogResult]:
+    fields: dict[str, Any] = {"db": db, "branch": branch}
+    if since is not None:
+        fields["since"] = since.isoformat() if isinstance(since, datetime) else since
+    if actor is not None:
+        if actor not in ("human", "agent"):
+            raise ValueError(f"actor must be 'human' or 'agent', not {actor!r}")
+        fields["by"] = actor
+    if limit is not None:
+        fields["limit"] = limit
+    parse = _result("log")
+    return Call("log", fields, lambda r: LogResult.from_json(parse(r)))
 
 
 def fork(

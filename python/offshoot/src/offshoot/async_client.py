@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import TypeVar
 
@@ -14,7 +14,17 @@ from . import _calls as calls
 from .client import closed_error
 from .episode import AsyncEpisode, EpisodeOptions
 from .errors import CONNECTION_CLOSED, CONNECTION_FAILED, OffshootError
-from .results import Branch, DiffResult, Event, GcResult, JsonObject, ProtectResult, SessionInfo, TouchResult
+from .results import (
+    Branch,
+    DiffResult,
+    Event,
+    GcResult,
+    JsonObject,
+    LogResult,
+    ProtectResult,
+    SessionInfo,
+    TouchResult,
+)
 from .ttl import TTL
 from .wire import MAX_RESPONSE_BYTES, bad_response, decode_response, encode_request, parse_object
 
@@ -70,11 +80,14 @@ class AsyncClient:
         timeout: float | None = 5.0,
         actor: str | None = None,
         allow_force: bool = False,
+        surface: str | None = None,
+        meta: Mapping[str, str] | None = None,
     ) -> AsyncClient:
         """Connects to the daemon listening on `socket_path`; `actor="agent"` makes every request an agent's (force
-        only with `allow_force`)."""
+        only with `allow_force`); `surface` and `meta` say, in the branch log, through what the calls come (the
+        default `sdk:python`) and the actor's tags."""
         path = os.fspath(socket_path)
-        fields = calls.actor_fields(actor, allow_force)
+        fields = {**calls.actor_fields(actor, allow_force), **calls.origin_fields(surface, meta)}
         reader, writer = await _dial(path, timeout)
         return cls(path, reader, writer, timeout, fields)
 
@@ -179,6 +192,18 @@ class AsyncClient:
     async def dbs(self) -> list[str]:
         """Lists the databases, sorted."""
         return await self._call(calls.dbs())
+
+    async def log(
+        self,
+        db: str,
+        branch: str = "main",
+        *,
+        since: str | datetime | None = None,
+        actor: str | None = None,
+        limit: int | None = None,
+    ) -> LogResult:
+        """The history of a branch, oldest first (see `Client.log`)."""
+        return await self._call(calls.log(db, branch, since, actor, limit))
 
     async def export(
         self,
@@ -344,6 +369,10 @@ async def connect_async(
     timeout: float | None = 5.0,
     actor: str | None = None,
     allow_force: bool = False,
+    surface: str | None = None,
+    meta: Mapping[str, str] | None = None,
 ) -> AsyncClient:
     """Connects an `AsyncClient` to the daemon listening on `socket_path`."""
-    return await AsyncClient.connect(socket_path, timeout=timeout, actor=actor, allow_force=allow_force)
+    return await AsyncClient.connect(
+        socket_path, timeout=timeout, actor=actor, allow_force=allow_force, surface=surface, meta=meta
+    )

@@ -12,9 +12,9 @@ from .store import Store
 from .ttl import TTL
 
 
-def as_store(store: Store | str | os.PathLike[str]) -> Store:
-    """`store` itself, or a Store on the path or URL it names."""
-    return store if isinstance(store, Store) else Store(os.fspath(store))
+def as_store(store: Store | str | os.PathLike[str], surface: str | None = None) -> Store:
+    """`store` itself, or a Store on the path or URL it names whose runs say they come through `surface`."""
+    return store if isinstance(store, Store) else Store(os.fspath(store), surface=surface)
 
 
 class AtRestLink(LinkedBranch):
@@ -25,10 +25,12 @@ class AtRestLink(LinkedBranch):
         self._store = store
 
     @classmethod
-    def open(cls, store: Store | str | os.PathLike[str], db: str, branch: str, *, create: bool) -> AtRestLink:
+    def open(
+        cls, store: Store | str | os.PathLike[str], db: str, branch: str, *, create: bool, surface: str | None = None
+    ) -> AtRestLink:
         """Creates `db` first when asked and missing, then opens the branch's checkout: a dirty one (edits never
         checkpointed, on the branch's current lineage) is kept as it is, anything else is materialized from the head."""
-        s = as_store(store)
+        s = as_store(store, surface)
         states = {
             str(b.get("branch")): b.get("state")
             for b in s.status().get("branches") or []
@@ -86,8 +88,8 @@ class AtRestLink(LinkedBranch):
 class StorePlace:
     """Links at rest in `store` (a path, URL or `Store`): each verb runs the `offshoot` CLI."""
 
-    def __init__(self, store: Store | str | os.PathLike[str]) -> None:
-        self.store = as_store(store)
+    def __init__(self, store: Store | str | os.PathLike[str], surface: str | None = None) -> None:
+        self.store = as_store(store, surface)
 
     def open(self, db: str, branch: str, *, create: bool) -> AtRestLink:
         """The at-rest checkout of `db@branch` (creating `db` first when `create` and missing)."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import BinaryIO, TypeVar
 
@@ -20,6 +20,7 @@ from .results import (
     Event,
     GcResult,
     JsonObject,
+    LogResult,
     ProtectResult,
     SessionInfo,
     TouchResult,
@@ -99,10 +100,15 @@ class Client:
         timeout: float | None = 5.0,
         actor: str | None = None,
         allow_force: bool = False,
+        surface: str | None = None,
+        meta: Mapping[str, str] | None = None,
     ) -> None:
         self.socket_path = os.fspath(socket_path)
-        # Who asks, on every request: `actor="agent"` gets the agent rules (force only with `allow_force`).
-        self._actor = calls.actor_fields(actor, allow_force)
+        # Who asks, on every request: `actor="agent"` gets the agent rules (force only with `allow_force`); the
+        # surface (`sdk:<adapter>/<framework>`, `sdk:python` by default) and `meta` are what the branch log records.
+        self._actor = {**calls.actor_fields(actor, allow_force), **calls.origin_fields(surface, meta)}
+        self.surface = surface
+        """The surface these calls say they come through, as given (None: `sdk:python`)."""
         self._connect_timeout = timeout
         self._sock = dial(self.socket_path, timeout)
         self._reader: BinaryIO = self._sock.makefile("rb")
@@ -218,6 +224,20 @@ class Client:
     def dbs(self) -> list[str]:
         """Lists the databases, sorted."""
         return self._call(calls.dbs())
+
+    def log(
+        self,
+        db: str,
+        branch: str = "main",
+        *,
+        since: str | datetime | None = None,
+        actor: str | None = None,
+        limit: int | None = None,
+    ) -> LogResult:
+        """The history of a branch, oldest first: every change, who asked for it (`actor`) and through what
+        (`surface`); `since` (RFC 3339 or a datetime), `actor` ("human" or "agent") and `limit` (the newest N; 0 for
+        all, 100 by default) filter it. A destroyed branch's last log ends with who destroyed it."""
+        return self._call(calls.log(db, branch, since, actor, limit))
 
     def export(
         self,
@@ -378,7 +398,10 @@ def connect(
     timeout: float | None = 5.0,
     actor: str | None = None,
     allow_force: bool = False,
+    surface: str | None = None,
+    meta: Mapping[str, str] | None = None,
 ) -> Client:
     """Connects to the daemon listening on `socket_path` (`timeout` bounds the connect); `actor="agent"` makes every
-    request an agent's."""
-    return Client(socket_path, timeout=timeout, actor=actor, allow_force=allow_force)
+    request an agent's; `surface` and `meta` say, in the branch log, through what the calls come and the actor's
+    tags."""
+    return Client(socket_path, timeout=timeout, actor=actor, allow_force=allow_force, surface=surface, meta=meta)

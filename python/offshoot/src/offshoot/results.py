@@ -184,6 +184,73 @@ class TouchResult:
 
 
 @dataclass
+class LogRecord:
+    """One record of a branch log: one change of the branch (`op`: create, flush, checkpoint, fork, rollback,
+    promote, compact, touch, protect, unprotect, destroy, reap, merge), when (`at`, RFC 3339), the txids before and
+    after, who asked (`actor`: human or agent), through what (`surface`: cli, daemon, mcp:<tool>,
+    sdk:<adapter>/<framework>, janitor), and the actor's tags (`meta`). `fields` holds the whole record as sent (a
+    flush's `pages` and `bytes`, a checkpoint's `name`, a fork's `from`)."""
+
+    db: str
+    branch: str
+    seq: int
+    op: str
+    at: str
+    actor: str
+    surface: str
+    txid_before: int
+    txid_after: int
+    meta: dict[str, str] = field(default_factory=dict)
+    fields: JsonObject = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, d: JsonObject) -> LogRecord:
+        """Builds one from its JSON (the daemon's `log` result, `offshoot log --json`)."""
+        meta = d.get("meta")
+        return cls(
+            db=_str(d, "db"),
+            branch=_str(d, "branch"),
+            seq=_int(d, "seq"),
+            op=_str(d, "op"),
+            at=_str(d, "at"),
+            actor=_str(d, "actor"),
+            surface=_str(d, "surface"),
+            txid_before=_int(d, "txid_before"),
+            txid_after=_int(d, "txid_after"),
+            meta={k: v for k, v in meta.items() if isinstance(v, str)} if isinstance(meta, dict) else {},
+            fields=dict(d),
+        )
+
+
+@dataclass
+class LogResult:
+    """What `log` reports: the records, oldest first; `live` is false for a destroyed branch, whose log ends with
+    `destroyed` (who destroyed it); `truncated` when the limit left older records out."""
+
+    db: str
+    branch: str
+    live: bool
+    truncated: bool
+    records: list[LogRecord] = field(default_factory=list)
+    destroyed: LogRecord | None = None
+    log_id: str = ""
+
+    @classmethod
+    def from_json(cls, d: JsonObject) -> LogResult:
+        """Builds one from the daemon's or the CLI's JSON."""
+        destroyed = d.get("destroyed")
+        return cls(
+            db=_str(d, "db"),
+            branch=_str(d, "branch"),
+            live=d.get("live") is True,
+            truncated=d.get("truncated") is True,
+            records=[LogRecord.from_json(r) for r in _objs(d, "records")],
+            destroyed=LogRecord.from_json(destroyed) if isinstance(destroyed, dict) else None,
+            log_id=_str(d, "log_id"),
+        )
+
+
+@dataclass
 class ProtectResult:
     """What `protect` and `unprotect` report; `changed` is false when the flag already had that value."""
 

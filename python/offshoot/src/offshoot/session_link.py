@@ -19,12 +19,14 @@ class SessionLink(LinkedBranch):
         super().__init__(db, branch, session.path)
         self._socket = socket
         self._client = client
+        self._surface = client.surface
         self._session: Session | None = session
 
     @classmethod
-    def open(cls, socket: str, db: str, branch: str, *, create: bool) -> SessionLink:
-        """Connects to the daemon on `socket`, creates `db` first when asked and missing, and opens the session."""
-        client = connect(socket)
+    def open(cls, socket: str, db: str, branch: str, *, create: bool, surface: str | None = None) -> SessionLink:
+        """Connects to the daemon on `socket`, creates `db` first when asked and missing, and opens the session;
+        `surface` is what the branch log says its calls come through (`sdk:<adapter>/<framework>`)."""
+        client = connect(socket, surface=surface)
         try:
             if create and db not in client.dbs():
                 create_db(lambda: client.create(db))
@@ -46,7 +48,7 @@ class SessionLink(LinkedBranch):
         txid = self._client.fork(
             self._db, self._branch, new_branch, from_checkpoint=from_checkpoint, ttl=ttl, meta=plain_meta(meta)
         )
-        link = SessionLink.open(self._socket, self._db, new_branch, create=False)
+        link = SessionLink.open(self._socket, self._db, new_branch, create=False, surface=self._surface)
         link.forked_at = txid
         return link
 
@@ -105,12 +107,14 @@ class SessionLink(LinkedBranch):
 class DaemonPlace:
     """Links through the daemon listening on `socket`: each link has a connection and a session of its own."""
 
-    def __init__(self, socket: str | os.PathLike[str]) -> None:
+    def __init__(self, socket: str | os.PathLike[str], surface: str | None = None) -> None:
         self.socket = os.fspath(socket)
+        self.surface = surface
+        """What the branch log says the links' calls come through (`sdk:<adapter>/<framework>`; `sdk:python`)."""
 
     def open(self, db: str, branch: str, *, create: bool) -> SessionLink:
         """A session on `db@branch` (creating `db` first when `create` and missing)."""
-        return SessionLink.open(self.socket, db, branch, create=create)
+        return SessionLink.open(self.socket, db, branch, create=create, surface=self.surface)
 
     def fork(
         self,
@@ -124,7 +128,7 @@ class DaemonPlace:
         ephemeral: bool = False,
     ) -> SessionLink:
         """Forks `db@source` without opening it (an ephemeral fork when asked), then opens a session on the fork."""
-        with connect(self.socket) as client:
+        with connect(self.socket, surface=self.surface) as client:
             txid = client.fork(
                 db,
                 source,
@@ -134,6 +138,6 @@ class DaemonPlace:
                 meta=plain_meta(meta),
                 ephemeral=ephemeral,
             )
-        link = SessionLink.open(self.socket, db, new_branch, create=False)
+        link = SessionLink.open(self.socket, db, new_branch, create=False, surface=self.surface)
         link.forked_at = txid
         return link

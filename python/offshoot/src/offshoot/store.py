@@ -6,13 +6,13 @@ import json
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from ._calls import actor_fields
+from ._calls import DEFAULT_SURFACE, actor_fields
 from .binary import require_binary
 from .errors import BAD_RESPONSE, OffshootError
-from .results import Branch, DiffResult, GcResult, JsonObject, ProtectResult, TouchResult
+from .results import Branch, DiffResult, GcResult, JsonObject, LogResult, ProtectResult, TouchResult
 from .ttl import TTL, duration_arg, ttl_arg
 
 
@@ -25,6 +25,18 @@ def _meta_args(meta: Mapping[str, str] | None) -> list[str]:
     for k, v in (meta or {}).items():
         out += ["--meta", f"{k}={v}"]
     return out
+
+
+def _actor_meta(meta: Mapping[str, str] | None) -> str:
+    """The actor's tags as OFFSHOOT_ACTOR_META (`k=v,k=v`); a tag that cannot be written so is refused."""
+    for k, v in (meta or {}).items():
+        if "=" in k or "," in k or "," in v:
+            raise OffshootError(
+                f"actor tag {k!r} cannot be passed to the CLI",
+                "INVALID_ARGUMENT",
+                'keep "=" and "," out of tag keys and "," out of values',
+            )
+    return ",".join(f"{k}={v}" for k, v in (meta or {}).items())
 
 
 def _cli_error(argv: Sequence[str], returncode: int, stderr: str) -> OffshootError:
@@ -60,16 +72,24 @@ class Store:
         env: Mapping[str, str] | None = None,
         actor: str | None = None,
         allow_force: bool = False,
+        surface: str | None = None,
+        meta: Mapping[str, str] | None = None,
     ) -> None:
         self.spec = os.fspath(path_or_url)
         self._env = dict(os.environ if env is None else env)
+        # Who asks, for the branch log: the CLI reads them from its environment.
+        self._env["OFFSHOOT_SURFACE"] = surface or DEFAULT_SURFACE
+        self._env["OFFSHOOT_ACTOR_META"] = _actor_meta(meta)
         self.bin = os.fspath(bin) if bin is not None else require_binary(self._env)
         fields = actor_fields(actor, allow_force)
         self._actor = (["--actor", "agent"] if fields else []) + (["--allow-force"] if "allow_force" in fields else [])
 
     def run(self, *args: str) -> Any:
         """Runs one CLI command with `--json` on this store and returns its parsed JSON document."""
-        argv = ["-store", self.spec, *args, *self._actor, "--json", "--quiet"]
+        return self._run([*args, *self._actor])
+
+    def _run(self, args: Sequence[str]) -> Any:
+        argv = ["-store", self.spec, *args, "--json", "--quiet"]
         proc = subprocess.run(
             [self.bin, *argv], capture_output=True, text=True, env=self._env, stdin=subprocess.DEVNULL, check=False
         )
@@ -232,3 +252,28 @@ class Store:
     def dbs(self) -> list[str]:
         """Lists the databases, sorted."""
         return sorted({str(b.get("db")) for b in self.status().get("branches") or [] if isinstance(b, dict)})
+
+    def log(
+        self,
+        db: str,
+        branch: str = "main",
+        *,
+        since: str | datetime | None = None,
+        actor: str | None = None,
+        limit: int | None = None,
+    ) -> LogResult:
+        """The history of a branch, oldest first (`offshoot log --json`): every change, who asked for it and through
+        what; `since` (RFC 3339, a datetime, or a duration such as "2h"), `actor` ("human" or "agent") and `limit`
+        (the newest N; 0 for all, 100 by default) filter it."""
+        args = ["log", _target(db, branch)]
+        if since is not None:
+            args += ["--since", since.isoformat() if isinstance(since, datetime) else since]
+        if actor is not None:
+            args += ["--actor", actor]
+        if limit is not None:
+            args += ["--limit", str(limit)]
+        # On log, --actor filters: this store's own actor flags are not sent.
+        doc = self._run(args)
+        if not isinstance(doc, dict):
+            raise OffshootError("offshoot log printed no JSON object", BAD_RESPONSE)
+        return LogResult.from_json(doc)

@@ -1,6 +1,5 @@
 import { fail } from '../../core/errors.js';
-import { validateName } from '../../core/names.js';
-import { parseTarget } from '../../core/target.js';
+import { parseTarget, validatePointName } from '../../core/target.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { checkoutOutcome, pathOutcome } from '../output.js';
@@ -22,7 +21,8 @@ export const checkoutCommand: Command = {
     '',
     'With --at CP --read-only, materializes the named checkpoint as an immutable file under checkouts-ro/ instead;',
     'repeat calls reuse it after one read of the branch ref (while it is untouched and still holds the checkpoint of',
-    'that name), and --force re-materializes it.',
+    'that name), and --force re-materializes it. --at takes a moment too: tx:42, or at:2026-12-07T10:00:00Z (the',
+    'last durable state at or before it), inside the history window.',
     '',
     'A writable checkout that is not a sound SQLite database fails with exit 7 (corrupt). --force moves the existing',
     'file (and its -wal/-shm) aside as <branch>.db.aside-<time>, never deleting it, and materializes the head in its place.',
@@ -60,7 +60,7 @@ export const checkoutCommand: Command = {
       });
     }
     if (at !== undefined) {
-      validateName('checkpoint', at);
+      validatePointName(at);
       const ctx = await inv.context();
       const { checkoutAt } = await import('../../ops/checkout-at.js');
       return pathOutcome(await checkoutAt(ctx, t, at, { force }));

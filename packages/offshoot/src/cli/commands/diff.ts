@@ -16,7 +16,8 @@ export const diffCommand: Command = {
     'left side into the right; --json prints the whole diff as one document. --table limits it to one table (with',
     'the schema changes of that table, its indexes and triggers). --limit N lists at most N row changes of each',
     'kind per table; the counts stay whole ("… N more not listed"). A diff whose listed rows pass 256 MiB fails',
-    'TOO_LARGE (exit 2), naming what narrows it: --limit, one --table, --summary, or closer checkpoints.',
+    'TOO_LARGE (exit 2), naming what narrows it: --limit, one --table, --summary, or closer checkpoints. Either side',
+    'may name a moment where a checkpoint goes: db@branch@tx:42, db@branch@at:2026-12-07T10:00:00Z.',
   ].join('\n'),
   examples: [
     'offshoot diff app app@attempt-1',

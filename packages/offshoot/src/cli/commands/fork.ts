@@ -1,7 +1,8 @@
 import { parseTtl } from '../../core/duration.js';
+import { fail } from '../../core/errors.js';
 import { parseMetaPairs } from '../../core/meta.js';
 import { validateName } from '../../core/names.js';
-import { parseTarget } from '../../core/target.js';
+import { parseTarget, validatePointName } from '../../core/target.js';
 import type { ForkOptions } from '../../ops/fork.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
@@ -9,13 +10,13 @@ import { SOCKET_FLAG } from '../socket-flag.js';
 import { forkManyOutcome, forkOutcome } from '../output.js';
 
 /**
- * `offshoot fork <db>[@src] <new>... [--at cp] [--ttl d] [--meta k=v]... [--ephemeral]`: a copy-on-write child
+ * `offshoot fork <db>[@src[@point]] <new>... [--at cp] [--ttl d] [--meta k=v]... [--ephemeral]`: a copy-on-write child
  * branch, or many at one fork point, all or nothing; `--ephemeral` asks the store's daemon for forks it holds.
  */
 export const forkCommand: Command = {
   name: 'fork',
   summary: 'fork a branch at its head or a checkpoint (copy-on-write)',
-  usage: '<db>[@src] <new>... [--at CP] [--ttl DURATION] [--meta K=V]... [--ephemeral [-socket PATH]]',
+  usage: '<db>[@src[@point]] <new>... [--at CP] [--ttl DURATION] [--meta K=V]... [--ephemeral [-socket PATH]]',
   help: [
     "Creates branch <new> sharing the source's durable storage through a base pointer (a few hundred bytes at any",
     'size). A dirty source checkout is checkpointed first, so the fork holds everything committed before the call.',
@@ -26,7 +27,9 @@ export const forkCommand: Command = {
     '"offshoot." are offshoot\'s own. With --actor agent, the checkpoint of a dirty source checkout is decided like',
     "an agent's checkpoint: refused into the undo point of a protected branch.",
     'Several names fork them all at one fork point, all or nothing: every name is checked before any fork is',
-    'written, and a failure withdraws the forks already made.',
+    'written, and a failure withdraws the forks already made. --at takes a checkpoint or a moment: tx:42 (that',
+    'durable txid) or at:2026-12-07T10:00:00Z (the last durable state at or before it), inside the history window;',
+    'the source may name it instead (app@main@tx:42), as every other target does.',
     '--ephemeral asks the daemon serving the store (-socket) for ephemeral forks: held by that daemon and never',
     'written to the store until kept (a named checkpoint or session flush, or a promote of it), they are gone with',
     'the daemon: one that stops or dies loses them and their checkouts, and no other daemon or CLI ever sees them.',
@@ -57,11 +60,16 @@ export const forkCommand: Command = {
 
   args: { min: 2, max: Number.POSITIVE_INFINITY },
   async run(inv) {
-    const src = parseTarget(inv.arg(0));
+    const { checkpoint: point, ...src } = parseTarget(inv.arg(0), { allowCheckpoint: true });
     const names = inv.args.slice(1).map((n) => validateName('branch', n));
     const opts: ForkOptions = { actor: inv.actor };
-    const at = inv.flags.string('at');
-    if (at !== undefined) opts.at = validateName('checkpoint', at);
+    const flagAt = inv.flags.string('at');
+    if (flagAt !== undefined && point !== undefined)
+      throw fail('INVALID_ARGUMENT', `the fork point twice: ${inv.arg(0)} and --at ${flagAt}`, {
+        hint: 'name the fork point once: as db@branch@point or with --at',
+      });
+    const at = flagAt !== undefined ? validatePointName(flagAt) : point;
+    if (at !== undefined) opts.at = at;
     const ttl = inv.flags.string('ttl');
     if (ttl !== undefined) opts.ttl = parseTtl(ttl, { fork: true });
     const meta = parseMetaPairs(inv.flags.list('meta'));

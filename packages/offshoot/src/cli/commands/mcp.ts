@@ -27,8 +27,8 @@ export const mcpCommand: Command = {
   usage:
     '[-default-ttl D|none] [-reap-every D|none] [-allow-force] [-confirm-force] [-socket PATH] [-query-timeout D] [-http ADDR [-token T] [-http-allow-non-loopback]]',
   help: [
-    'Speaks MCP on stdin/stdout (nothing else is written to stdout; logs go to stderr) with ten tools: offshoot_list,',
-    'offshoot_diff, offshoot_query (read-only); offshoot_checkout, offshoot_fork, offshoot_checkpoint, offshoot_touch;',
+    'Speaks MCP on stdin/stdout (nothing else is written to stdout; logs go to stderr) with eleven tools: offshoot_list,',
+    'offshoot_diff, offshoot_query, offshoot_log (read-only); offshoot_checkout, offshoot_fork, offshoot_checkpoint, offshoot_touch;',
     'offshoot_rollback, offshoot_promote, offshoot_destroy (destructive), and the offshoot-loop prompt.',
     'Forks that name no ttl get -default-ttl (24h; 0 or none disables). Every -reap-every (60s; 0 or none disables)',
     'it reaps expired forks and clears stranded destroy claims (no GC), stepping aside while an offshoot serve',

@@ -14,7 +14,8 @@ export const queryCommand: Command = {
     'checkpoint is read from its immutable read-only copy. One SELECT, WITH, EXPLAIN or reporting PRAGMA; writes,',
     'ATTACH, PRAGMA assignments and VACUUM are refused, and the statement runs in a child process on a read-only',
     'connection that is stopped after 5 s. Prints the column names, then one line per row (values as JSON, joined',
-    'by " | "); --json prints {source, columns, rows, truncated}. BLOBs come back summarised.',
+    'by " | "); --json prints {source, columns, rows, truncated}. BLOBs come back summarised. A moment reads as a',
+    'checkpoint does: db@branch@tx:42, db@branch@at:2026-12-07T10:00:00Z.',
   ].join('\n'),
   examples: [
     "offshoot query app 'SELECT count(*) FROM notes'",

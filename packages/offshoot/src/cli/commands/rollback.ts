@@ -1,6 +1,5 @@
 import { fail } from '../../core/errors.js';
-import { validateName } from '../../core/names.js';
-import { parseTarget } from '../../core/target.js';
+import { parseTarget, validatePointName } from '../../core/target.js';
 import type { Command } from '../command.js';
 import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
 import { checkOutcome, rollbackOutcome } from '../output.js';
@@ -19,6 +18,8 @@ export const rollbackCommand: Command = {
     "point's name is replaced only if it is an undo point offshoot made and nobody has used since; otherwise the rollback",
     'is refused. A checkout busy with another connection cannot be refreshed: the branch still moves, nothing is printed',
     "on stdout, and the command exits 6 (busy) saying so; close the connection and run 'offshoot checkout'.",
+    '--to takes a checkpoint or a moment: tx:42 (that durable txid, even one an earlier rollback left behind) or',
+    'at:2026-12-07T10:00:00Z (the last durable state at or before it), inside the history window.',
     '--check only asks: whether this rollback, by whoever asks (--actor), would go ahead now.',
   ].join('\n'),
   examples: [
@@ -42,7 +43,7 @@ export const rollbackCommand: Command = {
     const to = inv.flags.string('to');
     if (to === undefined)
       throw fail('USAGE', 'rollback needs --to CP', { hint: `write 'offshoot rollback ${inv.arg(0)} --to CP'` });
-    validateName('checkpoint', to);
+    validatePointName(to);
     const ctx = await inv.context();
     const { checkRollback, rollback } = await import('../../ops/rollback.js');
     if (inv.flags.boolean('check')) {

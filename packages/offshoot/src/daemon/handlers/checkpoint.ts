@@ -2,6 +2,7 @@ import { checkpoint } from '../../ops/checkpoint.js';
 import { requestActor, requestTarget, requiredName } from '../request-fields.js';
 import { flushLive } from '../session-lifecycle.js';
 import type { OpHandler } from './op-handler.js';
+import { askedBy } from './asked-by.js';
 
 /**
  * `checkpoint` db, branch, name, meta? → txid, result {kind}: names the branch's current state durably. With a
@@ -14,7 +15,7 @@ export const checkpointOp: OpHandler = async (req, d) => {
   const meta = req.meta === undefined ? {} : { meta: req.meta };
   const actor = requestActor(req);
   if (d.sessions.get(t) !== undefined) {
-    const r = await flushLive(d, d.sessions.open(t), { kind: 'manual', actor, name, ...meta });
+    const r = await flushLive(d, d.sessions.open(t), { kind: 'manual', actor, name, ...meta, ...askedBy(d) });
     return { ok: true, txid: r.txid, result: { kind: 'live' } };
   }
   const started = performance.now();

@@ -3,7 +3,7 @@ import { parseTarget } from '../../core/target.js';
 import { DIFF_SERVER_BYTES, diff } from '../../ops/diff.js';
 import { diffToJson } from '../../sqlite/diff/diff-json.js';
 import { firstRows } from '../../sqlite/diff/row-window.js';
-import { optionalCheckpoint, requestTarget } from '../request-fields.js';
+import { optionalPoint, requestTarget } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 
 /**
@@ -14,7 +14,7 @@ import type { OpHandler } from './op-handler.js';
  */
 export const diffOp: OpHandler = async (req, d) => {
   const t = requestTarget(req);
-  const cp = optionalCheckpoint(req);
+  const cp = optionalPoint(req);
   if (req.to === undefined || req.to === '')
     throw fail('INVALID_ARGUMENT', 'diff: to is required', {
       hint: 'set "to" to the right side as db[@branch[@checkpoint]]',

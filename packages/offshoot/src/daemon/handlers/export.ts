@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { fail } from '../../core/errors.js';
 import { exportTo } from '../../ops/export.js';
-import { optionalCheckpoint, requestTarget } from '../request-fields.js';
+import { optionalPoint, requestTarget } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 
 /**
@@ -14,7 +14,7 @@ export const exportOp: OpHandler = async (req, d, transport) => {
       hint: 'run export over the unix socket on the daemon host',
     });
   const t = requestTarget(req);
-  const checkpoint = optionalCheckpoint(req);
+  const checkpoint = optionalPoint(req);
   if (req.path === undefined || req.path === '')
     throw fail('INVALID_ARGUMENT', 'export: path is required', { hint: 'set "path" to an absolute file path' });
   if (!isAbsolute(req.path))

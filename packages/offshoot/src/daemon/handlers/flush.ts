@@ -1,6 +1,7 @@
 import { optionalCheckpoint, requestTarget, requestActor } from '../request-fields.js';
 import { flushLive } from '../session-lifecycle.js';
 import type { OpHandler } from './op-handler.js';
+import { askedBy } from './asked-by.js';
 
 /**
  * `flush` db, branch, name?, meta? → txid: makes the session's captured writes durable, optionally named. The flush
@@ -15,6 +16,7 @@ export const flushOp: OpHandler = async (req, d) => {
     actor: requestActor(req),
     ...(name !== undefined ? { name } : {}),
     ...(req.meta !== undefined ? { meta: req.meta } : {}),
+    ...askedBy(d),
   });
   return { ok: true, txid: r.txid };
 };

@@ -1,5 +1,5 @@
 import { parseTtl } from '../../core/duration.js';
-import { validateName } from '../../core/names.js';
+import { validatePointName } from '../../core/target.js';
 import { fail } from '../../core/errors.js';
 import { fork, forkMany, type ForkOptions } from '../../ops/fork.js';
 import { requestActor, requestTarget, requiredName } from '../request-fields.js';
@@ -21,7 +21,7 @@ export const forkOp: OpHandler = async (req, d) => {
     });
   const actor = requestActor(req);
   const opts: ForkOptions = { actor };
-  if (req.from !== undefined && req.from !== '') opts.at = validateName('checkpoint', req.from);
+  if (req.from !== undefined && req.from !== '') opts.at = validatePointName(req.from);
   const ttl = parseTtl(req.ttl, { fork: true });
   if (ttl.kind !== 'keep') opts.ttl = ttl;
   if (req.meta !== undefined) opts.meta = req.meta;

@@ -1,6 +1,6 @@
 import { fail } from '../../core/errors.js';
 import { query } from '../../ops/query.js';
-import { optionalCheckpoint, requestTarget } from '../request-fields.js';
+import { optionalPoint, requestTarget } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 
 /**
@@ -9,7 +9,7 @@ import type { OpHandler } from './op-handler.js';
  */
 export const queryOp: OpHandler = async (req, d) => {
   const t = requestTarget(req);
-  const at = optionalCheckpoint(req);
+  const at = optionalPoint(req);
   if (req.sql === undefined || req.sql.trim() === '')
     throw fail('INVALID_ARGUMENT', 'query: sql is required', { hint: 'set "sql" to one read-only statement' });
   const r = await query(d.ops, t, req.sql, {

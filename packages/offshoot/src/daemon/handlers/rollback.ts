@@ -1,5 +1,5 @@
 import { rollback } from '../../ops/rollback.js';
-import { requestActor, requestTarget, requiredName } from '../request-fields.js';
+import { requestActor, requestTarget, requiredPoint } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 import { warningsOf } from './op-warnings.js';
 
@@ -10,7 +10,7 @@ import { warningsOf } from './op-warnings.js';
  */
 export const rollbackOp: OpHandler = async (req, d) => {
   const t = requestTarget(req);
-  const cp = requiredName(req, 'checkpoint', 'checkpoint to roll back to');
+  const cp = requiredPoint(req, 'checkpoint to roll back to');
   d.sessions.refuseIfPresent(t, 'rollback');
   const w = warningsOf(d.ops);
   const r = await rollback(w.ops, t, cp, { actor: requestActor(req) });

@@ -5,6 +5,7 @@ import type { Actor } from '../../ops/policy.js';
 import type { DaemonContext } from '../daemon-context.js';
 import type { LiveSlot } from '../session-table.js';
 import { flushLive } from '../session-lifecycle.js';
+import { askedBy } from './asked-by.js';
 
 /**
  * Makes a source branch's head include everything its session here has captured (fork and promote read the head):
@@ -20,7 +21,7 @@ export async function flushSourceSession(
   readsHead = true,
 ): Promise<void> {
   const slot = sourceSession(d, src, what, readsHead);
-  if (slot !== undefined) await flushLive(d, slot, { kind: 'manual', actor });
+  if (slot !== undefined) await flushLive(d, slot, { kind: 'manual', actor, ...askedBy(d) });
 }
 
 /** The refusals of flushSourceSession, with nothing flushed: the open in flight, and the flush verb's own check. */

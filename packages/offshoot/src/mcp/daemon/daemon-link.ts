@@ -43,6 +43,8 @@ async function ride<T>(
   for (const { socket, pid } of await candidates(deps)) {
     const link = await deps.links.take(socket, pid, deps.actor, withSessions);
     if (link === undefined) continue;
+    // A kept connection serves calls of every tool: each says whose it is, for the daemon's branch log.
+    link.client.origin = { surface: deps.origin.surface };
     try {
       return await fn(link, socket);
     } finally {

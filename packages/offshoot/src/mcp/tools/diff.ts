@@ -3,7 +3,7 @@ import { DIFF_SERVER_BYTES, diff } from '../../ops/diff.js';
 import { renderDiffSummary, renderDiffText } from '../../sqlite/diff/diff-format.js';
 import { diffToJson } from '../../sqlite/diff/diff-json.js';
 import { firstRows } from '../../sqlite/diff/row-window.js';
-import { branchOr, nameArg } from '../args.js';
+import { branchOr, nameArg, pointArg } from '../args.js';
 import { holdingEphemeral, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
@@ -19,12 +19,12 @@ export const diffRun: ToolRun<typeof diffTool> = {
     const left = {
       db,
       branch: source,
-      ...(args.source_at ? { checkpoint: nameArg('source_at', args.source_at) } : {}),
+      ...(args.source_at ? { checkpoint: pointArg('source_at', args.source_at) } : {}),
     };
     const right = {
       db,
       branch: target,
-      ...(args.target_at ? { checkpoint: nameArg('target_at', args.target_at) } : {}),
+      ...(args.target_at ? { checkpoint: pointArg('target_at', args.target_at) } : {}),
     };
     const label = (t: { branch: string; checkpoint?: string }) =>
       `${db}@${t.branch}${t.checkpoint ? `@${t.checkpoint}` : ''}`;

@@ -3,7 +3,7 @@ import { type forkTool, forkTtl } from '@offshoot/tools';
 import { fail } from '../../core/errors.js';
 import { validateMeta } from '../../core/meta.js';
 import { fork, forkMany } from '../../ops/fork.js';
-import { branchOr, nameArg, ttlArg, ttlText } from '../args.js';
+import { branchOr, nameArg, ttlArg, ttlText, pointArg } from '../args.js';
 import { withLinkedDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
@@ -26,7 +26,7 @@ export const forkRun: ToolRun<ReturnType<typeof forkTool>> = {
     const more = (args.more_branches ?? []).map((b) => nameArg('more_branches', b));
     const all = more.length > 0 ? [branch, ...more] : undefined;
     const source = branchOr('branch', args.branch);
-    const at = args.at === undefined ? undefined : nameArg('at', args.at);
+    const at = args.at === undefined ? undefined : pointArg('at', args.at);
     const meta = validateMeta(args.meta);
     const chosen = forkTtl(args.ttl, ttlText(deps.options.defaultTtl) ?? 'none');
     const ttl = ttlArg(chosen.ttl ?? 'none', 'fork');

@@ -1,6 +1,6 @@
 import type { queryTool } from '@offshoot/tools';
 import { QUERY_LIMITS, query } from '../../ops/query.js';
-import { branchOr, nameArg } from '../args.js';
+import { branchOr, nameArg, pointArg } from '../args.js';
 import { holdingEphemeral, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 
@@ -16,7 +16,7 @@ export const queryRun: ToolRun<typeof queryTool> = {
   async run(args, deps) {
     const db = nameArg('database', args.database);
     const branch = branchOr('branch', args.branch);
-    const at = args.at === undefined ? undefined : nameArg('at', args.at);
+    const at = args.at === undefined ? undefined : pointArg('at', args.at);
     deps.control.step(`querying ${db}@${branch}${at ? `@${at}` : ''}`);
     // An ephemeral branch is read by the daemon holding it, the only one that has it.
     const r = await withDaemon(deps, async (d) => {

@@ -1,7 +1,7 @@
 import { branchOf, type rollbackTool, rollbackUndo } from '@offshoot/tools';
 import { undoPointName } from '../../ops/policy.js';
 import { rollback } from '../../ops/rollback.js';
-import { branchOr, nameArg } from '../args.js';
+import { branchOr, nameArg, pointArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon/daemon-link.js';
 import { rollbackThrough } from '../daemon/daemon-ops.js';
 import type { ToolRun } from '../tool.js';
@@ -11,7 +11,7 @@ import { readHead, refreshNote, wayBackNote } from './branch-facts.js';
 export const rollbackRun: ToolRun<typeof rollbackTool> = {
   async run(args, deps) {
     const db = nameArg('database', args.database);
-    const to = nameArg('to', args.to);
+    const to = pointArg('to', args.to);
     const branch = branchOr('branch', args.branch);
     // Through the daemon serving the store when one answers (it holds the leases and applies the agent rules
     // itself), else at rest.

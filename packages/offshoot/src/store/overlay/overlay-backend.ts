@@ -2,7 +2,7 @@ import { rename, writeFile, copyFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createReadStream, rmSync } from 'node:fs';
 import { fail, hasCode } from '../../core/errors.js';
-import { baseKey } from '../../core/keys.js';
+import { baseKey, branchLogPrefix, parseLogKey, refKey } from '../../core/keys.js';
 import { tempPathFor } from '../../platform/atomic-file.js';
 import type {
   Backend,
@@ -44,6 +44,18 @@ function lineageNamed(body: Body): string | undefined {
   }
 }
 
+/** The ref key of the branch whose log a `log/{db}/{branch}/...` key belongs to. */
+function refOfLogKey(key: string): string | undefined {
+  const o = parseLogKey(key);
+  return o === undefined ? undefined : refKey(o.db, o.branch);
+}
+
+/** The log prefix of the branch a `refs/{db}/{branch}` key names. */
+function logPrefixOfRef(key: string): string {
+  const [db, branch] = key.slice('refs/'.length).split('/');
+  return branchLogPrefix(db as string, branch as string);
+}
+
 /** The lineage of a `data/{lineage}/...` key. */
 function lineageOfKey(key: string): string | undefined {
   if (!key.startsWith('data/')) return undefined;
@@ -57,12 +69,14 @@ function notFound(key: string): Error {
 
 /**
  * A backend in front of another that holds some keys itself, in memory or unsynced scratch files, and never writes
- * them to the backend: the refs it is told to hold (an ephemeral branch's `refs/{db}/{branch}`) and everything under
- * `data/{lineage}/` of the lineages it holds. Reads, listings and compare-and-swaps of held keys are answered here;
+ * them to the backend: the refs it is told to hold (an ephemeral branch's `refs/{db}/{branch}`), everything under
+ * `data/{lineage}/` of the lineages it holds, and the log objects a held ref's tail spills (`log/{db}/{branch}/...`
+ * written while that ref is held; earlier incarnations' objects under the same name stay the backend's). Reads, listings and compare-and-swaps of held keys are answered here;
  * every other key passes through. Holding spreads by what an object names, so nothing durable ever depends on a held
  * object: a base pointer naming a held lineage makes its own lineage held, a new ref naming a held lineage is held,
- * and a write of a durable ref naming one first keeps that lineage (and what it stands on). `keep` writes a held ref and
- * the held lineages it stands on to the backend, in dependency order, and lets go of them.
+ * and a write of a durable ref naming one first keeps that lineage (and what it stands on). `keep` writes a held ref,
+ * the held lineages it stands on and its held log objects to the backend, in dependency order, and lets go of them;
+ * a held ref deleted takes its held log objects with it.
  */
 export class OverlayBackend implements Backend {
   readonly getManyText?: Backend['getManyText'];
@@ -227,19 +241,53 @@ export class OverlayBackend implements Backend {
       if (cur === undefined) throw notFound(key);
       const lineage = lineageNamed(heldBody(cur));
       if (lineage !== undefined) await this.keepLineages(lineage);
-      stored = await this.inner.put(
-        key,
-        heldBody(cur),
-        stored === undefined ? { ifNoneMatch: true } : { ifMatch: stored },
-      );
+      // The log objects first: a reader of the kept ref finds every record its tail no longer holds.
+      const logs = await this.copyLogObjects(key);
+      try {
+        stored = await this.inner.put(
+          key,
+          heldBody(cur),
+          stored === undefined ? { ifNoneMatch: true } : { ifMatch: stored },
+        );
+      } catch (err) {
+        // The store has a branch of that name: the fork stays held, and so do the log objects just copied. Their
+        // withdrawal is best effort, the refusal being the error to report: GC collects any left, as it does the
+        // lineages written before.
+        if (stored === undefined && hasCode(err, 'ALREADY_EXISTS') && logs.length > 0)
+          await this.inner.deleteMany(logs).catch(() => undefined);
+        throw err;
+      }
       // Unchanged since it was read: the backend has this version, and every object it names.
       if (this.held.get(key) === cur) {
         this.translated.set(key, { from: cur.etag, to: stored });
         this.refs.delete(key);
         this.held.delete(key);
+        // Every held log object is the backend's now, a spill since the copy too.
+        await this.copyLogObjects(key);
+        for (const k of this.heldUnder(logPrefixOfRef(key))) this.held.delete(k);
         return;
       }
     }
+  }
+
+  // Writes the held log objects of a ref's branch to the backend (create-only; a retried keep finds what it wrote) and
+  // returns the keys this call created. They stay held until the ref is kept: a keep the store refuses withdraws them.
+  private async copyLogObjects(ref: string): Promise<string[]> {
+    const created: string[] = [];
+    for (const k of this.heldUnder(logPrefixOfRef(ref))) {
+      try {
+        await this.inner.put(k, heldBody(this.held.get(k) as HeldObject), { ifNoneMatch: true });
+        created.push(k);
+      } catch (err) {
+        if (!hasCode(err, 'ALREADY_EXISTS')) throw err;
+      }
+    }
+    return created;
+  }
+
+  // Drops the held log objects of a ref's branch (the branch is gone unkept: so is its log).
+  private dropLogObjects(ref: string): void {
+    for (const k of this.heldUnder(logPrefixOfRef(ref))) this.held.delete(k);
   }
 
   /** Keeps a held lineage and the held lineages below it, the deepest first. */
@@ -314,8 +362,10 @@ export class OverlayBackend implements Backend {
     return false;
   }
 
+  // Whether a key is answered here. A log key is only when held: the name's earlier incarnations are the backend's.
   private isHeld(key: string): boolean {
     if (key.startsWith('refs/')) return this.refs.has(key);
+    if (key.startsWith('log/')) return this.held.get(key) !== undefined;
     const l = lineageOfKey(key);
     return l !== undefined && this.lineages.has(l);
   }
@@ -331,7 +381,7 @@ export class OverlayBackend implements Backend {
    * body names is kept. Decides the spreading of holding, so it runs before any await of the write.
    */
   private route(key: string, body: Body, cond: PutCondition | undefined): 'held' | 'inner' | 'keep-first' {
-    if (this.isHeld(key)) return 'held';
+    if (this.isHeld(key) || this.spillsHere(key)) return 'held';
     if (this.lineages.size === 0) return 'inner';
     const named = lineageNamed(body);
     if (named === undefined || !this.lineages.has(named)) return 'inner';
@@ -342,6 +392,13 @@ export class OverlayBackend implements Backend {
     }
     if (key.startsWith('refs/') && cond !== undefined && 'ifNoneMatch' in cond) return 'held';
     return key.startsWith('refs/') ? 'keep-first' : 'inner';
+  }
+
+  // A log object of a held ref's branch: its spill is as ephemeral as the ref.
+  private spillsHere(key: string): boolean {
+    if (!key.startsWith('log/') || this.refs.size === 0) return false;
+    const ref = refOfLogKey(key);
+    return ref !== undefined && this.refs.has(ref);
   }
 
   private translate(key: string, etag: string): string {
@@ -366,7 +423,7 @@ export class OverlayBackend implements Backend {
       this.refs.add(key);
     }
     const o = body instanceof Uint8Array ? this.held.prepareBytes(body) : await this.held.prepareFile(body);
-    if (!this.isHeld(key)) {
+    if (!this.isHeld(key) && !this.spillsHere(key)) {
       // Kept while the body was being prepared: the object is the backend's now.
       release(o);
       return this.put(key, body, cond);
@@ -435,6 +492,7 @@ export class OverlayBackend implements Backend {
       throw fail('CAS_CONFLICT', `${key} is not at the expected version`);
     this.held.delete(key);
     if (this.refs.delete(key)) {
+      this.dropLogObjects(key);
       this.collect();
       this.on.refDropped?.(key);
     }

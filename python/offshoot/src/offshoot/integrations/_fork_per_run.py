@@ -94,6 +94,8 @@ class ForkPer(Generic[F]):
     """The fork each run gets."""
     default_prefix: str
     """The branch name prefix when none is given."""
+    surface: str | None = None
+    """What the branch log says this adapter's calls come through (`sdk:<adapter>/<framework>`)."""
 
     def __init__(
         self,
@@ -120,12 +122,12 @@ class ForkPer(Generic[F]):
     @classmethod
     def session(cls: type[P], socket_path: str | os.PathLike[str], db: str, **options: Any) -> P:
         """Forks through the daemon on `socket_path`; each fork is a live session the daemon captures."""
-        return cls(DaemonPlace(socket_path), db, **options)
+        return cls(DaemonPlace(socket_path, cls.surface), db, **options)
 
     @classmethod
     def at_rest(cls: type[P], store: Store | str | os.PathLike[str], db: str, **options: Any) -> P:
         """Forks at rest in `store` (a path, URL or `offshoot.Store`), through the `offshoot` CLI."""
-        return cls(StorePlace(store), db, **options)
+        return cls(StorePlace(store, cls.surface), db, **options)
 
     def _begin(self) -> F:
         """A new fork of the base, checkpointed as `start`."""

@@ -19,6 +19,9 @@ B = TypeVar("B", bound="OneBranch")
 class OneBranch:
     """An adapter holding one open link; its branch verbs run one at a time under `_verbs`."""
 
+    surface: str | None = None
+    """What the branch log says this adapter's calls come through (`sdk:<adapter>/<framework>`)."""
+
     def __init__(self, link: BranchLink) -> None:
         """Wraps an open link; use `session()` or `at_rest()` instead."""
         self.link = link
@@ -30,14 +33,14 @@ class OneBranch:
     ) -> B:
         """Opens a live daemon session on the application database `db@branch` (creating `db` unless
         `create=False`)."""
-        return cls(SessionLink.open(os.fspath(socket_path), db, branch, create=create))
+        return cls(SessionLink.open(os.fspath(socket_path), db, branch, create=create, surface=cls.surface))
 
     @classmethod
     def at_rest(
         cls: type[B], store: Store | str | os.PathLike[str], db: str, branch: str = "main", *, create: bool = True
     ) -> B:
         """Works on the at-rest checkout of `db@branch` in `store` (a path, URL or `offshoot.Store`), no daemon."""
-        return cls(AtRestLink.open(store, db, branch, create=create))
+        return cls(AtRestLink.open(store, db, branch, create=create, surface=cls.surface))
 
     @property
     def path(self) -> str:

@@ -80,6 +80,9 @@ class ForkPerKickoff(ForkPer[KickoffFork]):
     promoted), then asks `verdict(output, fork)` what to keep. A kickoff that raises keeps its fork for inspection
     and re-raises. Promoting onto a protected base (`main`) needs `force=True`."""
 
+    surface = "sdk:crewai/crewai"
+    """What the branch log says this adapter's calls come through."""
+
     fork_type = KickoffFork
     default_prefix = "kickoff-"
 

@@ -33,6 +33,9 @@ class OffshootRewind(OneBranch, BasePlugin):
     the tools write to `rewind.path`, and call `rewind.rewind_async(runner, ...)` in place of
     `runner.rewind_async(...)`. Made by `session()` (a daemon captures the writes) or `at_rest()`."""
 
+    surface = "sdk:google-adk/google-adk"
+    """What the branch log says this adapter's calls come through."""
+
     def __init__(self, link: BranchLink, name: str = "offshoot_rewind") -> None:
         """Wraps an open link; use `session()` or `at_rest()` instead."""
         super().__init__(link)

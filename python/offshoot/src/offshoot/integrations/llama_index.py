@@ -46,6 +46,9 @@ class WorkflowForks(OneBranch):
     """One branch of the application database a workflow's steps write to (`path`), checkpointed together with the
     workflow. Made by `session()` (a daemon captures the writes) or `at_rest()`; close it to release the branch."""
 
+    surface = "sdk:llama-index/llama-index"
+    """What the branch log says this adapter's calls come through."""
+
     def __init__(self, link: BranchLink) -> None:
         """Wraps an open link; use `session()` or `at_rest()` instead."""
         super().__init__(link)

@@ -70,7 +70,7 @@ class OffshootSession:
     ) -> OffshootSession:
         """Opens a live daemon session on `db@branch` (creating `db` unless `create=False`) holding the items of
         `session_id`. Nothing is durable in the store until `checkpoint()`, `fork()`, `promote()` or `close()`."""
-        link = SessionLink.open(os.fspath(socket_path), db, branch, create=create)
+        link = SessionLink.open(os.fspath(socket_path), db, branch, create=create, surface=ForkPerRun.surface)
         return cls._over(link, session_id, session_settings)
 
     @classmethod
@@ -86,7 +86,9 @@ class OffshootSession:
     ) -> OffshootSession:
         """Keeps the items of `session_id` in the at-rest checkout of `db@branch` in `store` (a path, URL or
         `offshoot.Store`), no daemon needed; `checkpoint()` and the verbs run the `offshoot` CLI."""
-        return cls._over(AtRestLink.open(store, db, branch, create=create), session_id, session_settings)
+        return cls._over(
+            AtRestLink.open(store, db, branch, create=create, surface=ForkPerRun.surface), session_id, session_settings
+        )
 
     @property
     def db(self) -> str:
@@ -318,6 +320,9 @@ class ForkPerRun(ForkPer[RunFork]):
     raises keeps its fork (with its TTL) for inspection and re-raises. Promoting onto a protected base (`main`)
     needs `force=True`. With `ephemeral=True` (through a daemon) each fork is ephemeral: a discarded run writes
     nothing to the store, and the run checkpoints nothing on its way (a named checkpoint would keep the fork)."""
+
+    surface = "sdk:openai-agents/openai-agents"
+    """What the branch log says this adapter's calls come through."""
 
     fork_type = RunFork
     default_prefix = "run-"

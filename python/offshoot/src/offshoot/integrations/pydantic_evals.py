@@ -33,6 +33,9 @@ from ..ttl import TTL
 
 __all__ = ["CaseFork", "OffshootCaseLifecycle", "case_fork", "case_path"]
 
+SURFACE = "sdk:pydantic-evals/pydantic-evals"
+"""What the branch log says the case forks' calls come through."""
+
 RESULT_CHECKPOINT = "case-result"
 """The checkpoint teardown records the case's final state as, before diffing it against the seed."""
 
@@ -118,14 +121,14 @@ class OffshootCaseLifecycle(CaseLifecycle[Any, Any, Any]):
         """The per-case factory for forks through the daemon on `socket_path`: each case writes a live session.
         `seed` is the checkpoint of `base` (default `main`) every case starts from; `ttl` (default 24h) is how long
         a failed case's fork stays; `prefix` (default `case-`) starts every branch name."""
-        return cls._factory(DaemonPlace(socket_path), db, seed, options)
+        return cls._factory(DaemonPlace(socket_path, SURFACE), db, seed, options)
 
     @classmethod
     def at_rest(
         cls, store: Store | str | os.PathLike[str], db: str, *, seed: str, **options: Any
     ) -> Callable[[Case[Any, Any, Any]], OffshootCaseLifecycle]:
         """The per-case factory for forks at rest in `store` (a path, URL or `offshoot.Store`); as `session()`."""
-        return cls._factory(StorePlace(store), db, seed, options)
+        return cls._factory(StorePlace(store, SURFACE), db, seed, options)
 
     @classmethod
     def _factory(

@@ -19,6 +19,7 @@ import { encodePages, type EncodePlan } from '../chain/encode-pages.js';
 import { checkoutPath } from '../context/paths.js';
 import { withTempDir } from '../context/temp-dir.js';
 import { undoPointName } from '../branch/undo-point-names.js';
+import { logged } from '../history/record.js';
 
 /** What a checkpoint wrote: a segment of changed pages, a full snapshot, or nothing (the checkout was unchanged). */
 export interface CheckpointResult {
@@ -139,7 +140,7 @@ async function checkpointFrozen(
   let result: CheckpointResult;
   let after: VersionedRef;
   if (plan === undefined) {
-    after = await recordCheckpoint(ctx, t, cur, name, meta, ref.head_txid, undefined);
+    after = await recordCheckpoint(ctx, t, cur, name, meta, ref.head_txid, undefined, {});
     result = { name, txid: ref.head_txid, kind: 'none', pages: 0, bytes: 0 };
   } else {
     const p = plan;
@@ -147,8 +148,9 @@ async function checkpointFrozen(
     const uploaded = await withTempDir(ctx, async (dir) => {
       const out = join(dir, 'checkpoint.ltx');
       const bytes = await encodePages(frozen, g, p, checksum, out, now.getTime());
+      const written = { pages: p.kind === 'segment' ? p.pages.length : g.pageCount, bytes };
       const head = await writeHead(ctx, t.db, t.branch, cur, { kind: p.kind, txid, file: out }, (up) =>
-        recordCheckpoint(ctx, t, up, name, meta, txid, up.ref.epoch),
+        recordCheckpoint(ctx, t, up, name, meta, txid, up.ref.epoch, written),
       );
       return { ...head, bytes };
     });
@@ -200,15 +202,23 @@ async function recordCheckpoint(
   meta: Meta | undefined,
   txid: number,
   epoch: number | undefined,
+  written: { pages?: number; bytes?: number },
 ): Promise<VersionedRef> {
   const now = ctx.now().toISOString();
-  const next: Ref = { ...cur.ref, checkpoints: nameMap(cur.ref.checkpoints), touched_at: now };
+  let next: Ref = { ...cur.ref, checkpoints: nameMap(cur.ref.checkpoints), touched_at: now };
   if (epoch !== undefined) {
     next.head_txid = txid;
     next.head_epoch = epoch;
   }
   if (name !== undefined)
     next.checkpoints[name] = { txid, epoch: next.head_epoch, created_at: now, ...(meta ? { meta } : {}) };
+  // A named checkpoint is a checkpoint; an unnamed one (a dirty checkout's, before a fork or a rollback) a flush, and
+  // one that found nothing to write changed no state.
+  if (name !== undefined || epoch !== undefined)
+    next = await logged(ctx, t.db, t.branch, name === undefined ? 'flush' : 'checkpoint', cur.ref, next, {
+      ...(name !== undefined ? { name } : {}),
+      ...written,
+    });
   const etag = await ctx.store.casRef(t.db, t.branch, cur.etag, next);
   return { ref: { ...next, generation: (next.generation ?? 0) + 1 }, etag };
 }

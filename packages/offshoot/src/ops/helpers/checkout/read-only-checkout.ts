@@ -4,13 +4,13 @@ import { dirname } from 'node:path';
 import { named } from '../../../core/name-map.js';
 import type { Target } from '../../../core/target.js';
 import { commitRename, tempPathFor } from '../../../platform/atomic-file.js';
-import { checkpointTxid } from '../branch/checkpoint-txid.js';
+import { resolvePoint } from '../history/point.js';
+import { ChainResolver } from '../../../store/chain-resolver.js';
 import { readBranch } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
 import { explainDamage } from '../context/damaged-object.js';
 import { materializeTo } from '../chain/materialize.js';
 import { readOnlyCheckoutPath } from '../context/paths.js';
-import { resolveTargetChain } from '../branch/resolve-target.js';
 
 /** What a read-only checkout's `.id` sidecar records: the checkpoint it holds, and the file as it was written. */
 interface Served {
@@ -31,16 +31,21 @@ export async function readOnlyCheckout(
   checkpoint: string,
   opts: { force?: boolean } = {},
 ): Promise<{ path: string; cached: boolean }> {
-  const path = readOnlyCheckoutPath(ctx.checkoutRoot, t.db, t.branch, checkpoint);
-  const marker = `${path}.last-used`;
   const { ref } = await readBranch(ctx, t.db, t.branch);
-  checkpointTxid(ref, t, checkpoint);
-  const identity = JSON.stringify({ lineage: ref.lineage, ...named(ref.checkpoints, checkpoint) });
+  const p = await resolvePoint(ctx, t, ref, checkpoint);
+  // A moment's file is named for the txid it resolved to (`tx:` is in no checkpoint name), and holds that state
+  // while its lineage is the one recorded.
+  const moment = p.moment !== undefined;
+  const path = readOnlyCheckoutPath(ctx.checkoutRoot, t.db, t.branch, moment ? `tx:${p.txid}` : checkpoint);
+  const marker = `${path}.last-used`;
+  const identity = JSON.stringify(
+    moment ? { lineage: p.lineage, txid: p.txid } : { lineage: ref.lineage, ...named(ref.checkpoints, checkpoint) },
+  );
   if (!opts.force && (await serves(path, identity))) {
     await writeFile(marker, '');
     return { path, cached: true };
   }
-  const chain = await resolveTargetChain(ctx, { ...t, checkpoint });
+  const chain = await new ChainResolver(ctx.store).resolve(p.lineage, p.txid);
   await mkdir(dirname(path), { recursive: true });
   const tmp = tempPathFor(path);
   try {

@@ -1,3 +1,4 @@
+import type { Origin } from '../../../core/history.js';
 import type { EphemeralHost } from './ephemeral-host.js';
 import { newLeaseHolder } from './lease-holder.js';
 import type { Store } from '../../../store/store.js';
@@ -28,6 +29,11 @@ export interface OpsContext {
   snapshotEvery: number;
   /** Optional progress reporting for long work. */
   progress?: () => ProgressSink;
+  /**
+   * Who asks, and through what, for the records the verbs append to a branch's log; the surface (CLI, daemon, MCP
+   * server) says it, never the verb. Absent: a human calling the engine as a library.
+   */
+  origin?: Origin;
   /** The ephemeral forks of the daemon this context serves; absent elsewhere. */
   ephemeral?: EphemeralHost;
 }
@@ -59,6 +65,14 @@ export function makeContext(
     forkFloor: over.forkFloor ?? DEFAULT_SNAPSHOT_EVERY,
     snapshotEvery: over.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
     ...(over.progress ? { progress: over.progress } : {}),
+    ...(over.origin ? { origin: over.origin } : {}),
     ...(over.ephemeral ? { ephemeral: over.ephemeral } : {}),
   };
+}
+
+/** The context `ctx` with `origin` as who asks; the rest, its lazily made lease holder included, is shared. */
+export function withOrigin(ctx: OpsContext, origin: Origin): OpsContext {
+  const out = Object.defineProperties({}, Object.getOwnPropertyDescriptors(ctx)) as OpsContext;
+  out.origin = origin;
+  return out;
 }

@@ -12,6 +12,7 @@ import { withBranchLease } from '../lease/branch-lease.js';
 import type { OpsContext } from '../context/context.js';
 import { checkoutFiles, checkoutPath } from '../context/paths.js';
 import { removeInBackground } from '../context/temp-dir.js';
+import { spillFinal } from '../history/final-spill.js';
 import {
   type Actor,
   HUMAN,
@@ -155,7 +156,8 @@ async function destroyLeased(
     }
   }
   try {
-    await ctx.store.deleteRef(t.db, t.branch, claimed.etag);
+    const last = await spillFinal(ctx, t, claimed, opts.reaping ? 'reap' : 'destroy', discarded?.reason);
+    await ctx.store.deleteRef(t.db, t.branch, last.etag);
   } finally {
     alone?.release();
   }

@@ -7,6 +7,8 @@ import type { OpsContext } from '../context/context.js';
 import { prefixIds } from '../chain/materialize.js';
 import { readLivenessPins } from './liveness-pins.js';
 import { GC_CONCURRENCY, readRefSnapshot, type SnapshotRef } from './ref-snapshot.js';
+import { type HistoryMark, markHistory } from './history-mark.js';
+import { LOG_PREFIX } from '../../../core/keys.js';
 
 /** A live branch's own lineage position: objects above its head at or above its epoch may be a flush in flight. */
 interface LiveHead {
@@ -30,8 +32,10 @@ export interface Mark {
   blind: boolean;
   /** The error of each ref that could not be read (it names the branch). */
   unreadable: string[];
-  /** Every data/ key listed once the refs were read (what the chains were resolved against). */
+  /** Every data/ and log/ key listed once the refs were read (what the chains were resolved against). */
   present: Set<string>;
+  /** What the branch logs keep: the window's chains and the log objects (see markHistory). */
+  history: HistoryMark;
 }
 
 // A lineage id anywhere in the bytes of a malformed ref: what it may still reach, kept rather than guessed at.
@@ -56,7 +60,10 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
   const snapshot = refs ?? (await readRefSnapshot(ctx));
   const pins = await readLivenessPins(ctx);
   // Keys only: the mark needs which objects exist, never their sizes (a local listing would stat every one).
-  const keys = listed?.listing.map((o) => o.key) ?? (await ctx.store.backend.listKeys('data/'));
+  const [keys, logKeys] = await Promise.all([
+    listed?.listing.map((o) => o.key) ?? ctx.store.backend.listKeys('data/'),
+    ctx.store.backend.listKeys(LOG_PREFIX),
+  ]);
   const resolver = listed?.resolver ?? ChainResolver.fromKeys(ctx.store, keys);
   const live = new Set<string>();
   const heads = new Map<string, LiveHead[]>();
@@ -69,15 +76,18 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
     wholeLineages: new Set(),
     blind: false,
     unreadable: [],
-    present: new Set(keys),
+    present: new Set([...keys, ...logKeys]),
+    history: { windowKeys: new Set(), logKeys: new Set() },
   };
   const resolved = new Set<string>();
   const chains = new Set<string>();
   const spines = new Set<string>();
   const readable: Array<{ db: string; branch: string; got: VersionedRef }> = [];
+  const unreadableRefs: Array<{ db: string; branch: string }> = [];
   for (const { db, branch, got, corrupt } of snapshot) {
     if (got !== undefined) readable.push({ db, branch, got });
     else {
+      unreadableRefs.push({ db, branch });
       mark.unreadable.push(corrupt.message);
       await keepWhatItMayReach(resolver, mark, corrupt.body);
     }
@@ -130,6 +140,13 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
       await keepWhatItMayReach(resolver, mark, Buffer.from(JSON.stringify({ lineage })));
     }
   });
+  mark.history = await markHistory(
+    ctx,
+    { readable: readable.map(({ db, branch, got }) => ({ db, branch, ref: got.ref })), unreadable: unreadableRefs },
+    logKeys,
+    new Set(keys),
+    resolver,
+  );
   return mark;
 }
 
@@ -168,6 +185,8 @@ async function keepWhatItMayReach(resolver: ChainResolver, mark: Mark, body: Buf
  */
 export function keeps(mark: Mark, key: string): boolean {
   if (mark.blind || mark.live.has(key)) return true;
+  if (key.startsWith(LOG_PREFIX)) return mark.history.logKeys.has(key);
+  if (mark.history.windowKeys.has(key)) return true;
   const lineage = /^data\/([^/]+)\//.exec(key)?.[1];
   if (lineage !== undefined && mark.wholeLineages.has(lineage)) return true;
   const d = parseDataKey(key);

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { logged } from '../history/record.js';
 import { join } from 'node:path';
 import { hasCode } from '../../../core/errors.js';
 import { snapshotKey } from '../../../core/keys.js';
@@ -94,7 +95,8 @@ export async function keepDivergedCheckout(ctx: OpsContext, t: Target, ref: Ref)
       // `<branch>-pre-reopen`, then `-2`, `-3`…: an earlier one holds other writes and is never replaced.
       const name = undoPointName(t.branch, 'pre-reopen', n);
       try {
-        await ctx.store.createRef(t.db, name, kept);
+        const from = `${t.db}@${t.branch}@${ref.head_txid}`;
+        await ctx.store.createRef(t.db, name, await logged(ctx, t.db, name, 'fork', undefined, kept, { from }));
         return { branch: name, txid };
       } catch (err) {
         if (!hasCode(err, 'ALREADY_EXISTS') || n >= MAX_UNDO_N) throw err;

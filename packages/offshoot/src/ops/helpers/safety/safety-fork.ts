@@ -1,4 +1,5 @@
 import { fail, hasCode } from '../../../core/errors.js';
+import { logged } from '../history/record.js';
 import type { Ref } from '../../../core/ref.js';
 import type { ChainResolver } from '../../../store/chain-resolver.js';
 import { refuseForeignLease } from '../branch/branch-ref.js';
@@ -97,6 +98,11 @@ export function undoPointRef(
   };
 }
 
+/** The log fields of r, to carry into a ref that replaces it. */
+function logOf(r: Ref): Pick<Ref, 'log_id' | 'log'> {
+  return { ...(r.log_id !== undefined ? { log_id: r.log_id } : {}), ...(r.log !== undefined ? { log: r.log } : {}) };
+}
+
 /** An undo point written but not yet relied on: the operation that kept it can still put the old one back. */
 export interface KeptUndoPoint {
   name: string;
@@ -135,9 +141,24 @@ export async function keepSafetyFork(
     const aside = old ? await keepEarlierUndoPoint(ctx, db, branch, kind, name, old, ref, resolver) : undefined;
     let etag: string;
     try {
+      // A replaced undo point goes on with its log (the name is the same undo point, kept anew); a new one starts one.
+      const from = { from: `${db}@${branch}@${ref.head_txid}` };
       etag = old
-        ? await ctx.store.casRef(db, name, old.etag, { ...safety, generation: old.ref.generation ?? 0 })
-        : await ctx.store.createRef(db, name, safety);
+        ? await ctx.store.casRef(
+            db,
+            name,
+            old.etag,
+            await logged(
+              ctx,
+              db,
+              name,
+              'fork',
+              old.ref,
+              { ...safety, ...logOf(old.ref), generation: old.ref.generation ?? 0 },
+              from,
+            ),
+          )
+        : await ctx.store.createRef(db, name, await logged(ctx, db, name, 'fork', undefined, safety, from));
     } catch (err) {
       // The earlier undo point is still in place (or another took the name): the copy kept aside goes.
       await aside?.drop();

@@ -1,4 +1,5 @@
 import { hasCode } from '../../../core/errors.js';
+import { logged } from '../history/record.js';
 import { type Ref, withoutLease } from '../../../core/ref.js';
 import type { ChainResolver } from '../../../store/chain-resolver.js';
 import type { VersionedRef } from '../../../store/store.js';
@@ -89,7 +90,12 @@ export async function keepEarlierUndoPoint(
   for (; ; n++) {
     const aside = undoPointName(branch, kind, n);
     try {
-      const etag = await ctx.store.createRef(db, aside, copy);
+      const from = `${db}@${name}@${old.ref.head_txid}`;
+      const etag = await ctx.store.createRef(
+        db,
+        aside,
+        await logged(ctx, db, aside, 'fork', undefined, copy, { from }),
+      );
       return { name: aside, drop: () => ctx.store.deleteRef(db, aside, etag) };
     } catch (err) {
       if (!hasCode(err, 'ALREADY_EXISTS') || n >= MAX_UNDO_N) throw err;
