@@ -41,15 +41,40 @@ const ALLOWED = {
 };
 const PACKAGES = { '@offshoot/client': 'client', '@offshoot/tools': 'tools' };
 
-// The floor plan of ops/ (docs/architecture.md): a verb is a file directly in ops/; what verbs share lives under
-// ops/helpers/<concern>/. A verb never imports another verb, and a helper never imports a verb.
-const isVerb = (r) => /^ops\/[^/]+\.ts$/.test(r);
+// The floor plan of ops/ (docs/architecture.md). Its front door is its top-level files: the verbs and the faces.
+// Nothing outside ops imports ops/helpers/**. A face declares what ops shows outward (names it hands on from the
+// helpers, or a port) and imports only helpers; a verb composes helpers and faces and never imports another verb;
+// a helper imports only the helper folders at or below its own in HELPER_FLOORS, never a top-level file.
+const FACES = ['ops/context.ts', 'ops/policy.ts', 'ops/branch-view.ts', 'ops/live-branch.ts'];
+const HELPER_FLOORS = [
+  'context',
+  'layout',
+  'query',
+  'history',
+  'branch',
+  'lease',
+  'chain',
+  'checkout',
+  'merge',
+  'safety',
+  'gc',
+  'ephemeral',
+];
+const isTop = (r) => /^ops\/[^/]+\.ts$/.test(r);
+const isFace = (r) => FACES.includes(r);
+const helperFloor = (r) => HELPER_FLOORS.indexOf(r.split('/')[2]);
 function checkOpsFloor(rel, targetRel, spec) {
   const target = targetRel.replace(/\.js$/, '.ts');
-  if (isVerb(rel) && isVerb(target))
-    problems.push(`${rel}: a verb may not import another verb (${spec}); move what they share to ops/helpers/`);
-  if (rel.startsWith('ops/helpers/') && isVerb(target))
-    problems.push(`${rel}: a helper may not import a verb (${spec})`);
+  if (isTop(rel) && isTop(target) && !isFace(target))
+    problems.push(`${rel}: may not import the verb ${target} (${spec}); move what they share to ops/helpers/`);
+  else if (isFace(rel) && isTop(target))
+    problems.push(`${rel}: a face imports only helpers (${spec}); hand the name on from its helper`);
+  if (!rel.startsWith('ops/helpers/')) return;
+  if (isTop(target)) problems.push(`${rel}: a helper may not import the top of ops (${spec})`);
+  else if (target.startsWith('ops/helpers/') && helperFloor(target) > helperFloor(rel))
+    problems.push(
+      `${rel}: helpers/${rel.split('/')[2]}/ may not import helpers/${target.split('/')[2]}/, a floor above it (${spec}); see HELPER_FLOORS`,
+    );
 }
 
 function* walk(dir) {
@@ -68,6 +93,8 @@ for (const file of walk(src)) {
   const layer = rel.split('/')[0];
   if (!rel.includes('/')) continue; // the package entry point re-exports everything
   if (/^ops\/helpers\/[^/]+$/.test(rel)) problems.push(`${rel}: ops/helpers/ holds folders by concern only`);
+  else if (rel.startsWith('ops/helpers/') && helperFloor(rel) < 0)
+    problems.push(`${rel}: ops/helpers/${rel.split('/')[2]}/ has no floor in HELPER_FLOORS`);
   const allowed = ALLOWED[layer];
   if (!allowed) {
     problems.push(`${rel}: folder "${layer}" is not a known layer`);
@@ -87,6 +114,10 @@ for (const file of walk(src)) {
       }
       target = r.split('/')[0];
       if (!r.includes('/')) target = '(entry)';
+      if (target === 'ops' && layer !== 'ops' && r.startsWith('ops/helpers/'))
+        problems.push(
+          `${rel}: imports ${spec}; outside ops, only its top-level files (its verbs and faces) are imported`,
+        );
     } else if (PACKAGES[spec] || Object.keys(PACKAGES).some((p) => spec.startsWith(p + '/'))) {
       target = PACKAGES[spec] ?? PACKAGES[Object.keys(PACKAGES).find((p) => spec.startsWith(p + '/'))];
     } else {

@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { fail } from '../core/errors.js';
-import type { Actor } from '../ops/helpers/safety/policy.js';
+import type { Actor } from '../ops/policy.js';
 import type { FlagSpec, FlagValues } from './command.js';
 
 /** Flags every command accepts, parsed alongside its own. */

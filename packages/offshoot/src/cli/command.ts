@@ -1,6 +1,6 @@
-import type { Actor } from '../ops/helpers/safety/policy.js';
+import type { Actor } from '../ops/policy.js';
 import type { OffshootError } from '../core/errors.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
+import type { OpsContext } from '../ops/context.js';
 import type { StoreSpec } from '../store/store-spec.js';
 import type { Origin } from '../core/history.js';
 

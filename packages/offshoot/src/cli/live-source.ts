@@ -1,6 +1,6 @@
 import { formatTarget, type Target } from '../core/target.js';
-import { leaseLiveNow } from '../ops/helpers/branch/branch-ref.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
+import { leaseLiveNow } from '../ops/branch-view.js';
+import type { OpsContext } from '../ops/context.js';
 import type { Invocation } from './command.js';
 import { withDaemon } from './daemon-request.js';
 

@@ -9,15 +9,16 @@ import type { CreateResult } from '../ops/create.js';
 import type { DestroyResult } from '../ops/destroy.js';
 import type { ForkManyResult, ForkResult } from '../ops/fork.js';
 import type { GcReport } from '../ops/gc.js';
-import { reapHoldText } from '../ops/helpers/branch/reap-hold.js';
-import type { PostponedReap } from '../ops/helpers/gc/reap-expired.js';
+import { reapHoldText, undoCommand } from '../ops/branch-view.js';
+import type { PostponedReap } from '../ops/reap.js';
 import type { LeaseInfo } from '../ops/lease.js';
 import type { JsonMerge, MergeResult } from '../ops/merge.js';
 import type { PromoteResult } from '../ops/promote.js';
 import type { ProtectResult } from '../ops/protect.js';
 import type { QueryResult } from '../ops/query.js';
 import type { RollbackResult } from '../ops/rollback.js';
-import type { BranchStatus, StatusTail } from '../ops/status.js';
+import type { BranchStatus } from '../ops/branch-view.js';
+import type { StatusTail } from '../ops/status.js';
 import type { TouchResult } from '../ops/touch.js';
 import type { UpgradeResult } from '../ops/upgrade.js';
 import { renderDiffSummary, renderDiffText } from '../sqlite/diff/diff-format.js';
@@ -176,11 +177,6 @@ export function touchOutcome(r: TouchResult): Outcome {
   return outcome(r, [`touched ${r.db}@${r.branch} ttl=${r.ttl ?? 'none'} touched_at=${r.touchedAt}`]);
 }
 
-/** The command that undoes a rollback: promote the undo point back, with the --force a protected branch needs. */
-function rollbackUndoCommand(r: RollbackResult, branchProtected: boolean): string {
-  return `offshoot promote ${r.db}@${r.backup} --onto ${r.branch}${branchProtected ? ' --force' : ''}`;
-}
-
 /** `rollback`: stdout is the checkout path; what was abandoned and the exact undo command go to stderr. */
 export function rollbackOutcome(r: RollbackResult, branchProtected: boolean): Outcome {
   const a = r.abandoned;
@@ -191,7 +187,7 @@ export function rollbackOutcome(r: RollbackResult, branchProtected: boolean): Ou
         ? `abandoned txid ${a.from}`
         : `abandoned txids ${a.from}-${a.to}`;
   const { refreshError, ...rest } = r;
-  const undo = rollbackUndoCommand(r, branchProtected);
+  const undo = undoCommand(r.db, r.backup, r.branch, branchProtected);
   const data = { ...rest, protected: branchProtected, undo };
   // A stale checkout's path would name a file holding the old state: print none, and fail with the refresh error.
   return outcome(refreshDocument(data, refreshError), refreshError ? [] : [r.path], {
@@ -499,6 +495,8 @@ function branchJson(db: string, b: BranchInfo): Record<string, unknown> {
     // The client reads a field the daemon left out as "": left out here too, as status --json leaves it out.
     ttl: b.ttl || undefined,
     remaining: b.ttl_remaining || undefined,
+    expiresAt: b.expires_at,
+    reapPostponed: b.reap_postponed,
     leaseHolder: b.lease_holder || undefined,
     touchedAt: b.touched_at || undefined,
     ephemeral: b.ephemeral === true ? true : undefined,

@@ -1,4 +1,4 @@
-import type { ProgressSink } from '../ops/helpers/context/context.js';
+import type { ProgressSink } from '../ops/context.js';
 
 const MIB = 1024 * 1024;
 const BAR_WIDTH = 30;

@@ -1,4 +1,4 @@
-import type { OpsContext } from '../ops/helpers/context/context.js';
+import type { OpsContext } from '../ops/context.js';
 import { parseByteSize } from './byte-size.js';
 import type { FlagSpec, FlagValues } from './command.js';
 
@@ -28,7 +28,7 @@ export function cliRoCacheBudget(flags: FlagValues, env: NodeJS.ProcessEnv): num
  */
 export async function trimRoCache(ctx: OpsContext, budget: number): Promise<void> {
   try {
-    const { enforceRoCacheBudget } = await import('../ops/helpers/checkout/ro-cache.js');
+    const { enforceRoCacheBudget } = await import('../ops/checkout-at.js');
     await enforceRoCacheBudget(ctx.checkoutRoot, budget, { chainOnly: true });
   } catch (err) {
     ctx.warn(`could not trim the read-only cache: ${(err as Error).message}`);

@@ -1,5 +1,5 @@
 import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
+import type { OpsContext } from '../ops/context.js';
 import { resolveStoreSpec } from '../store/store-spec.js';
 import { extractStore, parseCommandArgs, takeWord, wantsHelp } from './argv.js';
 import type { Command, GlobalOptions, Invocation, Outcome } from './command.js';

@@ -1,4 +1,5 @@
-import type { BranchStatus, StatusTail } from '../ops/status.js';
+import type { BranchStatus } from '../ops/branch-view.js';
+import type { StatusTail } from '../ops/status.js';
 import { statusLine, statusTailLines, toJsonDocument, toJsonLine } from './output.js';
 
 /** How `status` prints: text lines, the one --json document, or JSON Lines (--json --stream). */

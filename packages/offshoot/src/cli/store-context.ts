@@ -1,5 +1,5 @@
 import { fail } from '../core/errors.js';
-import type { OpsContext, ProgressSink } from '../ops/helpers/context/context.js';
+import type { OpsContext, ProgressSink } from '../ops/context.js';
 import type { StoreSpec } from '../store/store-spec.js';
 import type { Origin } from '../core/history.js';
 import { checkoutRootFor } from './checkout-root.js';
@@ -20,10 +20,7 @@ export async function openOpsContext(
   io: ContextIo,
   origin?: Origin,
 ): Promise<OpsContext> {
-  const [{ Store }, { makeContext }] = await Promise.all([
-    import('../store/store.js'),
-    import('../ops/helpers/context/context.js'),
-  ]);
+  const [{ Store }, { makeContext }] = await Promise.all([import('../store/store.js'), import('../ops/context.js')]);
   const every = snapshotEveryFrom(env);
   const store = await Store.open(spec);
   return makeContext(store, checkoutRootFor(spec, env), {

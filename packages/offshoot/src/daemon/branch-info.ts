@@ -1,5 +1,4 @@
-import type { BranchState } from '../ops/helpers/branch/branch-state.js';
-import type { BranchStatus } from '../ops/status.js';
+import type { BranchState, BranchStatus } from '../ops/branch-view.js';
 import type { WireBranchInfo } from '../protocol/wire.js';
 import type { Slot } from './session-table.js';
 

@@ -3,7 +3,7 @@ import { errorResponse } from '../protocol/errors.js';
 import { keysAsSent } from '../core/name-map.js';
 import { RequestSchema, type Op, type Response } from '../protocol/wire.js';
 import type { DaemonContext, Transport } from './daemon-context.js';
-import { withOrigin } from '../ops/helpers/context/context.js';
+import { withOrigin } from '../ops/context.js';
 import { requestOrigin } from './request-fields.js';
 import { branchesOp } from './handlers/branches.js';
 import { checkoutAtOp } from './handlers/checkout-at.js';

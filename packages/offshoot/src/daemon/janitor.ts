@@ -1,14 +1,12 @@
 import { hasCode } from '../core/errors.js';
-import { clearStaleClaims } from '../ops/helpers/gc/clear-claims.js';
-import { collectGarbage } from '../ops/gc.js';
-import { compactBranch } from '../ops/helpers/chain/chain-writer.js';
-import { reap } from '../ops/reap.js';
-import { type ReapHold, reapHoldText } from '../ops/helpers/branch/reap-hold.js';
-import { newlyPostponed } from '../ops/helpers/gc/reap-expired.js';
+import { clearStaleClaims, collectGarbage } from '../ops/gc.js';
+import { compactBranch } from '../ops/compact.js';
+import { newlyPostponed, reap } from '../ops/reap.js';
+import { type ReapHold, reapHoldText } from '../ops/branch-view.js';
 import type { DaemonContext } from './daemon-context.js';
 import { janitorLogLine } from './log-line.js';
 import { announceReaped } from './reaped.js';
-import { enforceRoCacheBudget } from '../ops/helpers/checkout/ro-cache.js';
+import { enforceRoCacheBudget } from '../ops/checkout-at.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import { Ticker } from './ticker.js';
 

@@ -1,7 +1,7 @@
 import { fail } from '../core/errors.js';
 import { validateName, type NameKind } from '../core/names.js';
 import { MAIN_BRANCH, type Target, validatePointName } from '../core/target.js';
-import type { Actor } from '../ops/helpers/safety/policy.js';
+import type { Actor } from '../ops/policy.js';
 import { type Origin, validateOriginMeta, validateSurface } from '../core/history.js';
 import { keysAsSent } from '../core/name-map.js';
 import type { Request } from '../protocol/wire.js';

@@ -2,8 +2,9 @@ import { asOffshootError, fail } from '../core/errors.js';
 import { validateName } from '../core/names.js';
 import { formatTarget, type Target } from '../core/target.js';
 import type { EventType } from '../protocol/wire.js';
-import { daemonSessionLeaseMs } from '../ops/helpers/lease/liveness-beacon.js';
-import { Session, type FlushOutcome, type FlushRequest } from '../session/session.js';
+import { daemonSessionLeaseMs } from '../ops/lease.js';
+import type { Actor } from '../ops/policy.js';
+import { type FlushOutcome, type FlushRequest, Session } from '../session/session.js';
 import type { DaemonContext } from './daemon-context.js';
 import { LIVENESS_TTL_MS } from './daemon-options.js';
 import { sessionLogLine } from './log-line.js';
@@ -25,7 +26,7 @@ function onSessionEvent(d: DaemonContext, t: Target, type: EventType, detail: Re
  * Reserves the branch, takes a place in the open-checkout budget (evicting the coldest idle session if need be),
  * opens a live session on it (lease, checkout, capture) and records it as open.
  */
-export async function openSession(d: DaemonContext, t: Target): Promise<LiveSlot> {
+export async function openSession(d: DaemonContext, t: Target, actor: Actor): Promise<LiveSlot> {
   d.sessions.reserve(t);
   try {
     await d.budget.take();
@@ -35,6 +36,7 @@ export async function openSession(d: DaemonContext, t: Target): Promise<LiveSlot
         onEvent: (type, detail) => onSessionEvent(d, t, type, detail),
         log: (m) => d.options.log(sessionLogLine(t.db, t.branch, m)),
         renewal: (renew) => d.renewals.run(renew),
+        actor,
       });
       return d.sessions.fill(t, session);
     } catch (err) {

@@ -1,7 +1,7 @@
 import type { TtlArg } from '../core/duration.js';
-import { type OpsContext, type ProgressSink, withOrigin } from '../ops/helpers/context/context.js';
+import { type OpsContext, type ProgressSink, withOrigin } from '../ops/context.js';
 import type { Origin } from '../core/history.js';
-import type { Actor } from '../ops/helpers/safety/policy.js';
+import type { Actor } from '../ops/policy.js';
 import type { DaemonLinks } from './daemon/daemon-links.js';
 
 /** How `offshoot mcp` was started. */

@@ -1,6 +1,6 @@
 import { type LoggingLevel, type McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
-import type { OpsContext } from '../ops/helpers/context/context.js';
-import { type RefChange, RefWatch } from '../ops/helpers/context/ref-watch.js';
+import type { OpsContext } from '../ops/context.js';
+import { type RefChange, RefWatch } from '../ops/branch-view.js';
 import { servingDaemon } from './daemon/daemon-link.js';
 import { followDaemonEvents } from './daemon/daemon-events.js';
 import type { ListenFilter } from './transport/listen-filter.js';

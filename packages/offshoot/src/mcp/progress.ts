@@ -1,5 +1,5 @@
 import type { ServerContext } from '@modelcontextprotocol/server';
-import type { ProgressSink } from '../ops/helpers/context/context.js';
+import type { ProgressSink } from '../ops/context.js';
 import type { CallControl } from './deps.js';
 
 /** Notifications per long step at most: one per percent moved, so a large download does not flood the client. */

@@ -1,8 +1,7 @@
-import { reap } from '../ops/reap.js';
-import { type ReapHold, reapHoldText } from '../ops/helpers/branch/reap-hold.js';
-import { newlyPostponed } from '../ops/helpers/gc/reap-expired.js';
-import { clearStaleClaims } from '../ops/helpers/gc/clear-claims.js';
-import { type OpsContext, withOrigin } from '../ops/helpers/context/context.js';
+import { newlyPostponed, reap } from '../ops/reap.js';
+import { type ReapHold, reapHoldText } from '../ops/branch-view.js';
+import { clearStaleClaims } from '../ops/gc.js';
+import { type OpsContext, withOrigin } from '../ops/context.js';
 import { servingDaemon as serving } from './daemon/daemon-link.js';
 
 /** The background reap of `offshoot mcp -reap-every`: expires TTL'd forks and clears stranded delete claims, no GC. */

@@ -10,7 +10,7 @@ import {
 import { asOffshootError, hintFor } from '../core/errors.js';
 import { nameMap } from '../core/name-map.js';
 import { type NameKind, nameProblem, validateName } from '../core/names.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
+import type { OpsContext } from '../ops/context.js';
 import { query } from '../ops/query.js';
 import { status } from '../ops/status.js';
 import { branchView } from './tools/list.js';

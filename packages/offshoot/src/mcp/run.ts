@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { HttpConfig } from '../protocol/http-listen.js';
 import { tokenFingerprint } from '../protocol/http-listen.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
+import type { OpsContext } from '../ops/context.js';
 import type { McpOptions } from './deps.js';
 import { startMcpHttp } from './transport/http.js';
 import { Confirmations } from './confirm.js';

@@ -16,7 +16,7 @@ import {
 } from '@offshoot/tools';
 import { z } from 'zod';
 import { asOffshootError, hintFor } from '../core/errors.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
+import type { OpsContext } from '../ops/context.js';
 import {
   type Answer,
   CONFIRM_TIMEOUT_MS,

@@ -14,6 +14,9 @@ import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
 import { logged } from './helpers/history/record.js';
 
+// The other compaction of a branch: merging a chain grown past its bound, after a checkpoint or on the janitor's cadence.
+export { compactBranch } from './helpers/chain/chain-writer.js';
+
 /** What compact did; `compacted` is false for a branch that was already self-contained. */
 export interface CompactResult {
   db: string;

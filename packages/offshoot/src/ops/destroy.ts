@@ -4,6 +4,8 @@ import { checkDestroyBranch, destroyBranch, type DestroyResult } from './helpers
 import type { OpsContext } from './helpers/context/context.js';
 
 export type { DestroyResult } from './helpers/gc/destroy-branch.js';
+// What a destroy would discard of a checkout, for a question asked before it.
+export { type CheckoutWork, checkoutWork } from './helpers/checkout/checkout-work.js';
 
 /** `offshoot destroy db[@b] [--force]`: removes a branch and its checkout (see destroyBranch). */
 export function destroy(

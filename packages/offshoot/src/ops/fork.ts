@@ -8,6 +8,8 @@ import type { Target } from '../core/target.js';
 import { ChainResolver } from '../store/chain-resolver.js';
 import type { VersionedRef } from '../store/store.js';
 import { readBranch } from './helpers/branch/branch-ref.js';
+import { expiryOf, expiryText } from './helpers/branch/expiry.js';
+import { UNREAD_LIVENESS } from './helpers/branch/lease-liveness.js';
 import { resolvePoint } from './helpers/history/point.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import type { OpsContext } from './helpers/context/context.js';
@@ -17,6 +19,10 @@ import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
 import { planLineageAt, newLineagesAt, type NewLineage } from './helpers/chain/new-lineage.js';
 import { logged } from './helpers/history/record.js';
 import { ephemeralHostFor } from './helpers/ephemeral/ephemeral-fork.js';
+
+// The ephemeral forks a daemon holds in its store's overlay until kept, which a fork with `ephemeral` makes (loaded
+// with fork, not with the ops context: its lineage ids need node:crypto, which a listing never loads).
+export { EphemeralForks } from './helpers/ephemeral/ephemeral-forks.js';
 
 /** Options of fork: a checkpoint or moment to fork at (else the head), a TTL, meta tags, and who asks. */
 export interface ForkOptions {
@@ -171,10 +177,9 @@ function forkRecorded(ctx: OpsContext, src: Target, branch: string, child: Ref, 
   });
 }
 
-function expiryOf(opts: ForkOptions, now: Date): string | undefined {
-  return opts.ttl?.kind === 'set'
-    ? new Date(now.getTime() + Number(opts.ttl.ttl / 1_000_000n)).toISOString()
-    : undefined;
+/** When a new fork may be reaped, by the one expiry rule (it holds no lease yet). */
+function forkExpiry(child: Ref): string | undefined {
+  return expiryText(expiryOf(child, UNREAD_LIVENESS));
 }
 
 /**
@@ -246,7 +251,7 @@ export async function fork(
     mode: fresh.mode,
     path: fresh.path,
     ttl: child.ttl,
-    expiresAt: expiryOf(opts, now),
+    expiresAt: forkExpiry(child),
     ...(host !== undefined ? { ephemeral: true as const } : {}),
   };
 }
@@ -301,8 +306,8 @@ export async function forkMany(
   const fresh = await newLineagesAt(ctx, src.db, forkResolver(ctx), lineage, txid, newId ? { newId } : {});
   const now = ctx.now();
   const created: string[] = [];
+  const forks: Array<{ branch: string; ref: Ref }> = [];
   try {
-    const forks: Array<{ branch: string; ref: Ref }> = [];
     await inBatches(names, BATCH_CONCURRENCY, async (name, i) => {
       const child = childRef(src, txid, await fresh.next(i), opts, meta, now);
       forks[i] = { branch: name, ref: await forkRecorded(ctx, src, name, child, opts) };
@@ -325,7 +330,8 @@ export async function forkMany(
     for (const name of names) host?.release(src.db, name, held);
     throw e;
   }
-  const ttl = opts.ttl?.kind === 'set' ? formatDuration(opts.ttl.ttl) : undefined;
+  // Every fork of the batch has the same TTL and activity time, so the first one's expiry is each one's.
+  const first = (forks[0] as { ref: Ref }).ref;
   return {
     db: src.db,
     source: src.branch,
@@ -333,8 +339,8 @@ export async function forkMany(
     txid,
     mode: fresh.mode,
     path: fresh.path,
-    ttl,
-    expiresAt: expiryOf(opts, now),
+    ttl: first.ttl,
+    expiresAt: forkExpiry(first),
     ...(host !== undefined ? { ephemeral: true as const } : {}),
   };
 }

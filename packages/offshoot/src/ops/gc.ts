@@ -9,6 +9,10 @@ import { pruneChainCache, pruneNamedCheckouts } from './helpers/checkout/ro-cach
 import { type PostponedReap, reapExpired, type ReapReport } from './helpers/gc/reap-expired.js';
 import { readRefSnapshot, type SnapshotRef } from './helpers/gc/ref-snapshot.js';
 
+// Steps of gc a long-running host also takes on its own cadence, and the storage the dashboard shows.
+export { clearStaleClaims } from './helpers/gc/clear-claims.js';
+export { storageUsage } from './helpers/gc/storage-usage.js';
+
 /** What one object-GC pass did. */
 export interface CollectReport {
   tombstoned: number;

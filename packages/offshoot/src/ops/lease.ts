@@ -1,10 +1,14 @@
-import { fail, hasCode } from '../core/errors.js';
-import { durationMs, parseDuration } from '../core/duration.js';
+import { hasCode } from '../core/errors.js';
 import type { Target } from '../core/target.js';
-import { type Ref, withoutLease } from '../core/ref.js';
-import { holderGone, leaseLive, leaseUntil } from './helpers/branch/branch-ref.js';
+import { leaseLive } from './helpers/branch/branch-ref.js';
 import { leaseEndText, readLiveness } from './helpers/branch/lease-liveness.js';
 import type { OpsContext } from './helpers/context/context.js';
+import { DEFAULT_LEASE_TTL, takeLease } from './helpers/lease/lease-hold.js';
+
+// `offshoot lease release`, which a session also gives its lease back by.
+export { releaseLease } from './helpers/lease/lease-hold.js';
+// The daemon's liveness object, which its sessions' long leases stand on, and how long those leases are.
+export { daemonSessionLeaseMs, LivenessBeacon } from './helpers/lease/liveness-beacon.js';
 
 /** One leased branch as `lease list` reports it. */
 export interface LeaseInfo {
@@ -15,9 +19,6 @@ export interface LeaseInfo {
   expiry: string;
   live: boolean;
 }
-
-/** The default lease length of `lease acquire`. */
-export const DEFAULT_LEASE_TTL = '30s';
 
 /** Every branch that carries a lease, live or expired. */
 export async function listLeases(ctx: OpsContext): Promise<LeaseInfo[]> {
@@ -60,66 +61,4 @@ export async function acquireLease(
 ): Promise<{ epoch: number; expiry: string; renewed: boolean }> {
   const { ref, renewed } = await takeLease(ctx, t, ttl, opts);
   return { epoch: ref.epoch, expiry: ref.lease_expiry ?? '', renewed };
-}
-
-/**
- * acquireLease, returning the ref as it wrote it: durable, and under a lease of ours, so its head cannot move until
- * we write it (a session starts from it without reading it again).
- */
-export async function takeLease(
-  ctx: OpsContext,
-  t: Target,
-  ttl: string = DEFAULT_LEASE_TTL,
-  opts: { space?: string; liveness?: string } = {},
-): Promise<{ ref: Ref; renewed: boolean }> {
-  const ms = durationMs(parseDuration(ttl));
-  if (ms <= 0)
-    throw fail('INVALID_ARGUMENT', `invalid lease ttl ${ttl}: must be positive`, {
-      hint: 'use a duration such as 30s',
-    });
-  let renewed = false;
-  const { ref } = await ctx.store.updateRef(t.db, t.branch, async (r) => {
-    if (r.reaping || r.deleting)
-      throw fail('BUSY', `${t.db}@${t.branch} is being reaped or destroyed`, {
-        hint: 'the branch is going away; fork another',
-      });
-    const now = ctx.now();
-    const liveness = await readLiveness(ctx, [r]);
-    const live = leaseLive(r, now, liveness);
-    if (live && r.lease_holder !== ctx.holder) {
-      throw fail('LEASE_HELD', `${t.db}@${t.branch} is leased by ${r.lease_holder} ${leaseUntil(r, now, liveness)}`, {
-        hint: `close that session first (offshoot session close ${t.db}@${t.branch}), or wait for the lease to expire`,
-      });
-    }
-    if (holderGone(r))
-      ctx.warn(
-        `took over the lease of ${t.db}@${t.branch} from ${r.lease_holder}: no such process on this host and pid namespace`,
-      );
-    renewed = live;
-    const next = { ...r, lease_holder: ctx.holder, lease_expiry: new Date(now.getTime() + ms).toISOString() };
-    delete next.lease_space;
-    delete next.lease_liveness;
-    if (opts.space !== undefined) next.lease_space = opts.space;
-    if (opts.liveness !== undefined) next.lease_liveness = opts.liveness;
-    if (!live) next.epoch = r.epoch + 1;
-    return next;
-  });
-  return { ref, renewed };
-}
-
-/** Releases a branch's lease (whoever holds it) and restarts its TTL clock. */
-export async function releaseLease(ctx: OpsContext, t: Target, opts: { force?: boolean } = {}): Promise<void> {
-  await ctx.store.updateRef(t.db, t.branch, async (r) => {
-    if (!r.lease_holder)
-      throw fail('NOT_FOUND', `no lease on ${t.db}@${t.branch}`, { hint: `see 'offshoot lease list'` });
-    const session =
-      r.lease_space !== undefined &&
-      r.lease_holder !== ctx.holder &&
-      leaseLive(r, ctx.now(), await readLiveness(ctx, [r]));
-    if (session && !opts.force)
-      throw fail('LEASE_HELD', `${t.db}@${t.branch} is held by the live session of ${r.lease_holder}`, {
-        hint: `close it (offshoot session close ${t.db}@${t.branch}); --force releases it anyway and fences that session`,
-      });
-    return { ...withoutLease(r), touched_at: ctx.now().toISOString() };
-  });
 }

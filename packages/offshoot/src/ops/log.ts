@@ -6,6 +6,9 @@ import type { Target } from '../core/target.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { type Incarnation, openBranchLog, walkNewestFirst } from './helpers/history/branch-log.js';
 
+// Where a checkpoint or moment of a branch lands (its lineage and txid), read as every target-taking verb reads it.
+export { type Point, resolvePoint } from './helpers/history/point.js';
+
 /** Which records `log` returns: those since a time, of one actor, at most so many (the newest). */
 export interface LogOptions {
   since?: Date;

@@ -8,13 +8,15 @@ import { expiryOf, expiryText, remainingUntil } from './helpers/branch/expiry.js
 import type { ReapHold } from './helpers/branch/reap-hold.js';
 import { checkoutWork } from './helpers/checkout/checkout-work.js';
 import { leaseEndText, readLiveness, type Liveness } from './helpers/branch/lease-liveness.js';
+import { undoTag } from './helpers/branch/undo-point-names.js';
 import { statusFilter, type StatusFilter, type StatusFilterInput } from './helpers/branch/status-filter.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { checkoutDir, checkoutFileName, checkoutPath, refIndexPath } from './helpers/context/paths.js';
 import { roCacheEntries } from './helpers/checkout/ro-cache-entries.js';
 import { type LayoutInfo, layoutInfo } from './helpers/layout/layout-info.js';
 
-export type { BranchStatus, CheckpointStatus, UnreadableRef } from './helpers/branch/branch-status.js';
+export { type LayoutInfo, layoutInfo } from './helpers/layout/layout-info.js';
+
 export { BRANCH_STATES, type StatusFilterInput } from './helpers/branch/status-filter.js';
 
 /** The checkouts-ro usage status reports, against the budget the caller shows it by. */
@@ -109,6 +111,7 @@ function branchStatus(
   }
   if (cps.length > 1) cps.sort((a, b) => a.txid - b.txid || a.name.localeCompare(b.name));
   const expiry = expiryOf(r, liveness);
+  const undo = undoTag(r.meta);
   const out: BranchStatus = {
     db,
     branch,
@@ -128,6 +131,7 @@ function branchStatus(
     touchedAt: r.touched_at,
     parent: r.parent,
     meta: r.meta,
+    ...(undo !== undefined ? { undo } : {}),
     ...(ephemeral ? { ephemeral: true } : {}),
   };
   return out;

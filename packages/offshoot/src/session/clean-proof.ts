@@ -1,5 +1,5 @@
 import type { Ref } from '../core/ref.js';
-import { headIdentity } from '../ops/helpers/branch/branch-ref.js';
+import { headIdentity } from '../ops/live-branch.js';
 import { fingerprintOf, readSidecar, sameIdentity, type Sidecar } from '../sqlite/checkout-sidecar.js';
 import { readPageSums, type PageSums } from '../sqlite/page-sums.js';
 

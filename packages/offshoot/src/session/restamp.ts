@@ -1,7 +1,7 @@
 import { fail } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
-import { headIdentity } from '../ops/helpers/branch/branch-ref.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
+import { headIdentity } from '../ops/live-branch.js';
+import type { OpsContext } from '../ops/context.js';
 import { backdateAndFingerprint, fingerprintOf, type Fingerprint, writeSidecar } from '../sqlite/checkout-sidecar.js';
 import { writePageSums } from '../sqlite/page-sums.js';
 import { FrozenCheckout } from '../sqlite/quiesce.js';

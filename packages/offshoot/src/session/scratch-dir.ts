@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { scratchDir } from '../ops/helpers/context/paths.js';
+import { scratchDir } from '../ops/context.js';
 
 const SESSION_PREFIX = 'session-';
 

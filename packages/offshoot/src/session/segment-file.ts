@@ -1,7 +1,7 @@
 import { copyFile, open } from 'node:fs/promises';
 import { CHECKSUM_FLAG } from '../ltx/checksum.js';
 import { encodeSegment } from '../ltx/encoder.js';
-import { encodeSnapshotPages } from '../ops/helpers/chain/encode-pages.js';
+import { encodeSnapshotPages } from '../ops/live-branch.js';
 import { FileSource, geometryOf } from '../sqlite/page-scan.js';
 import type { FlushBatch } from './session-sink.js';
 

@@ -1,48 +1,25 @@
-import { named, nameMap } from '../core/name-map.js';
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { breachOfClosed, ContractBreachError } from '../capture/journal-contract.js';
-import { asOffshootError, fail, hasCode, type OffshootError } from '../core/errors.js';
-import type { DataObject } from '../core/keys.js';
+import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
 import { validateMeta, type Meta } from '../core/meta.js';
 import { validateName } from '../core/names.js';
-import { type Ref, withoutLease } from '../core/ref.js';
-import { formatTarget, type Target } from '../core/target.js';
-import { checkout } from '../ops/checkout.js';
-import {
-  discardStaged,
-  installCheckout,
-  type StagedCheckout,
-  stageCheckout,
-} from '../ops/helpers/checkout/install-checkout.js';
-import {
-  chainBound,
-  type Compaction,
-  compactChain,
-  headKind,
-  type HeadWritten,
-  roomForHead,
-  softBound,
-  writeHead,
-} from '../ops/helpers/chain/chain-writer.js';
-import { type OpsContext, withOrigin } from '../ops/helpers/context/context.js';
-import { logged } from '../ops/helpers/history/record.js';
 import type { Origin } from '../core/history.js';
-import { keepDivergedCheckout } from '../ops/helpers/safety/keep-diverged.js';
-import { checkoutPath } from '../ops/helpers/context/paths.js';
-import { SAFETY_FORK_TTL } from '../ops/helpers/safety/safety-fork.js';
-import { releaseLease, takeLease } from '../ops/lease.js';
-import { processSpace } from '../platform/process-space.js';
-import { cachedChain } from '../ops/helpers/chain/materialize.js';
-import { ChainResolver } from '../store/chain-resolver.js';
-import { type Fingerprint, withdrawSidecar } from '../sqlite/checkout-sidecar.js';
-import type { VersionedRef } from '../store/store.js';
-import { quiesce } from '../sqlite/quiesce.js';
+import type { Ref } from '../core/ref.js';
+import type { Target } from '../core/target.js';
+import type { OpsContext } from '../ops/context.js';
+import { flush, type LiveFlushed } from '../ops/flush.js';
+import { releaseLease } from '../ops/lease.js';
+import type { LiveBranch } from '../ops/live-branch.js';
+import type { Actor } from '../ops/policy.js';
+import { open } from '../ops/open.js';
+import { type Fingerprint, type Sidecar, withdrawSidecar } from '../sqlite/checkout-sidecar.js';
+import type { PageSums } from '../sqlite/page-sums.js';
 import type { EventType, SessionInfo } from '../protocol/wire.js';
-import { resetJournalMode } from './journal-mode-reset.js';
-import { restampClean } from './restamp.js';
-import { makeSessionScratch } from './scratch-dir.js';
+import type { VersionedRef } from '../store/store.js';
+import { CapturedWrites } from './captured-writes.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import {
   changedSince,
   type LiveCapture,
@@ -53,45 +30,9 @@ import {
   type StoppedCapture,
   walBytes,
 } from './live-capture.js';
+import { restampClean } from './restamp.js';
+import { makeSessionScratch } from './scratch-dir.js';
 import type { SessionSink } from './session-sink.js';
-import { writeSegment, writeSnapshot } from './segment-file.js';
-
-/**
- * Keeps whatever the checkout holds beyond the branch head (writes a killed daemon captured but never flushed, or
- * at-rest edits never checkpointed) as an undo branch, then re-materializes the head, so the checkout the session
- * opens is exactly the durable head and nothing is discarded. `ref` is the one the session's lease was written in:
- * its head cannot move while the lease is ours. Returns the warnings for the caller.
- */
-async function keepUnflushed(ctx: OpsContext, t: Target, ref: Ref): Promise<string[]> {
-  const kept = await keepDivergedCheckout(ctx, t, ref);
-  if (kept === undefined) return [];
-  quiesce(checkoutPath(ctx.checkoutRoot, t.db, t.branch));
-  await installCheckout(ctx, t.db, t.branch, ref);
-  const name = formatTarget(t);
-  const message =
-    `the checkout of ${name} held writes that were never made durable (a daemon stopped before flushing them, or edits never checkpointed); ` +
-    `they are kept as ${t.db}@${kept.branch} (checkpoint "unflushed", txid ${kept.txid}, TTL ${SAFETY_FORK_TTL}) and the session starts from the durable head (txid ${ref.head_txid}); ` +
-    `to take them, close the session and run 'offshoot promote ${t.db}@${kept.branch} --onto ${t.branch}${ref.protected ? ' --force' : ''}'`;
-  ctx.warn(message);
-  return [message];
-}
-
-/**
- * The branch head staged privately beside a checkout path that holds no file (a fresh fork's), or undefined: staged
- * while the session's lease is written, it touches nothing anyone else may use, and it is placed only once the lease
- * is durable and only if it is still of the head. A branch someone leases is not staged for (the lease would be
- * refused), and a failure here is met again, and reported, by the install that then runs in its stead.
- */
-async function stageIfAbsent(ctx: OpsContext, t: Target): Promise<StagedCheckout | undefined> {
-  try {
-    if (existsSync(checkoutPath(ctx.checkoutRoot, t.db, t.branch))) return undefined;
-    const { ref } = await ctx.store.getRef(t.db, t.branch);
-    if (ref.lease_holder !== undefined || ref.deleting || ref.reaping) return undefined;
-    return await stageCheckout(ctx, t.db, t.branch, ref);
-  } catch {
-    return undefined;
-  }
-}
 
 /** How a session behaves; the daemon passes its flags through. */
 export interface SessionOptions {
@@ -109,32 +50,28 @@ export interface SessionOptions {
    * together never open more store files than it has room for.
    */
   renewal?: <T>(renew: () => Promise<T>) => Promise<T>;
+  /** Who opens the session: the policy decides whether an agent may (a session is a writable checkout). */
+  actor?: Actor;
 }
 
-/** How a flush is asked for: a checkpoint name and its meta, automatic or not, and who asked when not the opener. */
+/** What a flush is asked: its kind (the cadence's, or a caller's), who asks, and the checkpoint it names. */
 export interface FlushRequest {
+  kind: 'auto' | 'manual';
   name?: string;
   meta?: Meta;
-  kind: 'auto' | 'manual';
+  /** Who asks: the policy decides whether an agent may write into the branch. */
+  actor?: Actor;
+  /** Who asked for the branch log's record, when not the session's opener (whose automatic flushes it names). */
   origin?: Origin;
 }
 
-/** What one flush did. */
-export interface FlushOutcome {
-  txid: number;
-  kind: 'segment' | 'snapshot' | 'none';
+/** What one flush did, and how long it took. */
+export interface FlushOutcome extends LiveFlushed {
   durationMs: number;
-  /** Bytes of the head object the flush wrote. */
-  bytes?: number;
-  /** Pages the flush changed. */
-  pages?: number;
-  /** Bytes of the merge the flush had to write inline first, its chain being at the hard bound (rare). */
-  mergedBytes?: number;
 }
 
 const DEFAULT_LEASE_TTL_MS = 30_000;
 const DEFAULT_RENEW_MS = 10_000;
-const CAS_RETRIES = 8;
 
 /** The session's own lease length: its daemon's long one when it stands on a liveness object. */
 function leaseLength(opts: SessionOptions): number {
@@ -147,19 +84,14 @@ function leaseLength(opts: SessionOptions): number {
  * epoch. Durability is reported, not assumed: durableTxid is exactly what a restore reproduces.
  */
 export class Session {
-  private epochValue: number;
   private durable: number;
   private lastFlushAt: Date | undefined;
   private flushError: string | undefined;
   private terminal: OffshootError | undefined;
-  private renewTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<unknown> = Promise.resolve();
-  /** The session's own writes of its ref (renewal, head advance, epoch bump, release), one at a time. */
-  private refWrites: Promise<unknown> = Promise.resolve();
-  private renewing = false;
   private closed = false;
-  private chain: { lineage: string; head: number; members: DataObject[] } | undefined;
-  private merging: Promise<void> | undefined;
+  /** The lease, its renewals and the session's own (fenced) writes of its ref. */
+  private readonly lease: LeaseKeeper;
   /** The checkout under capture; undefined while the session is evicted (or once it is closed). */
   private capture: LiveCapture | undefined;
   /** Captures started so far, each in a directory of its own under the scratch dir. */
@@ -178,61 +110,79 @@ export class Session {
   private leaseGivenWith: Ref | undefined;
 
   private constructor(
-    private readonly ctx: OpsContext,
-    readonly db: string,
-    readonly branch: string,
-    readonly path: string,
+    private readonly live: LiveBranch,
     private readonly scratch: string,
     private readonly opts: SessionOptions,
     epoch: number,
     durable: number,
   ) {
-    this.epochValue = epoch;
     this.durable = durable;
+    const leaseMs = leaseLength(opts);
+    this.lease = new LeaseKeeper(
+      live.ctx,
+      live.db,
+      live.branch,
+      epoch,
+      {
+        leaseMs,
+        renewEveryMs: opts.liveness !== undefined ? Math.floor(leaseMs / 3) : (opts.renewEveryMs ?? DEFAULT_RENEW_MS),
+        ...(opts.liveness !== undefined ? { liveness: opts.liveness.id } : {}),
+        ...(opts.renewal !== undefined ? { renewal: opts.renewal } : {}),
+        ...(opts.log !== undefined ? { log: opts.log } : {}),
+      },
+      { active: () => !this.terminal && !this.closed, fenced: (err) => this.fence(err) },
+    );
   }
 
   /**
-   * Leases the branch, checks it out (reusing a clean checkout) and starts capturing it. While the lease is written,
-   * the session's scratch is made and a fresh fork's checkout staged (see stageIfAbsent); nothing of it is handed out
-   * before the lease is durable.
+   * Opens the branch for live capture through the open verb (the lease, the policy for `opts.actor`, the checkout as
+   * exactly the durable head) while the session's scratch is made, and starts capturing it.
    */
   static async open(ctx: OpsContext, t: Target, opts: SessionOptions): Promise<Session> {
-    const leaseMs = leaseLength(opts);
-    const [leased, staging, scratching] = await Promise.allSettled([
-      takeLease(ctx, t, `${leaseMs}ms`, {
-        space: processSpace(),
+    const [opening, scratching] = await Promise.allSettled([
+      open(ctx, t, {
+        leaseMs: leaseLength(opts),
+        journalCheck: breachOfClosed,
+        log: (m) => opts.log?.(m),
+        ...(opts.actor !== undefined ? { actor: opts.actor } : {}),
         ...(opts.liveness !== undefined ? { liveness: opts.liveness.id } : {}),
       }),
-      stageIfAbsent(ctx, t),
       makeSessionScratch(ctx.checkoutRoot),
     ]);
-    const staged = staging.status === 'fulfilled' ? staging.value : undefined;
     const scratch = scratching.status === 'fulfilled' ? scratching.value : undefined;
-    if (leased.status === 'rejected') {
-      await discardStaged(staged);
+    if (opening.status === 'rejected') {
       if (scratch) await rm(scratch, { recursive: true, force: true });
-      throw leased.reason;
+      throw opening.reason;
     }
-    const { ref } = leased.value;
+    const { live, ref, warnings, written } = opening.value;
     try {
       if (scratching.status === 'rejected') throw scratching.reason;
-      const warnings = [...(await resetJournalMode(ctx, t, ref)), ...(await keepUnflushed(ctx, t, ref))];
-      const co = await checkout(ctx, t, { leased: ref, ...(staged ? { staged } : {}) });
-      await discardStaged(staged);
-      const s = new Session(ctx, t.db, t.branch, co.path, scratch as string, opts, ref.epoch, ref.head_txid);
-      await s.startCapture(ref, undefined, staged?.placed ? staged : undefined);
+      const s = new Session(live, scratch as string, opts, ref.epoch, ref.head_txid);
+      await s.startCapture(ref, undefined, written);
       s.warnings = warnings;
-      const every = opts.liveness !== undefined ? Math.floor(leaseMs / 3) : (opts.renewEveryMs ?? DEFAULT_RENEW_MS);
-      s.renewTimer = setInterval(() => void s.renew(), Math.max(1, every));
-      s.renewTimer.unref();
+      s.lease.start();
       opts.onEvent?.('session_opened', { holder: ctx.holder, epoch: ref.epoch });
       return s;
     } catch (err) {
-      await discardStaged(staged);
       if (scratch) await rm(scratch, { recursive: true, force: true });
       await releaseLease(ctx, t).catch(() => undefined);
       throw err;
     }
+  }
+
+  /** The database of the branch the session holds. */
+  get db(): string {
+    return this.live.db;
+  }
+
+  /** The branch the session holds. */
+  get branch(): string {
+    return this.live.branch;
+  }
+
+  /** The checkout under capture. */
+  get path(): string {
+    return this.live.path;
   }
 
   /** What the caller of open must know: writes of an earlier session kept in an undo branch. */
@@ -240,12 +190,12 @@ export class Session {
 
   /** The lease holder identity. */
   get holder(): string {
-    return this.ctx.holder;
+    return this.lease.holder;
   }
 
   /** The epoch every object of this session is written under. */
   get epoch(): number {
-    return this.epochValue;
+    return this.lease.epoch;
   }
 
   /** The txid durable in the store: exactly what a restore reproduces. */
@@ -301,7 +251,7 @@ export class Session {
       branch: this.branch,
       checkout: this.path,
       holder: this.holder,
-      epoch: this.epochValue,
+      epoch: this.lease.epoch,
       durable_txid: this.durable,
       // Evicted: whatever the -wal holds was committed since capture let go.
       capture_lag_bytes: this.capture?.engine.lag() ?? walBytes(this.path),
@@ -324,9 +274,10 @@ export class Session {
   }
 
   /**
-   * Makes everything committed to SQLite before the call durable: drains the WAL, re-checks the lease, writes a
-   * segment of the changed pages (a snapshot on the cadence or after a rebase) under the session epoch and advances
-   * the ref by compare-and-swap, recording the checkpoint name if given. Flushes are serialized.
+   * Makes everything committed to SQLite before the call durable: drains the WAL, re-checks the lease, and hands what
+   * was captured to the flush verb, which (as the policy lets `actor`) writes a segment of the changed pages (a
+   * snapshot on the cadence or after a rebase) under the session epoch and advances the ref by the session's
+   * compare-and-swap, recording the checkpoint name if given. Flushes are serialized.
    */
   flush(opts: FlushRequest): Promise<FlushOutcome> {
     return this.queueFlush(opts, false);
@@ -349,8 +300,17 @@ export class Session {
   }
 
   /** Resolves once the background merge in flight, if any, has landed (or failed, which costs a longer chain). */
-  async merged(): Promise<void> {
-    while (this.merging) await this.merging;
+  merged(): Promise<void> {
+    return this.live.chain.merged();
+  }
+
+  /** Starts the background merge of the chain once it has outgrown its soft bound; never throws. */
+  private mergeBehind(): void {
+    if (this.terminal || this.closed) return;
+    this.live.chain.mergeBehind(
+      () => this.lease.epoch,
+      () => this.terminal !== undefined,
+    );
   }
 
   private async flushOnce(opts: FlushRequest, keepCaptured: boolean, last: boolean): Promise<FlushOutcome> {
@@ -371,22 +331,9 @@ export class Session {
     try {
       if (!keepCaptured) await cap?.engine.drainNow();
       const stopped = last && cap?.sink.dirty && !this.error ? await this.stopForClose(cap) : false;
-      const cur = await this.fenceCheck();
-      if (opts.name !== undefined && named(cur.ref.checkpoints, opts.name)) {
-        throw fail('ALREADY_EXISTS', `checkpoint "${opts.name}" already exists on ${this.db}@${this.branch}`, {
-          hint: 'pick another checkpoint name',
-        });
-      }
-      let outcome: FlushOutcome;
-      if (cap === undefined || !cap.sink.dirty) {
-        if (opts.name !== undefined)
-          await this.record(cur, cur.ref.head_txid, cur.ref.head_epoch, opts.name, opts.meta, false, {
-            ...(opts.origin !== undefined ? { origin: opts.origin } : {}),
-          });
-        outcome = { txid: cur.ref.head_txid, kind: 'none', durationMs: Date.now() - started };
-      } else {
-        outcome = await this.writeFlush(cap.sink, cur, opts, started, stopped);
-      }
+      const cur = await this.lease.fenceCheck();
+      const written = await this.writeFlush(cur, cap, opts, stopped);
+      const outcome: FlushOutcome = { ...written, durationMs: Date.now() - started };
       this.flushError = undefined;
       this.lastFlushAt = new Date();
       if (outcome.kind !== 'none')
@@ -409,248 +356,46 @@ export class Session {
     }
   }
 
+  /**
+   * Hands the flush verb what was captured (nothing when capture is evicted or clean) and the session's own side of
+   * the write: its epoch and its fenced compare-and-swap, which with `release` (close's last flush) gives the lease
+   * back in the same write. A head written becomes the durable txid.
+   */
   private async writeFlush(
-    sink: SessionSink,
     cur: VersionedRef,
+    cap: LiveCapture | undefined,
     opts: FlushRequest,
-    started: number,
     release: boolean,
-  ): Promise<FlushOutcome> {
-    const { name, meta } = opts;
-    const batch = sink.take();
-    try {
-      const txid = cur.ref.head_txid + 1;
-      const snapshot = headKind(batch.pages.length, batch.commit, batch.forceSnapshot) === 'snapshot';
-      const out = join(this.scratch, `flush-${txid}.ltx`);
-      let head: HeadWritten;
-      let bytes: number;
-      let mergedBytes: number | undefined;
-      try {
-        if (snapshot) {
-          const base =
-            batch.rebaseImage ??
-            (
-              await cachedChain(
-                this.ctx,
-                this.db,
-                await new ChainResolver(this.ctx.store, { sizes: false }).resolve(cur.ref.lineage, cur.ref.head_txid),
-              )
-            ).path;
-          bytes = await writeSnapshot(batch, base, join(this.scratch, 'snapshot-work.db'), txid, out, Date.now());
-        } else {
-          bytes = await writeSegment(batch, txid, out, Date.now());
-        }
-        const room = snapshot ? { members: [] } : await this.roomAt(cur.ref);
-        const prior = room.members;
-        mergedBytes = room.merged?.bytes;
-        head = await writeHead(
-          this.ctx,
-          this.db,
-          this.branch,
-          cur,
-          { kind: snapshot ? 'snapshot' : 'segment', txid, file: out },
-          async (up) => {
-            const written = await this.record(up, txid, this.epochValue, name, meta, release, {
-              pages: batch.pages.length,
-              bytes,
-              ...(opts.origin !== undefined ? { origin: opts.origin } : {}),
-            });
-            if (release) this.leaseGivenWith = written;
-            return up;
-          },
-          // An orphan of a crashed attempt at our epoch moves the upload to a fresh epoch we still own.
-          {
-            onEpoch: (epoch) => {
-              this.epochValue = epoch;
-            },
-            serialize: (write) => this.writingRef(write),
-          },
-        );
-        // A background merge may have landed while the head was written: build on its chain, not on `prior`.
-        const c = this.chain;
-        const below = c && c.lineage === cur.ref.lineage && c.head === cur.ref.head_txid ? c.members : prior;
-        this.chain = {
-          lineage: cur.ref.lineage,
-          head: txid,
-          members: snapshot ? [head.object] : [...below, head.object],
-        };
-      } finally {
-        // Synchronous: two unlinks in the session's private scratch cost less than their trips to the thread pool.
-        rmSync(out, { force: true });
-        rmSync(join(this.scratch, 'snapshot-work.db'), { force: true });
-      }
-      await sink.committed(batch);
-      this.durable = txid;
-      return {
-        txid,
-        kind: snapshot ? 'snapshot' : 'segment',
-        durationMs: Date.now() - started,
-        bytes,
-        pages: batch.pages.length,
-        ...(mergedBytes !== undefined ? { mergedBytes } : {}),
-      };
-    } catch (err) {
-      sink.restore(batch);
-      throw err;
-    }
-  }
-
-  /**
-   * The chain at the ref's head: resolved from the store once, then carried forward by this session's own flushes
-   * and merges (nobody else writes the lineage while the lease is ours), so a flush costs no listing of the lineage.
-   */
-  private async chainAt(ref: Ref): Promise<DataObject[]> {
-    if (this.chain && this.chain.lineage === ref.lineage && this.chain.head === ref.head_txid)
-      return this.chain.members;
-    // By key alone: the flushes and merges that carry it forward need its members' keys and spans, not their sizes.
-    const chain = await new ChainResolver(this.ctx.store, { sizes: false }).resolve(ref.lineage, ref.head_txid);
-    this.chain = { lineage: ref.lineage, head: ref.head_txid, members: chain.members };
-    return chain.members;
-  }
-
-  /**
-   * The chain a segment lands on: as it is below the hard bound; at the bound (background merges fell behind) the
-   * merge in flight is awaited and, if the chain is still at the bound, merged inline. A failed merge costs a longer
-   * chain, never the flush: the chain is re-resolved from the store (an object it named may have been collected).
-   */
-  private async roomAt(ref: Ref): Promise<Compaction> {
-    let members = await this.chainAt(ref);
-    if (members.length < chainBound(this.ctx)) return { members };
-    if (this.merging) {
-      await this.merged();
-      members = await this.chainAt(ref);
-    }
-    try {
-      const c = await roomForHead(this.ctx, this.db, ref.lineage, ref.head_txid, this.epochValue, members);
-      this.chain = { lineage: ref.lineage, head: ref.head_txid, members: c.members };
-      return c;
-    } catch (err) {
-      this.opts.log?.(`chain not compacted before flush (it stays longer): ${(err as Error).message}`);
-      this.chain = undefined;
-      return { members: await this.chainAt(ref) };
-    }
-  }
-
-  /** Starts the background merge when the chain has outgrown its soft bound and none is in flight; never throws. */
-  private mergeBehind(): void {
-    if (this.merging || this.terminal || this.closed) return;
-    if (!this.chain || this.chain.members.length <= softBound(this.ctx)) return;
-    this.merging = this.mergeLoop()
-      .catch((err: unknown) => this.opts.log?.(`chain not compacted: ${(err as Error).message}`))
-      .finally(() => {
-        this.merging = undefined;
-      });
-  }
-
-  /**
-   * Merges the chain back to its soft bound while flushes go on: each merge is planned on the chain at one head and
-   * its result is spliced under whatever flushes landed meanwhile (they only append). The merge never moves the
-   * ref, so it cannot lose a flush; a failure is logged and the chain re-resolved on the next flush.
-   */
-  private async mergeLoop(): Promise<void> {
-    for (;;) {
-      const before = this.chain;
-      if (!before || this.terminal || before.members.length <= softBound(this.ctx)) return;
-      let members: DataObject[];
-      try {
-        const c = await compactChain(this.ctx, this.db, before.lineage, before.head, this.epochValue, before.members);
-        if (!c.merged) return;
-        members = c.members;
-      } catch (err) {
-        this.opts.log?.(`chain not compacted (the next flush retries): ${(err as Error).message}`);
-        this.chain = undefined;
-        return;
-      }
-      const now = this.chain;
-      const n = before.members.length;
-      const grown =
-        now !== undefined &&
-        now.lineage === before.lineage &&
-        now.members.length >= n &&
-        before.members.every((m, i) => now.members[i]?.key === m.key);
-      if (!grown) return;
-      this.chain = { ...now, members: [...members, ...now.members.slice(n)] };
-    }
-  }
-
-  /** Re-reads the ref and fails FENCED if the lease is no longer ours at our epoch. */
-  private async fenceCheck(): Promise<VersionedRef> {
-    const cur = await this.ctx.store.getRef(this.db, this.branch);
-    if (cur.ref.lease_holder !== this.holder || cur.ref.epoch !== this.epochValue) {
-      throw fail(
-        'FENCED',
-        `session ${this.db}@${this.branch} was fenced: the lease is now held by ${cur.ref.lease_holder ?? 'nobody'} at epoch ${cur.ref.epoch} (ours: ${this.epochValue})`,
-        {
-          hint: `close the session (offshoot session close ${this.db}@${this.branch}) and open it again`,
+  ): Promise<LiveFlushed> {
+    const source = cap === undefined ? undefined : new CapturedWrites(cap.sink, this.scratch);
+    const written = await flush(
+      this.live,
+      cur,
+      source,
+      {
+        epoch: () => this.lease.epoch,
+        record: async (up, txid, epoch, name, meta, stamp) => {
+          const ref = await this.lease.record(up, txid, epoch, name, meta, stamp, release);
+          if (release) this.leaseGivenWith = ref;
+          return ref;
         },
-      );
-    }
-    return cur;
-  }
-
-  /**
-   * Runs one of the session's own writes of its ref after the others. Its renewals would otherwise race its flushes:
-   * on a loaded machine a ref write outlasts the renewal interval, and a flush whose every compare-and-swap loses to
-   * a renewal fails with CAS_CONFLICT against nobody but its own session.
-   */
-  private writingRef<T>(write: () => Promise<T>): Promise<T> {
-    const run = this.refWrites.then(write);
-    this.refWrites = run.catch(() => undefined);
-    return run;
-  }
-
-  /**
-   * Advances the head (and records a checkpoint) by CAS, retrying only while nothing but a lease renewal moved. The
-   * ref was read before the upload, so a renewal may have moved it since; the retry re-reads it under writingRef,
-   * where no renewal of ours can move it again. With release, the same write gives the lease back (close's last
-   * flush): the CAS is on a ref that still names our lease and epoch, so a fenced session moves nothing. Returns the
-   * ref written.
-   */
-  private record(
-    cur: VersionedRef,
-    txid: number,
-    epoch: number,
-    name: string | undefined,
-    meta: Meta | undefined,
-    release = false,
-    said: { pages?: number; bytes?: number; origin?: Origin } = {},
-  ): Promise<Ref> {
-    // The record says who asked: the flush's own caller, else whoever opened the session (its automatic flushes).
-    const ctx = said.origin !== undefined ? withOrigin(this.ctx, said.origin) : this.ctx;
-    const op = name !== undefined ? 'checkpoint' : 'flush';
-    const written = {
-      ...(name !== undefined ? { name } : {}),
-      ...(said.pages !== undefined ? { pages: said.pages } : {}),
-      ...(said.bytes !== undefined ? { bytes: said.bytes } : {}),
-    };
-    return this.writingRef(async () => {
-      let vref = cur;
-      const prevHead = cur.ref.head_txid;
-      for (let attempt = 0; ; attempt++) {
-        const now = new Date().toISOString();
-        let next: Ref = {
-          ...(release ? withoutLease(vref.ref) : vref.ref),
-          head_txid: txid,
-          head_epoch: epoch,
-          touched_at: now,
-          checkpoints: nameMap(vref.ref.checkpoints),
-        };
-        if (name !== undefined) next.checkpoints[name] = { txid, epoch, created_at: now, ...(meta ? { meta } : {}) };
-        next = await logged(ctx, this.db, this.branch, op, vref.ref, next, written);
-        try {
-          await this.ctx.store.casRef(this.db, this.branch, vref.etag, next);
-          return next;
-        } catch (err) {
-          if (!hasCode(err, 'CAS_CONFLICT') || attempt >= CAS_RETRIES) throw err;
-          vref = await this.fenceCheck();
-          if (vref.ref.head_txid !== prevHead || vref.ref.lineage !== cur.ref.lineage) {
-            throw fail('FENCED', `${this.db}@${this.branch} moved under the session (head ${vref.ref.head_txid})`, {
-              hint: 'close the session and open it again',
-            });
-          }
-        }
-      }
-    });
+        hooks: {
+          // An orphan of a crashed attempt at our epoch moves the upload to a fresh epoch we still own.
+          onEpoch: (epoch) => {
+            this.lease.epoch = epoch;
+          },
+          serialize: (write) => this.lease.writingRef(write),
+        },
+      },
+      {
+        ...(opts.actor !== undefined ? { actor: opts.actor } : {}),
+        ...(opts.origin !== undefined ? { origin: opts.origin } : {}),
+        ...(opts.name !== undefined ? { name: opts.name } : {}),
+        ...(opts.meta !== undefined ? { meta: opts.meta } : {}),
+      },
+    );
+    if (written.kind !== 'none') this.durable = written.txid;
+    return written;
   }
 
   /**
@@ -658,45 +403,7 @@ export class Session {
    * and a lease found taken fences the session (the `fenced` event) before its next flush would.
    */
   renewLease(): Promise<void> {
-    return this.renew();
-  }
-
-  /** Extends the lease; a tick that finds the previous renewal still under way leaves the renewing to it. */
-  private async renew(): Promise<void> {
-    if (this.terminal || this.closed || this.renewing) return;
-    this.renewing = true;
-    try {
-      const renewal = this.opts.renewal ?? ((renew) => renew());
-      await renewal(() => this.writingRef(() => this.renewNow()));
-    } finally {
-      this.renewing = false;
-    }
-  }
-
-  private async renewNow(): Promise<void> {
-    if (this.terminal || this.closed) return;
-    const ms = leaseLength(this.opts);
-    const liveness = this.opts.liveness?.id;
-    try {
-      await this.ctx.store.updateRef(this.db, this.branch, (r) => {
-        if (r.lease_holder !== this.holder || r.epoch !== this.epochValue) {
-          throw fail(
-            'FENCED',
-            `session ${this.db}@${this.branch} lost its lease to ${r.lease_holder ?? 'nobody'} (epoch ${r.epoch})`,
-            {
-              hint: `close the session (offshoot session close ${this.db}@${this.branch}) and open it again`,
-            },
-          );
-        }
-        const next = { ...r, lease_expiry: new Date(this.ctx.now().getTime() + ms).toISOString() };
-        // A writer that knows nothing of the liveness object may have dropped its name: the renewal puts it back.
-        if (liveness !== undefined) next.lease_liveness = liveness;
-        return next;
-      });
-    } catch (err) {
-      if (hasCode(err, 'FENCED')) this.fence(err);
-      else this.opts.log?.(`lease renewal failed: ${(err as Error).message}`);
-    }
+    return this.lease.renew();
   }
 
   private fence(err: OffshootError): void {
@@ -727,15 +434,19 @@ export class Session {
 
   // since: the fingerprint an eviction left the checkout with, which proves it untouched (see startCapture);
   // written: the checkout open just placed, whose sidecars need no reading back.
-  private async startCapture(ref: Ref, since?: Fingerprint, written?: StagedCheckout): Promise<LiveCapture> {
+  private async startCapture(
+    ref: Ref,
+    since?: Fingerprint,
+    written?: { sidecar: Sidecar; sums: PageSums },
+  ): Promise<LiveCapture> {
     this.captures++;
     this.capture = await startCapture(this.path, ref, {
       dir: join(this.scratch, `capture-${this.captures}`),
       log: this.opts.log ?? (() => undefined),
       onFailure: (err) => this.onCaptureFailure(err),
       ...(since !== undefined ? { since } : {}),
-      ...(written !== undefined ? { written: { sidecar: written.sidecar, sums: written.sums } } : {}),
-      ...(this.ctx.ephemeral?.holds(this.db, this.branch) === true ? { unsynced: true } : {}),
+      ...(written !== undefined ? { written } : {}),
+      ...(this.live.ephemeral() ? { unsynced: true } : {}),
     });
     return this.capture;
   }
@@ -803,7 +514,7 @@ export class Session {
     this.evictedAt = undefined;
     let cap: LiveCapture;
     try {
-      const cur = await this.fenceCheck();
+      const cur = await this.lease.fenceCheck();
       cap = await this.startCapture(cur.ref, evicted.fingerprint);
     } catch (err) {
       this.evictedAt = evicted;
@@ -835,10 +546,10 @@ export class Session {
    */
   private async stopForClose(cap: LiveCapture): Promise<true> {
     this.closed = true;
-    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.lease.stop();
     await this.merged();
     // An ephemeral fork's checkout is gone with its daemon: a crash leaves nothing to read, so nothing to guard.
-    const withdrawn = withdrawSidecar(this.path, { durable: this.ctx.ephemeral?.holds(this.db, this.branch) !== true });
+    const withdrawn = withdrawSidecar(this.path, { durable: !this.live.ephemeral() });
     // Handled here and awaited below: a failure must not surface as an unhandled rejection meanwhile.
     withdrawn.catch(() => undefined);
     this.capture = undefined;
@@ -853,9 +564,9 @@ export class Session {
   // Stamps the checkout as the durable head when capture left it settled and the head is our last flush; returns
   // the fingerprint stamped, or undefined when it could not.
   private async stamp(sink: SessionSink, stopped: Fingerprint): Promise<Fingerprint | undefined> {
-    const cur = await this.ctx.store.getRef(this.db, this.branch).catch(() => undefined);
+    const cur = await this.live.ctx.store.getRef(this.db, this.branch).catch(() => undefined);
     if (!cur || cur.ref.head_txid !== this.durable || cur.ref.lease_holder !== this.holder) return undefined;
-    return restampClean(this.ctx, this.path, cur.ref, sink, stopped).catch((err: unknown) => {
+    return restampClean(this.live.ctx, this.path, cur.ref, sink, stopped).catch((err: unknown) => {
       this.opts.log?.(`checkout not re-stamped: ${(err as Error).message}`);
       return undefined;
     });
@@ -869,7 +580,7 @@ export class Session {
    * write or re-materialization changes the fingerprint. Returns the fingerprint stamped, or undefined.
    */
   private stampGiven(ref: Ref, sink: SessionSink, stopped: Fingerprint): Promise<Fingerprint | undefined> {
-    return restampClean(this.ctx, this.path, ref, sink, stopped).catch((err: unknown) => {
+    return restampClean(this.live.ctx, this.path, ref, sink, stopped).catch((err: unknown) => {
       this.opts.log?.(`checkout not re-stamped: ${(err as Error).message}`);
       return undefined;
     });
@@ -905,7 +616,7 @@ export class Session {
 
   private async shutdown(mayRestamp: boolean): Promise<void> {
     this.closed = true;
-    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.lease.stop();
     await this.flushing;
     await this.merged();
     const cap = this.capture;
@@ -933,10 +644,10 @@ export class Session {
       if (stamped === undefined) markUnproven(this.path);
     }
     if (given === undefined)
-      await this.writingRef(async () => {
-        const cur = await this.ctx.store.tryGetRef(this.db, this.branch).catch(() => undefined);
-        if (cur && cur.ref.lease_holder === this.holder && cur.ref.epoch === this.epochValue) {
-          await releaseLease(this.ctx, { db: this.db, branch: this.branch }).catch(() => undefined);
+      await this.lease.writingRef(async () => {
+        const cur = await this.live.ctx.store.tryGetRef(this.db, this.branch).catch(() => undefined);
+        if (cur && cur.ref.lease_holder === this.holder && cur.ref.epoch === this.lease.epoch) {
+          await releaseLease(this.live.ctx, { db: this.db, branch: this.branch }).catch(() => undefined);
         }
       });
     // A few small files in a private directory: removed in place rather than one thread-pool trip per entry.

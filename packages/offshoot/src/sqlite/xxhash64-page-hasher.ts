@@ -1,11 +1,11 @@
 import { createXXHash64 } from 'hash-wasm';
-import type { PageHasher } from './page-hash.js';
 
 /**
  * A PageHasher on hash-wasm's xxHash64. Imported statically from here, and this module only dynamically, so the
- * bundle holds xxHash64 alone and loads it only for a command that hashes pages.
+ * bundle holds xxHash64 alone and loads it only for a command that hashes pages. Its type is spelled out, not
+ * imported: page-hash.ts, which declares PageHasher, loads this module.
  */
-export async function createPageHasher(): Promise<PageHasher> {
+export async function createPageHasher(): Promise<{ hash(page: Uint8Array, out: Uint32Array, i: number): void }> {
   const h = await createXXHash64(0, 0);
   return {
     hash(page, out, i) {

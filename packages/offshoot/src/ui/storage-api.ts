@@ -1,6 +1,6 @@
 import { validateName } from '../core/names.js';
-import { storageUsage } from '../ops/helpers/gc/storage-usage.js';
-import { layoutInfo } from '../ops/helpers/layout/layout-info.js';
+import { storageUsage } from '../ops/gc.js';
+import { layoutInfo } from '../ops/status.js';
 import type { ApiStorage } from './api-types.js';
 import { serverInfo } from './tree-api.js';
 import type { UiSource } from './ui-source.js';

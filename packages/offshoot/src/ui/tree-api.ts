@@ -1,9 +1,15 @@
 import { fail } from '../core/errors.js';
 import { nameProblem, validateName } from '../core/names.js';
-import { branchChain } from '../ops/helpers/branch/branch-chain.js';
-import { parseParent, treeEdges } from '../ops/helpers/branch/branch-tree.js';
-import { type BranchLineage, readsShared } from '../ops/helpers/branch/reads-shared.js';
-import { type BranchStatus, type BranchView, branchView, scanStatus, status } from '../ops/status.js';
+import {
+  type BranchLineage,
+  type BranchStatus,
+  branchChain,
+  parseParent,
+  readsShared,
+  treeEdges,
+  undoCommand,
+} from '../ops/branch-view.js';
+import { type BranchView, branchView, scanStatus, status } from '../ops/status.js';
 import type { Ref } from '../core/ref.js';
 import type { VersionedRef } from '../store/store.js';
 import type { SessionInfo } from '../protocol/wire.js';
@@ -65,8 +71,7 @@ function apiBranch(src: UiSource, b: BranchStatus, sessions: Map<string, Session
   if (b.remaining !== undefined) out.remaining = b.remaining;
   if (b.expiresAt !== undefined) out.expires_at = b.expiresAt;
   if (b.reapPostponed !== undefined) out.reap_postponed = b.reapPostponed;
-  const safety = b.meta?.['offshoot.safety'];
-  if (safety !== undefined) out.undo = { kind: safety, of: b.meta?.['offshoot.of'] ?? '' };
+  if (b.undo !== undefined) out.undo = b.undo;
   const p = parseParent(b.parent);
   if (p !== undefined) out.parent = { db: p.db, branch: p.branch, txid: p.txid };
   if (b.leaseHolder !== undefined) out.lease_holder = b.leaseHolder;
@@ -151,7 +156,10 @@ export function nextCommands(db: string, b: ApiBranch, protectedByBranch: Readon
   const hasMain = b.branch !== 'main' && protectedByBranch.has('main');
   if (hasMain) cmds.push({ label: 'promote onto main', command: `offshoot promote ${t} ${onto('main')}` });
   if (b.undo !== undefined && protectedByBranch.has(b.undo.of))
-    cmds.push({ label: `undo: restore ${b.undo.of}`, command: `offshoot promote ${t} ${onto(b.undo.of)}` });
+    cmds.push({
+      label: `undo: restore ${b.undo.of}`,
+      command: undoCommand(db, b.branch, b.undo.of, protectedByBranch.get(b.undo.of) === true),
+    });
   if (hasMain) cmds.push({ label: 'diff against main', command: `offshoot diff ${db}@main ${t}` });
   cmds.push(
     b.protected
@@ -194,7 +202,7 @@ async function panelBranches(
       throw fail('NOT_FOUND', `database ${db} not found`, { hint: 'GET /api/dbs lists the databases' });
     throw missing();
   }
-  const of = view.status.meta?.['offshoot.of'];
+  const of = view.status.undo?.of;
   const targets = new Set(['main', ...(of !== undefined && nameProblem(of) === undefined ? [of] : [])]);
   targets.delete(branch);
   const others = await Promise.all([...targets].map((t) => branchView(src.ctx, db, t, stateOf)));

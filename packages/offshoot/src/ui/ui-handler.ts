@@ -6,7 +6,7 @@ import { DiffPages, parseDiffQuery } from './diff-api.js';
 import { sendJson } from '../protocol/http-kit.js';
 import { secure, sendError } from './http-reply.js';
 import { loadPageAssets } from './page-assets.js';
-import { RefWatch } from '../ops/helpers/context/ref-watch.js';
+import { RefWatch } from '../ops/branch-view.js';
 import { storageReport } from './storage-api.js';
 import { branchDetail, branchLog, dbTree, listDbs } from './tree-api.js';
 import type { LogOptions } from '../ops/log.js';

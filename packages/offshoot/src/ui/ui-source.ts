@@ -1,5 +1,5 @@
-import type { BranchState } from '../ops/helpers/branch/branch-state.js';
-import type { OpsContext } from '../ops/helpers/context/context.js';
+import type { BranchState } from '../ops/branch-view.js';
+import type { OpsContext } from '../ops/context.js';
 import type { EventEnvelope, SessionInfo } from '../protocol/wire.js';
 import type { ApiSample } from './api-types.js';
 

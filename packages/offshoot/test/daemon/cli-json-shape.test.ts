@@ -43,7 +43,7 @@ describe('CLI JSON shapes', { timeout: 120_000 }, () => {
     for (const [name, b] of viaDaemon) {
       const r = rest.get(name) as Json;
       for (const key of Object.keys(b)) assert.ok(key in r, `${name}: status --json has no "${key}"`);
-      for (const key of ['state', 'storage', 'txid', 'checkpoints', 'protected', 'ttl'])
+      for (const key of ['state', 'storage', 'txid', 'checkpoints', 'protected', 'ttl', 'expires_at'])
         assert.deepEqual(b[key], r[key], `${name}.${key}`);
       assert.deepEqual(
         (b.checkpoints_v2 as Json[]).map((c) => [c.name, c.txid]),

@@ -146,6 +146,12 @@ describe('daemon ops over the unix socket', () => {
     const fk = await d.request({ op: 'fork', db: 'alpha', name: 'f1', ttl: '1h', meta: { by: 'test' } });
     assert.equal(fk.ok, true, JSON.stringify(fk));
     assert.ok((fk.txid ?? 0) > (f.txid ?? 0), 'the fork point includes the pre-fork flush');
+    const listed = (await d.request({ op: 'branches', db: 'alpha' })).branches?.find((b) => b.branch === 'f1');
+    assert.equal(
+      (fk.result as { expires_at: string | null }).expires_at,
+      listed?.expires_at,
+      'the reply says when the fork expires, as branches reports it',
+    );
     const out = s.file('f1.db');
     assert.deepEqual(await d.request({ op: 'export', db: 'alpha', branch: 'f1', path: out }), {
       ok: true,

@@ -141,6 +141,9 @@ describe('--actor agent: no route past the posture', () => {
     ]) {
       const r = ts.run([...args, '--actor', 'agent'], { expectCode: 'any' });
       assertCleanError(r, PROTECTED, /undo point of protected app@main/);
+      // The way to let the agent force is named in the CLI's own terms, not the MCP server's.
+      assert.match(r.stderr, /--allow-force/);
+      assert.doesNotMatch(r.stderr, /offshoot mcp/);
     }
     assert.equal(refs(ts), before);
   });

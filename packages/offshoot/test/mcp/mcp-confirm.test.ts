@@ -148,8 +148,10 @@ describe('offshoot mcp -confirm-force over stdio', () => {
     answer = { action: 'accept', content: { confirm: true } };
     asked.length = 0;
     // Promote recorded the checkpoint "promote" on main.
-    ok(await m.call('offshoot_rollback', { database: 'app', to: 'promote' }));
+    const first = ok(await m.call('offshoot_rollback', { database: 'app', to: 'promote' }));
     assert.equal(asked.length, 0, 'the first rollback needs no question');
+    // Under -confirm-force the agent may make the forced undo itself (its human is asked), so it is given the call.
+    assert.equal(first.undo, 'offshoot_promote database=app source=main-pre-rollback target=main force=true');
     ok(await m.call('offshoot_rollback', { database: 'app', to: 'promote' }));
     assert.equal(asked.length, 1);
     assert.match(asked[0] ?? '', /replacing the undo point of the last rollback/);

@@ -70,6 +70,13 @@ describe('offshoot mcp -socket: riding a daemon', () => {
     const f = ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'child' }));
     assert.equal(f.via, 'daemon');
     assert.equal(f.ttl, '24h0m0s');
+    // The expiry is the one the reaper keeps (the daemon's reply says it), not one the tool works out for itself.
+    const listed = (
+      JSON.parse(s.cli(['status', 'app', '--json']).stdout) as {
+        branches: Array<{ branch: string; expires_at: string }>;
+      }
+    ).branches.find((b) => b.branch === 'child');
+    assert.equal(f.expires_at, listed?.expires_at);
     const q = ok(
       await m.call('offshoot_query', {
         database: 'app',

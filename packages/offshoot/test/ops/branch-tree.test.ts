@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseParent, treeEdges } from '../../src/ops/helpers/branch/branch-tree.js';
-import type { BranchStatus } from '../../src/ops/status.js';
+import type { BranchStatus } from '../../src/ops/branch-view.js';
 
 function branch(name: string, over: Partial<BranchStatus> = {}): BranchStatus {
   return {

@@ -11,7 +11,7 @@ import { destroy } from '../../src/ops/destroy.js';
 import { diff } from '../../src/ops/diff.js';
 import { fork } from '../../src/ops/fork.js';
 import { runGc } from '../../src/ops/gc.js';
-import { withOrigin, type OpsContext } from '../../src/ops/helpers/context/context.js';
+import { withOrigin, type OpsContext } from '../../src/ops/context.js';
 import { readLog } from '../../src/ops/log.js';
 import { promote } from '../../src/ops/promote.js';
 import { setProtected } from '../../src/ops/protect.js';

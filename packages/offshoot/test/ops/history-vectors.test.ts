@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { makeContext } from '../../src/ops/helpers/context/context.js';
+import { makeContext } from '../../src/ops/context.js';
 import { exportTo } from '../../src/ops/export.js';
 import { readLog } from '../../src/ops/log.js';
 import { touch } from '../../src/ops/touch.js';

@@ -7,7 +7,7 @@ import { checkout } from '../../src/ops/checkout.js';
 import { checkpoint } from '../../src/ops/checkpoint.js';
 import { create } from '../../src/ops/create.js';
 import { fork } from '../../src/ops/fork.js';
-import { withOrigin } from '../../src/ops/helpers/context/context.js';
+import { withOrigin } from '../../src/ops/context.js';
 import type { ApiLog } from '../../src/ui/api-types.js';
 import { startUiServer, type UiServerHandle } from '../../src/ui/ui-server.js';
 import { openTestStore, type TestStore } from '../ops/harness.js';

@@ -25,7 +25,7 @@ export const checkpointCommand: Command = {
     const ctx = await inv.context();
     const [{ checkpoint }, { compactBranch }] = await Promise.all([
       import('../../ops/checkpoint.js'),
-      import('../../ops/helpers/chain/chain-writer.js'),
+      import('../../ops/compact.js'),
     ]);
     const r = await checkpoint(ctx, t, name, meta, { actor: inv.actor });
     // The checkpoint is durable and reported first; merging the chain it grew is not part of its cost.

@@ -22,7 +22,7 @@ export const leaseAcquireCommand: Command = {
     if (ttl !== undefined) parseDuration(ttl);
     const [{ acquireLease }, { newDetachedLeaseHolder }] = await Promise.all([
       import('../../ops/lease.js'),
-      import('../../ops/helpers/context/lease-holder.js'),
+      import('../../ops/context.js'),
     ]);
     // The lease outlives this command, so it must not read as a gone process's lease to the next one.
     const ctx = { ...(await inv.context()), holder: newDetachedLeaseHolder() };

@@ -14,7 +14,7 @@ export const pathCommand: Command = {
   async run(inv) {
     const t = parseTarget(inv.arg(0));
     const ctx = await inv.context();
-    const { checkoutPath } = await import('../../ops/helpers/context/paths.js');
+    const { checkoutPath } = await import('../../ops/context.js');
     return pathOutcome({ path: checkoutPath(ctx.checkoutRoot, t.db, t.branch) });
   },
 };

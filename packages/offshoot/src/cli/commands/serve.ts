@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { durationMs, parseDuration } from '../../core/duration.js';
 import { fail } from '../../core/errors.js';
-import type { DaemonOptions } from '../../daemon/daemon-options.js';
+import type { DaemonOptions } from '../../daemon/daemon-context.js';
 import { parseByteSize } from '../byte-size.js';
 import type { Command, Invocation } from '../command.js';
 import { canonicalStore } from '../../store/store-spec.js';

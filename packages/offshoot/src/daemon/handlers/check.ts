@@ -6,7 +6,7 @@ import { checkRollback } from '../../ops/rollback.js';
 import { validateName } from '../../core/names.js';
 import { optionalCheckpoint, requestActor, requestIfHead, requestTarget, requiredName } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
-import { vetSourceSession } from './source-flush.js';
+import { checkSourceSession } from './source-flush.js';
 
 /** The verbs a `check` request may name. */
 const VERBS = ['rollback', 'promote', 'merge', 'destroy'] as const;
@@ -31,7 +31,7 @@ export const checkOp: OpHandler = async (req, d) => {
     case 'promote': {
       const onto = requiredName(req, 'branch', 'target branch');
       d.sessions.refuseIfPresent({ db: t.db, branch: onto }, 'promote onto');
-      await vetSourceSession(d, t, actor, 'promote');
+      await checkSourceSession(d, t, actor, 'promote');
       const ifHead = requestIfHead(req);
       await checkPromote(d.ops, t, onto, {
         force: req.force ?? false,
@@ -45,7 +45,7 @@ export const checkOp: OpHandler = async (req, d) => {
         throw fail('INVALID_ARGUMENT', 'check: a merge needs into', { hint: 'set "into" to the branch to merge into' });
       const into = validateName('branch', req.into);
       d.sessions.refuseIfPresent({ db: t.db, branch: into }, 'merge into');
-      await vetSourceSession(d, t, actor, 'merge');
+      await checkSourceSession(d, t, actor, 'merge');
       const name = optionalCheckpoint(req);
       await checkMerge(d.ops, t, into, { force: req.force ?? false, actor, ...(name !== undefined ? { name } : {}) });
       break;

@@ -1,4 +1,4 @@
-import type { OpsContext } from '../../ops/helpers/context/context.js';
+import type { OpsContext } from '../../ops/context.js';
 
 /**
  * The daemon's ops context for one request, whose warnings (writes kept in an undo branch, a malformed ref removed)

@@ -1,17 +1,17 @@
 import { fail } from '../../core/errors.js';
 import { formatTarget, type Target } from '../../core/target.js';
-import type { Actor } from '../../ops/helpers/safety/policy.js';
+import { checkFlush } from '../../ops/flush.js';
+import type { Actor } from '../../ops/policy.js';
 import type { DaemonContext } from '../daemon-context.js';
 import type { LiveSlot } from '../session-table.js';
 import { flushLive } from '../session-lifecycle.js';
-import { refuseAgentFlush } from './flush.js';
 import { askedBy } from './asked-by.js';
 
 /**
- * Makes a source branch's head include everything its session here has captured (fork and promote read the
- * head): an open session is flushed first (unless the caller reads a checkpoint, not the head), once the safety
- * policy lets `actor` write into the source; an open still in flight is refused either way, since what it will hold
- * cannot be known yet.
+ * Makes a source branch's head include everything its session here has captured (fork and promote read the head):
+ * an open session is flushed first (unless the caller reads a checkpoint, not the head), as far as the safety policy
+ * lets `actor` write into the source (the flush verb decides); an open still in flight is refused either way, since
+ * what it will hold cannot be known yet.
  */
 export async function flushSourceSession(
   d: DaemonContext,
@@ -20,18 +20,23 @@ export async function flushSourceSession(
   what: string,
   readsHead = true,
 ): Promise<void> {
-  const slot = await vetSourceSession(d, src, actor, what, readsHead);
-  if (slot !== undefined) await flushLive(d, slot, { kind: 'manual', ...askedBy(d) });
+  const slot = sourceSession(d, src, what, readsHead);
+  if (slot !== undefined) await flushLive(d, slot, { kind: 'manual', actor, ...askedBy(d) });
 }
 
-/** The refusals of flushSourceSession, and the session it would flush (undefined when none). */
-export async function vetSourceSession(
+/** The refusals of flushSourceSession, with nothing flushed: the open in flight, and the flush verb's own check. */
+export async function checkSourceSession(
   d: DaemonContext,
   src: Target,
   actor: Actor,
   what: string,
   readsHead = true,
-): Promise<LiveSlot | undefined> {
+): Promise<void> {
+  if (sourceSession(d, src, what, readsHead) !== undefined) await checkFlush(d.ops, src, actor);
+}
+
+/** The session here that a call reading the head of `src` flushes first (undefined when none, or it reads none). */
+function sourceSession(d: DaemonContext, src: Target, what: string, readsHead: boolean): LiveSlot | undefined {
   const slot = d.sessions.get(src);
   if (slot === undefined) return undefined;
   if (slot.state === 'pending') {
@@ -40,7 +45,5 @@ export async function vetSourceSession(
       hint: 'retry once the open has returned',
     });
   }
-  if (!readsHead) return undefined;
-  await refuseAgentFlush(d, src, actor);
-  return slot;
+  return readsHead ? slot : undefined;
 }

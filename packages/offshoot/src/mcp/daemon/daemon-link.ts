@@ -1,7 +1,7 @@
 import type { SessionInfo } from '@offshoot/client';
 import { fail } from '../../core/errors.js';
-import type { OpsContext } from '../../ops/helpers/context/context.js';
-import { HUMAN, type Actor } from '../../ops/helpers/safety/policy.js';
+import type { OpsContext } from '../../ops/context.js';
+import { HUMAN, type Actor } from '../../ops/policy.js';
 import { processAlive } from '../../platform/process-alive.js';
 import { daemonLockPath, type DaemonLockContent, readDaemonLock } from '../../protocol/daemon-lock-file.js';
 import { type LinkedDaemon, reachDaemon, type RiddenDaemon } from './daemon-probe.js';

@@ -1,5 +1,5 @@
 import type { Client } from '@offshoot/client';
-import type { Actor } from '../../ops/helpers/safety/policy.js';
+import type { Actor } from '../../ops/policy.js';
 import { type DaemonState, probeSessions, reachDaemon } from './daemon-probe.js';
 
 /** Connections kept idle per daemon and actor: enough for an agent's parallel calls, few enough to be no burden. */

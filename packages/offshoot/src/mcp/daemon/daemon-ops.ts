@@ -1,5 +1,5 @@
 import { DaemonPlace, type DiscardedWork } from '@offshoot/client';
-import type { CheckoutWork } from '../../ops/helpers/checkout/checkout-work.js';
+import type { CheckoutWork } from '../../ops/destroy.js';
 import type { LinkedDaemon } from './daemon-probe.js';
 
 /**

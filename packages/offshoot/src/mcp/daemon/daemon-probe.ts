@@ -1,5 +1,5 @@
 import { connect, type Client, type SessionInfo } from '@offshoot/client';
-import { HUMAN, type Actor } from '../../ops/helpers/safety/policy.js';
+import { HUMAN, type Actor } from '../../ops/policy.js';
 
 /** A daemon a tool call rides: a connection that states who asks, and the socket it reached. */
 export interface LinkedDaemon {

@@ -1,5 +1,5 @@
-import type { OpsContext } from '../../ops/helpers/context/context.js';
-import { undoPointOfProtected } from '../../ops/helpers/safety/policy.js';
+import type { OpsContext } from '../../ops/context.js';
+import { undoPointOfProtected, undoTag } from '../../ops/policy.js';
 
 /** The facts a question to the human names about one branch. */
 export interface BranchFacts {
@@ -22,7 +22,7 @@ export async function readHead(ctx: OpsContext, db: string, branch: string): Pro
     etag,
     protected: ref.protected === true,
     checkpoints: Object.fromEntries(Object.entries(ref.checkpoints).map(([n, c]) => [n, c.txid])),
-    undoPointOf: ref.meta?.['offshoot.safety'] !== undefined ? ref.meta['offshoot.of'] : undefined,
+    undoPointOf: undoTag(ref.meta)?.of,
   };
 }
 

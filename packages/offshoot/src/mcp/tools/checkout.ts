@@ -1,7 +1,5 @@
 import type { checkoutTool } from '@offshoot/tools';
-import { checkout } from '../../ops/checkout.js';
-import { readBranch } from '../../ops/helpers/branch/branch-ref.js';
-import { refuseAgentCheckout } from '../../ops/helpers/safety/policy.js';
+import { checkout, checkoutLive } from '../../ops/checkout.js';
 import { branchOr, nameArg } from '../args.js';
 import { holdingEphemeral, sessionOn, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
@@ -16,7 +14,7 @@ export const checkoutRun: ToolRun<typeof checkoutTool> = {
       const ctx = await deps.ops();
       if (s !== undefined && !s.error) {
         // A live path is as writable as a checkout: the same rule decides whether an agent may have it.
-        await refuseAgentCheckout(ctx, db, branch, (await readBranch(ctx, db, branch)).ref, deps.actor, false);
+        await checkoutLive(ctx, { db, branch }, s.checkout, deps.actor);
         return {
           structured: {
             db,

@@ -1,12 +1,11 @@
 import type { destroyTool } from '@offshoot/tools';
-import { destroy } from '../../ops/destroy.js';
+import { checkoutWork, destroy } from '../../ops/destroy.js';
 import { nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon/daemon-link.js';
 import { destroyThrough } from '../daemon/daemon-ops.js';
 import type { ToolRun } from '../tool.js';
 import { readHead } from './branch-facts.js';
-import { checkoutWork } from '../../ops/helpers/checkout/checkout-work.js';
-import { checkoutPath } from '../../ops/helpers/context/paths.js';
+import { checkoutPath } from '../../ops/context.js';
 
 /** `offshoot_destroy`: deletes a branch (an abandoned attempt); protected branches and undo points need the human. */
 export const destroyRun: ToolRun<typeof destroyTool> = {

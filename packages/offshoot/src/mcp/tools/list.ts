@@ -1,6 +1,7 @@
 import type { listedBranch, listTool } from '@offshoot/tools';
 import type { z } from 'zod';
-import { type BranchStatus, status } from '../../ops/status.js';
+import type { BranchStatus } from '../../ops/branch-view.js';
+import { status } from '../../ops/status.js';
 import { nameArg } from '../args.js';
 import { sessionOn, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';

@@ -1,5 +1,5 @@
 import type { mergeTool } from '@offshoot/tools';
-import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
+import { undoPointName } from '../../ops/policy.js';
 import { merge, mergeToJson } from '../../ops/merge.js';
 import { nameArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon/daemon-link.js';

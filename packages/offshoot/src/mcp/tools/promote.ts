@@ -1,5 +1,5 @@
 import type { promoteTool } from '@offshoot/tools';
-import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
+import { undoPointName } from '../../ops/policy.js';
 import { promote } from '../../ops/promote.js';
 import { nameArg } from '../args.js';
 import { refuseIfSession, sessionOn, withDaemon } from '../daemon/daemon-link.js';

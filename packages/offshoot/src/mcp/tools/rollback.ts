@@ -1,5 +1,5 @@
 import { branchOf, type rollbackTool, rollbackUndo } from '@offshoot/tools';
-import { undoPointName } from '../../ops/helpers/branch/undo-point-names.js';
+import { undoPointName } from '../../ops/policy.js';
 import { rollback } from '../../ops/rollback.js';
 import { branchOr, nameArg, pointArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon/daemon-link.js';
@@ -22,16 +22,17 @@ export const rollbackRun: ToolRun<typeof rollbackTool> = {
     });
     const ctx = await deps.ops();
     const isProtected = (await ctx.store.tryGetRef(db, branch))?.ref.protected ?? false;
+    // The agent may make the forced undo itself where its human let it force, or is asked to confirm forced calls.
     const { undo, humans } = rollbackUndo({
       db,
       branch,
       backup: r.backup,
       protected: isProtected,
-      allowForce: deps.options.allowForce,
+      allowForce: deps.options.allowForce || deps.options.confirmForce,
     });
     const undoLine = humans
       ? `${db}@${branch} is protected, so undoing this is the human's call: ask them to run '${undo}'`
-      : `to undo: ${undo}`;
+      : `to undo: ${undo}${isProtected && !deps.options.allowForce ? ' (the human is asked to confirm it)' : ''}`;
     return {
       structured: {
         db,

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import { DB_HEADER_SIZE, parseDbHeader } from '../db-header.js';
-import { seekingOwners } from './btree-seek.js';
 
 /** SQLite b-trees are balanced and a 4-billion-page file is well under this depth; deeper means a damaged file. */
 const MAX_DEPTH = 20;
@@ -149,40 +148,4 @@ export function mapBtreePages<T>(file: RawDbFile, roots: ReadonlyMap<number, T>)
     if (o !== undefined) map.set(p, o);
   }
   return { owners: map, pagesRead };
-}
-
-const walked = new WeakMap<RawDbFile, { roots: ReadonlyMap<number, unknown>; owners: PageOwners<unknown> }>();
-
-function sameRoots<T>(a: ReadonlyMap<number, unknown>, b: ReadonlyMap<number, T>): boolean {
-  if (a.size !== b.size) return false;
-  for (const [k, v] of b) if (a.get(k) !== v) return false;
-  return true;
-}
-
-/**
- * The owner of each page of the b-trees rooted at `roots`, answered once per open file and set of roots (the diff
- * asks for table ownership and again for row narrowing) and per page (seekingOwners): a table page by descending
- * its own first key from the roots (about depth × tables reads), an index page by walking the index b-trees only,
- * and walkBtreeOwners of every tree only for a page neither places. So the cost follows the changed pages and the
- * indexes' fan-out, not the tables' size. `onRead` hears of every page read.
- */
-export function mapBtreePagesOnce<T>(
-  file: RawDbFile,
-  roots: ReadonlyMap<number, T>,
-  onRead: (pages: number) => void,
-): PageOwners<T> {
-  const hit = walked.get(file);
-  if (hit !== undefined && sameRoots(hit.roots, roots)) return hit.owners as PageOwners<T>;
-  const owners = seekingOwners(
-    file,
-    roots,
-    (only) => {
-      const w = walkBtreeOwners(file, only ?? roots);
-      onRead(w.pagesRead);
-      return w.owners;
-    },
-    () => onRead(1),
-  );
-  walked.set(file, { roots, owners });
-  return owners;
 }

@@ -1,4 +1,5 @@
-import { mapBtreePagesOnce, type PageOwners, type RawDbFile } from './btree-walk.js';
+import { mapBtreePagesOnce } from './btree-seek.js';
+import type { PageOwners, RawDbFile } from './btree-walk.js';
 import type { DiffStats } from './diff-types.js';
 import { freelistPages, tablePageChildren, tablePageRowids } from './leaf-rows.js';
 import type { SchemaCatalog } from './schema-catalog.js';

@@ -1,5 +1,3 @@
-import type { TableDiff } from './diff-types.js';
-
 /** The three kinds of row change a table's diff lists. */
 export type RowKind = 'added' | 'removed' | 'changed';
 
@@ -48,13 +46,21 @@ export class RowTally {
   }
 }
 
+/** One table's row changes as its diff lists them (a TableDiff), with their counts when windows kept only some. */
+export interface ListedRows {
+  added: readonly unknown[];
+  removed: readonly unknown[];
+  changed: readonly unknown[];
+  counts?: RowCounts;
+}
+
 /** A table's row changes by kind: its counts when windows kept only some, else the rows it lists. */
-export function rowCounts(t: Pick<TableDiff, 'added' | 'removed' | 'changed' | 'counts'>): RowCounts {
+export function rowCounts(t: ListedRows): RowCounts {
   return t.counts ?? { added: t.added.length, removed: t.removed.length, changed: t.changed.length };
 }
 
 /** How many row changes a table has that its diff does not list. */
-export function rowsLeftOut(t: Pick<TableDiff, 'added' | 'removed' | 'changed' | 'counts'>): number {
+export function rowsLeftOut(t: ListedRows): number {
   const n = rowCounts(t);
   return n.added + n.removed + n.changed - (t.added.length + t.removed.length + t.changed.length);
 }

@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from '../sqlite-database.js';
-import { mapBtreePagesOnce, type RawDbFile } from './btree-walk.js';
+import { mapBtreePagesOnce } from './btree-seek.js';
+import type { RawDbFile } from './btree-walk.js';
 import type { DiffStats } from './diff-types.js';
 import type { SchemaCatalog } from './schema-catalog.js';
 

@@ -2,6 +2,7 @@ import type { ErrorCode } from '../../../core/errors.js';
 import type { Meta } from '../../../core/meta.js';
 import type { BranchState } from './branch-state.js';
 import type { ReapHold } from './reap-hold.js';
+import type { UndoTag } from './undo-point-names.js';
 
 /** One checkpoint as status reports it. */
 export interface CheckpointStatus {
@@ -38,6 +39,8 @@ export interface BranchStatus {
   touchedAt: string | undefined;
   parent: string | undefined;
   meta: Meta | undefined;
+  /** Set on an undo point: the kind offshoot made and the branch whose earlier state it keeps (see undoCommand). */
+  undo?: UndoTag;
   /** Held by the daemon that made it until kept; gone with that daemon (absent for every durable branch). */
   ephemeral?: true;
 }

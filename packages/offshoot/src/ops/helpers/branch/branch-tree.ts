@@ -1,4 +1,5 @@
 import type { BranchStatus } from './branch-status.js';
+import { undoTag } from './undo-point-names.js';
 
 /** How a branch came to hang off another: a fork, a promote onto it, or an undo point a rollback or promote kept. */
 export type TreeEdgeKind = 'fork' | 'promote' | 'undo';
@@ -26,11 +27,11 @@ export function parseParent(parent: string | undefined): ParentPointer | undefin
 }
 
 /**
- * The kind of edge a branch's parent pointer stands for: undo points carry `offshoot.safety` meta, a promoted
+ * The kind of edge a branch's parent pointer stands for: undo points carry the tag offshoot writes on them (undoTag), a promoted
  * target has its checkpoints reset to `promote` at the parent txid, and anything else is a fork.
  */
 export function edgeKind(b: BranchStatus, parentTxid: number): TreeEdgeKind {
-  if (b.meta?.['offshoot.safety'] !== undefined) return 'undo';
+  if (undoTag(b.meta) !== undefined) return 'undo';
   const promote = b.checkpointsV2.find((c) => c.name === 'promote');
   if (promote !== undefined && promote.txid === parentTxid && !b.checkpoints.includes('fork')) return 'promote';
   return 'fork';

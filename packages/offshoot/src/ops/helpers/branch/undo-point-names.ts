@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../../../platform/node-crypto.js';
 import { fail } from '../../../core/errors.js';
+import type { Meta } from '../../../core/meta.js';
 import type { Ref } from '../../../core/ref.js';
 
 /** The kinds of undo point offshoot keeps, named `<branch>-<kind>`. */
@@ -12,6 +13,18 @@ export const UNDO_KINDS: readonly UndoKind[] = ['pre-rollback', 'pre-promote', '
 export const UNDO_KIND_KEY = 'offshoot.safety';
 /** The meta key naming the branch an undo point keeps the state of. */
 export const UNDO_OF_KEY = 'offshoot.of';
+
+/** How offshoot tagged a branch as an undo point: the kind it made, and the branch whose earlier state it keeps. */
+export interface UndoTag {
+  kind: string;
+  of: string;
+}
+
+/** The undo-point tag offshoot wrote in a branch's meta (only offshoot may write `offshoot.*` keys), or undefined. */
+export function undoTag(meta: Meta | undefined): UndoTag | undefined {
+  const kind = meta?.[UNDO_KIND_KEY];
+  return kind === undefined ? undefined : { kind, of: meta?.[UNDO_OF_KEY] ?? '' };
+}
 
 /** The longest name the engine stores, in bytes (names are ASCII). */
 const NAME_CAP = 128;
@@ -44,7 +57,7 @@ const SUFFIX_LENGTHS: ReadonlySet<number> = new Set(
 export function undoPointName(branch: string, kind: UndoKind, n = 1): string {
   const suffix = suffixOf(kind, n);
   if (branch.length + suffix.length <= NAME_CAP) return `${branch}${suffix}`;
-  const tag = `_${createHash('sha256').update(branch).digest('hex').slice(0, 8)}`;
+  const tag = `_${nodeCrypto().createHash('sha256').update(branch).digest('hex').slice(0, 8)}`;
   return `${branch.slice(0, NAME_CAP - suffix.length - tag.length)}${tag}${suffix}`;
 }
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../../../platform/node-crypto.js';
 import type { OpsContext } from './context.js';
 
 /**
@@ -17,7 +17,7 @@ export async function refVersions(ctx: OpsContext): Promise<Map<string, string>>
 
 /** A digest of refVersions: it changes whenever any ref does. */
 export async function refsVersion(ctx: OpsContext): Promise<string> {
-  const h = createHash('sha256');
+  const h = nodeCrypto().createHash('sha256');
   for (const [key, etag] of await refVersions(ctx)) h.update(`${key}\0${etag}\n`);
   return h.digest('hex');
 }

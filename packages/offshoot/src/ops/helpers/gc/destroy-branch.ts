@@ -156,7 +156,7 @@ async function destroyLeased(
     }
   }
   try {
-    const last = await spillFinal(ctx, t, claimed, opts.reaping ? 'reap' : 'destroy', discarded);
+    const last = await spillFinal(ctx, t, claimed, opts.reaping ? 'reap' : 'destroy', discarded?.reason);
     await ctx.store.deleteRef(t.db, t.branch, last.etag);
   } finally {
     alone?.release();

@@ -2,7 +2,6 @@ import { encodeLogRecords } from '../../../core/history.js';
 import { logObjectKey } from '../../../core/keys.js';
 import type { Target } from '../../../core/target.js';
 import type { VersionedRef } from '../../../store/store.js';
-import type { CheckoutWork } from '../checkout/checkout-work.js';
 import type { OpsContext } from '../context/context.js';
 import { logged } from './record.js';
 
@@ -18,10 +17,10 @@ export async function spillFinal(
   t: Target,
   claimed: VersionedRef,
   op: 'destroy' | 'reap',
-  discarded: CheckoutWork | undefined,
+  discarded: string | undefined,
 ): Promise<VersionedRef> {
   const next = await logged(ctx, t.db, t.branch, op, claimed.ref, claimed.ref, {
-    ...(discarded !== undefined ? { discarded: discarded.reason } : {}),
+    ...(discarded !== undefined ? { discarded } : {}),
   });
   const etag = await ctx.store.casRef(t.db, t.branch, claimed.etag, next);
   const tail = next.log ?? [];

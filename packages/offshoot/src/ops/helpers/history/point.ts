@@ -6,7 +6,7 @@ import type { Ref } from '../../../core/ref.js';
 import type { Target } from '../../../core/target.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import { historyWindowMs, readStoreConfig } from '../../../store/store-config.js';
-import { checkpointTxid } from '../branch/checkpoint-txid.js';
+import { checkpointTxid } from './checkpoint-txid.js';
 import type { OpsContext } from '../context/context.js';
 import { openBranchLog, walkNewestFirst } from './branch-log.js';
 

@@ -4,6 +4,7 @@ import { formatDuration } from '../../../core/duration.js';
 import type { Ref } from '../../../core/ref.js';
 import type { Target } from '../../../core/target.js';
 import { reapDeadline } from '../branch/expiry.js';
+import { undoCommand } from '../branch/undo-command.js';
 import { leaseEnd, readLiveness, type Liveness } from '../branch/lease-liveness.js';
 import type { OpsContext } from '../context/context.js';
 import { undoPointName, undoPointOrigin } from '../branch/undo-point-names.js';
@@ -21,15 +22,35 @@ export const HUMAN: Actor = { kind: 'human' };
 const RESTART = "or restart 'offshoot mcp' with -allow-force to let the agent force it";
 /** The same, for an agent that talks to the daemon (an SDK adapter that says actor: "agent"). */
 const RECONNECT = 'or have its human connect it with allow_force to let it force';
+/** The same, for the CLI under --actor agent. */
+const RERUN = 'or, if the human lets the agent force it, run the command again with --allow-force';
 
 /**
- * The hint of an agent refusal its human may lift, for the MCP server and (naming allow_force, not -allow-force) for
- * the wire.
+ * The hint of an agent refusal its human may lift, in each caller's terms: the CLI's --allow-force, the MCP server's
+ * -allow-force, the wire's allow_force. `body` is the same for all, or differs where it names a command or a tool.
  */
-function agentHints(body: string): { hint: string; hints: { sdk: string }; humanCanAllow: true } {
-  const sep = body.endsWith(';') ? ' ' : ', ';
-  return { hint: `${body}${sep}${RESTART}`, hints: { sdk: `${body}${sep}${RECONNECT}` }, humanCanAllow: true };
+function agentHints(body: string | { cli: string; agent: string }): {
+  hint: string;
+  hints: { agent: string; sdk: string };
+  humanCanAllow: true;
+} {
+  const { cli, agent } = typeof body === 'string' ? { cli: body, agent: body } : body;
+  const tail = (text: string, how: string) => `${text}${text.endsWith(';') ? ' ' : ', '}${how}`;
+  return {
+    hint: tail(cli, RERUN),
+    hints: { agent: tail(agent, RESTART), sdk: tail(agent, RECONNECT) },
+    humanCanAllow: true,
+  };
 }
+
+/** The hint that force is the caller's to pass, in its own terms. */
+const PASS_FORCE = {
+  hint: 'pass --force only if the human asked for exactly this',
+  hints: {
+    agent: 'pass force: true only if the human asked for exactly this',
+    sdk: 'pass force only if the human asked for exactly this',
+  },
+};
 
 /** Whether the agent restrictions are lifted: a human, or an agent whose human allowed it to force. */
 function unrestricted(actor: Actor): boolean {
@@ -64,10 +85,7 @@ export function refuseProtected(
       `${db}@${branch} is protected; to ${what} it needs -allow-force, which this server was not started with`,
       agentHints(`ask the human to run '${human}', or work on a fork;`),
     );
-  if (!force)
-    throw fail('PROTECTED', `${db}@${branch} is protected; to ${what} it needs force: true`, {
-      hint: 'pass force: true only if the human asked for exactly this',
-    });
+  if (!force) throw fail('PROTECTED', `${db}@${branch} is protected; to ${what} it needs force: true`, PASS_FORCE);
 }
 
 /** Reads the ref of the branch an undo point keeps; failing to read it refuses, so a hiccup never lets an agent through. */
@@ -183,7 +201,7 @@ export async function refuseSecondRollback(
     `${db}@${branch} is protected and its undo point ${db}@${undo} from the last rollback still exists; a second rollback would replace it`,
     {
       ...agentHints(
-        `ask the human to keep it ('offshoot promote ${db}@${undo} --onto ${branch} --force') or drop it ('offshoot destroy ${db}@${undo} --force') first`,
+        `ask the human to keep it ('${undoCommand(db, undo, branch, true)}') or drop it ('offshoot destroy ${db}@${undo} --force') first`,
       ),
     },
   );
@@ -240,7 +258,11 @@ export async function refuseAgentCheckout(
 ): Promise<void> {
   if (actor.kind === 'agent' && discard)
     throw fail('PROTECTED', `discarding the uncheckpointed changes of ${db}@${branch} is left to the human`, {
-      hint: `checkpoint them first (offshoot_checkpoint), or ask the human to run 'offshoot checkout ${db}@${branch} --discard'`,
+      hint: `checkpoint them first (offshoot checkpoint ${db}@${branch} NAME), or ask the human to run 'offshoot checkout ${db}@${branch} --discard'`,
+      hints: {
+        agent: `checkpoint them first (offshoot_checkpoint), or ask the human to run 'offshoot checkout ${db}@${branch} --discard'`,
+        sdk: `checkpoint them first, or ask the human to run 'offshoot checkout ${db}@${branch} --discard'`,
+      },
     });
   await refuseUndoPointChange(
     ctx,
@@ -279,15 +301,21 @@ export function refuseAgentDiscardingWork(
   const what = writes
     ? `${db}@${branch} holds writes no checkpoint has in its checkout; destroying it discards them`
     : `the checkout of ${db}@${branch} cannot be proven clean (it has no readable .sum sidecar); destroying it discards whatever it holds`;
-  const keep = writes ? 'checkpoint them first (offshoot_checkpoint)' : 'checkpoint it first (offshoot_checkpoint)';
+  const them = writes ? 'them' : 'it';
+  const keep = {
+    cli: `checkpoint ${them} first (offshoot checkpoint ${db}@${branch} NAME)`,
+    agent: `checkpoint ${them} first (offshoot_checkpoint)`,
+  };
   if (!actor.allowForce)
-    throw fail(
-      'PROTECTED',
-      `${what}, which needs -allow-force, which this server was not started with`,
-      agentHints(`${keep}, or ask the human to run '${human}'`),
-    );
+    throw fail('PROTECTED', `${what}, which needs -allow-force, which this server was not started with`, {
+      ...agentHints({
+        cli: `${keep.cli}, or ask the human to run '${human}'`,
+        agent: `${keep.agent}, or ask the human to run '${human}'`,
+      }),
+    });
   if (!force)
     throw fail('PROTECTED', `${what}, and needs force: true`, {
-      hint: `${keep}; pass force: true only if the human asked for exactly this`,
+      hint: `${keep.cli}; ${PASS_FORCE.hint}`,
+      hints: { agent: `${keep.agent}; ${PASS_FORCE.hints.agent}`, sdk: `${keep.agent}; ${PASS_FORCE.hints.sdk}` },
     });
 }
