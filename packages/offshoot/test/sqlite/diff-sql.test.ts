@@ -9,6 +9,7 @@ import type { SqliteDatabase } from '../../src/sqlite/sqlite-database.js';
 import { diffDatabases } from '../../src/sqlite/diff/diff-databases.js';
 import { renderDiffSql } from '../../src/sqlite/diff/diff-sql.js';
 import { quoteIdent, sqlLiteral } from '../../src/sqlite/diff/sql-literal.js';
+import { wholeTextSelect } from '../../src/sqlite/whole-text.js';
 
 let dir: string;
 before(() => {
@@ -83,13 +84,10 @@ test('literals: NULL, integers, round-trip reals, quoted text, blobs, NUL-bearin
       .get(),
     'real',
   );
-  assert.equal(
-    db
-      .prepare(`SELECT ${sqlLiteral('a\0b')}`)
-      .pluck()
-      .get(),
-    'a\0b',
-  );
+  // Read through the engine's whole-text select list: Node 22's node:sqlite alone would cut the text at its NUL.
+  const nul = wholeTextSelect(db, [sqlLiteral('a\0b'), `typeof(${sqlLiteral('a\0b')})`]);
+  const row = db.prepare(`SELECT ${nul.list}`).raw().get() as unknown[];
+  assert.deepEqual(nul.values?.(row) ?? row, ['a\0b', 'text']);
   db.close();
 });
 
