@@ -75,18 +75,20 @@ export interface WholeTextReader {
 /**
  * Where the runtime cuts text at a NUL, a statement reading `sql`'s `columns` rows whole: `sql` becomes a CTE that
  * names its columns by position, so duplicate or unnamed result columns still read. Undefined where the runtime
- * reads text whole, or when `sql` cannot stand inside a CTE (a PRAGMA, an EXPLAIN); such a statement is read as is.
+ * reads text whole, or when `sql` cannot stand in a subquery (a PRAGMA, an EXPLAIN); such a statement is read as is.
  */
 export function wholeTextReader(db: SqliteDatabase, sql: string, columns: number): WholeTextReader | undefined {
   if (!textCutAtNul() || columns === 0) return undefined;
   const names = Array.from({ length: columns }, (_, i) => `"c${i}"`);
   const select = wholeTextSelect(db, names);
   if (select.values === undefined) return undefined;
-  // The newline ends a trailing line comment before the CTE's closing parenthesis.
-  const body = sql.replace(/[\s;]+$/, '');
+  // The newline ends a trailing line comment before the closing parenthesis. The OFFSET keeps SQLite from flattening
+  // the CTE into the outer SELECT, which would evaluate each result expression once per reference in the list; as a
+  // co-routine it yields each row once, in the statement's order, as it is stepped.
+  const body = `SELECT * FROM (${sql.replace(/[\s;]+$/, '')}\n) LIMIT -1 OFFSET 0`;
   try {
     const stmt = db.prepare(
-      `WITH "offshoot_query"(${names.join(', ')}) AS (${body}\n) SELECT ${select.list} FROM "offshoot_query"`,
+      `WITH "offshoot_query"(${names.join(', ')}) AS (${body}) SELECT ${select.list} FROM "offshoot_query"`,
     );
     return { stmt, values: select.values };
   } catch {

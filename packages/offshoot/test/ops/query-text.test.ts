@@ -28,3 +28,10 @@ test('NUL-bearing text answers whole, beside duplicate column names, in a WITH a
   const v = await query(ts.ctx, main, "VALUES (char(0) || 'q')", {});
   assert.deepEqual(v.rows, [['\0q']]);
 });
+
+test('an endless statement still streams: the rows up to the limit answer, NULs whole', async () => {
+  const sql = 'WITH RECURSIVE c(x) AS (SELECT char(0) UNION ALL SELECT x || char(0) FROM c) SELECT x FROM c';
+  const r = await query(ts.ctx, main, sql, { limit: 3, timeoutMs: 60_000 });
+  assert.deepEqual(r.rows, [['\0'], ['\0\0'], ['\0\0\0']]);
+  assert.equal(r.truncatedBy, 'rows');
+});
