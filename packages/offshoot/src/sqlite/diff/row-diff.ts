@@ -1,4 +1,5 @@
 import type { SqliteDatabase } from '../sqlite-database.js';
+import { wholeTextRows, wholeTextSelect } from '../whole-text.js';
 import type { DiffBudget } from './diff-budget.js';
 import type { DiffStats, Row, TableDiff } from './diff-types.js';
 import { type RowKind, RowTally, type RowWindows } from './row-window.js';
@@ -109,24 +110,26 @@ function scan(
   shape: TableShape,
   rowids?: ReadonlySet<bigint>,
 ): IterableIterator<unknown[]> {
-  const cols = shape.columns.map(quoteIdent).join(', ');
+  const select = wholeTextSelect(db, shape.columns.map(quoteIdent));
   const order = shape.key
     .map((k) => (shape.keyKind.startsWith('pk:') ? `${quoteIdent(k)} COLLATE BINARY` : quoteIdent(k)))
     .join(', ');
   if (rowids === undefined) {
-    return db
-      .prepare(`SELECT ${cols} FROM ${quoteIdent(table)} ORDER BY ${order}`)
+    const rows = db
+      .prepare(`SELECT ${select.list} FROM ${quoteIdent(table)} ORDER BY ${order}`)
       .raw()
       .iterate() as IterableIterator<unknown[]>;
+    return wholeTextRows(rows, select);
   }
   // The key is the rowid (or its INTEGER PRIMARY KEY alias), so each listed row is one b-tree lookup.
   const key = quoteIdent(shape.key[0] as string);
-  return db
+  const rows = db
     .prepare(
-      `SELECT ${cols} FROM ${quoteIdent(table)} WHERE ${key} IN (SELECT value FROM json_each(?)) ORDER BY ${order}`,
+      `SELECT ${select.list} FROM ${quoteIdent(table)} WHERE ${key} IN (SELECT value FROM json_each(?)) ORDER BY ${order}`,
     )
     .raw()
     .iterate(`[${[...rowids].join(',')}]`) as IterableIterator<unknown[]>;
+  return wholeTextRows(rows, select);
 }
 
 /** Where one side's every row goes when the other side cannot be matched by key: all added, or all removed. */

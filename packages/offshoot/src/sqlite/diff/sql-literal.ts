@@ -11,11 +11,16 @@ export function sqlLiteral(v: unknown): string {
   if (typeof v === 'bigint') return v.toString();
   if (typeof v === 'number') return realLiteral(v);
   if (typeof v === 'string') {
-    // A NUL would end the statement text early in some clients, so such text travels as a blob cast back to text.
-    if (v.includes('\0')) return `CAST(X'${Buffer.from(v, 'utf8').toString('hex')}' AS TEXT)`;
-    return `'${v.replaceAll("'", "''")}'`;
+    // A NUL would end the statement text early in some clients, so each travels as char(0), which means NUL in every
+    // text encoding (a blob cast to TEXT would be read as UTF-16 in a UTF-16 database).
+    if (v.includes('\0')) return `(${v.split('\0').map(quoteText).join(' || char(0) || ')})`;
+    return quoteText(v);
   }
   return `X'${blobHex(v as Uint8Array)}'`;
+}
+
+function quoteText(v: string): string {
+  return `'${v.replaceAll("'", "''")}'`;
 }
 
 // Shortest round-trip decimal; a decimal point or exponent keeps an integral value a REAL.

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { openDatabase } from '../../../sqlite/sqlite-driver.js';
 import { sqliteCode } from '../../../sqlite/sqlite-result-codes.js';
+import { wholeTextReader } from '../../../sqlite/whole-text.js';
 
 /** What the parent sends. */
 export interface QueryJob {
@@ -56,12 +57,13 @@ function run(job: QueryJob): QueryAnswer {
       stmt.run();
       return { ok: true, columns: [], rows: [], truncated: false };
     }
-    stmt.safeIntegers(true).raw(true);
+    const whole = wholeTextReader(db, job.sql, columns.length);
+    const reader = (whole?.stmt ?? stmt).safeIntegers(true).raw(true);
     const rows: unknown[][] = [];
     let bytes = 0;
-    for (const r of stmt.iterate() as IterableIterator<unknown[]>) {
+    for (const r of reader.iterate() as IterableIterator<unknown[]>) {
       if (rows.length === job.limit) return { ok: true, columns, rows, truncated: true, truncatedBy: 'rows' };
-      const row = r.map(cell);
+      const row = (whole?.values(r) ?? r).map(cell);
       bytes += row.reduce((n: number, v) => n + cellBytes(v), 2);
       // The answer crosses a pipe and then the caller's context: a wide result stops at the byte cap.
       if (bytes > job.maxBytes) return { ok: true, columns, rows, truncated: true, truncatedBy: 'bytes' };
