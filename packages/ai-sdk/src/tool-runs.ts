@@ -169,6 +169,7 @@ export function toolRuns(opts: RunOptions, heads: ForkHeads): { [K in AgentToolN
 
     async offshoot_merge(args, place) {
       const r = await place.merge(args.database, args.source, args.target, {
+        at: args.at,
         force: args.force ?? false,
         prefer: args.prefer,
         name: args.name,

@@ -62,8 +62,10 @@ export interface MergeReport extends MergeResult {
   warnings: string[];
 }
 
-/** Options of a place's merge: how conflicting rows resolve, the checkpoint's name, force into a protected target. */
+/** Options of a place's merge: the source's point, how conflicting rows resolve, the checkpoint's name, force into a protected target. */
 export interface PlaceMergeOptions {
+  /** The source's checkpoint or moment (`tx:42`) to merge instead of its head. */
+  at?: string | undefined;
   prefer?: 'source' | 'target' | undefined;
   name?: string | undefined;
   force?: boolean | undefined;

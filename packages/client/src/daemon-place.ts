@@ -164,6 +164,7 @@ export class DaemonPlace implements BranchPlace {
       branch: source,
       into,
       force: opts.force,
+      ...(opts.at !== undefined ? { from: opts.at } : {}),
       ...(opts.prefer !== undefined ? { prefer: opts.prefer } : {}),
       ...(opts.name !== undefined ? { name: opts.name } : {}),
     });

@@ -177,7 +177,8 @@ export class StorePlace implements BranchPlace {
   }
 
   async merge(db: string, source: string, into: string, opts: PlaceMergeOptions = {}): Promise<MergeReport> {
-    const r = await this.#run<MergeResult>('merge', mergeFlags(into, opts), [`${db}@${source}`], [MERGE_CONFLICT_EXIT]);
+    const src = opts.at !== undefined ? `${db}@${source}@${opts.at}` : `${db}@${source}`;
+    const r = await this.#run<MergeResult>('merge', mergeFlags(into, opts), [src], [MERGE_CONFLICT_EXIT]);
     return { ...r, warnings: [] };
   }
 
