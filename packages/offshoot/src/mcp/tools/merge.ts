@@ -23,7 +23,8 @@ export const mergeRun: ToolRun<typeof mergeTool> = {
     // applies the agent rules itself), else at rest.
     const r = await withDaemon(deps, async (d) => {
       refuseIfSession(d, db, target, 'merge into');
-      if (d !== undefined) return d.client.merge(db, source, target, { ...opts, ...(at !== undefined ? { from: at } : {}) });
+      if (d !== undefined)
+        return d.client.merge(db, source, target, { ...opts, ...(at !== undefined ? { from: at } : {}) });
       const src = { db, branch: source, ...(at !== undefined ? { checkpoint: at } : {}) };
       return mergeToJson(await merge(await deps.ops(), src, target, { ...opts, actor: deps.actor }));
     });
