@@ -222,6 +222,7 @@ export function toolChecks(heads: ForkHeads): {
       source: a.source,
       into: a.target,
       force: a.force ?? false,
+      at: a.at,
     }),
     offshoot_destroy: (a) => ({ verb: 'destroy', db: a.database, branch: a.branch, force: a.force ?? false }),
   };

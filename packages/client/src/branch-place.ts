@@ -86,7 +86,7 @@ export interface PlacePromoteOptions {
 export type CheckRequest =
   | { verb: 'rollback'; db: string; branch: string; to: string }
   | { verb: 'promote'; db: string; source: string; onto: string; force: boolean; ifHead?: number | undefined }
-  | { verb: 'merge'; db: string; source: string; into: string; force: boolean }
+  | { verb: 'merge'; db: string; source: string; into: string; force: boolean; at?: string | undefined }
   | { verb: 'destroy'; db: string; branch: string; force: boolean };
 
 /** Options of a fork from a link: the TTL, the checkpoint to fork from instead of the head, and meta. */

@@ -207,7 +207,7 @@ export class StorePlace implements BranchPlace {
         await this.#run(
           'merge',
           ['--check', ...mergeFlags(req.into, { force: req.force })],
-          [`${req.db}@${req.source}`],
+          [`${req.db}@${req.source}${req.at !== undefined ? `@${req.at}` : ''}`],
         );
         return;
       case 'destroy':
