@@ -169,6 +169,7 @@ export function toolRuns(opts: RunOptions, heads: ForkHeads): { [K in AgentToolN
 
     async offshoot_merge(args, place) {
       const r = await place.merge(args.database, args.source, args.target, {
+        at: args.at,
         force: args.force ?? false,
         prefer: args.prefer,
         name: args.name,
@@ -221,6 +222,7 @@ export function toolChecks(heads: ForkHeads): {
       source: a.source,
       into: a.target,
       force: a.force ?? false,
+      at: a.at,
     }),
     offshoot_destroy: (a) => ({ verb: 'destroy', db: a.database, branch: a.branch, force: a.force ?? false }),
   };

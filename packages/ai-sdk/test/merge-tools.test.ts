@@ -67,6 +67,15 @@ async function loop(tools: ToolSet, human: (...args: string[]) => string): Promi
   const approved = await run(tools, [(last) => ({ text: JSON.stringify(last) })], answered(first.result, id, true));
   assert.match(approved.text, /"backup":"main-pre-merge"/);
   assert.equal(human('query', 'app', 'SELECT body FROM notes ORDER BY id'), 'body\n"b"\n"a2"\n');
+
+  // `at` merges a checkpoint of the source, not its head.
+  human('fork', 'app', 'p', 'q');
+  sql(human('checkout', 'app@p').trim(), "INSERT INTO notes VALUES (30, 'p30');");
+  human('checkpoint', 'app@p', 'first');
+  sql(human('checkout', 'app@p').trim(), "INSERT INTO notes VALUES (31, 'p31');");
+  const at = await callOnce(tools, 'offshoot_merge', { database: 'app', source: 'p', target: 'q', at: 'first' });
+  assert.equal((at.content[0] as { output: Merged }).output.applied, true);
+  assert.equal(human('query', 'app@q', 'SELECT id FROM notes WHERE id > 20'), 'id\n30\n', 'only the checkpoint');
 }
 
 describe('offshoot_merge through the AI SDK', { timeout: 180_000 }, () => {

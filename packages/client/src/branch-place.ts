@@ -62,8 +62,10 @@ export interface MergeReport extends MergeResult {
   warnings: string[];
 }
 
-/** Options of a place's merge: how conflicting rows resolve, the checkpoint's name, force into a protected target. */
+/** Options of a place's merge: the source's point, how conflicting rows resolve, the checkpoint's name, force into a protected target. */
 export interface PlaceMergeOptions {
+  /** The source's checkpoint or moment (`tx:42`) to merge instead of its head. */
+  at?: string | undefined;
   prefer?: 'source' | 'target' | undefined;
   name?: string | undefined;
   force?: boolean | undefined;
@@ -84,7 +86,7 @@ export interface PlacePromoteOptions {
 export type CheckRequest =
   | { verb: 'rollback'; db: string; branch: string; to: string }
   | { verb: 'promote'; db: string; source: string; onto: string; force: boolean; ifHead?: number | undefined }
-  | { verb: 'merge'; db: string; source: string; into: string; force: boolean }
+  | { verb: 'merge'; db: string; source: string; into: string; force: boolean; at?: string | undefined }
   | { verb: 'destroy'; db: string; branch: string; force: boolean };
 
 /** Options of a fork from a link: the TTL, the checkpoint to fork from instead of the head, and meta. */

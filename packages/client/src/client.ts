@@ -80,6 +80,8 @@ export interface PromoteOptions extends ForceOptions {
 
 /** Options of `merge`. */
 export interface MergeOptions extends ForceOptions {
+  /** Merge this checkpoint of the source instead of its head, or a moment: `tx:42`, `at:2026-12-07T10:00:00Z`. */
+  from?: string;
   /** How rows both sides changed differently resolve: `source` takes the source's, `target` keeps the target's. */
   prefer?: 'source' | 'target';
   /** The name of the checkpoint the merge makes on the target (default `merge`, then `merge-2`, ...). */
@@ -267,8 +269,9 @@ export class Client {
   }
 
   /**
-   * Merges the row changes `source` made since its common state with `into` into `into`, three-way: a result with
-   * `applied: false` and the `conflicts` listed (nothing changed) when rows conflict and no `prefer` resolves them.
+   * Merges the row changes `source` (its head, or `opts.from`) made since its common state with `into` into `into`,
+   * three-way: a result with `applied: false` and the `conflicts` listed (nothing changed) when rows conflict and no
+   * `prefer` resolves them.
    * Onto a protected target it takes `force`. Throws `MERGE_CONFLICT` when both sides changed the schema.
    */
   async merge(db: string, source: string, into: string, opts: MergeOptions = {}): Promise<MergeResult> {
@@ -279,6 +282,7 @@ export class Client {
         branch: source,
         into,
         force: opts.force,
+        ...(opts.from !== undefined ? { from: opts.from } : {}),
         ...(opts.prefer !== undefined ? { prefer: opts.prefer } : {}),
         ...(opts.name !== undefined ? { name: opts.name } : {}),
         ...actorFields(opts),

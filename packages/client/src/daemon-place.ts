@@ -54,7 +54,15 @@ function checkedFields(req: CheckRequest): WireRequest {
         ...(req.ifHead !== undefined ? { if_head: req.ifHead } : {}),
       };
     case 'merge':
-      return { op: 'check', verb: req.verb, db: req.db, branch: req.source, into: req.into, force: req.force };
+      return {
+        op: 'check',
+        verb: req.verb,
+        db: req.db,
+        branch: req.source,
+        into: req.into,
+        force: req.force,
+        ...(req.at !== undefined ? { from: req.at } : {}),
+      };
     case 'destroy':
       return { op: 'check', verb: req.verb, db: req.db, branch: req.branch, force: req.force };
   }
@@ -164,6 +172,7 @@ export class DaemonPlace implements BranchPlace {
       branch: source,
       into,
       force: opts.force,
+      ...(opts.at !== undefined ? { from: opts.at } : {}),
       ...(opts.prefer !== undefined ? { prefer: opts.prefer } : {}),
       ...(opts.name !== undefined ? { name: opts.name } : {}),
     });

@@ -177,7 +177,8 @@ export class StorePlace implements BranchPlace {
   }
 
   async merge(db: string, source: string, into: string, opts: PlaceMergeOptions = {}): Promise<MergeReport> {
-    const r = await this.#run<MergeResult>('merge', mergeFlags(into, opts), [`${db}@${source}`], [MERGE_CONFLICT_EXIT]);
+    const src = opts.at !== undefined ? `${db}@${source}@${opts.at}` : `${db}@${source}`;
+    const r = await this.#run<MergeResult>('merge', mergeFlags(into, opts), [src], [MERGE_CONFLICT_EXIT]);
     return { ...r, warnings: [] };
   }
 
@@ -206,7 +207,7 @@ export class StorePlace implements BranchPlace {
         await this.#run(
           'merge',
           ['--check', ...mergeFlags(req.into, { force: req.force })],
-          [`${req.db}@${req.source}`],
+          [`${req.db}@${req.source}${req.at !== undefined ? `@${req.at}` : ''}`],
         );
         return;
       case 'destroy':

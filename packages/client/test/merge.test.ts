@@ -47,4 +47,21 @@ describe('merge against a real daemon', { timeout: 120_000 }, () => {
       ['update/update'],
     );
   });
+
+  test('from merges a checkpoint of the source, not its head', async () => {
+    await c.create('pts');
+    const at = async (branch: string, sql: string, cp: string): Promise<void> => {
+      execFileSync('sqlite3', ['-bail', await c.checkout('pts', branch), sql]);
+      await c.checkpoint('pts', branch, cp);
+    };
+    await at('main', 'CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);', 'schema');
+    await c.fork('pts', 'main', 'src');
+    await c.fork('pts', 'main', 'dst');
+    await at('src', "INSERT INTO t VALUES (1, 'first');", 'one');
+    await at('src', "INSERT INTO t VALUES (2, 'second');", 'two');
+    const r = await c.merge('pts', 'src', 'dst', { from: 'one' });
+    assert.deepEqual([r.applied, r.tables], [true, [{ table: 't', inserted: 1, updated: 0, deleted: 0 }]]);
+    const rest = await c.merge('pts', 'src', 'dst');
+    assert.deepEqual([rest.base.kind, rest.tables], ['merge', [{ table: 't', inserted: 1, updated: 0, deleted: 0 }]]);
+  });
 });

@@ -218,3 +218,23 @@ def test_async_merge(offshoot_daemon: DaemonHandle) -> None:
             assert (merged.applied, merged.conflicts, merged.backup) == (True, [], "main-pre-merge")
 
     asyncio.run(main())
+
+
+def test_async_merge_from_checkpoint(offshoot_daemon: DaemonHandle) -> None:
+    async def main() -> None:
+        db = fresh()
+        async with await connect_async(offshoot_daemon.sock) as c:
+            await c.create(db)
+            with contextlib.closing(sqlite3.connect(await c.checkout(db, "main"))) as conn:
+                conn.executescript("CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT);")
+            await c.fork(db, "main", ["one", "two"])
+            async with await c.open(db, "one") as s:
+                with contextlib.closing(sqlite3.connect(s.path)) as conn:
+                    conn.executescript("INSERT INTO kv VALUES ('a', '1');")
+                await s.flush("first")
+                with contextlib.closing(sqlite3.connect(s.path)) as conn:
+                    conn.executescript("INSERT INTO kv VALUES ('b', '1');")
+            merged = await c.merge(db, "one", "two", from_checkpoint="first")
+            assert merged.tables == [{"table": "kv", "inserted": 1, "updated": 0, "deleted": 0}]
+
+    asyncio.run(main())

@@ -524,6 +524,17 @@ def _write_kv(path: str, sql: str) -> None:
         conn.executescript(sql)
 
 
+def test_merge_from_checkpoint_takes_that_point_not_the_head(client: Client, db: str) -> None:
+    _write_kv(client.checkout(db, "main"), "CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT);")
+    client.fork(db, "main", ["one", "two"])
+    with client.open(db, "one") as s:
+        _write_kv(s.path, "INSERT INTO kv VALUES ('a', '1');")
+        s.flush("first")
+        _write_kv(s.path, "INSERT INTO kv VALUES ('b', '1');")
+    merged = client.merge(db, "one", "two", from_checkpoint="first")
+    assert (merged.applied, merged.tables) == (True, [{"table": "kv", "inserted": 1, "updated": 0, "deleted": 0}])
+
+
 def test_merge_lists_conflicts_then_prefer_resolves(client: Client, db: str) -> None:
     _write_kv(
         client.checkout(db, "main"), "CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT); INSERT INTO kv VALUES ('a', '0');"

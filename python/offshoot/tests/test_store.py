@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Callable
@@ -147,6 +148,23 @@ def test_binary_lookup(tmp_path: Path) -> None:
     (link_dir / "offshoot").symlink_to(bin_)
     found = Store(tmp_path, env={"PATH": str(link_dir)})
     assert found.bin == str(link_dir / "offshoot")
+
+
+def test_merge_at_rest_from_checkpoint(store: Store) -> None:
+    store.create("app")
+
+    def write(branch: str, sql: str) -> None:
+        with contextlib.closing(sqlite3.connect(store.checkout("app", branch))) as conn:
+            conn.executescript(sql)
+
+    write("main", "CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT);")
+    store.fork("app", "main", "one")
+    store.fork("app", "main", "two")
+    write("one", "INSERT INTO kv VALUES ('a', '1');")
+    store.checkpoint("app", "one", "first")
+    write("one", "INSERT INTO kv VALUES ('b', '1');")
+    merged = store.merge("app", "one", "two", from_checkpoint="first")
+    assert (merged.applied, merged.tables) == (True, [{"table": "kv", "inserted": 1, "updated": 0, "deleted": 0}])
 
 
 def test_merge_at_rest_conflicts_are_an_answer(store: Store) -> None:

@@ -6,6 +6,7 @@ import type { Ref } from '../core/ref.js';
 import type { Target } from '../core/target.js';
 import { jsonRow, type JsonRow } from '../sqlite/diff/diff-json.js';
 import { renderDiffSql } from '../sqlite/diff/diff-sql.js';
+import type { DiffResult } from '../sqlite/diff/diff-types.js';
 import { checkClean, readSidecar, sameIdentity } from '../sqlite/checkout-sidecar.js';
 import { quiesce } from '../sqlite/quiesce.js';
 import { ChainResolver } from '../store/chain-resolver.js';
@@ -203,6 +204,68 @@ function checkpointName(ref: Ref, db: string, into: string, asked: string | unde
   }
 }
 
+/** A merge computed and not applied (previewMerge): what it would take, and what the target itself changed. */
+export interface MergePreview extends MergeResult {
+  /** The target's own row changes since the common state, per table: the merge keeps them (conflicting rows too). */
+  kept: MergedTable[];
+}
+
+/** A merge preview as JSON: the merge's JSON and the target's own changes (the dashboard's /api/merge). */
+export function mergePreviewToJson(p: MergePreview): JsonMerge & { kept: MergedTable[] } {
+  return { ...mergeToJson(p), kept: p.kept };
+}
+
+/**
+ * The merge `merge` would make of the source's durable state into the target's durable head, computed and not
+ * applied: no lease, no checkpoint, nothing written (the dashboard's preview). Uncheckpointed writes in either
+ * checkout are not in it, and refusals of the write itself (protection, leases) are not asked: see checkMerge.
+ */
+export async function previewMerge(ctx: OpsContext, src: Target, into: string): Promise<MergePreview> {
+  refuseMergeArgs(src, into, {});
+  const source = await readBranch(ctx, src.db, src.branch);
+  const tgt = await readBranch(ctx, src.db, into);
+  const from = { branch: src.branch, ref: await sourceState(ctx, src, source.ref) };
+  const { result, targetDiff } = await threeWayOf(ctx, src, from, into, tgt.ref, undefined, false);
+  const kept = targetDiff.tables
+    .filter((t) => t.added.length + t.changed.length + t.removed.length > 0)
+    .map((t) => ({ table: t.table, inserted: t.added.length, updated: t.changed.length, deleted: t.removed.length }));
+  return { ...result, kept };
+}
+
+/** The three-way merge of the source state `from` into the target's head `ref`, as a result not yet applied. */
+async function threeWayOf(
+  ctx: OpsContext,
+  src: Target,
+  from: { branch: string; ref: Ref },
+  into: string,
+  ref: Ref,
+  prefer: Prefer | undefined,
+  leased: boolean,
+): Promise<{ base: MergeBase; merged: ReturnType<typeof threeWay>; result: MergeResult; targetDiff: DiffResult }> {
+  const resolver = new ChainResolver(ctx.store, { sizes: false });
+  const base = await findMergeBase(src.db, from, { branch: into, ref }, resolver);
+  const diffs = await sideDiffs(
+    ctx,
+    src.db,
+    base.chain,
+    { ...from, chain: await resolver.resolve(from.ref.lineage, from.ref.head_txid), leased: false },
+    { branch: into, ref, chain: await resolver.resolve(ref.lineage, ref.head_txid), leased },
+  );
+  const merged = threeWay(diffs.source, diffs.target, prefer, diffs.declaredKeys);
+  const result: MergeResult = {
+    db: src.db,
+    source: src.branch,
+    target: into,
+    base: { kind: base.kind, at: base.at },
+    applied: false,
+    conflicts: merged.conflicts,
+    ...(prefer !== undefined && merged.conflicts.length > 0 ? { prefer } : {}),
+    tables: merged.tables,
+    txid: ref.head_txid,
+  };
+  return { base, merged, result, targetDiff: diffs.target };
+}
+
 async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: MergeOptions): Promise<MergeResult> {
   const target: Target = { db: src.db, branch: into };
   let tgt = await readBranch(ctx, src.db, into);
@@ -215,27 +278,7 @@ async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: Mer
     source = await readBranch(ctx, src.db, src.branch);
   if (await checkpointIfDirty(ctx, target, tgt.ref, vet(target))) tgt = await readBranch(ctx, src.db, into);
   const from = { branch: src.branch, ref: await sourceState(ctx, src, source.ref) };
-  const resolver = new ChainResolver(ctx.store, { sizes: false });
-  const base = await findMergeBase(src.db, from, { branch: into, ref: tgt.ref }, resolver);
-  const diffs = await sideDiffs(
-    ctx,
-    src.db,
-    base.chain,
-    { ...from, chain: await resolver.resolve(from.ref.lineage, from.ref.head_txid), leased: false },
-    { branch: into, ref: tgt.ref, chain: await resolver.resolve(tgt.ref.lineage, tgt.ref.head_txid), leased: true },
-  );
-  const merged = threeWay(diffs.source, diffs.target, opts.prefer, diffs.declaredKeys);
-  const result: MergeResult = {
-    db: src.db,
-    source: src.branch,
-    target: into,
-    base: { kind: base.kind, at: base.at },
-    applied: false,
-    conflicts: merged.conflicts,
-    ...(opts.prefer !== undefined && merged.conflicts.length > 0 ? { prefer: opts.prefer } : {}),
-    tables: merged.tables,
-    txid: tgt.ref.head_txid,
-  };
+  const { base, merged, result } = await threeWayOf(ctx, src, from, into, tgt.ref, opts.prefer, true);
   if (merged.conflicts.length > 0 && opts.prefer === undefined) return result;
   const sql = renderDiffSql(merged.apply);
   if (sql === '') return result;

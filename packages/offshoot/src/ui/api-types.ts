@@ -220,6 +220,41 @@ export interface ApiDiff {
   page_error?: ApiError;
 }
 
+/** Rows of one table a merge writes (or keeps): inserted, updated, deleted. */
+export interface ApiMergeTable {
+  table: string;
+  inserted: number;
+  updated: number;
+  deleted: number;
+}
+
+/** A row both sides changed differently since their common state; `null` for a side that deleted it. */
+export interface ApiMergeConflict {
+  table: string;
+  kind: 'update/update' | 'update/delete' | 'delete/update' | 'insert/insert';
+  key: ApiRow;
+  base?: ApiRow;
+  source: ApiRow | null;
+  target: ApiRow | null;
+}
+
+/** GET /api/merge?db=&source=&into=[&at=]: a merge computed and not applied (`applied` is always false). */
+export interface ApiMerge {
+  server: ApiServer;
+  db: string;
+  source: string;
+  target: string;
+  /** The common state the changes are taken from: the last merge of the source, the fork point, or siblings'. */
+  base: { kind: 'merge' | 'fork' | 'siblings'; at: string };
+  applied: boolean;
+  txid: number;
+  /** The rows the merge would take from the source, per table (conflicting rows left out). */
+  tables: ApiMergeTable[];
+  /** The target's own row changes since the common state, per table: kept as they are. */
+  kept: ApiMergeTable[];
+  conflicts: ApiMergeConflict[];
+}
+
 /** An error body, as every other offshoot surface shapes it. */
 export interface ApiError {
   ok: false;

@@ -3,6 +3,7 @@ import { fail } from '../core/errors.js';
 import { nameProblem } from '../core/names.js';
 import type { ApiSeries } from './api-types.js';
 import { DiffPages, parseDiffQuery } from './diff-api.js';
+import { mergePreview } from './merge-api.js';
 import { sendJson } from '../protocol/http-kit.js';
 import { secure, sendError } from './http-reply.js';
 import { loadPageAssets } from './page-assets.js';
@@ -161,6 +162,7 @@ export function createUiHandler(src: UiSource, token: string): UiHandler {
     if (first === 'storage' && parts.length === 1) return sendJson(res, 200, await storageReport(src));
     if (first === 'diff' && parts.length === 1)
       return sendJson(res, 200, await diffs.page(parseDiffQuery(url.searchParams)));
+    if (first === 'merge' && parts.length === 1) return sendJson(res, 200, await mergePreview(src, url.searchParams));
     if (first === 'diff.sql' && parts.length === 1) {
       const q = parseDiffQuery(url.searchParams);
       const text = await diffs.sql(q);

@@ -74,4 +74,13 @@ describe('the daemon: merge', () => {
     assert.equal((resolved.result as JsonMerge).checkpoint, 'with-b');
     assertDaemonError(await d.request({ op: 'merge', db: 'app', branch: 'b' }), 'INVALID_ARGUMENT', /into/);
   });
+
+  test('check of a merge asks about the source point named in from, as the merge op takes it', async () => {
+    const check = { op: 'check', verb: 'merge', db: 'app', branch: 'b', into: 'main', force: true };
+    const head = await d.request(check);
+    assert.equal(head.ok, true, JSON.stringify(head));
+    assertDaemonError(await d.request({ ...check, from: 'nosuch' }), 'NOT_FOUND', /nosuch/);
+    const done = await d.request({ ...check, from: 'done' });
+    assert.equal(done.ok, true, JSON.stringify(done));
+  });
 });

@@ -49,6 +49,17 @@ async function mergeBoth(s: McpStore, m: McpSession): Promise<void> {
   assert.equal(rows, '1|A\n2|b\n3|c\n10|a10\n20|b20\n');
 }
 
+/** A merge of a checkpoint of the source (`at`), not its head: only what it held is taken. */
+async function mergeAtPoint(s: McpStore, m: McpSession): Promise<void> {
+  ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'run-q' }));
+  await attempt(s, m, 'run-p', "INSERT INTO t VALUES (30, 'p30');");
+  const path = ok(await m.call('offshoot_checkout', { database: 'app', branch: 'run-p' }))['path'] as string;
+  s.sqlite(path, "INSERT INTO t VALUES (31, 'p31');");
+  ok(await m.call('offshoot_checkpoint', { database: 'app', branch: 'run-p', name: 'later' }));
+  const r = ok(await m.call('offshoot_merge', { database: 'app', source: 'run-p', target: 'run-q', at: 'done' }));
+  assert.deepEqual([r['applied'], r['tables']], [true, [{ table: 't', inserted: 1, updated: 0, deleted: 0 }]]);
+}
+
 test('offshoot_merge at rest; an agent without -allow-force is refused on protected main', async () => {
   const s = makeMcpStore();
   const plain = await startMcp(s.store, ['-reap-every', '0']);
@@ -65,6 +76,7 @@ test('offshoot_merge at rest; an agent without -allow-force is refused on protec
   const m = await startMcp(s.store, ['-allow-force', '-reap-every', '0']);
   try {
     await mergeBoth(s, m);
+    await mergeAtPoint(s, m);
   } finally {
     await m.close();
     s.cleanup();
@@ -77,6 +89,7 @@ test('offshoot_merge through the daemon serving the store', async () => {
   const m = await startMcp(s.store, ['-allow-force', '-reap-every', '0']);
   try {
     await mergeBoth(s, m);
+    await mergeAtPoint(s, m);
   } finally {
     await m.close();
     await daemon.stop();

@@ -1,8 +1,9 @@
 // The diff viewer: two targets, schema changes, per-table counts, one page of one table's row changes, and the
 // SQL patch to download.
-import type { ApiDiff, ApiDiffRow, ApiRow } from '../../src/ui/api-types.js';
+import type { ApiDiff, ApiDiffRow, ApiMerge, ApiRow } from '../../src/ui/api-types.js';
 import { h } from './dom.js';
 import { value } from './format.js';
+import { mergePreview, mergeSides } from './merge-view.js';
 import { diffUrl, navigate } from './router.js';
 
 function columns(rows: ApiDiffRow[]): string[] {
@@ -20,8 +21,8 @@ function cell(r: ApiDiffRow, col: string): HTMLTableCellElement {
   return h('td', { class: 'changed-cell' }, h('del', {}, before), ' → ', h('ins', {}, after));
 }
 
-/** Renders the diff form and, when both sides are given, the diff. */
-export function diffView(q: URLSearchParams, d: ApiDiff | undefined): HTMLElement {
+/** Renders the diff form and, when both sides are given, the diff (and the merge preview when asked: `merge`). */
+export function diffView(q: URLSearchParams, d: ApiDiff | undefined, merge?: ApiMerge): HTMLElement {
   const left = h('input', {
     name: 'left',
     value: q.get('left') ?? '',
@@ -58,6 +59,20 @@ export function diffView(q: URLSearchParams, d: ApiDiff | undefined): HTMLElemen
       h('span', { class: 'muted' }, ` turns ${d.left} into ${d.right}`),
     ),
   );
+  const sides = mergeSides(d.left, d.right);
+  if (merge !== undefined) out.append(mergePreview(merge));
+  else if (sides !== undefined)
+    out.append(
+      h(
+        'p',
+        {},
+        h(
+          'a',
+          { href: diffUrl(d.left, d.right, { merge: '1' }), 'data-nav': true, 'data-merge-link': true },
+          `preview merging ${sides.source} into ${sides.into}`,
+        ),
+      ),
+    );
   out.append(h('h3', {}, `Schema changes (${d.schema.length})`));
   if (d.schema.length === 0) out.append(h('p', { class: 'muted' }, 'none'));
   for (const c of d.schema)

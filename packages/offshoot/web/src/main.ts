@@ -3,6 +3,7 @@ import type {
   ApiBranchDetail,
   ApiDbs,
   ApiDiff,
+  ApiMerge,
   ApiSeries,
   ApiServer,
   ApiStorage,
@@ -12,6 +13,7 @@ import { ApiFailure, get, seg } from './api.js';
 import { branchPanel } from './branch-panel.js';
 import { diffView } from './diff-view.js';
 import { h } from './dom.js';
+import { mergeSides } from './merge-view.js';
 import { count } from './format.js';
 import { follow } from './live.js';
 import { navigate, parseRoute, startRouter, type TreeLayout, treeUrl } from './router.js';
@@ -238,7 +240,9 @@ async function renderRoute(): Promise<HTMLElement> {
       }
       const d = await get<ApiDiff>(`/api/diff?${q.toString()}`);
       server = d.server;
-      return diffView(q, d);
+      const sides = q.get('merge') === '1' ? mergeSides(d.left, d.right) : undefined;
+      const merge = sides === undefined ? undefined : await get<ApiMerge>(`/api/merge?${new URLSearchParams(sides)}`);
+      return diffView(q, d, merge);
     }
     default:
       return h('div', { class: 'error' }, `No view at ${route.path}.`);

@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { databaseArg, nameString } from '../args.js';
+import { databaseArg, MOMENTS, nameString } from '../args.js';
 import { HINTS } from '../hints.js';
 import { defineTool } from '../tool-spec.js';
 
@@ -25,6 +25,7 @@ export const mergeTool = defineTool({
     database: databaseArg,
     source: nameString().describe('branch whose changes are merged (e.g. your fork)'),
     target: nameString().describe('branch that receives them (e.g. main)'),
+    at: nameString().optional().describe(`merge this point of the source instead of its head: ${MOMENTS}`),
     prefer: z
       .enum(['source', 'target'])
       .optional()

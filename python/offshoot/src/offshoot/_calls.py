@@ -222,9 +222,17 @@ def promote(db: str, source: str, onto: str, force: bool, if_head: int | None = 
 
 
 def merge(
-    db: str, source: str, into: str, force: bool, prefer: str | None = None, name: str | None = None
+    db: str,
+    source: str,
+    into: str,
+    force: bool,
+    prefer: str | None = None,
+    name: str | None = None,
+    from_checkpoint: str | None = None,
 ) -> Call[MergeResult]:
     fields: dict[str, Any] = {"db": db, "branch": source, "into": into, "force": force}
+    if from_checkpoint is not None:
+        fields["from"] = from_checkpoint
     if prefer is not None:
         fields["prefer"] = prefer
     if name is not None:

@@ -186,11 +186,13 @@ class AsyncClient:
         *,
         prefer: Literal["source", "target"] | None = None,
         name: str | None = None,
+        from_checkpoint: str | None = None,
     ) -> MergeResult:
-        """Merges the row changes `source` made since its common state with `into` into `into`, three-way; returns
-        the result, with `applied` False and the `conflicts` listed (nothing changed) when rows conflict and no
-        `prefer` resolves them. `force` if `into` is protected; raises MERGE_CONFLICT when both changed the schema."""
-        return await self._call(calls.merge(db, source, into, force, prefer, name))
+        """Merges the row changes `source` (its head, or `from_checkpoint`: a checkpoint or a moment, `tx:42`) made
+        since its common state with `into` into `into`, three-way; returns the result, with `applied` False and the
+        `conflicts` listed (nothing changed) when rows conflict and no `prefer` resolves them. `force` if `into` is
+        protected; raises MERGE_CONFLICT when both changed the schema."""
+        return await self._call(calls.merge(db, source, into, force, prefer, name, from_checkpoint))
 
     async def compact(self, db: str, branch: str = "main") -> int:
         """Makes a shared branch self-contained; returns its head txid."""

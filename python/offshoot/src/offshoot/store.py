@@ -200,13 +200,15 @@ class Store:
         *,
         prefer: Literal["source", "target"] | None = None,
         name: str | None = None,
+        from_checkpoint: str | None = None,
     ) -> MergeResult:
-        """Merges the row changes `source` made since its common state with `into` into `into`, three-way; returns
-        the result, with `applied` False and the `conflicts` listed (nothing changed) when rows conflict and no
-        `prefer` resolves them. `force` if `into` is protected; raises MERGE_CONFLICT when both changed the schema."""
+        """Merges the row changes `source` (its head, or `from_checkpoint`: a checkpoint or a moment, `tx:42`) made
+        since its common state with `into` into `into`, three-way; returns the result, with `applied` False and the
+        `conflicts` listed (nothing changed) when rows conflict and no `prefer` resolves them. `force` if `into` is
+        protected; raises MERGE_CONFLICT when both changed the schema."""
         doc = self.run(
             "merge",
-            _target(db, source),
+            _target(db, source) + (f"@{from_checkpoint}" if from_checkpoint else ""),
             "--into",
             into,
             *(["--prefer", prefer] if prefer is not None else []),

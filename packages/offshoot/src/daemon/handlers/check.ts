@@ -4,6 +4,7 @@ import { checkMerge } from '../../ops/merge.js';
 import { checkPromote } from '../../ops/promote.js';
 import { checkRollback } from '../../ops/rollback.js';
 import { validateName } from '../../core/names.js';
+import { validatePointName } from '../../core/target.js';
 import { optionalCheckpoint, requestActor, requestIfHead, requestTarget, requiredName } from '../request-fields.js';
 import type { OpHandler } from './op-handler.js';
 import { checkSourceSession } from './source-flush.js';
@@ -45,7 +46,9 @@ export const checkOp: OpHandler = async (req, d) => {
         throw fail('INVALID_ARGUMENT', 'check: a merge needs into', { hint: 'set "into" to the branch to merge into' });
       const into = validateName('branch', req.into);
       d.sessions.refuseIfPresent({ db: t.db, branch: into }, 'merge into');
-      await checkSourceSession(d, t, actor, 'merge');
+      // As the merge op: a source named at a point is a durable state, so its session is not asked.
+      if (req.from !== undefined && req.from !== '') t.checkpoint = validatePointName(req.from);
+      else await checkSourceSession(d, t, actor, 'merge');
       const name = optionalCheckpoint(req);
       await checkMerge(d.ops, t, into, { force: req.force ?? false, actor, ...(name !== undefined ? { name } : {}) });
       break;

@@ -1,7 +1,7 @@
 import type { mergeTool } from '@offshoot/tools';
 import { undoPointName } from '../../ops/policy.js';
 import { merge, mergeToJson } from '../../ops/merge.js';
-import { nameArg } from '../args.js';
+import { nameArg, pointArg } from '../args.js';
 import { refuseIfSession, withDaemon } from '../daemon/daemon-link.js';
 import type { ToolRun } from '../tool.js';
 import { readHead, wayBackNote } from './branch-facts.js';
@@ -12,6 +12,7 @@ export const mergeRun: ToolRun<typeof mergeTool> = {
     const db = nameArg('database', args.database);
     const source = nameArg('source', args.source);
     const target = nameArg('target', args.target);
+    const at = args.at === undefined ? undefined : pointArg('at', args.at);
     const name = args.name === undefined ? undefined : nameArg('name', args.name);
     const opts = {
       force: args.force ?? false,
@@ -22,8 +23,10 @@ export const mergeRun: ToolRun<typeof mergeTool> = {
     // applies the agent rules itself), else at rest.
     const r = await withDaemon(deps, async (d) => {
       refuseIfSession(d, db, target, 'merge into');
-      if (d !== undefined) return d.client.merge(db, source, target, opts);
-      return mergeToJson(await merge(await deps.ops(), { db, branch: source }, target, { ...opts, actor: deps.actor }));
+      if (d !== undefined)
+        return d.client.merge(db, source, target, { ...opts, ...(at !== undefined ? { from: at } : {}) });
+      const src = { db, branch: source, ...(at !== undefined ? { checkpoint: at } : {}) };
+      return mergeToJson(await merge(await deps.ops(), src, target, { ...opts, actor: deps.actor }));
     });
     const lines = r.applied
       ? [
