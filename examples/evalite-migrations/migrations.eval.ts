@@ -1,6 +1,7 @@
-// Each data item is a change an agent proposes for the orders table; withFork runs it in a private fork of the one
-// seeded database, so items run side by side without seeing each other's writes, and the scorer checks the result.
-// Run: cd examples/evalite-migrations && npx evalite run
+// migrations.eval.ts: each data item is a change an agent proposes for the orders table; withFork runs it in a
+// private fork of the one seeded database, so items run side by side without seeing each other's writes, and the
+// scorer checks the result.
+// Run: npx evalite run
 import { execFileSync } from 'node:child_process';
 import { withFork } from '@offshoot/evalite';
 import { createScorer, evalite } from 'evalite';

@@ -1,4 +1,5 @@
-// Seeds the database once per run (a daemon of its own unless OFFSHOOT_SOCKET names one); every data item forks it.
+// offshoot.setup.ts: seeds the database once per run (a daemon of its own unless OFFSHOOT_SOCKET names one);
+// every data item forks it.
 import { offshootSetup } from '@offshoot/evalite';
 
 export default offshootSetup({

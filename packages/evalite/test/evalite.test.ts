@@ -13,6 +13,7 @@ import { startDaemon, type TestDaemon } from '@offshoot/client/testkit';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const OFFSHOOT_BIN = join(ROOT, 'offshoot');
 const EVALITE = join(ROOT, 'node_modules/.bin/evalite');
+const EXAMPLE = join(ROOT, 'examples/evalite-migrations');
 
 interface EvaliteReport {
   evals: Array<{
@@ -22,10 +23,10 @@ interface EvaliteReport {
   }>;
 }
 
-/** Runs a shell script from the repository root against the daemon at `sock` (npx never reaches the network). */
-function shell(script: string, sock: string) {
+/** Runs a shell script in `cwd` against the daemon at `sock` (npx never reaches the network). */
+function shell(script: string, sock: string, cwd: string) {
   const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, OFFSHOOT_BIN, OFFSHOOT_SOCKET: sock, NO_COLOR: '1', npm_config_offline: 'true' },
   });
   let out = '';
@@ -69,14 +70,25 @@ describe('evalite with a fork per data item', { timeout: 300_000 }, () => {
     rmSync(out, { recursive: true, force: true });
   });
 
-  test('the page quickstart runs as written: the example seeds once, forks per item, destroys every fork', async () => {
+  test("the page's files are the example's, and its run line there prints what the page shows", async () => {
     const page = readFileSync(join(ROOT, 'docs/integrations/evalite.md'), 'utf8');
-    const block = /^# .+\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(page)?.[1] ?? '';
-    assert.ok(block.trim().split('\n').length <= 10);
-    const r = await shell(block, daemon.sock);
+    const blocks = [...page.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map(([, lang, code]) => ({ lang, code }));
+    const files = blocks.filter((b) => b.lang === 'ts' && /^\/\/ [\w.]+\.ts: /.test(b.code ?? ''));
+    assert.deepEqual(
+      files.map((b) => /^\/\/ ([\w.]+\.ts): /.exec(b.code ?? '')?.[1]),
+      ['vitest.config.ts', 'offshoot.setup.ts', 'evalite.config.ts', 'migrations.eval.ts'],
+    );
+    for (const b of files) {
+      const name = /^\/\/ ([\w.]+\.ts): /.exec(b.code ?? '')?.[1] ?? '';
+      assert.equal(b.code, readFileSync(join(EXAMPLE, name), 'utf8'), `${name} on the page is the example's`);
+    }
+    const [, run] = blocks.filter((b) => b.lang === 'sh');
+    const shown = blocks.find((b) => b.lang === 'text')?.code ?? '';
+    const r = await shell(run?.code ?? '', daemon.sock, EXAMPLE);
     assert.equal(r.code, 0, r.out);
-    assert.match(r.out, /Score\s+100%/);
-    assert.match(r.out, /Evals\s+3\b/);
+    const printed = r.out.split('\n').map((l) => l.trim());
+    for (const line of shown.trimEnd().split('\n'))
+      assert.ok(printed.includes(line.trim()), `prints ${line}\n${r.out}`);
     const branches = await client.branches('eval-orders');
     assert.deepEqual(
       branches.map((b) => b.branch),
@@ -88,7 +100,7 @@ describe('evalite with a fork per data item', { timeout: 300_000 }, () => {
   });
 
   test('examples/evalite-migrations: each item saw the seed, not the others, and scored', async () => {
-    const r = await evaliteRun(join(ROOT, 'examples/evalite-migrations'), daemon.sock, out);
+    const r = await evaliteRun(EXAMPLE, daemon.sock, out);
     assert.equal(r.code, 0, r.out);
     const [orders] = r.report().evals;
     assert.equal(orders?.averageScore, 1, r.out);

@@ -49,7 +49,7 @@ export function buildBlobSeed(path: string, mib: number, rows = Math.ceil((mib *
 }
 
 /** A small document store (users, products, orders as JSON text) as SQLite and as one JSON file of the same data. */
-function buildJsonSeed(path: string, jsonPath: string): void {
+export function buildJsonSeed(path: string, jsonPath: string): void {
   let x = 12345;
   const rnd = (n: number): number => {
     x = (x * 1103515245 + 12345) & 0x7fffffff;

@@ -9,13 +9,14 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Client, connect } from '@offshoot/client';
 import { startDaemon } from '@offshoot/client/testkit';
 import { offshootBin, repoRoot } from '../e2e/cli-harness.js';
 import { type DocBlock, docBlocks } from '../e2e/doc-blocks.js';
 import {
+  betterSqlitePrebuilds,
   nodeDir,
   offIndexEnv,
   type Packed,
@@ -55,11 +56,11 @@ const TS_PAGES: Record<string, TsPage> = {
   },
 };
 
-/** A page's install line: its first block, one `pip install` or `npm install` line. */
+/** A page's install line: its first block, one line that runs `pip install` or `npm install` (after `npm init`). */
 function installLine(blocks: DocBlock[]): string | undefined {
   const first = blocks[0];
   if (first?.lang !== 'sh' || first.code.trim().split('\n').length !== 1) return undefined;
-  return /^(pip|npm) install /.test(first.code) ? first.code.trim() : undefined;
+  return /^(pip install|npm install|npm init) /.test(first.code) ? first.code.trim() : undefined;
 }
 
 describe('every integration page runs as pasted, in an empty directory', { skip: skipUnlessFull }, () => {
@@ -82,12 +83,10 @@ describe('every integration page runs as pasted, in an empty directory', { skip:
 
   test('each page opens with one install line that pins every version it names', () => {
     const opening = pages.filter((p) => installLine(docBlocks(join(PAGES, p))) !== undefined);
-    // evalite's page runs its example from the repository instead: evalite 0.19 requires better-sqlite3 11, which no
-    // other package here uses, so an empty project fetches it and compiles it from source (minutes) unless it pins
-    // an override the workspace's package.json has.
     assert.deepEqual(opening, [
       'ai-sdk.md',
       'crewai.md',
+      'evalite.md',
       'google-adk.md',
       'langgraph.md',
       'llama-index.md',
@@ -97,6 +96,7 @@ describe('every integration page runs as pasted, in an empty directory', { skip:
     ]);
     for (const p of opening) {
       const specs = (installLine(docBlocks(join(PAGES, p))) ?? '')
+        .replace(/^.*&& (?=(npm|pip) install )/, '')
         .split(/\s+/)
         .slice(2)
         .filter((s) => !s.startsWith('-') && !s.startsWith('/'));
@@ -109,6 +109,29 @@ describe('every integration page runs as pasted, in an empty directory', { skip:
     const blocks = docBlocks(join(PAGES, page));
     const line = installLine(blocks);
     if (line === undefined) continue;
+
+    if (page === 'evalite.md') {
+      test(`${page}: the install line into an empty project, the page's four files, then its run line`, () => {
+        const work = join(tmp, 'evalite');
+        mkdirSync(work);
+        const env = offIndexEnv(tmp, '', {
+          PATH: `${dirname(process.execPath)}:${bin}:${process.env.PATH ?? ''}`,
+          NO_COLOR: '1',
+          npm_config_better_sqlite3_local_prebuilds: betterSqlitePrebuilds(tmp, line),
+        });
+        runDocLine(line, packed, work, env);
+        const files = blocks.filter((b) => b.lang === 'ts');
+        assert.equal(files.length, 4);
+        for (const b of files) writeFileSync(join(work, /^\/\/ ([\w.]+\.ts): /.exec(b.code)?.[1] ?? ''), b.code);
+        const [, run] = blocks.filter((b) => b.lang === 'sh');
+        const printed = runDocLine(run?.code ?? '', packed, work, env)
+          .split('\n')
+          .map((l) => l.trim());
+        const shown = blocks.find((b) => b.lang === 'text')?.code ?? '';
+        for (const l of shown.trimEnd().split('\n')) assert.ok(printed.includes(l.trim()), `prints ${l}`);
+      });
+      continue;
+    }
 
     if (line.startsWith('pip ')) {
       test(`${page}: the install line into an empty venv, then the quickstart prints what the page shows`, () => {

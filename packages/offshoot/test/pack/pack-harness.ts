@@ -3,7 +3,7 @@
 // run in an empty directory with the environment that keeps it off the network for our packages.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { baseEnv, offshootBin, repoRoot } from '../e2e/cli-harness.js';
@@ -67,6 +67,24 @@ export function wheelFolder(env: 'main' | 'crewai'): string {
 /** The bin folder of the pinned Node `major` (scripts/node-env.sh): first on PATH, npm and npx run on it too. */
 export function nodeDir(major: number): string {
   return execFileSync(join(repoRoot, 'scripts/node-env.sh'), [String(major)], { encoding: 'utf8' }).trim();
+}
+
+/**
+ * A folder of prebuild-install's local prebuilds holding better-sqlite3 at the version an install line pins (its
+ * `overrides`): the workspace's own build of it, packed as the prebuilt binary its GitHub release serves for this Node
+ * and platform. A user's install downloads that binary; this machine reaches no GitHub, and without it the install
+ * would compile better-sqlite3 from source for minutes.
+ */
+export function betterSqlitePrebuilds(parent: string, line: string): string {
+  const pinned = /better-sqlite3=(\S+)/.exec(line)?.[1];
+  const pkg = join(repoRoot, 'node_modules/better-sqlite3');
+  const { version } = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { version: string };
+  assert.equal(version, pinned, "the install line pins the workspace's better-sqlite3");
+  const dir = join(parent, 'prebuilds');
+  mkdirSync(dir, { recursive: true });
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  execFileSync('tar', ['-czf', join(dir, name), '-C', pkg, 'build/Release/better_sqlite3.node']);
+  return dir;
 }
 
 /**
