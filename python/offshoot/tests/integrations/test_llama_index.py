@@ -191,3 +191,23 @@ def test_a_fork_merges_row_by_row_into_the_branch_it_was_forked_from(store: Stor
             assert e.value.code == "INVALID_ARGUMENT"
 
     asyncio.run(run())
+
+
+def test_a_fork_merges_into_its_base_through_a_daemon(offshoot_daemon: DaemonHandle) -> None:
+    """The same merge through a daemon: the base's own session closed first, the fork's captured writes merged."""
+    db = f"signup-{uuid.uuid4().hex[:8]}"
+
+    async def run() -> None:
+        with WorkflowForks.session(offshoot_daemon.sock, db) as forks:
+            await answer_with(forks, Signup(forks.path, timeout=30).run(), "ada")
+            asked = forks.checkpoints[0]
+            retry = await forks.fork_at(asked, "retry", ttl="1h")
+        with retry:
+            await finish(retry, asked, "grace")
+            held = await retry.merge(force=True)
+            assert [c.kind for c in held.conflicts] == ["insert/insert"]
+            assert (await retry.merge(prefer="source", force=True)).applied
+        with WorkflowForks.session(offshoot_daemon.sock, db, create=False) as merged:
+            assert log(merged.path) == ["pending", "name grace"]
+
+    asyncio.run(run())
