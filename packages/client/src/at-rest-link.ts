@@ -1,10 +1,10 @@
 import type { BranchLink, BranchPlace, LinkForkOptions } from './branch-place.js';
 import { createIfMissing } from './create-if-missing.js';
-import type { DiffReport } from './types.js';
+import type { DiffReport, MergeResult } from './types.js';
 
 /**
- * A branch at rest, with no daemon: its checkout is a plain file, made durable only at a named checkpoint; fork and
- * promote checkpoint a dirty checkout first. Each verb is one run of the `offshoot` CLI (a `StorePlace`).
+ * A branch at rest, with no daemon: its checkout is a plain file, made durable only at a named checkpoint; fork,
+ * promote and merge checkpoint a dirty checkout first. Each verb is one run of the `offshoot` CLI (a `StorePlace`).
  */
 export class AtRestLink implements BranchLink {
   readonly mode = 'at-rest';
@@ -53,6 +53,10 @@ export class AtRestLink implements BranchLink {
 
   async promote(onto: string, force: boolean, ifHead?: number): Promise<number> {
     return (await this.#place.promote(this.db, this.branch, onto, { force, ifHead })).txid;
+  }
+
+  merge(into: string, force: boolean, prefer?: 'source' | 'target'): Promise<MergeResult> {
+    return this.#place.merge(this.db, this.branch, into, { force, prefer });
   }
 
   diff(base: string): Promise<DiffReport> {

@@ -118,6 +118,12 @@ export interface BranchLink {
    * `onto` is still at that head txid (else `BASE_MOVED`, nothing changed).
    */
   promote(onto: string, force: boolean, ifHead?: number): Promise<number>;
+  /**
+   * Merges this branch's row changes since its common state with `into` into `into`, three-way (committed writes
+   * included): `applied` false, the `conflicts` listed and nothing changed, when rows conflict and no `prefer`
+   * resolves them.
+   */
+  merge(into: string, force: boolean, prefer?: 'source' | 'target'): Promise<MergeResult>;
   /** The row-level diff from the durable state `base` (`db[@branch[@checkpoint]]`) to this branch's durable head. */
   diff(base: string): Promise<DiffReport>;
   /** Deletes the branch; the link is closed afterwards even when this rejects. */

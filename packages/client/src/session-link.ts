@@ -2,7 +2,7 @@ import type { BranchLink, LinkForkOptions } from './branch-place.js';
 import { type ActorOptions, type Client, connect } from './client.js';
 import { createIfMissing } from './create-if-missing.js';
 import type { Session } from './session.js';
-import type { DiffReport } from './types.js';
+import type { DiffReport, MergeResult } from './types.js';
 
 /** A branch held by a live daemon session, on a connection of its own: the daemon captures every commit. */
 export class SessionLink implements BranchLink {
@@ -76,6 +76,11 @@ export class SessionLink implements BranchLink {
   async promote(onto: string, force: boolean, ifHead?: number): Promise<number> {
     await this.#session.flush();
     return this.#client.promote(this.db, this.branch, onto, { force, ...(ifHead !== undefined ? { ifHead } : {}) });
+  }
+
+  /** The daemon flushes this session before it merges, so the merge holds every write captured so far. */
+  merge(into: string, force: boolean, prefer?: 'source' | 'target'): Promise<MergeResult> {
+    return this.#client.merge(this.db, this.branch, into, { force, ...(prefer !== undefined ? { prefer } : {}) });
   }
 
   diff(base: string): Promise<DiffReport> {

@@ -9,7 +9,7 @@ import {
   type PendingWrite,
 } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import { type BranchLink, OffshootError, SessionLink, StorePlace } from '@offshoot/client';
+import { type BranchLink, type MergeResult, OffshootError, SessionLink, StorePlace } from '@offshoot/client';
 
 /** What the branch log says the saver's calls come through. */
 export const SURFACE = 'sdk:langgraph/langgraph-js';
@@ -43,13 +43,19 @@ export interface SaverForceOptions {
   force?: boolean;
 }
 
+/** Options of `merge`: how rows both sides changed differently resolve, and force into a protected target. */
+export interface SaverMergeOptions extends SaverForceOptions {
+  /** `source` takes this branch's rows, `target` keeps the target's; absent, conflicts hold the merge. */
+  prefer?: 'source' | 'target';
+}
+
 type DeltaHistoryOptions = Parameters<BaseCheckpointSaver['getDeltaChannelHistory']>[0];
 type DeltaHistory = Awaited<ReturnType<BaseCheckpointSaver['getDeltaChannelHistory']>>;
 
 /**
  * A LangGraph checkpointer whose SQLite file is an offshoot branch. It does no checkpoint I/O of its own: every
  * checkpointer method delegates to the stock `SqliteSaver` on the branch's checkout. The branch verbs
- * (`checkpoint`, `forkThread`, `rollback`, `promote`, `destroy`) each map to one offshoot op.
+ * (`checkpoint`, `forkThread`, `rollback`, `promote`, `merge`, `destroy`) each map to one offshoot op.
  */
 export class OffshootSaver extends BaseCheckpointSaver {
   #link: BranchLink;
@@ -180,6 +186,19 @@ export class OffshootSaver extends BaseCheckpointSaver {
     this.#checkOpen('promote');
     if (typeof onto !== 'string' || onto === '') throw badArgument('promote needs a target branch');
     return this.#link.promote(onto, force);
+  }
+
+  /**
+   * Merges this branch's row changes (every write so far: the branch is made durable first) since its common state
+   * with `into` into `into`, three-way, whatever else `into` took since. Rows both changed differently hold the
+   * merge (`applied` false, the `conflicts` listed, nothing changed) unless `prefer` picks a side. A protected
+   * `into` (main is) needs `force`; a session open on `into` must be closed first. This saver keeps writing to its
+   * own branch.
+   */
+  async merge(into: string, { prefer, force = false }: SaverMergeOptions = {}): Promise<MergeResult> {
+    this.#checkOpen('merge');
+    if (typeof into !== 'string' || into === '') throw badArgument('merge needs a target branch');
+    return this.#link.merge(into, force, prefer);
   }
 
   /**

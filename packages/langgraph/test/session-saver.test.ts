@@ -105,6 +105,35 @@ describe('OffshootSaver.session on a real daemon', { timeout: 180_000 }, () => {
     await assert.rejects(reopened.checkpoint('x'), (e) => isOffshootError(e, 'USAGE'));
   });
 
+  test('merge brings two forks back into main, where a second promote would replace the first', async () => {
+    const main = await OffshootSaver.session(daemon.sock, 'mg');
+    await buildGraph(main).invoke({ n: 1 }, T);
+    const a = await main.forkThread('agent-a');
+    const b = await main.forkThread('agent-b');
+    await main.close();
+    await buildGraph(a).invoke({ n: 10 }, thread('a'));
+    await buildGraph(b).invoke({ n: 20 }, thread('b'));
+    const [fromA, fromB] = [await snapshot(a, thread('a')), await snapshot(b, thread('b'))];
+    await assert.rejects(a.merge('main'), (e) => isOffshootError(e, 'PROTECTED'));
+    const first = await a.merge('main', { force: true });
+    assert.equal(first.applied, true);
+    const second = await b.merge('main', { force: true });
+    assert.equal(second.applied, true);
+    assert.deepEqual(second.conflicts, []);
+    await a.destroy();
+    await b.destroy();
+
+    const merged = await OffshootSaver.session(daemon.sock, 'mg', 'main', { create: false });
+    try {
+      assert.deepEqual(await snapshot(merged, thread('a')), fromA, 'the unflushed writes of agent-a were merged');
+      assert.deepEqual(await snapshot(merged, thread('b')), fromB);
+      assert.equal((await merged.getTuple(T))?.checkpoint.channel_values['n'], 2);
+    } finally {
+      await merged.close();
+    }
+    await assert.rejects(merged.merge('main'), (e) => isOffshootError(e, 'USAGE'));
+  });
+
   test('bad arguments give an OffshootError with a code, and leave the saver usable', async () => {
     await assert.rejects(OffshootSaver.session(daemon.sock, 'nope', 'main', { create: false }), (e) =>
       isOffshootError(e, 'NOT_FOUND'),

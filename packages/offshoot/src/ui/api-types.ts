@@ -1,6 +1,8 @@
 // The JSON the dashboard's HTTP API returns. The page imports these types only (erased at build), so the contract
 // between server and page is written once; scripts get the same shapes (docs/ui.md).
 
+import type { LogRecord } from '../core/log-record.js';
+
 /** A value as the diff encodes it: see the diff JSON encoding in docs/ui.md. */
 export type ApiValue = null | number | string | { $blob: string } | { $int: string } | { $real: string };
 
@@ -125,26 +127,15 @@ export interface ApiBranchDetail {
   history: ApiLog;
 }
 
-/** One record of a branch log, as `offshoot log --json` prints it. */
-export interface ApiLogRecord {
+/** The named fields of `T`, without its index signature (which would swallow them under `Omit`). */
+type NamedFields<T> = { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
+
+/** One record of a branch log, as `offshoot log --json` prints it: the stored record with its db and branch, `meta` always present. */
+export type ApiLogRecord = Omit<NamedFields<LogRecord>, 'meta'> & {
   db: string;
   branch: string;
-  seq: number;
-  op: string;
-  at: string;
-  actor: 'human' | 'agent';
-  surface: string;
-  lineage: string;
-  txid_before: number;
-  txid_after: number;
-  meta: Record<string, string>;
-  name?: string;
-  from?: string;
-  pages?: number;
-  bytes?: number;
-  ttl?: string;
-  undo?: string;
-}
+  meta: NonNullable<LogRecord['meta']>;
+};
 
 /** GET /api/dbs/:db/branches/:branch/log (`?limit=N&since=T&actor=agent`), as `offshoot log --json` prints it. */
 export interface ApiLog {

@@ -35,7 +35,8 @@ class Signup(Workflow):
     def write(self, sql: str, *args: str) -> None:
         conn = sqlite3.connect(self.db_path)
         try:
-            conn.execute("CREATE TABLE IF NOT EXISTS log(entry TEXT)")
+            # A primary key, so a fork's rows can be merged back (merge refuses a table without one).
+            conn.execute("CREATE TABLE IF NOT EXISTS log(id INTEGER PRIMARY KEY, entry TEXT)")
             conn.execute(sql, args)
             conn.commit()
         finally:
@@ -43,12 +44,12 @@ class Signup(Workflow):
 
     @step
     async def start(self, ctx: Context, ev: StartEvent) -> Ask:
-        self.write("INSERT INTO log VALUES ('pending')")
+        self.write("INSERT INTO log(entry) VALUES ('pending')")
         return Ask(question="name?")
 
     @step
     async def finish(self, ctx: Context, ev: Answer) -> StopEvent:
-        self.write("INSERT INTO log VALUES (?)", f"name {ev.text}")
+        self.write("INSERT INTO log(entry) VALUES (?)", f"name {ev.text}")
         return StopEvent(result=f"hello {ev.text}")
 
 
@@ -65,6 +66,15 @@ async def answer_with(forks: WorkflowForks, handler: Any, name: str) -> Any:
         if isinstance(event, Ask):
             handler.ctx.send_event(Answer(text=name))
     return await handler
+
+
+async def finish(forks: WorkflowForks, at: Any, name: str) -> None:
+    """Resumes the run at the checkpoint `at` in `forks` (a fork made there) and answers it with `name`."""
+    workflow = Signup(forks.path, timeout=30)
+    handler = workflow.run(ctx=at.context(workflow))
+    handler.ctx.send_event(Answer(text=name))
+    _ = [e async for e in forks.stream(handler)]
+    assert await handler == f"hello {name}"
 
 
 def run_recipe(forks: WorkflowForks) -> None:
@@ -123,13 +133,6 @@ def test_a_fork_promotes_only_onto_the_head_it_was_forked_from(store: Store) -> 
     """Two forks of one workflow checkpoint both finish; the first promote lands, the second finds the base moved
     since its fork (BASE_MOVED) and changes nothing."""
 
-    async def finish(forks: WorkflowForks, at: Any, name: str) -> None:
-        workflow = Signup(forks.path, timeout=30)
-        handler = workflow.run(ctx=at.context(workflow))
-        handler.ctx.send_event(Answer(text=name))
-        _ = [e async for e in forks.stream(handler)]
-        assert await handler == f"hello {name}"
-
     async def run() -> None:
         with WorkflowForks.at_rest(store, "signup") as forks:
             await answer_with(forks, Signup(forks.path, timeout=30).run(), "ada")
@@ -147,5 +150,64 @@ def test_a_fork_promotes_only_onto_the_head_it_was_forked_from(store: Store) -> 
             with pytest.raises(OffshootError) as e:
                 await forks.promote()
             assert e.value.code == "INVALID_ARGUMENT"
+
+    asyncio.run(run())
+
+
+def test_a_fork_merges_row_by_row_into_the_branch_it_was_forked_from(store: Store) -> None:
+    """A retry of the asked checkpoint answers otherwise than the run on main did: the same row written both ways
+    (insert/insert) is listed and nothing merged until `prefer` picks a side. A second run, forked at the stop before
+    that merge, adds rows of its own: they merge in beside it, where its promote finds the base moved."""
+
+    async def run() -> None:
+        with WorkflowForks.at_rest(store, "signup") as forks:
+            await answer_with(forks, Signup(forks.path, timeout=30).run(), "ada")
+            asked, stopped = forks.checkpoints
+            retry = await forks.fork_at(asked, "retry", ttl="1h")
+            again = await forks.fork_at(stopped, "again", ttl="1h")
+            await finish(retry, asked, "grace")
+            await answer_with(again, Signup(again.path, timeout=30).run(), "alan")
+
+            held = await retry.merge(force=True)
+            assert not held.applied
+            assert [(c.table, c.kind, c.key, c.source, c.target) for c in held.conflicts] == [
+                ("log", "insert/insert", {"id": 2}, {"id": 2, "entry": "name grace"}, {"id": 2, "entry": "name ada"})
+            ]
+            assert log(forks.path) == ["pending", "name ada"], "a merge held by its conflicts changed nothing"
+            merged = await retry.merge(prefer="source", force=True)
+            assert merged.applied
+            assert merged.backup == "main-pre-merge"
+            assert log(forks.path) == ["pending", "name grace"]
+
+            with pytest.raises(OffshootError) as e:
+                await again.promote(force=True)
+            assert e.value.code == "BASE_MOVED"
+            beside = await again.merge(force=True)
+            assert beside.applied
+            assert beside.conflicts == []
+            assert log(forks.path) == ["pending", "name grace", "pending", "name alan"]
+            with pytest.raises(OffshootError) as e:
+                await forks.merge()
+            assert e.value.code == "INVALID_ARGUMENT"
+
+    asyncio.run(run())
+
+
+def test_a_fork_merges_into_its_base_through_a_daemon(offshoot_daemon: DaemonHandle) -> None:
+    """The same merge through a daemon: the base's own session closed first, the fork's captured writes merged."""
+    db = f"signup-{uuid.uuid4().hex[:8]}"
+
+    async def run() -> None:
+        with WorkflowForks.session(offshoot_daemon.sock, db) as forks:
+            await answer_with(forks, Signup(forks.path, timeout=30).run(), "ada")
+            asked = forks.checkpoints[0]
+            retry = await forks.fork_at(asked, "retry", ttl="1h")
+        with retry:
+            await finish(retry, asked, "grace")
+            held = await retry.merge(force=True)
+            assert [c.kind for c in held.conflicts] == ["insert/insert"]
+            assert (await retry.merge(prefer="source", force=True)).applied
+        with WorkflowForks.session(offshoot_daemon.sock, db, create=False) as merged:
+            assert log(merged.path) == ["pending", "name grace"]
 
     asyncio.run(run())

@@ -3,8 +3,7 @@ import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
 import { checkOutcome, mergeOutcome } from '../output.js';
-import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
-import { SOCKET_FLAG } from '../socket-flag.js';
+import { TARGET_VERB_FLAGS, targetVerbOptions } from '../target-verb-flags.js';
 
 /** The --prefer value: `source` or `target`, or undefined when the flag is absent. */
 function preferFlag(text: string | undefined): 'source' | 'target' | undefined {
@@ -50,12 +49,7 @@ export const mergeCommand: Command = {
     },
     name: { type: 'string', value: 'CP', description: 'the name of the checkpoint the merge makes on TARGET' },
     force: { type: 'boolean', description: 'merge into a protected branch' },
-    check: {
-      type: 'boolean',
-      description: 'only check: run every refusal it would meet now, change nothing',
-    },
-    'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
-    socket: SOCKET_FLAG,
+    ...TARGET_VERB_FLAGS,
   },
   fillsRoCache: true,
 
@@ -72,8 +66,7 @@ export const mergeCommand: Command = {
     if (inv.flags.boolean('check')) {
       const { checkMerge } = await import('../../ops/merge.js');
       await checkMerge(ctx, src, into, {
-        force: inv.flags.boolean('force'),
-        actor: inv.actor,
+        ...targetVerbOptions(inv),
         ...(name !== undefined ? { name } : {}),
       });
       return checkOutcome('merge', src);
@@ -82,8 +75,7 @@ export const mergeCommand: Command = {
     if (src.checkpoint === undefined) await flushLiveSource(inv, ctx, src);
     const { merge, mergeToJson } = await import('../../ops/merge.js');
     const r = await merge(ctx, src, into, {
-      force: inv.flags.boolean('force'),
-      actor: inv.actor,
+      ...targetVerbOptions(inv),
       ...(prefer !== undefined ? { prefer } : {}),
       ...(name !== undefined ? { name } : {}),
     });

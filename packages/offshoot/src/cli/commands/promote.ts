@@ -2,8 +2,7 @@ import { fail } from '../../core/errors.js';
 import { validateName } from '../../core/names.js';
 import { parseTarget } from '../../core/target.js';
 import type { Command } from '../command.js';
-import { RO_CACHE_BUDGET_FLAG } from '../ro-cache-budget.js';
-import { SOCKET_FLAG } from '../socket-flag.js';
+import { TARGET_VERB_FLAGS, targetVerbOptions } from '../target-verb-flags.js';
 import { checkOutcome, promoteOutcome } from '../output.js';
 
 /** The --if-head value: a txid (a non-negative integer), or undefined when the flag is absent. */
@@ -53,12 +52,7 @@ export const promoteCommand: Command = {
       value: 'TXID',
       description: 'promote only while TARGET is still at this head txid (else exit 4, BASE_MOVED)',
     },
-    check: {
-      type: 'boolean',
-      description: 'only check: run every refusal it would meet now, change nothing',
-    },
-    'ro-cache-budget': RO_CACHE_BUDGET_FLAG,
-    socket: SOCKET_FLAG,
+    ...TARGET_VERB_FLAGS,
   },
   fillsRoCache: true,
 
@@ -76,8 +70,7 @@ export const promoteCommand: Command = {
     if (inv.flags.boolean('check')) {
       const { checkPromote } = await import('../../ops/promote.js');
       await checkPromote(ctx, src, onto, {
-        force: inv.flags.boolean('force'),
-        actor: inv.actor,
+        ...targetVerbOptions(inv),
         ...(ifHead !== undefined ? { ifHead } : {}),
       });
       return checkOutcome('promote', src);
@@ -87,9 +80,8 @@ export const promoteCommand: Command = {
     const { promote } = await import('../../ops/promote.js');
     return promoteOutcome(
       await promote(ctx, src, onto, {
-        force: inv.flags.boolean('force'),
+        ...targetVerbOptions(inv),
         materialize: inv.flags.boolean('materialize'),
-        actor: inv.actor,
         ...(ifHead !== undefined ? { ifHead } : {}),
       }),
     );

@@ -4,7 +4,8 @@ and `run_from` as a fork.
 A workflow's own checkpoint is its `Context` snapshot (`handler.ctx.to_dict()`), taken from handler code. It is
 consistent with the database only while no step runs, so `WorkflowForks.stream` takes both together whenever the
 workflow goes idle (waiting for input: `WorkflowIdleEvent`) and when it stops. `fork_at(checkpoint, ...)` forks the
-database at such a checkpoint, and `checkpoint.context(workflow)` restores the run on it: `run_from`, in a fork.
+database at such a checkpoint, and `checkpoint.context(workflow)` restores the run on it: `run_from`, in a fork, which
+`promote` or `merge` brings back onto the branch it was forked from.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from workflows import Context, Workflow
 from workflows.events import Event, InputRequiredEvent, StopEvent, WorkflowIdleEvent
@@ -20,7 +21,7 @@ from workflows.handler import WorkflowHandler
 
 from ..branch_link import BranchLink
 from ..errors import OffshootError
-from ..results import Branch
+from ..results import Branch, MergeResult
 from ..ttl import TTL
 from ._one_branch import OneBranch
 
@@ -54,7 +55,7 @@ class WorkflowForks(OneBranch):
         super().__init__(link)
         self.checkpoints: list[WorkflowCheckpoint] = []
         self.base: str | None = None
-        """For a fork made by `fork_at`: the branch it was forked from, which `promote` replaces."""
+        """For a fork made by `fork_at`: the branch it was forked from, which `promote` replaces, `merge` goes into."""
         self.base_head: int | None = None
         """For a fork made by `fork_at`: its base's head txid just before the fork; `promote` needs it unchanged."""
         self._base_marks: set[str] = set()
@@ -111,15 +112,31 @@ class WorkflowForks(OneBranch):
         """Promotes this fork (made by `fork_at`) onto the branch it was forked from, only while that branch is still
         at the head it had then: otherwise `BASE_MOVED`, nothing changed. Close the base's own `WorkflowForks` first
         (a daemon refuses to promote onto an open session); `force` for a protected base (main). Returns the txid."""
+        base = self._base_of("promote", "onto")
+        async with self._verbs:
+            await asyncio.to_thread(self._refuse_moved_base, base)
+            return await asyncio.to_thread(self.link.promote, base, force, self.base_head)
+
+    async def merge(self, *, prefer: Literal["source", "target"] | None = None, force: bool = False) -> MergeResult:
+        """Merges this fork's (made by `fork_at`) row changes into the branch it was forked from, three-way, whatever
+        else that branch took since (a sibling fork's merge, say). Rows both changed differently are listed in
+        `conflicts` with `applied` False and nothing changed, unless `prefer` picks a side. Like `promote`, close
+        the base's own `WorkflowForks` first when it is a daemon session; `force` for a protected base (main). Returns
+        what the merge did: its `txid`, `checkpoint` and undo point `backup` when applied."""
+        base = self._base_of("merge", "into")
+        async with self._verbs:
+            return await asyncio.to_thread(self.link.merge, base, force, prefer)
+
+    def _base_of(self, verb: str, preposition: str) -> str:
+        """The branch `fork_at` forked this from, for `verb`; INVALID_ARGUMENT when there is none."""
         if self.base is None:
             raise OffshootError(
-                f"{self.link.db}@{self.link.branch} was not made by fork_at: there is no base to promote it onto",
+                f"{self.link.db}@{self.link.branch} was not made by fork_at: "
+                f"there is no base to {verb} it {preposition}",
                 "INVALID_ARGUMENT",
-                "promote the WorkflowForks that fork_at returned",
+                f"{verb} the WorkflowForks that fork_at returned",
             )
-        async with self._verbs:
-            await asyncio.to_thread(self._refuse_moved_base, self.base)
-            return await asyncio.to_thread(self.link.promote, self.base, force, self.base_head)
+        return self.base
 
     def _refuse_moved_base(self, base: str) -> None:
         """The promote's `if_head` compares the base's head txid, which a sibling fork's promote can bring back with
