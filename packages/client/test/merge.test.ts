@@ -54,7 +54,11 @@ describe('merge against a real daemon', { timeout: 120_000 }, () => {
       execFileSync('sqlite3', ['-bail', await c.checkout('res', branch), sql]);
       await c.checkpoint('res', branch, cp);
     };
-    await at('main', "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT, b BLOB); INSERT INTO t VALUES (1, 'one', x'01'), (2, 'two', NULL);", 'seed');
+    await at(
+      'main',
+      "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT, b BLOB); INSERT INTO t VALUES (1, 'one', x'01'), (2, 'two', NULL);",
+      'seed',
+    );
     await c.fork('res', 'main', 'x');
     await c.fork('res', 'main', 'y');
     await at('x', "UPDATE t SET v = 'x', b = x'0a' WHERE id = 1; UPDATE t SET v = 'x2' WHERE id = 2;", 'x1');
@@ -67,7 +71,7 @@ describe('merge against a real daemon', { timeout: 120_000 }, () => {
     await assert.rejects(c.merge('res', 'x', 'y', { resolved }), (e) => isOffshootError(e, 'MERGE_CONFLICT'));
     const r = await c.merge('res', 'x', 'y', { resolved, prefer: 'target' });
     assert.deepEqual([r.applied, r.resolved, r.prefer], [true, 1, 'target']);
-    const rows = await c.query('res', 'y', "SELECT id, v, hex(b) FROM t ORDER BY id");
+    const rows = await c.query('res', 'y', 'SELECT id, v, hex(b) FROM t ORDER BY id');
     assert.deepEqual(rows.rows, [
       [1, 'x+y', 'AB'],
       [2, 'y2', ''],

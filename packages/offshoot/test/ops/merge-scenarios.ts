@@ -245,6 +245,7 @@ export function mergeScenarios(open: () => Promise<TestStore>, seeds: readonly n
       };
       await refused({ table: 't', key: { id: 2 }, row: { id: 2, v: 'y' } }, /names no conflicting row/);
       await refused({ table: 'nope', key: { id: 1 }, row: null }, /no table "nope"/);
+      await refused({ table: 'nopk', key: { a: 'x' }, row: null }, /nopk has no primary key/);
       await refused({ table: 't', key: { id: 1 }, row: { id: 1, v: 'x', extra: 1 } }, /has no column extra/);
       await refused({ table: 't', key: { v: 'row 1' }, row: null }, /key of t is id/);
       await refused({ table: 't', key: { id: 1 }, row: { id: 7, v: 'x' } }, /key columns differ/);

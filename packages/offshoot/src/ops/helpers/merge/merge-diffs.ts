@@ -98,7 +98,9 @@ function resolvableTables(f: HeadFile, named: ReadonlySet<string>): Map<string, 
   const out = new Map<string, ResolvableTable | undefined>();
   const conn = f.db ?? openDatabase(f.path, { readonly: true });
   try {
-    const exists = conn.prepare("SELECT 1 FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name = ?");
+    const exists = conn.prepare(
+      "SELECT 1 FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name = ?",
+    );
     const pk = conn.prepare('SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk').pluck();
     for (const t of named) {
       if (exists.get(t) === undefined || t === 'sqlite_sequence') {

@@ -65,7 +65,8 @@ export function readResolved(doc: unknown): ResolvedRow[] {
       throw refuse(
         'INVALID_ARGUMENT',
         `resolved row ${i + 1} is not {"table": string, "key": object, "row": object or null}: ${JSON.stringify(e)}`,
-        (w) => `give each entry of ${w} a table, the key the conflict report shows, and the row to write (null deletes it)`,
+        (w) =>
+          `give each entry of ${w} a table, the key the conflict report shows, and the row to write (null deletes it)`,
       );
     return { table: e.table, key: e.key, row: e.row as Record<string, unknown> | null };
   });
@@ -111,6 +112,12 @@ export function resolution(
         `${what}: the merged database has no table ${JSON.stringify(r.table)}`,
         (w) => `name a table of a conflict in ${w}, as the conflict report spells it`,
       );
+    if (t.key.length === 0)
+      throw refuse(
+        'INVALID_ARGUMENT',
+        `${what}: ${r.table} has no primary key, so a merge has no conflicting row of it`,
+        (w) => `name a table of a conflict in ${w}, as the conflict report spells it`,
+      );
     const keyCols = Object.keys(r.key);
     if (keyCols.length !== t.key.length || !t.key.every((k) => keyCols.includes(k)))
       throw refuse(
@@ -129,13 +136,15 @@ export function resolution(
         throw refuse(
           'INVALID_ARGUMENT',
           `${what}: ${unknown.length > 0 ? `${r.table} has no column ${unknown.join(', ')}` : `the row has no ${missing.join(', ')}`}`,
-          (w) => `give each row in ${w} every column of ${r.table} and no other (${t.columns.join(', ')}), or null to delete it`,
+          (w) =>
+            `give each row in ${w} every column of ${r.table} and no other (${t.columns.join(', ')}), or null to delete it`,
         );
       if (keyOf(t.key, row) !== keyOf(t.key, key))
         throw refuse(
           'INVALID_ARGUMENT',
           `${what}: the row's key columns differ from its key (${t.key.map((c) => `${c} ${JSON.stringify(jsonValue(row?.[c]))}`).join(', ')})`,
-          (w) => `keep each row's key columns in ${w} as its key has them (a merge resolves a row, it does not move it)`,
+          (w) =>
+            `keep each row's key columns in ${w} as its key has them (a merge resolves a row, it does not move it)`,
         );
     }
     const byKey = out.get(r.table) ?? new Map<string, ResolvedEntry>();
