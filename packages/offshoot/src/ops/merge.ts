@@ -237,13 +237,20 @@ export function mergePreviewToJson(p: MergePreview): JsonMerge & { kept: MergedT
  * The merge `merge` would make of the source's durable state into the target's durable head, computed and not
  * applied: no lease, no checkpoint, nothing written (the dashboard's preview). Uncheckpointed writes in either
  * checkout are not in it, and refusals of the write itself (protection, leases) are not asked: see checkMerge.
+ * `settle` previews the conflicts settled as merge would settle them (a resolved row naming no conflict is refused
+ * as merge refuses it; conflicts left unsettled are listed, not refused).
  */
-export async function previewMerge(ctx: OpsContext, src: Target, into: string): Promise<MergePreview> {
-  refuseMergeArgs(src, into, {});
+export async function previewMerge(
+  ctx: OpsContext,
+  src: Target,
+  into: string,
+  settle: Pick<MergeOptions, 'prefer' | 'resolved'> = {},
+): Promise<MergePreview> {
+  refuseMergeArgs(src, into, settle);
   const source = await readBranch(ctx, src.db, src.branch);
   const tgt = await readBranch(ctx, src.db, into);
   const from = { branch: src.branch, ref: await sourceState(ctx, src, source.ref) };
-  const { result, targetDiff } = await threeWayOf(ctx, src, from, into, tgt.ref, {}, false);
+  const { result, targetDiff } = await threeWayOf(ctx, src, from, into, tgt.ref, settle, false);
   const kept = targetDiff.tables
     .filter((t) => t.added.length + t.changed.length + t.removed.length > 0)
     .map((t) => ({ table: t.table, inserted: t.added.length, updated: t.changed.length, deleted: t.removed.length }));

@@ -9,7 +9,7 @@ import { create } from '../../src/ops/create.js';
 import { exportTo } from '../../src/ops/export.js';
 import { fork } from '../../src/ops/fork.js';
 import { readLog } from '../../src/ops/log.js';
-import { merge, mergeToJson, type ResolvedRow } from '../../src/ops/merge.js';
+import { merge, mergeToJson, previewMerge, type ResolvedRow } from '../../src/ops/merge.js';
 import { promote } from '../../src/ops/promote.js';
 import { setProtected } from '../../src/ops/protect.js';
 import { exportDump, rejectsCode, type TestStore } from './harness.js';
@@ -219,6 +219,10 @@ export function mergeScenarios(open: () => Promise<TestStore>, seeds: readonly n
       assert.equal(await exportDump(ts, MAIN), before);
       assert.equal(await ts.store.tryGetRef('app', 'main-pre-merge'), undefined, 'no undo point either');
 
+      const preview = await previewMerge(ts.ctx, A, 'main', { resolved, prefer: 'source' });
+      assert.deepEqual([preview.applied, preview.resolved, preview.prefer], [false, 1, 'source']);
+      assert.deepEqual(preview.tables, [{ table: 't', inserted: 0, updated: 2, deleted: 0 }]);
+      assert.equal((await ts.store.getRef('app', 'main')).ref.head_txid, head, 'a preview writes nothing');
       const r = await merge(ts.ctx, A, 'main', { resolved, prefer: 'source' });
       assert.equal(r.applied, true);
       assert.deepEqual([r.resolved, r.prefer], [1, 'source']);
