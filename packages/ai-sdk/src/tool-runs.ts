@@ -168,26 +168,15 @@ export function toolRuns(opts: RunOptions, heads: ForkHeads): { [K in AgentToolN
     },
 
     async offshoot_merge(args, place) {
-      const r = await place.merge(args.database, args.source, args.target, {
+      // The place answers the merge's JSON (mergeToJson's shape) and what the op warned of: the tool gives the former.
+      const { warnings: _, ...merged } = await place.merge(args.database, args.source, args.target, {
         at: args.at,
         force: args.force ?? false,
         prefer: args.prefer,
+        resolved: args.resolved,
         name: args.name,
       });
-      return {
-        db: r.db,
-        source: r.source,
-        target: r.target,
-        base: r.base,
-        applied: r.applied,
-        ...(r.prefer !== undefined ? { prefer: r.prefer } : {}),
-        txid: r.txid,
-        ...(r.checkpoint !== undefined ? { checkpoint: r.checkpoint } : {}),
-        ...(r.backup !== undefined ? { backup: r.backup } : {}),
-        ...(r.earlier_backup !== undefined ? { earlier_backup: r.earlier_backup } : {}),
-        tables: r.tables,
-        conflicts: r.conflicts,
-      };
+      return merged;
     },
 
     async offshoot_destroy(args, place) {

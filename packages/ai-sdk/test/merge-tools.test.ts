@@ -20,6 +20,7 @@ process.env['OFFSHOOT_BIN'] = BIN;
 
 interface Merged {
   applied: boolean;
+  resolved?: number;
   backup?: string;
   conflicts: Array<{ kind: string; key: Record<string, unknown> }>;
 }
@@ -76,6 +77,29 @@ async function loop(tools: ToolSet, human: (...args: string[]) => string): Promi
   const at = await callOnce(tools, 'offshoot_merge', { database: 'app', source: 'p', target: 'q', at: 'first' });
   assert.equal((at.content[0] as { output: Merged }).output.applied, true);
   assert.equal(human('query', 'app@q', 'SELECT id FROM notes WHERE id > 20'), 'id\n30\n', 'only the checkpoint');
+
+  // resolved: the agent's own row for the conflict, as the conflict names it; the result is the merge's JSON.
+  human('fork', 'app', 'r', 's');
+  sql(human('checkout', 'app@r').trim(), "UPDATE notes SET body = 'r' WHERE id = 2;");
+  sql(human('checkout', 'app@s').trim(), "UPDATE notes SET body = 's' WHERE id = 2;");
+  const row = { table: 'notes', key: { id: 2 }, row: { id: 2, body: 'r+s' } };
+  const mine = await callOnce(tools, 'offshoot_merge', { database: 'app', source: 'r', target: 's', resolved: [row] });
+  const out = (mine.content[0] as { output: Merged & Record<string, unknown> }).output;
+  assert.deepEqual([out.applied, out.resolved, 'warnings' in out], [true, 1, false], JSON.stringify(out));
+  assert.deepEqual(Object.keys(out).sort(), [
+    'applied',
+    'backup',
+    'base',
+    'checkpoint',
+    'conflicts',
+    'db',
+    'resolved',
+    'source',
+    'tables',
+    'target',
+    'txid',
+  ]);
+  assert.equal(human('query', 'app@s', 'SELECT body FROM notes WHERE id = 2'), 'body\n"r+s"\n');
 }
 
 describe('offshoot_merge through the AI SDK', { timeout: 180_000 }, () => {

@@ -65,15 +65,20 @@ function cliError(args: string[], stderr: string, cause: unknown): OffshootError
 /**
  * Runs one at-rest verb of the `offshoot` CLI with `--json` (no daemon); resolves with its JSON document, rejects with
  * the CLI's error, code and hint. Global flags may go anywhere in `args`. An exit code in `answers` still answers with
- * the document it printed (a merge held by its conflicts, exit 9, prints them).
+ * the document it printed (a merge held by its conflicts, exit 9, prints them). `input` is written to its standard
+ * input (a merge's `--resolve -`).
  */
-export function runCli<T>(target: CliTarget, args: string[], opts: { answers?: readonly number[] } = {}): Promise<T> {
+export function runCli<T>(
+  target: CliTarget,
+  args: string[],
+  opts: { answers?: readonly number[]; input?: string } = {},
+): Promise<T> {
   const bin = findOffshootBinary(target.bin);
   const argv = ['-store', target.store, '--json', '--quiet', ...args];
   return new Promise((resolve, reject) => {
     // Inside the executor: a tag the CLI cannot be told rejects the call, as any other failure does.
     const env = originEnv(target.origin);
-    execFile(bin, argv, { maxBuffer: 64 << 20, env }, (err, stdout, stderr) => {
+    const child = execFile(bin, argv, { maxBuffer: 64 << 20, env }, (err, stdout, stderr) => {
       if (err !== null && !(typeof err.code === 'number' && (opts.answers ?? []).includes(err.code) && stdout !== '')) {
         reject(cliError(args, stderr, err));
         return;
@@ -89,5 +94,10 @@ export function runCli<T>(target: CliTarget, args: string[], opts: { answers?: r
         );
       }
     });
+    if (opts.input !== undefined) {
+      // A CLI that refuses its flags exits without reading: its error is the answer, not the broken pipe.
+      child.stdin?.on('error', () => undefined);
+      child.stdin?.end(opts.input);
+    }
   });
 }

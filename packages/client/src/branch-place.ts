@@ -7,6 +7,7 @@ import type {
   MergeResult,
   PromoteResult,
   QueryResult,
+  ResolvedRow,
   RollbackResult,
 } from './types.js';
 
@@ -67,6 +68,8 @@ export interface PlaceMergeOptions {
   /** The source's checkpoint or moment (`tx:42`) to merge instead of its head. */
   at?: string | undefined;
   prefer?: 'source' | 'target' | undefined;
+  /** The caller's own rows for conflicts (see ResolvedRow). */
+  resolved?: ResolvedRow[] | undefined;
   name?: string | undefined;
   force?: boolean | undefined;
 }

@@ -25,6 +25,7 @@ import type {
   MergeResult,
   ProtectResult,
   QueryResult,
+  ResolvedRow,
   SessionInfo,
   TouchResult,
   UnreadableBranch,
@@ -82,8 +83,16 @@ export interface PromoteOptions extends ForceOptions {
 export interface MergeOptions extends ForceOptions {
   /** Merge this checkpoint of the source instead of its head, or a moment: `tx:42`, `at:2026-12-07T10:00:00Z`. */
   from?: string;
-  /** How rows both sides changed differently resolve: `source` takes the source's, `target` keeps the target's. */
+  /**
+   * How rows both sides changed differently resolve: `source` takes the source's, `target` keeps the target's (the
+   * rows `resolved` does not settle, when both are given).
+   */
   prefer?: 'source' | 'target';
+  /**
+   * Your own rows for conflicts: each names a conflicting row by the `table` and `key` the merge's conflicts give,
+   * and the full `row` to write there (null deletes it). Every conflict must be settled, by these or by `prefer`.
+   */
+  resolved?: ResolvedRow[];
   /** The name of the checkpoint the merge makes on the target (default `merge`, then `merge-2`, ...). */
   name?: string;
 }
@@ -270,9 +279,9 @@ export class Client {
 
   /**
    * Merges the row changes `source` (its head, or `opts.from`) made since its common state with `into` into `into`,
-   * three-way: a result with `applied: false` and the `conflicts` listed (nothing changed) when rows conflict and no
-   * `prefer` resolves them.
-   * Onto a protected target it takes `force`. Throws `MERGE_CONFLICT` when both sides changed the schema.
+   * three-way: a result with `applied: false` and the `conflicts` listed (nothing changed) when rows conflict and
+   * neither `resolved` nor `prefer` resolves them. Onto a protected target it takes `force`. Throws `MERGE_CONFLICT`
+   * when both sides changed the schema, or `resolved` leaves some conflicts unsettled with no `prefer`.
    */
   async merge(db: string, source: string, into: string, opts: MergeOptions = {}): Promise<MergeResult> {
     return requireResult<MergeResult>(
@@ -284,6 +293,7 @@ export class Client {
         force: opts.force,
         ...(opts.from !== undefined ? { from: opts.from } : {}),
         ...(opts.prefer !== undefined ? { prefer: opts.prefer } : {}),
+        ...(opts.resolved !== undefined ? { resolved: opts.resolved } : {}),
         ...(opts.name !== undefined ? { name: opts.name } : {}),
         ...actorFields(opts),
       }),

@@ -174,6 +174,7 @@ export class DaemonPlace implements BranchPlace {
       force: opts.force,
       ...(opts.at !== undefined ? { from: opts.at } : {}),
       ...(opts.prefer !== undefined ? { prefer: opts.prefer } : {}),
+      ...(opts.resolved !== undefined ? { resolved: opts.resolved } : {}),
       ...(opts.name !== undefined ? { name: opts.name } : {}),
     });
     return { ...requireResult<MergeResult>(res, 'merge'), warnings: res.warnings ?? [] };

@@ -77,6 +77,7 @@ export type {
   PromoteResult,
   ProtectResult,
   QueryResult,
+  ResolvedRow,
   RollbackResult,
   SessionInfo,
   TableDiff,

@@ -53,6 +53,8 @@ function mergeFlags(into: string, opts: PlaceMergeOptions): Flag[] {
   return [
     `--into=${into}`,
     ...(opts.prefer !== undefined ? ([`--prefer=${opts.prefer}`] as const) : []),
+    // The resolved rows go on standard input (see merge).
+    ...(opts.resolved !== undefined ? (['--resolve=-'] as const) : []),
     ...(opts.name !== undefined ? ([`--name=${opts.name}`] as const) : []),
     ...forceFlag(opts.force),
   ];
@@ -82,8 +84,17 @@ export class StorePlace implements BranchPlace {
    * One CLI run: the verb, its flags, then `--` and the positional arguments, so nothing a caller passes (a branch
    * name, a checkpoint, SQL starting with a comment) is ever read as a flag.
    */
-  #run<T>(verb: string, flags: Flag[], positionals: string[], answers: readonly number[] = []): Promise<T> {
-    return runCli<T>(this.#cli, [verb, ...flags, ...this.#actor, '--', ...positionals], { answers });
+  #run<T>(
+    verb: string,
+    flags: Flag[],
+    positionals: string[],
+    answers: readonly number[] = [],
+    input?: string,
+  ): Promise<T> {
+    return runCli<T>(this.#cli, [verb, ...flags, ...this.#actor, '--', ...positionals], {
+      answers,
+      ...(input !== undefined ? { input } : {}),
+    });
   }
 
   async create(db: string): Promise<void> {
@@ -178,7 +189,13 @@ export class StorePlace implements BranchPlace {
 
   async merge(db: string, source: string, into: string, opts: PlaceMergeOptions = {}): Promise<MergeReport> {
     const src = opts.at !== undefined ? `${db}@${source}@${opts.at}` : `${db}@${source}`;
-    const r = await this.#run<MergeResult>('merge', mergeFlags(into, opts), [src], [MERGE_CONFLICT_EXIT]);
+    const r = await this.#run<MergeResult>(
+      'merge',
+      mergeFlags(into, opts),
+      [src],
+      [MERGE_CONFLICT_EXIT],
+      opts.resolved !== undefined ? JSON.stringify(opts.resolved) : undefined,
+    );
     return { ...r, warnings: [] };
   }
 

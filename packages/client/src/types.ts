@@ -114,6 +114,11 @@ export interface WireRequest {
    */
   prefer?: 'source' | 'target';
   /**
+   * Additive: a merge op's own rows for conflicts (see ResolvedRow); `prefer`, when given too, settles the rest.
+   * Older daemons ignore it and report the conflicts, changing nothing.
+   */
+  resolved?: ResolvedRow[];
+  /**
    * Additive: who asked, for the branch log's records: the surface (`sdk:<adapter>/<framework>`, `mcp:<tool>`, `cli`;
    * the daemon records `daemon` when absent) and the actor's own tags (run id, agent name: at most 8, values up to
    * 128 bytes). The actor is `actor`. Older daemons ignore it.
@@ -329,6 +334,17 @@ export interface MergeConflict {
   target: DiffRow | null;
 }
 
+/**
+ * A conflict of a merge resolved by the caller: the conflicting row's `table` and `key` exactly as the merge's
+ * conflicts give them, and the full `row` to write there (column to value, encoded as the conflicts encode them: a
+ * BLOB as `{"$blob": "<hex>"}`), or null to delete it.
+ */
+export interface ResolvedRow {
+  table: string;
+  key: DiffRow;
+  row: DiffRow | null;
+}
+
 /** What `merge` reports in `result`. */
 export interface MergeResult {
   db: string;
@@ -338,7 +354,10 @@ export interface MergeResult {
   base: { kind: 'merge' | 'fork' | 'siblings'; at: string };
   /** False when conflicts no `prefer` resolved stopped it (nothing changed), or there was nothing to merge. */
   applied: boolean;
+  /** The side the conflicts `resolved` did not settle took, when `prefer` settled any. */
   prefer?: 'source' | 'target';
+  /** How many conflicts the caller's resolved rows settled, when any did. */
+  resolved?: number;
   /** The target's head txid after the merge. */
   txid: number;
   /** The checkpoint the merge made on the target. */

@@ -48,6 +48,36 @@ describe('merge against a real daemon', { timeout: 120_000 }, () => {
     );
   });
 
+  test('resolved rows settle conflicts and prefer the rest; a partial resolution is refused, nothing changed', async () => {
+    await c.create('res');
+    const at = async (branch: string, sql: string, cp: string): Promise<void> => {
+      execFileSync('sqlite3', ['-bail', await c.checkout('res', branch), sql]);
+      await c.checkpoint('res', branch, cp);
+    };
+    await at(
+      'main',
+      "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT, b BLOB); INSERT INTO t VALUES (1, 'one', x'01'), (2, 'two', NULL);",
+      'seed',
+    );
+    await c.fork('res', 'main', 'x');
+    await c.fork('res', 'main', 'y');
+    await at('x', "UPDATE t SET v = 'x', b = x'0a' WHERE id = 1; UPDATE t SET v = 'x2' WHERE id = 2;", 'x1');
+    await at('y', "UPDATE t SET v = 'y', b = x'0b' WHERE id = 1; UPDATE t SET v = 'y2' WHERE id = 2;", 'y1');
+    const report = await c.merge('res', 'x', 'y');
+    assert.deepEqual([report.applied, report.conflicts.map((x) => x.key)], [false, [{ id: 1 }, { id: 2 }]]);
+    const [one] = report.conflicts;
+    assert.ok(one?.source);
+    const resolved = [{ table: 't', key: one.key, row: { ...one.source, v: 'x+y', b: { $blob: 'ab' } } }];
+    await assert.rejects(c.merge('res', 'x', 'y', { resolved }), (e) => isOffshootError(e, 'MERGE_CONFLICT'));
+    const r = await c.merge('res', 'x', 'y', { resolved, prefer: 'target' });
+    assert.deepEqual([r.applied, r.resolved, r.prefer], [true, 1, 'target']);
+    const rows = await c.query('res', 'y', 'SELECT id, v, hex(b) FROM t ORDER BY id');
+    assert.deepEqual(rows.rows, [
+      [1, 'x+y', 'AB'],
+      [2, 'y2', ''],
+    ]);
+  });
+
   test('from merges a checkpoint of the source, not its head', async () => {
     await c.create('pts');
     const at = async (branch: string, sql: string, cp: string): Promise<void> => {

@@ -216,6 +216,13 @@ def test_async_merge(offshoot_daemon: DaemonHandle) -> None:
                 conn.executescript("UPDATE kv SET v = '1' WHERE k = 'a';")
             merged = await c.merge(db, "one", "main", force=True)
             assert (merged.applied, merged.conflicts, merged.backup) == (True, [], "main-pre-merge")
+            await c.fork(db, "main", ["x", "y"])
+            for branch in ("x", "y"):
+                with contextlib.closing(sqlite3.connect(await c.checkout(db, branch))) as conn:
+                    conn.executescript(f"UPDATE kv SET v = '{branch}' WHERE k = 'a';")
+            row = {"table": "kv", "key": {"k": "a"}, "row": {"k": "a", "v": "x+y"}}
+            resolved = await c.merge(db, "x", "y", resolved=[row])
+            assert (resolved.applied, resolved.resolved) == (True, 1)
 
     asyncio.run(main())
 

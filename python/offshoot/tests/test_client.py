@@ -10,7 +10,7 @@ import socket
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -561,3 +561,29 @@ def test_merge_lists_conflicts_then_prefer_resolves(client: Client, db: str) -> 
     ]
     resolved = client.merge(db, "two", "main", force=True, prefer="source", name="took-two")
     assert (resolved.applied, resolved.prefer, resolved.checkpoint) == (True, "source", "took-two")
+
+
+def test_merge_resolved_rows_settle_conflicts(client: Client, db: str) -> None:
+    _write_kv(
+        client.checkout(db, "main"),
+        "CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT); INSERT INTO kv VALUES ('a', '0'), ('b', '0');",
+    )
+    client.fork(db, "main", ["one", "two"])
+    _write_kv(client.checkout(db, "one"), "UPDATE kv SET v = '1'; INSERT INTO kv VALUES ('c', '1');")
+    _write_kv(client.checkout(db, "two"), "DELETE FROM kv WHERE k = 'a'; UPDATE kv SET v = '2' WHERE k = 'b';")
+    held = client.merge(db, "one", "two")
+    assert [(c.kind, c.key) for c in held.conflicts] == [("update/delete", {"k": "a"}), ("update/update", {"k": "b"})]
+    keep: Mapping[str, object] = {"table": "kv", "key": {"k": "a"}, "row": held.conflicts[0].source}
+    with pytest.raises(OffshootError) as partial:
+        client.merge(db, "one", "two", resolved=[keep])
+    assert partial.value.code == "MERGE_CONFLICT"
+    assert "resolved" in (partial.value.hint or "")
+    with pytest.raises(OffshootError) as stray:
+        client.merge(db, "one", "two", resolved=[keep, {"table": "nope", "key": {"k": "b"}, "row": None}])
+    assert stray.value.code == "INVALID_ARGUMENT"
+    both: list[Mapping[str, object]] = [keep, {"table": "kv", "key": {"k": "b"}, "row": {"k": "b", "v": "1+2"}}]
+    merged = client.merge(db, "one", "two", resolved=both)
+    assert (merged.applied, merged.resolved, merged.prefer) == (True, 2, None)
+    with contextlib.closing(sqlite3.connect(client.checkout(db, "two"))) as conn:
+        rows = conn.execute("SELECT k, v FROM kv ORDER BY k").fetchall()
+    assert rows == [("a", "1"), ("b", "1+2"), ("c", "1")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -165,6 +165,41 @@ def test_merge_at_rest_from_checkpoint(store: Store) -> None:
     write("one", "INSERT INTO kv VALUES ('b', '1');")
     merged = store.merge("app", "one", "two", from_checkpoint="first")
     assert (merged.applied, merged.tables) == (True, [{"table": "kv", "inserted": 1, "updated": 0, "deleted": 0}])
+
+
+def test_merge_at_rest_resolved_rows(store: Store) -> None:
+    store.create("app")
+    path = store.checkout("app", "main")
+    _write(path, "CREATE TABLE kv(k TEXT PRIMARY KEY, v BLOB); INSERT INTO kv VALUES ('a', x'00'), ('b', x'00');")
+    store.fork("app", "main", "one")
+    store.fork("app", "main", "two")
+    _write(store.checkout("app", "one"), "UPDATE kv SET v = x'01'; ")
+    _write(store.checkout("app", "two"), "UPDATE kv SET v = x'02'; ")
+    held = store.merge("app", "one", "two")
+    assert [(c.key, c.source) for c in held.conflicts] == [
+        ({"k": "a"}, {"k": "a", "v": {"$blob": "01"}}),
+        ({"k": "b"}, {"k": "b", "v": {"$blob": "01"}}),
+    ]
+    # A row as the conflict gives it, or with Python values (bytes encoded as the conflicts encode a BLOB).
+    mine: list[Mapping[str, object]] = [
+        {"table": "kv", "key": held.conflicts[0].key, "row": {"k": "a", "v": b"\x0a\x0b"}}
+    ]
+    with pytest.raises(OffshootError) as partial:
+        store.merge("app", "one", "two", resolved=mine)
+    assert partial.value.code == "MERGE_CONFLICT"
+    stray: list[Mapping[str, object]] = [*mine, {"table": "kv", "key": {"k": "zz"}, "row": None}]
+    with pytest.raises(OffshootError) as refused:
+        store.merge("app", "one", "two", resolved=stray, prefer="target")
+    assert refused.value.code == "INVALID_ARGUMENT"
+    merged = store.merge("app", "one", "two", resolved=mine, prefer="target")
+    assert (merged.applied, merged.resolved, merged.prefer) == (True, 1, "target")
+    with contextlib.closing(sqlite3.connect(store.checkout("app", "two"))) as conn:
+        assert conn.execute("SELECT k, hex(v) FROM kv ORDER BY k").fetchall() == [("a", "0A0B"), ("b", "02")]
+
+
+def _write(path: str, sql: str) -> None:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.executescript(sql)
 
 
 def test_merge_at_rest_conflicts_are_an_answer(store: Store) -> None:

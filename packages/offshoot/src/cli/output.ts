@@ -264,12 +264,17 @@ export function mergeOutcome(r: MergeResult, json: JsonMerge): Outcome {
         ...conflicts,
       ]),
       warnings: [
-        `resolve with --prefer source or --prefer target, or change the rows on one side and merge again (offshoot diff ${to} ${from} shows them)`,
+        `resolve with --prefer source or --prefer target, or give the rows to write with --resolve FILE (the --json report's table and key, and the row), or change the rows on one side and merge again (offshoot diff ${to} ${from} shows them)`,
       ],
       exitCode: EXIT.mergeConflict,
     };
   if (!r.applied) return outcome(new Verbatim(json), [`${to} already has every change of ${from} (nothing to merge)`]);
-  const resolved = r.prefer !== undefined ? [`  ${r.conflicts.length} conflict(s) resolved: ${r.prefer} kept`] : [];
+  const resolved = [
+    ...(r.resolved !== undefined ? [`  ${r.resolved} conflict(s) resolved: the rows of --resolve written`] : []),
+    ...(r.prefer !== undefined
+      ? [`  ${r.conflicts.length - (r.resolved ?? 0)} conflict(s) resolved: ${r.prefer} kept`]
+      : []),
+  ];
   return outcome(
     new Verbatim(json),
     [

@@ -21,17 +21,28 @@ import { isHead, resolvePoint } from './helpers/history/point.js';
 import { findMergeBase, type MergeBase, mergedMeta, mergeRecordMeta } from './helpers/merge/merge-base.js';
 import { sideDiffs } from './helpers/merge/merge-diffs.js';
 import { applyMerged, dropCheckout, stageMerged } from './helpers/merge/stage-merged.js';
+import { readResolved, type ResolvedRow, resolution } from './helpers/merge/resolved-rows.js';
 import { type MergeConflict, type MergedTable, type Prefer, threeWay } from './helpers/merge/three-way.js';
 import { keepModifiedCheckout } from './helpers/safety/keep-diverged.js';
 import { type Actor, HUMAN, refuseProtected, refuseUndoPointChange, vetWrite } from './helpers/safety/policy.js';
 import { checkUndoSlot, keepSafetyFork } from './helpers/safety/safety-fork.js';
 
+export type { ResolvedRow } from './helpers/merge/resolved-rows.js';
+export { readResolved } from './helpers/merge/resolved-rows.js';
 export type { ConflictKind, MergeConflict, MergedTable, Prefer } from './helpers/merge/three-way.js';
 
 /** How merge is asked: how conflicts resolve, the new checkpoint's name, force onto a protected target, who asks. */
 export interface MergeOptions {
-  /** Which side a conflicting row takes; without it a merge with conflicts reports them and changes nothing. */
+  /**
+   * Which side a conflicting row takes (those `resolved` does not settle); without it, a merge with conflicts
+   * reports them and changes nothing, and one with some conflicts left out of `resolved` is refused.
+   */
   prefer?: Prefer;
+  /**
+   * The caller's own rows for conflicts: each names a conflicting row by its table and key as the conflict report
+   * gives them, and gives the full row to write there (null deletes it), values in diff's JSON encoding.
+   */
+  resolved?: readonly ResolvedRow[];
   /** The name of the target's new checkpoint (default `merge`, then `merge-2`, ...). */
   name?: string;
   force?: boolean;
@@ -49,8 +60,10 @@ export interface MergeResult {
   applied: boolean;
   /** The rows both sides changed differently since the base: left as they were unless `prefer` resolved them. */
   conflicts: MergeConflict[];
-  /** How the conflicts were resolved, when they were. */
+  /** The side the conflicts `resolved` did not settle took, when `prefer` settled any. */
   prefer?: Prefer;
+  /** How many conflicts the caller's resolved rows settled, when any did. */
+  resolved?: number;
   /** What the merge changed on the target, per table (what it would change, when not applied). */
   tables: MergedTable[];
   /** The target's head txid after the merge (its unchanged head when nothing was applied). */
@@ -81,6 +94,7 @@ export interface JsonMerge {
   base: MergeResult['base'];
   applied: boolean;
   prefer?: Prefer;
+  resolved?: number;
   txid: number;
   checkpoint?: string;
   backup?: string;
@@ -98,6 +112,7 @@ export function mergeToJson(r: MergeResult): JsonMerge {
     base: r.base,
     applied: r.applied,
     ...(r.prefer !== undefined ? { prefer: r.prefer } : {}),
+    ...(r.resolved !== undefined ? { resolved: r.resolved } : {}),
     txid: r.txid,
     ...(r.checkpoint !== undefined ? { checkpoint: r.checkpoint } : {}),
     ...(r.backup !== undefined ? { backup: r.backup } : {}),
@@ -119,7 +134,8 @@ export function mergeToJson(r: MergeResult): JsonMerge {
  * or moment `src` names) changed since its common
  * ancestor with the target (the state the last merge of it took, else the fork point) into the target. Rows only the
  * source changed are taken; rows both changed to different values are conflicts, reported with nothing changed
- * unless `prefer` picks a side; schema changes on both sides refuse MERGE_CONFLICT. The merged rows land as a new
+ * unless each is settled, by the caller's own row for it (`resolved`) or by `prefer` picking a side; some settled
+ * and some not refuses MERGE_CONFLICT, so does a schema change on both sides. The merged rows land as a new
  * checkpoint on the target, recording the source state it took (for the next merge's ancestor), and the previous head
  * is kept as `<target>-pre-merge`, exactly as promote keeps its undo point. A protected target takes force, decided
  * by the safety policy for whoever asks. The source is unchanged.
@@ -140,6 +156,7 @@ export async function checkMerge(
   into: string,
   opts: Omit<MergeOptions, 'prefer'> = {},
 ): Promise<void> {
+  // Whether each resolved row names a conflict is known only once the rows are read: the merge finds out.
   refuseMergeArgs(src, into, opts);
   const source = await readBranch(ctx, src.db, src.branch);
   const tgt = await readBranch(ctx, src.db, into);
@@ -152,8 +169,9 @@ export async function checkMerge(
 }
 
 /** The refusals of a merge's arguments alone. */
-function refuseMergeArgs(src: Target, into: string, opts: Pick<MergeOptions, 'name'>): void {
+function refuseMergeArgs(src: Target, into: string, opts: Pick<MergeOptions, 'name' | 'resolved'>): void {
   validateName('branch', into);
+  if (opts.resolved !== undefined) readResolved(opts.resolved);
   if (opts.name !== undefined) validateName('checkpoint', opts.name);
   if (into === src.branch)
     throw fail('INVALID_ARGUMENT', `cannot merge ${src.db}@${src.branch} into itself`, {
@@ -219,13 +237,20 @@ export function mergePreviewToJson(p: MergePreview): JsonMerge & { kept: MergedT
  * The merge `merge` would make of the source's durable state into the target's durable head, computed and not
  * applied: no lease, no checkpoint, nothing written (the dashboard's preview). Uncheckpointed writes in either
  * checkout are not in it, and refusals of the write itself (protection, leases) are not asked: see checkMerge.
+ * `settle` previews the conflicts settled as merge would settle them (a resolved row naming no conflict is refused
+ * as merge refuses it; conflicts left unsettled are listed, not refused).
  */
-export async function previewMerge(ctx: OpsContext, src: Target, into: string): Promise<MergePreview> {
-  refuseMergeArgs(src, into, {});
+export async function previewMerge(
+  ctx: OpsContext,
+  src: Target,
+  into: string,
+  settle: Pick<MergeOptions, 'prefer' | 'resolved'> = {},
+): Promise<MergePreview> {
+  refuseMergeArgs(src, into, settle);
   const source = await readBranch(ctx, src.db, src.branch);
   const tgt = await readBranch(ctx, src.db, into);
   const from = { branch: src.branch, ref: await sourceState(ctx, src, source.ref) };
-  const { result, targetDiff } = await threeWayOf(ctx, src, from, into, tgt.ref, undefined, false);
+  const { result, targetDiff } = await threeWayOf(ctx, src, from, into, tgt.ref, settle, false);
   const kept = targetDiff.tables
     .filter((t) => t.added.length + t.changed.length + t.removed.length > 0)
     .map((t) => ({ table: t.table, inserted: t.added.length, updated: t.changed.length, deleted: t.removed.length }));
@@ -239,19 +264,27 @@ async function threeWayOf(
   from: { branch: string; ref: Ref },
   into: string,
   ref: Ref,
-  prefer: Prefer | undefined,
+  settle: Pick<MergeOptions, 'prefer' | 'resolved'>,
   leased: boolean,
 ): Promise<{ base: MergeBase; merged: ReturnType<typeof threeWay>; result: MergeResult; targetDiff: DiffResult }> {
   const resolver = new ChainResolver(ctx.store, { sizes: false });
   const base = await findMergeBase(src.db, from, { branch: into, ref }, resolver);
+  const rows = settle.resolved ?? [];
   const diffs = await sideDiffs(
     ctx,
     src.db,
     base.chain,
     { ...from, chain: await resolver.resolve(from.ref.lineage, from.ref.head_txid), leased: false },
     { branch: into, ref, chain: await resolver.resolve(ref.lineage, ref.head_txid), leased },
+    new Set(rows.map((r) => r.table)),
   );
-  const merged = threeWay(diffs.source, diffs.target, prefer, diffs.declaredKeys);
+  const prefer = settle.prefer;
+  const merged = threeWay(
+    diffs.source,
+    diffs.target,
+    { prefer, ...(rows.length > 0 ? { resolution: resolution(rows, diffs.resolvable) } : {}) },
+    diffs.declaredKeys,
+  );
   const result: MergeResult = {
     db: src.db,
     source: src.branch,
@@ -259,7 +292,8 @@ async function threeWayOf(
     base: { kind: base.kind, at: base.at },
     applied: false,
     conflicts: merged.conflicts,
-    ...(prefer !== undefined && merged.conflicts.length > 0 ? { prefer } : {}),
+    ...(prefer !== undefined && merged.conflicts.length > merged.resolved ? { prefer } : {}),
+    ...(merged.resolved > 0 ? { resolved: merged.resolved } : {}),
     tables: merged.tables,
     txid: ref.head_txid,
   };
@@ -278,8 +312,11 @@ async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: Mer
     source = await readBranch(ctx, src.db, src.branch);
   if (await checkpointIfDirty(ctx, target, tgt.ref, vet(target))) tgt = await readBranch(ctx, src.db, into);
   const from = { branch: src.branch, ref: await sourceState(ctx, src, source.ref) };
-  const { base, merged, result } = await threeWayOf(ctx, src, from, into, tgt.ref, opts.prefer, true);
-  if (merged.conflicts.length > 0 && opts.prefer === undefined) return result;
+  const { base, merged, result } = await threeWayOf(ctx, src, from, into, tgt.ref, opts, true);
+  if (merged.unresolved.length > 0) {
+    if (merged.resolved === 0) return result;
+    refusePartial(src, into, merged.unresolved, merged.conflicts.length);
+  }
   const sql = renderDiffSql(merged.apply);
   if (sql === '') return result;
   const what = `merge ${src.db}@${src.branch} -> ${into}`;
@@ -322,7 +359,7 @@ async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: Mer
         detail: {
           from: `${src.db}@${src.branch}@${from.ref.head_txid}`,
           undo: undo.name,
-          meta: mergeRecordMeta(from, base),
+          meta: mergeRecordMeta(from, base, merged.resolved),
         },
       })
     ).txid;
@@ -341,4 +378,21 @@ async function mergeLeased(ctx: OpsContext, src: Target, into: string, opts: Mer
     backup: undo.name,
     ...(undo.earlier !== undefined ? { earlierBackup: undo.earlier } : {}),
   };
+}
+
+/** MERGE_CONFLICT: the caller resolved some conflicts and left `left` of the `total` to nothing. */
+function refusePartial(src: Target, into: string, left: readonly MergeConflict[], total: number): never {
+  const shown = left.slice(0, 5).map((c) => `${c.table} ${JSON.stringify(jsonRow(c.key))} (${c.kind})`);
+  const more = left.length > shown.length ? ` and ${left.length - shown.length} more` : '';
+  throw fail(
+    'MERGE_CONFLICT',
+    `merge ${src.db}@${src.branch} -> ${into}: ${left.length} of ${total} conflicting row(s) have no resolved row: ${shown.join(', ')}${more}; nothing was merged`,
+    {
+      hint: 'add a row for each of them to the --resolve file, or add --prefer source|target to settle the rest',
+      hints: {
+        agent: 'add a row for each of them to resolved, or give prefer ("source" or "target") to settle the rest',
+        sdk: 'add a row for each of them to resolved, or pass prefer ("source" or "target") to settle the rest',
+      },
+    },
+  );
 }

@@ -62,6 +62,20 @@ export const RequestSchema = z.object({
   into: z.optional(z.string()),
   /** Additive: how a merge op resolves conflicting rows (`source` or `target`); absent, conflicts change nothing. */
   prefer: z.optional(z.enum(['source', 'target'])),
+  /**
+   * Additive: a merge op's rows for conflicts: each the table and key of a conflicting row as the merge reports them,
+   * and the full row to write there (null deletes it), values in diff's JSON encoding. Older daemons ignore it (and
+   * report the conflicts, changing nothing).
+   */
+  resolved: z.optional(
+    z.array(
+      z.object({
+        table: z.string(),
+        key: z.record(z.string(), z.unknown()),
+        row: z.nullable(z.record(z.string(), z.unknown())),
+      }),
+    ),
+  ),
 });
 
 /** A parsed request. */

@@ -75,6 +75,39 @@ describe('the daemon: merge', () => {
     assertDaemonError(await d.request({ op: 'merge', db: 'app', branch: 'b' }), 'INVALID_ARGUMENT', /into/);
   });
 
+  test('resolved rows settle the conflicts; a partial or stray resolution is refused with nothing written', async () => {
+    assert.equal((await d.request({ op: 'fork', db: 'app', branch: 'main', names: ['c', 'e'] })).ok, true);
+    await write('c', "UPDATE t SET v = 'c' WHERE id = 1; UPDATE t SET v = 'c2' WHERE id = 2;");
+    await write('e', "UPDATE t SET v = 'e' WHERE id = 1; DELETE FROM t WHERE id = 2;");
+    const merge = { op: 'merge', db: 'app', branch: 'c', into: 'e' };
+    const report = (await d.request(merge)).result as JsonMerge;
+    assert.deepEqual(
+      report.conflicts.map((c) => [c.kind, c.key]),
+      [
+        ['update/update', { id: 1 }],
+        ['update/delete', { id: 2 }],
+      ],
+    );
+    const before = refsSnapshot(s.store);
+    const one = [{ table: 't', key: { id: 1 }, row: { id: 1, v: 'c+e' } }];
+    const partial = await d.request({ ...merge, resolved: one });
+    assertDaemonError(partial, 'MERGE_CONFLICT', /1 of 2 conflicting row\(s\) have no resolved row/);
+    assert.match(String(partial.hint), /to resolved, or pass prefer/, 'the hint in the SDK caller terms');
+    const stray = await d.request({ ...merge, resolved: [...one, { table: 't', key: { id: 3 }, row: null }] });
+    assertDaemonError(stray, 'INVALID_ARGUMENT', /names no conflicting row/);
+    assert.deepEqual(refsSnapshot(s.store), before, 'nothing was written');
+
+    const res = await d.request({ ...merge, resolved: [...one, { table: 't', key: { id: 2 }, row: null }] });
+    assert.equal(res.ok, true, JSON.stringify(res));
+    const r = res.result as JsonMerge & { resolved?: number };
+    assert.deepEqual([r.applied, r.resolved], [true, 2]);
+    const rows = await d.request({ op: 'query', db: 'app', branch: 'e', sql: 'SELECT id, v FROM t ORDER BY id' });
+    assert.deepEqual((rows.result as { rows: unknown[] }).rows, [
+      [1, 'c+e'],
+      [3, 'b3'],
+    ]);
+  });
+
   test('check of a merge asks about the source point named in from, as the merge op takes it', async () => {
     const check = { op: 'check', verb: 'merge', db: 'app', branch: 'b', into: 'main', force: true };
     const head = await d.request(check);

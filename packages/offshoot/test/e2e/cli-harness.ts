@@ -22,6 +22,8 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   expectCode?: number | 'any';
   cwd?: string;
+  /** What the run reads on standard input. */
+  input?: string;
 }
 
 const BIG_OUTPUT = 512 * 1024 * 1024;
@@ -52,6 +54,7 @@ export function run(args: readonly string[], opts: RunOptions = {}): CliResult {
   const r = spawnSync(offshootBin, args, {
     cwd: opts.cwd ?? repoRoot,
     env: baseEnv(opts.env),
+    ...(opts.input !== undefined ? { input: opts.input } : {}),
     encoding: 'utf8',
     maxBuffer: BIG_OUTPUT,
     timeout: RUN_TIMEOUT_MS,

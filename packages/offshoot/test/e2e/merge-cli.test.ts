@@ -1,6 +1,7 @@
 // `offshoot merge` as users run it: two agents' forks written by the stock sqlite3 CLI, merged into main; conflicts
 // listed with nothing changed and exit 9, --prefer resolving them, and the undo point named.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { assertCleanError, dump, ensureBuilt, sql, tempStore, type TempStore } from './cli-harness.js';
 
@@ -13,7 +14,15 @@ interface Merged {
   backup?: string;
   base: { kind: string; at: string };
   tables: Array<{ table: string; inserted: number; updated: number; deleted: number }>;
-  conflicts: Array<{ table: string; kind: string; key: Record<string, unknown>; source: unknown; target: unknown }>;
+  conflicts: Array<{
+    table: string;
+    kind: string;
+    key: Record<string, unknown>;
+    source: Record<string, unknown> | null;
+    target: Record<string, unknown> | null;
+  }>;
+  resolved?: number;
+  prefer?: string;
 }
 
 function headDump(ts: TempStore, branch: string): string {
@@ -150,5 +159,85 @@ describe('offshoot merge: a source at a moment, and the log', () => {
 
   test('a source moment before its fork point is refused, one line', () => {
     assertCleanError(ts.run(['merge', 'app@a@tx:1', '--into', 'b'], { expectCode: 'any' }), 2, /older than/);
+  });
+});
+
+describe('offshoot merge --resolve', () => {
+  let ts: TempStore;
+  before(() => {
+    ensureBuilt();
+    ts = tempStore({ init: true });
+    ts.run(['create', 'app']);
+    sql(
+      ts.run(['checkout', 'app']).stdout.trim(),
+      "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT, b BLOB); INSERT INTO t VALUES (1, 'one', x'01'), (2, 'two', x'02');",
+    );
+    ts.run(['checkpoint', 'app', 'seed']);
+    ts.run(['fork', 'app', 'a', 'b']);
+    sql(
+      ts.run(['checkout', 'app@a']).stdout.trim(),
+      "UPDATE t SET v = 'a', b = x'aa' WHERE id = 1; UPDATE t SET v = 'a2' WHERE id = 2; INSERT INTO t VALUES (3, 'a3', NULL);",
+    );
+    sql(
+      ts.run(['checkout', 'app@b']).stdout.trim(),
+      "UPDATE t SET v = 'b', b = x'bb' WHERE id = 1; DELETE FROM t WHERE id = 2; INSERT INTO t VALUES (3, 'b3', NULL);",
+    );
+  });
+  after(() => ts.cleanup());
+
+  test('--help shows a --resolve example', () => {
+    assert.match(ts.run(['merge', '--help']).stdout, /--resolve -/);
+  });
+
+  test('the --json report, edited, resolves each conflict; a partial or stray resolution changes nothing', () => {
+    const report = JSON.parse(
+      ts.run(['merge', 'app@a', '--into', 'b', '--json'], { expectCode: MERGE_CONFLICT }).stdout,
+    ) as Merged;
+    assert.deepEqual(
+      report.conflicts.map((c) => [c.kind, c.key]),
+      [
+        ['update/update', { id: 1 }],
+        ['update/delete', { id: 2 }],
+        ['insert/insert', { id: 3 }],
+      ],
+    );
+    const [uu, ud, ii] = report.conflicts as [Merged['conflicts'][0], Merged['conflicts'][0], Merged['conflicts'][0]];
+    assert.deepEqual(uu.source, { id: 1, v: 'a', b: { $blob: 'aa' } }, 'a BLOB as the report encodes it');
+    const before = headDump(ts, 'b');
+
+    const partial = ts.path('partial.json');
+    writeFileSync(partial, JSON.stringify({ resolved: [{ table: 't', key: uu.key, row: uu.source }] }));
+    const refused = ts.run(['merge', 'app@a', '--into', 'b', '--resolve', partial], { expectCode: MERGE_CONFLICT });
+    assertCleanError(refused, MERGE_CONFLICT, /2 of 3 conflicting row\(s\) have no resolved row/);
+    assert.match(refused.stderr, /--resolve file/);
+    const stray = JSON.stringify([{ table: 't', key: { id: 9 }, row: null }]);
+    assertCleanError(
+      ts.run(['merge', 'app@a', '--into', 'b', '--resolve', '-'], { input: stray, expectCode: 2 }),
+      2,
+      /names no conflicting row/,
+    );
+    assertCleanError(
+      ts.run(['merge', 'app@a', '--into', 'b', '--resolve', '-'], { input: '{not json', expectCode: 2 }),
+      2,
+      /--resolve: standard input is not JSON/,
+    );
+    assert.equal(headDump(ts, 'b'), before, 'nothing was merged');
+
+    const rows = [
+      { table: 't', key: uu.key, row: { ...uu.source, v: 'a+b', b: { $blob: 'abba' } } },
+      { table: 't', key: ud.key, row: ud.source },
+      { table: 't', key: ii.key, row: null },
+    ];
+    const merged = ts.json<Merged>(['merge', 'app@a', '--into', 'b', '--resolve', '-'], {
+      input: JSON.stringify(rows),
+    });
+    assert.equal(merged.applied, true);
+    assert.equal(merged.resolved, 3);
+    assert.equal(merged.prefer, undefined);
+    const s = headDump(ts, 'b');
+    for (const row of ["(1,'a+b',X'abba')", "(2,'a2',X'02')"]) assert.ok(s.includes(row), `${row} in ${s}`);
+    assert.ok(!s.includes('INSERT INTO t VALUES(3,'), 'row 3 resolved to deleted');
+    const log = ts.json<{ records: Array<{ op: string; meta?: Record<string, string> }> }>(['log', 'app@b']);
+    assert.equal(log.records.find((r) => r.op === 'merge')?.meta?.['offshoot.merge_resolved'], '3');
   });
 });

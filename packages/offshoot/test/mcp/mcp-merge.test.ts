@@ -60,6 +60,48 @@ async function mergeAtPoint(s: McpStore, m: McpSession): Promise<void> {
   assert.deepEqual([r['applied'], r['tables']], [true, [{ table: 't', inserted: 1, updated: 0, deleted: 0 }]]);
 }
 
+/** Resolved rows in the agent's hands: a stray one and a partial set refused in its terms, then a full set applied. */
+async function mergeResolved(s: McpStore, m: McpSession): Promise<void> {
+  ok(await m.call('offshoot_fork', { database: 'app', new_branch: 'run-s' }));
+  await attempt(s, m, 'run-r', "UPDATE t SET v = 'R' WHERE id = 2; DELETE FROM t WHERE id = 3;");
+  const sPath = ok(await m.call('offshoot_checkout', { database: 'app', branch: 'run-s' }))['path'] as string;
+  s.sqlite(sPath, "UPDATE t SET v = 'S' WHERE id = 2; UPDATE t SET v = 'S3' WHERE id = 3;");
+  ok(await m.call('offshoot_checkpoint', { database: 'app', branch: 'run-s', name: 'done' }));
+  const merge = { database: 'app', source: 'run-r', target: 'run-s' };
+  const held = ok(await m.call('offshoot_merge', merge));
+  const conflicts = held['conflicts'] as Array<{ kind: string; key: Record<string, unknown> }>;
+  assert.deepEqual(
+    conflicts.map((c) => [c.kind, c.key]),
+    [
+      ['update/update', { id: 2 }],
+      ['delete/update', { id: 3 }],
+    ],
+  );
+  const before = refsSnapshot(s.store);
+  const two = { table: 't', key: { id: 2 }, row: { id: 2, v: 'R+S' } };
+  refused(
+    await m.call('offshoot_merge', { ...merge, resolved: [two, { table: 't', key: { id: 1 }, row: null }] }),
+    'INVALID_ARGUMENT',
+    /names no conflicting row[\s\S]*keep in resolved only rows/,
+  );
+  refused(
+    await m.call('offshoot_merge', { ...merge, resolved: [two] }),
+    'MERGE_CONFLICT',
+    /1 of 2 conflicting row\(s\)[\s\S]*to resolved, or give prefer/,
+  );
+  assert.deepEqual(refsSnapshot(s.store), before, 'a refused resolution wrote nothing');
+  const call = await m.call('offshoot_merge', {
+    ...merge,
+    resolved: [two, { table: 't', key: { id: 3 }, row: null }],
+  });
+  const r = ok(call);
+  assert.deepEqual([r['applied'], r['resolved'], r['prefer']], [true, 2, undefined]);
+  assert.equal('warnings' in r, false);
+  assert.match(call.text, /2 conflicting row\(s\) resolved with your rows/);
+  const rows = s.sqlite(s.cli(['checkout', 'app@run-s']).stdout.trim(), 'SELECT id, v FROM t ORDER BY id;');
+  assert.equal(rows, '1|A\n2|R+S\n10|a10\n20|b20\n');
+}
+
 test('offshoot_merge at rest; an agent without -allow-force is refused on protected main', async () => {
   const s = makeMcpStore();
   const plain = await startMcp(s.store, ['-reap-every', '0']);
@@ -77,6 +119,7 @@ test('offshoot_merge at rest; an agent without -allow-force is refused on protec
   try {
     await mergeBoth(s, m);
     await mergeAtPoint(s, m);
+    await mergeResolved(s, m);
   } finally {
     await m.close();
     s.cleanup();
@@ -90,6 +133,7 @@ test('offshoot_merge through the daemon serving the store', async () => {
   try {
     await mergeBoth(s, m);
     await mergeAtPoint(s, m);
+    await mergeResolved(s, m);
   } finally {
     await m.close();
     await daemon.stop();

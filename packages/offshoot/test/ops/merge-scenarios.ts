@@ -8,7 +8,8 @@ import { checkpoint } from '../../src/ops/checkpoint.js';
 import { create } from '../../src/ops/create.js';
 import { exportTo } from '../../src/ops/export.js';
 import { fork } from '../../src/ops/fork.js';
-import { merge } from '../../src/ops/merge.js';
+import { readLog } from '../../src/ops/log.js';
+import { merge, mergeToJson, previewMerge, type ResolvedRow } from '../../src/ops/merge.js';
 import { promote } from '../../src/ops/promote.js';
 import { setProtected } from '../../src/ops/protect.js';
 import { exportDump, rejectsCode, type TestStore } from './harness.js';
@@ -146,6 +147,114 @@ export function mergeScenarios(open: () => Promise<TestStore>, seeds: readonly n
       const m = await rows(B);
       for (const line of ["(1,'m1')", "(3,'m3')", "(100,'m100')", "(5,'a5')"]) assert.ok(m.includes(line), line);
       assert.ok(!m.includes('INSERT INTO t VALUES(2,'), 'the target deleted row 2');
+    } finally {
+      await ts.cleanup();
+    }
+  });
+
+  it('resolved rows settle update/update, update/delete (deleted and kept), delete/update and insert/insert', async () => {
+    const ts = await open();
+    try {
+      await seeded(ts);
+      await write(
+        ts,
+        A,
+        "UPDATE t SET v = 'a1' WHERE id = 1; UPDATE t SET v = 'a2' WHERE id = 2; UPDATE t SET v = 'a6' WHERE id = 6;" +
+          "DELETE FROM t WHERE id = 3; INSERT INTO t VALUES (100, 'a100'); UPDATE t SET v = 'a9' WHERE id = 9;" +
+          "UPDATE w SET v = x'a0' WHERE n = 5;",
+      );
+      await write(
+        ts,
+        MAIN,
+        "UPDATE t SET v = 'm1' WHERE id = 1; DELETE FROM t WHERE id = 2; DELETE FROM t WHERE id = 6;" +
+          "UPDATE t SET v = 'm3' WHERE id = 3; INSERT INTO t VALUES (100, 'm100'); UPDATE w SET v = x'b0' WHERE n = 5;",
+      );
+      const report = mergeToJson(await merge(ts.ctx, A, 'main'));
+      assert.equal(report.applied, false);
+      assert.equal(report.conflicts.length, 6);
+      // The rows come from the conflict report itself, as a caller edits it: the key as given, values as encoded.
+      const pick = (table: string, id: number) => {
+        const c = report.conflicts.find((x) => x.table === table && (x.key.id === id || x.key.n === id));
+        assert.ok(c, `${table} ${id} conflicts`);
+        return c;
+      };
+      const resolved: ResolvedRow[] = [
+        { table: 't', key: pick('t', 1).key, row: { id: 1, v: 'both' } },
+        { table: 't', key: pick('t', 2).key, row: null },
+        { table: 't', key: pick('t', 6).key, row: pick('t', 6).source },
+        { table: 't', key: pick('t', 3).key, row: pick('t', 3).target },
+        { table: 't', key: pick('t', 100).key, row: { id: 100, v: 'a100+m100' } },
+        { table: 'w', key: pick('w', 5).key, row: { ...pick('w', 5).key, v: { $blob: 'c0ffee' } } },
+      ];
+      const r = await merge(ts.ctx, A, 'main', { resolved });
+      assert.equal(r.applied, true);
+      assert.equal(r.resolved, 6);
+      assert.equal(r.prefer, undefined);
+      const s = await exportDump(ts, MAIN);
+      for (const line of ["(1,'both')", "(6,'a6')", "(3,'m3')", "(100,'a100+m100')", "(9,'a9')", "X'c0ffee'"])
+        assert.ok(s.includes(line), line);
+      assert.ok(!s.includes('INSERT INTO t VALUES(2,'), 'row 2 resolved to deleted');
+      const record = (await readLog(ts.ctx, MAIN, { limit: 1 })).records[0];
+      assert.equal(record?.op, 'merge');
+      assert.equal(record?.meta?.['offshoot.merge_resolved'], '6');
+    } finally {
+      await ts.cleanup();
+    }
+  });
+
+  it('a partial resolution is refused and nothing is applied; prefer settles the rest', async () => {
+    const ts = await open();
+    try {
+      await seeded(ts);
+      await write(ts, A, "UPDATE t SET v = 'a1' WHERE id = 1; UPDATE t SET v = 'a2' WHERE id = 2;");
+      await write(ts, MAIN, "UPDATE t SET v = 'm1' WHERE id = 1; UPDATE t SET v = 'm2' WHERE id = 2;");
+      const before = await exportDump(ts, MAIN);
+      const head = (await ts.store.getRef('app', 'main')).ref.head_txid;
+      const resolved: ResolvedRow[] = [{ table: 't', key: { id: 1 }, row: { id: 1, v: 'mine' } }];
+      const err = await rejectsCode(merge(ts.ctx, A, 'main', { resolved }), 'MERGE_CONFLICT');
+      assert.match(err.message, /1 of 2 conflicting row\(s\) have no resolved row: t \{"id":2\}/);
+      assert.match(err.hint ?? '', /--resolve file.*--prefer/);
+      assert.match(err.hints.agent ?? '', /resolved.*prefer/);
+      assert.equal((await ts.store.getRef('app', 'main')).ref.head_txid, head, 'nothing written');
+      assert.equal(await exportDump(ts, MAIN), before);
+      assert.equal(await ts.store.tryGetRef('app', 'main-pre-merge'), undefined, 'no undo point either');
+
+      const preview = await previewMerge(ts.ctx, A, 'main', { resolved, prefer: 'source' });
+      assert.deepEqual([preview.applied, preview.resolved, preview.prefer], [false, 1, 'source']);
+      assert.deepEqual(preview.tables, [{ table: 't', inserted: 0, updated: 2, deleted: 0 }]);
+      assert.equal((await ts.store.getRef('app', 'main')).ref.head_txid, head, 'a preview writes nothing');
+      const r = await merge(ts.ctx, A, 'main', { resolved, prefer: 'source' });
+      assert.equal(r.applied, true);
+      assert.deepEqual([r.resolved, r.prefer], [1, 'source']);
+      const s = await exportDump(ts, MAIN);
+      assert.ok(s.includes("(1,'mine')") && s.includes("(2,'a2')"), s);
+    } finally {
+      await ts.cleanup();
+    }
+  });
+
+  it('refuses resolved rows that name no conflict, an unknown table, unknown columns or a moved key', async () => {
+    const ts = await open();
+    try {
+      await seeded(ts);
+      await write(ts, A, "UPDATE t SET v = 'a1' WHERE id = 1; UPDATE t SET v = 'a2' WHERE id = 2;");
+      await write(ts, MAIN, "UPDATE t SET v = 'm1' WHERE id = 1;");
+      const head = (await ts.store.getRef('app', 'main')).ref.head_txid;
+      const ok: ResolvedRow = { table: 't', key: { id: 1 }, row: { id: 1, v: 'x' } };
+      const refused = async (extra: ResolvedRow, message: RegExp) => {
+        const err = await rejectsCode(merge(ts.ctx, A, 'main', { resolved: [ok, extra] }), 'INVALID_ARGUMENT');
+        assert.match(err.message, message);
+        assert.match(err.hint ?? '', /--resolve file/);
+        assert.match(err.hints.sdk ?? '', /resolved/);
+      };
+      await refused({ table: 't', key: { id: 2 }, row: { id: 2, v: 'y' } }, /names no conflicting row/);
+      await refused({ table: 'nope', key: { id: 1 }, row: null }, /no table "nope"/);
+      await refused({ table: 'nopk', key: { a: 'x' }, row: null }, /nopk has no primary key/);
+      await refused({ table: 't', key: { id: 1 }, row: { id: 1, v: 'x', extra: 1 } }, /has no column extra/);
+      await refused({ table: 't', key: { v: 'row 1' }, row: null }, /key of t is id/);
+      await refused({ table: 't', key: { id: 1 }, row: { id: 7, v: 'x' } }, /key columns differ/);
+      await refused({ table: 't', key: { id: 1 }, row: { id: 1, v: { $blob: 'zz' } } }, /is not a stored value/);
+      assert.equal((await ts.store.getRef('app', 'main')).ref.head_txid, head, 'nothing written');
     } finally {
       await ts.cleanup();
     }

@@ -221,6 +221,89 @@ def promote(db: str, source: str, onto: str, force: bool, if_head: int | None = 
     return Call("promote", fields, parse)
 
 
+ResolvedRow = Mapping[str, Any]
+"""A conflict resolved by the caller: `{"table": ..., "key": ..., "row": ...}`, the table and key as the merge's
+conflicts give them and the full row to write there (None deletes it)."""
+
+
+def _json_value(v: object) -> object:
+    # A value as the conflicts encode it: bytes as {"$blob": hex}, an int past 2**53 as {"$int": ...}, and the rest
+    # (str, None, a float, an already encoded dict) as it is.
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return {"$blob": bytes(v).hex()}
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**53 - 1:
+        return {"$int": str(v)}
+    if isinstance(v, float) and v in (float("inf"), float("-inf")):
+        return {"$real": "Infinity" if v > 0 else "-Infinity"}
+    return v
+
+
+def _json_row(row: object, what: str) -> dict[str, object]:
+    if not isinstance(row, Mapping):
+        raise ValueError(f"{what} must be a mapping of column to value, not {row!r}")
+    return {str(k): _json_value(v) for k, v in row.items()}
+
+
+def resolved_arg(resolved: Sequence[ResolvedRow]) -> list[dict[str, object]]:
+    """`resolved` as the wire and the CLI take it: a list of {"table", "key", "row"}, Python values (bytes, big
+    ints) encoded as the merge's conflicts encode them. Raises ValueError for an entry out of that shape."""
+    out: list[dict[str, object]] = []
+    for i, r in enumerate(resolved):
+        if not isinstance(r, Mapping) or not isinstance(r.get("table"), str) or "key" not in r or "row" not in r:
+            shape = '{"table": str, "key": {...}, "row": {...} or None}'
+            raise ValueError(f"resolved[{i}] must be {shape}, not {r!r}")
+        row = r["row"]
+        out.append(
+            {
+                "table": r["table"],
+                "key": _json_row(r["key"], f"resolved[{i}]['key']"),
+                "row": None if row is None else _json_row(row, f"resolved[{i}]['row']"),
+            }
+        )
+    return out
+
+
+def merge_fields(
+    db: str,
+    source: str,
+    into: str,
+    force: bool,
+    prefer: str | None = None,
+    name: str | None = None,
+    from_checkpoint: str | None = None,
+    resolved: Sequence[ResolvedRow] | None = None,
+) -> dict[str, Any]:
+    """A merge's request fields, checked once for the daemon's clients and for `Store` (see merge_argv)."""
+    if prefer is not None and prefer not in ("source", "target"):
+        raise ValueError(f"prefer must be 'source' or 'target', not {prefer!r}")
+    fields: dict[str, Any] = {"db": db, "branch": source, "into": into, "force": force}
+    if from_checkpoint is not None:
+        fields["from"] = from_checkpoint
+    if prefer is not None:
+        fields["prefer"] = prefer
+    if resolved is not None:
+        fields["resolved"] = resolved_arg(resolved)
+    if name is not None:
+        fields["name"] = name
+    return fields
+
+
+def merge_argv(fields: Mapping[str, Any]) -> tuple[list[str], str | None]:
+    """A merge's request fields (merge_fields) as `offshoot merge` arguments, and what it reads on standard input
+    (the resolved rows, for `--resolve -`)."""
+    src = f"{fields['db']}@{fields['branch']}" + (f"@{fields['from']}" if "from" in fields else "")
+    argv = ["merge", src, "--into", fields["into"]]
+    if "prefer" in fields:
+        argv += ["--prefer", fields["prefer"]]
+    if "name" in fields:
+        argv += ["--name", fields["name"]]
+    if fields["force"]:
+        argv.append("--force")
+    if "resolved" not in fields:
+        return argv, None
+    return [*argv, "--resolve", "-"], json.dumps(fields["resolved"])
+
+
 def merge(
     db: str,
     source: str,
@@ -229,14 +312,9 @@ def merge(
     prefer: str | None = None,
     name: str | None = None,
     from_checkpoint: str | None = None,
+    resolved: Sequence[ResolvedRow] | None = None,
 ) -> Call[MergeResult]:
-    fields: dict[str, Any] = {"db": db, "branch": source, "into": into, "force": force}
-    if from_checkpoint is not None:
-        fields["from"] = from_checkpoint
-    if prefer is not None:
-        fields["prefer"] = prefer
-    if name is not None:
-        fields["name"] = name
+    fields = merge_fields(db, source, into, force, prefer, name, from_checkpoint, resolved)
     parse = _result("merge")
     return Call("merge", fields, lambda r: MergeResult.from_json(parse(r)))
 

@@ -187,12 +187,16 @@ class AsyncClient:
         prefer: Literal["source", "target"] | None = None,
         name: str | None = None,
         from_checkpoint: str | None = None,
+        resolved: Sequence[calls.ResolvedRow] | None = None,
     ) -> MergeResult:
         """Merges the row changes `source` (its head, or `from_checkpoint`: a checkpoint or a moment, `tx:42`) made
         since its common state with `into` into `into`, three-way; returns the result, with `applied` False and the
-        `conflicts` listed (nothing changed) when rows conflict and no `prefer` resolves them. `force` if `into` is
-        protected; raises MERGE_CONFLICT when both changed the schema."""
-        return await self._call(calls.merge(db, source, into, force, prefer, name, from_checkpoint))
+        `conflicts` listed (nothing changed) when rows conflict and neither `resolved` nor `prefer` resolves them.
+        `resolved` is your own row for conflicts: `{"table", "key", "row"}`, table and key as a conflict gives them,
+        the full row to write (bytes for a BLOB, or as the conflict encodes it) or None to delete it; `prefer`
+        settles the rest. `force` if `into` is protected; raises MERGE_CONFLICT when both changed the schema or
+        `resolved` leaves a conflict with no `prefer`, INVALID_ARGUMENT when a resolved row names no conflict."""
+        return await self._call(calls.merge(db, source, into, force, prefer, name, from_checkpoint, resolved))
 
     async def compact(self, db: str, branch: str = "main") -> int:
         """Makes a shared branch self-contained; returns its head txid."""

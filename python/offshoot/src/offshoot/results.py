@@ -392,6 +392,8 @@ class MergeResult:
     checkpoint: str | None = None
     backup: str | None = None
     earlier_backup: str | None = None
+    resolved: int | None = None
+    """How many conflicts the caller's `resolved` rows settled, when any did."""
 
     @classmethod
     def from_json(cls, d: JsonObject) -> MergeResult:
@@ -409,4 +411,5 @@ class MergeResult:
             checkpoint=_str(d, "checkpoint") or None,
             backup=_str(d, "backup") or None,
             earlier_backup=_str(d, "earlier_backup") or None,
+            resolved=_int(d, "resolved") if isinstance(d.get("resolved"), int) else None,
         )

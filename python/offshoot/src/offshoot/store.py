@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from ._calls import DEFAULT_SURFACE, actor_fields
+from ._calls import DEFAULT_SURFACE, ResolvedRow, actor_fields, merge_argv, merge_fields
 from .binary import require_binary
 from .errors import BAD_RESPONSE, OffshootError
 from .results import Branch, DiffResult, GcResult, JsonObject, LogResult, MergeResult, ProtectResult, TouchResult
@@ -88,15 +88,22 @@ class Store:
         fields = actor_fields(actor, allow_force)
         self._actor = (["--actor", "agent"] if fields else []) + (["--allow-force"] if "allow_force" in fields else [])
 
-    def run(self, *args: str, answers: Sequence[int] = ()) -> Any:
+    def run(self, *args: str, answers: Sequence[int] = (), stdin: str | None = None) -> Any:
         """Runs one CLI command with `--json` on this store and returns its parsed JSON document. An exit code in
-        `answers` still answers with the document it printed (a merge held by its conflicts exits 9)."""
-        return self._run([*args, *self._actor], answers)
+        `answers` still answers with the document it printed (a merge held by its conflicts exits 9); `stdin` is
+        what it reads on standard input (a merge's `--resolve -`)."""
+        return self._run([*args, *self._actor], answers, stdin)
 
-    def _run(self, args: Sequence[str], answers: Sequence[int] = ()) -> Any:
+    def _run(self, args: Sequence[str], answers: Sequence[int] = (), stdin: str | None = None) -> Any:
         argv = ["-store", self.spec, *args, "--json", "--quiet"]
+        # Standard input is empty unless there is something to read: no command waits on it.
         proc = subprocess.run(
-            [self.bin, *argv], capture_output=True, text=True, env=self._env, stdin=subprocess.DEVNULL, check=False
+            [self.bin, *argv],
+            capture_output=True,
+            text=True,
+            env=self._env,
+            check=False,
+            input=stdin if stdin is not None else "",
         )
         if proc.returncode != 0 and not (proc.returncode in answers and proc.stdout):
             raise _cli_error(argv, proc.returncode, proc.stderr)
@@ -201,21 +208,18 @@ class Store:
         prefer: Literal["source", "target"] | None = None,
         name: str | None = None,
         from_checkpoint: str | None = None,
+        resolved: Sequence[ResolvedRow] | None = None,
     ) -> MergeResult:
         """Merges the row changes `source` (its head, or `from_checkpoint`: a checkpoint or a moment, `tx:42`) made
         since its common state with `into` into `into`, three-way; returns the result, with `applied` False and the
-        `conflicts` listed (nothing changed) when rows conflict and no `prefer` resolves them. `force` if `into` is
-        protected; raises MERGE_CONFLICT when both changed the schema."""
-        doc = self.run(
-            "merge",
-            _target(db, source) + (f"@{from_checkpoint}" if from_checkpoint else ""),
-            "--into",
-            into,
-            *(["--prefer", prefer] if prefer is not None else []),
-            *(["--name", name] if name is not None else []),
-            *(["--force"] if force else []),
-            answers=(_MERGE_CONFLICT_EXIT,),
-        )
+        `conflicts` listed (nothing changed) when rows conflict and neither `resolved` nor `prefer` resolves them.
+        `resolved` is your own row for conflicts: `{"table", "key", "row"}`, table and key as a conflict gives them,
+        the full row to write (bytes for a BLOB, or as the conflict encodes it) or None to delete it; `prefer`
+        settles the rest. `force` if `into` is protected; raises MERGE_CONFLICT when both changed the schema or
+        `resolved` leaves a conflict with no `prefer`, INVALID_ARGUMENT when a resolved row names no conflict."""
+        fields = merge_fields(db, source, into, force, prefer, name, from_checkpoint, resolved)
+        argv, stdin = merge_argv(fields)
+        doc = self.run(*argv, answers=(_MERGE_CONFLICT_EXIT,), stdin=stdin)
         if not isinstance(doc, dict):
             raise OffshootError(f"offshoot merge printed {doc!r}, not a JSON object", BAD_RESPONSE)
         return MergeResult.from_json(doc)

@@ -50,7 +50,12 @@ export const checkOp: OpHandler = async (req, d) => {
       if (req.from !== undefined && req.from !== '') t.checkpoint = validatePointName(req.from);
       else await checkSourceSession(d, t, actor, 'merge');
       const name = optionalCheckpoint(req);
-      await checkMerge(d.ops, t, into, { force: req.force ?? false, actor, ...(name !== undefined ? { name } : {}) });
+      await checkMerge(d.ops, t, into, {
+        force: req.force ?? false,
+        actor,
+        ...(req.resolved !== undefined ? { resolved: req.resolved } : {}),
+        ...(name !== undefined ? { name } : {}),
+      });
       break;
     }
     case 'destroy':

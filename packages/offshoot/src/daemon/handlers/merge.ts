@@ -9,9 +9,9 @@ import { flushSourceSession } from './source-flush.js';
 
 /**
  * `merge` db, branch=src, from (the source's checkpoint or moment, `tx:42` or `at:<RFC 3339>`; its head when
- * absent), into=target, prefer (`source`|`target`), name (the new checkpoint), force → txid and `result`: the merge
- * as JSON (mergeToJson), `applied: false` with the conflicts listed when rows conflict and no `prefer` says how to
- * resolve them (nothing changed). A target with a session here is refused (the merge writes its head); a source
+ * absent), into=target, prefer (`source`|`target`), resolved (the caller's rows for conflicts), name (the new
+ * checkpoint), force → txid and `result`: the merge as JSON (mergeToJson), `applied: false` with the conflicts listed
+ * when rows conflict and neither `resolved` nor `prefer` says how to resolve them (nothing changed). A target with a session here is refused (the merge writes its head); a source
  * head with one is flushed first, so what is merged includes its captured writes.
  */
 export const mergeOp: OpHandler = async (req, d) => {
@@ -30,6 +30,7 @@ export const mergeOp: OpHandler = async (req, d) => {
     force: req.force ?? false,
     actor,
     ...(req.prefer !== undefined ? { prefer: req.prefer } : {}),
+    ...(req.resolved !== undefined ? { resolved: req.resolved } : {}),
     ...(name !== undefined ? { name } : {}),
   });
   return { ok: true, txid: r.txid, result: mergeToJson(r), ...w.field() };

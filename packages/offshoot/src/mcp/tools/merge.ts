@@ -17,6 +17,7 @@ export const mergeRun: ToolRun<typeof mergeTool> = {
     const opts = {
       force: args.force ?? false,
       ...(args.prefer !== undefined ? { prefer: args.prefer } : {}),
+      ...(args.resolved !== undefined ? { resolved: args.resolved } : {}),
       ...(name !== undefined ? { name } : {}),
     };
     // Through the daemon serving the store when one answers (it flushes a source session of its own first and
@@ -32,11 +33,14 @@ export const mergeRun: ToolRun<typeof mergeTool> = {
       ? [
           `merged ${db}@${source} -> ${db}@${target} at txid ${r.txid} (checkpoint "${r.checkpoint}"); the previous ${target} is kept as ${db}@${r.backup}`,
           ...r.tables.map((t) => `${t.table}: ${t.inserted} inserted, ${t.updated} updated, ${t.deleted} deleted`),
-          ...(r.prefer !== undefined ? [`${r.conflicts.length} conflicting row(s) resolved: ${r.prefer} kept`] : []),
+          ...(r.resolved !== undefined ? [`${r.resolved} conflicting row(s) resolved with your rows`] : []),
+          ...(r.prefer !== undefined
+            ? [`${r.conflicts.length - (r.resolved ?? 0)} conflicting row(s) resolved: ${r.prefer} kept`]
+            : []),
         ]
       : r.conflicts.length > 0
         ? [
-            `${r.conflicts.length} conflicting row(s); nothing was merged. Show them to the human, then merge again with prefer: "source" or "target", or change the rows on one side first.`,
+            `${r.conflicts.length} conflicting row(s); nothing was merged. Show them to the human, then merge again with your rows for them in resolved, or prefer: "source" or "target", or change the rows on one side first.`,
             ...r.conflicts.map((c) => `${c.table} ${JSON.stringify(c.key)}: ${c.kind}`),
           ]
         : [`${db}@${target} already has every change of ${db}@${source}: nothing to merge`];
@@ -63,6 +67,7 @@ export const mergeRun: ToolRun<typeof mergeTool> = {
       message:
         `The agent asks to merge the changes of ${db}@${args.source} (head txid ${src.txid}) into ` +
         `${tgt.protected ? 'protected ' : ''}${db}@${args.target} (head txid ${tgt.txid})` +
+        `${args.resolved !== undefined ? `, ${args.resolved.length} conflicting row(s) written as the agent resolved them` : ''}` +
         `${args.prefer !== undefined ? `, conflicting rows taking the ${args.prefer}` : ''}.${wayBack} ` +
         `Its current head is kept as the undo point ${db}@${undoPointName(args.target, 'pre-merge')}.`,
       fingerprint: `${src.txid}/${src.etag}>${tgt.txid}/${tgt.etag}`,

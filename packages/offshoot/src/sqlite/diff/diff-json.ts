@@ -68,7 +68,8 @@ export function jsonRow(r: Row): JsonRow {
   return out;
 }
 
-function jsonValue(v: unknown): JsonValue {
+/** One stored value as JSON: see diffToJson for the encoding. */
+export function jsonValue(v: unknown): JsonValue {
   if (v === null || v === undefined) return null;
   if (typeof v === 'bigint')
     return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)
@@ -77,4 +78,29 @@ function jsonValue(v: unknown): JsonValue {
   if (typeof v === 'number') return Number.isFinite(v) ? v : { $real: String(v) };
   if (typeof v === 'string') return v;
   return { $blob: blobHex(v as Uint8Array) };
+}
+
+/**
+ * The stored value a JSON value encodes (diffToJson's encoding, read back): null → NULL; a string → TEXT; an integral
+ * number → INTEGER, any other → REAL; {"$int": "<decimal>"} → INTEGER; {"$real": "<number>"} → REAL (also
+ * "Infinity", "-Infinity"); {"$blob": "<hex>"} → BLOB. Throws a TypeError naming what it could not read.
+ */
+export function sqlValueOf(v: unknown): unknown {
+  if (v === null || typeof v === 'string') return v;
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new TypeError(`${v} is not a number JSON can carry`);
+    return Number.isInteger(v) ? BigInt(v) : v;
+  }
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+    const entries = Object.entries(v);
+    const [tag, text] = entries[0] ?? [];
+    if (entries.length === 1 && typeof text === 'string') {
+      if (tag === '$int' && /^-?\d+$/.test(text)) return BigInt(text);
+      if (tag === '$real' && text.trim() !== '' && !Number.isNaN(Number(text))) return Number(text);
+      if (tag === '$blob' && /^(?:[0-9a-fA-F]{2})*$/.test(text)) return new Uint8Array(Buffer.from(text, 'hex'));
+    }
+  }
+  throw new TypeError(
+    `${JSON.stringify(v)} is not a stored value (write null, a number, a string, {"$int": "<decimal>"}, {"$real": "<number>"} or {"$blob": "<hex>"})`,
+  );
 }

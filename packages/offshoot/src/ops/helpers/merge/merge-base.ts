@@ -13,6 +13,9 @@ export const MERGED_TXID_KEY = 'offshoot.merged_txid';
 /** The log record of a merge names the common state it merged from here (`<branch>@<txid>`, as MergeBase.at). */
 export const MERGE_BASE_KEY = 'offshoot.merge_base';
 
+/** The log record of a merge counts the conflicting rows the caller's own resolved rows settled, when any did. */
+export const MERGE_RESOLVED_KEY = 'offshoot.merge_resolved';
+
 /** A branch by name and ref, as a merge reads it (a source named at a moment: its ref moved to that state). */
 export interface MergeSide {
   branch: string;
@@ -39,9 +42,16 @@ export function mergedMeta(source: MergeSide): Meta {
   };
 }
 
-/** The meta of a merge's log record: the source state it took (mergedMeta) and the common state it merged from. */
-export function mergeRecordMeta(source: MergeSide, base: MergeBase): Meta {
-  return { ...mergedMeta(source), [MERGE_BASE_KEY]: base.at };
+/**
+ * The meta of a merge's log record: the source state it took (mergedMeta), the common state it merged from, and how
+ * many conflicting rows the caller resolved with rows of its own.
+ */
+export function mergeRecordMeta(source: MergeSide, base: MergeBase, resolved: number): Meta {
+  return {
+    ...mergedMeta(source),
+    [MERGE_BASE_KEY]: base.at,
+    ...(resolved > 0 ? { [MERGE_RESOLVED_KEY]: String(resolved) } : {}),
+  };
 }
 
 /**

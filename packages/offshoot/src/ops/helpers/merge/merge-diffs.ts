@@ -3,11 +3,13 @@ import type { Connection } from '../../../sqlite/connection.js';
 import { diffDatabases } from '../../../sqlite/diff/diff-databases.js';
 import type { DiffResult } from '../../../sqlite/diff/diff-types.js';
 import { openDatabase } from '../../../sqlite/sqlite-driver.js';
+import { readTableShape } from '../../../sqlite/diff/table-shape.js';
 import type { ResolvedChain } from '../../../store/chain-resolver.js';
 import { changedPagesBetween } from '../chain/changed-pages.js';
 import { cachedChain } from '../chain/materialize.js';
 import { readCleanCheckout } from '../checkout/clean-checkout-read.js';
 import type { OpsContext } from '../context/context.js';
+import type { ResolvableTable } from './resolved-rows.js';
 
 /** The most row data one side's changes may hold in memory (by its size as JSON) before a merge fails TOO_LARGE. */
 export const MERGE_MAX_BYTES = 256 << 20;
@@ -43,7 +45,9 @@ async function headFile(ctx: OpsContext, db: string, h: MergeHead, label: string
  * What each side changed since the ancestor: two row diffs (ancestor → source, ancestor → target), each narrowed to
  * the tables owning the pages the chains changed past their common prefix, as `offshoot diff` narrows, and reading a
  * clean checkout in place as it does: a merge reads what the two forks wrote, not the whole database. Also the
- * declared keys of the tables either side changed (see declaredKeys).
+ * declared keys of the tables either side changed (see declaredKeys), and the shape of each table in `named` as the
+ * merged database will have it (the source's when the source changed the schema, else the target's; undefined for
+ * a table it will not have): what a resolved row of it must hold.
  */
 export async function sideDiffs(
   ctx: OpsContext,
@@ -51,25 +55,69 @@ export async function sideDiffs(
   base: ResolvedChain,
   source: MergeHead,
   target: MergeHead,
-): Promise<{ source: DiffResult; target: DiffResult; declaredKeys: Map<string, string[]> }> {
+  named: ReadonlySet<string> = new Set(),
+): Promise<{
+  source: DiffResult;
+  target: DiffResult;
+  declaredKeys: Map<string, string[]>;
+  resolvable: Map<string, ResolvableTable | undefined>;
+}> {
   const b = await cachedChain(ctx, db, base, `merge base of ${db}`);
-  const diffFrom = async (side: MergeHead): Promise<DiffResult> => {
+  const diffFrom = async (side: MergeHead) => {
     const f = await headFile(ctx, db, side, `merge of ${db}@${side.branch}`);
     try {
-      return diffDatabases(b.path, f.path, {
+      const diff = diffDatabases(b.path, f.path, {
         changedPages: await changedPagesBetween(ctx, base, side.chain, [b.result.commit, f.commit]),
         maxBytes: MERGE_MAX_BYTES,
         forSql: true,
         connections: { right: f.db },
       });
+      return { diff, shapes: named.size > 0 ? resolvableTables(f, named) : new Map() };
     } finally {
       f.release();
     }
   };
   const s = await diffFrom(source);
   const t = await diffFrom(target);
-  const tables = new Set([...s.tables, ...t.tables].filter((x) => x.status === 'changed').map((x) => x.table));
-  return { source: s, target: t, declaredKeys: declaredKeys(b.path, tables) };
+  const tables = new Set(
+    [...s.diff.tables, ...t.diff.tables].filter((x) => x.status === 'changed').map((x) => x.table),
+  );
+  return {
+    source: s.diff,
+    target: t.diff,
+    declaredKeys: declaredKeys(b.path, tables),
+    resolvable: s.diff.schema.length > 0 ? s.shapes : t.shapes,
+  };
+}
+
+/**
+ * Each table of `named` as a resolved row names it: matched by its declared key (a rowid table by its PRIMARY KEY,
+ * as a merge matches it), every stored column but a rowid alias; undefined for a table the file does not have.
+ */
+function resolvableTables(f: HeadFile, named: ReadonlySet<string>): Map<string, ResolvableTable | undefined> {
+  const out = new Map<string, ResolvableTable | undefined>();
+  const conn = f.db ?? openDatabase(f.path, { readonly: true });
+  try {
+    const exists = conn.prepare(
+      "SELECT 1 FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name = ?",
+    );
+    const pk = conn.prepare('SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk').pluck();
+    for (const t of named) {
+      if (exists.get(t) === undefined || t === 'sqlite_sequence') {
+        out.set(t, undefined);
+        continue;
+      }
+      const shape = readTableShape(conn, t);
+      const rowid = shape.keyKind.startsWith('rowid:');
+      out.set(t, {
+        key: rowid ? (pk.all(t) as string[]) : shape.key,
+        columns: rowid ? shape.columns.slice(1) : shape.columns,
+      });
+    }
+  } finally {
+    if (f.db === undefined) conn.close();
+  }
+  return out;
 }
 
 /**

@@ -2,6 +2,7 @@ import { fail } from '../../../core/errors.js';
 import type { DiffResult, Row, TableDiff } from '../../../sqlite/diff/diff-types.js';
 import { sqlLiteral } from '../../../sqlite/diff/sql-literal.js';
 import { compareSqlValues, sqlValuesEqual } from '../../../sqlite/diff/sql-value.js';
+import { keyOf as resolvedKey, type ResolvedEntry, type Resolution, refuseUnmatched } from './resolved-rows.js';
 
 /** The kinds of conflict a row can have, named source change / target change. */
 export type ConflictKind = 'update/update' | 'update/delete' | 'delete/update' | 'insert/insert';
@@ -36,6 +37,16 @@ export interface ThreeWay {
   apply: DiffResult;
   conflicts: MergeConflict[];
   tables: MergedTable[];
+  /** How many conflicts the caller's resolved rows settled. */
+  resolved: number;
+  /** The conflicts neither a resolved row nor `prefer` settled. */
+  unresolved: MergeConflict[];
+}
+
+/** How a merge's conflicts are settled: a side for all of them, and the caller's own rows for some (these first). */
+export interface Settle {
+  prefer?: Prefer | undefined;
+  resolution?: Resolution | undefined;
 }
 
 type Change = { kind: 'insert' | 'update' | 'delete'; before?: Row; after?: Row; key: Row };
@@ -45,7 +56,9 @@ const ROWID_ALIASES = new Set(['rowid', '_rowid_', 'oid']);
 /**
  * Merges two diffs from one ancestor, row by row: `source` (ancestor → source) and `target` (ancestor → target). A
  * row only the source changed is taken; a row both changed to the same value, or both deleted, needs nothing; a row
- * both changed otherwise is a conflict (listed per table in key order), taken from the source or left as the target has it when `prefer` says so.
+ * both changed otherwise is a conflict (listed per table in key order): written as the caller's resolved row for it
+ * when `settle.resolution` has one, else taken from the source or left as the target has it when `settle.prefer`
+ * says so. INVALID_ARGUMENT when a resolved row names no conflict.
  * Rows of a rowid table with a declared PRIMARY KEY (`declaredKeys`) are matched by that key, not by rowid.
  * Refuses MERGE_CONFLICT when both sides changed the schema, or the source dropped a table whose rows the target
  * changed; UNSUPPORTED when the source changed rows of a table without a primary key (rowids are no identity across
@@ -54,7 +67,7 @@ const ROWID_ALIASES = new Set(['rowid', '_rowid_', 'oid']);
 export function threeWay(
   source: DiffResult,
   target: DiffResult,
-  prefer: Prefer | undefined,
+  settle: Settle,
   declaredKeys: ReadonlyMap<string, readonly string[]> = new Map(),
 ): ThreeWay {
   refuseSchemaOnBothSides(source, target);
@@ -62,6 +75,8 @@ export function threeWay(
   const tables: TableDiff[] = [];
   const conflicts: MergeConflict[] = [];
   const merged: MergedTable[] = [];
+  const matched = new Set<ResolvedEntry>();
+  const unresolved: MergeConflict[] = [];
   for (const s of source.tables) {
     if (s.status === 'same') continue;
     const t = byName.get(s.table);
@@ -77,7 +92,7 @@ export function threeWay(
     }
     const keyed = rekeyed(s, declaredKeys.get(s.table));
     refuseRowidTable(keyed);
-    const out = mergeTable(keyed, t, prefer, conflicts);
+    const out = mergeTable(keyed, t, settle, { conflicts, matched, unresolved });
     if (out.added.length + out.removed.length + out.changed.length > 0 || out.rebuild !== undefined) {
       tables.push(out);
       merged.push({
@@ -94,7 +109,8 @@ export function threeWay(
     stats: { tablesCompared: 0, rowsScanned: 0, narrowed: false, pagesRead: 0, tablesCounted: 0 },
     summaryOnly: false,
   };
-  return { apply, conflicts, tables: merged };
+  if (settle.resolution !== undefined) refuseUnmatched(settle.resolution, matched);
+  return { apply, conflicts, tables: merged, resolved: matched.size, unresolved };
 }
 
 function refuseSchemaOnBothSides(source: DiffResult, target: DiffResult): void {
@@ -192,14 +208,18 @@ function sameRow(a: Row | undefined, b: Row | undefined): boolean {
   return Object.keys(a).every((c) => !(c in b) || sqlValuesEqual(a[c], b[c]));
 }
 
-function mergeTable(
-  s: TableDiff,
-  t: TableDiff | undefined,
-  prefer: Prefer | undefined,
-  conflicts: MergeConflict[],
-): TableDiff {
+/** What merging the tables found: every conflict, the resolved rows that settled one, the conflicts left as they are. */
+interface Found {
+  conflicts: MergeConflict[];
+  matched: Set<ResolvedEntry>;
+  unresolved: MergeConflict[];
+}
+
+function mergeTable(s: TableDiff, t: TableDiff | undefined, settle: Settle, into: Found): TableDiff {
   const theirs = changesOf(t);
+  const resolved = settle.resolution?.get(s.table);
   const found: MergeConflict[] = [];
+  const unsettled: MergeConflict[] = [];
   const out: TableDiff = { table: s.table, key: s.key, added: [], removed: [], changed: [], status: 'changed' };
   if (s.rebuild !== undefined) out.rebuild = s.rebuild;
   const dependents = s.dependents ?? t?.dependents;
@@ -211,8 +231,16 @@ function mergeTable(
     if (s.table === 'sqlite_sequence') wanted = largerSequence(sc.after, current);
     else if (tc !== undefined) {
       if (sameRow(sc.after, tc.after)) continue;
-      found.push(conflictOf(s.table, sc, tc));
-      if (prefer !== 'source') continue;
+      const c = conflictOf(s.table, sc, tc);
+      found.push(c);
+      const mine = resolved?.get(resolvedKey(s.key, sc.key));
+      if (mine !== undefined) {
+        into.matched.add(mine);
+        wanted = mine.row;
+      } else {
+        if (settle.prefer === undefined) unsettled.push(c);
+        if (settle.prefer !== 'source') continue;
+      }
     }
     if (wanted === undefined) {
       if (current !== undefined) out.removed.push(current);
@@ -220,8 +248,9 @@ function mergeTable(
     else if (!sameRow(wanted, current) || Object.keys(wanted).some((c) => !(c in current)))
       out.changed.push({ key: sc.key, before: current, after: wanted });
   }
-  found.sort((x, y) => compareKeys(s.key, x.key, y.key));
-  for (const c of found) conflicts.push(c);
+  const byKey = (x: MergeConflict, y: MergeConflict) => compareKeys(s.key, x.key, y.key);
+  into.conflicts.push(...found.sort(byKey));
+  into.unresolved.push(...unsettled.sort(byKey));
   if (dependents !== undefined && out.added.length + out.removed.length + out.changed.length > 0)
     out.dependents = dependents;
   return out;
