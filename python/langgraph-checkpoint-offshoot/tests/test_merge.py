@@ -84,6 +84,19 @@ def test_two_forks_threads_merge_back_into_main(opener: Callable[..., OffshootSa
         assert bad.value.code == "INVALID_ARGUMENT"
 
 
+def test_merge_needs_the_target_session_closed(daemon: Daemon, db_name: str) -> None:
+    main = OffshootSaver.session(daemon.socket, db_name)
+    counter_app(main).invoke({"n": 0}, thread("t"))
+    with main.fork_thread("attempt") as attempt:
+        counter_app(attempt).invoke({"n": 5}, thread("a"))
+        with pytest.raises(OffshootError) as err:
+            attempt.merge("main", force=True)
+        assert err.value.code == "SESSION_OPEN"
+        assert main.get_tuple(thread("a")) is None
+        main.close()
+        assert attempt.merge("main", force=True).applied
+
+
 def test_rows_both_forks_changed_hold_the_merge_until_prefer_picks_a_side(
     opener: Callable[..., OffshootSaver], db_name: str
 ) -> None:
