@@ -61,6 +61,7 @@ OFFSHOOT_EXTRAS = frozenset(
         "db",
         "destroy",
         "fork_thread",
+        "merge",
         "path",
         "promote",
         "rollback",

@@ -38,6 +38,11 @@ VERBS: dict[str, list[tuple[str, Any, Any]]] = {
     ],
     "rollback": [("to", P.POSITIONAL_OR_KEYWORD, EMPTY)],
     "promote": [("onto", P.POSITIONAL_OR_KEYWORD, EMPTY), ("force", P.POSITIONAL_OR_KEYWORD, False)],
+    "merge": [
+        ("into", P.POSITIONAL_OR_KEYWORD, EMPTY),
+        ("prefer", P.KEYWORD_ONLY, None),
+        ("force", P.KEYWORD_ONLY, False),
+    ],
     "destroy": [("force", P.POSITIONAL_OR_KEYWORD, False)],
     "close": [],
 }
@@ -54,9 +59,9 @@ def test_the_verbs_keep_their_arguments(cls: type, verb: str) -> None:
 
 
 def test_the_async_verbs_are_coroutines_and_the_sync_ones_are_not() -> None:
-    for verb in ("checkpoint", "fork_thread", "rollback", "promote", "destroy", "close", "aclose"):
+    for verb in ("checkpoint", "fork_thread", "rollback", "promote", "merge", "destroy", "close", "aclose"):
         assert inspect.iscoroutinefunction(getattr(AsyncOffshootSaver, verb)), verb
-    for verb in ("checkpoint", "fork_thread", "rollback", "promote", "destroy", "close"):
+    for verb in ("checkpoint", "fork_thread", "rollback", "promote", "merge", "destroy", "close"):
         assert not inspect.iscoroutinefunction(getattr(OffshootSaver, verb)), verb
 
 

@@ -6,12 +6,12 @@ import asyncio
 import os
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import aiosqlite
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from offshoot import TTL, Store
+from offshoot import TTL, MergeResult, Store
 from offshoot.at_rest_link import AtRestLink
 from offshoot.branch_link import BranchLink
 from offshoot.session_link import SessionLink
@@ -97,6 +97,14 @@ class AsyncOffshootSaver(SaverCore[AsyncSqliteSaver]):
         """Repoints branch `onto` at this branch's state; `force` if `onto` is protected. `onto` must not be open."""
         link = self._open_link()
         return await self._verb(lambda: link.promote(onto, force))
+
+    async def merge(
+        self, into: str, *, prefer: Literal["source", "target"] | None = None, force: bool = False
+    ) -> MergeResult:
+        """Merges this branch's row changes into `into`, three-way; rows both changed differently hold it (`applied`
+        False, nothing changed) unless `prefer` picks a side. `force` if `into` is protected; `into` must be closed."""
+        link = self._merging_link(into)
+        return await self._verb(lambda: link.merge(into, force, prefer))
 
     async def destroy(self, force: bool = False) -> None:
         """Closes the saver and deletes its branch; a protected branch needs `force`. A no-op when closed."""

@@ -17,6 +17,7 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from offshoot import OffshootError
 from offshoot.branch_link import BranchLink
 
 from . import thread_ops
@@ -76,6 +77,17 @@ class SaverCore(BaseCheckpointSaver[str], Generic[Inner]):
     def _open_link(self) -> BranchLink:
         self._att.saver_for(())
         return self._att.link
+
+    def _merging_link(self, into: str) -> BranchLink:
+        # An empty target is refused here, alike in both modes (the CLI at rest would call it a usage error).
+        link = self._open_link()
+        if not into:
+            raise OffshootError(
+                f"a merge of {link.db}@{link.branch} needs a branch to merge into",
+                "INVALID_ARGUMENT",
+                "pass merge the target branch as into",
+            )
+        return link
 
     def _run_plan(self, plan: thread_ops.Plan) -> None:
         """Runs a plan on the stock saver's connection, from synchronous code."""

@@ -1,4 +1,5 @@
-"""`OffshootSaver`: LangGraph's stock `SqliteSaver` on an offshoot branch, which can fork, roll back and promote."""
+"""`OffshootSaver`: LangGraph's stock `SqliteSaver` on an offshoot branch, which can fork, roll back, promote and
+merge."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import sqlite3
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from types import TracebackType
+from typing import Literal
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
-from offshoot import TTL, Store
+from offshoot import TTL, MergeResult, Store
 from offshoot.at_rest_link import AtRestLink
 from offshoot.branch_link import BranchLink
 from offshoot.session_link import SessionLink
@@ -87,6 +89,15 @@ class OffshootSaver(SaverCore[SqliteSaver]):
         """Repoints branch `onto` at this branch's state (written so far); `force` if `onto` is protected. `onto`
         must have no open session. This saver keeps writing its own branch."""
         return self._open_link().promote(onto, force)
+
+    def merge(
+        self, into: str, *, prefer: Literal["source", "target"] | None = None, force: bool = False
+    ) -> MergeResult:
+        """Merges this branch's row changes (written so far) since its common state with `into` into `into`,
+        three-way, whatever else `into` took since. Rows both changed differently hold the merge (`applied` False,
+        the `conflicts` listed, nothing changed) unless `prefer` picks a side; `force` if `into` is protected. `into`
+        must have no open session. This saver keeps writing its own branch."""
+        return self._merging_link(into).merge(into, force, prefer)
 
     def destroy(self, force: bool = False) -> None:
         """Closes the saver and deletes its branch; a protected branch needs `force`. A no-op when closed."""
