@@ -29,6 +29,18 @@ export function dedupByEpoch(objects: readonly DataObject[]): Map<number, DataOb
 }
 
 /**
+ * A lineage with no object and no base pointer. Its ref exists, so it is what a crash leaves of a fork whose ref
+ * reached the disk and whose base.json did not (a torn fork: the fork never answered), or of a store that lost objects.
+ */
+function tornLineage(lineage: string): Error {
+  return fail(
+    'CORRUPT',
+    `lineage ${lineage} has no objects and no base pointer: a torn fork (a crash cut the fork short before its base.json reached the disk) or a store missing objects`,
+    { hint: 'fork the branch again under the same name (a torn fork is replaced), or destroy it' },
+  );
+}
+
+/**
  * Resolves one lineage's half of a chain at `target`: the newest snapshot at or below it plus contiguous
  * segments, never mixing in another lineage's objects; below the base pointer it stops and says where the
  * base lineage must continue. A merged segment of this lineage may reach below the base pointer's txid (it holds
@@ -53,6 +65,7 @@ export function resolveLineageHalf(
         hint: 'the store is missing objects; restore them or destroy the branch',
       });
     const o = best.get(t);
+    if (o === undefined && base === undefined && best.size === 0) throw tornLineage(lineage);
     if (o === undefined) {
       throw fail('CORRUPT', `chain of lineage ${lineage} at txid ${target} has a gap: no object ends at txid ${t}`, {
         hint: 'the store is missing objects; restore them or destroy the branch',

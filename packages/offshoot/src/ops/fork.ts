@@ -14,6 +14,7 @@ import { resolvePoint } from './helpers/history/point.js';
 import { checkpointIfDirty } from './helpers/checkout/checkpoint-if-dirty.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { refuseReservedName } from './helpers/branch/undo-point-names.js';
+import { clearTornFork, isTornFork } from './helpers/branch/torn-fork.js';
 import { type Actor, HUMAN, vetWrite } from './helpers/safety/policy.js';
 import { checkForkPointLive } from './helpers/chain/fork-point-check.js';
 import { planLineageAt, newLineagesAt, type NewLineage } from './helpers/chain/new-lineage.js';
@@ -185,7 +186,8 @@ function forkExpiry(child: Ref): string | undefined {
 /**
  * `offshoot fork db[@src] <new>`: a copy-on-write child that shares the parent's durable objects through a
  * create-only base pointer — two small writes (base.json and the child ref, one group commit that makes the base
- * pointer durable before the ref exists) whatever the database size. A dirty
+ * pointer visible before the ref and both durable before it answers) whatever the database size; a torn fork left
+ * under the name by a crash is replaced. A dirty
  * source checkout is checkpointed first (changed pages only) so the child holds everything committed before the
  * call; a chain already at the depth floor is materialized instead of shared. A fork that fails after writing its ref
  * withdraws it; a withdrawal that fails too is reported in the error, never swallowed.
@@ -205,7 +207,8 @@ export async function fork(
   // The source is read while the new name is checked; a taken name still wins over a missing source.
   const source = readBranch(ctx, src.db, src.branch);
   source.catch(() => undefined);
-  if (await ctx.store.tryGetRef(src.db, newBranch)) {
+  const existing = await ctx.store.tryGetRef(src.db, newBranch);
+  if (existing && !(await clearTornFork(ctx, src.db, newBranch, existing))) {
     throw fail('ALREADY_EXISTS', `branch ${src.db}@${newBranch} already exists`, {
       hint: 'pick another name, or destroy the existing branch first',
     });
@@ -260,7 +263,7 @@ export async function fork(
  * `offshoot fork db[@src] <new> <new>…`: many forks of one fork point, all or nothing. Every name is checked (valid,
  * distinct, not yet a branch) before anything is written; the source is read and its chain resolved once, then each
  * fork writes only its own two small objects (base.json and its ref) in one group commit for the whole batch (every
- * base pointer durable before any ref, each directory synced once), and the fork point is checked against GC once
+ * base pointer visible before any ref, each directory synced once, after all are linked), and the fork point is checked against GC once
  * for all. If any write fails, the forks already made are withdrawn and the error names the branch
  * that failed (and any withdrawal that failed too, so nothing is left behind unreported).
  */
@@ -286,7 +289,19 @@ export async function forkMany(
   const host = ephemeralHostFor(ctx, opts.ephemeral);
   if (host === undefined) await ctx.ephemeral?.keep(src);
   const existing = new Set(await ctx.store.listBranches(src.db));
-  const taken = names.filter((n) => existing.has(n));
+  const torn: Array<{ name: string; got: VersionedRef }> = [];
+  const taken: string[] = [];
+  // A torn fork under a name (what a crash left of an earlier fork) is replaced, once no name is really taken.
+  await inBatches(
+    names.filter((n) => existing.has(n)),
+    BATCH_CONCURRENCY,
+    async (name) => {
+      const got = await ctx.store.tryGetRef(src.db, name);
+      if (got && (await isTornFork(ctx, got.ref))) torn.push({ name, got });
+      else if (got) taken.push(name);
+    },
+  );
+  taken.sort((a, b) => names.indexOf(a) - names.indexOf(b));
   if (taken.length > 0) {
     throw fail(
       'ALREADY_EXISTS',
@@ -294,6 +309,7 @@ export async function forkMany(
       { hint: 'pick other names, or destroy the existing branches first; nothing was forked' },
     );
   }
+  await inBatches(torn, BATCH_CONCURRENCY, ({ name, got }) => ctx.store.deleteRef(src.db, name, got.etag));
   const { lineage, txid } = await forkPoint(ctx, src, opts, readBranch(ctx, src.db, src.branch));
   const held: string[] = [];
   const newId =

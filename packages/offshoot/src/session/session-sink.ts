@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { CaptureSink } from '../capture/sink.js';
 import { foldPage, lockPgno, pageChecksum } from '../ltx/checksum.js';
 import { diffPageSums, FileSource, geometryOf, scanPageSums, selectedPagesOf } from '../sqlite/page-scan.js';
-import { PageSums } from '../sqlite/page-sums.js';
+import { PageSums, SumsBaseline } from '../sqlite/page-sums.js';
 import type { WalTransaction } from '../sqlite/wal-reader.js';
 
 /** What one flush takes from the sink: the pages changed since the last durable state and the checksums around them. */
@@ -31,6 +31,8 @@ export class SessionSink implements CaptureSink {
   private pageSize = 0;
   private commit = 0;
   private sums = new PageSums(4096, new BigUint64Array(0));
+  /** How the sums stand against the checkout's `.pages` file they were seeded from, when they were. */
+  private onDisk: SumsBaseline | undefined;
   private checksum = 0n;
   private flushChecksum = 0n;
   private pending = new Map<number, Buffer>();
@@ -48,6 +50,8 @@ export class SessionSink implements CaptureSink {
     this.commit = sums.pageCount;
     // Captured pages change checksums without hashing the page, so the sidecar's fast hashes cannot come along.
     this.sums = sums.withoutHashes();
+    this.onDisk =
+      sums.file !== undefined ? new SumsBaseline(sums.file, sums.pageCount, sums.hashes !== undefined) : undefined;
     this.checksum = checksum;
     this.flushChecksum = checksum;
     this.force = false;
@@ -73,9 +77,13 @@ export class SessionSink implements CaptureSink {
     return this.checksum;
   }
 
-  /** Per-page checksums of everything captured so far. */
+  /**
+   * Per-page checksums of everything captured so far; with the record of which changed since the `.pages` file they
+   * were seeded from, so writing them patches only those entries (writePageSums).
+   */
   get pageSums(): PageSums {
-    return this.sums;
+    const s = this.sums;
+    return this.onDisk === undefined ? s : new PageSums(s.pageSize, s.sums, undefined, this.onDisk);
   }
 
   /** Rebases performed on this sink. */
@@ -88,7 +96,9 @@ export class SessionSink implements CaptureSink {
     if (this.pageSize === 0) {
       this.pageSize = pageSize;
       this.sums = new PageSums(pageSize, new BigUint64Array(0));
+      this.onDisk = undefined;
     }
+    const disk = this.onDisk;
     const lock = lockPgno(pageSize);
     const latest = new Map<number, Buffer>();
     for (const f of txn.frames) latest.set(f.pgno, f.data);
@@ -104,6 +114,7 @@ export class SessionSink implements CaptureSink {
         const ck = pageChecksum(pgno, data);
         c = foldPage(c, ck);
         sums.sums[pgno - 1] = ck;
+        disk?.changed.add(pgno);
         this.pending.set(pgno, data);
       }
     }
@@ -117,10 +128,12 @@ export class SessionSink implements CaptureSink {
         const ck = pageChecksum(p, Buffer.alloc(pageSize));
         c = foldPage(c, ck);
         sums.sums[p - 1] = ck;
+        disk?.changed.add(p);
         this.pending.set(p, Buffer.alloc(pageSize));
       }
     }
     if (newCommit < sums.pageCount) sums = sums.resized(newCommit);
+    disk?.resizedTo(newCommit);
     for (const p of this.pending.keys()) if (p > newCommit) this.pending.delete(p);
     this.sums = sums;
     this.commit = newCommit;
@@ -141,6 +154,7 @@ export class SessionSink implements CaptureSink {
     try {
       const g = geometryOf(src, src.size, image);
       this.sums = scanPageSums(src, g);
+      this.onDisk = undefined;
       this.pageSize = g.pageSize;
       this.commit = g.pageCount;
     } finally {
@@ -174,6 +188,8 @@ export class SessionSink implements CaptureSink {
         pending.set(pgno, Buffer.from(data));
       this.pending = pending;
       this.sums = sums;
+      for (const p of changed) this.onDisk?.changed.add(p);
+      this.onDisk?.resizedTo(g.pageCount);
       this.commit = g.pageCount;
       this.checksum = sums.rollingChecksum();
       this.gen++;

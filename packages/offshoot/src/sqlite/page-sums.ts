@@ -1,4 +1,14 @@
-import { readFile } from 'node:fs/promises';
+import {
+  type BigIntStats,
+  closeSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { open } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import { fail } from '../core/errors.js';
 import { CHECKSUM_FLAG } from '../ltx/checksum.js';
@@ -18,12 +28,17 @@ const SWAP = endianness() === 'LE';
  * same bytes; code that changes a checksum without hashing the page drops the hashes (withoutHashes).
  */
 export class PageSums {
+  /** The `.pages` file these sums were last read from or written to, as it was then (undefined: none known). */
+  file: SumsFileStamp | undefined;
+
   constructor(
     readonly pageSize: number,
     /** sums[pgno - 1] is page pgno's checksum; 0n for the lock page. */
     readonly sums: BigUint64Array,
     /** hashes[2(pgno - 1)], hashes[2(pgno - 1) + 1]: page pgno's fast hash, or 0, 0 when unknown. */
     readonly hashes?: Uint32Array,
+    /** What the owner knows of the `.pages` file at its path: these sums but for the pages changed since. */
+    readonly since?: SumsBaseline,
   ) {}
 
   /** Number of pages recorded. */
@@ -111,15 +126,63 @@ export class PageSums {
   }
 }
 
+/** A `.pages` file's identity as stat gives it: its content is unchanged while all three are. */
+export interface SumsFileStamp {
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+}
+
+/**
+ * An owner's record of how its page sums stand against the `.pages` file it seeded them from (`file`): equal but for
+ * the pages in `changed` and every page past `low`, the fewest pages the sums have had since. A writer that changes
+ * the sums marks what it changed; writePageSums then rewrites only those entries (and moves the record on).
+ */
+export class SumsBaseline {
+  readonly changed = new Set<number>();
+  low: number;
+
+  constructor(
+    public file: SumsFileStamp,
+    public pageCount: number,
+    /** The file is version 2 (it has fast hashes), which is never patched in place. */
+    public hashed = false,
+  ) {
+    this.low = pageCount;
+  }
+
+  /** Records that the sums now have pageCount pages. */
+  resizedTo(pageCount: number): void {
+    this.low = Math.min(this.low, pageCount);
+  }
+
+  /** The file now holds the sums exactly, as version 1 (as `file`, with pageCount pages). */
+  settle(file: SumsFileStamp, pageCount: number): void {
+    this.file = file;
+    this.pageCount = pageCount;
+    this.low = pageCount;
+    this.hashed = false;
+    this.changed.clear();
+  }
+}
+
 /** Path of the page-checksum sidecar for a checkout. */
 export function pageSumsPath(dbPath: string): string {
   return `${dbPath}.pages`;
 }
 
-/** Reads a checkout's page sums, or undefined when absent or unreadable. */
+/** Reads a checkout's page sums, or undefined when absent or unreadable; they remember the file they were read from. */
 export async function readPageSums(dbPath: string): Promise<PageSums | undefined> {
   try {
-    return PageSums.decode(await readFile(pageSumsPath(dbPath)));
+    const fh = await open(pageSumsPath(dbPath), 'r');
+    try {
+      const st = await fh.stat({ bigint: true });
+      const sums = PageSums.decode(await fh.readFile());
+      sums.file = stampOf(st);
+      return sums;
+    } finally {
+      await fh.close();
+    }
   } catch {
     return undefined;
   }
@@ -127,8 +190,94 @@ export async function readPageSums(dbPath: string): Promise<PageSums | undefined
 
 /**
  * Writes a checkout's page sums atomically but without fsync, like its `.sum` sidecar: sums a crash left stale or
- * torn disagree with the checksum the `.sum` records, and every reader checks that before using them.
+ * torn disagree with the checksum the `.sum` records, and every reader checks that before using them. Sums that carry
+ * their owner's baseline (`since`) and a file still as it was then are patched instead: only the changed pages'
+ * entries are written (patchPageSums), O(changed pages) where a whole rewrite is O(pages).
  */
 export async function writePageSums(dbPath: string, sums: PageSums): Promise<void> {
-  await replaceFile(pageSumsPath(dbPath), sums.encode());
+  const path = pageSumsPath(dbPath);
+  if (sums.since !== undefined && !sums.since.hashed && sums.hashes === undefined) {
+    const patched = patchPageSums(path, sums, sums.since);
+    if (patched !== undefined) {
+      sums.file = patched;
+      sums.since.settle(patched, sums.pageCount);
+      return;
+    }
+  }
+  await replaceFile(path, sums.encode());
+  // A stat racing another writer records its file: the next patch then disagrees with the `.sum`, as stale sums do.
+  const st = statSync(path, { bigint: true, throwIfNoEntry: false });
+  sums.file = st && stampOf(st);
+  if (sums.file !== undefined) sums.since?.settle(sums.file, sums.pageCount);
+}
+
+function stampOf(st: BigIntStats): SumsFileStamp {
+  return { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
+}
+
+/**
+ * Brings the `.pages` file at path from base's file to sums (version 1, no fast hashes: the owner changed sums without
+ * hashing pages) by writing, in place, only the entries of base's changed pages and of the pages past its low mark,
+ * and the header. Only a version-1 file that is still base's and ours alone (one link) is patched: whatever a crash or
+ * a concurrent reader sees of it is version 1, so a torn patch only disagrees with the checksum the `.sum` records, as
+ * stale sums do. A version-2 file is not: without a sync between dropping its fast hashes and changing its sums, a
+ * crash could keep a page's new sum beside its old hash, which a reader would trust. Returns the patched file's stamp,
+ * or undefined (the caller then rewrites the file whole) when the file is not base's (another writer replaced it),
+ * is version 2, or the patch would write as much as a rewrite.
+ */
+function patchPageSums(path: string, sums: PageSums, base: SumsBaseline): SumsFileStamp | undefined {
+  const n = sums.pageCount;
+  const low = Math.min(base.low, n);
+  const pages = [...base.changed].filter((p) => p <= low);
+  if (pages.length + (n - low) > n / 2) return undefined;
+  pages.sort((a, b) => a - b);
+  for (let p = low + 1; p <= n; p++) pages.push(p);
+  let fd: number;
+  try {
+    fd = openSync(path, 'r+');
+  } catch {
+    return undefined;
+  }
+  try {
+    return isBaseV1(fd, sums.pageSize, base) ? patchAt(fd, sums, pages) : undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// Whether the open file is still base's (same stamp, one link) and version 1 with base's page size and count.
+function isBaseV1(fd: number, pageSize: number, base: SumsBaseline): boolean {
+  const st = fstatSync(fd, { bigint: true });
+  const f = base.file;
+  if (st.nlink !== 1n || st.ino !== f.ino || st.size !== f.size || st.mtimeNs !== f.mtimeNs) return false;
+  const head = Buffer.alloc(HEADER);
+  if (readSync(fd, head, 0, HEADER, 0) !== HEADER) return false;
+  return (
+    head.subarray(0, MAGIC_V1.length).equals(MAGIC_V1) &&
+    head.readUInt32BE(MAGIC_V1.length) === pageSize &&
+    head.readUInt32BE(MAGIC_V1.length + 4) === base.pageCount
+  );
+}
+
+// Writes pages' entries (ascending) in runs, sets the length to version 1's for sums, then the header; returns the
+// file's stamp after.
+function patchAt(fd: number, sums: PageSums, pages: readonly number[]): SumsFileStamp {
+  for (let i = 0; i < pages.length; ) {
+    let j = i + 1;
+    while (j < pages.length && (pages[j] as number) === (pages[j - 1] as number) + 1) j++;
+    const first = pages[i] as number;
+    const run = Buffer.allocUnsafe((j - i) * 8);
+    for (let k = 0; k < j - i; k++) run.writeBigUInt64BE(sums.sums[first - 1 + k] as bigint, k * 8);
+    writeSync(fd, run, 0, run.length, HEADER + (first - 1) * 8);
+    i = j;
+  }
+  // Only when the length changes: XFS treats any truncate as one that may expose stale data, and writes back.
+  const length = HEADER + sums.pageCount * 8;
+  if (fstatSync(fd).size !== length) ftruncateSync(fd, length);
+  const head = Buffer.alloc(HEADER);
+  MAGIC_V1.copy(head, 0);
+  head.writeUInt32BE(sums.pageSize, MAGIC_V1.length);
+  head.writeUInt32BE(sums.pageCount, MAGIC_V1.length + 4);
+  writeSync(fd, head, 0, HEADER, 0);
+  return stampOf(fstatSync(fd, { bigint: true }));
 }

@@ -75,10 +75,13 @@ export interface Backend {
   /** Every key starting with prefix, sorted by key (byte order). */
   list(prefix: string): Promise<ObjectInfo[]>;
   /**
-   * Creates small objects create-only in tiers: every object of a tier is durable before any object of the next tier
-   * becomes visible, so a crash never leaves a later object naming an earlier one that is missing. A failure ends the
-   * call after its tier (later tiers are not written); objects it already created are reported, never removed.
-   * Optional: createInTiers (store/group-create.ts) falls back to one create-only put each, tier by tier.
+   * Creates small objects create-only in tiers: every object of a tier is visible before any object of the next tier,
+   * so a reader never sees a later object without the earlier ones it names, and every object created is durable when
+   * the call returns. Durability is not ordered by tier: a crash before the call returns may leave a later tier's
+   * object without an earlier one's, a state the caller must read as an unfinished group (Store.createForkRefs: a
+   * torn fork). A failure ends the call after its tier (later tiers are not written); objects it already created are
+   * durable, reported, never removed. Optional: createInTiers (store/group-create.ts) falls back to one create-only
+   * put each, tier by tier, each durable before the next tier starts.
    */
   createInTiers?(tiers: readonly (readonly NewObject[])[]): Promise<GroupCreateResult>;
   /** The keys list would give, without sizes: what a caller that needs no size asks (a local listing stats nothing). */

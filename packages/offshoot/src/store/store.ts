@@ -262,10 +262,11 @@ export class Store {
 
   /**
    * Creates the refs of new forks, each on a fresh lineage, as one group commit: the base pointer a ref carries is
-   * written create-only as its lineage's base.json, every one durable before any of the refs exists (so a crash never
-   * leaves a ref naming a missing base pointer), then the refs, create-only. Returns the branches whose refs were
-   * created; `failed` names the first branch whose base pointer or ref could not be written (refs already made are
-   * left for the caller to withdraw).
+   * written create-only as its lineage's base.json, every one visible before any of the refs, then the refs,
+   * create-only; all are durable when it returns. A crash before then may leave a ref whose base.json is missing: a
+   * torn fork, never reported made, which reads as one (ops/helpers/branch/torn-fork.ts). Returns the branches whose
+   * refs were created; `failed` names the first branch whose base pointer or ref could not be written (refs already
+   * made are left for the caller to withdraw).
    */
   async createForkRefs(
     db: string,

@@ -314,7 +314,7 @@ export class LocalBackend implements Backend {
     await this.commit(dst, to, tmpPath, cond);
   }
 
-  /** A group commit: each file fsynced, then each directory a tier touched (or created) synced once per tier. */
+  /** A group commit: each file fsynced, the tiers linked in order, then each directory they touched synced once. */
   createInTiers(tiers: readonly (readonly NewObject[])[]): Promise<GroupCreateResult> {
     return createGroup(this.root, tiers);
   }

@@ -557,7 +557,10 @@ export class OverlayBackend implements Backend {
   }
 
   async createInTiers(tiers: readonly (readonly NewObject[])[]): Promise<GroupCreateResult> {
-    if (this.refs.size === 0 && this.lineages.size === 0) return createInTiers(this.inner, tiers);
+    // A group of which nothing is held (durable forks beside held ones) is the backend's one group commit. Routing in
+    // tier order holds what an earlier tier's held base pointer spreads to, as the loop below does.
+    if (tiers.every((t) => t.every((o) => this.route(o.key, o.body, { ifNoneMatch: true }) !== 'held')))
+      return createInTiers(this.inner, tiers);
     const created: string[] = [];
     for (const tier of tiers) {
       const outer: NewObject[] = [];

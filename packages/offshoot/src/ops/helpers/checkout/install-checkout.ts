@@ -1,5 +1,5 @@
 import { utimesSync } from 'node:fs';
-import { chmod, mkdir, rename, rm } from 'node:fs/promises';
+import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Ref } from '../../../core/ref.js';
 import { fsyncPath, tempPathFor } from '../../../platform/atomic-file.js';
@@ -141,7 +141,10 @@ async function placePageSums(staged: StagedCheckout): Promise<void> {
     try {
       await cloneOrCopy(staged.sumsFile, tmp);
       await chmod(tmp, 0o644);
+      const placed = await stat(tmp, { bigint: true });
       await rename(tmp, dest);
+      // The same bytes as the sums in hand: a session seeded from them patches this file instead of rewriting it.
+      staged.sums.file = { ino: placed.ino, size: placed.size, mtimeNs: placed.mtimeNs };
       return;
     } catch (err) {
       await rm(tmp, { force: true });

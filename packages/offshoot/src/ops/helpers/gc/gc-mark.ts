@@ -1,5 +1,6 @@
 import { inBatches } from '../../../core/in-batches.js';
 import { baseKey, parseDataKey } from '../../../core/keys.js';
+import { mayBeTornFork } from '../branch/torn-fork.js';
 import type { ObjectInfo } from '../../../store/backend.js';
 import type { VersionedRef } from '../../../store/store.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
@@ -120,11 +121,19 @@ export async function markLive(ctx: OpsContext, refs?: readonly SnapshotRef[], l
       lin = base.lineage;
     }
   };
+  // Lineages with anything under data/: a torn fork's has nothing (its base.json lands before its ref is visible, so
+  // a fork in flight, whose ref was read before this listing, always shows its base.json here).
+  const lineagesWithObjects = new Set(keys.map((k) => k.slice('data/'.length, k.indexOf('/', 'data/'.length))));
   await inBatches(readable, GC_CONCURRENCY, async ({ db, branch, got }) => {
     const r = got.ref;
     let own = heads.get(r.lineage);
     if (own === undefined) heads.set(r.lineage, (own = []));
     own.push({ lineage: r.lineage, epoch: r.epoch, head: r.head_txid });
+    if (mayBeTornFork(r) && !lineagesWithObjects.has(r.lineage)) {
+      // A torn fork resolves no chain; what its ref names is kept whole, so replacing or destroying it is all it asks.
+      await keepWhatItMayReach(resolver, mark, Buffer.from(JSON.stringify(r)));
+      return;
+    }
     for (const name of Object.keys(r.checkpoints)) mark.checkpoints.add(`${db}@${branch}@${name}`);
     const txids = new Set([r.head_txid, ...Object.values(r.checkpoints).map((c) => c.txid)]);
     for (const txid of txids) await markChain(r.lineage, txid);

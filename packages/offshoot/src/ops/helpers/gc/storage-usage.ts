@@ -1,3 +1,4 @@
+import { mayBeTornFork } from '../branch/torn-fork.js';
 import { baseKey, parseDataKey } from '../../../core/keys.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import type { OpsContext } from '../context/context.js';
@@ -61,11 +62,17 @@ export async function storageUsage(ctx: OpsContext): Promise<StorageUsage> {
   const lineageDbs = new Map<string, Set<string>>();
   const dbCounts = new Map<string, number>();
   const branchKeys: Array<{ db: string; branch: string; keys: Set<string> }> = [];
+  const withObjects = new Set(listed.map((o) => o.key.slice('data/'.length, o.key.indexOf('/', 'data/'.length))));
   for (const { db, branch, got } of refs) {
     if (got === undefined) continue;
     const r = got.ref;
     dbCounts.set(db, (dbCounts.get(db) ?? 0) + 1);
     const keys = new Set<string>();
+    // A torn fork (its lineage holds nothing, not even its base.json) resolves no chain and pins nothing.
+    if (mayBeTornFork(r) && !withObjects.has(r.lineage)) {
+      branchKeys.push({ db, branch, keys });
+      continue;
+    }
     for (const txid of new Set([r.head_txid, ...Object.values(r.checkpoints).map((c) => c.txid)])) {
       const chain = await resolver.resolve(r.lineage, txid);
       for (const m of chain.members) keys.add(m.key);
