@@ -140,7 +140,7 @@ export async function episode(c: Client, db: string, table: string, name: string
 }
 
 /** N timed runs of a command after a settled page cache; the median in ms. */
-function timeCommand(n: number, run: (i: number) => void, after?: (i: number) => void): number {
+export function timeCommand(n: number, run: (i: number) => void, after?: (i: number) => void): number {
   const xs: number[] = [];
   for (let i = 0; i < n; i++) {
     execFileSync('sync');

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { type Client, connect } from '@offshoot/client';
 import { type DaemonProcess, makeStoreDir, type StoreDir, startDaemon } from '../test/daemon/daemon-process.js';
 import { mountReflinkXfs, type ReflinkMount, reflinkMountMissing } from '../test/support/xfs-reflink.js';
-import { buildBlobSeed, buildJsonSeed, writeRows } from './episode-bench.js';
+import { buildBlobSeed, buildJsonSeed, timeCommand, writeRows } from './episode-bench.js';
 import { median, ms, percentile, printTable } from './measure.js';
 
 const MiB = 1 << 20;
@@ -34,19 +34,6 @@ interface Seeded {
 
 /** What one row of the goals table says. */
 type Row = [measure: string, figure: string, baseline: string, ratio: string, goal: string, met: string];
-
-/** n runs of fn after a settled page cache; each run's wall time in ms. */
-function timed(n: number, fn: (i: number) => void, after?: (i: number) => void): number[] {
-  const xs: number[] = [];
-  for (let i = 0; i < n; i++) {
-    execFileSync('sync');
-    const t0 = performance.now();
-    fn(i);
-    xs.push(performance.now() - t0);
-    after?.(i);
-  }
-  return xs;
-}
 
 function cli(s: StoreDir, args: string[]): void {
   execFileSync(process.execPath, [CLI, '-store', s.store, ...args], { cwd: s.dir, stdio: 'ignore' });
@@ -133,8 +120,8 @@ export async function episodeGoalsBench(): Promise<void> {
     }
     for (let i = 0; i < 100; i++) await e10.client.destroy(e10.db, `fork-${i}`);
     await release(e10);
-    const node0 = median(timed(10, () => execFileSync(process.execPath, ['-e', '0'])));
-    const forkAt = median(timed(10, (i) => cli(e10.s, ['fork', e10.db, `at-rest-${i}`, '--at', 'seeded'])));
+    const node0 = timeCommand(10, () => execFileSync(process.execPath, ['-e', '0']));
+    const forkAt = timeCommand(10, (i) => cli(e10.s, ['fork', e10.db, `at-rest-${i}`, '--at', 'seeded']));
     e10.s.cleanup();
     rows.push(
       [
@@ -164,17 +151,15 @@ export async function episodeGoalsBench(): Promise<void> {
     );
 
     const e1g = await seeded(tmpdir(), 'items1g', 'items', (p) => buildBlobSeed(p, LARGE_MIB, large));
-    const cpLarge = median(
-      timed(
-        3,
-        () => execFileSync('cp', [e1g.seed, e1g.s.file('copy.db')]),
-        () => rmSync(e1g.s.file('copy.db')),
-      ),
+    const cpLarge = timeCommand(
+      3,
+      () => execFileSync('cp', [e1g.seed, e1g.s.file('copy.db')]),
+      () => rmSync(e1g.s.file('copy.db')),
     );
     const e1gEph = median(await episodes(e1g, 5));
     await release(e1g);
-    const forkAtLarge = median(timed(5, (i) => cli(e1g.s, ['fork', e1g.db, `at-rest-${i}`, '--at', 'seeded'])));
-    const checkoutLarge = median(timed(3, (i) => cli(e1g.s, ['checkout', `${e1g.db}@at-rest-${i}`])));
+    const forkAtLarge = timeCommand(5, (i) => cli(e1g.s, ['fork', e1g.db, `at-rest-${i}`, '--at', 'seeded']));
+    const checkoutLarge = timeCommand(3, (i) => cli(e1g.s, ['checkout', `${e1g.db}@at-rest-${i}`]));
     e1g.s.cleanup();
     rows.push(
       [
@@ -216,7 +201,7 @@ export async function episodeGoalsBench(): Promise<void> {
       json = `${p}.json`;
       buildJsonSeed(p, json);
     });
-    const reload = median(timed(20, () => JSON.parse(readFileSync(json, 'utf8'))));
+    const reload = timeCommand(20, () => JSON.parse(readFileSync(json, 'utf8')));
     const docsEph = median(await episodes(docs, 100));
     const jsonMib = statSync(json).size / MiB;
     await release(docs);
