@@ -100,7 +100,8 @@ class CrashRun {
   // .dump is a function of the file's bytes, so a state already dumped once is recognised by a byte hash.
   private readonly dumpOfBytes = new Map<string, string>();
   private exports = 0;
-  private lastRun = '';
+  /** The last op run, as the trace line names it. */
+  lastRun = '';
   private dataAfterOp = 0;
 
   constructor(
@@ -428,6 +429,24 @@ class CrashRun {
     return true;
   }
 
+  /**
+   * An undo point replaced while it held the only copy of its state is kept first as `<name>-<n>`: a branch this op
+   * made, holding what the model's `earlier` held.
+   */
+  private keptAside(
+    pre: Map<string, StatusBranch>,
+    post: Map<string, StatusBranch>,
+    name: string,
+    earlier: BranchModel | undefined,
+  ): void {
+    const aside = new RegExp(`^${DB}@${name}-\\d+$`);
+    for (const key of post.keys()) {
+      if (!aside.test(key) || pre.has(key)) continue;
+      assert.ok(earlier !== undefined, `${key} kept aside an undo point the model did not have`);
+      this.addBranch(key.slice(DB.length + 1), earlier.head, Object.fromEntries(earlier.checkpoints));
+    }
+  }
+
   /** Whether an undo point `name` was (re)written by this op: it is new, or its activity clock moved. */
   private rewritten(pre: Map<string, StatusBranch>, post: Map<string, StatusBranch>, name: string): boolean {
     const after = post.get(`${DB}@${name}`);
@@ -471,7 +490,10 @@ class CrashRun {
     const rolledBack = !dirtyOnly && after.touched_at !== before.touched_at;
     const headBefore = dirtyOnly || (rolledBack && content !== undefined) ? (content as string) : m.head;
     const backup = `${b}-pre-rollback`;
-    if (this.rewritten(pre, post, backup)) this.addBranch(backup, headBefore, { fork: headBefore }, { undo: true });
+    if (this.rewritten(pre, post, backup)) {
+      this.keptAside(pre, post, backup, this.model.get(backup));
+      this.addBranch(backup, headBefore, { fork: headBefore }, { undo: true });
+    }
     if (dirtyOnly) m.head = headBefore;
     if (!rolledBack) return false;
     assert.equal(after.txid, target);
@@ -501,7 +523,10 @@ class CrashRun {
     const landed = stamp(after) !== undefined && stamp(after) !== stamp(before);
     // The target's own dirty edits are checkpointed first, into what becomes the undo point.
     if (tgtContent !== undefined && (landed || after.txid === before.txid + 1)) target.head = tgtContent;
-    if (replaced) this.addBranch(backup, target.head, { fork: target.head }, { undo: true });
+    if (replaced) {
+      this.keptAside(pre, post, backup, this.model.get(backup));
+      this.addBranch(backup, target.head, { fork: target.head }, { undo: true });
+    }
     if (!landed) return false;
     assert.deepEqual(after.checkpoints, ['promote']);
     target.head = source;
@@ -691,7 +716,14 @@ describe('SIGKILL inside checkpoint, fork, rollback, promote and gc', () => {
     let rounds = 0;
     for (; rounds < ROUNDS; rounds++) {
       if (rounds >= OPS.length && Date.now() - roundsStarted > BUDGET_S * 1000) break;
-      await crash.round(rounds, OPS[rounds % OPS.length] as Op);
+      try {
+        await crash.round(rounds, OPS[rounds % OPS.length] as Op);
+      } catch (err) {
+        // The rounds so far (and this one's op, when it ran) are what a replay needs besides the seed.
+        for (const line of crash.trace) t.diagnostic(line);
+        t.diagnostic(`round ${rounds}: ${crash.lastRun}`);
+        throw err;
+      }
     }
 
     // A second gc afterwards (the first deletes what earlier runs condemned) still leaves every branch exportable.
