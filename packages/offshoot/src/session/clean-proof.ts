@@ -1,7 +1,7 @@
 import type { Ref } from '../core/ref.js';
 import { headIdentity } from '../ops/live-branch.js';
 import { fingerprintOf, readSidecar, sameIdentity, type Sidecar } from '../sqlite/checkout-sidecar.js';
-import { readPageSums, type PageSums } from '../sqlite/page-sums.js';
+import { readPageSums, trustedPageSums, type PageSums } from '../sqlite/page-sums.js';
 
 /** The durable head's page sums and checksum, as the checkout's sidecars record them, and an O(1) re-check. */
 export interface HeadBaseline {
@@ -29,9 +29,9 @@ export async function headBaseline(
   const sc = written?.sidecar ?? readSidecar(path);
   if (!sameIdentity(sc, headIdentity(ref)) || sc?.ltx_checksum === undefined || sc.mtime_ns === undefined)
     return undefined;
-  const sums = written?.sums ?? (await readPageSums(path));
+  const sums = trustedPageSums(written?.sums ?? (await readPageSums(path)), sc);
+  if (!sums) return undefined;
   const checksum = BigInt('0x' + sc.ltx_checksum);
-  if (!sums || sums.rollingChecksum() !== checksum) return undefined;
   const stillClean = (): boolean => {
     try {
       const fp = fingerprintOf(path);

@@ -38,10 +38,11 @@ export async function restampClean(
       });
     const sums = sink.pageSums;
     const fp = backdateAndFingerprint(path, ctx.now().getTime());
-    await writePageSums(path, sums);
+    const version = await writePageSums(path, sums);
     await writeSidecar(path, {
       ...headIdentity(ref),
       ltx_checksum: sink.currentChecksum.toString(16),
+      pages_version: version,
       page_size: sums.pageSize,
       commit: sums.pageCount,
       ...fp,

@@ -50,8 +50,7 @@ export class SessionSink implements CaptureSink {
     this.commit = sums.pageCount;
     // Captured pages change checksums without hashing the page, so the sidecar's fast hashes cannot come along.
     this.sums = sums.withoutHashes();
-    this.onDisk =
-      sums.file !== undefined ? new SumsBaseline(sums.file, sums.pageCount, sums.hashes !== undefined) : undefined;
+    this.onDisk = sums.file !== undefined ? new SumsBaseline(sums.file, sums.pageCount) : undefined;
     this.checksum = checksum;
     this.flushChecksum = checksum;
     this.force = false;

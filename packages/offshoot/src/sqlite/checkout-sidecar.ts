@@ -19,6 +19,12 @@ export interface Sidecar extends CheckoutIdentity {
   hash?: string;
   /** Rolling LTX checksum of the checkout's content, hex. */
   ltx_checksum?: string;
+  /**
+   * The version of the `.pages` file this sidecar vouches for (page-sums.ts): 1 (no fast hashes) after a re-stamp,
+   * which may have patched a version-2 file into version 1 in place; readers then take no fast hashes from the file.
+   * Absent (written before it, or by a placement): whichever the file is.
+   */
+  pages_version?: number;
   page_size?: number;
   commit?: number;
   size?: number;

@@ -145,8 +145,6 @@ export class SumsBaseline {
   constructor(
     public file: SumsFileStamp,
     public pageCount: number,
-    /** The file is version 2 (it has fast hashes), which is never patched in place. */
-    public hashed = false,
   ) {
     this.low = pageCount;
   }
@@ -161,9 +159,30 @@ export class SumsBaseline {
     this.file = file;
     this.pageCount = pageCount;
     this.low = pageCount;
-    this.hashed = false;
     this.changed.clear();
   }
+}
+
+/** What a `.sum` sidecar records of the page sums beside it (checkout-sidecar.ts's `ltx_checksum`, `pages_version`). */
+export interface SumsVouch {
+  ltx_checksum?: string;
+  pages_version?: number;
+}
+
+/**
+ * The page sums a reader may use, given the `.sum` beside them: none unless their rolling checksum is the one the
+ * `.sum` records; and their fast hashes only when the `.sum` names no version or version 2. A `.sum` that vouches for
+ * version 1 was written after a patch that turns a version-2 file into version 1 in place, unsynced: a crash can
+ * leave that file still reading as version 2, its sums new and its hashes old, which only this rule keeps from being
+ * trusted. O(pages) (the checksum), as before; the version is one comparison.
+ */
+export function trustedPageSums(sums: PageSums | undefined, sc: SumsVouch | undefined): PageSums | undefined {
+  if (sums === undefined || sc?.ltx_checksum === undefined) return undefined;
+  if (sums.rollingChecksum() !== BigInt('0x' + sc.ltx_checksum)) return undefined;
+  if (sums.hashes === undefined || sc.pages_version === undefined || sc.pages_version === 2) return sums;
+  const plain = new PageSums(sums.pageSize, sums.sums);
+  plain.file = sums.file;
+  return plain;
 }
 
 /** Path of the page-checksum sidecar for a checkout. */
@@ -192,16 +211,17 @@ export async function readPageSums(dbPath: string): Promise<PageSums | undefined
  * Writes a checkout's page sums atomically but without fsync, like its `.sum` sidecar: sums a crash left stale or
  * torn disagree with the checksum the `.sum` records, and every reader checks that before using them. Sums that carry
  * their owner's baseline (`since`) and a file still as it was then are patched instead: only the changed pages'
- * entries are written (patchPageSums), O(changed pages) where a whole rewrite is O(pages).
+ * entries are written (patchPageSums), O(changed pages) where a whole rewrite is O(pages). Returns the version
+ * written, which the `.sum` written after it must record as `pages_version` (trustedPageSums).
  */
-export async function writePageSums(dbPath: string, sums: PageSums): Promise<void> {
+export async function writePageSums(dbPath: string, sums: PageSums): Promise<1 | 2> {
   const path = pageSumsPath(dbPath);
-  if (sums.since !== undefined && !sums.since.hashed && sums.hashes === undefined) {
+  if (sums.since !== undefined && sums.hashes === undefined) {
     const patched = patchPageSums(path, sums, sums.since);
     if (patched !== undefined) {
       sums.file = patched;
       sums.since.settle(patched, sums.pageCount);
-      return;
+      return 1;
     }
   }
   await replaceFile(path, sums.encode());
@@ -209,6 +229,7 @@ export async function writePageSums(dbPath: string, sums: PageSums): Promise<voi
   const st = statSync(path, { bigint: true, throwIfNoEntry: false });
   sums.file = st && stampOf(st);
   if (sums.file !== undefined) sums.since?.settle(sums.file, sums.pageCount);
+  return sums.hashes === undefined ? 1 : 2;
 }
 
 function stampOf(st: BigIntStats): SumsFileStamp {
@@ -218,12 +239,14 @@ function stampOf(st: BigIntStats): SumsFileStamp {
 /**
  * Brings the `.pages` file at path from base's file to sums (version 1, no fast hashes: the owner changed sums without
  * hashing pages) by writing, in place, only the entries of base's changed pages and of the pages past its low mark,
- * and the header. Only a version-1 file that is still base's and ours alone (one link) is patched: whatever a crash or
- * a concurrent reader sees of it is version 1, so a torn patch only disagrees with the checksum the `.sum` records, as
- * stale sums do. A version-2 file is not: without a sync between dropping its fast hashes and changing its sums, a
- * crash could keep a page's new sum beside its old hash, which a reader would trust. Returns the patched file's stamp,
- * or undefined (the caller then rewrites the file whole) when the file is not base's (another writer replaced it),
- * is version 2, or the patch would write as much as a rewrite.
+ * then cutting the file to version 1's length and writing the header. Only a file that is still base's and ours
+ * alone (one link) is patched. A version-1 file stays version 1 whatever a crash keeps of the patch, so a torn patch
+ * only disagrees with the checksum the `.sum` records, as stale sums do. A version-2 file (a fresh checkout's) is
+ * patched too, into version 1: its sums column is version 1's entries, its hash column is cut off. A crash can keep
+ * it reading as version 2 with new sums beside old hashes, which a reader would trust; the `.sum` written after
+ * records `pages_version: 1`, and trustedPageSums never takes hashes from a file such a `.sum` vouches for (and with
+ * no `.sum` nothing is trusted). Returns the patched file's stamp, or undefined (the caller then rewrites the file
+ * whole) when the file is not base's (another writer replaced it) or the patch would write as much as a rewrite.
  */
 function patchPageSums(path: string, sums: PageSums, base: SumsBaseline): SumsFileStamp | undefined {
   const n = sums.pageCount;
@@ -239,21 +262,22 @@ function patchPageSums(path: string, sums: PageSums, base: SumsBaseline): SumsFi
     return undefined;
   }
   try {
-    return isBaseV1(fd, sums.pageSize, base) ? patchAt(fd, sums, pages) : undefined;
+    return isBase(fd, sums.pageSize, base) ? patchAt(fd, sums, pages) : undefined;
   } finally {
     closeSync(fd);
   }
 }
 
-// Whether the open file is still base's (same stamp, one link) and version 1 with base's page size and count.
-function isBaseV1(fd: number, pageSize: number, base: SumsBaseline): boolean {
+// Whether the open file is still base's (same stamp, one link), of either version, with base's page size and count.
+function isBase(fd: number, pageSize: number, base: SumsBaseline): boolean {
   const st = fstatSync(fd, { bigint: true });
   const f = base.file;
   if (st.nlink !== 1n || st.ino !== f.ino || st.size !== f.size || st.mtimeNs !== f.mtimeNs) return false;
   const head = Buffer.alloc(HEADER);
   if (readSync(fd, head, 0, HEADER, 0) !== HEADER) return false;
+  const magic = head.subarray(0, MAGIC_V1.length);
   return (
-    head.subarray(0, MAGIC_V1.length).equals(MAGIC_V1) &&
+    (magic.equals(MAGIC_V1) || magic.equals(MAGIC_V2)) &&
     head.readUInt32BE(MAGIC_V1.length) === pageSize &&
     head.readUInt32BE(MAGIC_V1.length + 4) === base.pageCount
   );

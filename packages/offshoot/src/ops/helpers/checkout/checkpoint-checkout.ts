@@ -8,7 +8,7 @@ import type { Target } from '../../../core/target.js';
 import { backdateAndFingerprint, readSidecar, sameIdentity, writeSidecar } from '../../../sqlite/checkout-sidecar.js';
 import { loadPageHasher } from '../../../sqlite/page-hash.js';
 import { diffPageSums, geometryOf, scanPageSums } from '../../../sqlite/page-scan.js';
-import { readPageSums, writePageSums, type PageSums } from '../../../sqlite/page-sums.js';
+import { readPageSums, trustedPageSums, writePageSums, type PageSums } from '../../../sqlite/page-sums.js';
 import { FrozenCheckout } from '../../../sqlite/quiesce.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import type { VersionedRef } from '../../../store/store.js';
@@ -117,12 +117,8 @@ async function checkpointFrozen(
   }
   const g = geometryOf(frozen, Number(frozen.stat.size), frozen.path);
   const onHead = sameIdentity(sc, headIdentity(ref)) && sc?.ltx_checksum !== undefined;
-  const recorded = onHead ? await readPageSums(frozen.path) : undefined;
   // Sums that disagree with the recorded head checksum cannot seed a segment; fall back to a snapshot.
-  const oldSums =
-    recorded && sc?.ltx_checksum && recorded.rollingChecksum() === BigInt('0x' + sc.ltx_checksum)
-      ? recorded
-      : undefined;
+  const oldSums = onHead ? trustedPageSums(await readPageSums(frozen.path), sc) : undefined;
   const unchangedStat =
     onHead &&
     sc?.mtime_ns === frozen.stat.mtimeNs.toString() &&
@@ -179,10 +175,11 @@ async function checkpointFrozen(
   }
   // Still frozen: nobody can have written the main file since it was read, so these sidecars describe it exactly.
   const fp = backdateAndFingerprint(frozen.path, now.getTime());
-  await writePageSums(frozen.path, sums);
+  const version = await writePageSums(frozen.path, sums);
   await writeSidecar(frozen.path, {
     ...headIdentity(after.ref),
     ltx_checksum: checksum.toString(16),
+    pages_version: version,
     page_size: g.pageSize,
     commit: g.pageCount,
     ...fp,
