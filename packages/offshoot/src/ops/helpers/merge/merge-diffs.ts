@@ -25,6 +25,8 @@ interface HeadFile {
   path: string;
   commit: number;
   db?: Connection;
+  /** The frozen checkout's raw descriptor, opened after that connection: page reads go through it. */
+  fd?: number;
   release: () => void;
 }
 
@@ -34,7 +36,7 @@ interface HeadFile {
  */
 async function headFile(ctx: OpsContext, db: string, h: MergeHead, label: string): Promise<HeadFile> {
   const co = await readCleanCheckout(ctx, db, h.branch, h.ref, h.leased);
-  if (co) return { path: co.path, commit: co.commit, db: co.db, release: co.release };
+  if (co) return { path: co.path, commit: co.commit, db: co.db, fd: co.fd, release: co.release };
   const entry = await cachedChain(ctx, db, h.chain, label);
   return { path: entry.path, commit: entry.result.commit, release: () => undefined };
 }
@@ -61,6 +63,7 @@ export async function sideDiffs(
         maxBytes: MERGE_MAX_BYTES,
         forSql: true,
         connections: { right: f.db },
+        files: { right: f.fd },
       });
     } finally {
       f.release();
