@@ -105,6 +105,30 @@ describe("a checkout's connection kept by the daemon", () => {
     }
   });
 
+  test('a rollback closes it before the checkout is replaced: nothing is left open on the file it replaced', async () => {
+    const d = await startDaemon(s);
+    try {
+      const path = await episodeUpToDiff(d, 'w4');
+      const cp = await d.request({ op: 'checkpoint', db: 'app', branch: 'w4', name: 'ten' });
+      assert.equal(cp.ok, true, cp.error);
+      const open = await d.request({ op: 'open', db: 'app', branch: 'w4' });
+      assert.equal(open.ok, true, open.error);
+      runSql(path, "INSERT INTO t(v) VALUES ('eleventh');");
+      assert.equal((await d.request({ op: 'close', db: 'app', branch: 'w4' })).ok, true);
+      assert.equal(added(await d.request({ op: 'diff', db: 'app', branch: 'main', name: 'seeded', to: 'app@w4' })), 11);
+      const rolled = await d.request({ op: 'rollback', db: 'app', branch: 'w4', name: 'ten' });
+      assert.equal(rolled.ok, true, rolled.error);
+      assert.deepEqual(
+        daemonFds(d, path).filter((f) => f.endsWith('(deleted)')),
+        [],
+        'no connection left on the replaced file',
+      );
+      assert.equal(added(await d.request({ op: 'diff', db: 'app', branch: 'main', name: 'seeded', to: 'app@w4' })), 10);
+    } finally {
+      await d.stop();
+    }
+  });
+
   test('a kill -9 leaves a checkout the next daemon proves clean, and a stopped daemon leaves no -wal', async () => {
     const d1 = await startDaemon(s);
     let path: string;
