@@ -3,7 +3,7 @@ import { resolve, sep } from 'node:path';
 import type { Connection } from './connection.js';
 
 /** How long a checkout's connection is kept unused before it is closed. */
-export const KEPT_IDLE_MS = 2000;
+const KEPT_IDLE_MS = 2000;
 
 /**
  * A checkout's connection kept open between uses, with the raw descriptor opened after it: POSIX locks belong to the
@@ -85,11 +85,6 @@ export function dropKept(path: string): void {
   kept.delete(key);
   clearTimeout(e.timer);
   closeKept(e);
-}
-
-/** How many checkouts have a connection kept now. */
-export function keptCount(): number {
-  return kept.size;
 }
 
 function onFileAt(fd: number, path: string): boolean {
