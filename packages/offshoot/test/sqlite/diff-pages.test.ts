@@ -104,6 +104,39 @@ test('summary with changedPages counts untouched tables once and reads rows of t
   assert.match(out, /\n20 tables: 18 same, 2 changed, 0 added, 0 removed\n$/);
 });
 
+test("summary above the count limit: only the changed pages' rows decide, nothing is counted", () => {
+  // Past 64 MiB a COUNT would read the whole table, which a narrowed diff never does: no counts, as a full diff.
+  const big = path.join(dir, 'big.db');
+  const db = openDatabase(big);
+  db.pragma('journal_mode = DELETE');
+  db.pragma('synchronous = OFF');
+  db.exec(`CREATE TABLE b(id INTEGER PRIMARY KEY, payload BLOB); CREATE TABLE quiet(id INTEGER PRIMARY KEY, v TEXT);
+           INSERT INTO quiet VALUES (1, 'x');
+           WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 70000)
+           INSERT INTO b(id, payload) SELECT i, randomblob(1000) FROM s`);
+  db.close();
+  assert.ok(fs.statSync(big).size > 64 * 2 ** 20);
+  const right = path.join(dir, 'big-right.db');
+  fs.copyFileSync(big, right);
+  const w = openDatabase(right);
+  w.pragma('synchronous = OFF');
+  w.exec("UPDATE b SET payload = x'00' WHERE id = 35000; INSERT INTO b(payload) VALUES (x'01'), (x'02')");
+  w.close();
+  const result = diffDatabases(big, right, { changedPages: changedPages(big, right), summaryOnly: true });
+  const b = result.tables.find((t) => t.table === 'b');
+  assert.equal(b?.status, 'changed');
+  assert.equal(b?.leftCount, undefined);
+  assert.equal(b?.rightCount, undefined);
+  assert.equal(result.tables.find((t) => t.table === 'quiet')?.status, 'same');
+  assert.equal(result.stats.tablesCounted, 0, 'nothing counted');
+  assert.ok(result.stats.rowsScanned < 100, `${result.stats.rowsScanned} rows scanned`);
+  const same = diffDatabases(big, big, { changedPages: new Set(), summaryOnly: true });
+  assert.deepEqual(
+    same.tables.map((t) => t.status),
+    ['same', 'same'],
+  );
+});
+
 test('an empty changedPages set still compares the schema; DDL changes force a table in', () => {
   const right = fork('ddl', 'ALTER TABLE t5 ADD COLUMN extra INTEGER DEFAULT 3; CREATE INDEX t9_score ON t9(score)');
   const result = diffDatabases(base, right, { changedPages: new Set() });

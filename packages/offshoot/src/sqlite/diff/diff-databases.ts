@@ -108,9 +108,7 @@ function diffOpen(
   // not read at all) above, where the count would cost more than the rest of the diff.
   const countNarrowed = (raw.left?.pageCount ?? Number.POSITIVE_INFINITY) <= COUNT_LIMIT_PAGES;
   const rowsOf =
-    narrowed && !summaryOnly && raw.left && raw.right
-      ? changedRowids(raw.left, raw.right, lc, rc, pages, stats)
-      : undefined;
+    narrowed && raw.left && raw.right ? changedRowids(raw.left, raw.right, lc, rc, pages, stats) : undefined;
   const tables: TableDiff[] = [];
   for (const name of diffableTables(lc, rc)) {
     if (only !== undefined && !only.has(name)) continue;
@@ -126,7 +124,8 @@ function diffOpen(
         ...(opts.rows && !summaryOnly ? { counts: { added: 0, removed: 0, changed: 0 } } : {}),
         status: 'same',
       };
-      if (summaryOnly) same.leftCount = same.rightCount = leftCount(leftDb, { table: name, leftCounts }, stats);
+      if (summaryOnly && countNarrowed)
+        same.leftCount = same.rightCount = leftCount(leftDb, { table: name, leftCounts }, stats);
       tables.push(same);
       continue;
     }

@@ -35,7 +35,9 @@ type RowDiffOutcome = Pick<
 /**
  * Diffs one table's rows. With the same key on both sides it merge-joins two key-ordered scans on separate
  * connections, so memory holds only the differences; otherwise every left row is removed and every right row added.
- * In summary mode it counts with COUNT(*) and reads rows only to find a first difference between equal counts.
+ * In summary mode it counts with COUNT(*) and reads rows only to find a first difference between equal counts; a
+ * table narrowed to its changed pages' rows in a file too large to count (countNarrowed false) is not counted: those
+ * rows alone decide whether it changed, as a full diff reads them.
  */
 export function diffTableRows(
   leftDb: SqliteDatabase,
@@ -47,6 +49,10 @@ export function diffTableRows(
   const out: RowDiffOutcome = { added: [], removed: [], changed: [], status: 'same' };
   stats.tablesCompared++;
   if (plan.summaryOnly) {
+    if (left && right && left.keyKind === right.keyKind && plan.rowids !== undefined && plan.countNarrowed !== true) {
+      if (mergeJoin(leftDb, rightDb, plan, left, right, stats, out, true).differs) out.status = 'changed';
+      return out;
+    }
     if (left) out.leftCount = leftCount(leftDb, plan, stats);
     if (right) out.rightCount = countRows(rightDb, plan.table, stats);
     if (!left || !right) {
