@@ -179,9 +179,10 @@ if (!s3Unavailable('S3 backend faults')) {
             3,
             'part 2 was tried maxAttempts times',
           );
-          assert.equal(
-            log.filter((r) => r.method === 'DELETE' && r.query.includes('uploadId=')).length,
-            1,
+          // An abort whose first attempt fails (a loaded server, a reused socket the cut left behind) is retried: at
+          // least one was sent, and none is left open below.
+          assert.ok(
+            log.some((r) => r.method === 'DELETE' && r.query.includes('uploadId=')),
             'the upload was aborted',
           );
           assert.equal(

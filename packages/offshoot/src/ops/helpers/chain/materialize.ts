@@ -65,13 +65,17 @@ function sourcesFor(
   return members.map((m) => async () => {
     if (opened++ === 0) bar.start(label as string, total);
     const last = opened === members.length;
+    reading.current = m;
+    const src = await ctx.store.backend.getStream(m.key);
     const counted = new Transform({
       transform(chunk: Buffer, _enc, cb) {
-        // A sink may stop the work (a cancelled MCP call throws here): that fails the stream, not the process.
+        // A sink may stop the work (a cancelled MCP call throws here): that fails the stream, not the process, and
+        // only once the source has closed its file, so the caller's rejection never races an open descriptor.
         try {
           bar.update((done += chunk.length));
         } catch (err) {
-          cb(err as Error);
+          src.destroy();
+          afterClose(src, () => cb(err as Error));
           return;
         }
         cb(null, chunk);
@@ -81,14 +85,18 @@ function sourcesFor(
         cb();
       },
     });
-    reading.current = m;
-    const src = await ctx.store.backend.getStream(m.key);
-    src.on('error', (err) => counted.destroy(err));
+    src.on('error', (err) => afterClose(src, () => counted.destroy(err)));
     // pipe() leaves its source open when the destination stops early (a cancelled call): close it with the counter,
     // or its file handle waits for the garbage collector, which Node 26 treats as a fatal error.
     counted.once('close', () => src.destroy());
     return src.pipe(counted);
   });
+}
+
+/** Runs then once the stream has closed (its file descriptor given back), at once if it already has. */
+function afterClose(stream: Readable, then: () => void): void {
+  if (stream.closed) then();
+  else stream.once('close', then);
 }
 
 /** Removes a cache entry: the database first (a reader that misses it treats the entry as absent), then its companions. */
