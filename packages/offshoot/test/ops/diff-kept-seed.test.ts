@@ -77,10 +77,11 @@ describe('the seed side of a diff, kept', () => {
     const ts = await openTestStore();
     try {
       await seeded(ts);
-      await forked(ts, 'f', "INSERT INTO t(v) VALUES ('x'); UPDATE u SET n = 3 WHERE k = 'a';");
+      await forked(ts, 'f', "INSERT INTO t(v) VALUES ('x'); DELETE FROM t WHERE id = 5; UPDATE u SET n = 3 WHERE k = 'a';");
       await forked(ts, 'g', "INSERT INTO t(v) VALUES ('y'), ('z');");
       const first = await diff(ts.ctx, forkPoint('f'), { db: 'app', branch: 'f' }, { summaryOnly: true });
-      assert.deepEqual(counts(first, 't'), [2000, 2001]);
+      assert.deepEqual(counts(first, 't'), [2000, 2000]);
+      assert.equal(first.tables.find((x) => x.table === 't')?.status, 'changed');
       const entries = keptEntryReads();
       const side = keptSideReads();
       const again = await diff(ts.ctx, forkPoint('f'), { db: 'app', branch: 'f' }, { summaryOnly: true });
@@ -88,6 +89,7 @@ describe('the seed side of a diff, kept', () => {
       assert.equal(keptEntryReads(), entries, "the seed's cache entry is not read again");
       assert.deepEqual(keptSideReads(), side, "the seed's schema and table shapes are not read again");
       assert.deepEqual(again.tables, first.tables);
+      assert.equal(again.stats.tablesCounted, 1, "only the fork's WITHOUT ROWID table is counted: t's count follows from the seed's");
       assert.deepEqual(counts(other, 't'), [2000, 2002]);
       assert.deepEqual(
         other.tables.find((x) => x.table === 't')?.added.map((r) => r.v),

@@ -91,6 +91,12 @@ test('a diff with its left side kept finds exactly what a fresh one finds, for e
       assert.deepEqual(found(warm), found(fresh), `${what}: the second kept diff`);
       const wholeFresh = diffDatabases(base, right, opts);
       assert.deepEqual(found(whole), found(wholeFresh), `${what}: an unnarrowed diff through the same kept side`);
+      if (opts.summaryOnly === true)
+        assert.deepEqual(
+          { ...found(warm), narrowed: false },
+          found(wholeFresh),
+          `${what}: a narrowed summary's statuses and counts are those of a diff of every row`,
+        );
       assert.ok(fresh.stats.narrowed, `${what}: the diff was narrowed by the changed pages`);
     }
   }
