@@ -73,8 +73,9 @@ async function diffSide(ctx: OpsContext, t: Target, resolver: ChainResolver): Pr
  * `offshoot diff <L> <R>`: a native row-level diff of two durable states (heads or checkpoints, possibly of
  * different databases), read with no lease — safe next to live sessions — from the immutable per-chain cache, or
  * from a branch's clean checkout in place (nothing copied: a fork whose session closed is diffed as it stands).
- * Forks that share history compare only the tables owning the pages their chains changed; the left side's row
- * counts are remembered per unchanged file, so many forks diffed against one seed count the seed once.
+ * Forks that share history compare only the tables owning the pages their chains changed; what the diff reads of the
+ * left side (its cache entry, schema, table shapes, row counts, page placements) is kept per unchanged file, so many
+ * forks diffed against one seed read the seed once.
  */
 export async function diff(
   ctx: OpsContext,

@@ -2,7 +2,16 @@
 // per-chain cache entry never changes, so its entry, schema and table shapes are read by the first diff only. An
 // entry replaced on disk (another inode or mtime) is never answered from what was kept of the old file.
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, readFileSync, readdirSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { checkout } from '../../src/ops/checkout.js';
@@ -77,7 +86,11 @@ describe('the seed side of a diff, kept', () => {
     const ts = await openTestStore();
     try {
       await seeded(ts);
-      await forked(ts, 'f', "INSERT INTO t(v) VALUES ('x'); DELETE FROM t WHERE id = 5; UPDATE u SET n = 3 WHERE k = 'a';");
+      await forked(
+        ts,
+        'f',
+        "INSERT INTO t(v) VALUES ('x'); DELETE FROM t WHERE id = 5; UPDATE u SET n = 3 WHERE k = 'a';",
+      );
       await forked(ts, 'g', "INSERT INTO t(v) VALUES ('y'), ('z');");
       const first = await diff(ts.ctx, forkPoint('f'), { db: 'app', branch: 'f' }, { summaryOnly: true });
       assert.deepEqual(counts(first, 't'), [2000, 2000]);
@@ -89,7 +102,11 @@ describe('the seed side of a diff, kept', () => {
       assert.equal(keptEntryReads(), entries, "the seed's cache entry is not read again");
       assert.deepEqual(keptSideReads(), side, "the seed's schema and table shapes are not read again");
       assert.deepEqual(again.tables, first.tables);
-      assert.equal(again.stats.tablesCounted, 1, "only the fork's WITHOUT ROWID table is counted: t's count follows from the seed's");
+      assert.equal(
+        again.stats.tablesCounted,
+        1,
+        "only the fork's WITHOUT ROWID table is counted: t's count follows from the seed's",
+      );
       assert.deepEqual(counts(other, 't'), [2000, 2002]);
       assert.deepEqual(
         other.tables.find((x) => x.table === 't')?.added.map((r) => r.v),
