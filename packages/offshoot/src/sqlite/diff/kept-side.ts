@@ -22,7 +22,8 @@ export interface KeptSide {
 /**
  * Files kept at once. A long-lived process (a daemon, an MCP server, an embedding program) diffs many forks against
  * a few seeds, so it needs only a few: the least recently used is forgotten past this. A kept side holds no file
- * descriptor and no connection; its size is the schema plus, at most, a 4-byte owner slot per page of the file.
+ * descriptor and no connection; besides the schema it grows only with the pages diffs placed (an answer per changed
+ * page, the interior pages their descents parsed) and, when a walk was needed, two 4-byte owner slots per page.
  */
 const MAX_FILES = 16;
 
