@@ -10,11 +10,13 @@ import type {
   TableDiff,
   TableRebuild,
 } from './diff-types.js';
+import { placeWith } from './btree-seek.js';
 import { closeRawDb, openRawDb, type RawDbFile } from './btree-walk.js';
 import { DiffBudget } from './diff-budget.js';
 import { adoptDiffSide, hasPendingWal, openDiffSide } from './diff-connection.js';
 import { fillValues } from './fill-values.js';
 import { diffTableRows, leftCount } from './row-diff.js';
+import { catalogOf, shapeOf } from './kept-side.js';
 import { isStatTable, objectKey, readCatalog, type SchemaCatalog } from './schema-catalog.js';
 import { diffSchema } from './schema-diff.js';
 import { sqliteFailure } from './sqlite-failure.js';
@@ -43,6 +45,7 @@ export function diffDatabases(leftPath: string, rightPath: string, opts: DiffOpt
   // given connection predates them and outlives them, as the frozen checkout holding it always has: they close only
   // once every read through it is done.
   const raw: RawSides = trustPages ? { left: openRawDb(leftPath), right: openRawDb(rightPath) } : {};
+  if (raw.left !== undefined && opts.leftKept !== undefined) placeWith(raw.left, opts.leftKept.placements);
   const given = opts.connections ?? {};
   try {
     const leftDb = given.left ? adoptDiffSide(given.left, 'left') : openDiffSide(leftPath, 'left');
@@ -92,8 +95,8 @@ function diffOpen(
           limit: windowLimit(opts.rows),
           forSql: opts.forSql === true,
         });
-  const leftCounts = opts.leftCounts;
-  const lc = readCatalog(leftDb);
+  const leftCounts = opts.leftKept?.counts;
+  const lc = catalogOf(leftDb, opts.leftKept);
   const rc = readCatalog(rightDb);
   const only = chosenTables(lc, rc, opts.tables);
   const schema = diffSchema(lc, rc).filter((c) => only === undefined || only.has(ownerOf(lc, rc, c)));
@@ -129,7 +132,7 @@ function diffOpen(
       tables.push(same);
       continue;
     }
-    const left = inLeft ? readTableShape(leftDb, name) : undefined;
+    const left = inLeft ? shapeOf(leftDb, name, opts.leftKept) : undefined;
     const right = inRight ? readTableShape(rightDb, name) : undefined;
     const ddlChanged =
       left !== undefined &&
