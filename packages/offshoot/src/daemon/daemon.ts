@@ -23,6 +23,7 @@ import { syncCheckout } from './sync-checkout.js';
 import { SessionTable } from './session-table.js';
 import { SocketServer } from './socket-server.js';
 import { StoreLock } from './store-lock.js';
+import { keepConnections } from '../sqlite/kept-connection.js';
 
 const ABANDON_WAIT_MS = 2000;
 /** Who asks for what the daemon does of its own accord (the janitor's reaps, its GC): requests say their own. */
@@ -54,6 +55,8 @@ export class Daemon {
     private readonly http: HttpServerHandle | undefined,
     private readonly flusher: BackgroundFlusher,
     private readonly janitor: Janitor,
+    /** Stops keeping the connections of this daemon's checkouts between their users, closing those kept. */
+    private readonly stopKeeping: () => void,
   ) {
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
@@ -154,7 +157,16 @@ export class Daemon {
             ...(options.httpFallback ? { fallback: options.httpFallback(d) } : {}),
           })
         : undefined;
-      daemon = new Daemon(d, lock, server, http, new BackgroundFlusher(d), new Janitor(d));
+      // A checkout's connection is kept from a session's close through the diffs that read it (see keepConnections).
+      daemon = new Daemon(
+        d,
+        lock,
+        server,
+        http,
+        new BackgroundFlusher(d),
+        new Janitor(d),
+        keepConnections(checkoutRoot),
+      );
       daemon.flusher.start();
       daemon.janitor.start();
       return daemon;
@@ -206,6 +218,8 @@ export class Daemon {
       await Promise.race([abandoned, sleep(ABANDON_WAIT_MS)]);
     }
     d.evictedWatch.close();
+    // Before any checkout is removed below, and so a stopped daemon leaves no connection open.
+    this.stopKeeping();
     // Gone with the daemon, by design: what its ephemeral forks held, and their checkouts.
     d.ephemeral.discardAll();
     // After the sessions: a lease not given back is free at once rather than after the liveness object's length.
