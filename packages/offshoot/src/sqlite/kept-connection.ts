@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
+import { onFilesExhausted } from '../platform/file-room.js';
 import type { Connection } from './connection.js';
 
 /** How long a checkout's connection is kept unused before it is closed. */
@@ -20,25 +21,71 @@ interface Entry extends KeptConnection {
   timer: NodeJS.Timeout;
 }
 
+/** A process's keeping of the connections of the checkouts under one root (see keepConnections). */
+interface Keeper {
+  under: string;
+  room: () => number;
+}
+
+// In the order they were kept (a Map iterates in insertion order): the first is the least recently kept.
 const kept = new Map<string, Entry>();
-let keepers = 0;
+const keepers = new Set<Keeper>();
+// Registered while any keeper is: an open failing for want of a descriptor closes every kept connection.
+let unregister: (() => void) | undefined;
+
+/** The keeping of checkouts' connections under one root, as keepConnections returns it. */
+export interface KeptConnections {
+  /** Closes the least recently kept connections under the root until no more are kept than room allows now. */
+  trim(): void;
+  /** Stops keeping connections under the root, closing those kept. */
+  stop(): void;
+}
 
 /**
  * Has this process keep a checkout's connection between its users (the re-stamp at a session's close, the diffs
- * that read the checkout in place) for KEPT_IDLE_MS after its last use, until the returned stop is called for the
- * checkouts under root (each caller keeps its own). Only a long-lived process does (the daemon, from its start to
- * its stop): a command that exits would leave the -wal and -shm that a last connection's close removes.
+ * that read the checkout in place) for KEPT_IDLE_MS after its last use, until stop is called, for the checkouts under
+ * root. room says how many may be kept there at once now (the daemon's spare places in its -max-open budget): past
+ * it, the least recently kept is closed first. Only a long-lived process does (the daemon, from its start to its
+ * stop): a command that exits would leave the -wal and -shm that a last connection's close removes. An open that
+ * fails for want of a descriptor anywhere in the process closes every kept connection and is tried once more.
  */
-export function keepConnections(root: string): () => void {
-  keepers++;
+export function keepConnections(root: string, room: () => number): KeptConnections {
+  const keeper: Keeper = { under: resolve(root) + sep, room };
+  keepers.add(keeper);
+  unregister ??= onFilesExhausted(dropAllKept);
   let stopped = false;
-  return () => {
-    if (stopped) return;
-    stopped = true;
-    keepers--;
-    const under = resolve(root) + sep;
-    for (const key of [...kept.keys()]) if (keepers === 0 || key.startsWith(under)) dropKept(key);
+  return {
+    trim: () => trimKept(keeper, 0),
+    stop: () => {
+      if (stopped) return;
+      stopped = true;
+      keepers.delete(keeper);
+      if (keepers.size === 0) {
+        unregister?.();
+        unregister = undefined;
+      }
+      for (const key of [...kept.keys()]) if (keepers.size === 0 || key.startsWith(keeper.under)) dropKept(key);
+    },
   };
+}
+
+/** Closes every kept connection; how many it closed. */
+function dropAllKept(): number {
+  const keys = [...kept.keys()];
+  for (const key of keys) dropKept(key);
+  return keys.length;
+}
+
+function keeperOf(key: string): Keeper | undefined {
+  for (const k of keepers) if (key.startsWith(k.under)) return k;
+  return undefined;
+}
+
+// Closes the least recently kept under keeper's root until `more` others fit beside those left within its room.
+function trimKept(keeper: Keeper, more: number): void {
+  const mine = [...kept.keys()].filter((key) => key.startsWith(keeper.under));
+  const excess = mine.length + more - Math.max(0, keeper.room());
+  for (const key of mine.slice(0, Math.max(0, excess))) dropKept(key);
 }
 
 /**
@@ -59,15 +106,19 @@ export function takeKept(path: string): KeptConnection | undefined {
 }
 
 /**
- * Keeps a checkout's connection, idle (no transaction open), for the next user of path, or closes it (false) while
- * this process keeps none, when one is kept already, or when the file at path is no longer the one it is open on.
+ * Keeps a checkout's connection, idle (no transaction open), for the next user of path, closing the least recently
+ * kept first when there is no room for it beside them; or closes it (false) while this process keeps none under
+ * path's root or has no room at all, when one is kept already, or when the file at path is no longer the one it is
+ * open on.
  */
 export function putKept(path: string, conn: KeptConnection): boolean {
   const key = resolve(path);
-  if (keepers === 0 || kept.has(key) || conn.db.inTransaction || !onFileAt(conn.fd, key)) {
+  const keeper = keeperOf(key);
+  if (keeper === undefined || keeper.room() < 1 || kept.has(key) || conn.db.inTransaction || !onFileAt(conn.fd, key)) {
     closeKept(conn);
     return false;
   }
+  trimKept(keeper, 1);
   const timer = setTimeout(() => dropKept(key), KEPT_IDLE_MS);
   timer.unref();
   kept.set(key, { ...conn, timer });

@@ -5,6 +5,7 @@ import { AT_REST_BUSY_TIMEOUT_MS, openConnection, type Connection } from './conn
 import { closeKept, dropKept, ownFd, putKept, takeKept, type KeptConnection } from './kept-connection.js';
 import { corruptDatabase } from './sqlite-errors.js';
 import { sqliteCode } from './sqlite-result-codes.js';
+import { withFileRoom } from '../platform/file-room.js';
 
 function busy(path: string): Error {
   return fail('BUSY', `database is busy (live writer or reader): ${path}`, {
@@ -146,7 +147,7 @@ export class FrozenCheckout {
     try {
       // The raw descriptor is opened after the connection and closed after it (POSIX locks belong to the process and
       // inode): it goes with the connection, wherever that is kept.
-      fd = openSync(path, 'r');
+      fd = withFileRoom(() => openSync(path, 'r'));
     } catch (err) {
       db.close();
       throw err;

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { DB_HEADER_SIZE, parseDbHeader } from '../db-header.js';
+import { withFileRoom } from '../../platform/file-room.js';
 
 /** SQLite b-trees are balanced and a 4-billion-page file is well under this depth; deeper means a damaged file. */
 const MAX_DEPTH = 20;
@@ -36,7 +37,7 @@ export interface BtreeMap<T> {
 export function openRawDb(file: string, given?: number): RawDbFile | undefined {
   let fd: number;
   try {
-    fd = given ?? fs.openSync(file, 'r');
+    fd = given ?? withFileRoom(() => fs.openSync(file, 'r'));
   } catch {
     return undefined;
   }
