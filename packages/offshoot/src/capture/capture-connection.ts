@@ -251,6 +251,15 @@ export class CaptureConnection {
     }
   }
 
+  /**
+   * Ends any read transaction and gives the connection up to the caller, who closes it from then on: this wrapper
+   * must not be used again.
+   */
+  handOver(): SqliteDatabase {
+    this.unlock();
+    return this.#db;
+  }
+
   /** Ends any read transaction and closes the connection (SQLite checkpoints and removes -wal if it was the last). */
   close(): void {
     try {

@@ -2,6 +2,7 @@ import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fail } from '../core/errors.js';
 import { openFailure } from './open-failure.js';
+import { withFileRoom } from '../platform/file-room.js';
 
 interface CachedFd {
   fd: number;
@@ -26,7 +27,7 @@ export function dbFileFd(path: string): number {
     const now = statSync(key, { bigint: true });
     const hit = cache.get(key);
     if (hit !== undefined && hit.dev === now.dev && hit.ino === now.ino) return hit.fd;
-    const fd = openSync(key, 'r');
+    const fd = withFileRoom(() => openSync(key, 'r'));
     const opened = fstatSync(fd, { bigint: true });
     if (hit !== undefined) retired.set(key, [...(retired.get(key) ?? []), hit.fd]);
     cache.set(key, { fd, dev: opened.dev, ino: opened.ino });

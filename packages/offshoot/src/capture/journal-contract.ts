@@ -1,4 +1,5 @@
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { dropKept } from '../sqlite/kept-connection.js';
 import { OffshootError } from '../core/errors.js';
 
 /** How a checkout broke the connection contract: it left WAL mode, or a rollback journal sits beside it. */
@@ -61,6 +62,8 @@ export function breachAt(dbPath: string, fd: number): ContractBreach | undefined
  * process has open (an evicted session's), since closing a descriptor drops the process's locks on the file.
  */
 export function breachOfClosed(dbPath: string): ContractBreach | undefined {
+  // A connection this process kept on the checkout would lose its locks with the descriptor closed below.
+  dropKept(dbPath);
   let fd: number;
   try {
     fd = openSync(dbPath, 'r');

@@ -8,6 +8,7 @@ import type { OffshootError } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
 import { fsyncPath } from '../platform/atomic-file.js';
 import { fingerprintOf, type Fingerprint, type Sidecar } from '../sqlite/checkout-sidecar.js';
+import { dropKept } from '../sqlite/kept-connection.js';
 import type { PageSums } from '../sqlite/page-sums.js';
 import { headBaseline } from './clean-proof.js';
 import { SessionSink } from './session-sink.js';
@@ -50,6 +51,9 @@ export async function startCapture(path: string, ref: Ref, s: CaptureStart): Pro
   // A directory of its own that no engine used before (EEXIST otherwise): its state file is never resumed from, so
   // the engine writes it without fsync.
   await mkdir(s.dir);
+  // Capture holds the checkout's connections from here: one kept since a close (and the descriptors shared with it)
+  // goes first, so that stopping capture gives back every descriptor of this process on the file.
+  dropKept(path);
   const sink = new SessionSink(s.dir);
   const baseline = await headBaseline(path, ref, s.written);
   if (baseline) sink.seedClean(baseline.sums, baseline.checksum);
@@ -91,15 +95,16 @@ export interface StoppedCapture {
 /**
  * Stops capture and gives up every descriptor it held on the checkout (no connection of this process is left on
  * it), keeping the sink for the caller to stamp the checkout with. `beforeBackdate` is awaited before the stop
- * backdates the checkout (see CaptureEngine.stop).
+ * backdates the checkout (see CaptureEngine.stop). With `keep` (a session's close), a clean stop leaves its main
+ * connection with the process's kept connections for the checkout's next reader instead (see keepConnections).
  */
 export async function stopCapture(
   path: string,
   cap: LiveCapture,
-  opts: { beforeBackdate?: Promise<unknown> } = {},
+  opts: { beforeBackdate?: Promise<unknown>; keep?: boolean } = {},
 ): Promise<StoppedCapture> {
-  const { clean } = await cap.engine.stop(opts);
-  releaseDbFiles(path);
+  const { clean, kept } = await cap.engine.stop(opts);
+  if (kept !== true) releaseDbFiles(path);
   const proven = clean ? cap.engine.stoppedFingerprint : undefined;
   const fingerprint = cap.sink.dirty ? undefined : proven;
   return { settled: fingerprint !== undefined, fingerprint, proven };

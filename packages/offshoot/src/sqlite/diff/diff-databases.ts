@@ -42,7 +42,9 @@ export function diffDatabases(leftPath: string, rightPath: string, opts: DiffOpt
   // Raw-read fds open before SQLite's and close after them: closing an fd drops the process's locks on that file. A
   // given connection predates them and outlives them, as the frozen checkout holding it always has: they close only
   // once every read through it is done.
-  const raw: RawSides = trustPages ? { left: openRawDb(leftPath), right: openRawDb(rightPath) } : {};
+  const raw: RawSides = trustPages
+    ? { left: openRawDb(leftPath, opts.files?.left), right: openRawDb(rightPath, opts.files?.right) }
+    : {};
   const given = opts.connections ?? {};
   try {
     const leftDb = given.left ? adoptDiffSide(given.left, 'left') : openDiffSide(leftPath, 'left');
