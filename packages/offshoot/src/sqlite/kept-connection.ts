@@ -1,15 +1,16 @@
-import { closeSync, fstatSync, statSync } from 'node:fs';
+import { fstatSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { onFilesExhausted } from '../platform/file-room.js';
 import type { Connection } from './connection.js';
+import { closeRawFile } from './raw-file.js';
 
 /** How long a checkout's connection is kept unused before it is closed. */
 const KEPT_IDLE_MS = 2000;
 
 /**
- * A checkout's connection kept open between uses, with the raw descriptor opened after it: POSIX locks belong to the
- * (process, inode) pair, so closing any descriptor on the file would drop the connection's locks. closeFd closes
- * that descriptor (or gives back a shared one) once the connection is closed.
+ * A checkout's connection kept open between uses, with a raw descriptor on its file for page reads (from openRawFile,
+ * whose close waits for the process's last connection on the file). closeFd closes that descriptor (or gives back a
+ * shared one) once the connection is closed.
  */
 export interface KeptConnection {
   db: Connection;
@@ -148,10 +149,7 @@ function onFileAt(fd: number, path: string): boolean {
   }
 }
 
-/**
- * Closes a kept connection taken with takeKept: the connection first, then its descriptor (the other way round, the
- * descriptor would drop the connection's locks).
- */
+/** Closes a kept connection taken with takeKept: the connection first, so that its descriptor is closed at once. */
 export function closeKept(conn: KeptConnection): void {
   try {
     if (conn.db.inTransaction) conn.db.exec('ROLLBACK');
@@ -161,7 +159,7 @@ export function closeKept(conn: KeptConnection): void {
   }
 }
 
-/** Closes a raw descriptor a kept connection owns alone. */
+/** Closes a raw descriptor (from openRawFile) a kept connection owns alone. */
 export function ownFd(fd: number): () => void {
-  return () => closeSync(fd);
+  return () => closeRawFile(fd);
 }

@@ -1,11 +1,11 @@
-import { openSync, statSync, type BigIntStats } from 'node:fs';
+import { statSync, type BigIntStats } from 'node:fs';
 import { fail } from '../core/errors.js';
 import { readFully } from '../platform/read-fully.js';
 import { AT_REST_BUSY_TIMEOUT_MS, openConnection, type Connection } from './connection.js';
 import { closeKept, dropKept, ownFd, putKept, takeKept, type KeptConnection } from './kept-connection.js';
+import { openRawFile } from './raw-file.js';
 import { corruptDatabase } from './sqlite-errors.js';
 import { sqliteCode } from './sqlite-result-codes.js';
-import { withFileRoom } from '../platform/file-room.js';
 
 function busy(path: string): Error {
   return fail('BUSY', `database is busy (live writer or reader): ${path}`, {
@@ -145,9 +145,9 @@ export class FrozenCheckout {
     const db = openConnection(path, { busyTimeoutMs });
     let fd: number;
     try {
-      // The raw descriptor is opened after the connection and closed after it (POSIX locks belong to the process and
-      // inode): it goes with the connection, wherever that is kept.
-      fd = withFileRoom(() => openSync(path, 'r'));
+      // The raw descriptor goes with the connection, wherever that is kept (its close waits for the process's last
+      // connection on the file: see raw-file).
+      fd = openRawFile(path);
     } catch (err) {
       db.close();
       throw err;

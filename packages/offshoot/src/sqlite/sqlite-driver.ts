@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { fail } from '../core/errors.js';
 import { SqliteDatabase } from './sqlite-database.js';
 import { withFileRoom } from '../platform/file-room.js';
+import { connectionOpened } from './raw-file.js';
 
 /** How openDatabase opens a file. */
 export interface OpenOptions {
@@ -61,7 +62,9 @@ export function openDatabase(path: string, opts: OpenOptions = {}): SqliteDataba
   const db = withFileRoom(
     () => new driver.DatabaseSync(location, { readOnly, timeout: opts.timeout ?? DEFAULT_BUSY_TIMEOUT_MS }),
   );
-  return new SqliteDatabase(db, sqlite.backup);
+  // Counted on its file until closed, so no raw descriptor closed meanwhile drops its locks (see raw-file).
+  const closed = path === ':memory:' || path === '' ? undefined : connectionOpened(path);
+  return new SqliteDatabase(db, sqlite.backup, closed);
 }
 
 function mustExist(path: string): URL {
