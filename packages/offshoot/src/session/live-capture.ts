@@ -6,7 +6,7 @@ import { dbFileFd, releaseDbFiles } from '../capture/db-file-cache.js';
 import { CaptureEngine } from '../capture/engine.js';
 import type { OffshootError } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
-import { fsyncPath } from '../platform/atomic-file.js';
+import { fsyncDatabase } from '../sqlite/sync-database.js';
 import { fingerprintOf, type Fingerprint, type Sidecar } from '../sqlite/checkout-sidecar.js';
 import { dropKept } from '../sqlite/kept-connection.js';
 import type { PageSums } from '../sqlite/page-sums.js';
@@ -161,7 +161,7 @@ const fsyncFd = promisify(fsync);
  * would drop their locks.
  */
 export async function syncCheckout(path: string, cap: LiveCapture | undefined): Promise<void> {
-  if (cap === undefined) return fsyncPath(path);
+  if (cap === undefined) return fsyncDatabase(path);
   cap.engine.syncCheckout();
   await fsyncFd(dbFileFd(path));
 }

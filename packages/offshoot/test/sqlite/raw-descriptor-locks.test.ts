@@ -7,9 +7,11 @@ import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { sha256File } from '../../src/sqlite/checkout-sidecar.js';
 import { openConnection } from '../../src/sqlite/connection.js';
 import { dropKept, keepConnections } from '../../src/sqlite/kept-connection.js';
 import { FrozenCheckout } from '../../src/sqlite/quiesce.js';
+import { fsyncDatabase } from '../../src/sqlite/sync-database.js';
 import { runSql } from '../ops/sqlite-cli.js';
 
 // What the stock sqlite3 CLI says when it runs sql on path without waiting for any lock ('' when it got in).
@@ -71,6 +73,23 @@ describe('raw descriptors on a database file beside a connection of the same pro
       a.close();
     }
     assert.equal(foreign(path, 'BEGIN IMMEDIATE; INSERT INTO t VALUES (3); COMMIT;'), '');
+  });
+
+  test("syncing and hashing a database beside a connection's write transaction leaves its write lock held", async () => {
+    const path = database('DELETE');
+    const a = openConnection(path);
+    try {
+      a.exec('BEGIN IMMEDIATE');
+      a.prepare('INSERT INTO t VALUES (2)').run();
+      await fsyncDatabase(path);
+      assert.match(foreign(path, 'BEGIN IMMEDIATE; COMMIT;'), /database is locked/, 'the sync dropped the lock');
+      await sha256File(path);
+      assert.match(foreign(path, 'BEGIN IMMEDIATE; COMMIT;'), /database is locked/, 'the hash dropped the lock');
+      a.exec('COMMIT');
+    } finally {
+      a.close();
+    }
+    assert.equal(heldOnFile(path), 0, 'their descriptors are given back with the connection');
   });
 
   test("a checkout frozen and released beside a connection's read transaction stays shared", () => {
