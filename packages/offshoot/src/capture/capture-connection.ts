@@ -42,8 +42,7 @@ function isBusy(err: unknown): boolean {
 
 function sqliteFailure(err: unknown, what: string, dbPath: string): OffshootError {
   const code = sqliteCode(err);
-  // SQLite says only CANTOPEN. The database itself is not opened to find out why (closing a descriptor on it would
-  // drop this process's locks on it): a spare descriptor tells a lack of them, a stat a missing file.
+  // SQLite says only CANTOPEN. A spare descriptor tells a lack of them, a stat a missing file.
   if (code?.startsWith('SQLITE_CANTOPEN')) return openFailure(probeOpen(dbPath) ?? err, what);
   return fail('IO', `${what}: ${(err as Error).message}`, {
     hint: 'check that the checkout exists, is a SQLite database and is readable and writable by the daemon',

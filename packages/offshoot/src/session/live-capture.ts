@@ -157,8 +157,7 @@ const fsyncFd = promisify(fsync);
 
 /**
  * Puts a checkout on the disk, and has its capture, if any, sync it from now on (an ephemeral fork was kept): through
- * the descriptor the process shares for the file while capture holds connections on it, since closing one of its own
- * would drop their locks.
+ * the descriptor the process already shares for the file while capture holds connections on it.
  */
 export async function syncCheckout(path: string, cap: LiveCapture | undefined): Promise<void> {
   if (cap === undefined) return fsyncDatabase(path);

@@ -115,8 +115,8 @@ export interface DiffOptions {
    */
   connections?: { left?: SqliteDatabase | undefined; right?: SqliteDatabase | undefined };
   /**
-   * Raw descriptors the caller holds on a side's file, opened after its connection there (a frozen checkout's):
-   * page reads go through them and the diff never closes them, which would drop that connection's locks.
+   * Raw descriptors the caller holds on a side's file (a frozen checkout's): page reads go through them and the diff
+   * never closes them (their owner does, with its connection).
    */
   files?: { left?: number | undefined; right?: number | undefined };
 }
