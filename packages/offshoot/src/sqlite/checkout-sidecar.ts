@@ -133,7 +133,7 @@ export async function sha256File(path: string): Promise<string> {
   const h = nodeCrypto().createHash('sha256');
   const fd = openRawFile(path);
   try {
-    for await (const chunk of createReadStream(path, { fd, autoClose: false, highWaterMark: 1 << 20 }))
+    for await (const chunk of createReadStream(path, { fd, autoClose: false, start: 0, highWaterMark: 1 << 20 }))
       h.update(chunk as Buffer);
   } finally {
     closeRawFile(fd);

@@ -3,7 +3,8 @@
 // so its close waits for the last connection on the file to close.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -83,8 +84,10 @@ describe('raw descriptors on a database file beside a connection of the same pro
       a.prepare('INSERT INTO t VALUES (2)').run();
       await fsyncDatabase(path);
       assert.match(foreign(path, 'BEGIN IMMEDIATE; COMMIT;'), /database is locked/, 'the sync dropped the lock');
-      await sha256File(path);
+      const hash = await sha256File(path);
       assert.match(foreign(path, 'BEGIN IMMEDIATE; COMMIT;'), /database is locked/, 'the hash dropped the lock');
+      assert.equal(hash, createHash('sha256').update(readFileSync(path)).digest('hex'));
+      assert.equal(await sha256File(path), hash, 'a descriptor used again is read from the start');
       a.exec('COMMIT');
     } finally {
       a.close();
@@ -110,6 +113,21 @@ describe('raw descriptors on a database file beside a connection of the same pro
       a.close();
     }
     assert.equal(foreign(path, TAKE_ALONE), '');
+  });
+
+  test('a descriptor deferred on a file is used again by the next raw read there, so deferred ones never pile up', () => {
+    const path = database('WAL');
+    const a = openConnection(path);
+    try {
+      a.prepare('SELECT count(*) FROM t').get();
+      FrozenCheckout.open(path).release();
+      const afterOne = heldOnFile(path);
+      for (let i = 0; i < 20; i++) FrozenCheckout.open(path).release();
+      assert.equal(heldOnFile(path), afterOne, 'each freeze beside the connection left one more descriptor');
+    } finally {
+      a.close();
+    }
+    assert.equal(heldOnFile(path), 0);
   });
 
   test("a kept connection's descriptor is given back only once the last connection on the file closes", () => {
