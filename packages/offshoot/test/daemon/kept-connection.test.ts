@@ -3,6 +3,7 @@
 // head; destroy closes it before the file goes; a file another process replaced under it is never read through it;
 // a kill -9 leaves a checkout the next daemon proves clean; a stopped daemon leaves no connection's files behind.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Response } from '../../src/protocol/wire.js';
@@ -23,6 +24,15 @@ function daemonFds(d: DaemonProcess, path: string): string[] {
     if (target === path || target === `${path} (deleted)`) out.push(target);
   }
   return out;
+}
+
+// What the stock sqlite3 CLI says when it tries to take the file at path alone, without waiting ('' when it did).
+function takeAlone(path: string): string {
+  const r = spawnSync('sqlite3', ['-bail', path], {
+    input: 'PRAGMA busy_timeout=0;\nPRAGMA locking_mode=EXCLUSIVE; BEGIN IMMEDIATE; COMMIT;\n',
+    encoding: 'utf8',
+  });
+  return r.status === 0 ? '' : r.stderr;
 }
 
 function added(res: Response): number {
@@ -79,6 +89,28 @@ describe("a checkout's connection kept by the daemon", () => {
       assert.equal(destroyed.ok, true, destroyed.error);
       assert.equal(existsSync(path), false);
       assert.deepEqual(daemonFds(d, path), [], 'the daemon holds nothing on the destroyed checkout');
+    } finally {
+      await d.stop();
+    }
+  });
+
+  test("a diff reading a checkout in place beside its live session leaves the session's connections their locks", async () => {
+    const d = await startDaemon(s);
+    try {
+      await episodeUpToDiff(d, 'w5');
+      const open = await d.request({ op: 'open', db: 'app', branch: 'main' });
+      assert.equal(open.ok, true, open.error);
+      const main = open.checkout ?? '';
+      // Capture's connections hold the checkout's shared lock: no foreign connection may take the file alone.
+      assert.match(takeAlone(main), /database is locked/);
+      for (let i = 0; i < 3; i++)
+        assert.equal(
+          added(await d.request({ op: 'diff', db: 'app', branch: 'main', name: 'seeded', to: 'app@w5' })),
+          10,
+        );
+      assert.match(takeAlone(main), /database is locked/, "the diff's descriptors dropped the session's locks");
+      const close = await d.request({ op: 'close', db: 'app', branch: 'main' });
+      assert.equal(close.ok, true, close.error);
     } finally {
       await d.stop();
     }
