@@ -4,6 +4,7 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttp } f
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyHttp } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type Client as OffshootClient, connect } from '@offshoot/client';
+import { toolCatalogue } from '@offshoot/tools';
 import { startDaemon, until, type StoreDir } from '../test/daemon/daemon-process.js';
 import { baseEnv, offshootBin } from '../test/e2e/cli-harness.js';
 import { startUi } from '../test/ui/ui-support.js';
@@ -14,6 +15,8 @@ import { startUi } from '../test/ui/ui-support.js';
 /** The token every soaked listener runs with. */
 export const TOKEN = 'server-soak-token-0123456789abcdef';
 const MODERN = '2026-07-28';
+/** How many tools every MCP server lists: the whole catalogue. */
+const TOOL_COUNT = Object.keys(toolCatalogue({ defaultTtl: 'none', defaultIfHead: false })).length;
 
 /** A running server under soak. */
 export interface Driven {
@@ -272,7 +275,7 @@ const mcpHttpLegacy: Driver = {
         const client = new LegacyClient({ name: 'soak', version: '1' });
         const transport = new LegacyHttp(new URL(url), { requestInit: { headers: auth } });
         await client.connect(transport);
-        expect((await client.listTools()).tools.length === 10, 'tools/list');
+        expect((await client.listTools()).tools.length === TOOL_COUNT, 'tools/list');
         await client.callTool({ name: 'offshoot_list', arguments: {} });
         await transport.terminateSession();
         await client.close();
@@ -303,7 +306,7 @@ const mcpHttpModern: Driver = {
     return {
       pid: proc.pid as number,
       async cycle() {
-        expect((await client.listTools()).tools.length === 10, 'tools/list');
+        expect((await client.listTools()).tools.length === TOOL_COUNT, 'tools/list');
         await client.callTool({ name: 'offshoot_list', arguments: {} });
         await client.readResource({ uri: 'offshoot://app/main' });
         const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };

@@ -6,12 +6,13 @@ import type { RowWindows } from '../sqlite/diff/row-window.js';
 import { ChainResolver, type ResolvedChain } from '../store/chain-resolver.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { explainDamage } from './helpers/context/damaged-object.js';
-import { cachedChain } from './helpers/chain/materialize.js';
+import { chainId } from './helpers/chain/materialize.js';
+import { keptEntry } from './helpers/chain/kept-entries.js';
 import { readBranch } from './helpers/branch/branch-ref.js';
 import { changedPagesBetween } from './helpers/chain/changed-pages.js';
 import { isHead, resolvePoint } from './helpers/history/point.js';
 import { readCleanCheckout } from './helpers/checkout/clean-checkout-read.js';
-import { rowCountsOf } from '../sqlite/diff/row-count-memo.js';
+import { keptSideOf } from '../sqlite/diff/kept-side.js';
 
 /** The most row data a diff keeps (by its size as JSON) unless the caller sets its own cap: 256 MiB. */
 export const DIFF_MAX_BYTES = 256 << 20;
@@ -66,16 +67,17 @@ async function diffSide(ctx: OpsContext, t: Target, resolver: ChainResolver): Pr
     const co = await readCleanCheckout(ctx, t.db, t.branch, ref);
     if (co) return { path: co.path, commit: co.commit, chain, db: co.db, fd: co.fd, release: co.release };
   }
-  const entry = await explainDamage(ctx, t, () => cachedChain(ctx, t.db, chain));
-  return { path: entry.path, commit: entry.result.commit, chain, release: () => undefined };
+  const entry = await explainDamage(ctx, t, () => keptEntry(ctx, t.db, chain));
+  return { path: entry.path, commit: entry.commit, chain, release: () => undefined };
 }
 
 /**
  * `offshoot diff <L> <R>`: a native row-level diff of two durable states (heads or checkpoints, possibly of
  * different databases), read with no lease — safe next to live sessions — from the immutable per-chain cache, or
  * from a branch's clean checkout in place (nothing copied: a fork whose session closed is diffed as it stands).
- * Forks that share history compare only the tables owning the pages their chains changed; the left side's row
- * counts are remembered per unchanged file, so many forks diffed against one seed count the seed once.
+ * Forks that share history compare only the tables owning the pages their chains changed; what the diff reads of the
+ * left side (its cache entry, schema, table shapes, row counts, page placements) is kept per unchanged file, so many
+ * forks diffed against one seed read the seed once.
  */
 export async function diff(
   ctx: OpsContext,
@@ -98,7 +100,7 @@ export async function diff(
         maxBytes: opts.maxBytes ?? DIFF_MAX_BYTES,
         rows: opts.rows,
         forSql: opts.forSql,
-        leftCounts: rowCountsOf(l.path),
+        leftKept: keptSideOf(l.path, chainId(l.chain.members)),
         connections: { left: l.db, right: r.db },
         files: { left: l.fd, right: r.fd },
       });

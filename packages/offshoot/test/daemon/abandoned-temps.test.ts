@@ -68,6 +68,8 @@ describe('temporaries of a daemon killed mid batch fork', () => {
     // Later: everything the crash left is older than any live writer's temp file can be.
     const old = TEMPORARY_MIN_AGE_MS + 60_000;
     for (const t of left) age(path.join(s.store, t), old);
+    // And the lineage folders it made: one a writer made moments ago is never pruned under it.
+    for (const l of orphans()) age(path.join(s.store, 'data', l), old);
     // A live writer's temp file beside the refs, fresh, and one in a lineage folder it is writing.
     const live = [path.join('refs', 'app', '.tmp-live-writer'), path.join('data', 'lineage-in-flight', '.tmp-live')];
     mkdirSync(path.join(s.store, 'data', 'lineage-in-flight'));

@@ -10,12 +10,25 @@ const INDEX_LEAF = 0x0a;
 const MAX_DEPTH = 20;
 
 /** A table b-tree page as a descent needs it: leaf or interior, and an interior page's divider keys and children. */
-interface TablePage {
+export interface TablePage {
   leaf: boolean;
   /** Divider keys of the interior cells, ascending; keys[i] bounds kids[i] from above. */
   keys: bigint[];
   /** Left children of the cells, then the right-most child. */
   kids: number[];
+}
+
+/** What a TableSeeker learns of a file that does not change, held by no file descriptor: table pages parsed, table roots. */
+export interface SeekerMemo {
+  parsed: Map<number, TablePage | undefined>;
+  tables?: number[];
+}
+
+/** What placing pages of one file has learned, free of its file descriptor, so a later open of the file reuses it. */
+export interface Learned<T> extends SeekerMemo {
+  placed: Map<number, T | undefined>;
+  indexes?: PageOwners<T>;
+  all?: { owners: PageOwners<T> | undefined };
 }
 
 /**
@@ -26,14 +39,13 @@ interface TablePage {
  * (an index page, a page no descent reached, a malformed page) and the caller falls back to the full walk.
  */
 export class TableSeeker {
-  private readonly parsed = new Map<number, TablePage | undefined>();
   private readonly page: Buffer;
-  private tables: number[] | undefined;
 
   constructor(
     private readonly file: RawDbFile,
     private readonly roots: readonly number[],
     private readonly onRead: () => void,
+    private readonly learned: SeekerMemo = { parsed: new Map() },
   ) {
     // Zeros past the page end stop a varint of a malformed cell near the end instead of reading off the buffer.
     this.page = Buffer.alloc(file.pageSize + 18);
@@ -53,8 +65,8 @@ export class TableSeeker {
 
   /** The roots whose trees are table b-trees (rowid tables and sqlite_schema); the others are index b-trees. */
   tableRoots(): number[] {
-    this.tables ??= this.roots.filter((r) => this.table(r) !== undefined);
-    return this.tables;
+    this.learned.tables ??= this.roots.filter((r) => this.table(r) !== undefined);
+    return this.learned.tables;
   }
 
   private read(pgno: number): number | undefined {
@@ -83,7 +95,8 @@ export class TableSeeker {
 
   /** A table page parsed for descent (kept: the upper levels serve every descent), undefined for anything else. */
   private table(pgno: number): TablePage | undefined {
-    if (this.parsed.has(pgno)) return this.parsed.get(pgno);
+    const { parsed } = this.learned;
+    if (parsed.has(pgno)) return parsed.get(pgno);
     let out: TablePage | undefined;
     const hdr = this.read(pgno);
     if (hdr !== undefined) {
@@ -92,7 +105,7 @@ export class TableSeeker {
       if (type === TABLE_LEAF) out = { leaf: true, keys: [], kids: [] };
       else if (type === TABLE_INTERIOR) out = this.interior(hdr);
     }
-    this.parsed.set(pgno, out);
+    parsed.set(pgno, out);
     return out;
   }
 
@@ -145,14 +158,13 @@ export function seekingOwners<T>(
   roots: ReadonlyMap<number, T>,
   walk: (only?: ReadonlyMap<number, T>) => PageOwners<T> | undefined,
   onRead: () => void,
+  learned: Learned<T> = { parsed: new Map(), placed: new Map() },
 ): PageOwners<T> {
-  const seeker = new TableSeeker(file, [...roots.keys()], onRead);
-  const memo = new Map<number, T | undefined>();
-  let all: { owners: PageOwners<T> | undefined } | undefined;
-  let indexes: PageOwners<T> | undefined;
+  const seeker = new TableSeeker(file, [...roots.keys()], onRead, learned);
+  const memo = learned.placed;
   const everything = (pgno: number): T | undefined => {
-    all ??= { owners: walk() };
-    return all.owners?.get(pgno);
+    learned.all ??= { owners: walk() };
+    return learned.all.owners?.get(pgno);
   };
   const place = (pgno: number): T | undefined => {
     const direct = roots.get(pgno);
@@ -160,22 +172,40 @@ export function seekingOwners<T>(
     const p = seeker.place(pgno);
     if (p.kind === 'other') return undefined;
     if (p.kind === 'table') return p.root === undefined ? everything(pgno) : roots.get(p.root);
-    if (indexes === undefined) {
+    if (learned.indexes === undefined) {
       const tables = new Set(seeker.tableRoots());
       const only = new Map([...roots].filter(([root]) => !tables.has(root)));
-      indexes = walk(only) ?? { get: () => undefined, has: () => false };
+      learned.indexes = walk(only) ?? { get: () => undefined, has: () => false };
     }
-    return indexes.get(pgno) ?? everything(pgno);
+    return learned.indexes.get(pgno) ?? everything(pgno);
   };
   const get = (pgno: number): T | undefined => {
-    if (all !== undefined) return all.owners?.get(pgno);
+    if (learned.all !== undefined) return learned.all.owners?.get(pgno);
     if (!memo.has(pgno)) memo.set(pgno, place(pgno));
     return memo.get(pgno);
   };
   return { get, has: (pgno) => get(pgno) !== undefined };
 }
 
-const walked = new WeakMap<RawDbFile, { roots: ReadonlyMap<number, unknown>; owners: PageOwners<unknown> }>();
+/**
+ * Where pages sit in the b-trees of one file, as learned by placing them: kept across opens of a file that does not
+ * change (a diff's kept side), it spares a later diff the reads an earlier one made. Placements learned under other
+ * roots (another schema) are dropped, never reused.
+ */
+export class Placements {
+  /** The roots the placements were learned under, and what was learned. */
+  current: { roots: ReadonlyMap<number, unknown>; learned: Learned<unknown> } | undefined;
+}
+
+const shared = new WeakMap<RawDbFile, Placements>();
+
+/**
+ * Makes every placement of pages on `file` (an open of a file that does not change) start from, and add to, `kept`.
+ * Without it each open file learns on its own.
+ */
+export function placeWith(file: RawDbFile, kept: Placements): void {
+  shared.set(file, kept);
+}
 
 function sameRoots<T>(a: ReadonlyMap<number, unknown>, b: ReadonlyMap<number, T>): boolean {
   if (a.size !== b.size) return false;
@@ -184,20 +214,26 @@ function sameRoots<T>(a: ReadonlyMap<number, unknown>, b: ReadonlyMap<number, T>
 }
 
 /**
- * The owner of each page of the b-trees rooted at `roots`, answered once per open file and set of roots (the diff
- * asks for table ownership and again for row narrowing) and per page (seekingOwners): a table page by descending
- * its own first key from the roots (about depth × tables reads), an index page by walking the index b-trees only,
- * and walkBtreeOwners of every tree only for a page neither places. So the cost follows the changed pages and the
- * indexes' fan-out, not the tables' size. `onRead` hears of every page read.
+ * The owner of each page of the b-trees rooted at `roots`, answered once per file and set of roots (the diff asks
+ * for table ownership and again for row narrowing; a file given placeWith, in every later diff of it too) and per
+ * page (seekingOwners): a table page by descending its own first key from the roots (about depth × tables reads), an
+ * index page by walking the index b-trees only, and walkBtreeOwners of every tree only for a page neither places.
+ * So the cost follows the changed pages and the indexes' fan-out, not the tables' size. `onRead` hears of every
+ * page read.
  */
 export function mapBtreePagesOnce<T>(
   file: RawDbFile,
   roots: ReadonlyMap<number, T>,
   onRead: (pages: number) => void,
 ): PageOwners<T> {
-  const hit = walked.get(file);
-  if (hit !== undefined && sameRoots(hit.roots, roots)) return hit.owners as PageOwners<T>;
-  const owners = seekingOwners(
+  let kept = shared.get(file);
+  if (kept === undefined) {
+    kept = new Placements();
+    shared.set(file, kept);
+  }
+  if (kept.current === undefined || !sameRoots(kept.current.roots, roots))
+    kept.current = { roots, learned: { parsed: new Map(), placed: new Map() } };
+  return seekingOwners(
     file,
     roots,
     (only) => {
@@ -206,7 +242,6 @@ export function mapBtreePagesOnce<T>(
       return w.owners;
     },
     () => onRead(1),
+    kept.current.learned as Learned<T>,
   );
-  walked.set(file, { roots, owners });
-  return owners;
 }

@@ -10,11 +10,13 @@ import type {
   TableDiff,
   TableRebuild,
 } from './diff-types.js';
+import { placeWith } from './btree-seek.js';
 import { closeRawDb, openRawDb, type RawDbFile } from './btree-walk.js';
 import { DiffBudget } from './diff-budget.js';
 import { adoptDiffSide, hasPendingWal, openDiffSide } from './diff-connection.js';
 import { fillValues } from './fill-values.js';
 import { diffTableRows, leftCount } from './row-diff.js';
+import { catalogOf, shapeOf } from './kept-side.js';
 import { isStatTable, objectKey, readCatalog, type SchemaCatalog } from './schema-catalog.js';
 import { diffSchema } from './schema-diff.js';
 import { sqliteFailure } from './sqlite-failure.js';
@@ -44,6 +46,7 @@ export function diffDatabases(leftPath: string, rightPath: string, opts: DiffOpt
   const raw: RawSides = trustPages
     ? { left: openRawDb(leftPath, opts.files?.left), right: openRawDb(rightPath, opts.files?.right) }
     : {};
+  if (raw.left !== undefined && opts.leftKept !== undefined) placeWith(raw.left, opts.leftKept.placements);
   const given = opts.connections ?? {};
   try {
     const leftDb = given.left ? adoptDiffSide(given.left, 'left') : openDiffSide(leftPath, 'left');
@@ -93,8 +96,8 @@ function diffOpen(
           limit: windowLimit(opts.rows),
           forSql: opts.forSql === true,
         });
-  const leftCounts = opts.leftCounts;
-  const lc = readCatalog(leftDb);
+  const leftCounts = opts.leftKept?.counts;
+  const lc = catalogOf(leftDb, opts.leftKept);
   const rc = readCatalog(rightDb);
   const only = chosenTables(lc, rc, opts.tables);
   const schema = diffSchema(lc, rc).filter((c) => only === undefined || only.has(ownerOf(lc, rc, c)));
@@ -130,7 +133,7 @@ function diffOpen(
       tables.push(same);
       continue;
     }
-    const left = inLeft ? readTableShape(leftDb, name) : undefined;
+    const left = inLeft ? shapeOf(leftDb, name, opts.leftKept) : undefined;
     const right = inRight ? readTableShape(rightDb, name) : undefined;
     const ddlChanged =
       left !== undefined &&

@@ -1,3 +1,4 @@
+import type { KeptSide } from './kept-side.js';
 import type { SqliteDatabase } from '../sqlite-database.js';
 import type { RowCounts, RowWindows } from './row-window.js';
 /** One row of a table, keyed by column name; values are as SQLite stores them (bigint, number, string, Uint8Array, null). */
@@ -71,7 +72,7 @@ export interface DiffStats {
   pagesRead: number;
   /**
    * Tables counted with COUNT(*), both sides together: O(table) each. A left count remembered from an earlier diff
-   * of the same unchanged file (DiffOptions.leftCounts) is not counted again.
+   * of the same unchanged file (DiffOptions.leftKept) is not counted again.
    */
   tablesCounted: number;
 }
@@ -105,10 +106,11 @@ export interface DiffOptions {
   /** The diff is for SQL rendering, which needs every row: no windows, and TOO_LARGE suggests no row limit. */
   forSql?: boolean | undefined;
   /**
-   * Row counts of the left file's tables, known from earlier diffs of the very same unchanged file (an immutable
-   * cache entry, a checkout proven clean): used instead of a COUNT, and filled with every count made.
+   * What earlier diffs of the very same unchanged left file (an immutable cache entry, a checkout proven clean) read
+   * of it: its row counts, schema, table shapes and page placements, used instead of reading them again, and
+   * filled with whatever this diff reads.
    */
-  leftCounts?: Map<string, number>;
+  leftKept?: KeptSide | undefined;
   /**
    * Connections already open on a side's file inside a read transaction (a frozen checkout's), read in place of
    * opening one: the diff reads through it in that transaction, never writes or ends it, and leaves it open.

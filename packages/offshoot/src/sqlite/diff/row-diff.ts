@@ -2,7 +2,7 @@ import type { SqliteDatabase } from '../sqlite-database.js';
 import { wholeTextRows, wholeTextSelect } from '../whole-text.js';
 import type { DiffBudget } from './diff-budget.js';
 import type { DiffStats, Row, TableDiff } from './diff-types.js';
-import { type RowKind, RowTally, type RowWindows } from './row-window.js';
+import { firstRows, type RowKind, RowTally, type RowWindows } from './row-window.js';
 import { quoteIdent } from './sql-literal.js';
 import { compareSqlValues, sqlValuesEqual } from './sql-value.js';
 import type { TableShape } from './table-shape.js';
@@ -36,8 +36,9 @@ type RowDiffOutcome = Pick<
  * Diffs one table's rows. With the same key on both sides it merge-joins two key-ordered scans on separate
  * connections, so memory holds only the differences; otherwise every left row is removed and every right row added.
  * In summary mode it counts with COUNT(*) and reads rows only to find a first difference between equal counts; a
- * table narrowed to its changed pages' rows in a file too large to count (countNarrowed false) is not counted: those
- * rows alone decide whether it changed, as a full diff reads them.
+ * table narrowed to its changed pages' rows compares just those rows, keeping none, and counts only the left (once
+ * per unchanged file, with the kept counts): the right's count follows from it and the rows added and removed. In a
+ * file too large to count (countNarrowed false) it is not counted: those rows alone decide whether it changed.
  */
 export function diffTableRows(
   leftDb: SqliteDatabase,
@@ -49,8 +50,18 @@ export function diffTableRows(
   const out: RowDiffOutcome = { added: [], removed: [], changed: [], status: 'same' };
   stats.tablesCompared++;
   if (plan.summaryOnly) {
-    if (left && right && left.keyKind === right.keyKind && plan.rowids !== undefined && plan.countNarrowed !== true) {
-      if (mergeJoin(leftDb, rightDb, plan, left, right, stats, out, true).differs) out.status = 'changed';
+    if (left && right && left.keyKind === right.keyKind && plan.rowids !== undefined) {
+      if (plan.countNarrowed !== true) {
+        if (mergeJoin(leftDb, rightDb, plan, left, right, stats, out, true).differs) out.status = 'changed';
+        return out;
+      }
+      // Every row off the changed pages is equal on both sides, so the right's count follows from the left's (kept
+      // from an earlier diff of the same file, or counted once) and the narrowed rows' changes, none of them kept.
+      const tally = new RowTally(firstRows(0));
+      mergeJoin(leftDb, rightDb, plan, left, right, stats, out, false, tally);
+      out.leftCount = leftCount(leftDb, plan, stats);
+      out.rightCount = out.leftCount - tally.counts.removed + tally.counts.added;
+      if (tally.any) out.status = 'changed';
       return out;
     }
     if (left) out.leftCount = leftCount(leftDb, plan, stats);

@@ -1,5 +1,5 @@
 import { fsyncPath } from '../../platform/atomic-file.js';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, open, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Body } from '../backend.js';
@@ -37,10 +37,40 @@ export async function openTemp(dir: string, makeDir = true): Promise<TempFile> {
   }
 }
 
-/** Creates dir and any missing parents, each new entry made durable in its parent (a no-op when dir exists). */
+/** How often a directory is made again after a concurrent prune: each try costs a few syscalls and no waiting. */
+const MKDIR_ATTEMPTS = 100;
+
+/**
+ * Creates dir and any missing parents, each new entry made durable in its parent (a no-op when dir exists). A
+ * concurrent prune of an emptied parent (a delete, the sweep of abandoned temp files) makes Node's recursive mkdir
+ * fail with ENOENT: it is tried again, and the entries of every directory made since it began are then synced.
+ */
 export async function makeDurableDir(dir: string): Promise<void> {
-  const top = await mkdir(dir, { recursive: true });
-  if (top !== undefined) await syncNewDirs(dir, top);
+  const began = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    let top: string | undefined;
+    try {
+      top = await mkdir(dir, { recursive: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= MKDIR_ATTEMPTS) throw err;
+      continue;
+    }
+    if (attempt > 0) await syncDirsMadeSince(dir, began);
+    else if (top !== undefined) await syncNewDirs(dir, top);
+    return;
+  }
+}
+
+/** After a retried mkdir: syncs the entry of dir and of each parent born since `since` (what any attempt made). */
+async function syncDirsMadeSince(dir: string, since: number): Promise<void> {
+  for (let d = dir; dirname(d) !== d; d = dirname(d)) {
+    await fsyncDir(dirname(d));
+    const born = await stat(d).then(
+      (st) => st.birthtimeMs,
+      () => Number.POSITIVE_INFINITY,
+    );
+    if (born < since - 1000) return;
+  }
 }
 
 /**

@@ -13,8 +13,8 @@ const gone = (err: unknown): boolean => {
 
 /**
  * Removes the `.tmp-*` files under dir (recursively, or only dir's own with `deep` false) last modified before
- * `before`, and the directories below dir left empty (an orphan lineage folder a killed fork left holding only its
- * temp files, or nothing). A writer is done with its temp file moments after its last write (an fsync, then the rename
+ * `before`, and the directories below dir they leave empty (an orphan lineage folder a killed fork left holding only
+ * its temp files) or found empty and unchanged since `before`. A writer is done with its temp file moments after its last write (an fsync, then the rename
  * or link), so one that old is abandoned; a directory pruned under a writer is made again by it, as after a delete
  * (prune-empty-dirs.ts). Returns how many files were removed.
  */
@@ -32,6 +32,7 @@ export async function sweepTemps(dir: string, before: Date, deep: boolean): Prom
       throw err;
     }
     let left = entries.length;
+    let removedHere = 0;
     for (const e of entries) {
       const path = join(at, e.name);
       if (e.isDirectory()) {
@@ -42,16 +43,28 @@ export async function sweepTemps(dir: string, before: Date, deep: boolean): Prom
           if (lstatSync(path).mtimeMs >= cutoff) continue;
           unlinkSync(path);
           removed++;
+          removedHere++;
           left--;
         } catch (err) {
           if (!gone(err)) throw err;
         }
       }
     }
-    if (left === 0) pruneUpTo(dir, at);
+    // An empty directory is pruned only when it held nothing but abandoned temp files, or is as old as they are: a
+    // writer makes its directory first and its temp file in it next, and Node's recursive mkdir fails (ENOENT) when a
+    // directory it just made is removed before it makes the next one down.
+    if (left === 0 && (removedHere > 0 || olderThan(at, cutoff))) pruneUpTo(dir, at);
     if (n % DIRS_PER_TURN === 0) await nextTurn();
   }
   return removed;
+}
+
+function olderThan(path: string, cutoff: number): boolean {
+  try {
+    return lstatSync(path).mtimeMs < cutoff;
+  } catch {
+    return false;
+  }
 }
 
 /** Removes `from` and each parent it leaves empty, up to but not including `top`; stops at the first that is not. */

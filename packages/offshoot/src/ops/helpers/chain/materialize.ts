@@ -112,7 +112,10 @@ export async function discardEntry(dbPath: string): Promise<void> {
  * sealed (or that records none: written by an earlier version) is discarded rather than served, so the caller
  * rebuilds it from the store.
  */
-async function readEntry(dir: string, id: string): Promise<{ path: string; meta: EntryMeta } | undefined> {
+async function readEntry(
+  dir: string,
+  id: string,
+): Promise<{ path: string; meta: EntryMeta; fingerprint: Fingerprint } | undefined> {
   const path = join(dir, `${id}.db`);
   let meta: EntryMeta;
   let fp: Fingerprint;
@@ -127,11 +130,14 @@ async function readEntry(dir: string, id: string): Promise<{ path: string; meta:
     await discardEntry(path);
     return undefined;
   }
-  return { path, meta };
+  return { path, meta, fingerprint: fp };
 }
 
 /** The first valid entry of id among dirs. */
-async function firstEntry(dirs: readonly string[], id: string): Promise<{ path: string; meta: EntryMeta } | undefined> {
+async function firstEntry(
+  dirs: readonly string[],
+  id: string,
+): Promise<{ path: string; meta: EntryMeta; fingerprint: Fingerprint } | undefined> {
   for (const dir of dirs) {
     const e = await readEntry(dir, id);
     if (e !== undefined) return e;
@@ -260,6 +266,13 @@ export interface CachedEntry {
   result: Materialized;
   /** The entry's `.pages`, whose bytes are result.sums encoded; absent when the sums were scanned from the file. */
   sumsFile?: string;
+  /** Size, mtime and inode of the sealed file, as recorded beside it and found on it. */
+  fingerprint: Fingerprint;
+}
+
+/** Where the cache entry of a chain is (whether or not it has been built): the file cachedChain returns for it. */
+export function entryPathOf(ctx: OpsContext, db: string, chain: ResolvedChain): string {
+  return join(cacheDirs(ctx, db, chain)[0] as string, `${chainId(chain.members)}.db`);
 }
 
 /**
@@ -286,6 +299,7 @@ export async function cachedChain(
       path: full.path,
       result: resultOf(full.meta, read ?? scanFile(full.path)),
       ...(read !== undefined ? { sumsFile: pageSumsPath(full.path) } : {}),
+      fingerprint: full.fingerprint,
     };
   }
   await mkdir(dir, { recursive: true });
@@ -295,13 +309,14 @@ export async function cachedChain(
     const { applied, sums } = await buildChain(ctx, dirs, chain, tmp, label, true, !volatile);
     await chmod(tmp, 0o444);
     // The rename keeps inode and mtime, so the sealed file's fingerprint is the visible entry's.
+    const fingerprint = fingerprintOf(tmp);
     const meta: EntryMeta = {
       txid: applied.txid,
       checksum: applied.checksum.toString(16),
       page_size: applied.pageSize,
       commit: applied.commit,
       keys: chain.members.map((m) => m.key),
-      fingerprint: fingerprintOf(tmp),
+      fingerprint,
     };
     const write = volatile ? replaceFile : writeFileAtomic;
     await write(join(dir, `${fullId}.json`), JSON.stringify(meta) + '\n');
@@ -318,6 +333,7 @@ export async function cachedChain(
         sums,
       },
       sumsFile: pageSumsPath(final),
+      fingerprint,
     };
   } catch (err) {
     await rm(tmp, { force: true });
