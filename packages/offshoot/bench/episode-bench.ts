@@ -21,6 +21,12 @@ const JSON_ROWS = { users: 2000, products: 500, orders: 6000 };
 const PYTHON = process.env.OFFSHOOT_BENCH_PYTHON;
 const PY_EPISODE = new URL('../../../python/offshoot/bench/episode.py', import.meta.url).pathname;
 
+/**
+ * A command the daemon runs under (startDaemon's launcher: it gets the repository's `offshoot` and its arguments):
+ * a paired comparison runs another build's daemon this way, in the same minutes.
+ */
+const LAUNCHER = (process.env.OFFSHOOT_BENCH_DAEMON_LAUNCHER ?? '').split(' ').filter((a) => a !== '');
+
 /** The goals this bench reads its figures against. */
 const GOALS = { p50: 15, p99: 50, reflinkFlat: 1.5, ext4OverCp: 2, forkP50: 5, jsonRatio: 0.5 };
 
@@ -113,7 +119,14 @@ export function writeRows(path: string, table: string, count = 10): void {
 }
 
 /** One episode through the TypeScript client, each step timed. */
-export async function episode(c: Client, db: string, table: string, name: string, into: Steps): Promise<void> {
+export async function episode(
+  c: Client,
+  db: string,
+  table: string,
+  name: string,
+  into: Steps,
+  ephemeral = false,
+): Promise<void> {
   let t = performance.now();
   const lap = (step: string): void => {
     const now = performance.now();
@@ -121,7 +134,7 @@ export async function episode(c: Client, db: string, table: string, name: string
     t = now;
   };
   const t0 = t;
-  await c.fork(db, 'main', name, { from: 'seeded', ttl: '1h' });
+  await c.fork(db, 'main', name, { from: 'seeded', ttl: '1h', ...(ephemeral ? { ephemeral: true } : {}) });
   lap('fork');
   const session = await c.open(db, name);
   lap('open');
@@ -161,6 +174,8 @@ interface SeedFigures {
   backup: number;
   jsonReload?: number;
   ts: Steps;
+  /** The same loop with ephemeral forks (`{ ephemeral: true }`: no durable store write for a discarded fork). */
+  tsEphemeral: Steps;
   py?: Steps & { json_reload?: number[] };
   forkAlone: number[];
 }
@@ -213,14 +228,19 @@ async function benchSeed(
     const r = s.cli(args);
     if (r.code !== 0) throw new Error(`offshoot ${args.join(' ')}: ${r.stderr}`);
   }
-  const d = await startDaemon(s, [], {}, s.file(`${db}.sock`));
+  const d = await startDaemon(s, [], {}, s.file(`${db}.sock`), LAUNCHER);
   try {
     const c = await connect(d.sock);
     try {
       const warm: Steps = {};
       for (let i = 0; i < WARMUP; i++) await episode(c, db, table, `ts-warm-${i}`, warm);
       const ts: Steps = {};
-      for (let i = 0; i < n; i++) await episode(c, db, table, `ts-ep-${i}`, ts);
+      const tsEphemeral: Steps = {};
+      // Durable and ephemeral episodes alternate, so both series see the same minutes of a shared machine.
+      for (let i = 0; i < n; i++) {
+        await episode(c, db, table, `ts-ep-${i}`, ts);
+        await episode(c, db, table, `ts-eph-${i}`, tsEphemeral, true);
+      }
       const forkAlone: number[] = [];
       for (let i = 0; i < n; i++) {
         const t0 = performance.now();
@@ -244,6 +264,7 @@ async function benchSeed(
         backup,
         ...(jsonReload !== undefined ? { jsonReload } : {}),
         ts,
+        tsEphemeral,
         ...(py ? { py } : {}),
         forkAlone,
       };
@@ -310,6 +331,7 @@ function report(all: SeedFigures[]): void {
   for (const f of all) {
     for (const [client, steps] of [
       ['ts', f.ts],
+      ['ts ephemeral', f.tsEphemeral],
       ['py', f.py],
     ] as const) {
       if (!steps) continue;
@@ -339,6 +361,7 @@ function report(all: SeedFigures[]): void {
   const steps: string[][] = [];
   for (const f of all) {
     steps.push([f.fs.name, f.label, 'ts', stepSummary(f.ts)]);
+    steps.push([f.fs.name, f.label, 'ts ephemeral', stepSummary(f.tsEphemeral)]);
     if (f.py) steps.push([f.fs.name, f.label, 'py', stepSummary(f.py)]);
   }
   printTable('episode steps (medians)', ['fs', 'seed', 'client', 'steps'], steps);

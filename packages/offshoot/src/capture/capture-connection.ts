@@ -42,8 +42,7 @@ function isBusy(err: unknown): boolean {
 
 function sqliteFailure(err: unknown, what: string, dbPath: string): OffshootError {
   const code = sqliteCode(err);
-  // SQLite says only CANTOPEN. The database itself is not opened to find out why (closing a descriptor on it would
-  // drop this process's locks on it): a spare descriptor tells a lack of them, a stat a missing file.
+  // SQLite says only CANTOPEN. A spare descriptor tells a lack of them, a stat a missing file.
   if (code?.startsWith('SQLITE_CANTOPEN')) return openFailure(probeOpen(dbPath) ?? err, what);
   return fail('IO', `${what}: ${(err as Error).message}`, {
     hint: 'check that the checkout exists, is a SQLite database and is readable and writable by the daemon',
@@ -249,6 +248,15 @@ export class CaptureConnection {
       if (result.busy === 0 || Date.now() >= deadline) return result;
       await sleep(Math.min(CHECKPOINT_RETRY_MS, Math.max(1, deadline - Date.now())));
     }
+  }
+
+  /**
+   * Ends any read transaction and gives the connection up to the caller, who closes it from then on: this wrapper
+   * must not be used again.
+   */
+  handOver(): SqliteDatabase {
+    this.unlock();
+    return this.#db;
   }
 
   /** Ends any read transaction and closes the connection (SQLite checkpoints and removes -wal if it was the last). */

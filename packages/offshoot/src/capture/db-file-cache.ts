@@ -1,7 +1,8 @@
-import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
+import { fstatSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fail } from '../core/errors.js';
 import { openFailure } from './open-failure.js';
+import { closeRawFile, openRawFile } from '../sqlite/raw-file.js';
 
 interface CachedFd {
   fd: number;
@@ -9,16 +10,15 @@ interface CachedFd {
   ino: bigint;
 }
 
-// POSIX record locks belong to the (process, inode) pair: closing ANY descriptor on a database file drops every
-// lock this process's SQLite connections hold on it, and SQLite never notices. So raw readers of a live database
-// share one descriptor per file, closed only by releaseDbFiles once no connection of this process has the file
-// open. A descriptor whose path now names another inode is retired beside it, for the same reason.
+// Raw readers of a live database share one descriptor per file, kept until releaseDbFiles: a capture reads the
+// main file and -shm on every poll. A descriptor whose path now names another inode is retired beside it. Their
+// closes wait for the process's last connection on the database (see raw-file).
 const cache = new Map<string, CachedFd>();
 const retired = new Map<string, number[]>();
 
 /**
- * A read-only descriptor on the file currently at path, shared process-wide and kept until releaseDbFiles. The only
- * sanctioned way to read the main file (or -shm) of a database that SQLite connections in this process may hold open.
+ * A read-only descriptor on the file currently at path (a database's main file or -shm), shared process-wide and
+ * kept until releaseDbFiles.
  */
 export function dbFileFd(path: string): number {
   const key = resolve(path);
@@ -26,7 +26,7 @@ export function dbFileFd(path: string): number {
     const now = statSync(key, { bigint: true });
     const hit = cache.get(key);
     if (hit !== undefined && hit.dev === now.dev && hit.ino === now.ino) return hit.fd;
-    const fd = openSync(key, 'r');
+    const fd = openRawFile(key, 'r', key.endsWith('-shm') ? key.slice(0, -'-shm'.length) : key);
     const opened = fstatSync(fd, { bigint: true });
     if (hit !== undefined) retired.set(key, [...(retired.get(key) ?? []), hit.fd]);
     cache.set(key, { fd, dev: opened.dev, ino: opened.ino });
@@ -37,9 +37,9 @@ export function dbFileFd(path: string): number {
 }
 
 /**
- * Closes the shared descriptors of a database (its main file and -shm, and any retired ones). Only for the owner of
- * the database's every connection in this process, once it has closed them all (a session at close or eviction):
- * called earlier, it would silently drop the locks those connections hold.
+ * Closes the shared descriptors of a database (its main file and -shm, and any retired ones): by the owner of its
+ * connections in this process once it has closed them (a session at close or eviction); each close waits for any
+ * connection of this process still open on the database.
  */
 export function releaseDbFiles(dbPath: string): void {
   for (const path of [dbPath, `${dbPath}-shm`]) {
@@ -51,7 +51,7 @@ export function releaseDbFiles(dbPath: string): void {
     retired.delete(key);
     for (const fd of fds) {
       try {
-        closeSync(fd);
+        closeRawFile(fd);
       } catch (err) {
         throw fail('IO', `cannot close ${key}: ${(err as Error).message}`, { cause: err });
       }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
 import { fingerprintOf, stopStampSeconds, type Fingerprint } from '../sqlite/checkout-sidecar.js';
+import { putKept } from '../sqlite/kept-connection.js';
 import { WAL_FRAME_HEADER_SIZE, WAL_HEADER_SIZE } from '../sqlite/wal-header.js';
 import {
   WalReader,
@@ -14,7 +15,7 @@ import {
   type WalTransaction,
 } from '../sqlite/wal-reader.js';
 import { CaptureConnection, LOCK_BUDGET_MS, type CheckpointResult } from './capture-connection.js';
-import { dbFileFd } from './db-file-cache.js';
+import { dbFileFd, releaseDbFiles } from './db-file-cache.js';
 import { breachAt, ContractBreachError } from './journal-contract.js';
 import { loadCaptureState, saveCaptureState } from './capture-state.js';
 import { copyMainFile } from './main-file.js';
@@ -163,7 +164,7 @@ export class CaptureEngine {
 
   #phase: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
   #starting: Promise<unknown> | undefined;
-  #stopping: Promise<{ clean: boolean }> | undefined;
+  #stopping: Promise<{ clean: boolean; kept?: true }> | undefined;
   #failure: OffshootError | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #loop: Promise<void> | undefined;
@@ -308,12 +309,15 @@ export class CaptureEngine {
    * have landed before the checkout may look settled, run meanwhile beside the drain and RESTART (its rejection makes
    * the stop unclean, with the file never backdated).
    */
-  stop(opts: { beforeBackdate?: Promise<unknown> } = {}): Promise<{ clean: boolean }> {
-    this.#stopping ??= this.#stopOnce(opts.beforeBackdate);
+  stop(opts: { beforeBackdate?: Promise<unknown>; keep?: boolean } = {}): Promise<{ clean: boolean; kept?: true }> {
+    this.#stopping ??= this.#stopOnce(opts.beforeBackdate, opts.keep === true);
     return this.#stopping;
   }
 
-  async #stopOnce(beforeBackdate: Promise<unknown> | undefined): Promise<{ clean: boolean }> {
+  async #stopOnce(
+    beforeBackdate: Promise<unknown> | undefined,
+    keep: boolean,
+  ): Promise<{ clean: boolean; kept?: true }> {
     if (this.#phase === 'starting') await this.#starting;
     if (this.#phase === 'new' || this.#phase === 'stopped') {
       this.#phase = 'stopped';
@@ -322,9 +326,9 @@ export class CaptureEngine {
     this.#phase = 'stopping';
     this.#wake.abort();
     await this.#loop;
-    const clean = await this.#enqueue(() => this.#shutdown(beforeBackdate));
+    const result = await this.#enqueue(() => this.#shutdown(beforeBackdate, keep));
     this.#phase = 'stopped';
-    return { clean };
+    return result;
   }
 
   async #run(): Promise<void> {
@@ -848,18 +852,44 @@ export class CaptureEngine {
     this.#stateSaves++;
   }
 
-  async #shutdown(beforeBackdate: Promise<unknown> | undefined): Promise<boolean> {
+  // A clean stop asked to keep its connection hands the main one to the process's kept connections (see
+  // keepConnections): the checkout's next reader (the re-stamp, a diff) reads through it instead of opening its own.
+  async #shutdown(
+    beforeBackdate: Promise<unknown> | undefined,
+    keep: boolean,
+  ): Promise<{ clean: boolean; kept?: true }> {
     const conn = this.#conn;
-    if (this.#failure !== undefined || conn === undefined) return false;
+    if (this.#failure !== undefined || conn === undefined) return { clean: false };
+    let clean = false;
     try {
       const verdict = await this.#shutdownSteps(conn, Date.now() + SHUTDOWN_BUDGET_MS, beforeBackdate);
       if (verdict !== undefined) this.#log(`capture of ${this.#dbPath} did not stop clean: ${verdict}`);
-      return verdict === undefined;
+      clean = verdict === undefined;
     } catch (err) {
       this.#log(`capture of ${this.#dbPath} did not stop clean: ${(err as Error).message}`);
-      return false;
-    } finally {
+    }
+    if (!(clean && keep)) {
       this.#closeConnection();
+      return { clean };
+    }
+    return this.#keepConnection(conn) ? { clean, kept: true } : { clean };
+  }
+
+  // The helper closes (never the last connection: it drops no lock), the main connection is kept with the shared
+  // descriptors, which are given back only once it is closed.
+  #keepConnection(conn: CaptureConnection): boolean {
+    const helper = this.#helper;
+    this.#conn = undefined;
+    this.#helper = undefined;
+    try {
+      helper?.close();
+      const fd = dbFileFd(this.#dbPath);
+      const path = this.#dbPath;
+      return putKept(path, { db: conn.handOver(), fd, closeFd: () => releaseDbFiles(path) });
+    } catch (err) {
+      this.#log(`keeping the capture connection to ${this.#dbPath} failed: ${(err as Error).message}`);
+      conn.close();
+      return false;
     }
   }
 

@@ -1,4 +1,5 @@
-import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { existsSync, readSync } from 'node:fs';
+import { closeRawFile, openRawFile } from '../sqlite/raw-file.js';
 import { OffshootError } from '../core/errors.js';
 
 /** How a checkout broke the connection contract: it left WAL mode, or a rollback journal sits beside it. */
@@ -56,20 +57,17 @@ export function breachAt(dbPath: string, fd: number): ContractBreach | undefined
   return fromVersions(buf, bytesRead) ?? journalBeside(dbPath);
 }
 
-/**
- * The same check with a descriptor of its own, closed again: only for a checkout no SQLite connection of this
- * process has open (an evicted session's), since closing a descriptor drops the process's locks on the file.
- */
+/** The same check with a descriptor of its own, closed again (an evicted session's checkout). */
 export function breachOfClosed(dbPath: string): ContractBreach | undefined {
   let fd: number;
   try {
-    fd = openSync(dbPath, 'r');
+    fd = openRawFile(dbPath);
   } catch {
     return journalBeside(dbPath);
   }
   try {
     return breachAt(dbPath, fd);
   } finally {
-    closeSync(fd);
+    closeRawFile(fd);
   }
 }

@@ -6,6 +6,8 @@ export interface BudgetHost {
   live(): LiveSlot[];
   /** Evicts the slot's session on the slot's queue; false when it could not be evicted now. */
   evict(slot: LiveSlot): Promise<boolean>;
+  /** Closes the least recently kept connections that no longer fit beside the places held (see spare). */
+  trimKept(): void;
 }
 
 /**
@@ -13,10 +15,12 @@ export interface BudgetHost {
  * capture runs, an open or a reconnection takes one, and when none is free the coldest idle session (least recently
  * active, nothing queued on it) is evicted to make room. Evicted sessions keep their lease and lose nothing; they
  * reconnect on their next write or request. When every session holding a place is busy, the caller waits for one
- * to finish.
+ * to finish. The places no session holds are for the connections the daemon keeps on closed checkouts: a session
+ * taking a place closes the least recently kept first, and a closing session's place goes to its kept connection.
  */
 export class CheckoutBudget {
   #held = 0;
+  #closing = 0;
   readonly #evicting = new Set<LiveSlot>();
   #waiters: Array<() => void> = [];
 
@@ -30,6 +34,24 @@ export class CheckoutBudget {
     return this.#held;
   }
 
+  /**
+   * Places no session holds, counting those of sessions closing (each hands its connection over to be kept), within
+   * what the file limit affords: room for connections kept on closed checkouts.
+   */
+  spare(affordable: number): number {
+    return Math.min(this.maxOpen, affordable) - this.#held + this.#closing;
+  }
+
+  /** Runs a placed session's close: meanwhile its place counts as spare, for the connection it hands over. */
+  async closing<T>(close: () => Promise<T>): Promise<T> {
+    this.#closing++;
+    try {
+      return await close();
+    } finally {
+      this.#closing--;
+    }
+  }
+
   /** Takes a place for a session about to start capturing, evicting the coldest idle session when none is free. */
   async take(): Promise<void> {
     // Sessions that could not be evicted this time (a flush failed): not tried again until something changes.
@@ -37,6 +59,7 @@ export class CheckoutBudget {
     for (;;) {
       if (this.#held < this.maxOpen) {
         this.#held++;
+        this.host.trimKept();
         return;
       }
       const victim = this.#coldest(refused);

@@ -13,10 +13,21 @@ export const FDS_PER_SESSION = 10;
  */
 export const RESERVED_FDS = 96;
 
+/** How many sessions' descriptors the file limit has room for beside RESERVED_FDS (none, or fewer, when it is low). */
+export function placesAfforded(fileLimit: number | undefined): number {
+  return Math.floor(((fileLimit ?? 1024) - RESERVED_FDS) / FDS_PER_SESSION);
+}
+
 /** The -max-open a daemon gets by default: as many capturing sessions as its file limit has room for (at least 1). */
 export function defaultMaxOpen(fileLimit: number | undefined): number {
-  return Math.max(1, Math.floor(((fileLimit ?? 1024) - RESERVED_FDS) / FDS_PER_SESSION));
+  return Math.max(1, placesAfforded(fileLimit));
 }
+
+/**
+ * The most connections a daemon keeps on closed checkouts at once (each in a place of -max-open no session holds,
+ * and only in places its file limit affords): enough for an episode's diffs, few enough to stay flat under any load.
+ */
+export const KEPT_CONNECTIONS_MAX = 4;
 
 /** The liveness object's default length and rewrite interval. */
 export const LIVENESS_TTL_MS = 30_000;

@@ -7,7 +7,14 @@ import { checkSocketPath } from '../protocol/socket-path.js';
 import { sweepSessionScratch } from '../session/scratch-dir.js';
 import type { Store } from '../store/store.js';
 import type { DaemonContext, DaemonOptions } from './daemon-context.js';
-import { LIVENESS_EVERY_MS, LIVENESS_TTL_MS, SHUTDOWN_TIMEOUT_MS } from './daemon-options.js';
+import {
+  KEPT_CONNECTIONS_MAX,
+  LIVENESS_EVERY_MS,
+  LIVENESS_TTL_MS,
+  placesAfforded,
+  SHUTDOWN_TIMEOUT_MS,
+} from './daemon-options.js';
+import { openFileLimit } from '../platform/open-file-limit.js';
 import { dispatch, OPS } from './dispatch.js';
 import { EventBus } from './event-bus.js';
 import { BackgroundFlusher } from './flusher.js';
@@ -23,6 +30,7 @@ import { syncCheckout } from './sync-checkout.js';
 import { SessionTable } from './session-table.js';
 import { SocketServer } from './socket-server.js';
 import { StoreLock } from './store-lock.js';
+import { keepConnections, type KeptConnections } from '../sqlite/kept-connection.js';
 
 const ABANDON_WAIT_MS = 2000;
 /** Who asks for what the daemon does of its own accord (the janitor's reaps, its GC): requests say their own. */
@@ -54,6 +62,8 @@ export class Daemon {
     private readonly http: HttpServerHandle | undefined,
     private readonly flusher: BackgroundFlusher,
     private readonly janitor: Janitor,
+    /** Stops keeping the connections of this daemon's checkouts between their users, closing those kept. */
+    private readonly stopKeeping: () => void,
   ) {
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
@@ -97,6 +107,7 @@ export class Daemon {
       const sessions = new SessionTable((n) => metrics.sessionsOpen(n));
       metrics.maxOpen(options.maxOpen);
       let daemon: Daemon | undefined;
+      let keeping: KeptConnections | undefined;
       const sessionCtx = makeContext(served, checkoutRoot, { ...common, holder, ephemeral });
       liveness = await LivenessBeacon.start(
         sessionCtx,
@@ -117,6 +128,7 @@ export class Daemon {
         budget: new CheckoutBudget(options.maxOpen, {
           live: () => sessions.live(),
           evict: (slot) => evictLive(d, slot),
+          trimKept: () => keeping?.trim(),
         }),
         evictedWatch: new EvictedWatch({
           changed: (slot) => evictedCheckoutChanged(d, slot),
@@ -154,7 +166,12 @@ export class Daemon {
             ...(options.httpFallback ? { fallback: options.httpFallback(d) } : {}),
           })
         : undefined;
-      daemon = new Daemon(d, lock, server, http, new BackgroundFlusher(d), new Janitor(d));
+      // A checkout's connection is kept from a session's close through the diffs that read it (see keepConnections),
+      // in the places of -max-open no session holds, and only those the file limit affords (none when it is low).
+      const affordable = placesAfforded(openFileLimit());
+      const kept = keepConnections(checkoutRoot, () => Math.min(KEPT_CONNECTIONS_MAX, d.budget.spare(affordable)));
+      keeping = kept;
+      daemon = new Daemon(d, lock, server, http, new BackgroundFlusher(d), new Janitor(d), () => kept.stop());
       daemon.flusher.start();
       daemon.janitor.start();
       return daemon;
@@ -206,6 +223,8 @@ export class Daemon {
       await Promise.race([abandoned, sleep(ABANDON_WAIT_MS)]);
     }
     d.evictedWatch.close();
+    // Before any checkout is removed below, and so a stopped daemon leaves no connection open.
+    this.stopKeeping();
     // Gone with the daemon, by design: what its ephemeral forks held, and their checkouts.
     d.ephemeral.discardAll();
     // After the sessions: a lease not given back is free at once rather than after the liveness object's length.

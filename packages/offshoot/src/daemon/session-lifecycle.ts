@@ -135,7 +135,8 @@ export async function closeLive(d: DaemonContext, slot: LiveSlot): Promise<void>
       d.evictedWatch.remove(slot);
       const placed = slot.session.capturing;
       try {
-        await (slot.session.error || unreachable ? slot.session.abandon() : slot.session.close());
+        const close = () => (slot.session.error || unreachable ? slot.session.abandon() : slot.session.close());
+        await (placed ? d.budget.closing(close) : close());
       } finally {
         if (placed) d.budget.give();
       }

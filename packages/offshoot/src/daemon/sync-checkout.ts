@@ -1,5 +1,5 @@
 import type { Target } from '../core/target.js';
-import { fsyncPath } from '../platform/atomic-file.js';
+import { fsyncDatabase } from '../sqlite/sync-database.js';
 import type { SessionTable } from './session-table.js';
 
 /**
@@ -9,5 +9,5 @@ import type { SessionTable } from './session-table.js';
 export async function syncCheckout(sessions: SessionTable, t: Target, path: string): Promise<void> {
   const slot = sessions.get(t);
   if (slot !== undefined && slot.state === 'open') await slot.session.syncCheckout();
-  else await fsyncPath(path);
+  else await fsyncDatabase(path);
 }

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { readSync, statSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SqliteDatabase } from '../sqlite/sqlite-database.js';
@@ -14,6 +14,7 @@ import { corruptDatabase } from '../sqlite/sqlite-errors.js';
 import type { OpsContext } from './helpers/context/context.js';
 import { withTempDir } from './helpers/context/temp-dir.js';
 import { openDatabase } from '../sqlite/sqlite-driver.js';
+import { closeRawFile, openRawFile } from '../sqlite/raw-file.js';
 import { logged } from './helpers/history/record.js';
 
 /** What create made. */
@@ -38,12 +39,12 @@ function corruptSource(from: string, why: string): Error {
 }
 
 function readHead(from: string, bytes: number): Buffer {
-  const fd = openSync(from, 'r');
+  const fd = openRawFile(from);
   try {
     const buf = Buffer.alloc(bytes);
     return buf.subarray(0, readSync(fd, buf, 0, bytes, 0));
   } finally {
-    closeSync(fd);
+    closeRawFile(fd);
   }
 }
 

@@ -47,6 +47,8 @@ interface DiffSide {
   chain: ResolvedChain;
   /** A frozen checkout's connection, already holding the state still: the diff reads through it. */
   db?: Connection;
+  /** The frozen checkout's raw descriptor, opened after that connection: page reads go through it. */
+  fd?: number;
   release: () => void;
 }
 
@@ -63,7 +65,7 @@ async function diffSide(ctx: OpsContext, t: Target, resolver: ChainResolver): Pr
   const chain = await resolver.resolve(p.lineage, p.txid);
   if (isHead(p, ref)) {
     const co = await readCleanCheckout(ctx, t.db, t.branch, ref);
-    if (co) return { path: co.path, commit: co.commit, chain, db: co.db, release: co.release };
+    if (co) return { path: co.path, commit: co.commit, chain, db: co.db, fd: co.fd, release: co.release };
   }
   const entry = await explainDamage(ctx, t, () => keptEntry(ctx, t.db, chain));
   return { path: entry.path, commit: entry.commit, chain, release: () => undefined };
@@ -100,6 +102,7 @@ export async function diff(
         forSql: opts.forSql,
         leftKept: keptSideOf(l.path, chainId(l.chain.members)),
         connections: { left: l.db, right: r.db },
+        files: { left: l.fd, right: r.fd },
       });
     } finally {
       r.release();

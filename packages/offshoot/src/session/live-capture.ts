@@ -6,8 +6,9 @@ import { dbFileFd, releaseDbFiles } from '../capture/db-file-cache.js';
 import { CaptureEngine } from '../capture/engine.js';
 import type { OffshootError } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
-import { fsyncPath } from '../platform/atomic-file.js';
+import { fsyncDatabase } from '../sqlite/sync-database.js';
 import { fingerprintOf, type Fingerprint, type Sidecar } from '../sqlite/checkout-sidecar.js';
+import { dropKept } from '../sqlite/kept-connection.js';
 import type { PageSums } from '../sqlite/page-sums.js';
 import { headBaseline } from './clean-proof.js';
 import { SessionSink } from './session-sink.js';
@@ -50,6 +51,9 @@ export async function startCapture(path: string, ref: Ref, s: CaptureStart): Pro
   // A directory of its own that no engine used before (EEXIST otherwise): its state file is never resumed from, so
   // the engine writes it without fsync.
   await mkdir(s.dir);
+  // Capture holds the checkout's connections from here: one kept since a close (and the descriptors shared with it)
+  // goes first, so that stopping capture gives back every descriptor of this process on the file.
+  dropKept(path);
   const sink = new SessionSink(s.dir);
   const baseline = await headBaseline(path, ref, s.written);
   if (baseline) sink.seedClean(baseline.sums, baseline.checksum);
@@ -91,15 +95,16 @@ export interface StoppedCapture {
 /**
  * Stops capture and gives up every descriptor it held on the checkout (no connection of this process is left on
  * it), keeping the sink for the caller to stamp the checkout with. `beforeBackdate` is awaited before the stop
- * backdates the checkout (see CaptureEngine.stop).
+ * backdates the checkout (see CaptureEngine.stop). With `keep` (a session's close), a clean stop leaves its main
+ * connection with the process's kept connections for the checkout's next reader instead (see keepConnections).
  */
 export async function stopCapture(
   path: string,
   cap: LiveCapture,
-  opts: { beforeBackdate?: Promise<unknown> } = {},
+  opts: { beforeBackdate?: Promise<unknown>; keep?: boolean } = {},
 ): Promise<StoppedCapture> {
-  const { clean } = await cap.engine.stop(opts);
-  releaseDbFiles(path);
+  const { clean, kept } = await cap.engine.stop(opts);
+  if (kept !== true) releaseDbFiles(path);
   const proven = clean ? cap.engine.stoppedFingerprint : undefined;
   const fingerprint = cap.sink.dirty ? undefined : proven;
   return { settled: fingerprint !== undefined, fingerprint, proven };
@@ -152,11 +157,10 @@ const fsyncFd = promisify(fsync);
 
 /**
  * Puts a checkout on the disk, and has its capture, if any, sync it from now on (an ephemeral fork was kept): through
- * the descriptor the process shares for the file while capture holds connections on it, since closing one of its own
- * would drop their locks.
+ * the descriptor the process already shares for the file while capture holds connections on it.
  */
 export async function syncCheckout(path: string, cap: LiveCapture | undefined): Promise<void> {
-  if (cap === undefined) return fsyncPath(path);
+  if (cap === undefined) return fsyncDatabase(path);
   cap.engine.syncCheckout();
   await fsyncFd(dbFileFd(path));
 }

@@ -31,6 +31,7 @@ import {
   walBytes,
 } from './live-capture.js';
 import { restampClean } from './restamp.js';
+import { dropKept } from '../sqlite/kept-connection.js';
 import { makeSessionScratch } from './scratch-dir.js';
 import type { SessionSink } from './session-sink.js';
 
@@ -488,6 +489,8 @@ export class Session {
     const stopped = await stopCapture(this.path, cap);
     // Stamped even when the sidecars already name the head: capture's stop never leaves the mtime they record.
     const fingerprint = stopped.fingerprint === undefined ? undefined : await this.stamp(cap.sink, stopped.fingerprint);
+    // The re-stamp's connection is not kept for the next reader: an evicted session holds nothing on its checkout.
+    dropKept(this.path);
     await rm(cap.dir, { recursive: true, force: true });
     this.evictedAt = { fingerprint };
     this.opts.onEvent?.('session_evicted', { stamped: fingerprint !== undefined });
@@ -555,7 +558,7 @@ export class Session {
     this.capture = undefined;
     this.stoppedForClose = {
       sink: cap.sink,
-      stopped: await stopCapture(this.path, cap, { beforeBackdate: withdrawn }),
+      stopped: await stopCapture(this.path, cap, { beforeBackdate: withdrawn, keep: true }),
     };
     await withdrawn;
     return true;
@@ -624,8 +627,9 @@ export class Session {
     this.evictedAt = undefined;
     const given = this.leaseGivenWith;
     if (cap !== undefined) {
-      // Every descriptor on the checkout goes with the capture: a closed session leaves none behind.
-      const stopped = await stopCapture(this.path, cap);
+      // Every descriptor on the checkout goes with the capture, or with the connection the process keeps for the
+      // checkout's next reader (see keepConnections): a closed session leaves none of its own behind.
+      const stopped = await stopCapture(this.path, cap, { keep: mayRestamp });
       const stamped =
         mayRestamp && stopped.fingerprint !== undefined && !this.error
           ? await this.stamp(cap.sink, stopped.fingerprint)

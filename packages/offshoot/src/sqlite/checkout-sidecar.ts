@@ -3,6 +3,7 @@ import { unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fsyncPath, replaceFile } from '../platform/atomic-file.js';
 import { nodeCrypto } from '../platform/node-crypto.js';
+import { closeRawFile, openRawFile } from './raw-file.js';
 
 /** Which durable state a checkout holds. */
 export interface CheckoutIdentity {
@@ -130,7 +131,13 @@ export function stopStampSeconds(dbPath: string, now: number): number {
 /** SHA-256 of a file, streamed (O(size); used only to trust a sidecar the earlier implementation wrote). */
 export async function sha256File(path: string): Promise<string> {
   const h = nodeCrypto().createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  const fd = openRawFile(path);
+  try {
+    for await (const chunk of createReadStream(path, { fd, autoClose: false, start: 0, highWaterMark: 1 << 20 }))
+      h.update(chunk as Buffer);
+  } finally {
+    closeRawFile(fd);
+  }
   return h.digest('hex');
 }
 

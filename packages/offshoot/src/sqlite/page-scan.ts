@@ -1,9 +1,10 @@
-import { closeSync, fstatSync, openSync } from 'node:fs';
+import { fstatSync } from 'node:fs';
 import { fail } from '../core/errors.js';
 import { readFully } from '../platform/read-fully.js';
 import { lockPgno, pageChecksum } from '../ltx/checksum.js';
 import type { PageHasher } from './page-hash.js';
 import { PageSums } from './page-sums.js';
+import { closeRawFile, openRawFile } from './raw-file.js';
 
 /** Something pages can be read from at byte offsets (a plain file, or a FrozenCheckout). */
 export interface PageSource {
@@ -108,14 +109,14 @@ export function diffPageSums(
   return { changed, sums: new PageSums(g.pageSize, sums, hashes), checksummed };
 }
 
-/** A plain file opened for reading pages; close() when done. Never use it on a file this process has open in SQLite. */
+/** A database file opened for reading pages; close() when done. */
 export class FileSource implements PageSource {
   private readonly fd: number;
   /** Byte size at open. */
   readonly size: number;
 
   constructor(readonly path: string) {
-    this.fd = openSync(path, 'r');
+    this.fd = openRawFile(path);
     this.size = fstatSync(this.fd).size;
   }
 
@@ -126,6 +127,6 @@ export class FileSource implements PageSource {
 
   /** Closes the descriptor. */
   close(): void {
-    closeSync(this.fd);
+    closeRawFile(this.fd);
   }
 }

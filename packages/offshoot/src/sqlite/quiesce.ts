@@ -1,7 +1,9 @@
-import { closeSync, openSync, statSync, type BigIntStats } from 'node:fs';
+import { statSync, type BigIntStats } from 'node:fs';
 import { fail } from '../core/errors.js';
 import { readFully } from '../platform/read-fully.js';
 import { AT_REST_BUSY_TIMEOUT_MS, openConnection, type Connection } from './connection.js';
+import { closeKept, dropKept, ownFd, putKept, takeKept, type KeptConnection } from './kept-connection.js';
+import { openRawFile } from './raw-file.js';
 import { corruptDatabase } from './sqlite-errors.js';
 import { sqliteCode } from './sqlite-result-codes.js';
 
@@ -32,6 +34,18 @@ function truncateCheckpoint(db: Connection, path: string): void {
 
 /** Folds the -wal into the main file with a TRUNCATE checkpoint, waiting up to the busy timeout; BUSY otherwise. */
 export function quiesce(path: string, busyTimeoutMs: number = AT_REST_BUSY_TIMEOUT_MS): void {
+  // A connection this process kept on the file does it, and closes with it: the caller means to replace or remove it.
+  const given = takeKept(path);
+  if (given !== undefined) {
+    try {
+      given.db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      given.db.pragma('synchronous = FULL');
+      truncateCheckpoint(given.db, path);
+    } finally {
+      closeKept(given);
+    }
+    return;
+  }
   const db = openConnection(path, { busyTimeoutMs });
   try {
     truncateCheckpoint(db, path);
@@ -46,6 +60,7 @@ export function quiesce(path: string, busyTimeoutMs: number = AT_REST_BUSY_TIMEO
  * writer to protect and passes.
  */
 export function refuseWriter(path: string, busyTimeoutMs: number = AT_REST_BUSY_TIMEOUT_MS): void {
+  dropKept(path);
   let db: Connection;
   try {
     db = openConnection(path, { busyTimeoutMs });
@@ -75,6 +90,7 @@ export interface HeldAlone {
  * SQLite cannot read as a database has no connection to protect and is held trivially.
  */
 export function holdAlone(path: string, busyTimeoutMs = 0): HeldAlone {
+  dropKept(path);
   let db: Connection;
   try {
     db = openConnection(path, { busyTimeoutMs });
@@ -104,21 +120,44 @@ export function holdAlone(path: string, busyTimeoutMs = 0): HeldAlone {
 /**
  * A checkout held still for reading: the -wal is folded and empty, and a read transaction on our own connection
  * keeps every other connection from backfilling into the main file, so raw page reads see one consistent state.
- * Writers may still append to the -wal meanwhile; that is theirs to checkpoint after release.
+ * Writers may still append to the -wal meanwhile; that is theirs to checkpoint after release. In a process that
+ * keeps checkouts' connections (keepConnections), the freeze reads through the checkout's kept connection and gives
+ * it back at release instead of opening and closing one.
  */
 export class FrozenCheckout {
   private constructor(
     readonly path: string,
-    private readonly db: Connection,
-    private readonly fd: number,
+    private readonly conn: KeptConnection,
     /** Stat of the main file taken under the read lock. */
     readonly stat: BigIntStats,
   ) {}
 
   /** Quiesces path and takes the read lock; BUSY when a writer keeps the -wal busy past the timeout. */
   static open(path: string, busyTimeoutMs: number = AT_REST_BUSY_TIMEOUT_MS): FrozenCheckout {
-    const deadline = Date.now() + busyTimeoutMs;
+    const given = takeKept(path);
+    if (given !== undefined) {
+      // Whoever kept it set its own busy timeout and syncs (an ephemeral fork's capture syncs nothing): a freeze's
+      // checkpoint may fold a foreign commit, which must reach the disk before the -wal holding it is truncated.
+      given.db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      given.db.pragma('synchronous = FULL');
+      return FrozenCheckout.freeze(path, given, busyTimeoutMs);
+    }
     const db = openConnection(path, { busyTimeoutMs });
+    let fd: number;
+    try {
+      // The raw descriptor goes with the connection, wherever that is kept (its close waits for the process's last
+      // connection on the file: see raw-file).
+      fd = openRawFile(path);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    return FrozenCheckout.freeze(path, { db, fd, closeFd: ownFd(fd) }, busyTimeoutMs);
+  }
+
+  private static freeze(path: string, conn: KeptConnection, busyTimeoutMs: number): FrozenCheckout {
+    const deadline = Date.now() + busyTimeoutMs;
+    const { db } = conn;
     try {
       for (;;) {
         truncateCheckpoint(db, path);
@@ -129,24 +168,33 @@ export class FrozenCheckout {
         db.exec('COMMIT');
         if (Date.now() > deadline) throw busy(path);
       }
-      // The raw descriptor is closed only after the connection (POSIX locks belong to the process and inode).
-      const fd = openSync(path, 'r');
-      return new FrozenCheckout(path, db, fd, statSync(path, { bigint: true }));
+      return new FrozenCheckout(path, conn, statSync(path, { bigint: true }));
     } catch (err) {
-      if (db.inTransaction) db.exec('COMMIT');
-      db.close();
+      try {
+        if (db.inTransaction) db.exec('COMMIT');
+        db.close();
+      } finally {
+        conn.closeFd();
+      }
       throw err;
     }
   }
 
   /** The connection holding the read transaction: SQL through it reads the frozen state (never write: release ends it). */
   get connection(): Connection {
-    return this.db;
+    return this.conn.db;
+  }
+
+  /**
+   * The raw descriptor on the frozen main file, owned by the freeze (never close it: it goes after the connection).
+   */
+  get fd(): number {
+    return this.conn.fd;
   }
 
   /** Reads length bytes at offset from the frozen main file into buf. */
   read(buf: Buffer, offset: number, length: number = buf.length): number {
-    return readFully(this.fd, buf, offset, length);
+    return readFully(this.conn.fd, buf, offset, length);
   }
 
   /** Re-stats the main file while still frozen (after the caller re-stamped its mtime). */
@@ -154,13 +202,19 @@ export class FrozenCheckout {
     return statSync(this.path, { bigint: true });
   }
 
-  /** Ends the read transaction, closes the connection, then the raw descriptor. */
+  /** Ends the read transaction and keeps the connection for the next reader, or closes it, then the descriptor. */
   release(): void {
+    const { db } = this.conn;
     try {
-      if (this.db.inTransaction) this.db.exec('COMMIT');
-      this.db.close();
-    } finally {
-      closeSync(this.fd);
+      if (db.inTransaction) db.exec('COMMIT');
+      // As it was opened, for its next user: a diff reading through it made it read-only with bigint integers.
+      db.pragma('query_only = OFF');
+      db.defaultSafeIntegers(false);
+    } catch (err) {
+      db.close();
+      this.conn.closeFd();
+      throw err;
     }
+    putKept(this.path, this.conn);
   }
 }

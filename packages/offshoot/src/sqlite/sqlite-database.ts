@@ -112,13 +112,15 @@ export interface BackupProgress {
 export class SqliteDatabase {
   readonly #db: DatabaseSync;
   readonly #backup: typeof NodeSqlite.backup;
+  readonly #closed: (() => void) | undefined;
   #safe = false;
   #open = true;
 
-  /** Wraps an open connection; backup is node:sqlite's backup function. */
-  constructor(db: DatabaseSync, backup: typeof NodeSqlite.backup) {
+  /** Wraps an open connection; backup is node:sqlite's backup function, closed is called once it has closed. */
+  constructor(db: DatabaseSync, backup: typeof NodeSqlite.backup, closed?: () => void) {
     this.#db = db;
     this.#backup = backup;
+    this.#closed = closed;
   }
 
   /** Prepares one statement. */
@@ -167,5 +169,6 @@ export class SqliteDatabase {
     if (!this.#open) return;
     this.#open = false;
     this.#db.close();
+    this.#closed?.();
   }
 }

@@ -2,6 +2,8 @@ import type * as NodeSqlite from 'node:sqlite';
 import { pathToFileURL } from 'node:url';
 import { fail } from '../core/errors.js';
 import { SqliteDatabase } from './sqlite-database.js';
+import { withFileRoom } from '../platform/file-room.js';
+import { connectionOpened } from './raw-file.js';
 
 /** How openDatabase opens a file. */
 export interface OpenOptions {
@@ -56,8 +58,13 @@ export function openDatabase(path: string, opts: OpenOptions = {}): SqliteDataba
   const readOnly = opts.readonly ?? false;
   // A read-write open creates a missing file unless the URI says mode=rw.
   const location = opts.fileMustExist === true && !readOnly && path !== ':memory:' ? mustExist(path) : path;
-  const db = new sqlite.DatabaseSync(location, { readOnly, timeout: opts.timeout ?? DEFAULT_BUSY_TIMEOUT_MS });
-  return new SqliteDatabase(db, sqlite.backup);
+  const driver = sqlite;
+  const db = withFileRoom(
+    () => new driver.DatabaseSync(location, { readOnly, timeout: opts.timeout ?? DEFAULT_BUSY_TIMEOUT_MS }),
+  );
+  // Counted on its file until closed, so no raw descriptor closed meanwhile drops its locks (see raw-file).
+  const closed = path === ':memory:' || path === '' ? undefined : connectionOpened(path);
+  return new SqliteDatabase(db, sqlite.backup, closed);
 }
 
 function mustExist(path: string): URL {

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { DB_HEADER_SIZE, parseDbHeader } from '../db-header.js';
+import { closeRawFile, openRawFile } from '../raw-file.js';
 
 /** SQLite b-trees are balanced and a 4-billion-page file is well under this depth; deeper means a damaged file. */
 const MAX_DEPTH = 20;
@@ -16,6 +17,8 @@ export interface RawDbFile {
   /** Bytes of each page that b-tree content may use (page size less the reserved tail). */
   usableSize: number;
   pageCount: number;
+  /** The descriptor was the caller's (see openRawDb): closeRawDb leaves it open. */
+  given?: boolean;
 }
 
 /** The b-tree owning each page reached, and how many pages were read to learn it. */
@@ -27,14 +30,14 @@ export interface BtreeMap<T> {
 
 /**
  * Opens `file` read-only for raw page reads. Undefined when it is missing, not an SQLite file, or not a whole
- * number of pages: the caller then maps pages through SQLite, which reports any damage properly. Close the fd only
- * after every SQLite connection to the file has closed, since closing any fd of a file drops this process's POSIX
- * locks on it, SQLite's included.
+ * number of pages: the caller then maps pages through SQLite, which reports any damage properly. Close it with
+ * closeRawDb (its descriptor's close waits for the process's last connection on the file: see raw-file). With
+ * `given`, reads through that descriptor, which the caller keeps and closes.
  */
-export function openRawDb(file: string): RawDbFile | undefined {
+export function openRawDb(file: string, given?: number): RawDbFile | undefined {
   let fd: number;
   try {
-    fd = fs.openSync(file, 'r');
+    fd = given ?? openRawFile(file);
   } catch {
     return undefined;
   }
@@ -44,18 +47,24 @@ export function openRawDb(file: string): RawDbFile | undefined {
       const { pageSize, reservedBytes } = parseDbHeader(head);
       const { size } = fs.fstatSync(fd);
       if (size % pageSize === 0)
-        return { fd, pageSize, usableSize: pageSize - reservedBytes, pageCount: size / pageSize };
+        return {
+          fd,
+          pageSize,
+          usableSize: pageSize - reservedBytes,
+          pageCount: size / pageSize,
+          ...(given === undefined ? {} : { given: true }),
+        };
     }
   } catch {
     // Not an SQLite file: SQLite's own open says so with a proper error.
   }
-  fs.closeSync(fd);
+  if (given === undefined) closeRawFile(fd);
   return undefined;
 }
 
-/** Closes a file opened by openRawDb (no-op for undefined). */
+/** Closes a file opened by openRawDb (no-op for undefined, or for a descriptor the caller gave and still owns). */
 export function closeRawDb(file: RawDbFile | undefined): void {
-  if (file !== undefined) fs.closeSync(file.fd);
+  if (file !== undefined && file.given !== true) closeRawFile(file.fd);
 }
 
 /** Which b-tree owns each page reached: a lookup by page number (a typed array inside, not a map of every page). */

@@ -41,10 +41,11 @@ import { readTableShape, type TableShape } from './table-shape.js';
  */
 export function diffDatabases(leftPath: string, rightPath: string, opts: DiffOptions = {}): DiffResult {
   const trustPages = opts.changedPages !== undefined && !hasPendingWal(leftPath) && !hasPendingWal(rightPath);
-  // Raw-read fds open before SQLite's and close after them: closing an fd drops the process's locks on that file. A
-  // given connection predates them and outlives them, as the frozen checkout holding it always has: they close only
-  // once every read through it is done.
-  const raw: RawSides = trustPages ? { left: openRawDb(leftPath), right: openRawDb(rightPath) } : {};
+  // Raw-read fds close after the connections here (and a given one's close waits for its owner's connection, as any
+  // raw descriptor's close waits for the process's last connection on the file: see raw-file).
+  const raw: RawSides = trustPages
+    ? { left: openRawDb(leftPath, opts.files?.left), right: openRawDb(rightPath, opts.files?.right) }
+    : {};
   if (raw.left !== undefined && opts.leftKept !== undefined) placeWith(raw.left, opts.leftKept.placements);
   const given = opts.connections ?? {};
   try {

@@ -116,4 +116,9 @@ export interface DiffOptions {
    * opening one: the diff reads through it in that transaction, never writes or ends it, and leaves it open.
    */
   connections?: { left?: SqliteDatabase | undefined; right?: SqliteDatabase | undefined };
+  /**
+   * Raw descriptors the caller holds on a side's file (a frozen checkout's): page reads go through them and the diff
+   * never closes them (their owner does, with its connection).
+   */
+  files?: { left?: number | undefined; right?: number | undefined };
 }

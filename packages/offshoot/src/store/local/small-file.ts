@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
+import { withFileRoom } from '../../platform/file-room.js';
 
 // Most objects read this way (refs, base pointers) fit in one read of this size. Reads are synchronous, so one
 // scratch buffer serves them all; each result is copied out at its exact size (holding nothing of the scratch).
@@ -9,7 +10,7 @@ const SCRATCH = Buffer.allocUnsafe(16 * 1024);
  * file first; a short read of a regular file is its end, so that stat is a system call per file saved.
  */
 export function readSmallFileSync(path: string): Buffer {
-  const fd = openSync(path, 'r');
+  const fd = withFileRoom(() => openSync(path, 'r'));
   try {
     const chunks: Buffer[] = [];
     for (;;) {
@@ -27,7 +28,7 @@ export function readSmallFileSync(path: string): Buffer {
  * be larger, for the caller to read off the event loop. A short read of a regular file is its end.
  */
 export function readIfSmallSync(path: string): Buffer | undefined {
-  const fd = openSync(path, 'r');
+  const fd = withFileRoom(() => openSync(path, 'r'));
   try {
     const n = readSync(fd, SCRATCH, 0, SCRATCH.length, null);
     return n < SCRATCH.length ? Buffer.from(SCRATCH.subarray(0, n)) : undefined;

@@ -17,6 +17,8 @@ export interface CleanCheckoutRead {
   commit: number;
   /** The connection holding the file still, inside its read transaction: reading through it opens no other. */
   db: Connection;
+  /** A raw descriptor on the file, opened after that connection and closed after it: never close it. */
+  fd: number;
   release(): void;
 }
 
@@ -57,6 +59,7 @@ export async function readCleanCheckout(
     path,
     commit: sc.commit ?? Number(st.size) / (sc.page_size ?? 4096),
     db: frozen.connection,
+    fd: frozen.fd,
     release: () => frozen.release(),
   };
 }

@@ -11,6 +11,7 @@ import {
   writeSidecar,
 } from '../../../sqlite/checkout-sidecar.js';
 import { type CloneMethod, cloneOrCopy } from '../../../sqlite/clone-file.js';
+import { dropKept } from '../../../sqlite/kept-connection.js';
 import { type PageSums, pageSumsPath, writePageSums } from '../../../sqlite/page-sums.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import { headIdentity } from '../branch/branch-ref.js';
@@ -108,6 +109,8 @@ export async function stageCheckout(
  */
 export async function placeCheckout(staged: StagedCheckout): Promise<string> {
   const { path, tmp } = staged;
+  // A connection this process kept on the file being replaced goes first: it would read the old file.
+  dropKept(path);
   try {
     // All before the rename, in any order: the sidecars are not fsynced and each is replaced atomically, so a crash
     // leaves sums that disagree with the checksum the `.sum` records (every reader checks that) or a `.sum` naming a

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { refKey, parseRefKey } from '../../../core/keys.js';
 import { newLineageId } from '../../../core/lineage.js';
 import type { Target } from '../../../core/target.js';
-import { fsyncPath } from '../../../platform/atomic-file.js';
+import { fsyncDatabase } from '../../../sqlite/sync-database.js';
 import { OverlayBackend } from '../../../store/overlay/overlay-backend.js';
 import type { Store } from '../../../store/store.js';
 import type { EphemeralHost } from '../context/ephemeral-host.js';
@@ -37,11 +37,8 @@ export class EphemeralForks implements EphemeralHost {
     store: Store,
     private readonly root: string,
     private readonly pin: () => Promise<void>,
-    /**
-     * Puts a kept fork's checkout on the disk. Its owner decides how: a descriptor opened and closed on a database
-     * this process has a connection open on (a live session's) would drop that connection's locks.
-     */
-    private readonly syncCheckout: (t: Target, path: string) => Promise<void> = (_t, path) => fsyncPath(path),
+    /** Puts a kept fork's checkout on the disk (a daemon's through the live session open on it, if any). */
+    private readonly syncCheckout: (t: Target, path: string) => Promise<void> = (_t, path) => fsyncDatabase(path),
   ) {
     this.overlay = new OverlayBackend(store.backend, ephemeralDir(root, 'objects'), {
       refDropped: (key) => {

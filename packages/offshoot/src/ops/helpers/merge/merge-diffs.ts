@@ -27,6 +27,8 @@ interface HeadFile {
   path: string;
   commit: number;
   db?: Connection;
+  /** The frozen checkout's raw descriptor, opened after that connection: page reads go through it. */
+  fd?: number;
   release: () => void;
 }
 
@@ -36,7 +38,7 @@ interface HeadFile {
  */
 async function headFile(ctx: OpsContext, db: string, h: MergeHead, label: string): Promise<HeadFile> {
   const co = await readCleanCheckout(ctx, db, h.branch, h.ref, h.leased);
-  if (co) return { path: co.path, commit: co.commit, db: co.db, release: co.release };
+  if (co) return { path: co.path, commit: co.commit, db: co.db, fd: co.fd, release: co.release };
   const entry = await cachedChain(ctx, db, h.chain, label);
   return { path: entry.path, commit: entry.result.commit, release: () => undefined };
 }
@@ -71,6 +73,7 @@ export async function sideDiffs(
         maxBytes: MERGE_MAX_BYTES,
         forSql: true,
         connections: { right: f.db },
+        files: { right: f.fd },
       });
       return { diff, shapes: named.size > 0 ? resolvableTables(f, named) : new Map() };
     } finally {
