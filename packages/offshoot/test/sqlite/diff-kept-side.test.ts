@@ -10,6 +10,7 @@ import type { DiffOptions, DiffResult } from '../../src/sqlite/diff/diff-types.j
 import { keptSideOf, keptSideReads } from '../../src/sqlite/diff/kept-side.js';
 import { firstRows } from '../../src/sqlite/diff/row-window.js';
 import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
+import { changedPages as changedPagesOf, forkFile } from './file-forks.js';
 
 let dir: string;
 let base: string;
@@ -32,27 +33,8 @@ before(() => {
 });
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** A copy of the base with `sql` applied in rollback-journal mode, so every change lands in the file. */
-function fork(name: string, sql: string): string {
-  const file = path.join(dir, `${name}.db`);
-  fs.copyFileSync(base, file);
-  const db = openDatabase(file);
-  db.pragma('synchronous = OFF');
-  db.exec(sql);
-  db.close();
-  return file;
-}
-
-function changedPages(a: string, b: string): Set<number> {
-  const x = fs.readFileSync(a);
-  const y = fs.readFileSync(b);
-  const pages = new Set<number>();
-  for (let p = 0; p < Math.ceil(Math.max(x.length, y.length) / 4096); p++) {
-    const s = p * 4096;
-    if (!x.subarray(s, s + 4096).equals(y.subarray(s, s + 4096))) pages.add(p + 1);
-  }
-  return pages;
-}
+const fork = (name: string, sql: string): string => forkFile(base, dir, name, sql);
+const changedPages = (a: string, b: string): Set<number> => changedPagesOf(a, b, 4096);
 
 /** The result without its work counters, which say how much was read, not what was found. */
 function found(d: DiffResult): Omit<DiffResult, 'stats'> & { narrowed: boolean } {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
+import { changedPages as changedPagesOf, forkFile } from './file-forks.js';
 import { closeRawDb, mapBtreePages, openRawDb } from '../../src/sqlite/diff/btree-walk.js';
 import { diffDatabases } from '../../src/sqlite/diff/diff-databases.js';
 import { renderDiffSummary } from '../../src/sqlite/diff/diff-format.js';
@@ -33,28 +34,14 @@ before(() => {
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** A fork is a file copy with some SQL applied in rollback-journal mode, so every change lands in the file. */
-function fork(name: string, sql: string): string {
-  const file = path.join(dir, `${name}.db`);
-  fs.copyFileSync(base, file);
-  const db = openDatabase(file);
-  db.pragma('synchronous = OFF');
-  db.exec(sql);
-  db.close();
-  return file;
-}
+const fork = (name: string, sql: string): string => forkFile(base, dir, name, sql);
 
-/** Page numbers whose bytes differ, as the LTX chains would report them; pages past one file's end count too. */
+/** Page numbers whose bytes differ, at the base's page size. */
 function changedPages(a: string, b: string): Set<number> {
-  const pageSize = Number(openDatabase(a, { readonly: true }).pragma('page_size', { simple: true }));
-  const x = fs.readFileSync(a);
-  const y = fs.readFileSync(b);
-  const pages = new Set<number>();
-  const count = Math.ceil(Math.max(x.length, y.length) / pageSize);
-  for (let p = 0; p < count; p++) {
-    const s = p * pageSize;
-    if (!x.subarray(s, s + pageSize).equals(y.subarray(s, s + pageSize))) pages.add(p + 1);
-  }
-  return pages;
+  const db = openDatabase(a, { readonly: true });
+  const pageSize = Number(db.pragma('page_size', { simple: true }));
+  db.close();
+  return changedPagesOf(a, b, pageSize);
 }
 
 test('the fixture is a ~50 MB database with 20 tables', () => {

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { openDatabase } from '../../src/sqlite/sqlite-driver.js';
+import { changedPages as changedPagesOf } from './file-forks.js';
 import type { SqliteDatabase } from '../../src/sqlite/sqlite-database.js';
 import { diffDatabases } from '../../src/sqlite/diff/diff-databases.js';
 import { renderDiffSummary, renderDiffText } from '../../src/sqlite/diff/diff-format.js';
@@ -104,15 +105,7 @@ function workload(name: string, rng: Prng, steps: number): string {
   return file;
 }
 
-function changedPages(a: string, b: string): Set<number> {
-  const x = fs.readFileSync(a);
-  const y = fs.readFileSync(b);
-  const pages = new Set<number>();
-  for (let p = 0; p * PAGE < Math.max(x.length, y.length); p++) {
-    if (!x.subarray(p * PAGE, (p + 1) * PAGE).equals(y.subarray(p * PAGE, (p + 1) * PAGE))) pages.add(p + 1);
-  }
-  return pages;
-}
+const changedPages = (a: string, b: string): Set<number> => changedPagesOf(a, b, PAGE);
 
 // Tables the narrowed diff does not read are reported without row counts, and the cost statistics differ;
 // everything else, counts of the tables it compares included, must not.
