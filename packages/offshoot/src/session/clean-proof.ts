@@ -1,6 +1,6 @@
 import type { Ref } from '../core/ref.js';
 import { headIdentity } from '../ops/live-branch.js';
-import { fingerprintOf, readSidecar, sameIdentity, type Sidecar } from '../sqlite/checkout-sidecar.js';
+import { fingerprintOf, readSidecar, sameFingerprint, sameIdentity, type Sidecar } from '../sqlite/checkout-sidecar.js';
 import { readPageSums, trustedPageSums, type PageSums } from '../sqlite/page-sums.js';
 
 /** The durable head's page sums and checksum, as the checkout's sidecars record them, and an O(1) re-check. */
@@ -34,8 +34,7 @@ export async function headBaseline(
   const checksum = BigInt('0x' + sc.ltx_checksum);
   const stillClean = (): boolean => {
     try {
-      const fp = fingerprintOf(path);
-      return fp.size === sc.size && fp.mtime_ns === sc.mtime_ns && fp.ino === sc.ino;
+      return sameFingerprint(fingerprintOf(path), sc);
     } catch {
       return false;
     }

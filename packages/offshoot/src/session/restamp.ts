@@ -2,17 +2,19 @@ import { fail } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
 import { headIdentity } from '../ops/live-branch.js';
 import type { OpsContext } from '../ops/context.js';
-import { backdateAndFingerprint, fingerprintOf, type Fingerprint, writeSidecar } from '../sqlite/checkout-sidecar.js';
+import {
+  backdateAndFingerprint,
+  fingerprintOf,
+  type Fingerprint,
+  sameFingerprint,
+  writeSidecar,
+} from '../sqlite/checkout-sidecar.js';
 import { writePageSums } from '../sqlite/page-sums.js';
 import { FrozenCheckout } from '../sqlite/quiesce.js';
 import type { SessionSink } from './session-sink.js';
 
 /** How long a closing session waits for the checkout to be still before giving up on re-stamping it. */
 const RESTAMP_BUSY_MS = 250;
-
-function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
-  return a.size === b.size && a.mtime_ns === b.mtime_ns && a.ino === b.ino;
-}
 
 /**
  * After a verified-clean stop of capture (nothing pending, the head is our last flush), records the checkout as

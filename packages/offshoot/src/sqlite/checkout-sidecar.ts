@@ -95,6 +95,11 @@ function walBytes(dbPath: string): number {
   }
 }
 
+/** True when a file's fingerprint is the one recorded (size, mtime and inode all equal; a missing one never is). */
+export function sameFingerprint(a: Fingerprint, b: Partial<Fingerprint>): boolean {
+  return a.size === b.size && a.mtime_ns === b.mtime_ns && a.ino === b.ino;
+}
+
 /** Reads the current fingerprint of a file. */
 export function fingerprintOf(dbPath: string): Fingerprint {
   const st = statSync(dbPath, { bigint: true });
@@ -155,9 +160,7 @@ export async function checkClean(dbPath: string, sidecar: Sidecar | undefined): 
   }
   if (walBytes(dbPath) > 0) return 'modified';
   if (sidecar.mtime_ns !== undefined) {
-    return sidecar.size === fp.size && sidecar.mtime_ns === fp.mtime_ns && sidecar.ino === fp.ino
-      ? 'clean'
-      : 'modified';
+    return sameFingerprint(fp, sidecar) ? 'clean' : 'modified';
   }
   if (sidecar.hash !== undefined) return (await sha256File(dbPath)) === sidecar.hash ? 'clean' : 'modified';
   return 'unknown';

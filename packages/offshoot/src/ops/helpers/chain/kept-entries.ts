@@ -1,5 +1,4 @@
-import type { Fingerprint } from '../../../sqlite/checkout-sidecar.js';
-import { fingerprintOf } from '../../../sqlite/checkout-sidecar.js';
+import { type Fingerprint, fingerprintOf, sameFingerprint } from '../../../sqlite/checkout-sidecar.js';
 import type { ResolvedChain } from '../../../store/chain-resolver.js';
 import type { OpsContext } from '../context/context.js';
 import { cachedChain, entryPathOf } from './materialize.js';
@@ -18,10 +17,6 @@ const MAX_ENTRIES = 16;
 
 const kept = new Map<string, { entry: KeptEntry; fingerprint: Fingerprint }>();
 let reads = 0;
-
-function sameFile(a: Fingerprint, b: Fingerprint): boolean {
-  return a.size === b.size && a.mtime_ns === b.mtime_ns && a.ino === b.ino;
-}
 
 function currentFingerprint(path: string): Fingerprint | undefined {
   try {
@@ -42,7 +37,7 @@ export async function keptEntry(ctx: OpsContext, db: string, chain: ResolvedChai
   if (hit !== undefined) {
     kept.delete(path);
     const now = currentFingerprint(path);
-    if (now !== undefined && sameFile(now, hit.fingerprint)) {
+    if (now !== undefined && sameFingerprint(now, hit.fingerprint)) {
       kept.set(path, hit);
       return hit.entry;
     }

@@ -5,7 +5,7 @@ import { Transform, type Readable } from 'node:stream';
 import type { DataObject } from '../../../core/keys.js';
 import { applyChain, applySegments, type ChainResult } from '../../../ltx/apply.js';
 import { commitRename, replaceFile, tempPathFor, writeFileAtomic } from '../../../platform/atomic-file.js';
-import { type Fingerprint, fingerprintOf } from '../../../sqlite/checkout-sidecar.js';
+import { type Fingerprint, fingerprintOf, sameFingerprint } from '../../../sqlite/checkout-sidecar.js';
 import { cloneOrCopy } from '../../../sqlite/clone-file.js';
 import { FileSource, geometryOf, scanPageSums } from '../../../sqlite/page-scan.js';
 import { loadPageHasher } from '../../../sqlite/page-hash.js';
@@ -126,7 +126,7 @@ async function readEntry(
     return undefined;
   }
   const want = meta.fingerprint;
-  if (want === undefined || want.size !== fp.size || want.mtime_ns !== fp.mtime_ns || want.ino !== fp.ino) {
+  if (want === undefined || !sameFingerprint(fp, want)) {
     await discardEntry(path);
     return undefined;
   }
