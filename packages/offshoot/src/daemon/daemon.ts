@@ -3,6 +3,7 @@ import type { Origin } from '../core/history.js';
 import { makeContext, newLeaseHolder } from '../ops/context.js';
 import { EphemeralForks } from '../ops/fork.js';
 import { LivenessBeacon } from '../ops/lease.js';
+import { recoverUnsyncedCheckouts } from '../ops/open.js';
 import { checkSocketPath } from '../protocol/socket-path.js';
 import { sweepSessionScratch } from '../session/scratch-dir.js';
 import type { Store } from '../store/store.js';
@@ -109,6 +110,8 @@ export class Daemon {
       let daemon: Daemon | undefined;
       let keeping: KeptConnections | undefined;
       const sessionCtx = makeContext(served, checkoutRoot, { ...common, holder, ephemeral });
+      // Checkouts an earlier session placed before their copy was on the disk: whole again before anyone opens them.
+      for (const line of await recoverUnsyncedCheckouts(sessionCtx)) warn(line);
       liveness = await LivenessBeacon.start(
         sessionCtx,
         options.leaseTtlMs ?? LIVENESS_TTL_MS,

@@ -8,6 +8,7 @@ import type { Sidecar } from '../sqlite/checkout-sidecar.js';
 import type { PageSums } from '../sqlite/page-sums.js';
 import type { VersionedRef } from '../store/store.js';
 import type { LiveChain } from './helpers/chain/live-chain.js';
+import type { UnsyncedCheckout } from './helpers/checkout/unsynced-checkout.js';
 import type { EpochBumpHooks } from './helpers/chain/upload-at-head.js';
 import type { OpsContext } from './helpers/context/context.js';
 
@@ -38,6 +39,11 @@ export interface OpenedBranch {
   warnings: string[];
   /** The sidecars open itself placed at the path (a fresh fork's staged head): capture need not read them back. */
   written?: { sidecar: Sidecar; sums: PageSums };
+  /**
+   * The checkout open placed without waiting for the disk: the session settles it (in the background) and awaits
+   * that before anything of its own checkpoints the checkout (see UnsyncedCheckout).
+   */
+  unsynced?: UnsyncedCheckout;
 }
 
 /** A head object a session encoded for a flush: the file, its kind, its size and the pages it changed. */

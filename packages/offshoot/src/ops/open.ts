@@ -13,6 +13,8 @@ import { type Actor, HUMAN, refuseAgentCheckout } from './helpers/safety/policy.
 import { type JournalCheck, keepUnflushed, resetJournalMode } from './helpers/safety/reopen.js';
 import type { OpenedBranch } from './live-branch.js';
 
+export { recoverUnsyncedCheckouts } from './helpers/checkout/recover-unsynced.js';
+
 /** Who opens a branch for a live session, the lease the session will hold, and what the session judges for itself. */
 export interface OpenOptions {
   actor?: Actor;
@@ -30,14 +32,15 @@ export interface OpenOptions {
  * The branch head staged privately beside a checkout path that holds no file (a fresh fork's), or undefined: staged
  * while the session's lease is written, it touches nothing anyone else may use, and it is placed only once the lease
  * is durable and only if it is still of the head. A branch someone leases is not staged for (the lease would be
- * refused), and a failure here is met again, and reported, by the install that then runs in its stead.
+ * refused), and a failure here is met again, and reported, by the install that then runs in its stead. A copy is
+ * not waited onto the disk: the session holds the checkout until it is (see UnsyncedCheckout).
  */
 async function stageIfAbsent(ctx: OpsContext, t: Target): Promise<StagedCheckout | undefined> {
   try {
     if (existsSync(checkoutPath(ctx.checkoutRoot, t.db, t.branch))) return undefined;
     const { ref } = await ctx.store.getRef(t.db, t.branch);
     if (ref.lease_holder !== undefined || ref.deleting || ref.reaping) return undefined;
-    return await stageCheckout(ctx, t.db, t.branch, ref);
+    return await stageCheckout(ctx, t.db, t.branch, ref, undefined, { deferSync: true });
   } catch {
     return undefined;
   }
@@ -90,8 +93,10 @@ export async function open(ctx: OpsContext, t: Target, opts: OpenOptions): Promi
       ref,
       warnings,
       ...(staged?.placed ? { written: { sidecar: staged.sidecar, sums: staged.sums } } : {}),
+      ...(staged?.placed && staged.unsynced !== undefined ? { unsynced: staged.unsynced } : {}),
     };
   } catch (err) {
+    await staged?.unsynced?.settle().catch(() => undefined);
     await discardStaged(staged);
     await releaseLease(ctx, t).catch(() => undefined);
     throw err;

@@ -1,4 +1,5 @@
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readlinkSync } from 'node:fs';
+import { bootId } from './boot-id.js';
 import { hostName } from './host-name.js';
 
 /**
@@ -19,7 +20,7 @@ function readSpace(): string {
   let ns = '-';
   try {
     const inode = /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
-    if (inode !== undefined) ns = `${inode}.${bootId()}`;
+    if (inode !== undefined) ns = `${inode}.${shortBootId()}`;
   } catch {
     // No /proc: a platform without pid namespaces, where the host name says it all.
   }
@@ -27,14 +28,6 @@ function readSpace(): string {
 }
 
 /** The first 12 hex digits of this boot's random id; `0` where the kernel does not expose one. */
-function bootId(): string {
-  try {
-    return (
-      readFileSync('/proc/sys/kernel/random/boot_id', 'utf8')
-        .replace(/[^0-9a-f]/g, '')
-        .slice(0, 12) || '0'
-    );
-  } catch {
-    return '0';
-  }
+function shortBootId(): string {
+  return (bootId() ?? '').replace(/[^0-9a-f]/g, '').slice(0, 12) || '0';
 }

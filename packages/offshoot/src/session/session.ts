@@ -109,6 +109,8 @@ export class Session {
   private stoppedForClose: { sink: SessionSink; stopped: StoppedCapture } | undefined;
   /** The ref close's last flush wrote: the head and the lease given back in one write (no release is left to do). */
   private leaseGivenWith: Ref | undefined;
+  /** The checkout's copy on its way to the disk (open placed it unsynced, its -wal pinned meanwhile). */
+  private onDisk: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly live: LiveBranch,
@@ -155,20 +157,37 @@ export class Session {
       if (scratch) await rm(scratch, { recursive: true, force: true });
       throw opening.reason;
     }
-    const { live, ref, warnings, written } = opening.value;
+    const { live, ref, warnings, written, unsynced } = opening.value;
+    // Settled beside everything else, and awaited before anything of the session's checkpoints the checkout.
+    const onDisk = unsynced
+      ?.settle()
+      .catch((err: Error) => opts.log?.(`checkout of ${t.db}@${t.branch} not synced: ${err.message}`));
     try {
       if (scratching.status === 'rejected') throw scratching.reason;
       const s = new Session(live, scratch as string, opts, ref.epoch, ref.head_txid);
+      if (onDisk !== undefined) s.onDisk = onDisk;
       await s.startCapture(ref, undefined, written);
       s.warnings = warnings;
       s.lease.start();
       opts.onEvent?.('session_opened', { holder: ctx.holder, epoch: ref.epoch });
       return s;
     } catch (err) {
+      await onDisk;
       if (scratch) await rm(scratch, { recursive: true, force: true });
       await releaseLease(ctx, t).catch(() => undefined);
       throw err;
     }
+  }
+
+  /** Resolves once the checkout's main file is on the disk: at once, unless open placed its copy unsynced. */
+  checkoutOnDisk(): Promise<void> {
+    return this.onDisk;
+  }
+
+  // Capture's stop checkpoints the checkout: its copy goes to the disk first, which lets the -wal go (see open).
+  private async stopCapturing(cap: LiveCapture, opts?: Parameters<typeof stopCapture>[2]): Promise<StoppedCapture> {
+    await this.onDisk;
+    return stopCapture(this.path, cap, opts);
   }
 
   /** The database of the branch the session holds. */
@@ -472,7 +491,7 @@ export class Session {
     if (this.error) {
       // Nothing more will be captured or flushed: only the descriptors are left to give back.
       this.capture = undefined;
-      await stopCapture(this.path, cap);
+      await this.stopCapturing(cap);
       markUnproven(this.path);
       await rm(cap.dir, { recursive: true, force: true });
       this.evictedAt = { fingerprint: undefined };
@@ -486,7 +505,7 @@ export class Session {
     }
     if (this.capture !== cap || this.closed || this.error) return false;
     this.capture = undefined;
-    const stopped = await stopCapture(this.path, cap);
+    const stopped = await this.stopCapturing(cap);
     // Stamped even when the sidecars already name the head: capture's stop never leaves the mtime they record.
     const fingerprint = stopped.fingerprint === undefined ? undefined : await this.stamp(cap.sink, stopped.fingerprint);
     // The re-stamp's connection is not kept for the next reader: an evicted session holds nothing on its checkout.
@@ -558,7 +577,7 @@ export class Session {
     this.capture = undefined;
     this.stoppedForClose = {
       sink: cap.sink,
-      stopped: await stopCapture(this.path, cap, { beforeBackdate: withdrawn, keep: true }),
+      stopped: await this.stopCapturing(cap, { beforeBackdate: withdrawn, keep: true }),
     };
     await withdrawn;
     return true;
@@ -629,7 +648,7 @@ export class Session {
     if (cap !== undefined) {
       // Every descriptor on the checkout goes with the capture, or with the connection the process keeps for the
       // checkout's next reader (see keepConnections): a closed session leaves none of its own behind.
-      const stopped = await stopCapture(this.path, cap, { keep: mayRestamp });
+      const stopped = await this.stopCapturing(cap, { keep: mayRestamp });
       const stamped =
         mayRestamp && stopped.fingerprint !== undefined && !this.error
           ? await this.stamp(cap.sink, stopped.fingerprint)

@@ -134,6 +134,17 @@ describe('a request that cannot crash the daemon', () => {
 // the kept one's locks. A second connection left open would hold a second -wal.
 const ONE_KEPT_CONNECTION = ['.db', '.db', '.db', '.db-shm', '.db-shm', '.db-wal'];
 
+// One kept connection's descriptors. A fresh fork's checkout copied (no reflink) was pinned by a connection of its own
+// until the copy was on the disk, and SQLite defers closing that connection's descriptor on the file until the
+// process's last connection there closes: one more, given back with the kept connection.
+function assertOneKept(held: string[], what: string): void {
+  const pinned = [...ONE_KEPT_CONNECTION, '.db'].sort();
+  assert.ok(
+    JSON.stringify(held) === JSON.stringify(ONE_KEPT_CONNECTION) || JSON.stringify(held) === JSON.stringify(pinned),
+    `${what}: ${JSON.stringify(held)}`,
+  );
+}
+
 // The descriptors the process holds on the checkout at path and its -wal and -shm, by suffix.
 function heldOn(pid: number, path: string): string[] {
   return descriptorsUnder(pid, path)
@@ -169,7 +180,7 @@ describe("a closed session's descriptors", () => {
         runSql(path, `CREATE TABLE t(v); INSERT INTO t VALUES (${i});`);
         const closed = await d.request({ op: 'close', db: 'app', branch: `cycle-${i}` });
         assert.equal(closed.ok, true, JSON.stringify(closed));
-        assert.deepEqual(heldOn(pid, path), ONE_KEPT_CONNECTION, 'and gives back all but one kept connection');
+        assertOneKept(heldOn(pid, path), 'and gives back all but one kept connection');
         previous = path;
       }
       const again = await d.request({ op: 'open', db: 'app', branch: 'cycle-0' });

@@ -224,7 +224,7 @@ async function buildChain(
       const prefix = await firstEntry(dirs, ids[k] as string);
       if (!prefix) continue;
       try {
-        await cloneOrCopy(prefix.path, tmp);
+        await cloneOrCopy(prefix.path, tmp, true);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // evicted meanwhile
         throw err;
@@ -383,7 +383,7 @@ export async function materializeTo(
   for (let attempt = 0; ; attempt++) {
     const entry = await cachedChain(ctx, db, chain, label);
     try {
-      await cloneOrCopy(entry.path, dest);
+      await cloneOrCopy(entry.path, dest, true);
       await chmod(dest, 0o644);
       return entry.result;
     } catch (err) {

@@ -2,7 +2,9 @@ import { utimesSync } from 'node:fs';
 import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Ref } from '../../../core/ref.js';
+import type { Target } from '../../../core/target.js';
 import { fsyncPath, tempPathFor } from '../../../platform/atomic-file.js';
+import { bootId } from '../../../platform/boot-id.js';
 import {
   backdatedSeconds,
   type CheckoutIdentity,
@@ -13,12 +15,14 @@ import {
 import { type CloneMethod, cloneOrCopy } from '../../../sqlite/clone-file.js';
 import { dropKept } from '../../../sqlite/kept-connection.js';
 import { type PageSums, pageSumsPath, writePageSums } from '../../../sqlite/page-sums.js';
+import { fsyncDatabase } from '../../../sqlite/sync-database.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import { headIdentity } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
 import { explainDamage } from '../context/damaged-object.js';
 import { checkoutPath } from '../context/paths.js';
 import { cachedChain } from '../chain/materialize.js';
+import { removeUnsyncedNote, UnsyncedCheckout, writeUnsyncedNote } from './unsynced-checkout.js';
 
 /** A ref's head materialized privately beside its checkout path, not yet in place (see stageCheckout). */
 export interface StagedCheckout {
@@ -34,6 +38,21 @@ export interface StagedCheckout {
   readonly sumsFile?: string;
   /** Set once placeCheckout renamed it into place: its sidecars are then the ones at the path. */
   placed: boolean;
+  /** The checkout root and branch it is for, and the boot its copy was made in when it was not synced (deferSync). */
+  readonly root: string;
+  readonly target: Target;
+  readonly unsyncedBoot?: string;
+  /** Set by placeCheckout for a copy not synced: the hold that settles it (see UnsyncedCheckout). */
+  unsynced?: UnsyncedCheckout;
+}
+
+/** How a checkout is staged. */
+export interface StageOptions {
+  /**
+   * The caller holds the checkout until its copy is on the disk (a session's process): a copy is placed without
+   * waiting for the disk, under a durable note, and its -wal pinned until placeCheckout's hold settles it.
+   */
+  deferSync?: boolean;
 }
 
 /**
@@ -48,6 +67,7 @@ export async function stageCheckout(
   branch: string,
   ref: Ref,
   label = `checkout ${db}@${branch}`,
+  opts: StageOptions = {},
 ): Promise<StagedCheckout> {
   const path = checkoutPath(ctx.checkoutRoot, db, branch);
   // An ephemeral fork's checkout is noted for the next daemon to remove, and never waited onto the disk (gone with
@@ -63,7 +83,7 @@ export async function stageCheckout(
       const entry = await explainDamage(ctx, { db, branch }, () => cachedChain(ctx, db, chain, label));
       let method: CloneMethod;
       try {
-        method = await cloneOrCopy(entry.path, tmp);
+        method = await cloneOrCopy(entry.path, tmp, true);
       } catch (err) {
         // The ro-cache janitor may evict an entry between lookup and clone; rebuilding it is always correct.
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 2) throw err;
@@ -75,7 +95,9 @@ export async function stageCheckout(
       // SQLite makes a commit durable in the -wal or journal alone and trusts the main file already is: a copy must
       // be on the disk before anyone writes on top of it (a reflink clone's blocks are the source's, which the
       // filesystem writes before it shares them). On ext4 the first fsync after the copy wrote it anyway.
-      if (method === 'copy' && !ephemeral) await fsyncPath(tmp);
+      // A caller that holds the checkout may place it first and sync it behind a note (see UnsyncedCheckout).
+      const boot = method === 'copy' && !ephemeral && opts.deferSync === true ? bootId() : undefined;
+      if (method === 'copy' && !ephemeral && boot === undefined) await fsyncPath(tmp);
       const m = entry.result;
       const identity = headIdentity(ref);
       const sidecar: Sidecar = {
@@ -93,6 +115,9 @@ export async function stageCheckout(
         sums: m.sums,
         ...(entry.sumsFile !== undefined ? { sumsFile: entry.sumsFile } : {}),
         placed: false,
+        root: ctx.checkoutRoot,
+        target: { db, branch },
+        ...(boot !== undefined ? { unsyncedBoot: boot } : {}),
       };
     }
   } catch (err) {
@@ -116,6 +141,7 @@ export async function placeCheckout(staged: StagedCheckout): Promise<string> {
     // leaves sums that disagree with the checksum the `.sum` records (every reader checks that) or a `.sum` naming a
     // file not at the path.
     await Promise.all([
+      noteUnsynced(staged),
       placePageSums(staged),
       writeSidecar(path, staged.sidecar),
       rm(`${path}-wal`, { force: true }),
@@ -125,10 +151,37 @@ export async function placeCheckout(staged: StagedCheckout): Promise<string> {
     // new inode, which reads as modified, never as clean.
     await rename(tmp, path);
     staged.placed = true;
+    if (staged.unsyncedBoot !== undefined) {
+      const held = await holdUnsynced(staged);
+      if (held !== undefined) staged.unsynced = held;
+    }
     return path;
   } catch (err) {
     await rm(tmp, { force: true });
+    if (!staged.placed && staged.unsyncedBoot !== undefined) await removeUnsyncedNote(staged.root, staged.target);
     throw err;
+  }
+}
+
+/** Writes the note of a copy placed unsynced (durably, before the rename: nothing may write it until then). */
+async function noteUnsynced(staged: StagedCheckout): Promise<void> {
+  if (staged.unsyncedBoot === undefined) return;
+  await writeUnsyncedNote(staged.root, {
+    ...staged.target,
+    boot_id: staged.unsyncedBoot,
+    identity: staged.identity,
+    fingerprint: fingerprintOf(staged.tmp),
+  });
+}
+
+/** Pins a copy placed unsynced; one that cannot be pinned is synced now instead, and its note removed. */
+async function holdUnsynced(staged: StagedCheckout): Promise<UnsyncedCheckout | undefined> {
+  try {
+    return UnsyncedCheckout.hold(staged.root, staged.target, staged.path);
+  } catch {
+    await fsyncDatabase(staged.path);
+    await removeUnsyncedNote(staged.root, staged.target);
+    return undefined;
   }
 }
 
@@ -142,7 +195,7 @@ async function placePageSums(staged: StagedCheckout): Promise<void> {
     const dest = pageSumsPath(staged.path);
     const tmp = tempPathFor(dest);
     try {
-      await cloneOrCopy(staged.sumsFile, tmp);
+      await cloneOrCopy(staged.sumsFile, tmp, true);
       await chmod(tmp, 0o644);
       const placed = await stat(tmp, { bigint: true });
       await rename(tmp, dest);

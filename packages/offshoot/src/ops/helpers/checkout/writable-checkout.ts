@@ -8,7 +8,10 @@ import { quiesce } from '../../../sqlite/quiesce.js';
 import { headIdentity } from '../branch/branch-ref.js';
 import type { OpsContext } from '../context/context.js';
 import { checkoutPath } from '../context/paths.js';
+import { asidePathFor } from './aside-path.js';
 import { installCheckout, placeCheckout, type StagedCheckout } from './install-checkout.js';
+import { recoverUnsynced } from './recover-unsynced.js';
+import { readUnsyncedNote } from './unsynced-checkout.js';
 
 /** Result of a checkout: where the file is, and whether the existing one was proven current and kept. */
 export interface CheckoutResult {
@@ -36,21 +39,13 @@ export interface WritableCheckoutOptions {
   keepDiverged: () => Promise<{ branch: string } | undefined>;
 }
 
-/** A compact UTC timestamp for names: 20260101T120000Z. */
-function stamp(d: Date): string {
-  return d
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
-}
-
 /**
  * Moves a checkout that cannot be trusted (garbage, or one the caller gave up on) aside as
  * `<branch>.db.aside-<time>` (its -wal and -shm beside it under the same suffix), so nothing of it is lost and the
  * path is free for a fresh materialization. A connection still holding the old file keeps writing to the moved one.
  */
 async function moveAside(ctx: OpsContext, path: string): Promise<string> {
-  const aside = `${path}.aside-${stamp(ctx.now())}-${process.pid}`;
+  const aside = asidePathFor(ctx, path);
   for (const suffix of ['-wal', '-shm', '']) {
     if (existsSync(`${path}${suffix}`)) await rename(`${path}${suffix}`, `${aside}${suffix}`);
   }
@@ -76,6 +71,8 @@ export async function writableCheckout(
 ): Promise<CheckoutResult> {
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
   const head = headIdentity(ref);
+  const note = readUnsyncedNote(ctx.checkoutRoot, t);
+  if (note !== undefined) await recoverUnsynced(ctx, note);
   let kept: string | undefined;
   if (existsSync(path) && opts.force) {
     const aside = await moveAside(ctx, path);

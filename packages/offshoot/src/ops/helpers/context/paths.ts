@@ -31,7 +31,7 @@ export function checkoutFiles(path: string): string[] {
 }
 
 /** The hidden staging area under the checkout root: .scratch/<area> (no database name starts with '.'). */
-export function scratchDir(root: string, area: 'tmp' | 'sessions' | 'ref-index' | 'ephemeral'): string {
+export function scratchDir(root: string, area: 'tmp' | 'sessions' | 'ref-index' | 'ephemeral' | 'unsynced'): string {
   return join(root, '.scratch', area);
 }
 

@@ -8,21 +8,7 @@ import { OverlayBackend } from '../../../store/overlay/overlay-backend.js';
 import type { Store } from '../../../store/store.js';
 import type { EphemeralHost } from '../context/ephemeral-host.js';
 import { checkoutFiles, checkoutPath, ephemeralDir, volatileCacheDir } from '../context/paths.js';
-
-// A checkout's note is named `<db>@<branch>`, each URI-encoded (which encodes `@`), so it parses back unambiguously.
-function noteName(db: string, branch: string): string {
-  return `${encodeURIComponent(db)}@${encodeURIComponent(branch)}`;
-}
-
-function parseNote(name: string): Target | undefined {
-  const at = name.indexOf('@');
-  if (at < 0) return undefined;
-  try {
-    return { db: decodeURIComponent(name.slice(0, at)), branch: decodeURIComponent(name.slice(at + 1)) };
-  } catch {
-    return undefined;
-  }
-}
+import { parseTargetNote, targetNoteName } from '../context/target-note.js';
 
 /**
  * A daemon's ephemeral forks: an overlay in front of the store's backend holds their refs and lineages (nothing of
@@ -91,7 +77,7 @@ export class EphemeralForks implements EphemeralHost {
   checkingOut(db: string, branch: string): void {
     const dir = ephemeralDir(this.root, 'checkouts');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, noteName(db, branch)), '');
+    writeFileSync(join(dir, targetNoteName({ db, branch })), '');
   }
 
   /** The ephemeral forks held, as targets. */
@@ -131,7 +117,7 @@ export class EphemeralForks implements EphemeralHost {
   }
 
   private forget(db: string, branch: string): void {
-    rmSync(join(ephemeralDir(this.root, 'checkouts'), noteName(db, branch)), { force: true });
+    rmSync(join(ephemeralDir(this.root, 'checkouts'), targetNoteName({ db, branch })), { force: true });
   }
 
   /**
@@ -152,7 +138,7 @@ export class EphemeralForks implements EphemeralHost {
     }
     let removed = 0;
     for (const name of names) {
-      const t = parseNote(name);
+      const t = parseTargetNote(name);
       if (t !== undefined) {
         let kept: boolean;
         try {

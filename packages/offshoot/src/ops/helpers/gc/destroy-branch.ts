@@ -10,6 +10,7 @@ import type { ReapHold } from '../branch/reap-hold.js';
 import { type CheckoutWork, checkoutWork, discardedText } from '../checkout/checkout-work.js';
 import { withBranchLease } from '../lease/branch-lease.js';
 import type { OpsContext } from '../context/context.js';
+import { removeUnsyncedNote } from '../checkout/unsynced-checkout.js';
 import { checkoutFiles, checkoutPath } from '../context/paths.js';
 import { removeInBackground } from '../context/temp-dir.js';
 import { spillFinal } from '../history/final-spill.js';
@@ -219,7 +220,9 @@ async function removeMalformedRef(ctx: OpsContext, t: Target): Promise<boolean> 
 
 async function removeCheckout(ctx: OpsContext, t: Target): Promise<DestroyResult> {
   const path = checkoutPath(ctx.checkoutRoot, t.db, t.branch);
-  // Gone from its path before destroy returns; its blocks are freed in the background.
+  // Gone from its path before destroy returns; its blocks are freed in the background. A note of its copy placed
+  // unsynced goes too: a recovery would rebuild the checkout of a branch that is gone.
   const removed = await removeInBackground(ctx, checkoutFiles(path));
+  await removeUnsyncedNote(ctx.checkoutRoot, t);
   return { db: t.db, branch: t.branch, removedCheckout: removed };
 }

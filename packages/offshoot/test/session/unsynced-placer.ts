@@ -1,0 +1,16 @@
+// Places a branch's checkout the way a session's open does (its copy not synced, under a note, its -wal pinned),
+// prints how it was placed, and then only waits: the test kills it before the copy is on the disk.
+import path from 'node:path';
+import { stageCheckout, placeCheckout } from '../../src/ops/helpers/checkout/install-checkout.js';
+import { makeContext } from '../../src/ops/helpers/context/context.js';
+import { parseStoreSpec } from '../../src/store/store-spec.js';
+import { Store } from '../../src/store/store.js';
+
+const [dir, db, branch] = process.argv.slice(2) as [string, string, string];
+const store = await Store.open(parseStoreSpec(path.join(dir, 'store')));
+const ctx = makeContext(store, dir, {});
+const { ref } = await store.getRef(db, branch);
+const staged = await stageCheckout(ctx, db, branch, ref, undefined, { deferSync: true });
+await placeCheckout(staged);
+process.stdout.write(`${staged.unsynced !== undefined ? 'pinned' : 'synced'}\n`);
+setInterval(() => undefined, 1 << 30);
