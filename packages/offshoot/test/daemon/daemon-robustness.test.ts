@@ -134,15 +134,18 @@ describe('a request that cannot crash the daemon', () => {
 // the kept one's locks. A second connection left open would hold a second -wal.
 const ONE_KEPT_CONNECTION = ['.db', '.db', '.db', '.db-shm', '.db-shm', '.db-wal'];
 
-// One kept connection's descriptors. A fresh fork's checkout copied (no reflink) was pinned by a connection of its own
-// until the copy was on the disk, and SQLite defers closing that connection's descriptor on the file until the
-// process's last connection there closes: one more, given back with the kept connection.
+// One kept connection's descriptors, and at most two on the file whose close waits for it: a fresh fork's checkout
+// copied (no reflink) is pinned by a connection of its own until the copy is on the disk, and fsynced through a raw
+// descriptor meanwhile; SQLite defers closing the pin's descriptor, and raw-file the fsync's, until the process's last
+// connection on the file closes (the next open below proves they go with the kept connection).
 function assertOneKept(held: string[], what: string): void {
-  const pinned = [...ONE_KEPT_CONNECTION, '.db'].sort();
-  assert.ok(
-    JSON.stringify(held) === JSON.stringify(ONE_KEPT_CONNECTION) || JSON.stringify(held) === JSON.stringify(pinned),
-    `${what}: ${JSON.stringify(held)}`,
+  const files = held.filter((f) => f === '.db').length;
+  assert.deepEqual(
+    held.filter((f) => f !== '.db'),
+    ONE_KEPT_CONNECTION.filter((f) => f !== '.db'),
+    what,
   );
+  assert.ok(files >= 3 && files <= 5, `${what}: ${JSON.stringify(held)}`);
 }
 
 // The descriptors the process holds on the checkout at path and its -wal and -shm, by suffix.
