@@ -20,12 +20,47 @@ import { checkoutPath, scratchDir } from '../../src/ops/helpers/context/paths.js
 import { targetNoteName } from '../../src/ops/helpers/context/target-note.js';
 import { recoverUnsyncedCheckouts } from '../../src/ops/open.js';
 import { Session } from '../../src/session/session.js';
+import { makeStoreDir, startDaemon } from '../daemon/daemon-process.js';
 import { openTestStore, type TestStore } from '../ops/harness.js';
 import { query, runSql } from '../ops/sqlite-cli.js';
 
 const PLACER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'unsynced-placer.ts');
 const TEN_ROWS =
   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10) INSERT INTO t(v) SELECT 'row ' || x FROM c;";
+
+const rows = (co: string) => query(co, 'SELECT count(*) FROM t;').trim();
+const walBytes = (co: string) => (existsSync(`${co}-wal`) ? statSync(`${co}-wal`).size : 0);
+
+// A child process that places the branch's checkout unsynced and pins it (unsynced-placer.ts), once it has.
+async function place(storeDir: string, root: string, t: Target): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', PLACER, storeDir, root, t.db, t.branch], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [line] = (await once(createInterface({ input: child.stdout as NodeJS.ReadableStream }), 'line')) as [string];
+  assert.equal(line, 'pinned', 'placed by a copy (the temp directory does not reflink), so not synced');
+  return child;
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  const exited = once(child, 'exit');
+  child.kill('SIGKILL');
+  await exited;
+}
+
+// What a power loss does to a copy never synced: its blocks read as zeros, its inode as it was placed.
+function loseTheCopy(co: string): void {
+  const st = statSync(co, { bigint: true });
+  writeFileSync(co, Buffer.alloc(Number(st.size)), { flag: 'r+' });
+  const seconds = Number(st.mtimeNs / 1_000_000_000n);
+  utimesSync(co, seconds, seconds);
+}
+
+// The note as a reboot leaves it: written in another boot.
+function rebootNoteIn(root: string, t: Target): void {
+  const file = path.join(scratchDir(root, 'unsynced'), targetNoteName(t));
+  const note = JSON.parse(readFileSync(file, 'utf8')) as { boot_id: string };
+  writeFileSync(file, JSON.stringify({ ...note, boot_id: 'another-boot' }));
+}
 
 describe('a checkout placed before its copy is on the disk', () => {
   let ts: TestStore;
@@ -48,36 +83,11 @@ describe('a checkout placed before its copy is on the disk', () => {
   async function placedByChild(): Promise<{ t: Target; co: string; child: ChildProcess }> {
     const t = { db: 'app', branch: `placed-${n++}` };
     await fork(ts.ctx, { db: 'app', branch: 'main' }, t.branch);
-    const child = spawn(process.execPath, ['--import', 'tsx', PLACER, ts.dir, t.db, t.branch], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const [line] = (await once(createInterface({ input: child.stdout as NodeJS.ReadableStream }), 'line')) as [string];
-    assert.equal(line, 'pinned', 'placed by a copy (the temp directory does not reflink), so not synced');
+    const child = await place(path.join(ts.dir, 'store'), ts.ctx.checkoutRoot, t);
     return { t, co: checkoutPath(ts.ctx.checkoutRoot, t.db, t.branch), child };
   }
 
-  async function kill(child: ChildProcess): Promise<void> {
-    const exited = once(child, 'exit');
-    child.kill('SIGKILL');
-    await exited;
-  }
-
-  // What a power loss does to a copy never synced: its blocks read as zeros, its inode as it was placed.
-  function loseTheCopy(co: string): void {
-    const st = statSync(co, { bigint: true });
-    writeFileSync(co, Buffer.alloc(Number(st.size)), { flag: 'r+' });
-    const seconds = Number(st.mtimeNs / 1_000_000_000n);
-    utimesSync(co, seconds, seconds);
-  }
-
-  function rebootNote(t: Target): void {
-    const file = path.join(scratchDir(ts.ctx.checkoutRoot, 'unsynced'), targetNoteName(t));
-    const note = JSON.parse(readFileSync(file, 'utf8')) as { boot_id: string };
-    writeFileSync(file, JSON.stringify({ ...note, boot_id: 'another-boot' }));
-  }
-
-  const rows = (co: string) => query(co, 'SELECT count(*) FROM t;').trim();
-  const walBytes = (co: string) => (existsSync(`${co}-wal`) ? statSync(`${co}-wal`).size : 0);
+  const rebootNote = (t: Target) => rebootNoteIn(ts.ctx.checkoutRoot, t);
   const asides = (co: string) =>
     readdirSync(path.dirname(co)).filter((f) => f.startsWith(`${path.basename(co)}.aside-`));
 
@@ -184,5 +194,38 @@ describe('a checkout placed before its copy is on the disk', () => {
       await s.close();
     }
     assert.equal(query(checkoutPath(ts.ctx.checkoutRoot, t.db, t.branch), 'SELECT count(*) FROM t;').trim(), '510');
+  });
+});
+
+describe('a daemon that starts after a power loss', () => {
+  it('recovers a checkout an earlier one placed before its copy was on the disk, before it serves', async () => {
+    const s = makeStoreDir();
+    try {
+      const src = s.file('src.db');
+      runSql(
+        src,
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 500) INSERT INTO t(v) SELECT printf('seed %.200c', x) FROM c;",
+      );
+      assert.equal(s.cli(['create', 'app', '--from', src]).code, 0);
+      assert.equal(s.cli(['fork', 'app', 'ep']).code, 0);
+      const t = { db: 'app', branch: 'ep' };
+      // A local store's checkouts live under the store's own directory.
+      const child = await place(s.store, s.store, t);
+      const co = checkoutPath(s.store, t.db, t.branch);
+      runSql(co, TEN_ROWS);
+      await kill(child);
+      loseTheCopy(co);
+      rebootNoteIn(s.store, t);
+      const d = await startDaemon(s);
+      try {
+        assert.equal(readUnsyncedNote(s.store, t), undefined, 'the note is gone once the daemon answers');
+        assert.equal(rows(co), '510');
+        assert.equal(query(co, 'PRAGMA integrity_check;').trim(), 'ok');
+      } finally {
+        await d.stop();
+      }
+    } finally {
+      s.cleanup();
+    }
   });
 });
