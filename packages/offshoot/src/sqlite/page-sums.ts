@@ -63,6 +63,13 @@ export class PageSums {
     return new PageSums(this.pageSize, next, hashes);
   }
 
+  /** A copy of its own (the same `.pages` file), for an owner that will change it. */
+  copy(): PageSums {
+    const c = new PageSums(this.pageSize, this.sums.slice(), this.hashes?.slice());
+    c.file = this.file;
+    return c;
+  }
+
   /** The same checksums with no fast hashes, for an owner that will change checksums without hashing pages. */
   withoutHashes(): PageSums {
     return this.hashes ? new PageSums(this.pageSize, this.sums) : this;

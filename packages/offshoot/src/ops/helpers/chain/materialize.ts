@@ -14,6 +14,7 @@ import type { ResolvedChain } from '../../../store/chain-resolver.js';
 import type { OpsContext } from '../context/context.js';
 import { DamagedObjectError, isDamage } from '../context/damaged-object.js';
 import { chainCacheDir, volatileCacheDir } from '../context/paths.js';
+import { entryPageSums } from './entry-sums.js';
 
 /** What a materialized database file holds. */
 export interface Materialized {
@@ -294,7 +295,7 @@ export async function cachedChain(
   const fullId = chainId(chain.members);
   const full = await readEntry(dir, fullId);
   if (full) {
-    const read = await readPageSums(full.path);
+    const read = await entryPageSums(full.path);
     return {
       path: full.path,
       result: resultOf(full.meta, read ?? scanFile(full.path)),
