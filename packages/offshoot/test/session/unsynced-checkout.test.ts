@@ -180,6 +180,20 @@ describe('a checkout placed before its copy is on the disk', () => {
     assert.equal(readUnsyncedNote(ts.ctx.checkoutRoot, t), undefined);
   });
 
+  it('after a power loss, drops the note of a branch destroyed since, rebuilding nothing', async () => {
+    const { t, co, child } = await placedByChild();
+    await kill(child);
+    const file = path.join(scratchDir(ts.ctx.checkoutRoot, 'unsynced'), targetNoteName(t));
+    const note = readFileSync(file);
+    // A destroy that died before it removed the note: the branch and its checkout are gone, the note is not.
+    await destroy(ts.ctx, t, { force: true });
+    writeFileSync(file, note);
+    rebootNote(t);
+    assert.deepEqual(await recoverUnsyncedCheckouts(ts.ctx), []);
+    assert.equal(readUnsyncedNote(ts.ctx.checkoutRoot, t), undefined, 'the note is gone');
+    assert.equal(existsSync(co), false, 'no checkout of the gone branch was rebuilt');
+  });
+
   it('a session settles its checkout: the copy synced, the note removed, checkpoints let through', async () => {
     const t = { db: 'app', branch: `session-${n++}` };
     await fork(ts.ctx, { db: 'app', branch: 'main' }, t.branch);

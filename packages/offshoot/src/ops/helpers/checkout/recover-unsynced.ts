@@ -38,7 +38,8 @@ function walHoldsFrames(path: string): boolean {
  * reads otherwise: a main file written since its placement under a -wal that holds no frames was checkpointed whole
  * (SQLite syncs the main file before it empties or deletes a -wal), so it is kept as it is. A main file written since
  * its placement beside frames is moved aside, never deleted (its writer's checkpoint may have run before the -wal was
- * restarted, once the placing process had died), and the warning names it.
+ * restarted, once the placing process had died), and the warning names it. A note of a branch that is gone is
+ * removed.
  */
 export async function recoverUnsynced(ctx: OpsContext, note: UnsyncedNote): Promise<void> {
   const path = checkoutPath(ctx.checkoutRoot, note.db, note.branch);
@@ -51,6 +52,12 @@ export async function recoverUnsynced(ctx: OpsContext, note: UnsyncedNote): Prom
   const now = fingerprintIfAny(path);
   const written = now !== undefined && !sameFingerprint(now, note.fingerprint);
   if (written && !walHoldsFrames(path)) {
+    await removeUnsyncedNote(ctx.checkoutRoot, note);
+    return;
+  }
+  // A branch destroyed since (a destroy that died before it removed the note) has nothing left to rebuild.
+  const cur = await ctx.store.tryGetRef(note.db, note.branch);
+  if (cur === undefined || cur.ref.deleting) {
     await removeUnsyncedNote(ctx.checkoutRoot, note);
     return;
   }
