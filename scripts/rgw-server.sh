@@ -61,6 +61,10 @@ osd crush chooseleaf type = 0
 mon allow pool size one = true
 mon warn on pool no redundancy = false
 mon max pg per osd = 1000
+# The monitor refuses to start (exit 28, ENOSPC) when its filesystem has under 5% free by default; this cluster's
+# monitor writes a few MiB and its OSD keeps objects in memory, so only a full disk stops it.
+mon data avail crit = 0
+mon data avail warn = 0
 run dir = $dir/run
 pid file = $dir/run/\$name.pid
 log file = $dir/log/\$name.log
@@ -91,7 +95,12 @@ start() {
   conf=(-c "$dir/ceph.conf")
   monmaptool --create --addv a "[v2:127.0.0.1:$mon_port]" --fsid "$fsid" "$dir/monmap" >/dev/null
   ceph-mon "${conf[@]}" --mkfs -i a --monmap "$dir/monmap" >&2
-  ceph-mon "${conf[@]}" -i a >&2
+  if ! ceph-mon "${conf[@]}" -i a >&2; then
+    log "ceph-mon did not start; its log:"
+    tail -n 20 "$dir/log/mon.a.log" >&2 || true
+    stop_dir "$dir"
+    exit 1
+  fi
   ceph "${conf[@]}" osd create >/dev/null
   ceph-osd "${conf[@]}" -i 0 --mkfs >/dev/null 2>&1
   ceph-osd "${conf[@]}" -i 0 >/dev/null 2>&1
