@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
-import { fingerprintOf, stopStampSeconds, type Fingerprint } from '../sqlite/checkout-sidecar.js';
+import { fingerprintOf, stillFingerprinted, stopStampSeconds, type Fingerprint } from '../sqlite/checkout-sidecar.js';
 import { putKept } from '../sqlite/kept-connection.js';
 import { WAL_FRAME_HEADER_SIZE, WAL_HEADER_SIZE } from '../sqlite/wal-header.js';
 import {
@@ -950,12 +950,7 @@ export class CaptureEngine {
   }
 
   #unchangedSince(fp: Fingerprint): boolean {
-    try {
-      const now = fingerprintOf(this.#dbPath);
-      return now.size === fp.size && now.mtime_ns === fp.mtime_ns && now.ino === fp.ino;
-    } catch {
-      return false;
-    }
+    return stillFingerprinted(this.#dbPath, fp);
   }
 
   // RESTART's count proves nothing was folded unseen before it; this proves nothing was written after it.

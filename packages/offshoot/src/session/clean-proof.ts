@@ -1,6 +1,6 @@
 import type { Ref } from '../core/ref.js';
 import { headIdentity } from '../ops/live-branch.js';
-import { fingerprintOf, readSidecar, sameFingerprint, sameIdentity, type Sidecar } from '../sqlite/checkout-sidecar.js';
+import { readSidecar, sameIdentity, type Sidecar, stillFingerprinted } from '../sqlite/checkout-sidecar.js';
 import { readPageSums, trustedPageSums, type PageSums } from '../sqlite/page-sums.js';
 
 /** The durable head's page sums and checksum, as the checkout's sidecars record them, and an O(1) re-check. */
@@ -32,12 +32,6 @@ export async function headBaseline(
   const sums = trustedPageSums(written?.sums ?? (await readPageSums(path)), sc);
   if (!sums) return undefined;
   const checksum = BigInt('0x' + sc.ltx_checksum);
-  const stillClean = (): boolean => {
-    try {
-      return sameFingerprint(fingerprintOf(path), sc);
-    } catch {
-      return false;
-    }
-  };
+  const stillClean = (): boolean => stillFingerprinted(path, sc);
   return { sums, checksum, stillClean };
 }

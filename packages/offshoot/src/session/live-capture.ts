@@ -1,4 +1,4 @@
-import { existsSync, fsync, statSync, utimesSync } from 'node:fs';
+import { existsSync, fsync, utimesSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,7 +7,8 @@ import { CaptureEngine } from '../capture/engine.js';
 import type { OffshootError } from '../core/errors.js';
 import type { Ref } from '../core/ref.js';
 import { fsyncDatabase } from '../sqlite/sync-database.js';
-import { fingerprintOf, type Fingerprint, type Sidecar } from '../sqlite/checkout-sidecar.js';
+import { type Fingerprint, type Sidecar, stillFingerprinted } from '../sqlite/checkout-sidecar.js';
+import { walBytes } from '../sqlite/wal-bytes.js';
 import { dropKept } from '../sqlite/kept-connection.js';
 import type { PageSums } from '../sqlite/page-sums.js';
 import { headBaseline } from './clean-proof.js';
@@ -58,7 +59,7 @@ export async function startCapture(path: string, ref: Ref, s: CaptureStart): Pro
   const baseline = await headBaseline(path, ref, s.written);
   if (baseline) sink.seedClean(baseline.sums, baseline.checksum);
   const since = s.since;
-  const stillClean = since === undefined ? baseline?.stillClean : () => sameFingerprint(path, since);
+  const stillClean = since === undefined ? baseline?.stillClean : () => stillFingerprinted(path, since);
   const engine = new CaptureEngine({
     dbPath: path,
     scratchDir: join(s.dir, 'engine'),
@@ -124,24 +125,6 @@ export function markUnproven(path: string): void {
   }
 }
 
-/** Bytes in the checkout's -wal (0 when there is none). */
-export function walBytes(path: string): number {
-  try {
-    return statSync(`${path}-wal`).size;
-  } catch {
-    return 0;
-  }
-}
-
-function sameFingerprint(path: string, fp: Fingerprint): boolean {
-  try {
-    const now = fingerprintOf(path);
-    return now.size === fp.size && now.mtime_ns === fp.mtime_ns && now.ino === fp.ino;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * True when the checkout may hold commits capture has not seen since it left it with `fingerprint` (O(1): stats
  * only, no descriptor kept): the main file changed, the -wal holds frames, or a rollback journal appeared. Without a
@@ -150,7 +133,7 @@ function sameFingerprint(path: string, fp: Fingerprint): boolean {
 export function changedSince(path: string, fingerprint: Fingerprint | undefined): boolean {
   if (fingerprint === undefined) return true;
   if (walBytes(path) > 0 || existsSync(`${path}-journal`)) return true;
-  return !sameFingerprint(path, fingerprint);
+  return !stillFingerprinted(path, fingerprint);
 }
 
 const fsyncFd = promisify(fsync);

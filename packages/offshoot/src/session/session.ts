@@ -28,10 +28,10 @@ import {
   stopCapture,
   syncCheckout,
   type StoppedCapture,
-  walBytes,
 } from './live-capture.js';
 import { restampClean } from './restamp.js';
 import { dropKept } from '../sqlite/kept-connection.js';
+import { walBytes } from '../sqlite/wal-bytes.js';
 import { makeSessionScratch } from './scratch-dir.js';
 import type { SessionSink } from './session-sink.js';
 

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { fsyncPath, replaceFile } from '../platform/atomic-file.js';
 import { nodeCrypto } from '../platform/node-crypto.js';
 import { closeRawFile, openRawFile } from './raw-file.js';
+import { walBytes } from './wal-bytes.js';
 
 /** Which durable state a checkout holds. */
 export interface CheckoutIdentity {
@@ -87,14 +88,6 @@ export async function withdrawSidecar(dbPath: string, opts: { durable?: boolean 
   if (opts.durable !== false) await fsyncPath(dirname(dbPath));
 }
 
-function walBytes(dbPath: string): number {
-  try {
-    return statSync(`${dbPath}-wal`).size;
-  } catch {
-    return 0;
-  }
-}
-
 /** True when a file's fingerprint is the one recorded (size, mtime and inode all equal; a missing one never is). */
 export function sameFingerprint(a: Fingerprint, b: Partial<Fingerprint>): boolean {
   return a.size === b.size && a.mtime_ns === b.mtime_ns && a.ino === b.ino;
@@ -104,6 +97,21 @@ export function sameFingerprint(a: Fingerprint, b: Partial<Fingerprint>): boolea
 export function fingerprintOf(dbPath: string): Fingerprint {
   const st = statSync(dbPath, { bigint: true });
   return { size: Number(st.size), mtime_ns: st.mtimeNs.toString(), ino: st.ino.toString() };
+}
+
+/** The current fingerprint of a file, or undefined when it cannot be read (gone, or not reachable). */
+export function fingerprintIfAny(dbPath: string): Fingerprint | undefined {
+  try {
+    return fingerprintOf(dbPath);
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when the file still has the fingerprint recorded (a file that cannot be read never has). */
+export function stillFingerprinted(dbPath: string, recorded: Partial<Fingerprint>): boolean {
+  const now = fingerprintIfAny(dbPath);
+  return now !== undefined && sameFingerprint(now, recorded);
 }
 
 /**

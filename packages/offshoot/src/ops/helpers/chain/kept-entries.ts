@@ -1,4 +1,4 @@
-import { type Fingerprint, fingerprintOf, sameFingerprint } from '../../../sqlite/checkout-sidecar.js';
+import { type Fingerprint, stillFingerprinted } from '../../../sqlite/checkout-sidecar.js';
 import type { ResolvedChain } from '../../../store/chain-resolver.js';
 import type { OpsContext } from '../context/context.js';
 import { cachedChain, entryPathOf } from './materialize.js';
@@ -18,14 +18,6 @@ const MAX_ENTRIES = 16;
 const kept = new Map<string, { entry: KeptEntry; fingerprint: Fingerprint }>();
 let reads = 0;
 
-function currentFingerprint(path: string): Fingerprint | undefined {
-  try {
-    return fingerprintOf(path);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The sealed per-chain cache entry of a chain (cachedChain, built if missing), remembered in this process by its path
  * and the fingerprint (size, mtime, inode) it was sealed with: a later diff of the same chain finds it with one stat
@@ -36,8 +28,7 @@ export async function keptEntry(ctx: OpsContext, db: string, chain: ResolvedChai
   const hit = kept.get(path);
   if (hit !== undefined) {
     kept.delete(path);
-    const now = currentFingerprint(path);
-    if (now !== undefined && sameFingerprint(now, hit.fingerprint)) {
+    if (stillFingerprinted(path, hit.fingerprint)) {
       kept.set(path, hit);
       return hit.entry;
     }

@@ -8,6 +8,7 @@ import { bootId } from '../../../platform/boot-id.js';
 import {
   backdatedSeconds,
   type CheckoutIdentity,
+  type Fingerprint,
   fingerprintOf,
   type Sidecar,
   writeSidecar,
@@ -42,6 +43,8 @@ export interface StagedCheckout {
   readonly root: string;
   readonly target: Target;
   readonly unsyncedBoot?: string;
+  /** The private file's fingerprint as staged (the note of a copy not synced records it). */
+  readonly fingerprint?: Fingerprint;
   /** Set by placeCheckout for a copy not synced: the hold that settles it (see UnsyncedCheckout). */
   unsynced?: UnsyncedCheckout;
 }
@@ -100,12 +103,13 @@ export async function stageCheckout(
       if (method === 'copy' && !ephemeral && boot === undefined) await fsyncPath(tmp);
       const m = entry.result;
       const identity = headIdentity(ref);
+      const fingerprint = fingerprintOf(tmp);
       const sidecar: Sidecar = {
         ...identity,
         ltx_checksum: m.checksum.toString(16),
         page_size: m.pageSize,
         commit: m.commit,
-        ...fingerprintOf(tmp),
+        ...fingerprint,
       };
       return {
         path,
@@ -117,7 +121,7 @@ export async function stageCheckout(
         placed: false,
         root: ctx.checkoutRoot,
         target: { db, branch },
-        ...(boot !== undefined ? { unsyncedBoot: boot } : {}),
+        ...(boot !== undefined ? { unsyncedBoot: boot, fingerprint } : {}),
       };
     }
   } catch (err) {
@@ -165,12 +169,12 @@ export async function placeCheckout(staged: StagedCheckout): Promise<string> {
 
 /** Writes the note of a copy placed unsynced (durably, before the rename: nothing may write it until then). */
 async function noteUnsynced(staged: StagedCheckout): Promise<void> {
-  if (staged.unsyncedBoot === undefined) return;
+  if (staged.unsyncedBoot === undefined || staged.fingerprint === undefined) return;
   await writeUnsyncedNote(staged.root, {
     ...staged.target,
     boot_id: staged.unsyncedBoot,
     identity: staged.identity,
-    fingerprint: fingerprintOf(staged.tmp),
+    fingerprint: staged.fingerprint,
   });
 }
 

@@ -1,11 +1,12 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fsyncPath, tempPathFor } from '../../../platform/atomic-file.js';
 import { bootId } from '../../../platform/boot-id.js';
-import { type Fingerprint, fingerprintOf, sameFingerprint } from '../../../sqlite/checkout-sidecar.js';
+import { fingerprintIfAny, sameFingerprint } from '../../../sqlite/checkout-sidecar.js';
 import { cloneOrCopy } from '../../../sqlite/clone-file.js';
 import { fsyncDatabase } from '../../../sqlite/sync-database.js';
+import { walBytes } from '../../../sqlite/wal-bytes.js';
 import { WAL_HEADER_SIZE } from '../../../sqlite/wal-header.js';
 import { ChainResolver } from '../../../store/chain-resolver.js';
 import { cachedChain } from '../chain/materialize.js';
@@ -13,22 +14,6 @@ import type { OpsContext } from '../context/context.js';
 import { checkoutPath } from '../context/paths.js';
 import { type UnsyncedNote, listUnsyncedNotes, removeUnsyncedNote } from './unsynced-checkout.js';
 import { asidePathFor } from './aside-path.js';
-
-function fingerprintIfAny(path: string): Fingerprint | undefined {
-  try {
-    return fingerprintOf(path);
-  } catch {
-    return undefined;
-  }
-}
-
-function walHoldsFrames(path: string): boolean {
-  try {
-    return statSync(`${path}-wal`).size > WAL_HEADER_SIZE;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Makes the checkout a note names whole again, and removes the note. In the boot the copy was placed in, its data is
@@ -51,7 +36,7 @@ export async function recoverUnsynced(ctx: OpsContext, note: UnsyncedNote): Prom
   }
   const now = fingerprintIfAny(path);
   const written = now !== undefined && !sameFingerprint(now, note.fingerprint);
-  if (written && !walHoldsFrames(path)) {
+  if (written && walBytes(path) <= WAL_HEADER_SIZE) {
     await removeUnsyncedNote(ctx.checkoutRoot, note);
     return;
   }
