@@ -31,6 +31,8 @@ export class SessionSink implements CaptureSink {
   private pageSize = 0;
   private commit = 0;
   private sums = new PageSums(4096, new BigUint64Array(0));
+  /** False while the sums' arrays are another's (a cache entry's, seeded by seedClean): apply copies them first. */
+  private ownsSums = true;
   /** How the sums stand against the checkout's `.pages` file they were seeded from, when they were. */
   private onDisk: SumsBaseline | undefined;
   private checksum = 0n;
@@ -50,6 +52,7 @@ export class SessionSink implements CaptureSink {
     this.commit = sums.pageCount;
     // Captured pages change checksums without hashing the page, so the sidecar's fast hashes cannot come along.
     this.sums = sums.withoutHashes();
+    this.ownsSums = false;
     this.onDisk = sums.file !== undefined ? new SumsBaseline(sums.file, sums.pageCount) : undefined;
     this.checksum = checksum;
     this.flushChecksum = checksum;
@@ -90,11 +93,27 @@ export class SessionSink implements CaptureSink {
     return this.gen;
   }
 
+  // Sums apply may write, holding at least pageCount pages: a seeded sink's are the cache entry's until its first
+  // write, and a copy leaves room to grow, so a file growing a page a commit copies its sums (2 MiB at 1 GiB) once in
+  // a while, not at every commit.
+  private writableSums(pageCount: number): PageSums {
+    const s = this.sums;
+    if (this.ownsSums) {
+      if (s.pageCount >= pageCount) return s;
+      const grown = s.grownInPlace(pageCount);
+      if (grown !== undefined) return grown;
+    }
+    this.ownsSums = true;
+    const n = Math.max(pageCount, s.pageCount);
+    return s.resized(n, Math.max(256, n >> 4));
+  }
+
   /** Folds one committed transaction into the checksum and the pending page set (last write of a page wins). */
   async apply(pageSize: number, txn: WalTransaction): Promise<void> {
     if (this.pageSize === 0) {
       this.pageSize = pageSize;
       this.sums = new PageSums(pageSize, new BigUint64Array(0));
+      this.ownsSums = true;
       this.onDisk = undefined;
     }
     const disk = this.onDisk;
@@ -103,7 +122,7 @@ export class SessionSink implements CaptureSink {
     for (const f of txn.frames) latest.set(f.pgno, f.data);
     const prevCommit = this.commit;
     const newCommit = txn.commitSize;
-    let sums = this.sums.pageCount >= newCommit ? this.sums : this.sums.resized(newCommit);
+    let sums = this.writableSums(newCommit);
     let c = this.checksum === 0n ? foldPage(0n, 0n) : this.checksum;
     for (const [pgno, data] of latest) {
       if (pgno === lock) continue;
@@ -153,6 +172,7 @@ export class SessionSink implements CaptureSink {
     try {
       const g = geometryOf(src, src.size, image);
       this.sums = scanPageSums(src, g);
+      this.ownsSums = true;
       this.onDisk = undefined;
       this.pageSize = g.pageSize;
       this.commit = g.pageCount;
@@ -187,6 +207,7 @@ export class SessionSink implements CaptureSink {
         pending.set(pgno, Buffer.from(data));
       this.pending = pending;
       this.sums = sums;
+      this.ownsSums = true;
       for (const p of changed) this.onDisk?.changed.add(p);
       this.onDisk?.resizedTo(g.pageCount);
       this.commit = g.pageCount;

@@ -51,9 +51,12 @@ export class PageSums {
     return pgno >= 1 && pgno <= this.sums.length ? this.sums[pgno - 1] : undefined;
   }
 
-  /** A copy resized to pageCount pages (new pages read as 0n, i.e. unknown). */
-  resized(pageCount: number): PageSums {
-    const next = new BigUint64Array(pageCount);
+  /**
+   * A copy resized to pageCount pages (new pages read as 0n, i.e. unknown), its buffer with room for `room` pages
+   * more, which grownInPlace then takes without copying.
+   */
+  resized(pageCount: number, room = 0): PageSums {
+    const next = new BigUint64Array(new ArrayBuffer(8 * (pageCount + room)), 0, pageCount);
     next.set(this.sums.subarray(0, Math.min(pageCount, this.sums.length)));
     let hashes: Uint32Array | undefined;
     if (this.hashes) {
@@ -63,11 +66,27 @@ export class PageSums {
     return new PageSums(this.pageSize, next, hashes);
   }
 
-  /** A copy of its own (the same `.pages` file), for an owner that will change it. */
-  copy(): PageSums {
-    const c = new PageSums(this.pageSize, this.sums.slice(), this.hashes?.slice());
-    c.file = this.file;
-    return c;
+  /**
+   * These sums grown to pageCount pages over the same buffer (the new pages read as 0n), or undefined when the buffer
+   * has no room for them or there are fast hashes. Only for the buffer's one writer (a copy made by resized).
+   */
+  grownInPlace(pageCount: number): PageSums | undefined {
+    const s = this.sums;
+    if (this.hashes !== undefined || pageCount < s.length || s.byteOffset + 8 * pageCount > s.buffer.byteLength)
+      return undefined;
+    const next = new BigUint64Array(s.buffer, s.byteOffset, pageCount);
+    next.fill(0n, s.length);
+    return new PageSums(this.pageSize, next);
+  }
+
+  /**
+   * The same sums over the same arrays, with a `file` of its own, for a reader: nobody may write the arrays of sums
+   * handed out this way (an owner that will change them takes a copy with resized first).
+   */
+  view(): PageSums {
+    const v = new PageSums(this.pageSize, this.sums, this.hashes);
+    v.file = this.file;
+    return v;
   }
 
   /** The same checksums with no fast hashes, for an owner that will change checksums without hashing pages. */

@@ -31,8 +31,8 @@ function keep(entry: string, s: PageSums): void {
 /**
  * A sealed cache entry's page sums, or undefined when its `.pages` file is missing or unreadable: read and decoded
  * once per process while that file is unchanged (an entry's sums are immutable; every session's open and checkout
- * reads them, 4 MiB at 1 GiB), each caller handed a copy of its own, since a session patches the sums it was seeded
- * with in place.
+ * reads them, 4 MiB at 1 GiB), each caller handed a view of its own over the same arrays (PageSums.view: a session
+ * copies the sums it was seeded with before its first write to them).
  */
 export async function entryPageSums(entry: string): Promise<PageSums | undefined> {
   const st = statSync(pageSumsPath(entry), { bigint: true, throwIfNoEntry: false });
@@ -45,10 +45,11 @@ export async function entryPageSums(entry: string): Promise<PageSums | undefined
   if (hit !== undefined && f !== undefined && f.ino === st.ino && f.size === st.size && f.mtimeNs === st.mtimeNs) {
     kept.delete(entry);
     kept.set(entry, hit);
-    return hit.copy();
+    return hit.view();
   }
   forget(entry);
   const read = await readPageSums(entry);
-  if (read !== undefined) keep(entry, read.copy());
-  return read;
+  if (read === undefined) return undefined;
+  keep(entry, read);
+  return read.view();
 }
