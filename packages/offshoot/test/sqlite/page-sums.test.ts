@@ -102,3 +102,31 @@ test('the rolling checksum is the XOR of every page checksum with the flag set, 
   const high = new BigUint64Array([0xffff_ffff_0000_0001n, 0x8000_0000_ffff_fffen, 0n]);
   assert.equal(new PageSums(4096, high).rollingChecksum(), flag | (0xffff_ffff_0000_0001n ^ 0x8000_0000_ffff_fffen));
 });
+
+test('a resized copy grows in place within its room, new pages unknown, and copies past it', () => {
+  const base = new PageSums(4096, BigUint64Array.from([1n, 2n, 3n]));
+  const shrunk = base.resized(2, 4);
+  assert.deepEqual([...shrunk.sums], [1n, 2n]);
+  assert.deepEqual([...base.sums], [1n, 2n, 3n], 'a copy: the original is as it was');
+  shrunk.sums[0] = 9n;
+  assert.equal(base.sums[0], 1n);
+  const grown = shrunk.grownInPlace(6);
+  assert.ok(grown !== undefined);
+  assert.equal(grown.sums.buffer, shrunk.sums.buffer, 'the same buffer: nothing copied');
+  assert.deepEqual([...grown.sums], [9n, 2n, 0n, 0n, 0n, 0n], 'the pages it grew by read as unknown');
+  assert.equal(grown.grownInPlace(7), undefined, 'past the room it takes a copy');
+  assert.equal(grown.grownInPlace(5), undefined, 'and it never shrinks in place');
+  const hashed = new PageSums(4096, BigUint64Array.from([1n]), new Uint32Array(2)).resized(1, 4);
+  assert.equal(hashed.grownInPlace(2), undefined, 'nor grows sums whose fast hashes would not follow');
+});
+
+test('a view shares the arrays and keeps a file of its own', () => {
+  const base = new PageSums(4096, BigUint64Array.from([1n, 2n]), new Uint32Array(4));
+  base.file = { ino: 1n, size: 28n, mtimeNs: 5n };
+  const v = base.view();
+  assert.equal(v.sums, base.sums);
+  assert.equal(v.hashes, base.hashes);
+  assert.deepEqual(v.file, base.file);
+  v.file = undefined;
+  assert.notEqual(base.file, undefined);
+});
