@@ -1,10 +1,11 @@
-import { statSync, utimesSync } from 'node:fs';
+import { utimesSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asOffshootError, fail, type OffshootError } from '../core/errors.js';
 import { fingerprintOf, stillFingerprinted, stopStampSeconds, type Fingerprint } from '../sqlite/checkout-sidecar.js';
 import { putKept } from '../sqlite/kept-connection.js';
+import { walBytes } from '../sqlite/wal-bytes.js';
 import { WAL_FRAME_HEADER_SIZE, WAL_HEADER_SIZE } from '../sqlite/wal-header.js';
 import {
   WalReader,
@@ -299,7 +300,7 @@ export class CaptureEngine {
   /** Bytes of -wal not yet captured; reads the position before the file size, so it under-reports, never over. */
   lag(): number {
     const seen = Math.max(this.#consumedOff, this.#deadTail);
-    return Math.max(0, this.#walSize() - seen);
+    return Math.max(0, walBytes(this.#dbPath) - seen);
   }
 
   /**
@@ -444,14 +445,6 @@ export class CaptureEngine {
     return new WalReader(this.#walPath, this.#pageSize);
   }
 
-  #walSize(): number {
-    try {
-      return statSync(this.#walPath, { throwIfNoEntry: false })?.size ?? 0;
-    } catch {
-      return 0;
-    }
-  }
-
   // Number of frames before byte offset off of the -wal (0 for 0: nothing read).
   #frameAt(off: number): number {
     if (off === 0) return 0;
@@ -478,9 +471,9 @@ export class CaptureEngine {
     // Commits made while capture was down and never checkpointed are still in the -wal: with the main file as it
     // was, they are all there, in one generation from its first frame (a reset needs everything checkpointed into
     // the main file first), and the fresh reader captures them from the start.
-    const walBytes = this.#walSize();
-    if (walBytes >= WAL_HEADER_SIZE)
-      this.#log(`resuming capture of ${this.#dbPath} with ${walBytes} bytes of -wal written while it was down`);
+    const written = walBytes(this.#dbPath);
+    if (written >= WAL_HEADER_SIZE)
+      this.#log(`resuming capture of ${this.#dbPath} with ${written} bytes of -wal written while it was down`);
     // From here a crash must not look like a clean shutdown: the sink is about to move past the proven state. A
     // volatile engine's state is never read by a start, so there is nothing to overwrite.
     if (!this.#volatileState) await this.#saveState(false);
@@ -517,12 +510,12 @@ export class CaptureEngine {
 
   async #drainToTarget(): Promise<void> {
     const deadline = Date.now() + DRAIN_NOW_DEADLINE_MS;
-    let target = this.#walSize();
+    let target = walBytes(this.#dbPath);
     for (;;) {
       // next() first: only its salt check notices a restart, after which a stale offset may exceed the new size.
       const step = await this.#step();
       if (step === 'idle') break;
-      if (step === 'regenerated') target = this.#walSize();
+      if (step === 'regenerated') target = walBytes(this.#dbPath);
       else if (this.#requireReader().offset >= target) break;
       if (Date.now() > deadline) {
         throw fail(
@@ -598,7 +591,7 @@ export class CaptureEngine {
     // another reset (or a foreign TRUNCATE) inside the window between our RESTART and re-taking the read lock.
     const oneReset = (err.previous.salt1 + 1) >>> 0 === err.current.salt1;
     if (this.#expectRestart && oneReset) {
-      this.#deadTail = this.#walSize();
+      this.#deadTail = walBytes(this.#dbPath);
       this.#reader = this.#freshReader();
       this.#consumedOff = 0;
       this.#captured = 0;
@@ -933,7 +926,7 @@ export class CaptureEngine {
     if (truncate.busy !== 0) return 'wal_checkpoint(TRUNCATE) stayed busy';
     // Under the read lock with an empty -wal our snapshot sits at mark 0, which blocks any backfill: main is frozen.
     await conn.lock(left());
-    if (this.#walSize() !== 0) return 'a commit landed right after TRUNCATE';
+    if (walBytes(this.#dbPath) !== 0) return 'a commit landed right after TRUNCATE';
     if (!this.#unchangedSince(before)) return 'the main file changed during shutdown';
     await this.#saveState(true, before);
     this.#stoppedFingerprint = before;
@@ -955,7 +948,7 @@ export class CaptureEngine {
 
   // RESTART's count proves nothing was folded unseen before it; this proves nothing was written after it.
   async #walRacedSinceRestart(consumed: number, salts: WalSalts | undefined): Promise<string | undefined> {
-    const size = this.#walSize();
+    const size = walBytes(this.#dbPath);
     if (size === 0) return salts === undefined ? undefined : 'the -wal was truncated by another connection';
     const scan = await readAllTransactions(this.#walPath, this.#pageSize);
     if (scan.header === undefined) return 'the -wal header is torn';

@@ -258,6 +258,11 @@ export async function writePageSums(dbPath: string, sums: PageSums): Promise<1 |
   return sums.hashes === undefined ? 1 : 2;
 }
 
+/** True when the stat is of the file the stamp recorded (inode, size and mtime all equal). */
+export function sameStamp(st: BigIntStats, f: SumsFileStamp): boolean {
+  return st.ino === f.ino && st.size === f.size && st.mtimeNs === f.mtimeNs;
+}
+
 function stampOf(st: BigIntStats): SumsFileStamp {
   return { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
 }
@@ -298,7 +303,7 @@ function patchPageSums(path: string, sums: PageSums, base: SumsBaseline): SumsFi
 function isBase(fd: number, pageSize: number, base: SumsBaseline): boolean {
   const st = fstatSync(fd, { bigint: true });
   const f = base.file;
-  if (st.nlink !== 1n || st.ino !== f.ino || st.size !== f.size || st.mtimeNs !== f.mtimeNs) return false;
+  if (st.nlink !== 1n || !sameStamp(st, f)) return false;
   const head = Buffer.alloc(HEADER);
   if (readSync(fd, head, 0, HEADER, 0) !== HEADER) return false;
   const magic = head.subarray(0, MAGIC_V1.length);

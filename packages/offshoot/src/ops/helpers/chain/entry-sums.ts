@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { type PageSums, pageSumsPath, readPageSums } from '../../../sqlite/page-sums.js';
+import { type PageSums, pageSumsPath, readPageSums, sameStamp } from '../../../sqlite/page-sums.js';
 
 /** Bytes of sealed cache entries' page sums one process keeps decoded (a 1 GiB database's are 4 MiB). */
 const KEPT_BYTES = 64 * 1024 * 1024;
@@ -41,8 +41,7 @@ export async function entryPageSums(entry: string): Promise<PageSums | undefined
     forget(entry);
     return undefined;
   }
-  const f = hit?.file;
-  if (hit !== undefined && f !== undefined && f.ino === st.ino && f.size === st.size && f.mtimeNs === st.mtimeNs) {
+  if (hit?.file !== undefined && sameStamp(st, hit.file)) {
     kept.delete(entry);
     kept.set(entry, hit);
     return hit.view();

@@ -39,12 +39,11 @@ export interface StagedCheckout {
   readonly sumsFile?: string;
   /** Set once placeCheckout renamed it into place: its sidecars are then the ones at the path. */
   placed: boolean;
-  /** The checkout root and branch it is for, and the boot its copy was made in when it was not synced (deferSync). */
+  /** The checkout root and branch it is for. */
   readonly root: string;
   readonly target: Target;
-  readonly unsyncedBoot?: string;
-  /** The private file's fingerprint as staged (the note of a copy not synced records it). */
-  readonly fingerprint?: Fingerprint;
+  /** For a copy not synced (deferSync): the boot it was made in and its fingerprint as staged, which its note records. */
+  readonly unsyncedFrom?: { boot: string; fingerprint: Fingerprint };
   /** Set by placeCheckout for a copy not synced: the hold that settles it (see UnsyncedCheckout). */
   unsynced?: UnsyncedCheckout;
 }
@@ -121,7 +120,7 @@ export async function stageCheckout(
         placed: false,
         root: ctx.checkoutRoot,
         target: { db, branch },
-        ...(boot !== undefined ? { unsyncedBoot: boot, fingerprint } : {}),
+        ...(boot !== undefined ? { unsyncedFrom: { boot, fingerprint } } : {}),
       };
     }
   } catch (err) {
@@ -155,26 +154,27 @@ export async function placeCheckout(staged: StagedCheckout): Promise<string> {
     // new inode, which reads as modified, never as clean.
     await rename(tmp, path);
     staged.placed = true;
-    if (staged.unsyncedBoot !== undefined) {
+    if (staged.unsyncedFrom !== undefined) {
       const held = await holdUnsynced(staged);
       if (held !== undefined) staged.unsynced = held;
     }
     return path;
   } catch (err) {
     await rm(tmp, { force: true });
-    if (!staged.placed && staged.unsyncedBoot !== undefined) await removeUnsyncedNote(staged.root, staged.target);
+    if (!staged.placed && staged.unsyncedFrom !== undefined) await removeUnsyncedNote(staged.root, staged.target);
     throw err;
   }
 }
 
 /** Writes the note of a copy placed unsynced (durably, before the rename: nothing may write it until then). */
 async function noteUnsynced(staged: StagedCheckout): Promise<void> {
-  if (staged.unsyncedBoot === undefined || staged.fingerprint === undefined) return;
+  const from = staged.unsyncedFrom;
+  if (from === undefined) return;
   await writeUnsyncedNote(staged.root, {
     ...staged.target,
-    boot_id: staged.unsyncedBoot,
+    boot_id: from.boot,
     identity: staged.identity,
-    fingerprint: staged.fingerprint,
+    fingerprint: from.fingerprint,
   });
 }
 
